@@ -1,0 +1,31 @@
+#pragma once
+// Small string helpers shared across the tree (joining, splitting, formatting numbers).
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fusebox {
+
+template <typename Range>
+std::string join(const Range& items, std::string_view sep) {
+  std::ostringstream out;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out << sep;
+    out << item;
+    first = false;
+  }
+  return out.str();
+}
+
+std::vector<std::string> split(std::string_view text, char sep);
+std::string trim(std::string_view text);
+// Parses a whole string as an integer or a number; throws fusebox::Error naming `what` otherwise.
+int64_t parse_int(std::string_view text, std::string_view what);
+double parse_double(std::string_view text, std::string_view what);
+// "1.23 MB", "512 B": bytes for people.
+std::string format_bytes(double bytes);
+
+}  // namespace fusebox

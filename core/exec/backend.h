@@ -1,0 +1,63 @@
+#pragma once
+// Backend: one device that runs plans. The interface is a small table of functions, like ggml's
+// ggml_backend_i: memory (arena, weights), copies in and out, the kernel table, threads,
+// synchronization and device activity. The CPU backend (ops/cpu) is always there; others (CUDA)
+// are plugins registered at start-up, each able to say why it is unavailable.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/device_activity.h"
+#include "core/exec/kernel.h"
+#include "core/ir/tensor.h"
+
+namespace fusebox::exec {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;         // "cpu", "cuda"
+  virtual std::string description() const = 0;  // "CPU: OpenBLAS 0.3.21, 2 threads"
+  virtual const KernelTable& kernels() const = 0;
+
+  // Intra-op threads: one pool for all kernels (and the BLAS underneath them).
+  virtual void set_threads(int threads) = 0;
+  virtual int threads() const = 0;
+
+  // Device memory, 64-byte aligned; freed when the returned pointer's last copy goes.
+  virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
+  // Makes a weight available on the device; the result stays valid while it is held.
+  // The CPU backend returns the host bytes themselves (no copy).
+  virtual std::shared_ptr<const void> upload(const ir::Tensor& weight) = 0;
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  virtual void synchronize() {}
+  // Activity records collected since the last call (GPU backends; empty on CPU).
+  virtual std::vector<DeviceActivity> take_activity() { return {}; }
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+// Known backends by name. A backend that cannot run here is registered with the reason.
+class BackendRegistry {
+ public:
+  static BackendRegistry& instance();
+  void add(const std::string& name, BackendFactory factory);
+  void add_unavailable(const std::string& name, const std::string& reason);
+  // Throws fusebox::Error with the reason (unknown name, or why it is unavailable).
+  std::unique_ptr<Backend> create(const std::string& name) const;
+  std::vector<std::string> names() const;  // available ones
+  // name -> "" when available, else the reason it is not.
+  std::vector<std::pair<std::string, std::string>> status() const;
+
+ private:
+  struct Entry {
+    BackendFactory factory;
+    std::string unavailable_reason;
+  };
+  std::vector<std::pair<std::string, Entry>> entries_;
+};
+
+}  // namespace fusebox::exec

@@ -1,0 +1,63 @@
+#pragma once
+// Kernels: how a backend computes one op. A kernel is two functions:
+//  - prepare(ctx): runs once per node when a plan is compiled (or per call in the eager
+//    executor). It reads attributes and shapes and returns the state run() needs (dims, strides,
+//    parsed programs). It may throw fusebox::Error for what the kernel cannot do.
+//  - run(args): does the work on raw pointers. It never allocates, never throws, never looks
+//    anything up: every decision was made in prepare().
+// A KernelTable maps op names to kernels; each backend owns one (the kernel table keyed by
+// (op, backend) is the set of backends' tables).
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ir/node.h"
+#include "core/ir/op_schema.h"
+
+namespace fusebox::exec {
+
+struct KernelArgs {
+  const void* const* inputs = nullptr;  // one pointer per node input (device memory)
+  void* const* outputs = nullptr;       // one pointer per node output
+  void* scratch = nullptr;              // planner-given scratch region (size from the op schema)
+  const void* state = nullptr;          // what prepare() returned
+};
+
+using KernelFn = void (*)(const KernelArgs&);
+
+struct KernelContext {
+  const ir::Node& node;
+  const std::vector<ir::TensorType>& inputs;
+  const std::vector<ir::TensorType>& outputs;
+  size_t scratch_bytes = 0;
+};
+
+using PrepareFn = std::function<std::shared_ptr<const void>(const KernelContext&)>;
+
+struct KernelDef {
+  PrepareFn prepare;  // may be empty: run() gets state == nullptr
+  KernelFn run = nullptr;
+};
+
+class KernelTable {
+ public:
+  void add(const std::string& op, KernelDef def) { kernels_[op] = std::move(def); }
+  const KernelDef* find(const std::string& op) const {
+    auto it = kernels_.find(op);
+    return it == kernels_.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> ops() const;
+
+ private:
+  std::unordered_map<std::string, KernelDef> kernels_;
+};
+
+// Helper for prepare functions: wraps a state value into the shared pointer prepare returns.
+template <typename State>
+std::shared_ptr<const void> make_state(State state) {
+  return std::make_shared<const State>(std::move(state));
+}
+
+}  // namespace fusebox::exec

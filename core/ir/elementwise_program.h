@@ -1,0 +1,41 @@
+#pragma once
+// The op program of a FusedElementwise node, stored in its `program` attribute as readable
+// strings, one instruction each: "Div i0 i1", "Erf r0", "Add r1 i2", "Mul i0 r2", "Mul r3 i3".
+// Operands: iN is the node's input N (broadcast to the output shape), rN the result of
+// instruction N. The last instruction's result is the output.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusebox::ir {
+
+enum class EwOp : uint8_t {
+  // binary
+  Add, Sub, Mul, Div, Pow,
+  // unary
+  Relu, Gelu, GeluTanh, Tanh, Sigmoid, Exp, Erf, Sqrt, Neg,
+};
+
+struct EwOperand {
+  bool is_input = true;  // true: node input `index`; false: result of instruction `index`
+  int index = 0;
+};
+
+struct EwInstr {
+  EwOp op;
+  EwOperand a;
+  EwOperand b;  // unused for unary ops
+};
+
+bool ew_is_binary(EwOp op);
+const char* ew_name(EwOp op);
+// The element-wise op name as a graph op ("Add", "Gelu") and attributes -> EwOp; false if the
+// op is not element-wise-fusable. Gelu with approximate="tanh" maps to GeluTanh.
+bool ew_from_op(const std::string& op, const std::string& gelu_approximate, EwOp* out);
+
+// Parses and validates a program against its input count; throws fusebox::Error naming the
+// bad instruction.
+std::vector<EwInstr> parse_ew_program(const std::vector<std::string>& program, int num_inputs);
+std::string format_ew_instr(const EwInstr& instr);
+
+}  // namespace fusebox::ir

@@ -1,0 +1,84 @@
+#include "core/ir/op_schema.h"
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/ir/ops/builtin_ops.h"
+
+namespace fusebox::ir {
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    register_builtin_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void OpRegistry::add(OpSchema schema) {
+  std::string name = schema.name;
+  schemas_[name] = std::move(schema);
+}
+
+const OpSchema* OpRegistry::find(const std::string& op) const {
+  auto it = schemas_.find(op);
+  return it == schemas_.end() ? nullptr : &it->second;
+}
+
+const OpSchema& OpRegistry::get(const std::string& op) const {
+  if (const OpSchema* s = find(op)) return *s;
+  throw Error("unknown op '" + op + "' (known ops: " + join(names(), ", ") + ")");
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : schemas_) out.push_back(name);
+  return out;
+}
+
+std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs) {
+  const OpSchema& s = OpRegistry::instance().get(node.op);
+  const std::string where = "node '" + node.name + "' (" + node.op + ")";
+  int n = static_cast<int>(inputs.size());
+  if (n < s.min_inputs || n > s.max_inputs) {
+    throw Error(where + ": expected " +
+                (s.min_inputs == s.max_inputs ? std::to_string(s.min_inputs)
+                                              : std::to_string(s.min_inputs) + ".." +
+                                                    std::to_string(s.max_inputs)) +
+                " inputs, got " + std::to_string(n));
+  }
+  int outs = static_cast<int>(node.outputs.size());
+  if (outs < s.min_outputs || outs > s.max_outputs) {
+    throw Error(where + ": expected " + std::to_string(s.min_outputs) + ".." +
+                std::to_string(s.max_outputs) + " outputs, got " + std::to_string(outs));
+  }
+  std::vector<TensorType> result;
+  try {
+    result = s.infer(node, inputs);
+  } catch (const Error& e) {
+    std::vector<std::string> shapes;
+    for (const auto& t : inputs) shapes.push_back(std::string(dtype_name(t.dtype)) + shape_str(t.shape));
+    throw Error(where + " with inputs " + join(shapes, " ") + ": " + e.what());
+  }
+  result.resize(node.outputs.size());
+  return result;
+}
+
+OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
+                 const std::vector<TensorType>& outputs) {
+  const OpSchema& s = OpRegistry::instance().get(node.op);
+  OpCost cost;
+  if (s.view) return cost;  // no bytes move for a view
+  if (s.flops) cost.flops = s.flops(node, inputs, outputs);
+  for (const auto& t : inputs) cost.bytes += static_cast<double>(t.nbytes());
+  for (const auto& t : outputs) cost.bytes += static_cast<double>(t.nbytes());
+  return cost;
+}
+
+size_t node_scratch_bytes(const Node& node, const std::vector<TensorType>& inputs,
+                          const std::vector<TensorType>& outputs) {
+  const OpSchema& s = OpRegistry::instance().get(node.op);
+  return s.scratch_bytes ? s.scratch_bytes(node, inputs, outputs) : 0;
+}
+
+}  // namespace fusebox::ir

@@ -1,0 +1,68 @@
+#pragma once
+// Op schemas: for every op type, its arity, what its attributes mean, how to infer output
+// types, what it costs (FLOPs, bytes moved), whether it is element-wise (fusable into a
+// FusedElementwise program), whether its output is a view of its first input (Reshape and
+// friends: zero-copy, aliasing in the planner), and how much kernel scratch it needs.
+// Schemas are registered by name in OpRegistry; core/ir/ops/*.cpp register the builtin ones.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ir/node.h"
+#include "core/ir/dtype.h"
+#include "core/ir/shape.h"
+
+namespace fusebox::ir {
+
+struct TensorType {
+  DType dtype = DType::f32;
+  Shape shape;
+  size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+};
+
+using InferFn = std::function<std::vector<TensorType>(const Node&, const std::vector<TensorType>&)>;
+using FlopsFn =
+    std::function<double(const Node&, const std::vector<TensorType>&, const std::vector<TensorType>&)>;
+using ScratchFn =
+    std::function<size_t(const Node&, const std::vector<TensorType>&, const std::vector<TensorType>&)>;
+
+struct OpSchema {
+  std::string name;
+  std::string doc;  // one line
+  int min_inputs = 1;
+  int max_inputs = 1;
+  int min_outputs = 1;
+  int max_outputs = 1;
+  bool elementwise = false;  // out[i] depends on in[j][i] only (with broadcasting)
+  bool view = false;         // output 0 shares input 0's bytes (no kernel work at all)
+  InferFn infer;             // throws fusebox::Error on bad shapes or attributes
+  FlopsFn flops;             // may be empty: 0 FLOPs
+  ScratchFn scratch_bytes;   // may be empty: no scratch
+};
+
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;  // bytes read + written by the kernel, assuming no cache reuse across ops
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  void add(OpSchema schema);
+  const OpSchema* find(const std::string& op) const;
+  const OpSchema& get(const std::string& op) const;  // throws naming the op and listing known ones
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, OpSchema> schemas_;
+};
+
+// Infers output types of `node` from its input types, checking arity first. Errors name the node.
+std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs);
+OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
+                 const std::vector<TensorType>& outputs);
+size_t node_scratch_bytes(const Node& node, const std::vector<TensorType>& inputs,
+                          const std::vector<TensorType>& outputs);
+
+}  // namespace fusebox::ir

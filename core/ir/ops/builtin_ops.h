@@ -1,0 +1,19 @@
+#pragma once
+// Registration of the builtin op schemas, one function per family (one file each).
+#include "core/ir/op_schema.h"
+
+namespace fusebox::ir {
+
+void register_elementwise_ops(OpRegistry& registry);    // Add, Relu, Gelu, FusedElementwise, ...
+void register_linalg_ops(OpRegistry& registry);         // MatMul, fused MatMuls, Attention
+void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, ReduceMean
+void register_layout_ops(OpRegistry& registry);         // views, Transpose, Concat, Slice, Gather
+
+inline void register_builtin_ops(OpRegistry& registry) {
+  register_elementwise_ops(registry);
+  register_linalg_ops(registry);
+  register_normalization_ops(registry);
+  register_layout_ops(registry);
+}
+
+}  // namespace fusebox::ir

@@ -1,0 +1,202 @@
+// Ops that move or reinterpret data: the zero-copy views (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity), Transpose, Concat, Slice, Gather. Shape arguments are attributes: the importer and
+// constant folding resolve ONNX's shape inputs at load time.
+#include <algorithm>
+
+#include "core/base/error.h"
+#include "core/ir/ops/builtin_ops.h"
+
+namespace fusebox::ir {
+
+namespace {
+
+OpSchema view_op(const char* name, const char* doc,
+                 std::function<Shape(const Node&, const Shape&)> shape_fn) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.view = true;
+  s.infer = [shape_fn](const Node& n, const std::vector<TensorType>& in) {
+    Shape out = shape_fn(n, in[0].shape);
+    if (numel(out) != numel(in[0].shape))
+      throw Error("cannot view " + shape_str(in[0].shape) + " as " + shape_str(out));
+    return std::vector<TensorType>{{in[0].dtype, out}};
+  };
+  return s;
+}
+
+Shape reshape_shape(const Node& n, const Shape& in) {
+  if (!n.attrs.has("shape")) throw Error("missing attribute 'shape'");
+  Shape target = n.attrs.get_ints("shape");
+  bool allowzero = n.attrs.get_int("allowzero", 0) != 0;
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowzero) {
+      if (i >= in.size()) throw Error("shape has 0 at dim " + std::to_string(i) + " beyond the input rank");
+      target[i] = in[i];
+    }
+    if (target[i] == -1) {
+      if (infer_at >= 0) throw Error("shape has more than one -1");
+      infer_at = static_cast<int>(i);
+    } else if (target[i] < 0) {
+      throw Error("shape has negative dim " + std::to_string(target[i]));
+    } else {
+      known *= target[i];
+    }
+  }
+  if (infer_at >= 0) {
+    int64_t total = numel(in);
+    if (known == 0 || total % known != 0)
+      throw Error("cannot infer -1 reshaping " + shape_str(in) + " to " + shape_str(n.attrs.get_ints("shape")));
+    target[infer_at] = total / known;
+  }
+  return target;
+}
+
+}  // namespace
+
+void register_layout_ops(OpRegistry& r) {
+  r.add(view_op("Reshape", "same bytes, new shape (attribute shape; 0 copies a dim, -1 infers one)",
+                reshape_shape));
+  r.add(view_op("Identity", "same tensor under another name", [](const Node&, const Shape& in) { return in; }));
+  r.add(view_op("Flatten", "2-D view: dims before axis x dims from axis (attribute axis, default 1)",
+                [](const Node& n, const Shape& in) {
+                  int axis = static_cast<int>(n.attrs.get_int("axis", 1));
+                  if (axis < 0) axis += static_cast<int>(in.size());
+                  if (axis < 0 || axis > static_cast<int>(in.size())) throw Error("axis out of range");
+                  int64_t a = 1, b = 1;
+                  for (int i = 0; i < static_cast<int>(in.size()); ++i) (i < axis ? a : b) *= in[i];
+                  return Shape{a, b};
+                }));
+  r.add(view_op("Unsqueeze", "inserts size-1 dims at attribute axes", [](const Node& n, const Shape& in) {
+    std::vector<int64_t> axes = n.attrs.get_ints("axes");
+    size_t rank = in.size() + axes.size();
+    std::vector<bool> is_new(rank, false);
+    for (int64_t a : axes) {
+      int ax = normalize_axis(a, rank, "Unsqueeze");
+      if (is_new[ax]) throw Error("axis " + std::to_string(a) + " repeated");
+      is_new[ax] = true;
+    }
+    Shape out;
+    size_t j = 0;
+    for (size_t i = 0; i < rank; ++i) out.push_back(is_new[i] ? 1 : in[j++]);
+    return out;
+  }));
+  r.add(view_op("Squeeze", "removes size-1 dims at attribute axes (all size-1 dims when absent)",
+                [](const Node& n, const Shape& in) {
+                  std::vector<int64_t> axes = n.attrs.get_ints("axes");
+                  std::vector<bool> drop(in.size(), false);
+                  if (axes.empty()) {
+                    for (size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+                  }
+                  for (int64_t a : axes) {
+                    int ax = normalize_axis(a, in.size(), "Squeeze");
+                    if (in[ax] != 1) throw Error("cannot squeeze dim " + std::to_string(a) + " of size " + std::to_string(in[ax]));
+                    drop[ax] = true;
+                  }
+                  Shape out;
+                  for (size_t i = 0; i < in.size(); ++i)
+                    if (!drop[i]) out.push_back(in[i]);
+                  return out;
+                }));
+  {
+    OpSchema s;
+    s.name = "Transpose";
+    s.doc = "permutes dims (attribute perm, default reversed)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      const Shape& x = in[0].shape;
+      std::vector<int64_t> perm = n.attrs.get_ints("perm");
+      if (perm.empty())
+        for (size_t i = 0; i < x.size(); ++i) perm.push_back(static_cast<int64_t>(x.size() - 1 - i));
+      if (perm.size() != x.size()) throw Error("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.size()));
+      std::vector<bool> seen(x.size(), false);
+      Shape out;
+      for (int64_t p : perm) {
+        int ax = normalize_axis(p, x.size(), "Transpose");
+        if (seen[ax]) throw Error("perm is not a permutation");
+        seen[ax] = true;
+        out.push_back(x[ax]);
+      }
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Concat";
+    s.doc = "joins inputs along attribute axis";
+    s.min_inputs = 1;
+    s.max_inputs = 1024;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      Shape out = in[0].shape;
+      if (out.empty()) throw Error("cannot concat scalars");
+      int axis = normalize_axis(n.attrs.get_int("axis", 0), out.size(), "Concat");
+      out[axis] = 0;
+      for (const auto& t : in) {
+        if (t.dtype != in[0].dtype) throw Error("inputs have different dtypes");
+        if (t.shape.size() != out.size()) throw Error("inputs have different ranks");
+        for (size_t i = 0; i < out.size(); ++i)
+          if (static_cast<int>(i) != axis && t.shape[i] != in[0].shape[i])
+            throw Error("inputs differ in dim " + std::to_string(i));
+        out[axis] += t.shape[axis];
+      }
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Slice";
+    s.doc = "strided slice (attributes starts, ends, axes, steps; ONNX clamping rules)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      Shape out = in[0].shape;
+      auto starts = n.attrs.get_ints("starts"), ends = n.attrs.get_ints("ends");
+      auto axes = n.attrs.get_ints("axes"), steps = n.attrs.get_ints("steps");
+      if (starts.size() != ends.size()) throw Error("starts and ends differ in length");
+      if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+      if (steps.empty()) steps.assign(starts.size(), 1);
+      if (axes.size() != starts.size() || steps.size() != starts.size())
+        throw Error("axes/steps differ in length from starts");
+      for (size_t i = 0; i < starts.size(); ++i) {
+        int ax = normalize_axis(axes[i], out.size(), "Slice");
+        int64_t dim = in[0].shape[ax], step = steps[i];
+        if (step == 0) throw Error("step 0");
+        int64_t b = starts[i], e = ends[i];
+        if (b < 0) b += dim;
+        if (e < 0) e += dim;
+        if (step > 0) {
+          b = std::clamp<int64_t>(b, 0, dim);
+          e = std::clamp<int64_t>(e, 0, dim);
+          out[ax] = e > b ? (e - b + step - 1) / step : 0;
+        } else {
+          b = std::clamp<int64_t>(b, 0, dim - 1);
+          e = std::clamp<int64_t>(e, -1, dim - 1);
+          out[ax] = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+        }
+      }
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Gather";
+    s.doc = "picks slices of data along attribute axis by i64 indices (embedding lookup)";
+    s.min_inputs = s.max_inputs = 2;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[1].dtype != DType::i64) throw Error("indices must be i64");
+      const Shape& x = in[0].shape;
+      if (x.empty()) throw Error("data must have rank >= 1");
+      int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), "Gather");
+      Shape out(x.begin(), x.begin() + axis);
+      out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
+      out.insert(out.end(), x.begin() + axis + 1, x.end());
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+}
+
+}  // namespace fusebox::ir

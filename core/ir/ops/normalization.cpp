@@ -1,0 +1,81 @@
+// Softmax, LayerNorm and ReduceMean schemas.
+#include <algorithm>
+
+#include "core/base/error.h"
+#include "core/ir/ops/builtin_ops.h"
+
+namespace fusebox::ir {
+
+namespace {
+void require_f32(const TensorType& t, const char* what) {
+  if (t.dtype != DType::f32) throw Error(std::string(what) + " must be f32");
+}
+}  // namespace
+
+void register_normalization_ops(OpRegistry& r) {
+  {
+    OpSchema s;
+    s.name = "Softmax";
+    s.doc = "exp(x - max) / sum over one axis (attribute axis, default -1)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      require_f32(in[0], "input");
+      normalize_axis(n.attrs.get_int("axis", -1), std::max<size_t>(in[0].shape.size(), 1), "Softmax");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return 5.0 * static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "LayerNorm";
+    s.doc = "(x - mean) / sqrt(var + epsilon) * scale + bias over dims axis.. (ONNX LayerNormalization)";
+    s.min_inputs = 2;
+    s.max_inputs = 3;
+    s.max_outputs = 3;  // Y, Mean, InvStdDev
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      for (const auto& t : in) require_f32(t, "LayerNorm inputs");
+      const Shape& x = in[0].shape;
+      if (x.empty()) throw Error("input must have rank >= 1");
+      int axis = normalize_axis(n.attrs.get_int("axis", -1), x.size(), "LayerNorm");
+      Shape norm(x.begin() + axis, x.end());
+      for (size_t i = 1; i < in.size(); ++i) {
+        if (broadcast_shapes(norm, in[i].shape) != norm)
+          throw Error("scale/bias " + shape_str(in[i].shape) + " does not broadcast to " + shape_str(norm));
+      }
+      Shape stat = x;
+      for (size_t i = static_cast<size_t>(axis); i < stat.size(); ++i) stat[i] = 1;
+      return std::vector<TensorType>{in[0], {DType::f32, stat}, {DType::f32, stat}};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return 8.0 * static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "ReduceMean";
+    s.doc = "mean over axes (attributes axes, default all; keepdims, default 1)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      require_f32(in[0], "input");
+      const Shape& x = in[0].shape;
+      std::vector<int64_t> axes = n.attrs.get_ints("axes");
+      std::vector<bool> reduce(x.size(), axes.empty());
+      for (int64_t a : axes) reduce[normalize_axis(a, x.size(), "ReduceMean")] = true;
+      bool keep = n.attrs.get_int("keepdims", 1) != 0;
+      Shape out;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!reduce[i]) out.push_back(x[i]);
+        else if (keep) out.push_back(1);
+      }
+      return std::vector<TensorType>{{DType::f32, out}};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
+}
+
+}  // namespace fusebox::ir

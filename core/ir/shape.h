@@ -1,0 +1,24 @@
+#pragma once
+// Shape: a list of dimensions (all >= 0). Helpers for element counts, printing and numpy-style
+// broadcasting.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusebox::ir {
+
+using Shape = std::vector<int64_t>;
+
+// Product of dims (1 for a scalar). Throws fusebox::Error if it overflows or a dim is negative.
+int64_t numel(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "[1,64,256]"
+// Numpy broadcasting of two shapes; throws fusebox::Error naming both shapes when incompatible.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+// Row-major strides in elements; broadcast dims (size 1 against a larger output dim) get stride 0
+// when `out` is given and has the same rank (left-padded with 1s otherwise).
+std::vector<int64_t> strides_of(const Shape& shape);
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+// Normalizes a possibly negative axis against rank; throws naming `what` when out of range.
+int normalize_axis(int64_t axis, size_t rank, const std::string& what);
+
+}  // namespace fusebox::ir

@@ -1,0 +1,75 @@
+#include "ops/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/base/error.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+class CpuBackend final : public exec::Backend {
+ public:
+  CpuBackend() {
+    add_matmul_kernels(table_);
+    add_elementwise_kernels(table_);
+    add_fused_elementwise_kernels(table_);
+    add_normalization_kernels(table_);
+    add_layout_kernels(table_);
+    add_attention_kernels(table_);
+    set_threads(1);
+  }
+
+  std::string name() const override { return "cpu"; }
+  std::string description() const override {
+    return std::string("CPU: ") + openblas_get_config() + ", " + std::to_string(threads_) + " thread(s)";
+  }
+  const exec::KernelTable& kernels() const override { return table_; }
+
+  void set_threads(int threads) override {
+    if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+    threads_ = threads;
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+  }
+  int threads() const override { return threads_; }
+
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    size_t padded = (bytes + ir::kAlignment - 1) / ir::kAlignment * ir::kAlignment;
+    if (padded == 0) padded = ir::kAlignment;
+    void* p = std::aligned_alloc(ir::kAlignment, padded);
+    if (!p) throw Error("out of memory allocating an arena of " + std::to_string(bytes) + " bytes");
+    return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  }
+  std::shared_ptr<const void> upload(const ir::Tensor& weight) override {
+    auto keep = std::make_shared<ir::Tensor>(weight);  // shares the bytes, no copy
+    return std::shared_ptr<const void>(keep, keep->bytes());
+  }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+
+ private:
+  exec::KernelTable table_;
+  int threads_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<exec::Backend> make_backend() { return std::make_unique<CpuBackend>(); }
+
+void register_backend() {
+  auto& reg = exec::BackendRegistry::instance();
+  for (const auto& n : reg.names())
+    if (n == "cpu") return;
+  reg.add("cpu", [] { return make_backend(); });
+}
+
+}  // namespace fusebox::cpu

@@ -1,0 +1,22 @@
+#pragma once
+// The CPU backend: kernels over CBLAS (OpenBLAS, OpenMP build) and hand-written loops, one
+// OpenMP thread pool shared by our kernels and BLAS. Always available.
+#include <memory>
+
+#include "core/exec/backend.h"
+
+namespace fusebox::cpu {
+
+std::unique_ptr<exec::Backend> make_backend();
+// Registers "cpu" in exec::BackendRegistry (idempotent). Front ends call this at start-up.
+void register_backend();
+
+// Kernel families, one file each.
+void add_matmul_kernels(exec::KernelTable& table);       // MatMul, MatMulAdd, FusedBiasRelu
+void add_elementwise_kernels(exec::KernelTable& table);  // unary/binary math, Cast, Where
+void add_fused_elementwise_kernels(exec::KernelTable& table);  // FusedElementwise
+void add_normalization_kernels(exec::KernelTable& table);      // Softmax, LayerNorm, ReduceMean
+void add_layout_kernels(exec::KernelTable& table);       // Transpose, Concat, Slice, Gather
+void add_attention_kernels(exec::KernelTable& table);    // Attention
+
+}  // namespace fusebox::cpu
