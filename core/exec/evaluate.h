@@ -1,0 +1,17 @@
+#pragma once
+// Runs one node on host tensors through a backend's kernel: used by constant folding (to
+// evaluate static subgraphs at load time) and by tests. Allocates; not for the hot path.
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/ir/node.h"
+#include "core/ir/tensor.h"
+
+namespace fusebox::exec {
+
+// Throws fusebox::Error when the backend has no kernel for the op or the shapes are wrong.
+// The backend must address host memory (the CPU backend does).
+std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& node,
+                                      const std::vector<ir::Tensor>& inputs);
+
+}  // namespace fusebox::exec
