@@ -1,0 +1,34 @@
+#pragma once
+// Executors: three ways to run the same Program, from the slowest dispatch to the fastest.
+//  - eager:       like an eager framework. Each op allocates its outputs, looks up its kernel
+//                 by name and prepares it again (shapes, strides), then frees what died.
+//  - interpreted: planned arena. Each op still looks up its kernel and its tensors by name.
+//  - compiled:    every lookup done once: a flat array of (kernel, bound pointers); a run is
+//                 one loop. No allocation during a run.
+// Their difference is the dispatch overhead the workbench teaches.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/observer.h"
+#include "core/exec/program.h"
+
+namespace fusebox::exec {
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;
+  // Host pointers, one per graph input / output, in graph order. Sizes come from the graph.
+  virtual void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) = 0;
+};
+
+std::vector<std::string> executor_names();  // eager, interpreted, compiled
+// Throws fusebox::Error for an unknown name (listing the valid ones).
+std::unique_ptr<Executor> make_executor(const std::string& name, const Program& program);
+
+std::unique_ptr<Executor> make_eager_executor(const Program& program);
+std::unique_ptr<Executor> make_interpreted_executor(const Program& program);
+std::unique_ptr<Executor> make_compiled_executor(const Program& program);
+
+}  // namespace fusebox::exec

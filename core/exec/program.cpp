@@ -1,0 +1,43 @@
+#include "core/exec/program.h"
+
+#include "core/base/error.h"
+
+namespace fusebox::exec {
+
+Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan, Backend& backend) {
+  Program p;
+  p.graph = &graph;
+  p.plan = &plan;
+  p.backend = &backend;
+  for (const auto& [name, info] : graph.tensors()) {
+    if (info.kind != ir::TensorKind::Weight) continue;
+    auto held = backend.upload(*info.value);
+    p.weights[name] = held.get();
+    p.weight_holds.push_back(std::move(held));
+  }
+  for (const auto& node : graph.nodes) {
+    PreparedNode pn;
+    pn.node = &node;
+    const ir::OpSchema& schema = ir::OpRegistry::instance().get(node.op);
+    pn.view = schema.view;
+    for (const auto& in : node.inputs) pn.inputs.push_back({graph.tensor(in).dtype, graph.tensor(in).shape});
+    for (const auto& out : node.outputs) pn.outputs.push_back({graph.tensor(out).dtype, graph.tensor(out).shape});
+    if (!pn.view) {
+      pn.kernel = backend.kernels().find(node.op);
+      if (!pn.kernel)
+        throw Error("node '" + node.name + "': backend '" + backend.name() + "' has no kernel for op '" +
+                    node.op + "'");
+      pn.scratch_bytes = ir::node_scratch_bytes(node, pn.inputs, pn.outputs);
+      KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes};
+      try {
+        if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
+      } catch (const Error& e) {
+        throw Error("node '" + node.name + "' (" + node.op + "): " + e.what());
+      }
+    }
+    p.nodes.push_back(std::move(pn));
+  }
+  return p;
+}
+
+}  // namespace fusebox::exec

@@ -1,0 +1,38 @@
+#pragma once
+// Program: a planned graph bound to a backend, with every kernel found and prepared once.
+// All three executors run from it; they differ in what they look up again on each run.
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/ir/graph.h"
+#include "core/planner/plan.h"
+
+namespace fusebox::exec {
+
+struct PreparedNode {
+  const ir::Node* node = nullptr;
+  const KernelDef* kernel = nullptr;  // null for views (no work)
+  bool view = false;
+  std::shared_ptr<const void> state;  // from kernel->prepare
+  std::vector<ir::TensorType> inputs, outputs;
+  size_t scratch_bytes = 0;
+};
+
+struct Program {
+  const ir::Graph* graph = nullptr;
+  const planner::ExecutionPlan* plan = nullptr;
+  Backend* backend = nullptr;
+  std::vector<PreparedNode> nodes;  // parallel to graph->nodes
+  // Weights made available on the device once, by root tensor name.
+  std::unordered_map<std::string, const void*> weights;
+  std::vector<std::shared_ptr<const void>> weight_holds;
+};
+
+// Finds and prepares every kernel and uploads every weight. Throws fusebox::Error naming the
+// node when the backend has no kernel for its op or the kernel refuses the shapes.
+Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan, Backend& backend);
+
+}  // namespace fusebox::exec

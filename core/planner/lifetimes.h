@@ -1,0 +1,40 @@
+#pragma once
+// Lifetime analysis over a graph's execution order (step i = graph.nodes[i]).
+//  - Every tensor that needs arena memory gets one Buffer: graph inputs (copied in before step 0),
+//    node outputs, and kernel scratch (sized by the op schema, live for exactly its step).
+//  - View outputs (Reshape & co) get no buffer: they alias their source's root buffer, and each
+//    use of a view extends the root's life.
+//  - Graph outputs live to the last step. Weights live outside the arena and get no buffer.
+//  - The lower bound is the most bytes live at any one step: no plan can use less arena.
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace fusebox::planner {
+
+struct Buffer {
+  std::string name;  // tensor name, or "<node>:scratch"
+  size_t bytes = 0;  // rounded up to the 64-byte alignment
+  int first = 0;     // first step it must hold data (inclusive)
+  int last = 0;      // last step it must hold data (inclusive)
+  bool scratch = false;
+  int step_of_scratch = -1;  // for scratch buffers: the node index it belongs to
+};
+
+struct Lifetimes {
+  std::vector<Buffer> buffers;
+  // view tensor -> the tensor whose buffer it shares (transitively resolved); weights and
+  // graph inputs can be roots too.
+  std::unordered_map<std::string, std::string> alias_root;
+  int num_steps = 0;
+  size_t lower_bound = 0;              // max over steps of live bytes
+  std::vector<size_t> live_bytes;      // per step
+};
+
+Lifetimes analyze_lifetimes(const ir::Graph& graph);
+size_t align_bytes(size_t bytes);
+
+}  // namespace fusebox::planner

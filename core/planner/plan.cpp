@@ -1,0 +1,115 @@
+#include "core/planner/plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/planner/strategies.h"
+
+namespace fusebox::planner {
+
+ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name) {
+  const Strategy* strategy = find_strategy(strategy_name);
+  if (!strategy)
+    throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategy_names(), ", ") + ")");
+  Lifetimes lt = analyze_lifetimes(graph);
+  std::vector<size_t> offsets = strategy->place(lt.buffers);
+
+  ExecutionPlan plan;
+  plan.strategy = strategy_name;
+  plan.lower_bound_bytes = lt.lower_bound;
+  plan.live_bytes = lt.live_bytes;
+  plan.scratch_of_step.assign(graph.nodes.size(), -1);
+  std::unordered_map<std::string, size_t> offset_of;
+  for (size_t i = 0; i < lt.buffers.size(); ++i) {
+    plan.placements.push_back({lt.buffers[i], offsets[i]});
+    plan.arena_bytes = std::max(plan.arena_bytes, offsets[i] + lt.buffers[i].bytes);
+    if (lt.buffers[i].scratch)
+      plan.scratch_of_step[lt.buffers[i].step_of_scratch] = static_cast<int>(i);
+    else
+      offset_of[lt.buffers[i].name] = offsets[i];
+  }
+  auto locate = [&](const std::string& tensor) {
+    auto it = lt.alias_root.find(tensor);
+    std::string root = it == lt.alias_root.end() ? tensor : it->second;
+    Location loc;
+    loc.root = root;
+    if (graph.is_weight(root)) {
+      loc.storage = Storage::Weight;
+    } else {
+      auto off = offset_of.find(root);
+      if (off == offset_of.end()) throw Error("planner: tensor '" + tensor + "' has no buffer");
+      loc.offset = off->second;
+    }
+    plan.locations[tensor] = loc;
+  };
+  for (const auto& in : graph.inputs) locate(in);
+  for (const auto& node : graph.nodes) {
+    for (const auto& t : node.inputs) locate(t);
+    for (const auto& t : node.outputs) locate(t);
+  }
+  for (const auto& t : graph.outputs) locate(t);
+  std::string clash = check_plan(plan);
+  if (!clash.empty()) throw Error("planner '" + strategy_name + "' produced an invalid plan: " + clash);
+  return plan;
+}
+
+std::string check_plan(const ExecutionPlan& plan) {
+  const auto& p = plan.placements;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].offset % ir::kAlignment != 0) return p[i].buffer.name + " is not 64-byte aligned";
+    if (p[i].offset + p[i].buffer.bytes > plan.arena_bytes) return p[i].buffer.name + " ends past the arena";
+    for (size_t j = i + 1; j < p.size(); ++j) {
+      const Buffer &a = p[i].buffer, &b = p[j].buffer;
+      bool time = a.first <= b.last && b.first <= a.last;
+      bool space = p[i].offset < p[j].offset + b.bytes && p[j].offset < p[i].offset + a.bytes;
+      if (time && space)
+        return a.name + " [" + std::to_string(p[i].offset) + "+" + std::to_string(a.bytes) + ", steps " +
+               std::to_string(a.first) + ".." + std::to_string(a.last) + "] overlaps " + b.name + " [" +
+               std::to_string(p[j].offset) + "+" + std::to_string(b.bytes) + ", steps " +
+               std::to_string(b.first) + ".." + std::to_string(b.last) + "]";
+    }
+  }
+  return "";
+}
+
+std::string ExecutionPlan::to_text(const ir::Graph& graph, int width) const {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "planner %s: arena %s, lower bound %s, ratio %.3fx, %zu buffers\n",
+                strategy.c_str(), format_bytes(static_cast<double>(arena_bytes)).c_str(),
+                format_bytes(static_cast<double>(lower_bound_bytes)).c_str(), ratio(), placements.size());
+  out << line;
+  std::snprintf(line, sizeof line, "  %-4s %10s %10s %6s %6s  %s\n", "#", "offset", "bytes", "first", "last", "tensor");
+  out << line;
+  for (size_t i = 0; i < placements.size(); ++i) {
+    const auto& p = placements[i];
+    std::snprintf(line, sizeof line, "  %-4zu %10zu %10zu %6d %6d  %s\n", i, p.offset, p.buffer.bytes,
+                  p.buffer.first, p.buffer.last, p.buffer.name.c_str());
+    out << line;
+  }
+  // Chart: one row per step, one column per arena slice; a letter per buffer (cycling), '.' free.
+  if (arena_bytes == 0 || graph.nodes.empty()) return out.str();
+  width = std::max(8, width);
+  double per_col = static_cast<double>(arena_bytes) / width;
+  out << "\n  arena chart: steps down, offsets across (1 column = " << format_bytes(per_col)
+      << "); letters = buffers in the table above (a=0, b=1, ...), '#' = scratch\n";
+  for (int step = 0; step < static_cast<int>(graph.nodes.size()); ++step) {
+    std::string row(width, '.');
+    for (size_t i = 0; i < placements.size(); ++i) {
+      const auto& p = placements[i];
+      if (step < p.buffer.first || step > p.buffer.last) continue;
+      int c0 = static_cast<int>(p.offset / per_col);
+      int c1 = std::max(c0 + 1, static_cast<int>((p.offset + p.buffer.bytes) / per_col + 0.5));
+      char mark = p.buffer.scratch ? '#' : static_cast<char>(i < 26 ? 'a' + i : (i < 52 ? 'A' + i - 26 : '0' + i % 10));
+      for (int c = c0; c < std::min(c1, width); ++c) row[c] = mark;
+    }
+    std::snprintf(line, sizeof line, "  %4d |%s| %s\n", step, row.c_str(), graph.nodes[step].name.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace fusebox::planner
