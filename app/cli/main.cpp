@@ -1,1 +1,39 @@
-int main() { return 0; }
+// fusebox: the engine from the command line. Everything the workbench shows, printed or exported.
+#include <cstdio>
+#include <exception>
+
+#include "app/cli/commands.h"
+#include "core/base/error.h"
+#include "ops/cpu/cpu_backend.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fusebox: an inference runtime you can take apart while it runs.\n"
+      "Build a model, optimize it pass by pass, plan its memory, run it with three executors.\n"
+      "Example: fusebox run transformer:seq=128 --executor compiled --iters 200"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fusebox 0.1.0");
+  fusebox::cpu::register_backend();
+  fusebox::cli::add_run_command(app);
+  fusebox::cli::add_passes_command(app);
+  fusebox::cli::add_plan_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const fusebox::Error& e) {
+    std::fprintf(stderr, "fusebox: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusebox: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

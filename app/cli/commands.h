@@ -1,0 +1,28 @@
+#pragma once
+// The `fusebox` subcommands, one file each. Each add_*_command registers a CLI11 subcommand
+// whose callback does the work; errors are thrown as fusebox::Error and main() maps them to
+// exit code 2 (usage or input problem) with the message on stderr.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace fusebox::cli {
+
+// Options shared by every command that builds a session (run, plan, profile, ...).
+struct SessionArgs {
+  std::string model;
+  std::string backend = "cpu";
+  std::string executor = "compiled";
+  int threads = 1;
+  std::string passes = "all";
+  std::string planner = "greedy_by_size";
+  uint64_t seed = 1;
+};
+void add_session_options(CLI::App* cmd, SessionArgs& args, bool with_executor = true);
+
+void add_run_command(CLI::App& app);
+void add_passes_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+
+}  // namespace fusebox::cli

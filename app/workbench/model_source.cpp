@@ -1,0 +1,38 @@
+#include "app/workbench/model_source.h"
+
+#include <random>
+
+#include "core/base/error.h"
+#include "core/models/builtin_models.h"
+
+namespace fusebox::workbench {
+
+ir::Graph load_model(const std::string& model, uint64_t seed) {
+  if (models::is_builtin_model_spec(model)) return models::build_model(model, seed);
+  throw Error("unknown model '" + model + "': expected a builtin model (" +
+              [] {
+                std::string s;
+                for (const auto& n : models::builtin_model_names()) s += (s.empty() ? "" : ", ") + n;
+                return s;
+              }() +
+              ", e.g. transformer:seq=128)");
+}
+
+std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<ir::Tensor> out;
+  for (const auto& name : graph.inputs) {
+    const ir::TensorInfo& info = graph.tensor(name);
+    ir::Tensor t(info.dtype, info.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (info.dtype == ir::DType::f32)
+        t.data<float>()[i] = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+      else
+        t.data<int64_t>()[i] = static_cast<int64_t>(rng() % 16);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,18 @@
+#pragma once
+// Where models come from, for both front ends: a builtin spec ("transformer:seq=128") or, with
+// the ONNX importer, a .onnx file. Also the seeded inputs a run uses when none are given.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace fusebox::workbench {
+
+// Throws fusebox::Error naming the model and what is wrong.
+ir::Graph load_model(const std::string& model, uint64_t seed);
+
+// Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
+std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);
+
+}  // namespace fusebox::workbench

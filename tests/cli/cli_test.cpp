@@ -1,0 +1,107 @@
+// The fusebox CLI as a user meets it: exit codes (0 ok, 2 usage or input error), messages that
+// name what is wrong, the JSON report's keys, and outputs saved as .npy.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/ir/npy.h"
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+Result run_cli(const std::string& args) {
+  std::string cmd = std::string(FUSEBOX_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json json_of(const std::string& args) {
+  Result r = run_cli(args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(Cli, RunJsonHasTheDocumentedKeys) {
+  auto j = json_of("run mlp --iters 5 --warmup 1");
+  for (const char* key : {"model", "nodes", "executor", "threads", "latency_us", "arena_bytes", "outputs", "passes",
+                          "planner", "lower_bound_bytes"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"median", "min", "p90"}) EXPECT_TRUE(j["latency_us"].contains(key)) << key;
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({1, 10}));
+}
+
+TEST(Cli, EagerAndCompiledPrintTheSameChecksums) {
+  auto a = json_of("run transformer --executor compiled --iters 3 --warmup 0");
+  auto b = json_of("run transformer --executor eager --iters 3 --warmup 0");
+  EXPECT_EQ(a["outputs"][0]["checksum"], b["outputs"][0]["checksum"]);
+  auto c = json_of("run transformer --executor compiled --iters 3 --warmup 0 --seed 2");
+  EXPECT_NE(a["outputs"][0]["checksum"], c["outputs"][0]["checksum"]) << "the seed must change the result";
+}
+
+TEST(Cli, BadInputIsExitCode2WithAClearMessage) {
+  struct Bad {
+    const char* args;
+    const char* says;
+  };
+  for (const Bad& b : {Bad{"run nosuchmodel", "nosuchmodel"}, Bad{"run transformer:sequence=4", "sequence"},
+                       Bad{"run mlp:dims=784-0-10", "0"}, Bad{"run transformer:d=99999999", "d"},
+                       Bad{"run mlp --threads 0", "threads"}, Bad{"run mlp --executor jit", "jit"},
+                       Bad{"run mlp --iters 0", "iters"}, Bad{"run mlp --save-outputs /proc/nope", "/proc/nope"},
+                       Bad{"run mlp --passes nope", "nope"}, Bad{"run mlp --planner nope", "greedy_by_size"},
+                       Bad{"run", "model"}, Bad{"frobnicate", "frobnicate"}}) {
+    Result r = run_cli(b.args);
+    EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(b.says), std::string::npos) << b.args << " should mention '" << b.says << "':\n" << r.out;
+  }
+}
+
+TEST(Cli, HelpSaysWhatEachCommandDoesWithAnExample) {
+  Result top = run_cli("--help");
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("Example"), std::string::npos);
+  for (const char* cmd : {"run", "passes", "plan"}) {
+    Result r = run_cli(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(r.out.find("Example"), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, SaveOutputsWritesNpyFiles) {
+  std::string dir = std::filesystem::temp_directory_path() / ("fusebox_cli_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto j = json_of("run mlp:dims=16-8-3,batch=2 --iters 1 --warmup 0 --save-outputs " + dir);
+  fusebox::ir::Tensor t = fusebox::ir::read_npy(dir + "/logits.npy");
+  EXPECT_EQ(t.shape(), (fusebox::ir::Shape{2, 3}));
+  double sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) sum += t.data<float>()[i];
+  EXPECT_DOUBLE_EQ(sum, j["outputs"][0]["checksum"].get<double>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, PlanPrintsTableAndChart) {
+  Result r = run_cli("plan transformer:seq=8,d=16,heads=2,ffn=32 --planner first_fit");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("lower bound"), std::string::npos);
+  EXPECT_NE(r.out.find("arena chart"), std::string::npos);
+  Result passes = run_cli("passes");
+  EXPECT_EQ(passes.code, 0);
+  for (const char* p : {"absorb_matmul", "constant_fold", "fuse_patterns", "fuse_elementwise", "dce"})
+    EXPECT_NE(passes.out.find(p), std::string::npos) << p;
+}
+
+}  // namespace

@@ -1,0 +1,114 @@
+// A compiled run allocates nothing: every buffer was planned, every kernel prepared. We count
+// calls to operator new and (outside sanitizer builds, which own malloc) to malloc and friends
+// while a warmed-up session runs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "core/exec/session.h"
+#include "core/models/builtin_models.h"
+#include "ops/cpu/cpu_backend.h"
+#include "tests/support/graph_eval.h"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+void note() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+void* operator new(std::size_t n) {
+  note();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  note();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
+#define FUSEBOX_COUNT_MALLOC 1
+#elif defined(__has_feature)
+#if !__has_feature(address_sanitizer)
+#define FUSEBOX_COUNT_MALLOC 1
+#endif
+#endif
+
+#ifdef FUSEBOX_COUNT_MALLOC
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void* malloc(size_t n) {
+  note();
+  return __libc_malloc(n);
+}
+void* calloc(size_t a, size_t b) {
+  note();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, size_t n) {
+  note();
+  return __libc_realloc(p, n);
+}
+void* aligned_alloc(size_t align, size_t n) {
+  note();
+  return __libc_memalign(align, n);
+}
+int posix_memalign(void** out, size_t align, size_t n) {
+  note();
+  *out = __libc_memalign(align, n);
+  return *out ? 0 : 12;
+}
+}
+#endif
+
+namespace fusebox {
+namespace {
+
+long allocations_during_runs(const char* spec, const char* executor, int threads) {
+  cpu::register_backend();
+  ir::Graph g = models::build_model(spec, 1);
+  exec::SessionOptions opt;
+  opt.executor = executor;
+  opt.threads = threads;
+  exec::Session s(g, opt);
+  std::vector<ir::Tensor> inputs = testing::random_inputs(g, 2);
+  std::vector<ir::Tensor> outputs;
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (auto& t : inputs) in.push_back(t.bytes());
+  for (const auto& o : s.graph().outputs) {
+    outputs.emplace_back(s.graph().tensor(o).dtype, s.graph().tensor(o).shape);
+    out.push_back(outputs.back().bytes());
+  }
+  for (int i = 0; i < 3; ++i) s.run_raw(in.data(), out.data());  // warm up (thread pools start)
+  g_allocations = 0;
+  g_counting = true;
+  for (int i = 0; i < 5; ++i) s.run_raw(in.data(), out.data());
+  g_counting = false;
+  return g_allocations.load();
+}
+
+TEST(NoAllocation, CompiledRunAllocatesNothing) {
+  for (const char* spec : {"mlp", "transformer:seq=32,d=64,heads=4,ffn=128"})
+    for (int threads : {1, 2}) EXPECT_EQ(allocations_during_runs(spec, "compiled", threads), 0) << spec << " threads=" << threads;
+}
+
+TEST(NoAllocation, CounterSeesTheEagerExecutorAllocate) {
+  // The counter must be able to fail: the eager executor allocates every op's outputs.
+  EXPECT_GT(allocations_during_runs("mlp", "eager", 1), 10);
+}
+
+}  // namespace
+}  // namespace fusebox

@@ -1,0 +1,153 @@
+// The planner's invariants: buffers alive at the same time never share bytes, the arena is never
+// below the lower bound, and the strategies do what they say (greedy_by_size is tight on chains).
+// Overlap is checked here with its own loop, not with planner::check_plan.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/base/error.h"
+#include "core/exec/evaluate.h"
+#include "core/models/builtin_models.h"
+#include "core/passes/pass_manager.h"
+#include "core/planner/plan.h"
+#include "core/planner/strategies.h"
+#include "ops/cpu/cpu_backend.h"
+
+namespace fusebox {
+namespace {
+
+void expect_valid(const planner::ExecutionPlan& plan, const std::string& what) {
+  const auto& p = plan.placements;
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_LE(p[i].offset + p[i].buffer.bytes, plan.arena_bytes) << what;
+    for (size_t j = i + 1; j < p.size(); ++j) {
+      const auto &a = p[i], &b = p[j];
+      bool live_together = a.buffer.first <= b.buffer.last && b.buffer.first <= a.buffer.last;
+      bool share_bytes = a.offset < b.offset + b.buffer.bytes && b.offset < a.offset + a.buffer.bytes;
+      EXPECT_FALSE(live_together && share_bytes) << what << ": " << a.buffer.name << " and " << b.buffer.name;
+    }
+  }
+  EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes) << what;
+}
+
+TEST(Planner, EveryStrategyOnEveryBuiltinModelAndPassSubset) {
+  auto backend = cpu::make_backend();
+  const auto& all = passes::PassRegistry::instance().names();
+  for (const char* spec : {"mlp", "transformer:seq=16,d=32,heads=2,ffn=64", "stack:layers=2,seq=8,d=16,heads=2,ffn=32"}) {
+    for (unsigned mask = 0; mask < (1u << all.size()); ++mask) {
+      ir::Graph g = models::build_model(spec, 1);
+      std::vector<std::string> enabled;
+      for (size_t i = 0; i < all.size(); ++i)
+        if (mask & (1u << i)) enabled.push_back(all[i]);
+      passes::PassContext ctx;
+      ctx.evaluator = backend.get();
+      passes::run_pipeline(g, enabled, ctx);
+      for (const auto& strategy : planner::strategy_names())
+        expect_valid(planner::make_plan(g, strategy), std::string(spec) + " " + strategy + " mask " + std::to_string(mask));
+    }
+  }
+}
+
+TEST(Planner, LowerBoundIsTheMostBytesLiveAtOnce) {
+  // Chain x -> a -> b -> c of 1 KiB f32 tensors: at most two live at once (input and output).
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {256});
+  std::string t = "x";
+  for (int i = 0; i < 6; ++i) t = g.add_node(i % 2 ? "Relu" : "Neg", {t});
+  g.outputs = {t};
+  planner::Lifetimes lt = planner::analyze_lifetimes(g);
+  EXPECT_EQ(lt.lower_bound, 2u * 1024);
+  planner::ExecutionPlan naive = planner::make_plan(g, "naive");
+  EXPECT_EQ(naive.arena_bytes, 7u * 1024);
+  planner::ExecutionPlan greedy = planner::make_plan(g, "greedy_by_size");
+  EXPECT_EQ(greedy.arena_bytes, greedy.lower_bound_bytes) << "greedy_by_size reaches the bound on a chain";
+  EXPECT_EQ(planner::make_plan(g, "first_fit").arena_bytes, 2u * 1024);
+}
+
+TEST(Planner, ViewsAliasAndExtendTheirSourcesLife) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4, 8});
+  ir::Attributes shape;
+  shape.set("shape", std::vector<int64_t>{32});
+  std::string a = g.add_node("Relu", {"x"});
+  std::string v = g.add_node("Reshape", {a}, shape);
+  std::string b = g.add_node("Neg", {"x"});
+  std::string c = g.add_node("Neg", {b});
+  ir::Attributes shape2;
+  shape2.set("shape", std::vector<int64_t>{4, 8});
+  std::string v2 = g.add_node("Reshape", {v}, shape2);
+  std::string d = g.add_node("Add", {v2, c});
+  g.outputs = {d};
+  planner::ExecutionPlan plan = planner::make_plan(g, "greedy_by_size");
+  EXPECT_EQ(plan.locations.at(v).root, a);
+  EXPECT_EQ(plan.locations.at(v2).root, a);
+  EXPECT_EQ(plan.locations.at(v2).offset, plan.locations.at(a).offset);
+  for (const auto& p : plan.placements) {
+    EXPECT_NE(p.buffer.name, v) << "views get no buffer";
+    if (p.buffer.name == a) EXPECT_EQ(p.buffer.last, 5) << "the view's use at step 5 keeps the source alive";
+  }
+  expect_valid(plan, "views");
+}
+
+TEST(Planner, AttentionScratchLivesOneStep) {
+  ir::Graph g;
+  for (const char* n : {"q", "k", "v"}) g.add_input(n, ir::DType::f32, {2, 8, 4});
+  ir::Attributes at;
+  at.set("scale", 0.5);
+  std::string o = g.add_node("Attention", {"q", "k", "v"}, at, "attn");
+  g.outputs = {o};
+  planner::ExecutionPlan plan = planner::make_plan(g, "first_fit");
+  ASSERT_EQ(plan.scratch_of_step.size(), 1u);
+  ASSERT_GE(plan.scratch_of_step[0], 0);
+  const auto& s = plan.placements[plan.scratch_of_step[0]];
+  EXPECT_TRUE(s.buffer.scratch);
+  EXPECT_EQ(s.buffer.first, 0);
+  EXPECT_EQ(s.buffer.last, 0);
+  EXPECT_EQ(s.buffer.bytes, 2u * 8 * 8 * 4) << "batch * Sq * Skv floats";
+}
+
+TEST(Planner, RandomGraphs) {
+  std::mt19937 rng(123);
+  for (int trial = 0; trial < 200; ++trial) {
+    ir::Graph g;
+    g.name = "random" + std::to_string(trial);
+    std::vector<std::string> pool;
+    int inputs = 1 + static_cast<int>(rng() % 3);
+    int64_t width = 1 + static_cast<int64_t>(rng() % 300);
+    for (int i = 0; i < inputs; ++i) pool.push_back(g.add_input("in" + std::to_string(i), ir::DType::f32, {width}));
+    int nodes = 1 + static_cast<int>(rng() % 40);
+    for (int n = 0; n < nodes; ++n) {
+      const std::string& a = pool[rng() % pool.size()];
+      const std::string& b = pool[rng() % pool.size()];
+      switch (rng() % 4) {
+        case 0: pool.push_back(g.tensor(a).shape == g.tensor(b).shape ? g.add_node("Add", {a, b}) : g.add_node("Neg", {a})); break;
+        case 1: pool.push_back(g.add_node("Relu", {a})); break;
+        case 2: pool.push_back(g.add_node("Concat", {a, b}, [] { ir::Attributes x; x.set("axis", int64_t{0}); return x; }())); break;
+        default: {
+          ir::Attributes s;
+          s.set("shape", std::vector<int64_t>{-1});
+          pool.push_back(g.add_node("Reshape", {a}, s));
+        }
+      }
+    }
+    g.outputs = {pool.back()};
+    if (rng() % 2) g.outputs.push_back(pool[rng() % pool.size()]);
+    for (const auto& strategy : planner::strategy_names())
+      expect_valid(planner::make_plan(g, strategy), g.name + " " + strategy);
+  }
+}
+
+TEST(Planner, UnknownStrategyListsValidOnes) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4});
+  g.outputs = {g.add_node("Relu", {"x"})};
+  try {
+    planner::make_plan(g, "best_effort");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("greedy_by_size"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusebox
