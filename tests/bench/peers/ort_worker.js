@@ -1,0 +1,88 @@
+// ONNX Runtime worker for tests/bench/peers/race.py. Loads one model with the CPU execution
+// provider (optimization level all, sequential, intra-op threads as asked) and answers commands
+// on stdin, one per line, with one JSON line on stdout:
+//   run N        -> {"samples_us": [...]}    N timed session.run calls
+//   save PATH    -> {"saved": PATH}          first output as .npy (float32)
+//   quit
+// Usage: node ort_worker.js MODEL.onnx THREADS NAME=INPUT.npy [NAME=INPUT.npy ...]
+'use strict';
+const fs = require('fs');
+const readline = require('readline');
+const ort = require('onnxruntime-node');
+
+function readNpy(path) {
+  const buf = fs.readFileSync(path);
+  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${path}: not a .npy file`);
+  const major = buf[6];
+  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = major === 1 ? 10 : 12;
+  const header = buf.toString('latin1', start, start + headerLen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
+  const data = buf.subarray(start + headerLen);
+  const copy = new Uint8Array(data).buffer;  // aligned copy
+  if (descr === '<f4') return new ort.Tensor('float32', new Float32Array(copy), shape);
+  if (descr === '<i8') return new ort.Tensor('int64', new BigInt64Array(copy), shape);
+  throw new Error(`${path}: dtype ${descr} not supported`);
+}
+
+function writeNpy(path, tensor) {
+  const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }`;
+  const total = 10 + header.length + 1;
+  header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(header.length, 8);
+  const data = Buffer.from(new Float32Array(tensor.data).buffer);
+  fs.writeFileSync(path, Buffer.concat([head, Buffer.from(header, 'latin1'), data]));
+}
+
+async function main() {
+  const [model, threadsText, ...inputArgs] = process.argv.slice(2);
+  const threads = Number(threadsText);
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  });
+  const feeds = {};
+  for (const arg of inputArgs) {
+    const eq = arg.indexOf('=');
+    feeds[arg.slice(0, eq)] = readNpy(arg.slice(eq + 1));
+  }
+  let last = await session.run(feeds);
+  console.log(JSON.stringify({ ready: true, inputs: session.inputNames, outputs: session.outputNames }));
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [cmd, arg] = line.trim().split(/\s+/);
+    if (cmd === 'run') {
+      const n = Number(arg);
+      const samples = [];
+      for (let i = 0; i < n; ++i) {
+        const t0 = process.hrtime.bigint();
+        last = await session.run(feeds);
+        samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+      }
+      console.log(JSON.stringify({ samples_us: samples }));
+    } else if (cmd === 'save') {
+      writeNpy(arg, last[session.outputNames[0]]);
+      console.log(JSON.stringify({ saved: arg }));
+    } else if (cmd === 'quit') {
+      break;
+    } else {
+      console.log(JSON.stringify({ error: `unknown command ${cmd}` }));
+    }
+  }
+  rl.close();
+  process.exit(0);
+}
+
+main().catch((e) => {
+  console.log(JSON.stringify({ error: String(e && e.message ? e.message : e) }));
+  process.exit(1);
+});
