@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Exports fusebox's builtin models from PyTorch to ONNX, with inputs and PyTorch's outputs.
+
+Run with Debian's python3-torch + python3-onnx:  /usr/bin/python3 assets/models/export_models.py
+
+Makes, next to this script:
+  mlp_opset{13,17}.onnx          nn.Sequential(Linear 784-512, ReLU, Linear 512-512, ReLU, Linear 512-10)
+  transformer_opset{13,17}.onnx  nn.TransformerEncoderLayer(d 256, heads 4, ffn 1024, gelu, dropout 0,
+                                 batch_first, norm_first=False), input [1, 64, 256]
+  stack_opset{13,17}.onnx        two such layers (smaller: d 64, heads 4, ffn 128, seq 16), weights inline
+  weights.bin                    the mlp and transformer weights as ONNX external data, shared by both
+                                 opsets (identical tensors are stored once), so the repo stays small
+  <model>.x.npy                  the input; <model>.<output>.npy: PyTorch's output for it
+
+Opset 13 spells LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div, opset 17 as LayerNormalization; GELU is
+Div/Erf/Add/Mul/Mul at both. The tests load every file, run it with all passes on and compare.
+"""
+import hashlib
+import os
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WEIGHTS = "weights.bin"
+
+
+def mlp():
+    torch.manual_seed(1)
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+
+
+def block(d, heads, ffn):
+    return nn.TransformerEncoderLayer(d_model=d, nhead=heads, dim_feedforward=ffn, dropout=0.0,
+                                      activation="gelu", batch_first=True, norm_first=False)
+
+
+def transformer():
+    torch.manual_seed(2)
+    return block(256, 4, 1024)
+
+
+def stack():
+    torch.manual_seed(3)
+    return nn.Sequential(block(64, 4, 128), block(64, 4, 128))
+
+
+MODELS = [
+    # name, constructor, input shape, output name, external weights
+    ("mlp", mlp, (1, 784), "logits", True),
+    ("transformer", transformer, (1, 64, 256), "y", True),
+    ("stack", stack, (1, 16, 64), "y", False),
+]
+
+
+class SharedWeights:
+    """One external-data file; tensors with identical bytes are stored once (64-byte aligned)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offsets = {}
+        self.data = bytearray()
+
+    def place(self, raw):
+        key = hashlib.sha256(raw).hexdigest()
+        if key not in self.offsets:
+            self.data += b"\0" * (-len(self.data) % 64)
+            self.offsets[key] = len(self.data)
+            self.data += raw
+        return self.offsets[key]
+
+    def externalize(self, model):
+        for t in model.graph.initializer:
+            raw = onnx.numpy_helper.to_array(t).tobytes()
+            if len(raw) < 1024:
+                continue  # small tensors stay inline
+            offset = self.place(raw)
+            t.ClearField("raw_data")
+            t.ClearField("float_data")
+            t.ClearField("int64_data")
+            t.data_location = onnx.TensorProto.EXTERNAL
+            del t.external_data[:]
+            for k, v in (("location", WEIGHTS), ("offset", str(offset)), ("length", str(len(raw)))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
+
+    def write(self):
+        with open(self.path, "wb") as f:
+            f.write(self.data)
+
+
+def main():
+    shared = SharedWeights(os.path.join(HERE, WEIGHTS))
+    written = []
+    for name, make, shape, out_name, external in MODELS:
+        model = make().eval()
+        torch.manual_seed(100)
+        x = torch.rand(*shape) * 2 - 1
+        with torch.no_grad():
+            y = model(x)
+        np.save(os.path.join(HERE, f"{name}.x.npy"), x.numpy())
+        np.save(os.path.join(HERE, f"{name}.{out_name}.npy"), y.numpy())
+        for opset in (13, 17):
+            path = os.path.join(HERE, f"{name}_opset{opset}.onnx")
+            # Export with autograd on: nn.TransformerEncoderLayer's fused fast path is then off and
+            # the exporter sees the primitive ops.
+            torch.onnx.export(model, (x,), path, input_names=["x"], output_names=[out_name],
+                              opset_version=opset, do_constant_folding=True)
+            m = onnx.load(path)
+            if external:
+                shared.externalize(m)
+            onnx.save(m, path)
+            written.append(path)
+            ops = sorted({n.op_type for n in m.graph.node})
+            print(f"{os.path.basename(path)}: {len(m.graph.node)} nodes, ops {' '.join(ops)}")
+    shared.write()
+    for path in written:
+        onnx.checker.check_model(path)
+    print(f"{WEIGHTS}: {len(shared.data)} bytes")
+
+
+if __name__ == "__main__":
+    main()

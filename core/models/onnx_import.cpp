@@ -1,0 +1,312 @@
+// ONNX import: parse the ModelProto, check every node against the handler registry (listing all
+// unsupported ops at once), turn initializers into weights and inputs into graph inputs (dynamic
+// dims from the options), then convert node by node through the handlers.
+#include "core/models/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/ir/verifier.h"
+#include "core/models/onnx/context.h"
+
+namespace fusebox::models {
+
+using onnx_import::HandlerRegistry;
+using onnx_import::ImportContext;
+using onnx_import::OnnxNode;
+
+namespace {
+
+constexpr size_t kMaxModelFileBytes = size_t{2} << 30;  // protobuf's own limit
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not an ONNX model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open file");
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) throw Error(path + ": cannot read file");
+  if (static_cast<size_t>(size) >= kMaxModelFileBytes) throw Error(path + ": larger than 2 GiB; store weights as external data");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), size);
+  if (!in) throw Error(path + ": short read");
+  return bytes;
+}
+
+std::string dir_of(const std::string& path) {
+  std::filesystem::path p = std::filesystem::path(path).parent_path();
+  return p.empty() ? std::string(".") : p.string();
+}
+
+std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+std::shared_ptr<onnx::ModelProto> parse_model(std::string_view bytes, const std::string& name) {
+  if (bytes.size() >= kMaxModelFileBytes) throw Error(name + ": larger than 2 GiB");
+  auto model = std::make_shared<onnx::ModelProto>();
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw Error(name + ": not an ONNX model (the protobuf does not parse: truncated or another format)");
+  if (model->ir_version() <= 0 || !model->has_graph() || model->opset_import_size() == 0)
+    throw Error(name + ": not an ONNX model (no ir_version, graph or opset_import)");
+  return model;
+}
+
+int64_t default_opset(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  throw Error(name + ": imports no opset of the default ONNX domain");
+}
+
+std::string node_name(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
+std::string op_key(const onnx::NodeProto& n) {
+  bool def = n.domain().empty() || n.domain() == "ai.onnx";
+  return def ? n.op_type() : n.domain() + "." + n.op_type();
+}
+
+std::vector<OnnxUnsupported> find_unsupported(const onnx::GraphProto& g, int64_t opset) {
+  std::vector<OnnxUnsupported> out;
+  const HandlerRegistry& reg = HandlerRegistry::instance();
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    std::string reason = reg.unsupported_reason(n.domain(), n.op_type(), opset);
+    if (reason.empty()) {
+      const onnx_import::OnnxHandler* h = reg.find(n.op_type());
+      for (const auto& a : n.attribute())
+        if (std::find(h->attributes.begin(), h->attributes.end(), a.name()) == h->attributes.end()) {
+          reason = "attribute '" + a.name() + "' is not supported";
+          break;
+        }
+    }
+    if (reason.empty()) continue;
+    std::string key = op_key(n);
+    auto it = std::find_if(out.begin(), out.end(), [&](const OnnxUnsupported& u) { return u.op == key && u.reason == reason; });
+    if (it == out.end()) {
+      out.push_back({key, reason, {}});
+      it = out.end() - 1;
+    }
+    it->nodes.push_back(node_name(n, i));
+  }
+  return out;
+}
+
+std::string list_nodes(const std::vector<std::string>& nodes) {
+  std::string s;
+  for (size_t i = 0; i < nodes.size() && i < 5; ++i) s += (i ? ", " : "") + ("'" + nodes[i] + "'");
+  if (nodes.size() > 5) s += ", ... (" + std::to_string(nodes.size()) + " nodes)";
+  return s;
+}
+
+OnnxValueInfo value_info(const onnx::ValueInfoProto& v) {
+  OnnxValueInfo info;
+  info.name = v.name();
+  if (!v.type().has_tensor_type()) {
+    info.type = "(not a tensor)";
+    return info;
+  }
+  const auto& tt = v.type().tensor_type();
+  info.type = onnx_import::onnx_type_name(tt.elem_type());
+  if (tt.has_shape())
+    for (const auto& d : tt.shape().dim())
+      info.dims.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+  return info;
+}
+
+ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::string& name,
+                  const OnnxImportOptions& options, const std::string& model_dir) {
+  const onnx::GraphProto& gp = model->graph();
+  int64_t opset = default_opset(*model, name);
+  for (const auto& o : model->opset_import())
+    if (!(o.domain().empty() || o.domain() == "ai.onnx") && o.domain() != "ai.onnx.ml") {
+      // Other domains only matter when a node uses them; find_unsupported names those nodes.
+    }
+  std::vector<OnnxUnsupported> unsupported = find_unsupported(gp, opset);
+  if (!unsupported.empty()) {
+    int count = 0;
+    for (const auto& u : unsupported) count += static_cast<int>(u.nodes.size());
+    std::string msg = name + ": " + std::to_string(count) + " node(s) fusebox cannot import (opset " +
+                      std::to_string(opset) + "):";
+    for (const auto& u : unsupported) msg += "\n  " + u.op + " (" + u.reason + "): " + list_nodes(u.nodes);
+    throw Error(msg);
+  }
+
+  ir::Graph g;
+  g.name = name;
+  ImportContext ctx(g, opset, options.evaluator, model, model_dir);
+  try {
+    std::set<std::string> initializer_names;
+    for (const auto& t : gp.initializer()) {
+      if (t.name().empty()) throw Error("an initializer has no name");
+      ctx.define_constant(t.name(), onnx_import::tensor_from_proto(t, model, model_dir, "initializer '" + t.name() + "'"));
+      initializer_names.insert(t.name());
+    }
+    if (gp.sparse_initializer_size() > 0) throw Error("sparse initializers are not supported");
+
+    std::vector<std::string> missing_dims;
+    for (const auto& in : gp.input()) {
+      if (initializer_names.count(in.name())) continue;  // an initializer with a default: a weight
+      if (in.name().empty()) throw Error("a graph input has no name");
+      auto bound = options.constant_inputs.find(in.name());
+      if (bound != options.constant_inputs.end()) {
+        ctx.define_constant(in.name(), bound->second);
+        continue;
+      }
+      if (!in.type().has_tensor_type()) throw Error("input '" + in.name() + "' is not a tensor");
+      const auto& tt = in.type().tensor_type();
+      ir::DType dtype;
+      if (tt.elem_type() == onnx::TensorProto::FLOAT) dtype = ir::DType::f32;
+      else if (tt.elem_type() == onnx::TensorProto::INT64) dtype = ir::DType::i64;
+      else
+        throw Error("input '" + in.name() + "' has element type " + onnx_import::onnx_type_name(tt.elem_type()) +
+                    ", which fusebox cannot compute (float32 and int64 only)");
+      if (!tt.has_shape()) throw Error("input '" + in.name() + "' has no shape (its rank is unknown)");
+      ir::Shape shape;
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto& d = tt.shape().dim(i);
+        std::string key = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : in.name() + ":" + std::to_string(i);
+        auto given = options.dims.find(key);
+        if (given != options.dims.end()) {
+          if (given->second < 0) throw Error("--dim " + key + "=" + std::to_string(given->second) + ": must be >= 0");
+          shape.push_back(given->second);
+        } else if (d.has_dim_value()) {
+          if (d.dim_value() < 0) throw Error("input '" + in.name() + "' has negative dim " + std::to_string(d.dim_value()));
+          shape.push_back(d.dim_value());
+        } else {
+          missing_dims.push_back("'" + key + "' (input '" + in.name() + "' dim " + std::to_string(i) + ")");
+          shape.push_back(1);
+        }
+      }
+      ir::numel(shape);  // overflow check
+      ctx.define_tensor(in.name(), g.add_input(in.name(), dtype, shape));
+    }
+    if (!missing_dims.empty()) {
+      std::string msg = "dynamic dims without values:";
+      for (const auto& m : missing_dims) msg += " " + m;
+      std::string first = missing_dims[0].substr(1, missing_dims[0].find('\'', 1) - 1);
+      throw Error(msg + "; set each with --dim NAME=VALUE (e.g. --dim " + first + "=1)");
+    }
+
+    const HandlerRegistry& reg = HandlerRegistry::instance();
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const onnx::NodeProto& np = gp.node(i);
+      OnnxNode node(np, node_name(np, i));
+      for (const auto& in : np.input())
+        if (!in.empty() && !ctx.defined(in))
+          throw Error(node.where() + ": reads '" + in + "', which no earlier node, input or initializer defines");
+      if (np.output_size() == 0) throw Error(node.where() + ": has no outputs");
+      reg.find(np.op_type())->convert(ctx, node);
+      for (const auto& out : np.output())
+        if (!out.empty() && !ctx.defined(out))
+          throw Error(node.where() + ": output '" + out + "' is not supported by the importer");
+    }
+
+    for (const auto& out : gp.output()) {
+      if (!ctx.defined(out.name())) throw Error("graph output '" + out.name() + "' is not computed by any node");
+      g.outputs.push_back(ctx.tensor_of(out.name()));
+    }
+    if (g.outputs.empty()) throw Error("the graph has no outputs");
+    ir::verify(g);
+  } catch (const Error& e) {
+    throw Error(name + ": " + e.what());
+  }
+  return g;
+}
+
+}  // namespace
+
+ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& name, const OnnxImportOptions& options,
+                            const std::string& model_dir) {
+  return convert(parse_model(bytes, name), name, options, model_dir);
+}
+
+ir::Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
+  std::string bytes = read_file(path);
+  auto model = parse_model(bytes, path);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  ir::Graph g = convert(model, path, options, dir_of(path));
+  g.name = stem_of(path);
+  return g;
+}
+
+OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name) {
+  auto model = parse_model(bytes, name);
+  const onnx::GraphProto& gp = model->graph();
+  OnnxInspection r;
+  r.path = name;
+  r.ir_version = model->ir_version();
+  r.producer = model->producer_name() + (model->producer_version().empty() ? "" : " " + model->producer_version());
+  for (const auto& o : model->opset_import()) r.opsets.emplace_back(o.domain().empty() ? "ai.onnx" : o.domain(), o.version());
+  for (const auto& o : model->opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") r.opset = o.version();
+  std::set<std::string> init;
+  for (const auto& t : gp.initializer()) {
+    init.insert(t.name());
+    r.initializers++;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) r.external_initializers++;
+    int64_t n = 1;
+    for (int64_t d : t.dims()) n = (d >= 0 && (d == 0 || n <= std::numeric_limits<int64_t>::max() / 8 / d)) ? n * d : 0;
+    r.initializer_bytes += n * (t.data_type() == onnx::TensorProto::DOUBLE || t.data_type() == onnx::TensorProto::INT64 ? 8 : 4);
+  }
+  for (const auto& in : gp.input())
+    if (!init.count(in.name())) r.inputs.push_back(value_info(in));
+  for (const auto& out : gp.output()) r.outputs.push_back(value_info(out));
+  for (const auto& n : gp.node()) r.op_histogram[op_key(n)]++;
+  r.unsupported = find_unsupported(gp, r.opset);
+  return r;
+}
+
+OnnxInspection inspect_onnx_file(const std::string& path) { return inspect_onnx_bytes(read_file(path), path); }
+
+std::string OnnxInspection::to_text() const {
+  std::ostringstream s;
+  s << path << "\n  ir_version " << ir_version << ", opset " << opset;
+  for (const auto& [d, v] : opsets)
+    if (d != "ai.onnx") s << ", " << d << " " << v;
+  if (!producer.empty()) s << ", producer " << producer;
+  s << "\n";
+  auto print = [&](const char* title, const std::vector<OnnxValueInfo>& v) {
+    s << title << ":\n";
+    for (const auto& i : v) {
+      s << "  " << i.name << "  " << i.type << " [";
+      for (size_t k = 0; k < i.dims.size(); ++k) s << (k ? "," : "") << i.dims[k];
+      s << "]\n";
+    }
+  };
+  print("inputs", inputs);
+  print("outputs", outputs);
+  s << "initializers: " << initializers << " (" << initializer_bytes << " bytes";
+  if (external_initializers) s << ", " << external_initializers << " external";
+  s << ")\nops:\n";
+  for (const auto& [op, n] : op_histogram) s << "  " << op << " " << n << "\n";
+  if (unsupported.empty()) {
+    s << "unsupported: none\n";
+  } else {
+    int count = 0;
+    for (const auto& u : unsupported) count += static_cast<int>(u.nodes.size());
+    s << "unsupported: " << count << " node(s)\n";
+    for (const auto& u : unsupported) s << "  " << u.op << " (" << u.reason << "): " << list_nodes(u.nodes) << "\n";
+  }
+  return s.str();
+}
+
+ir::Tensor read_onnx_tensor_file(const std::string& path, std::string* name) {
+  std::string bytes = read_file(path);
+  onnx::TensorProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw Error(path + ": not a serialized ONNX TensorProto");
+  if (name) *name = proto.name();
+  return onnx_import::tensor_from_proto(proto, nullptr, dir_of(path), path);
+}
+
+std::vector<std::string> onnx_supported_ops() { return HandlerRegistry::instance().ops(); }
+
+}  // namespace fusebox::models

@@ -1,0 +1,88 @@
+#pragma once
+// ONNX import: a .onnx file (protobuf ModelProto) -> ir::Graph of our primitive ops.
+//
+// Each ONNX op type has a handler (core/models/onnx/*_handlers.cpp, one file per op family) in a
+// registry; a handler checks the attributes and opset versions it supports and maps the node to
+// our ops. Shape arguments (Reshape's shape, Slice's starts/ends, Unsqueeze's axes, ...) are
+// attributes in our IR, so the i64 shape arithmetic exporters emit (Shape -> Gather -> Unsqueeze
+// -> Concat -> Reshape) is evaluated at load time: every node whose inputs are all known is run
+// once through `evaluator` (exec::evaluate_node) and becomes a constant.
+//
+//   OnnxImportOptions opt;
+//   opt.evaluator = cpu_backend.get();       // core cannot include ops/: the caller passes it
+//   opt.dims["seq"] = 128;                   // values for dynamic dims (dim_param names)
+//   ir::Graph g = models::import_onnx_file("model.onnx", opt);
+//
+// Initializers become weights: a view of the parsed file's bytes when aligned, else one copy;
+// external data is read from files next to the model (offsets and sizes checked). Everything
+// wrong with the file or the model throws fusebox::Error naming the file, the node, the op and
+// the opset; unsupported ops are all listed at once.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/ir/graph.h"
+#include "core/ir/tensor.h"
+
+namespace fusebox::models {
+
+struct OnnxImportOptions {
+  // Values for dynamic dims, by dim_param name ("batch") or "<input>:<index>" ("x:0") for dims
+  // that have neither a value nor a name.
+  std::map<std::string, int64_t> dims;
+  // Runs constant nodes at load time (the CPU backend). Without one, only Shape, Constant,
+  // Identity and the like fold, and a model whose shape arguments need arithmetic is refused.
+  const exec::Backend* evaluator = nullptr;
+  // Graph inputs whose values are known at load time (e.g. the `shape` input of ONNX's Reshape
+  // node tests): they are folded into the graph as constants and no longer inputs.
+  std::map<std::string, ir::Tensor> constant_inputs;
+};
+
+// Throws fusebox::Error (unreadable, truncated or non-ONNX file, unsupported ops, dynamic dims
+// without values, types fusebox cannot compute, malformed graphs).
+ir::Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options);
+// `name` names the model in errors and becomes the graph name; `model_dir` resolves external
+// data ("" refuses external data).
+ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& name,
+                            const OnnxImportOptions& options, const std::string& model_dir = "");
+
+// What `fusebox inspect` prints: read without converting anything.
+struct OnnxValueInfo {
+  std::string name;
+  std::string type;               // "float32", "int64", "bool", ...
+  std::vector<std::string> dims;  // "1", "seq", "?"
+};
+struct OnnxUnsupported {
+  std::string op;                  // "Loop", "com.microsoft.Attention"
+  std::string reason;              // "no handler", "handler supports opsets 13..21"
+  std::vector<std::string> nodes;  // node names (or "#<index>")
+};
+struct OnnxInspection {
+  std::string path;
+  int64_t ir_version = 0;
+  int64_t opset = 0;                                    // default domain
+  std::vector<std::pair<std::string, int64_t>> opsets;  // every domain imported
+  std::string producer;
+  std::vector<OnnxValueInfo> inputs;  // graph inputs that are not initializers
+  std::vector<OnnxValueInfo> outputs;
+  int64_t initializers = 0;
+  int64_t initializer_bytes = 0;
+  int64_t external_initializers = 0;
+  std::map<std::string, int> op_histogram;
+  std::vector<OnnxUnsupported> unsupported;
+  std::string to_text() const;
+};
+OnnxInspection inspect_onnx_file(const std::string& path);
+OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name);
+
+// Reads a serialized TensorProto (ONNX test data: test_data_set_0/input_0.pb). Integer and bool
+// tensors become i64, float becomes f32; others are refused naming the type.
+ir::Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);
+
+// The ONNX op types that have a handler, sorted.
+std::vector<std::string> onnx_supported_ops();
+
+}  // namespace fusebox::models

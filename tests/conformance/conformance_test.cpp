@@ -1,0 +1,150 @@
+// ONNX's own node tests (Debian libonnx-testdata): every test whose model uses only ops we import
+// is loaded, run on every executor (passes off and all on) and compared with the expected outputs
+// at the ONNX backend-test tolerances (rtol 1e-3, atol 1e-7). Cases we deliberately do not support
+// are listed, each with its reason, in unsupported.txt beside this file; everything else must pass.
+// Integer (and bool) inputs are shape arguments or indices in our IR, so they are bound as
+// load-time constants; float inputs are fed at run time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/exec/session.h"
+#include "core/models/onnx_import.h"
+#include "ops/cpu/cpu_backend.h"
+
+namespace fusebox {
+namespace {
+
+namespace fs = std::filesystem;
+const char* kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+std::map<std::string, std::string> read_unsupported() {
+  std::map<std::string, std::string> out;
+  std::ifstream in(std::string(FUSEBOX_SOURCE_DIR) + "/tests/conformance/unsupported.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string name, reason;
+    s >> name;
+    std::getline(s, reason);
+    out[name] = reason;
+  }
+  return out;
+}
+
+std::vector<ir::Tensor> read_pbs(const fs::path& dir, const char* prefix, std::vector<std::string>* names) {
+  std::vector<ir::Tensor> out;
+  for (int i = 0;; ++i) {
+    fs::path p = dir / (std::string(prefix) + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    std::string name;
+    out.push_back(models::read_onnx_tensor_file(p.string(), &name));
+    if (names) names->push_back(name);
+  }
+  return out;
+}
+
+// Worst |a-b| / (atol + rtol |b|); <= 1 passes. Shapes must match exactly.
+std::string compare(const ir::Tensor& got, const ir::Tensor& want) {
+  if (got.shape() != want.shape())
+    return "shape " + ir::shape_str(got.shape()) + " vs expected " + ir::shape_str(want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double a = got.dtype() == ir::DType::f32 ? got.data<float>()[i] : static_cast<double>(got.data<int64_t>()[i]);
+    double b = want.dtype() == ir::DType::f32 ? want.data<float>()[i] : static_cast<double>(want.data<int64_t>()[i]);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;
+    if (!(std::abs(a - b) <= 1e-7 + 1e-3 * std::abs(b)))
+      return "element " + std::to_string(i) + ": " + std::to_string(a) + " vs expected " + std::to_string(b);
+  }
+  return "";
+}
+
+// "" when the case passes, else why not.
+std::string run_case(const fs::path& dir, const exec::Backend& evaluator) {
+  fs::path data = dir / "test_data_set_0";
+  models::OnnxInspection info = models::inspect_onnx_file((dir / "model.onnx").string());
+  std::vector<ir::Tensor> inputs = read_pbs(data, "input_", nullptr);
+  std::vector<ir::Tensor> expected = read_pbs(data, "output_", nullptr);
+  if (inputs.size() != info.inputs.size()) return "test data has " + std::to_string(inputs.size()) + " inputs";
+  models::OnnxImportOptions opt;
+  opt.evaluator = &evaluator;
+  std::vector<ir::Tensor> fed;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (info.inputs[i].type == "FLOAT") continue;
+    opt.constant_inputs[info.inputs[i].name] = inputs[i];
+  }
+  ir::Graph g = models::import_onnx_file((dir / "model.onnx").string(), opt);
+  for (const auto& name : g.inputs)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (info.inputs[i].name == name) fed.push_back(inputs[i]);
+  if (g.outputs.size() != expected.size()) return "model has " + std::to_string(g.outputs.size()) + " outputs";
+  for (const char* executor : {"eager", "interpreted", "compiled"})
+    for (const char* passes : {"none", "all"}) {
+      exec::SessionOptions so;
+      so.executor = executor;
+      so.passes = passes;
+      exec::Session session(g, so);
+      std::vector<ir::Tensor> got = session.run(fed);
+      for (size_t i = 0; i < got.size(); ++i) {
+        std::string diff = compare(got[i], expected[i]);
+        if (!diff.empty())
+          return std::string(executor) + ", passes " + passes + ", output " + std::to_string(i) + ": " + diff;
+      }
+    }
+  return "";
+}
+
+TEST(OnnxConformance, NodeTestsOfSupportedOps) {
+  if (!fs::exists(kNodeTests)) GTEST_SKIP() << kNodeTests << " missing: apt-get install libonnx-testdata";
+  cpu::register_backend();
+  auto evaluator = cpu::make_backend();
+  std::map<std::string, std::string> unsupported = read_unsupported();
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(kNodeTests))
+    if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  int passed = 0, listed = 0, other_ops = 0;
+  std::vector<std::string> failures;
+  for (const auto& dir : dirs) {
+    std::string name = dir.filename().string();
+    models::OnnxInspection info;
+    try {
+      info = models::inspect_onnx_file((dir / "model.onnx").string());
+    } catch (const Error& e) {
+      failures.push_back(name + ": " + e.what());
+      continue;
+    }
+    bool ours = true;
+    for (const auto& u : info.unsupported) ours = ours && u.reason.find("attribute") != std::string::npos;
+    if (!ours) {
+      ++other_ops;
+      continue;
+    }
+    if (unsupported.count(name)) {
+      ++listed;
+      continue;
+    }
+    std::string why;
+    try {
+      why = run_case(dir, *evaluator);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (why.empty()) ++passed;
+    else failures.push_back(name + ": " + why);
+  }
+  std::printf("ONNX node tests: %d passed, %d listed in unsupported.txt, %d failed, %d use ops fusebox does not import\n",
+              passed, listed, static_cast<int>(failures.size()), other_ops);
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_GT(passed, 100);
+}
+
+}  // namespace
+}  // namespace fusebox

@@ -1,0 +1,292 @@
+// Importer unit tests on small models built here with the protobuf classes: errors (not ONNX,
+// unsupported ops listed at once, dynamic dims, types), Gemm lowering, Softmax opset 11
+// coercion, load-time folding of PyTorch's shape arithmetic, external data checks.
+#define ONNX_ML 1
+#define ONNX_NAMESPACE onnx
+#include <onnx/onnx_pb.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/error.h"
+#include "core/models/onnx_import.h"
+#include "ops/cpu/cpu_backend.h"
+#include "tests/support/graph_eval.h"
+
+namespace fusebox {
+namespace {
+
+struct Builder {
+  onnx::ModelProto m;
+  onnx::GraphProto* g;
+  explicit Builder(int64_t opset = 17) {
+    m.set_ir_version(8);
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    g = m.mutable_graph();
+    g->set_name("test");
+  }
+  void input(const std::string& name, std::vector<int64_t> dims, int type = onnx::TensorProto::FLOAT,
+             const std::string& param = "") {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+      else dim->set_dim_param(param);
+    }
+  }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
+  onnx::TensorProto* init(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+    return t;
+  }
+  void init_i64(const std::string& name, std::vector<int64_t> values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + std::to_string(g->node_size()));
+    for (auto& s : in) n->add_input(s);
+    for (auto& s : out) n->add_output(s);
+    return n;
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  std::string bytes() const { return m.SerializeAsString(); }
+};
+
+models::OnnxImportOptions options() {
+  static auto cpu = cpu::make_backend();
+  models::OnnxImportOptions opt;
+  opt.evaluator = cpu.get();
+  return opt;
+}
+
+std::string error_of(const std::string& bytes, const models::OnnxImportOptions& opt = options()) {
+  try {
+    models::import_onnx_bytes(bytes, "m.onnx", opt);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OnnxImport, RefusesNonOnnxAndTruncatedFiles) {
+  EXPECT_NE(error_of("hello, this is not a model").find("not an ONNX model"), std::string::npos);
+  EXPECT_NE(error_of("").find("not an ONNX model"), std::string::npos);
+  Builder b;
+  b.input("x", {2});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  std::string bytes = b.bytes();
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::string e = error_of(bytes.substr(0, n));
+    EXPECT_FALSE(e.empty()) << "truncated at " << n;
+  }
+  EXPECT_EQ(error_of(bytes), "");
+}
+
+TEST(OnnxImport, ListsEveryUnsupportedOpAtOnce) {
+  Builder b(13);
+  b.input("x", {2});
+  b.node("Foo", {"x"}, {"a"});
+  b.node("Relu", {"a"}, {"b"});
+  b.node("Bar", {"b"}, {"c"});
+  b.node("Foo", {"c"}, {"d"});
+  b.node("LayerNormalization", {"d", "d"}, {"y"});  // needs opset 17
+  b.output("y");
+  std::string e = error_of(b.bytes());
+  EXPECT_NE(e.find("4 node(s)"), std::string::npos) << e;
+  EXPECT_NE(e.find("opset 13"), std::string::npos) << e;
+  EXPECT_NE(e.find("Foo"), std::string::npos) << e;
+  EXPECT_NE(e.find("'Foo_1', 'Foo_4'"), std::string::npos) << e;
+  EXPECT_NE(e.find("Bar"), std::string::npos) << e;
+  EXPECT_NE(e.find("LayerNormalization (needs opset >= 17"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, DynamicDimsNeedValues) {
+  Builder b;
+  b.input("x", {-1, 4}, onnx::TensorProto::FLOAT, "batch");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  std::string e = error_of(b.bytes());
+  EXPECT_NE(e.find("--dim batch="), std::string::npos) << e;
+  auto opt = options();
+  opt.dims["batch"] = 3;
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", opt);
+  EXPECT_EQ(g.tensor("x").shape, (ir::Shape{3, 4}));
+}
+
+TEST(OnnxImport, RefusesTypesWeCannotCompute) {
+  Builder b;
+  b.input("x", {2}, onnx::TensorProto::DOUBLE);
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  EXPECT_NE(error_of(b.bytes()).find("DOUBLE"), std::string::npos);
+}
+
+TEST(OnnxImport, GemmBecomesMatMulWithFlagsAndScaledBias) {
+  Builder b(13);
+  b.input("a", {3, 2});  // transA: A is [K, M]
+  b.init("w", {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});  // transB: B is [N, K]
+  b.init("c", {4}, {1, -1, 0.5f, 2});
+  auto* n = b.node("Gemm", {"a", "w", "c"}, {"y"});
+  Builder::attr(n, "transA", int64_t{1});
+  Builder::attr(n, "transB", int64_t{1});
+  Builder::attr(n, "alpha", 0.5f);
+  Builder::attr(n, "beta", 2.0f);
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  EXPECT_EQ(g.op_histogram(), (std::map<std::string, int>{{"Add", 1}, {"MatMul", 1}}));
+  ir::Tensor a(ir::DType::f32, {3, 2});
+  for (int i = 0; i < 6; ++i) a.data<float>()[i] = static_cast<float>(i) - 2.5f;
+  ir::Tensor y = testing::evaluate_graph(g, {a})[0];
+  ASSERT_EQ(y.shape(), (ir::Shape{2, 4}));
+  const float w[4][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}}, c[4] = {1, -1, 0.5f, 2};
+  for (int m = 0; m < 2; ++m)
+    for (int j = 0; j < 4; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 3; ++k) acc += static_cast<double>(a.data<float>()[k * 2 + m]) * w[j][k];
+      EXPECT_NEAR(y.data<float>()[m * 4 + j], 0.5 * acc + 2.0 * c[j], 1e-5);
+    }
+}
+
+TEST(OnnxImport, SoftmaxBeforeOpset13CoercesTo2D) {
+  Builder b(11);
+  b.input("x", {2, 3, 4});
+  auto* n = b.node("Softmax", {"x"}, {"y"});
+  Builder::attr(n, "axis", int64_t{1});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  ir::Tensor x = testing::random_inputs(g, 7)[0];
+  ir::Tensor y = testing::evaluate_graph(g, {x})[0];
+  ASSERT_EQ(y.shape(), (ir::Shape{2, 3, 4}));
+  for (int r = 0; r < 2; ++r) {  // normalized over the 12 elements of each row
+    double z = 0;
+    for (int i = 0; i < 12; ++i) z += std::exp(static_cast<double>(x.data<float>()[r * 12 + i]));
+    for (int i = 0; i < 12; ++i)
+      EXPECT_NEAR(y.data<float>()[r * 12 + i], std::exp(static_cast<double>(x.data<float>()[r * 12 + i])) / z, 1e-6);
+  }
+}
+
+TEST(OnnxImport, FoldsPyTorchShapeArithmetic) {
+  // x [2, 3, 4] -> Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) == [2, 12]
+  Builder b(13);
+  b.input("x", {2, 3, 4});
+  b.init_i64("zero", {0});
+  b.init_i64("axes0", {0});
+  b.init_i64("minus1", {-1});
+  b.node("Shape", {"x"}, {"s"});
+  auto* gather = b.node("Gather", {"s", "zero"}, {"d0"});
+  Builder::attr(gather, "axis", int64_t{0});
+  b.node("Squeeze", {"d0", "axes0"}, {"d0s"});
+  b.node("Unsqueeze", {"d0s", "axes0"}, {"d0u"});
+  auto* concat = b.node("Concat", {"d0u", "minus1"}, {"shape"});
+  Builder::attr(concat, "axis", int64_t{0});
+  b.node("Reshape", {"x", "shape"}, {"r"});
+  b.node("Relu", {"r"}, {"y"});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  EXPECT_EQ(g.op_histogram(), (std::map<std::string, int>{{"Relu", 1}, {"Reshape", 1}}));
+  EXPECT_EQ(g.tensor("y").shape, (ir::Shape{2, 12}));
+}
+
+TEST(OnnxImport, ShapeArgumentsComputedAtRunTimeAreRefused) {
+  Builder b(13);
+  b.input("x", {2, 3});
+  b.input("shape", {2}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y");
+  std::string e = error_of(b.bytes());
+  EXPECT_NE(e.find("must be known at load time"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, ExternalDataIsCheckedAndConfinedToTheModelDirectory) {
+  auto dir = std::filesystem::temp_directory_path() / "fusebox_onnx_external";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "w.bin", std::ios::binary);
+    float v[4] = {1, 2, 3, 4};
+    f.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  auto make = [&](const std::string& location, const std::string& offset, const std::string& length) {
+    Builder b;
+    b.input("x", {4});
+    auto* t = b.g->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair{"location", location}, {"offset", offset}, {"length", length}}) {
+      auto* e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    b.node("Add", {"x", "w"}, {"y"});
+    b.output("y");
+    std::ofstream(dir / "m.onnx", std::ios::binary) << b.bytes();
+    return (dir / "m.onnx").string();
+  };
+  auto err = [&](const std::string& path) {
+    try {
+      models::import_onnx_file(path, options());
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(err(make("w.bin", "0", "16")), "");
+  EXPECT_NE(err(make("w.bin", "4", "16")).find("beyond the end"), std::string::npos);
+  EXPECT_NE(err(make("w.bin", "0", "12")).find("does not match"), std::string::npos);
+  EXPECT_NE(err(make("../w.bin", "0", "16")).find("leaves the model's directory"), std::string::npos);
+  EXPECT_NE(err(make("/etc/passwd", "0", "16")).find("relative"), std::string::npos);
+  EXPECT_NE(err(make("missing.bin", "0", "16")).find("cannot read"), std::string::npos);
+  EXPECT_NE(err(make("w.bin", "-4", "16")).find("offset"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxImport, InspectListsOpsInputsAndUnsupported) {
+  Builder b(13);
+  b.input("x", {-1, 4}, onnx::TensorProto::FLOAT, "batch");
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Loop", {"a"}, {"y"});
+  b.output("y");
+  models::OnnxInspection r = models::inspect_onnx_bytes(b.bytes(), "m.onnx");
+  EXPECT_EQ(r.opset, 13);
+  ASSERT_EQ(r.inputs.size(), 1u);
+  EXPECT_EQ(r.inputs[0].dims, (std::vector<std::string>{"batch", "4"}));
+  EXPECT_EQ(r.op_histogram["Relu"], 1);
+  ASSERT_EQ(r.unsupported.size(), 1u);
+  EXPECT_EQ(r.unsupported[0].op, "Loop");
+  EXPECT_NE(r.to_text().find("Loop"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fusebox
