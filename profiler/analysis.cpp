@@ -1,0 +1,400 @@
+#include "profiler/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/ir/shape.h"
+
+namespace fusebox::profiler {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// "812 ns", "12.3 us", "4.56 ms"
+std::string fmt_time(double ns) {
+  if (ns < 1e3) return fmt("%.0f ns", ns);
+  if (ns < 1e6) return fmt("%.1f us", ns / 1e3);
+  if (ns < 1e9) return fmt("%.2f ms", ns / 1e6);
+  return fmt("%.2f s", ns / 1e9);
+}
+
+double median_of(std::vector<double> v) { return make_stats(std::move(v)).median_ns; }
+
+struct RunView {
+  const Span* run = nullptr;
+  std::vector<const Span*> ops;  // direct op children, in order
+};
+
+std::vector<RunView> runs_of(const Recording& r, int64_t skip_runs) {
+  std::vector<RunView> runs;
+  std::map<int64_t, size_t> index;
+  for (const Span& s : r.spans) {
+    if (s.kind == SpanKind::Run) {
+      if (s.run < skip_runs) continue;
+      index[s.run] = runs.size();
+      runs.push_back({&s, {}});
+    } else if (s.kind == SpanKind::Op) {
+      auto it = index.find(s.run);
+      if (it != index.end()) runs[it->second].ops.push_back(&s);
+    }
+  }
+  return runs;
+}
+
+std::string shapes_str(const std::vector<std::vector<int64_t>>& shapes) {
+  std::string s;
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? "," : "") + ir::shape_str(shapes[i]);
+  return s;
+}
+
+}  // namespace
+
+Stats make_stats(std::vector<double> v) {
+  Stats s;
+  s.count = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  for (double x : v) s.total_ns += x;
+  s.mean_ns = s.total_ns / static_cast<double>(v.size());
+  s.min_ns = v.front();
+  s.max_ns = v.back();
+  size_t m = v.size() / 2;
+  s.median_ns = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  return s;
+}
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::Compute: return "compute-bound";
+    case Bound::Memory: return "memory-bound";
+    case Bound::Overhead: return "overhead-bound";
+    case Bound::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, double overhead_factor) {
+  const double peak = roof.peak_gflops(threads);
+  const double bw = roof.bandwidth_gbs;
+  const double balance = roof.balance(threads);
+  row.gflops = time_ns > 0 ? row.flops / time_ns : 0;
+  row.gbs = time_ns > 0 ? row.bytes / time_ns : 0;
+  row.intensity = row.bytes > 0 ? row.flops / row.bytes : 0;
+  row.roof_gflops = std::min(peak, row.intensity * bw);
+  if (row.flops > 0) {
+    row.efficiency = row.roof_gflops > 0 ? row.gflops / row.roof_gflops : 0;
+  } else {
+    row.efficiency = bw > 0 ? row.gbs / bw : 0;
+  }
+  const double floor = roof.dispatch_floor_ns;
+  if (time_ns <= 0) {
+    row.bound = Bound::Unknown;
+    row.why = "no time recorded";
+  } else if (floor > 0 && time_ns < overhead_factor * floor) {
+    row.bound = Bound::Overhead;
+    row.why = fmt_time(time_ns) + " per call < " + fmt("%.0f", overhead_factor) + " x dispatch floor " +
+              fmt_time(floor) + " (" + fmt("%.1f", time_ns / floor) + "x)";
+  } else if (row.flops <= 0 && row.bytes <= 0) {
+    row.bound = Bound::Overhead;
+    row.why = "no FLOPs or bytes: all of its " + fmt_time(time_ns) + " is dispatch";
+  } else if (row.intensity >= balance) {
+    row.bound = Bound::Compute;
+    row.why = "AI " + fmt("%.2f", row.intensity) + " FLOP/B >= balance " + fmt("%.2f", balance) + "; " +
+              fmt("%.1f", row.gflops) + " of " + fmt("%.1f", peak) + " GFLOP/s peak (" +
+              fmt("%.0f", 100 * row.efficiency) + "% of roof)";
+  } else {
+    row.bound = Bound::Memory;
+    row.why = "AI " + fmt("%.3f", row.intensity) + " FLOP/B < balance " + fmt("%.2f", balance) + "; " +
+              fmt("%.1f", row.gbs) + " GB/s vs " + fmt("%.1f", bw) + " GB/s DRAM (" +
+              fmt("%.0f", 100 * (bw > 0 ? row.gbs / bw : 0)) + "%" +
+              (row.gbs > bw ? ", in cache" : "") + ")";
+  }
+}
+
+Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions& o) {
+  Analysis a;
+  a.roofline = roof;
+  a.threads = r.threads;
+  std::vector<RunView> runs = runs_of(r, o.skip_runs);
+  std::map<int32_t, std::vector<double>> node_samples;
+  std::vector<double> run_ns, kernel_ns, gap_ns, edge_ns;
+  for (const RunView& rv : runs) {
+    double k = 0, g = 0;
+    for (size_t i = 0; i < rv.ops.size(); ++i) {
+      const Span* s = rv.ops[i];
+      double d = static_cast<double>(s->end_ns - s->start_ns);
+      k += d;
+      if (i > 0) g += static_cast<double>(s->start_ns - rv.ops[i - 1]->end_ns);
+      node_samples[s->node].push_back(d);
+    }
+    double total = static_cast<double>(rv.run->end_ns - rv.run->start_ns);
+    run_ns.push_back(total);
+    kernel_ns.push_back(k);
+    gap_ns.push_back(g);
+    edge_ns.push_back(std::max(0.0, total - k - g));
+    a.breakdown.ops_per_run = std::max<int64_t>(a.breakdown.ops_per_run, static_cast<int64_t>(rv.ops.size()));
+  }
+  a.breakdown.runs = static_cast<int64_t>(runs.size());
+  a.breakdown.run_ns = median_of(run_ns);
+  a.breakdown.kernel_ns = median_of(kernel_ns);
+  a.breakdown.gap_ns = median_of(gap_ns);
+  a.breakdown.edge_ns = median_of(edge_ns);
+
+  double all_kernel = 0;
+  for (const auto& [node, v] : node_samples)
+    for (double x : v) all_kernel += x;
+
+  struct TypeAcc {
+    std::vector<double> samples;
+    std::vector<double> node_medians;
+    double flops = 0, bytes = 0;
+    int64_t instances = 0;
+  };
+  std::map<std::string, TypeAcc> types;
+  for (const auto& [node, v] : node_samples) {
+    if (node < 0 || static_cast<size_t>(node) >= r.nodes.size()) continue;
+    const NodeInfo& n = r.nodes[static_cast<size_t>(node)];
+    OpRow row;
+    row.key = n.name;
+    row.op = n.op;
+    row.node = node;
+    row.instances = 1;
+    row.stats = make_stats(v);
+    row.flops = n.flops;
+    row.bytes = n.bytes;
+    row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
+    classify(row, row.stats.median_ns, roof, r.threads, o.overhead_factor);
+    a.by_node.push_back(row);
+    TypeAcc& t = types[n.op];
+    t.samples.insert(t.samples.end(), v.begin(), v.end());
+    t.node_medians.push_back(row.stats.median_ns);
+    t.flops += n.flops;
+    t.bytes += n.bytes;
+    t.instances += 1;
+  }
+  for (auto& [op, t] : types) {
+    OpRow row;
+    row.key = op;
+    row.op = op;
+    row.instances = t.instances;
+    row.stats = make_stats(t.samples);
+    row.flops = t.flops / static_cast<double>(t.instances);
+    row.bytes = t.bytes / static_cast<double>(t.instances);
+    row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
+    double mean_median = 0;
+    for (double m : t.node_medians) mean_median += m;
+    mean_median /= static_cast<double>(t.node_medians.size());
+    classify(row, mean_median, roof, r.threads, o.overhead_factor);
+    a.by_type.push_back(row);
+  }
+  auto by_total = [](const OpRow& x, const OpRow& y) { return x.stats.total_ns > y.stats.total_ns; };
+  std::sort(a.by_type.begin(), a.by_type.end(), by_total);
+  std::sort(a.by_node.begin(), a.by_node.end(), by_total);
+  return a;
+}
+
+std::string Analysis::to_text(size_t max_nodes) const {
+  std::ostringstream os;
+  char buf[512];
+  os << "roofline: peak " << fmt("%.1f", roofline.peak_gflops(threads)) << " GFLOP/s (" << threads
+     << " thread" << (threads == 1 ? "" : "s") << "), " << fmt("%.2f", roofline.bandwidth_gbs)
+     << " GB/s, balance " << fmt("%.2f", roofline.balance(threads)) << " FLOP/B, dispatch floor "
+     << fmt_time(roofline.dispatch_floor_ns) << "/op\n\n";
+  auto table = [&](const std::vector<OpRow>& rows, bool nodes, size_t limit) {
+    std::snprintf(buf, sizeof buf, "%-34s %5s %7s %10s %10s %10s %10s %6s %8s %8s %7s  %-15s %s\n",
+                  nodes ? "node" : "op type", "n", "calls", "total", "mean", "median", "min", "share",
+                  "GFLOP/s", "GB/s", "AI", "bound", "why");
+    os << buf;
+    size_t shown = 0;
+    for (const OpRow& r : rows) {
+      if (shown++ >= limit) {
+        os << "  ... " << rows.size() - limit << " more\n";
+        break;
+      }
+      std::string key = nodes ? r.op + " " + r.key : r.key;
+      if (key.size() > 34) key = key.substr(0, 31) + "...";
+      std::snprintf(buf, sizeof buf, "%-34s %5lld %7lld %10s %10s %10s %10s %5.1f%% %8.2f %8.2f %7.2f  %-15s %s\n",
+                    key.c_str(), static_cast<long long>(r.instances), static_cast<long long>(r.stats.count),
+                    fmt_time(r.stats.total_ns).c_str(), fmt_time(r.stats.mean_ns).c_str(),
+                    fmt_time(r.stats.median_ns).c_str(), fmt_time(r.stats.min_ns).c_str(), 100 * r.share, r.gflops,
+                    r.gbs, r.intensity, bound_name(r.bound), r.why.c_str());
+      os << buf;
+    }
+  };
+  os << "per op type (over " << breakdown.runs << " runs):\n";
+  table(by_type, false, by_type.size());
+  os << "\nper node (top " << std::min(max_nodes, by_node.size()) << " of " << by_node.size() << "):\n";
+  table(by_node, true, max_nodes);
+  const Breakdown& b = breakdown;
+  os << "\nrun breakdown (median over " << b.runs << " runs, " << b.ops_per_run << " ops per run):\n";
+  std::snprintf(buf, sizeof buf,
+                "  run              %10s  100.0%%\n"
+                "  kernels          %10s  %5.1f%%\n"
+                "  between kernels  %10s  %5.1f%%   (dispatch: %s per op gap)\n"
+                "  edges            %10s  %5.1f%%   (copy inputs in, outputs out, sync)\n",
+                fmt_time(b.run_ns).c_str(), fmt_time(b.kernel_ns).c_str(), 100 * b.kernel_fraction(),
+                fmt_time(b.gap_ns).c_str(), 100 * b.gap_fraction(),
+                fmt_time(b.ops_per_run > 1 ? b.gap_ns / static_cast<double>(b.ops_per_run - 1) : 0).c_str(),
+                fmt_time(b.edge_ns).c_str(), 100 * b.edge_fraction());
+  os << buf;
+  return os.str();
+}
+
+nlohmann::json Analysis::to_json() const {
+  auto rows = [](const std::vector<OpRow>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const OpRow& r : v)
+      a.push_back({{"key", r.key}, {"op", r.op}, {"node", r.node}, {"instances", r.instances},
+                   {"count", r.stats.count}, {"total_ns", r.stats.total_ns}, {"mean_ns", r.stats.mean_ns},
+                   {"min_ns", r.stats.min_ns}, {"median_ns", r.stats.median_ns}, {"max_ns", r.stats.max_ns},
+                   {"flops", r.flops}, {"bytes", r.bytes}, {"gflops", r.gflops}, {"gbs", r.gbs},
+                   {"intensity", r.intensity}, {"roof_gflops", r.roof_gflops}, {"efficiency", r.efficiency},
+                   {"bound", bound_name(r.bound)}, {"why", r.why}, {"share", r.share}});
+    return a;
+  };
+  const Breakdown& b = breakdown;
+  return {{"roofline", roofline.to_json()},
+          {"threads", threads},
+          {"by_type", rows(by_type)},
+          {"by_node", rows(by_node)},
+          {"breakdown",
+           {{"runs", b.runs}, {"run_ns", b.run_ns}, {"kernel_ns", b.kernel_ns}, {"gap_ns", b.gap_ns},
+            {"edge_ns", b.edge_ns}, {"kernel_fraction", b.kernel_fraction()}, {"gap_fraction", b.gap_fraction()},
+            {"edge_fraction", b.edge_fraction()}, {"ops_per_run", b.ops_per_run}}}};
+}
+
+// ---- comparison -------------------------------------------------------------------------------
+
+Comparison compare(const Recording& a, const Recording& b, int64_t skip_runs) {
+  Comparison c;
+  c.label_a = a.model + " " + a.label;
+  c.label_b = b.model + " " + b.label;
+  c.nodes_a = a.nodes.size();
+  c.nodes_b = b.nodes.size();
+  c.arena_a = a.arena_bytes;
+  c.arena_b = b.arena_bytes;
+  std::map<std::string, OpTypeDiff> types;
+  auto side = [&](const Recording& r, bool is_a, double& run_ns, double& kernel_ns) {
+    std::vector<RunView> runs = runs_of(r, skip_runs);
+    std::vector<double> rn, kn;
+    std::map<std::string, double> type_total;
+    for (const RunView& rv : runs) {
+      double k = 0;
+      for (const Span* s : rv.ops) {
+        double d = static_cast<double>(s->end_ns - s->start_ns);
+        k += d;
+        if (s->node >= 0 && static_cast<size_t>(s->node) < r.nodes.size()) type_total[r.nodes[static_cast<size_t>(s->node)].op] += d;
+      }
+      rn.push_back(static_cast<double>(rv.run->end_ns - rv.run->start_ns));
+      kn.push_back(k);
+    }
+    run_ns = median_of(rn);
+    kernel_ns = median_of(kn);
+    for (const NodeInfo& n : r.nodes) {
+      OpTypeDiff& d = types[n.op];
+      d.op = n.op;
+      (is_a ? d.nodes_a : d.nodes_b) += 1;
+    }
+    for (const auto& [op, t] : type_total) {
+      OpTypeDiff& d = types[op];
+      d.op = op;
+      (is_a ? d.ns_per_run_a : d.ns_per_run_b) = runs.empty() ? 0 : t / static_cast<double>(runs.size());
+    }
+  };
+  side(a, true, c.run_ns_a, c.kernel_ns_a);
+  side(b, false, c.run_ns_b, c.kernel_ns_b);
+  for (auto& [op, d] : types) c.op_types.push_back(d);
+  std::sort(c.op_types.begin(), c.op_types.end(), [](const OpTypeDiff& x, const OpTypeDiff& y) {
+    return std::fabs(x.ns_per_run_b - x.ns_per_run_a) > std::fabs(y.ns_per_run_b - y.ns_per_run_a);
+  });
+  std::map<std::string, size_t> in_a, in_b;
+  for (size_t i = 0; i < a.nodes.size(); ++i) in_a[a.nodes[i].name] = i;
+  for (size_t i = 0; i < b.nodes.size(); ++i) in_b[b.nodes[i].name] = i;
+  for (size_t i = 0; i < b.nodes.size(); ++i)
+    if (!in_a.count(b.nodes[i].name)) c.new_ops.push_back(op_range_name(b.nodes[i].op, i, b.nodes[i].name));
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const NodeInfo& na = a.nodes[i];
+    auto it = in_b.find(na.name);
+    if (it == in_b.end()) {
+      c.vanished_ops.push_back(op_range_name(na.op, i, na.name));
+      continue;
+    }
+    const NodeInfo& nb = b.nodes[it->second];
+    std::string what;
+    if (na.op != nb.op) what += "op " + na.op + " -> " + nb.op;
+    if (na.input_shapes != nb.input_shapes || na.output_shapes != nb.output_shapes)
+      what += std::string(what.empty() ? "" : "; ") + "shapes " + shapes_str(na.input_shapes) + "->" +
+              shapes_str(na.output_shapes) + " became " + shapes_str(nb.input_shapes) + "->" + shapes_str(nb.output_shapes);
+    else if (na.inputs != nb.inputs)
+      what += std::string(what.empty() ? "" : "; ") + "inputs rewired";
+    if (!what.empty()) c.changed_ops.push_back({na.name, what});
+  }
+  return c;
+}
+
+std::string Comparison::to_text(size_t max_list) const {
+  std::ostringstream os;
+  char buf[512];
+  auto pct = [](double a, double b) { return a > 0 ? 100.0 * (b - a) / a : 0.0; };
+  os << "A: " << label_a << "\nB: " << label_b << "\n\n";
+  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %8s\n", "", "A", "B", "B-A", "change");
+  os << buf;
+  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "run (median)", fmt_time(run_ns_a).c_str(),
+                fmt_time(run_ns_b).c_str(), fmt_time(run_ns_b - run_ns_a).c_str(), pct(run_ns_a, run_ns_b));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "kernels (median)", fmt_time(kernel_ns_a).c_str(),
+                fmt_time(kernel_ns_b).c_str(), fmt_time(kernel_ns_b - kernel_ns_a).c_str(), pct(kernel_ns_a, kernel_ns_b));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "%-22s %14zu %14zu %+14lld %+7.1f%%\n", "nodes", nodes_a, nodes_b,
+                static_cast<long long>(nodes_b) - static_cast<long long>(nodes_a),
+                pct(static_cast<double>(nodes_a), static_cast<double>(nodes_b)));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "%-22s %14zu %14zu %+14lld %+7.1f%%\n", "arena bytes", arena_a, arena_b,
+                static_cast<long long>(arena_b) - static_cast<long long>(arena_a),
+                pct(static_cast<double>(arena_a), static_cast<double>(arena_b)));
+  os << buf << "\nper op type (time per run, mean):\n";
+  std::snprintf(buf, sizeof buf, "  %-22s %7s %7s %12s %12s %12s\n", "op type", "nodes A", "nodes B", "A", "B", "B-A");
+  os << buf;
+  for (const OpTypeDiff& d : op_types) {
+    std::snprintf(buf, sizeof buf, "  %-22s %7lld %7lld %12s %12s %12s\n", d.op.c_str(), static_cast<long long>(d.nodes_a),
+                  static_cast<long long>(d.nodes_b), fmt_time(d.ns_per_run_a).c_str(), fmt_time(d.ns_per_run_b).c_str(),
+                  ((d.ns_per_run_b >= d.ns_per_run_a ? "+" : "-") + fmt_time(std::fabs(d.ns_per_run_b - d.ns_per_run_a))).c_str());
+    os << buf;
+  }
+  auto list = [&](const char* title, const std::vector<std::string>& v) {
+    os << "\n" << title << " (" << v.size() << "):\n";
+    for (size_t i = 0; i < v.size() && i < max_list; ++i) os << "  " << v[i] << "\n";
+    if (v.size() > max_list) os << "  ... " << v.size() - max_list << " more\n";
+  };
+  list("new ops, in B only", new_ops);
+  list("vanished ops, in A only", vanished_ops);
+  os << "\nchanged ops (" << changed_ops.size() << "):\n";
+  for (size_t i = 0; i < changed_ops.size() && i < max_list; ++i)
+    os << "  " << changed_ops[i].name << ": " << changed_ops[i].what << "\n";
+  if (changed_ops.size() > max_list) os << "  ... " << changed_ops.size() - max_list << " more\n";
+  return os.str();
+}
+
+nlohmann::json Comparison::to_json() const {
+  nlohmann::json types = nlohmann::json::array();
+  for (const OpTypeDiff& d : op_types)
+    types.push_back({{"op", d.op}, {"nodes_a", d.nodes_a}, {"nodes_b", d.nodes_b}, {"ns_per_run_a", d.ns_per_run_a},
+                     {"ns_per_run_b", d.ns_per_run_b}});
+  nlohmann::json changed = nlohmann::json::array();
+  for (const NodeChange& n : changed_ops) changed.push_back({{"name", n.name}, {"what", n.what}});
+  return {{"a", label_a}, {"b", label_b}, {"run_ns_a", run_ns_a}, {"run_ns_b", run_ns_b},
+          {"kernel_ns_a", kernel_ns_a}, {"kernel_ns_b", kernel_ns_b}, {"nodes_a", nodes_a}, {"nodes_b", nodes_b},
+          {"arena_a", arena_a}, {"arena_b", arena_b}, {"op_types", types}, {"new_ops", new_ops},
+          {"vanished_ops", vanished_ops}, {"changed_ops", changed}};
+}
+
+}  // namespace fusebox::profiler

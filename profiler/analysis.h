@@ -1,0 +1,107 @@
+#pragma once
+// Analysis of a recording against the machine's roofline: where the time goes and why.
+//  - per op type and per node, over all recorded runs: count, total, mean, min, median;
+//  - achieved GFLOP/s and GB/s (FLOPs and bytes from the op schemas, over the median time);
+//  - a bottleneck per op with the numbers that decide it:
+//      overhead-bound  when the median time is within `overhead_factor` x the dispatch floor
+//                      (the op is so small that calling it costs about as much as doing it);
+//      compute-bound   when its arithmetic intensity (FLOPs/byte) is at or above the machine
+//                      balance point (peak GFLOP/s / GB/s);
+//      memory-bound    otherwise;
+//  - each run split into kernel time (inside op spans), gaps between kernels (dispatch), and
+//    the edges of the run (input copy-in before the first op, output copy-out after the last);
+//  - the comparison of two recordings (e.g. passes off vs on).
+#include <string>
+#include <vector>
+
+#include "profiler/recorder.h"
+#include "profiler/roofline.h"
+
+namespace fusebox::profiler {
+
+struct Stats {
+  int64_t count = 0;
+  double total_ns = 0, mean_ns = 0, min_ns = 0, median_ns = 0, max_ns = 0;
+};
+Stats make_stats(std::vector<double> samples_ns);
+
+enum class Bound : uint8_t { Compute, Memory, Overhead, Unknown };
+const char* bound_name(Bound b);  // "compute-bound", ...
+
+struct OpRow {
+  std::string key;   // op type (by_type) or node name (by_node)
+  std::string op;    // op type
+  int32_t node = -1; // node index (by_node)
+  int64_t instances = 0;  // nodes of this type (by_type); 1 (by_node)
+  Stats stats;            // per call
+  double flops = 0;       // per call (by_type: mean over its nodes)
+  double bytes = 0;
+  double gflops = 0;      // achieved, flops / median
+  double gbs = 0;         // achieved, bytes / median
+  double intensity = 0;   // FLOPs per byte
+  double roof_gflops = 0; // attainable at this intensity: min(peak, intensity * bandwidth)
+  double efficiency = 0;  // achieved / attainable
+  Bound bound = Bound::Unknown;
+  std::string why;        // "AI 25.6 FLOP/B >= balance 4.1; 41.2 GFLOP/s = 62% of roof"
+  double share = 0;       // of all kernel time
+};
+
+struct Breakdown {
+  int64_t runs = 0;
+  double run_ns = 0;      // median run
+  double kernel_ns = 0;   // median over runs of the time inside op spans
+  double gap_ns = 0;      // median over runs of the time between consecutive ops
+  double edge_ns = 0;     // median over runs of run start->first op + last op->run end
+  double kernel_fraction() const { return run_ns > 0 ? kernel_ns / run_ns : 0; }
+  double gap_fraction() const { return run_ns > 0 ? gap_ns / run_ns : 0; }
+  double edge_fraction() const { return run_ns > 0 ? edge_ns / run_ns : 0; }
+  int64_t ops_per_run = 0;
+};
+
+struct AnalysisOptions {
+  int64_t skip_runs = 0;         // leading runs to ignore (warm-up)
+  double overhead_factor = 4.0;  // "within a few x of the dispatch floor"
+};
+
+struct Analysis {
+  std::vector<OpRow> by_type;  // sorted by total time, largest first
+  std::vector<OpRow> by_node;  // sorted by total time, largest first
+  Breakdown breakdown;
+  Roofline roofline;
+  int threads = 1;
+  std::string to_text(size_t max_nodes = 15) const;
+  nlohmann::json to_json() const;
+};
+
+// Classifies one op from its time per call (`time_ns`), FLOPs and bytes. Fills bound, why and
+// the rates.
+void classify(OpRow& row, double time_ns, const Roofline& roofline, int threads, double overhead_factor = 4.0);
+
+Analysis analyze(const Recording& recording, const Roofline& roofline, const AnalysisOptions& options = {});
+
+struct OpTypeDiff {
+  std::string op;
+  int64_t nodes_a = 0, nodes_b = 0;
+  double ns_per_run_a = 0, ns_per_run_b = 0;  // median run's total time in this op type
+};
+struct NodeChange {
+  std::string name;
+  std::string what;  // "op Add -> FusedElementwise", "shape [1,64] -> [1,128]"
+};
+struct Comparison {
+  std::string label_a, label_b;
+  double run_ns_a = 0, run_ns_b = 0;
+  double kernel_ns_a = 0, kernel_ns_b = 0;
+  size_t nodes_a = 0, nodes_b = 0;
+  size_t arena_a = 0, arena_b = 0;
+  std::vector<OpTypeDiff> op_types;   // union of both, by |delta| descending
+  std::vector<std::string> new_ops;      // "FusedElementwise.3(ln1.fused)" : in B only
+  std::vector<std::string> vanished_ops; // in A only
+  std::vector<NodeChange> changed_ops;   // same node name, different op type or shapes
+  std::string to_text(size_t max_list = 20) const;
+  nlohmann::json to_json() const;
+};
+
+Comparison compare(const Recording& a, const Recording& b, int64_t skip_runs = 0);
+
+}  // namespace fusebox::profiler

@@ -1,0 +1,378 @@
+// SQLite in the schema `nsys export --type sqlite` writes (Nsight Systems 2022.4, export schema
+// 3.0.0): the table and column names, types and encodings below are the ones `nsys stats`
+// reports and nsys scripts query. Tables we have no data for are left out, as nsys does.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "profiler/exporters.h"
+#include "profiler/nvtx.h"
+
+namespace fusebox::profiler {
+
+namespace {
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE).
+constexpr int kNvtxThread = 39;          // nvtxNameOsThread
+constexpr int kNvtxPushPopRange = 59;
+constexpr int kNvtxDomainCreate = 75;
+// CUPTI runtime API event class (ENUM_NSYS_EVENT_CLASS: 1 = CUDA runtime).
+constexpr int kEventClassCudaRuntime = 1;
+
+const char* kSchema = R"sql(
+CREATE TABLE StringIds (
+    id                          INTEGER   NOT NULL   PRIMARY KEY,
+    value                       TEXT      NOT NULL
+);
+CREATE TABLE ThreadNames (
+    nameId                      INTEGER   NOT NULL,
+    priority                    INTEGER,
+    globalTid                   INTEGER
+);
+CREATE TABLE PROCESSES (
+    globalPid                   INTEGER,
+    pid                         INTEGER,
+    name                        TEXT
+);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (
+    utcEpochNs                  INTEGER,
+    utcTime                     TEXT,
+    localTime                   TEXT
+);
+CREATE TABLE ANALYSIS_DETAILS (
+    globalVid                   INTEGER   NOT NULL,
+    duration                    INTEGER   NOT NULL,
+    startTime                   INTEGER   NOT NULL,
+    stopTime                    INTEGER   NOT NULL
+);
+CREATE TABLE EXPORT_META_DATA (
+    name                        TEXT      NOT NULL,
+    value                       TEXT
+);
+CREATE TABLE TARGET_INFO_GPU (
+    id                          INTEGER   NOT NULL,
+    name                        TEXT,
+    busLocation                 TEXT,
+    isDiscrete                  INTEGER,
+    l2CacheSize                 INTEGER,
+    totalMemory                 INTEGER,
+    memoryBandwidth             INTEGER,
+    clockRate                   INTEGER,
+    smCount                     INTEGER,
+    pwGpuId                     INTEGER,
+    uuid                        TEXT,
+    luid                        INTEGER,
+    chipName                    TEXT,
+    cuDevice                    INTEGER
+);
+CREATE TABLE NVTX_EVENTS (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER,
+    eventType                   INTEGER   NOT NULL,
+    rangeId                     INTEGER,
+    category                    INTEGER,
+    color                       INTEGER,
+    text                        TEXT,
+    globalTid                   INTEGER,
+    endGlobalTid                INTEGER,
+    textId                      INTEGER,
+    domainId                    INTEGER,
+    uint64Value                 INTEGER,
+    int64Value                  INTEGER,
+    doubleValue                 REAL,
+    uint32Value                 INTEGER,
+    int32Value                  INTEGER,
+    floatValue                  REAL,
+    jsonTextId                  INTEGER,
+    jsonText                    TEXT
+);
+)sql";
+
+const char* kCuptiSchema = R"sql(
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    deviceId                    INTEGER   NOT NULL,
+    contextId                   INTEGER   NOT NULL,
+    streamId                    INTEGER   NOT NULL,
+    correlationId               INTEGER,
+    globalPid                   INTEGER,
+    demangledName               INTEGER   NOT NULL,
+    shortName                   INTEGER   NOT NULL,
+    mangledName                 INTEGER,
+    launchType                  INTEGER,
+    cacheConfig                 INTEGER,
+    registersPerThread          INTEGER   NOT NULL,
+    gridX                       INTEGER   NOT NULL,
+    gridY                       INTEGER   NOT NULL,
+    gridZ                       INTEGER   NOT NULL,
+    blockX                      INTEGER   NOT NULL,
+    blockY                      INTEGER   NOT NULL,
+    blockZ                      INTEGER   NOT NULL,
+    staticSharedMemory          INTEGER   NOT NULL,
+    dynamicSharedMemory         INTEGER   NOT NULL,
+    localMemoryPerThread        INTEGER   NOT NULL,
+    localMemoryTotal            INTEGER   NOT NULL,
+    gridId                      INTEGER   NOT NULL,
+    sharedMemoryExecuted        INTEGER,
+    graphNodeId                 INTEGER,
+    sharedMemoryLimitConfig     INTEGER
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    deviceId                    INTEGER   NOT NULL,
+    contextId                   INTEGER   NOT NULL,
+    streamId                    INTEGER   NOT NULL,
+    correlationId               INTEGER,
+    globalPid                   INTEGER,
+    bytes                       INTEGER   NOT NULL,
+    copyKind                    INTEGER   NOT NULL,
+    deprecatedSrcId             INTEGER,
+    srcKind                     INTEGER,
+    dstKind                     INTEGER,
+    srcDeviceId                 INTEGER,
+    srcContextId                INTEGER,
+    dstDeviceId                 INTEGER,
+    dstContextId                INTEGER,
+    migrationCause              INTEGER,
+    graphNodeId                 INTEGER,
+    virtualAddress              INTEGER
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    deviceId                    INTEGER   NOT NULL,
+    contextId                   INTEGER   NOT NULL,
+    streamId                    INTEGER   NOT NULL,
+    correlationId               INTEGER,
+    globalPid                   INTEGER,
+    value                       INTEGER   NOT NULL,
+    bytes                       INTEGER   NOT NULL,
+    graphNodeId                 INTEGER,
+    memKind                     INTEGER
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    eventClass                  INTEGER   NOT NULL,
+    globalTid                   INTEGER,
+    correlationId               INTEGER,
+    nameId                      INTEGER   NOT NULL,
+    returnValue                 INTEGER   NOT NULL,
+    callchainId                 INTEGER
+);
+)sql";
+
+class Db {
+ public:
+  explicit Db(const std::string& path) : path_(path) {
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw Error(path + ": cannot create SQLite file: " + msg);
+    }
+  }
+  ~Db() {
+    for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
+    if (db_) sqlite3_close(db_);
+  }
+  void exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "?";
+      sqlite3_free(err);
+      throw Error(path_ + ": SQLite: " + msg);
+    }
+  }
+  // Binds values (int64, double, string or null) and steps a cached statement.
+  struct Value {
+    enum { Null, Int, Real, Text } type = Null;
+    int64_t i = 0;
+    double d = 0;
+    std::string s;
+    Value() = default;
+    Value(int64_t v) : type(Int), i(v) {}
+    Value(int v) : type(Int), i(v) {}
+    Value(uint32_t v) : type(Int), i(v) {}
+    Value(uint64_t v) : type(Int), i(static_cast<int64_t>(v)) {}
+    Value(double v) : type(Real), d(v) {}
+    Value(std::string v) : type(Text), s(std::move(v)) {}
+    Value(const char* v) : type(Text), s(v) {}
+  };
+  void insert(const std::string& sql, const std::vector<Value>& values) {
+    sqlite3_stmt*& st = stmts_[sql];
+    if (!st && sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
+      throw Error(path_ + ": SQLite: " + sqlite3_errmsg(db_));
+    sqlite3_reset(st);
+    for (size_t k = 0; k < values.size(); ++k) {
+      int idx = static_cast<int>(k) + 1;
+      const Value& v = values[k];
+      switch (v.type) {
+        case Value::Null: sqlite3_bind_null(st, idx); break;
+        case Value::Int: sqlite3_bind_int64(st, idx, v.i); break;
+        case Value::Real: sqlite3_bind_double(st, idx, v.d); break;
+        case Value::Text: sqlite3_bind_text(st, idx, v.s.c_str(), -1, SQLITE_TRANSIENT); break;
+      }
+    }
+    if (sqlite3_step(st) != SQLITE_DONE) throw Error(path_ + ": SQLite: " + sqlite3_errmsg(db_));
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::map<std::string, sqlite3_stmt*> stmts_;
+};
+
+std::string time_text(int64_t utc_ns, bool local) {
+  std::time_t t = static_cast<std::time_t>(utc_ns / 1000000000);
+  std::tm tm{};
+  if (local)
+    localtime_r(&t, &tm);
+  else
+    gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+void fill(Db& db, const Recording& r) {
+  using V = Db::Value;
+  std::map<std::string, int64_t> ids;
+  auto sid = [&](const std::string& s) {
+    auto it = ids.find(s);
+    if (it != ids.end()) return it->second;
+    int64_t id = static_cast<int64_t>(ids.size()) + 1;
+    ids[s] = id;
+    db.insert("INSERT INTO StringIds VALUES (?,?)", {V(id), V(s)});
+    return id;
+  };
+  const int64_t pid = r.pid;
+  const int64_t global_pid = pid << 24;
+  auto gtid = [&](int64_t tid) { return global_pid | (tid & 0xFFFFFF); };
+  auto rel = [&](int64_t t) { return t - r.origin_ns; };
+
+  int64_t last = 0;
+  for (const Span& s : r.spans) last = std::max(last, rel(s.end_ns));
+  for (const auto& a : r.device) last = std::max(last, rel(a.end_ns));
+
+  // Metadata.
+  const char* meta[][2] = {{"EXPORT_PRODUCT_NAME", "fusebox profiler"},
+                           {"EXPORT_PRODUCT_VERSION", "0.1.0"},
+                           {"EXPORT_SCHEMA_VERSION", "3.0.0"},
+                           {"EXPORT_SCHEMA_VERSION_MAJOR", "3"},
+                           {"EXPORT_SCHEMA_VERSION_MINOR", "0"},
+                           {"EXPORT_SCHEMA_VERSION_MICRO", "0"},
+                           {"EXPORT_COMPATIBLE_WITH", "NVIDIA Nsight Systems 2022.4 nsys export --type sqlite"},
+                           {"EXPORT_PLATFORM", "linux-desktop"}};
+  for (const auto& m : meta) db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V(m[0]), V(m[1])});
+  db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V("EXPORT_MODEL"), V(r.model)});
+  db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V("EXPORT_CONFIGURATION"), V(r.label)});
+  db.insert("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,?,?)",
+            {V(r.origin_utc_ns), V(time_text(r.origin_utc_ns, false)), V(time_text(r.origin_utc_ns, true))});
+  db.insert("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", {V(int64_t{0}), V(last), V(int64_t{0}), V(last)});
+  db.insert("INSERT INTO PROCESSES VALUES (?,?,?)", {V(global_pid), V(pid), V("fusebox " + r.model)});
+  for (const auto& [tid, name] : r.thread_names)
+    db.insert("INSERT INTO ThreadNames VALUES (?,?,?)", {V(sid(name)), V(0), V(gtid(tid))});
+
+  // NVTX: the domain, the thread names as NVTX saw them, then every range.
+  const char* nvtx_sql = "INSERT INTO NVTX_EVENTS (start, end, eventType, color, text, globalTid, endGlobalTid, textId, domainId) VALUES (?,?,?,?,?,?,?,?,?)";
+  int64_t first = r.spans.empty() ? 0 : rel(r.spans.front().start_ns);
+  db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxDomainCreate), V(), V(nvtx_domain_name()),
+                       V(gtid(r.main_tid)), V(), V(), V(1)});
+  for (const auto& [tid, name] : r.thread_names)
+    db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxThread), V(), V(name), V(gtid(tid)), V(), V(), V(0)});
+  for (const Span& s : r.spans) {
+    uint32_t color = s.kind == SpanKind::Run     ? run_color()
+                     : s.kind == SpanKind::Stage ? stage_color()
+                     : (s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size())
+                         ? op_color(r.nodes[static_cast<size_t>(s.node)].op)
+                         : 0xFF7F7F7Fu;
+    db.insert(nvtx_sql, {V(rel(s.start_ns)), V(rel(s.end_ns)), V(kNvtxPushPopRange), V(color), V(), V(gtid(s.tid)),
+                         V(), V(sid(s.name)), V(1)});
+  }
+
+  // GPU activity.
+  std::map<int32_t, bool> devices;
+  for (const exec::DeviceActivity& a : r.device) {
+    switch (a.kind) {
+      case exec::ActivityKind::Kernel: {
+        devices[a.device] = true;
+        int64_t name = sid(a.name);
+        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+                   V(global_pid), V(name), V(name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
+                   V(a.grid[2]), V(a.block[0]), V(a.block[1]), V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0),
+                   V(int64_t{a.correlation_id}), V(), V(), V()});
+        break;
+      }
+      case exec::ActivityKind::Memcpy:
+        devices[a.device] = true;
+        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+                   V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(), V(), V(a.device), V(1), V(a.device), V(1),
+                   V(), V(), V()});
+        break;
+      case exec::ActivityKind::Memset:
+        devices[a.device] = true;
+        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+                   V(global_pid), V(0), V(a.bytes), V(), V()});
+        break;
+      case exec::ActivityKind::Runtime:
+        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
+                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(kEventClassCudaRuntime),
+                   V(gtid(a.thread_id ? int64_t{a.thread_id} : int64_t{r.main_tid})), V(a.correlation_id),
+                   V(sid(a.name)), V(0), V()});
+        break;
+    }
+  }
+  for (const auto& [d, seen] : devices) {
+    (void)seen;
+    db.insert("INSERT INTO TARGET_INFO_GPU (id, name, cuDevice) VALUES (?,?,?)", {V(d), V("GPU " + std::to_string(d)), V(d)});
+  }
+}
+
+}  // namespace
+
+void write_nsys_sqlite(const Recording& r, const std::string& path) {
+  std::string bad = check_recording(r);
+  if (!bad.empty()) throw Error("cannot export the recording: " + bad);
+  // Build the database in a private temporary file beside the target, then hand its bytes to
+  // write_file_atomically, so the target is replaced only when everything succeeded.
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  if (dir.empty()) dir = "/";
+  std::string tmpl = dir + "/.fusebox-sqlite-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  int fd = mkstemp(name.data());
+  if (fd < 0) throw Error(path + ": cannot write in directory '" + dir + "'");
+  close(fd);
+  const std::string tmp(name.data());
+  struct Cleanup {
+    std::string p;
+    ~Cleanup() {
+      std::remove(p.c_str());
+      std::remove((p + "-journal").c_str());
+    }
+  } cleanup{tmp};
+  {
+    Db db(tmp);
+    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
+    db.exec(kSchema);
+    db.exec(kCuptiSchema);
+    fill(db, r);
+    db.exec("COMMIT;");
+  }
+  write_file_atomically(path, read_file(tmp));
+}
+
+}  // namespace fusebox::profiler

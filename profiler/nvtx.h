@@ -1,0 +1,50 @@
+#pragma once
+// NVTX ranges for a session, in one domain "fusebox": a range per stage (its name), per run
+// ("run <n>") and per op ("<OpType>.<index>(<node name>)", like ONNX Runtime). Nsight Systems
+// (or any NVTX tool, loaded through NVTX_INJECTION64_PATH) shows them on the thread's timeline.
+// Built on the header-only NVTX3 when the CUDA toolkit's copy was found at configure time;
+// otherwise every call does nothing and nvtx_available() says so.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/exec/observer.h"
+#include "core/exec/session.h"
+
+namespace fusebox::profiler {
+
+bool nvtx_available();            // compiled with NVTX3
+const char* nvtx_domain_name();   // "fusebox"
+
+// ARGB colors shared by NVTX ranges and the NVTXT export: one per op type (stable hash into a
+// palette), one for runs, one for stages.
+uint32_t op_color(const std::string& op_type);
+uint32_t run_color();
+uint32_t stage_color();
+
+class NvtxRanges final : public exec::ExecutionObserver {
+ public:
+  NvtxRanges();
+  // Prepares the per-op range names from the session's graph. Ops seen before attach (or with
+  // an index past the graph) get a generic name.
+  void attach(const exec::Session& session);
+  // Names the calling OS thread in NVTX (nvtxNameOsThread).
+  static void name_this_thread(const std::string& name);
+
+  void on_stage_begin(const std::string& stage) override;
+  void on_stage_end(const std::string& stage) override;
+  void on_run_begin(int64_t run_index) override;
+  void on_run_end(int64_t run_index) override;
+  void on_op_begin(size_t node_index) override;
+  void on_op_end(size_t node_index) override;
+
+ private:
+  void push(const char* message, uint32_t color);
+  void pop();
+  void* domain_ = nullptr;  // nvtxDomainHandle_t
+  std::vector<std::string> op_names_;
+  std::vector<uint32_t> op_colors_;
+  std::string scratch_;
+};
+
+}  // namespace fusebox::profiler

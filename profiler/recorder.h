@@ -1,0 +1,162 @@
+#pragma once
+// Recorder: an ExecutionObserver that timestamps what a Session does (its stages, each run, each
+// op) on one clock (CLOCK_MONOTONIC_RAW, nanoseconds: the clock NVTXT's ClockMonotonicRaw
+// time base and nsys use), and turns that into a Recording: spans on thread tracks, with the
+// node, op type, shapes, FLOPs, bytes and arena offsets of every op, plus a counter track of
+// live arena bytes per step. While recording, a hook appends one small fixed-size record to a
+// preallocated vector; names and arguments are attached afterwards in finish().
+//
+//   profiler::Recorder rec;
+//   exec::SessionOptions opt; opt.observer = &rec;
+//   exec::Session session(graph, opt);   // stages are recorded
+//   rec.attach(session);                 // node table: names, shapes, costs, offsets
+//   session.run(inputs) ...;             // runs and ops are recorded
+//   profiler::Recording r = rec.finish();
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/exec/device_activity.h"
+#include "core/exec/observer.h"
+#include "core/exec/session.h"
+
+namespace fusebox::profiler {
+
+// Nanoseconds on CLOCK_MONOTONIC_RAW.
+int64_t now_ns();
+// The calling thread's kernel id (cached per thread).
+int32_t current_tid();
+
+enum class SpanKind : uint8_t { Stage, Run, Op };
+const char* span_kind_name(SpanKind kind);  // "stage", "run", "op"
+
+// What the profiler knows about one graph node.
+struct NodeInfo {
+  std::string name;
+  std::string op;
+  std::vector<std::string> inputs, outputs;  // tensor names
+  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  double flops = 0;
+  double bytes = 0;                   // read + written (ir::node_cost)
+  std::vector<int64_t> output_offsets;  // arena byte offsets of the outputs, -1 when not in the arena
+  size_t live_bytes = 0;              // arena bytes live at this step (plan)
+};
+
+struct Span {
+  SpanKind kind = SpanKind::Op;
+  std::string name;       // stage name, "run <n>", or "<OpType>.<index>(<node name>)"
+  int64_t start_ns = 0;   // absolute, CLOCK_MONOTONIC_RAW
+  int64_t end_ns = 0;
+  int32_t tid = 0;
+  int64_t run = -1;       // run index (runs and ops)
+  int32_t node = -1;      // node index (ops)
+  int32_t depth = 0;      // nesting depth on its thread, 0 = outermost
+};
+
+struct CounterSample {
+  int64_t t_ns = 0;
+  int32_t tid = 0;
+  double value = 0;
+};
+
+// A whole recording, self-contained (it can be saved, loaded, exported and compared later).
+struct Recording {
+  std::string model;
+  std::string label;  // "passes=all executor=compiled threads=1 ..." : the configuration
+  std::string backend, executor, passes, planner;
+  int threads = 1;
+  int32_t pid = 0;
+  int32_t main_tid = 0;
+  std::vector<std::pair<int32_t, std::string>> thread_names;  // tid -> name
+  int64_t origin_ns = 0;          // session start on CLOCK_MONOTONIC_RAW; exports count from here
+  int64_t origin_utc_ns = 0;      // the same instant on the UTC clock
+  size_t arena_bytes = 0;
+  size_t node_count = 0;          // graph nodes after passes
+  std::vector<NodeInfo> nodes;    // parallel to the session's graph nodes
+  std::vector<Span> spans;        // ordered by start time, parents before children
+  std::vector<CounterSample> arena_live;  // counter track "arena live bytes"
+  std::vector<exec::DeviceActivity> device;  // from Backend::take_activity()
+
+  nlohmann::json to_json() const;
+  static Recording from_json(const nlohmann::json& j);  // throws fusebox::Error on a bad file
+  // Saves (atomically) / loads a JSON recording; errors name the path.
+  void save(const std::string& path) const;
+  static Recording load(const std::string& path);
+
+  int64_t run_count() const;
+};
+
+// "<OpType>.<index>(<node name>)", as ONNX Runtime names its op ranges.
+std::string op_range_name(const std::string& op, size_t index, const std::string& node_name);
+std::string run_range_name(int64_t run);  // "run <n>"
+
+// Checks the recording's invariants (spans end after they start, children inside parents on
+// each thread). Returns "" when they hold, else what is wrong. Exporters refuse bad recordings.
+std::string check_recording(const Recording& r);
+
+class Recorder final : public exec::ExecutionObserver {
+ public:
+  // `reserve_events`: room for this many hook calls before the vector grows (growth is allowed
+  // but costs a copy inside a run).
+  explicit Recorder(size_t reserve_events = 1 << 16);
+
+  // Reads the node table (names, shapes, FLOPs, bytes, arena offsets, live bytes) and the
+  // configuration from the session. Call once the session is built.
+  void attach(exec::Session& session, const std::string& model = "");
+  // Builds the recording from everything seen so far and device activity, if any was given.
+  Recording finish(std::vector<exec::DeviceActivity> device = {}) const;
+  void clear();  // forgets events (keeps the node table)
+  size_t event_count() const { return events_.size(); }
+
+  void on_stage_begin(const std::string& stage) override;
+  void on_stage_end(const std::string& stage) override;
+  void on_run_begin(int64_t run_index) override;
+  void on_run_end(int64_t run_index) override;
+  void on_op_begin(size_t node_index) override;
+  void on_op_end(size_t node_index) override;
+
+ private:
+  struct Event {
+    int64_t t;
+    int64_t id;      // run index, node index, or stage name index
+    int32_t tid;
+    uint8_t kind;    // SpanKind
+    uint8_t begin;   // 1 = begin, 0 = end
+  };
+  std::vector<Event> events_;
+  std::vector<std::string> stage_names_;
+  Recording base_;  // configuration and node table
+  int64_t origin_ns_ = 0;
+  int64_t origin_utc_ns_ = 0;
+};
+
+// Fans one observer slot out to several (e.g. the recorder and NVTX ranges).
+class ObserverTee final : public exec::ExecutionObserver {
+ public:
+  explicit ObserverTee(std::vector<exec::ExecutionObserver*> observers) : observers_(std::move(observers)) {}
+  void on_stage_begin(const std::string& s) override {
+    for (auto* o : observers_) o->on_stage_begin(s);
+  }
+  void on_stage_end(const std::string& s) override {
+    for (auto it = observers_.rbegin(); it != observers_.rend(); ++it) (*it)->on_stage_end(s);
+  }
+  void on_run_begin(int64_t r) override {
+    for (auto* o : observers_) o->on_run_begin(r);
+  }
+  void on_run_end(int64_t r) override {
+    for (auto it = observers_.rbegin(); it != observers_.rend(); ++it) (*it)->on_run_end(r);
+  }
+  void on_op_begin(size_t n) override {
+    for (auto* o : observers_) o->on_op_begin(n);
+  }
+  void on_op_end(size_t n) override {
+    for (auto it = observers_.rbegin(); it != observers_.rend(); ++it) (*it)->on_op_end(n);
+  }
+
+ private:
+  std::vector<exec::ExecutionObserver*> observers_;
+};
+
+}  // namespace fusebox::profiler

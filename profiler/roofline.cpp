@@ -1,0 +1,300 @@
+#include "profiler/roofline.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/exec/session.h"
+#include "core/ir/op_schema.h"
+#include "profiler/recorder.h"
+
+namespace fusebox::profiler {
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+ir::Tensor filled(ir::Shape shape, uint64_t seed) {
+  ir::Tensor t(ir::DType::f32, std::move(shape));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+  return t;
+}
+
+// Runs the session's graph repeatedly within `budget_s` (at least `min_runs` timed runs after
+// two warm-up runs) and returns the fastest run in nanoseconds.
+double fastest_run_ns(exec::Session& s, double budget_s, int min_runs = 3) {
+  const ir::Graph& g = s.graph();
+  std::vector<ir::Tensor> ins, outs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) ins.push_back(filled(g.tensor(g.inputs[i]).shape, 7 + i));
+  for (const auto& o : g.outputs) outs.emplace_back(g.tensor(o).dtype, g.tensor(o).shape);
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (auto& t : ins) in.push_back(t.bytes());
+  for (auto& t : outs) out.push_back(t.bytes());
+  for (int i = 0; i < 2; ++i) s.run_raw(in.data(), out.data());
+  double best = 1e300;
+  const int64_t t_end = now_ns() + static_cast<int64_t>(budget_s * 1e9);
+  for (int i = 0; i < min_runs || now_ns() < t_end; ++i) {
+    int64_t t0 = now_ns();
+    s.run_raw(in.data(), out.data());
+    best = std::min(best, static_cast<double>(now_ns() - t0));
+    if (i > 100000) break;
+  }
+  return best;
+}
+
+double graph_cost(const ir::Graph& g, bool flops) {
+  double total = 0;
+  for (const ir::Node& n : g.nodes) {
+    std::vector<ir::TensorType> in, out;
+    for (const auto& t : n.inputs) in.push_back({g.tensor(t).dtype, g.tensor(t).shape});
+    for (const auto& t : n.outputs) out.push_back({g.tensor(t).dtype, g.tensor(t).shape});
+    ir::OpCost c = ir::node_cost(n, in, out);
+    total += flops ? c.flops : c.bytes;
+  }
+  return total;
+}
+
+exec::SessionOptions session_options(const RooflineOptions& o, int threads) {
+  exec::SessionOptions opt;
+  opt.backend = o.backend;
+  opt.executor = "compiled";
+  opt.threads = threads;
+  opt.passes = "none";  // measure exactly the graph we built
+  return opt;
+}
+
+}  // namespace
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        if (!v.empty()) return v;
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+int hardware_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
+size_t last_level_cache_bytes() {
+  for (int idx = 4; idx >= 0; --idx) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
+    std::string s;
+    if (f >> s && !s.empty()) {
+      size_t mult = 1;
+      char unit = s.back();
+      if (unit == 'K') mult = 1024;
+      if (unit == 'M') mult = 1024 * 1024;
+      if (mult != 1) s.pop_back();
+      try {
+        return static_cast<size_t>(std::stoull(s)) * mult;
+      } catch (...) {
+      }
+    }
+  }
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? static_cast<size_t>(l3) : size_t{8} << 20;
+}
+
+std::string machine_cache_path() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  std::string base;
+  if (xdg && *xdg) {
+    base = xdg;
+  } else {
+    const char* home = std::getenv("HOME");
+    base = std::string(home && *home ? home : "/tmp") + "/.cache";
+  }
+  return base + "/fusebox/machine.json";
+}
+
+std::string machine_key(const std::string& backend) {
+  return cpu_model_name() + "|" + std::to_string(hardware_threads()) + " threads|" + backend;
+}
+
+double Roofline::peak_gflops(int threads) const {
+  if (gemm_gflops.empty()) return 0;
+  double best = gemm_gflops.begin()->second;
+  for (const auto& [t, g] : gemm_gflops)
+    if (t <= threads) best = g;
+  return best;
+}
+
+nlohmann::json Roofline::to_json() const {
+  nlohmann::json g = nlohmann::json::object();
+  for (const auto& [t, v] : gemm_gflops) g[std::to_string(t)] = v;
+  return {{"key", key}, {"cpu_model", cpu_model}, {"hardware_threads", hardware_threads},
+          {"backend", backend}, {"gemm_gflops", g}, {"gemm_n", gemm_n}, {"bandwidth_gbs", bandwidth_gbs},
+          {"bandwidth_bytes", bandwidth_bytes}, {"dispatch_floor_ns", dispatch_floor_ns},
+          {"measured_at", measured_at}};
+}
+
+Roofline Roofline::from_json(const nlohmann::json& j) {
+  Roofline r;
+  try {
+    r.key = j.at("key").get<std::string>();
+    r.cpu_model = j.value("cpu_model", "");
+    r.hardware_threads = j.value("hardware_threads", 1);
+    r.backend = j.value("backend", "cpu");
+    for (const auto& [t, v] : j.at("gemm_gflops").items()) r.gemm_gflops[std::stoi(t)] = v.get<double>();
+    r.gemm_n = j.value("gemm_n", 0);
+    r.bandwidth_gbs = j.at("bandwidth_gbs").get<double>();
+    r.bandwidth_bytes = j.value("bandwidth_bytes", 0.0);
+    r.dispatch_floor_ns = j.at("dispatch_floor_ns").get<double>();
+    r.measured_at = j.value("measured_at", "");
+  } catch (const std::exception& e) {
+    throw Error(std::string("bad machine roofline entry: ") + e.what());
+  }
+  if (r.gemm_gflops.empty() || r.bandwidth_gbs <= 0 || r.dispatch_floor_ns <= 0)
+    throw Error("bad machine roofline entry for '" + r.key + "': missing figures");
+  return r;
+}
+
+std::string Roofline::to_text() const {
+  std::ostringstream os;
+  char buf[256];
+  os << "machine: " << cpu_model << " (" << hardware_threads << " hardware threads), backend " << backend << "\n";
+  for (const auto& [t, g] : gemm_gflops) {
+    std::snprintf(buf, sizeof buf, "  GEMM %dx%d, %d thread%s: %8.1f GFLOP/s\n", gemm_n, gemm_n, t, t == 1 ? " " : "s", g);
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "  memory bandwidth:      %8.2f GB/s   (triad-like Mul+Add over %.0f MiB)\n",
+                bandwidth_gbs, bandwidth_bytes / (1024.0 * 1024.0));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  dispatch floor:        %8.1f ns/op  (compiled loop, chain of one-element ops)\n",
+                dispatch_floor_ns);
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  balance point:         %8.2f FLOP/byte at 1 thread, %.2f at %d\n", balance(1),
+                balance(hardware_threads), hardware_threads);
+  os << buf;
+  os << "  measured " << measured_at << "\n";
+  return os.str();
+}
+
+Roofline measure_roofline(const RooflineOptions& o) {
+  Roofline r;
+  r.backend = o.backend;
+  r.cpu_model = cpu_model_name();
+  r.hardware_threads = hardware_threads();
+  r.key = machine_key(o.backend);
+  r.measured_at = utc_now();
+  const int max_threads = o.max_threads > 0 ? o.max_threads : r.hardware_threads;
+
+  // GEMM: C[n,n] = A[n,n] x B[n,n].
+  {
+    const int64_t n = o.gemm_n;
+    r.gemm_n = o.gemm_n;
+    ir::Graph g;
+    g.name = "roofline_gemm";
+    g.add_input("a", ir::DType::f32, {n, n});
+    g.add_weight("b", filled({n, n}, 3));
+    g.outputs = {g.add_node("MatMul", {"a", "b"}, {}, "gemm")};
+    const double flops = graph_cost(g, true);
+    std::vector<int> counts;
+    for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
+    counts.push_back(max_threads);
+    for (int t : counts) {
+      exec::Session s(g, session_options(o, t));
+      r.gemm_gflops[t] = flops / fastest_run_ns(s, o.seconds_per_measure);
+    }
+  }
+  // Bandwidth: a = b + c * s over arrays 4x the last-level cache (at least 64 MiB in all).
+  {
+    double want = o.bandwidth_min_bytes > 0 ? o.bandwidth_min_bytes
+                                            : std::max(4.0 * static_cast<double>(last_level_cache_bytes()), 64.0 * 1024 * 1024);
+    // The graph moves 5 arrays' worth: Mul reads c, writes t; Add reads b and t, writes a.
+    const int64_t n = std::max<int64_t>(1024, static_cast<int64_t>(want / 5 / 4));
+    ir::Graph g;
+    g.name = "roofline_triad";
+    g.add_input("b", ir::DType::f32, {n});
+    g.add_input("c", ir::DType::f32, {n});
+    g.add_weight("s", filled({1}, 5));
+    std::string t = g.add_node("Mul", {"c", "s"}, {}, "scale");
+    g.outputs = {g.add_node("Add", {"b", t}, {}, "triad")};
+    const double bytes = graph_cost(g, false);
+    r.bandwidth_bytes = bytes;
+    exec::Session s(g, session_options(o, max_threads));
+    // Copy-in of inputs and copy-out are part of a run on any backend; on the CPU they are
+    // memcpys of the same arrays, which we count too (2 inputs in, 1 output out: 2 bytes each).
+    const double copy_bytes = 3.0 * 2.0 * static_cast<double>(n) * 4.0;
+    r.bandwidth_gbs = (bytes + copy_bytes) / fastest_run_ns(s, o.seconds_per_measure * 2);
+  }
+  // Dispatch floor: a chain of one-element Relu ops, per op.
+  {
+    ir::Graph g;
+    g.name = "roofline_dispatch";
+    std::string x = g.add_input("x", ir::DType::f32, {1});
+    for (int i = 0; i < o.dispatch_chain; ++i) x = g.add_node("Relu", {x}, {}, "relu" + std::to_string(i));
+    g.outputs = {x};
+    exec::Session s(g, session_options(o, 1));
+    r.dispatch_floor_ns = fastest_run_ns(s, o.seconds_per_measure, 20) / o.dispatch_chain;
+  }
+  return r;
+}
+
+Roofline machine_roofline(bool refresh, const RooflineOptions& options, const std::string& cache_path) {
+  const std::string path = cache_path.empty() ? machine_cache_path() : cache_path;
+  const std::string key = machine_key(options.backend);
+  nlohmann::json cache = nlohmann::json::object();
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    try {
+      cache = nlohmann::json::parse(read_file(path));
+      if (!cache.is_object()) cache = nlohmann::json::object();
+    } catch (const std::exception&) {
+      cache = nlohmann::json::object();  // a damaged cache is re-measured and replaced
+    }
+  }
+  if (!refresh && cache.contains("machines") && cache["machines"].contains(key)) {
+    try {
+      return Roofline::from_json(cache["machines"][key]);
+    } catch (const Error&) {
+    }
+  }
+  Roofline r = measure_roofline(options);
+  cache["version"] = 1;
+  cache["machines"][key] = r.to_json();
+  // mkdir -p the cache folder.
+  std::string dir = path.substr(0, path.rfind('/'));
+  for (size_t pos = 1; pos != std::string::npos && !dir.empty();) {
+    pos = dir.find('/', pos + 1);
+    mkdir(dir.substr(0, pos).c_str(), 0755);
+  }
+  write_file_atomically(path, cache.dump(2) + "\n");
+  return r;
+}
+
+}  // namespace fusebox::profiler

@@ -1,0 +1,59 @@
+#pragma once
+// The machine's roofline, measured through the runtime itself (a Backend created by name, tiny
+// graphs run through exec::Session, so the numbers include what our kernels achieve):
+//   - GEMM GFLOP/s per intra-op thread count: one square MatMul graph;
+//   - memory bandwidth: a triad-like Mul+Add graph on arrays well past the last-level cache;
+//   - dispatch floor: the per-op cost of the compiled loop over a chain of one-element ops.
+// Cached per machine (CPU model + hardware threads + backend) in
+// $XDG_CACHE_HOME/fusebox/machine.json (default ~/.cache/fusebox/machine.json), written atomically.
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fusebox::profiler {
+
+struct Roofline {
+  std::string key;         // "<cpu model>|<hardware threads> threads|<backend>"
+  std::string cpu_model;
+  int hardware_threads = 1;
+  std::string backend = "cpu";
+  std::map<int, double> gemm_gflops;  // threads -> GFLOP/s
+  int gemm_n = 0;                     // the square GEMM size measured
+  double bandwidth_gbs = 0;           // GB/s (1e9 bytes/s)
+  double bandwidth_bytes = 0;         // working set of the bandwidth graph
+  double dispatch_floor_ns = 0;       // per op, compiled executor
+  std::string measured_at;            // UTC time
+
+  // Peak GFLOP/s for `threads` (the nearest measured count at or below it).
+  double peak_gflops(int threads) const;
+  // FLOPs per byte where the compute roof meets the memory roof.
+  double balance(int threads) const { return bandwidth_gbs > 0 ? peak_gflops(threads) / bandwidth_gbs : 0; }
+  nlohmann::json to_json() const;
+  static Roofline from_json(const nlohmann::json& j);
+  std::string to_text() const;
+};
+
+struct RooflineOptions {
+  std::string backend = "cpu";
+  int max_threads = 0;             // 0: hardware threads
+  int gemm_n = 512;
+  double bandwidth_min_bytes = 0;  // 0: 4x the last-level cache, at least 64 MiB
+  int dispatch_chain = 256;        // ops in the dispatch chain
+  double seconds_per_measure = 0.15;  // time budget per figure
+};
+
+std::string cpu_model_name();
+int hardware_threads();
+size_t last_level_cache_bytes();
+std::string machine_cache_path();  // $XDG_CACHE_HOME/fusebox/machine.json or ~/.cache/...
+std::string machine_key(const std::string& backend);
+
+// Measures now (no cache). Throws fusebox::Error if the backend is unknown or unavailable.
+Roofline measure_roofline(const RooflineOptions& options = {});
+// The cached figures for this machine, measured (and cached) when absent or when `refresh`.
+// `cache_path` empty: machine_cache_path().
+Roofline machine_roofline(bool refresh = false, const RooflineOptions& options = {},
+                          const std::string& cache_path = "");
+
+}  // namespace fusebox::profiler
