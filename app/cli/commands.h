@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace fusebox::cli {
 
@@ -20,9 +22,15 @@ struct SessionArgs {
   uint64_t seed = 1;
 };
 void add_session_options(CLI::App* cmd, SessionArgs& args, bool with_executor = true);
+// Parses repeated "NAME=VALUE" options (--dim): throws fusebox::Error naming `option` and the text.
+std::map<std::string, int64_t> parse_dim_options(const std::vector<std::string>& items, const std::string& option);
 
 void add_run_command(CLI::App& app);
 void add_passes_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_machine_command(CLI::App& app);
 
 }  // namespace fusebox::cli

@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   fusebox::cli::add_run_command(app);
   fusebox::cli::add_passes_command(app);
   fusebox::cli::add_plan_command(app);
+  fusebox::cli::add_inspect_command(app);
+  fusebox::cli::add_profile_command(app);
+  fusebox::cli::add_compare_command(app);
+  fusebox::cli::add_machine_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -22,7 +23,35 @@ struct RunArgs {
   std::string save_outputs;
   bool json = false;
   bool explain = false;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> dims;    // NAME=VALUE
 };
+
+// Seeded random inputs, replaced by the --input files given: names, dtypes and shapes checked
+// against the model.
+std::vector<ir::Tensor> make_inputs(const ir::Graph& graph, const RunArgs& a) {
+  std::vector<ir::Tensor> inputs = workbench::random_inputs(graph, a.session.seed);
+  for (const auto& item : a.inputs) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error("--input '" + item + "': expected NAME=FILE.npy");
+    std::string name = item.substr(0, eq), file = item.substr(eq + 1);
+    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
+    if (it == graph.inputs.end()) {
+      std::string known;
+      for (const auto& n : graph.inputs) known += (known.empty() ? "" : ", ") + n;
+      throw Error("--input " + name + ": the model has no input '" + name + "' (its inputs: " + known + ")");
+    }
+    const ir::TensorInfo& info = graph.tensor(name);
+    ir::Tensor t = ir::read_npy(file);
+    if (t.dtype() != info.dtype || t.shape() != info.shape)
+      throw Error("--input " + name + "=" + file + ": the file holds " + ir::dtype_name(t.dtype()) +
+                  ir::shape_str(t.shape()) + ", the model expects " + ir::dtype_name(info.dtype) +
+                  ir::shape_str(info.shape) + (a.dims.empty() ? "" : " (after --dim)"));
+    inputs[static_cast<size_t>(it - graph.inputs.begin())] = std::move(t);
+  }
+  return inputs;
+}
 
 // A tensor name as a file name: path separators and colons become '_'.
 std::string file_name_for(const std::string& tensor) {
@@ -46,7 +75,8 @@ void run(const RunArgs& a) {
   if (a.iters < 1) throw Error("--iters must be >= 1, got " + std::to_string(a.iters));
   if (a.warmup < 0) throw Error("--warmup must be >= 0, got " + std::to_string(a.warmup));
   if (!a.save_outputs.empty()) check_output_dir(a.save_outputs);
-  ir::Graph model = workbench::load_model(a.session.model, a.session.seed);
+  ir::Graph model =
+      workbench::load_model(a.session.model, a.session.seed, parse_dim_options(a.dims, "--dim"));
   exec::SessionOptions opt;
   opt.backend = a.session.backend;
   opt.executor = a.session.executor;
@@ -54,7 +84,7 @@ void run(const RunArgs& a) {
   opt.passes = a.session.passes;
   opt.planner = a.session.planner;
   exec::Session session(std::move(model), opt);
-  std::vector<ir::Tensor> inputs = workbench::random_inputs(session.graph(), a.session.seed);
+  std::vector<ir::Tensor> inputs = make_inputs(session.graph(), a);
   std::vector<ir::Tensor> outputs = session.run(inputs);
   workbench::Latency latency = workbench::measure_latency(session, inputs, a.iters, a.warmup);
   workbench::RunReport report = workbench::make_report(a.session.model, session, latency, outputs);
@@ -82,6 +112,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--warmup", args->warmup, "untimed calls first")->capture_default_str();
   cmd->add_option("--save-outputs", args->save_outputs, "directory to write each output as <name>.npy");
   cmd->add_flag("--json", args->json, "print the report as one JSON object");
+  cmd->add_option("--input", args->inputs,
+                  "NAME=FILE.npy: feed input NAME from a .npy file (f32 or i64; repeatable); "
+                  "other inputs are seeded random")
+      ->take_all();
+  cmd->add_option("--dim", args->dims, "NAME=VALUE: value of a dynamic dim of a .onnx model (repeatable)")
+      ->take_all();
   cmd->add_flag("--explain", args->explain, "print what each pass rewrote and what almost matched");
   cmd->callback([args] { run(*args); });
 }

@@ -1,11 +1,15 @@
 #include "app/cli/commands.h"
 
+#include <charconv>
+
+#include "core/base/error.h"
+
 namespace fusebox::cli {
 
 void add_session_options(CLI::App* cmd, SessionArgs& a, bool with_executor) {
   cmd->add_option("model", a.model,
                   "builtin model spec: mlp | transformer | stack, with options such as "
-                  "transformer:seq=128,d=256,heads=4,ffn=1024,batch=1")
+                  "transformer:seq=128,d=256,heads=4,ffn=1024,batch=1, or a .onnx file")
       ->required();
   if (with_executor)
     cmd->add_option("--executor", a.executor, "eager | interpreted | compiled")->capture_default_str();
@@ -16,6 +20,20 @@ void add_session_options(CLI::App* cmd, SessionArgs& a, bool with_executor) {
   cmd->add_option("--planner", a.planner, "memory planner strategy: naive | first_fit | best_fit | greedy_by_size")
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "seed for weights and random inputs")->capture_default_str();
+}
+
+std::map<std::string, int64_t> parse_dim_options(const std::vector<std::string>& items, const std::string& option) {
+  std::map<std::string, int64_t> out;
+  for (const auto& item : items) {
+    size_t eq = item.find('=');
+    int64_t v = 0;
+    const char* end = item.data() + item.size();
+    if (eq == std::string::npos || eq == 0 ||
+        std::from_chars(item.data() + eq + 1, end, v).ptr != end || eq + 1 == item.size() || v < 0)
+      throw Error(option + " '" + item + "': expected NAME=VALUE with VALUE an integer >= 0");
+    out[item.substr(0, eq)] = v;
+  }
+  return out;
 }
 
 }  // namespace fusebox::cli

@@ -1,13 +1,24 @@
 #include "app/workbench/model_source.h"
 
+#include <memory>
 #include <random>
 
 #include "core/base/error.h"
 #include "core/models/builtin_models.h"
+#include "core/models/onnx_import.h"
+#include "ops/cpu/cpu_backend.h"
 
 namespace fusebox::workbench {
 
-ir::Graph load_model(const std::string& model, uint64_t seed) {
+ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std::string, int64_t>& dims) {
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0) {
+    static const std::unique_ptr<exec::Backend> evaluator = cpu::make_backend();  // folds shape arithmetic
+    models::OnnxImportOptions options;
+    options.dims = dims;
+    options.evaluator = evaluator.get();
+    return models::import_onnx_file(model, options);
+  }
+  if (!dims.empty()) throw Error("--dim applies to .onnx models only ('" + model + "' is a builtin spec)");
   if (models::is_builtin_model_spec(model)) return models::build_model(model, seed);
   throw Error("unknown model '" + model + "': expected a builtin model (" +
               [] {
@@ -15,7 +26,7 @@ ir::Graph load_model(const std::string& model, uint64_t seed) {
                 for (const auto& n : models::builtin_model_names()) s += (s.empty() ? "" : ", ") + n;
                 return s;
               }() +
-              ", e.g. transformer:seq=128)");
+              ", e.g. transformer:seq=128) or a .onnx file");
 }
 
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {

@@ -2,6 +2,7 @@
 // Where models come from, for both front ends: a builtin spec ("transformer:seq=128") or, with
 // the ONNX importer, a .onnx file. Also the seeded inputs a run uses when none are given.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,10 @@
 
 namespace fusebox::workbench {
 
-// Throws fusebox::Error naming the model and what is wrong.
-ir::Graph load_model(const std::string& model, uint64_t seed);
+// Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
+// (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (--dim NAME=VALUE).
+ir::Graph load_model(const std::string& model, uint64_t seed,
+                     const std::map<std::string, int64_t>& dims = {});
 
 // Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);
