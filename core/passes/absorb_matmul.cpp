@@ -1,0 +1,201 @@
+// absorb_matmul: BLAS flag absorption. GEMM reads either operand transposed and scales the
+// product for free (transA/transB, alpha), so a Transpose of the last two dims feeding a MatMul,
+// and a multiply or divide by a scalar constant before or after it, are separate passes over
+// memory that the MatMul can do itself.
+#include <algorithm>
+#include <cstdint>
+
+#include "core/ir/op_schema.h"
+#include "core/passes/pass_manager.h"
+#include "core/passes/rewrite_utils.h"
+
+namespace fusebox::passes {
+
+namespace {
+
+void note(PassResult& r, const std::string& near_miss) {
+  if (std::find(r.near_misses.begin(), r.near_misses.end(), near_miss) == r.near_misses.end())
+    r.near_misses.push_back(near_miss);
+}
+
+bool swaps_last_two(std::vector<int64_t> perm, size_t rank) {
+  if (perm.empty())  // ONNX default: reversed, which swaps the last two dims only for rank 2
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  if (perm.size() != rank || rank < 2) return false;
+  for (size_t i = 0; i < rank; ++i) {
+    size_t want = i + 2 < rank ? i : (i + 2 == rank ? rank - 1 : rank - 2);
+    int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(rank) : perm[i];
+    if (p != static_cast<int64_t>(want)) return false;
+  }
+  return true;
+}
+
+// A scalar Mul/Div node: which operand is the data and what factor it applies ("x 0.125").
+struct ScalarScale {
+  std::string data;
+  double factor = 1;
+  std::string text;
+};
+
+// Returns nullopt when `node` is not a Mul/Div by a scalar weight; `why` says what disqualified
+// a Mul/Div whose other operand is a weight (a near miss), and stays empty otherwise.
+std::optional<ScalarScale> scalar_scale(const ir::Graph& g, const ir::Node& node,
+                                        std::string* why) {
+  if (node.op != "Mul" && node.op != "Div") return std::nullopt;
+  for (int c : {1, 0}) {
+    if (node.op == "Div" && c == 0) break;  // c / x is not a scale of x
+    if (auto v = scalar_constant(g, node.inputs[c])) {
+      if (node.op == "Div" && *v == 0) return std::nullopt;
+      ScalarScale s{node.inputs[1 - c], node.op == "Mul" ? *v : 1.0 / *v,
+                    (node.op == "Mul" ? "x " : "/ ") + fmt_num(*v)};
+      // A scalar of higher rank would broadcast the data to a bigger shape.
+      if (g.tensor(node.outputs[0]).shape != g.tensor(s.data).shape) {
+        *why = node.name + " broadcasts its input to " +
+               ir::shape_str(g.tensor(node.outputs[0]).shape);
+        return std::nullopt;
+      }
+      return s;
+    }
+  }
+  if (g.is_weight(node.inputs[1]) || (node.op == "Mul" && g.is_weight(node.inputs[0])))
+    *why = node.name + " operand is not a scalar constant";
+  return std::nullopt;
+}
+
+void scale_alpha(ir::Node& mm, double factor) {
+  mm.attrs.set("alpha", mm.attrs.get_float("alpha", 1.0) * factor);
+}
+
+// Transpose(last two dims) -> MatMul input `slot`: read the transpose's input with the flag.
+bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassResult& r) {
+  auto t = uses.produced_by(g.nodes[m].inputs[slot], "Transpose");
+  if (!t) return false;
+  const ir::Node tr = g.nodes[*t];
+  std::vector<int64_t> perm = tr.attrs.get_ints("perm");
+  if (!swaps_last_two(perm, g.tensor(tr.inputs[0]).shape.size())) {
+    note(r, tr.name + " perm " + (perm.empty() ? "(reversed)" : fmt_ints(perm)) +
+                " does not swap the last two dims");
+    return false;
+  }
+  ir::Node& mm = g.nodes[m];
+  const char* flag = slot == 0 ? "transA" : "transB";
+  bool was_set = mm.attrs.get_int(flag, 0) != 0;
+  mm.attrs.set(flag, int64_t{was_set ? 0 : 1});
+  mm.inputs[slot] = tr.inputs[0];
+  std::string msg = "absorbed " + tr.name + " into " + mm.name + " as " + flag +
+                    (was_set ? " (cancelling the one it had)" : "");
+  // The transpose stays when something else still reads it (that reader still needs the data).
+  GraphUses after(g);
+  std::string still = after.other_uses(tr.outputs[0], SIZE_MAX);
+  if (still.empty())
+    remove_node(g, *t);
+  else
+    msg += " (" + tr.name + " kept: " + still + ")";
+  r.rewrites.push_back(msg);
+  return true;
+}
+
+// Mul/Div by a scalar producing MatMul input `slot`, read by nothing else: fold into alpha.
+bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassResult& r) {
+  const ir::Node& mm = g.nodes[m];
+  const std::string& in = mm.inputs[slot];
+  if (mm.inputs[0] == mm.inputs[1]) return false;  // the factor would apply twice
+  auto p = uses.producer.find(in);
+  if (p == uses.producer.end()) return false;
+  const ir::Node scale_node = g.nodes[p->second];
+  std::string why;
+  auto s = scalar_scale(g, scale_node, &why);
+  if (!s) {
+    if (!why.empty()) note(r, why);
+    return false;
+  }
+  if (!uses.only_read_by(in, m)) {
+    note(r, scale_node.name + " (" + s->text + ") not folded into " + mm.name + ": its output is " +
+                uses.other_uses(in, m));
+    return false;
+  }
+  // After an element-wise op the multiply fuses into that chain for free, and patterns like
+  // erf-GELU (..., Mul(x, 0.5)) need it in place: leave it to fuse_patterns/fuse_elementwise.
+  auto src = uses.producer.find(s->data);
+  if (src != uses.producer.end()) {
+    const ir::Node& prev = g.nodes[src->second];
+    const ir::OpSchema* schema = ir::OpRegistry::instance().find(prev.op);
+    if (schema && schema->elementwise) {
+      note(r, scale_node.name + " (" + s->text +
+                  ") left for element-wise fusion: its input comes from " + prev.name + " (" +
+                  prev.op + ")");
+      return false;
+    }
+  }
+  ir::Node& target = g.nodes[m];
+  target.inputs[slot] = s->data;
+  scale_alpha(target, s->factor);
+  r.rewrites.push_back("folded " + scale_node.name + " (" + s->text + ") on input " +
+                       (slot == 0 ? "A" : "B") + " into " + target.name + " alpha");
+  remove_node(g, p->second);
+  return true;
+}
+
+// Mul/Div by a scalar reading the MatMul's output, which nothing else reads: fold into alpha.
+bool fold_output_scale(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r) {
+  const std::string y = g.nodes[m].outputs[0];
+  const auto& readers = uses.readers_of(y);
+  for (size_t c : readers) {
+    const ir::Node scale_node = g.nodes[c];
+    std::string why;
+    auto s = scalar_scale(g, scale_node, &why);
+    if (!s || s->data != y) {
+      if (!why.empty()) note(r, why);
+      continue;
+    }
+    if (!uses.only_read_by(y, c)) {
+      note(r, scale_node.name + " (" + s->text + ") not folded into " + g.nodes[m].name +
+                  ": its output is " + uses.other_uses(y, c));
+      return false;
+    }
+    ir::Node& mm = g.nodes[m];
+    scale_alpha(mm, s->factor);
+    mm.outputs[0] = scale_node.outputs[0];
+    r.rewrites.push_back("folded " + scale_node.name + " (" + s->text + ") into " + mm.name +
+                         " alpha");
+    g.remove_tensor(y);
+    remove_node(g, c, /*keep_outputs=*/true);
+    return true;
+  }
+  return false;
+}
+
+PassResult absorb_matmul(ir::Graph& g, const PassContext&) {
+  PassResult r;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op != "MatMul") continue;
+    const std::string name = g.nodes[i].name;
+    auto index = [&] {
+      for (size_t k = 0; k < g.nodes.size(); ++k)
+        if (g.nodes[k].name == name) return k;
+      return size_t{0};
+    };
+    // One rewrite at a time, with fresh use lists: each one changes who reads what.
+    for (bool again = true; again;) {
+      GraphUses uses(g);
+      size_t m = index();
+      again = absorb_transpose(g, uses, m, 0, r) || absorb_transpose(g, uses, m, 1, r) ||
+              fold_input_scale(g, uses, m, 0, r) || fold_input_scale(g, uses, m, 1, r) ||
+              fold_output_scale(g, uses, m, r);
+      r.changed = r.changed || again;
+    }
+    i = index();
+  }
+  return r;
+}
+
+}  // namespace
+
+void register_absorb_matmul(PassRegistry& registry) {
+  registry.add(
+      {"absorb_matmul",
+       "folds last-two-dim Transposes into MatMul transA/transB and scalar Mul/Div into alpha",
+       absorb_matmul, /*to_fixed_point=*/true});
+}
+
+}  // namespace fusebox::passes

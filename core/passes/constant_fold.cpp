@@ -1,0 +1,93 @@
+// constant_fold: a node whose inputs are all weights computes the same thing on every run, so
+// it is evaluated once, here, and its outputs become weights. Exporters leave such static
+// subgraphs behind (transposed weights, i64 shape arithmetic, scaled constants). Nodes are
+// visited in execution order, so a chain of constant nodes folds in one sweep.
+#include <algorithm>
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/exec/evaluate.h"
+#include "core/ir/op_schema.h"
+#include "core/passes/pass_manager.h"
+
+namespace fusebox::passes {
+
+namespace {
+
+// Folding trades compute for weight memory; past this a folded constant costs more than it saves
+// (and an Expand-like node could blow up the model).
+constexpr size_t kMaxFoldBytes = size_t{64} << 20;
+
+// Views (Reshape, Squeeze, ...) reinterpret their input's bytes: fold them by sharing storage.
+std::vector<ir::Tensor> evaluate(const exec::Backend& backend, const ir::Graph& g,
+                                 const ir::Node& node, const std::vector<ir::Tensor>& inputs) {
+  if (ir::OpRegistry::instance().get(node.op).view)
+    return {inputs[0].reshaped(g.tensor(node.outputs[0]).shape)};
+  return exec::evaluate_node(backend, node, inputs);
+}
+
+PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
+  PassResult r;
+  if (!ctx.evaluator) {
+    r.near_misses.push_back("no evaluator backend: constant folding skipped");
+    return r;
+  }
+  for (size_t i = 0; i < g.nodes.size();) {
+    const ir::Node& node = g.nodes[i];
+    bool constant =
+        !node.inputs.empty() && std::all_of(node.inputs.begin(), node.inputs.end(),
+                                            [&](const auto& t) { return g.is_weight(t); });
+    if (!constant) {
+      ++i;
+      continue;
+    }
+    // Keep it simple: a graph output stays produced by a node (callers expect to find it computed).
+    auto out = std::find_if(node.outputs.begin(), node.outputs.end(),
+                            [&](const auto& t) { return g.is_output(t); });
+    if (out != node.outputs.end()) {
+      r.near_misses.push_back(node.name + " has only constant inputs but its output '" + *out +
+                              "' is a graph output");
+      ++i;
+      continue;
+    }
+    size_t bytes = 0;
+    for (const auto& o : node.outputs) bytes += g.tensor(o).nbytes();
+    if (bytes > kMaxFoldBytes) {
+      r.near_misses.push_back(node.name + " not folded: its result would take " +
+                              format_bytes(static_cast<double>(bytes)) + " (limit " +
+                              format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
+      ++i;
+      continue;
+    }
+    std::vector<ir::Tensor> inputs, outputs;
+    for (const auto& t : node.inputs) inputs.push_back(*g.tensor(t).value);
+    try {
+      outputs = evaluate(*ctx.evaluator, g, node, inputs);
+    } catch (const Error& e) {
+      r.near_misses.push_back(node.name + " not folded: " + e.what());
+      ++i;
+      continue;
+    }
+    std::vector<std::string> made;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      ir::TensorInfo& t = g.tensor(node.outputs[k]);
+      t.kind = ir::TensorKind::Weight;
+      t.value = outputs[k];
+      made.push_back("'" + t.name + "' " + ir::dtype_name(t.dtype) + ir::shape_str(t.shape));
+    }
+    r.rewrites.push_back("folded " + node.name + " (" + node.op + ") into weight " +
+                         join(made, ", "));
+    r.changed = true;
+    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return r;
+}
+
+}  // namespace
+
+void register_constant_fold(PassRegistry& registry) {
+  registry.add({"constant_fold", "evaluates nodes whose inputs are all weights once, at load time",
+                constant_fold, /*to_fixed_point=*/false});
+}
+
+}  // namespace fusebox::passes

@@ -1,0 +1,146 @@
+#include "core/passes/pass_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/ir/verifier.h"
+
+namespace fusebox::passes {
+
+PassRegistry& PassRegistry::instance() {
+  static PassRegistry* registry = [] {
+    auto* r = new PassRegistry();
+    register_absorb_matmul(*r);
+    register_constant_fold(*r);
+    register_fuse_patterns(*r);
+    register_fuse_elementwise(*r);
+    register_dce(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void PassRegistry::add(PassInfo info) {
+  for (auto& p : passes_) {
+    if (p.name == info.name) {
+      p = std::move(info);
+      return;
+    }
+  }
+  passes_.push_back(std::move(info));
+}
+
+const PassInfo* PassRegistry::find(const std::string& name) const {
+  for (const auto& p : passes_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> PassRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : passes_) out.push_back(p.name);
+  return out;
+}
+
+namespace {
+
+Error unknown_pass(const std::string& name) {
+  return Error("unknown pass '" + name +
+               "' (valid: " + join(PassRegistry::instance().names(), ", ") + "; or all, or none)");
+}
+
+}  // namespace
+
+std::vector<std::string> parse_pass_list(const std::string& text) {
+  const PassRegistry& registry = PassRegistry::instance();
+  std::string whole = trim(text);
+  if (whole == "all") return registry.names();
+  if (whole == "none") return {};
+  std::set<std::string> wanted;
+  for (const auto& part : split(whole, ',')) {
+    std::string name = trim(part);
+    if (!registry.find(name)) throw unknown_pass(name);
+    wanted.insert(name);
+  }
+  std::vector<std::string> out;
+  for (const auto& p : registry.passes())
+    if (wanted.count(p.name)) out.push_back(p.name);
+  return out;
+}
+
+PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
+                     const PassContext& ctx) {
+  const PassRegistry& registry = PassRegistry::instance();
+  for (const auto& name : enabled)
+    if (!registry.find(name)) throw unknown_pass(name);
+
+  PassLog log;
+  for (const auto& pass : registry.passes()) {
+    PassLogEntry entry;
+    entry.pass = pass.name;
+    entry.enabled = std::find(enabled.begin(), enabled.end(), pass.name) != enabled.end();
+    entry.nodes_before = entry.nodes_after = graph.nodes.size();
+    if (!entry.enabled) {
+      log.entries.push_back(std::move(entry));
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
+    for (int iteration = 0; iteration < kMaxFixedPointIterations; ++iteration) {
+      PassResult r;
+      try {
+        r = pass.run(graph, ctx);
+      } catch (const Error& e) {
+        throw Error("pass '" + pass.name + "' failed: " + e.what());
+      }
+      entry.changed = entry.changed || r.changed;
+      entry.rewrites.insert(entry.rewrites.end(), r.rewrites.begin(), r.rewrites.end());
+      // A pass run to a fixed point repeats its near misses each iteration: keep each once.
+      for (auto& m : r.near_misses)
+        if (std::find(entry.near_misses.begin(), entry.near_misses.end(), m) ==
+            entry.near_misses.end())
+          entry.near_misses.push_back(std::move(m));
+      if (!r.changed || !pass.to_fixed_point) break;
+    }
+    entry.millis =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    try {
+      ir::verify(graph);
+    } catch (const Error& e) {
+      throw Error("internal error: pass '" + pass.name + "' left an invalid graph: " + e.what());
+    }
+    entry.nodes_after = graph.nodes.size();
+    if (entry.changed) entry.snapshot = graph;
+    log.entries.push_back(std::move(entry));
+  }
+  return log;
+}
+
+std::string PassLog::to_text() const {
+  std::string out;
+  char line[160];
+  size_t first = entries.empty() ? 0 : entries.front().nodes_before;
+  size_t last = entries.empty() ? 0 : entries.back().nodes_after;
+  double total_ms = 0;
+  for (const auto& e : entries) {
+    if (!e.enabled) {
+      std::snprintf(line, sizeof line, "%-18s off\n", e.pass.c_str());
+      out += line;
+      continue;
+    }
+    total_ms += e.millis;
+    std::snprintf(line, sizeof line, "%-18s on   %zu -> %zu nodes  %.3f ms  %s\n", e.pass.c_str(),
+                  e.nodes_before, e.nodes_after, e.millis, e.changed ? "changed" : "no change");
+    out += line;
+    for (const auto& r : e.rewrites) out += "    + " + r + "\n";
+    for (const auto& m : e.near_misses) out += "    ? " + m + "\n";
+  }
+  std::snprintf(line, sizeof line, "total: %zu -> %zu nodes, %.3f ms\n", first, last, total_ms);
+  out += line;
+  return out;
+}
+
+}  // namespace fusebox::passes

@@ -1,0 +1,89 @@
+#pragma once
+// The pass manager: a registry of graph passes in pipeline order, the parser for pass toggles
+// ("all", "none", "absorb_matmul,dce") and run_pipeline, which runs the enabled passes, verifies
+// the graph after each one, times it and keeps a snapshot of the graph whenever a pass changed it.
+//
+// A pass rewrites the graph in place and says what it did: `rewrites` are sentences naming the
+// nodes involved ("fused MatMul_3 + Add_4 + Relu_5 -> FusedBiasRelu_3"); `near_misses` say why
+// something that almost matched was left alone ("Mul_12 operand is not a scalar constant").
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/ir/graph.h"
+
+namespace fusebox::passes {
+
+struct PassContext {
+  // Backend that evaluates nodes on host tensors (constant folding). When null, constant_fold
+  // does nothing and says so in the log.
+  const exec::Backend* evaluator = nullptr;
+};
+
+struct PassResult {
+  bool changed = false;
+  std::vector<std::string> rewrites;
+  std::vector<std::string> near_misses;
+};
+
+using PassFn = std::function<PassResult(ir::Graph&, const PassContext&)>;
+
+struct PassInfo {
+  std::string name;
+  std::string description;  // one line
+  PassFn run;
+  bool to_fixed_point = false;  // rerun while it changes something (capped)
+};
+
+class PassRegistry {
+ public:
+  // The builtin passes are registered on first use (explicit calls, not static initializers,
+  // which static libraries drop).
+  static PassRegistry& instance();
+  void add(PassInfo info);  // appends; a pass with the same name is replaced in place
+  const std::vector<PassInfo>& passes() const { return passes_; }  // in pipeline order
+  const PassInfo* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<PassInfo> passes_;
+};
+
+struct PassLogEntry {
+  std::string pass;
+  bool enabled = false;
+  bool changed = false;
+  size_t nodes_before = 0, nodes_after = 0;
+  double millis = 0;
+  std::vector<std::string> rewrites, near_misses;
+  std::optional<ir::Graph> snapshot;  // graph after the pass, only when changed
+};
+
+struct PassLog {
+  std::vector<PassLogEntry> entries;
+  std::string to_text() const;  // the --explain printout
+};
+
+// "all" | "none" | "absorb_matmul,dce": the enabled pass names in pipeline order. Throws
+// fusebox::Error "unknown pass 'x' (valid: absorb_matmul, constant_fold, ...)" for a bad or
+// empty entry.
+std::vector<std::string> parse_pass_list(const std::string& text);
+
+// Runs the registered passes in pipeline order, each only if its name is in `enabled` (disabled
+// ones get an entry with enabled=false). Passes marked to_fixed_point rerun while they change
+// something, at most kMaxFixedPointIterations times. The graph is verified after each pass; a
+// failure there is an internal error and throws fusebox::Error naming the pass.
+inline constexpr int kMaxFixedPointIterations = 10;
+PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
+                     const PassContext& ctx);
+
+// Builtin passes, one file each, in pipeline order.
+void register_absorb_matmul(PassRegistry& registry);
+void register_constant_fold(PassRegistry& registry);
+void register_fuse_patterns(PassRegistry& registry);
+void register_fuse_elementwise(PassRegistry& registry);
+void register_dce(PassRegistry& registry);
+
+}  // namespace fusebox::passes

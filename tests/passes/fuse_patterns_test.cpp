@@ -1,0 +1,322 @@
+// fuse_patterns: each builtin pattern, its accepted variants and its near misses.
+#include <cmath>
+
+#include "core/passes/fusion_patterns.h"
+#include "tests/passes/pass_test_util.h"
+
+namespace fusebox::passes::test {
+namespace {
+
+TEST(FusionRegistry, BuiltinPatternsInOrder) {
+  std::vector<std::string> names;
+  for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "attention", "bias_relu",
+                                             "matmul_add"}));
+}
+
+// ---- GELU -------------------------------------------------------------------------------------
+
+struct GeluSpelling {
+  bool half_first = false;  // Mul(x, 0.5) first, then Mul with (1 + erf)
+  bool commuted = false;    // constants on the left, x on the right
+  bool mul_by_inv_sqrt2 = false;
+  float one = 1.0f;
+};
+
+ir::Graph gelu_graph(const GeluSpelling& s) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {2, 8});
+  g.add_weight("sqrt2", scalar(s.mul_by_inv_sqrt2 ? static_cast<float>(std::sqrt(0.5))
+                                                  : static_cast<float>(std::sqrt(2.0))));
+  g.add_weight("one", scalar(s.one));
+  g.add_weight("half", scalar(0.5f));
+  auto bin = [&](const char* op, const std::string& a, const std::string& b,
+                 const std::string& name) {
+    return s.commuted && std::string(op) != "Div" ? g.add_node(op, {b, a}, {}, name)
+                                                  : g.add_node(op, {a, b}, {}, name);
+  };
+  std::string d = bin(s.mul_by_inv_sqrt2 ? "Mul" : "Div", "x", "sqrt2", "Div_1");
+  std::string e = g.add_node("Erf", {d}, {}, "Erf_2");
+  std::string a = bin("Add", e, "one", "Add_3");
+  if (s.half_first) {
+    std::string h = bin("Mul", "x", "half", "Mul_4");
+    g.outputs = {bin("Mul", h, a, "Mul_5")};
+  } else {
+    std::string m = bin("Mul", "x", a, "Mul_4");
+    g.outputs = {bin("Mul", m, "half", "Mul_5")};
+  }
+  return g;
+}
+
+TEST(FusePatterns, GeluSpellings) {
+  for (int variant = 0; variant < 8; ++variant) {
+    GeluSpelling s{(variant & 1) != 0, (variant & 2) != 0, (variant & 4) != 0};
+    ir::Graph g = gelu_graph(s);
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    EXPECT_TRUE(has_line(e.rewrites, "fused Div_1 + Erf_2 + Add_3 + Mul_4 + Mul_5 -> Gelu_"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "Gelu");
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(g.nodes[0].attrs.get_string("approximate", ""), "none");
+    EXPECT_EQ(g.nodes[0].outputs, before.outputs);
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, GeluWrongConstantIsANearMiss) {
+  ir::Graph g = gelu_graph({false, false, false, 2.0f});
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_FALSE(e.changed);
+  EXPECT_TRUE(has_line(e.near_misses, "gelu at Mul_5: Add_3's constant is 2, expected 1"));
+}
+
+TEST(FusePatterns, GeluIntermediateWithAnotherReaderIsANearMiss) {
+  ir::Graph g = gelu_graph({});
+  g.outputs.push_back("Erf_2:out");
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_FALSE(e.changed);
+  EXPECT_TRUE(has_line(e.near_misses, "gelu at Mul_5: Erf_2's output is a graph output"));
+}
+
+// ---- LayerNorm --------------------------------------------------------------------------------
+
+ir::Graph layernorm_graph(ir::Shape gamma_shape, std::vector<int64_t> axes = {-1},
+                          bool gamma_weight = true) {
+  ir::Graph g;
+  const int64_t d = 8;
+  g.add_input("x", ir::DType::f32, {2, 3, d});
+  if (gamma_weight)
+    g.add_weight("gamma", random_tensor(gamma_shape, 1));
+  else
+    g.add_input("gamma", ir::DType::f32, gamma_shape);
+  g.add_weight("beta", random_tensor({d}, 2));
+  g.add_weight("two", scalar(2.0f));
+  g.add_weight("eps", scalar(1e-5f));
+  ir::Attributes reduce;
+  reduce.set("axes", axes);
+  std::string mean = g.add_node("ReduceMean", {"x"}, reduce, "ReduceMean_0");
+  std::string dd = g.add_node("Sub", {"x", mean}, {}, "Sub_1");
+  std::string sq = g.add_node("Pow", {dd, "two"}, {}, "Pow_2");
+  std::string var = g.add_node("ReduceMean", {sq}, reduce, "ReduceMean_3");
+  std::string ve = g.add_node("Add", {"eps", var}, {}, "Add_4");
+  std::string sd = g.add_node("Sqrt", {ve}, {}, "Sqrt_5");
+  std::string n = g.add_node("Div", {dd, sd}, {}, "Div_6");
+  std::string y = g.add_node("Mul", {"gamma", n}, {}, "Mul_7");
+  g.outputs = {g.add_node("Add", {y, "beta"}, {}, "Add_8")};
+  return g;
+}
+
+TEST(FusePatterns, LayerNorm) {
+  for (ir::Shape gamma : {ir::Shape{8}, ir::Shape{1, 1, 8}}) {
+    ir::Graph g = layernorm_graph(gamma);
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites,
+                         "fused ReduceMean_0 + Sub_1 + Pow_2 + ReduceMean_3 + Add_4 + Sqrt_5 + "
+                         "Div_6 + Mul_7 + Add_8 -> LayerNorm_0"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const ir::Node& ln = g.nodes[0];
+    EXPECT_EQ(ln.op, "LayerNorm");
+    EXPECT_EQ(ln.attrs.get_int("axis", 0), -1);
+    EXPECT_NEAR(ln.attrs.get_float("epsilon", 0), 1e-5, 1e-9);
+    EXPECT_EQ(g.tensor(ln.inputs[1]).shape, (ir::Shape{8}));
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, LayerNormNearMisses) {
+  {
+    ir::Graph g = layernorm_graph({8}, {1});
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(
+        has_line(e.near_misses, "layernorm at Add_8: ReduceMean_0 reduces axes [1], not [-1]"));
+  }
+  {
+    ir::Graph g = layernorm_graph({8}, {-1}, false);
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.near_misses, "layernorm at Add_8: scale 'gamma' is not a weight"));
+  }
+  {
+    ir::Graph g = layernorm_graph({3, 8});
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.near_misses, "scale 'gamma' has shape [3,8], expected [8]"));
+  }
+}
+
+// ---- Attention --------------------------------------------------------------------------------
+
+struct AttentionSpelling {
+  const char* scale_op = "Mul";  // "Mul", "Div" or "" (scale folded into alpha: transB form)
+  bool mask = false;
+  ir::Shape k_shape{2, 2, 5, 4};
+};
+
+ir::Graph attention_graph(const AttentionSpelling& s) {
+  ir::Graph g;
+  g.add_input("q", ir::DType::f32, {2, 2, 3, 4});
+  g.add_input("k", ir::DType::f32, s.k_shape);
+  g.add_input("v", ir::DType::f32, {2, 2, 5, 6});
+  std::string scores;
+  if (std::string(s.scale_op).empty()) {
+    ir::Attributes a;
+    a.set("transB", int64_t{1});
+    a.set("alpha", 0.5);
+    scores = g.add_node("MatMul", {"q", "k"}, a, "MatMul_1");
+  } else {
+    ir::Attributes perm;
+    perm.set("perm", std::vector<int64_t>{0, 1, 3, 2});
+    std::string kt = g.add_node("Transpose", {"k"}, perm, "Transpose_0");
+    scores = g.add_node("MatMul", {"q", kt}, {}, "MatMul_1");
+    g.add_weight("c", scalar(std::string(s.scale_op) == "Mul" ? 0.5f : 2.0f));
+    scores = g.add_node(s.scale_op, {scores, "c"}, {}, "Scale_2");
+  }
+  if (s.mask) {
+    g.add_weight("mask", random_tensor({3, 5}, 3));
+    scores = g.add_node("Add", {scores, "mask"}, {}, "Mask_3");
+  }
+  std::string p = g.add_node("Softmax", {scores}, {}, "Softmax_4");
+  g.outputs = {g.add_node("MatMul", {p, "v"}, {}, "MatMul_5")};
+  return g;
+}
+
+TEST(FusePatterns, AttentionWithScaleNode) {
+  for (const char* op : {"Mul", "Div"}) {
+    ir::Graph g = attention_graph({op});
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(
+        has_line(e.rewrites, "fused MatMul_1 + Scale_2 + Softmax_4 + MatMul_5 -> Attention_1"));
+    ASSERT_EQ(g.nodes.size(), 2u);  // the K transpose stays: Attention reads K^T (k_transposed=1)
+    const ir::Node* a = find_op(g, "Attention");
+    ASSERT_NE(a, nullptr);
+    EXPECT_DOUBLE_EQ(a->attrs.get_float("scale", 0), 0.5);
+    EXPECT_EQ(a->attrs.get_int("k_transposed", 0), 1);
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, AttentionAfterAbsorbReadsKDirectly) {
+  ir::Graph g = attention_graph({""});
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_1 + Softmax_4 + MatMul_5 -> Attention_1"));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"q", "k", "v"}));
+  EXPECT_EQ(g.nodes[0].attrs.get_int("k_transposed", 1), 0);
+  EXPECT_DOUBLE_EQ(g.nodes[0].attrs.get_float("scale", 0), 0.5);
+  expect_same_outputs(before, g);
+}
+
+TEST(FusePatterns, AttentionNearMisses) {
+  {
+    ir::Graph g = attention_graph({"Mul", true});
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_EQ(count_op(g, "Attention"), 0);
+    EXPECT_TRUE(has_line(
+        e.near_misses,
+        "attention at MatMul_5: Softmax_4's input comes from Mask_3, not from a MatMul Q K^T"));
+  }
+  {
+    ir::Graph g = attention_graph({"", false, {1, 2, 5, 4}});  // K broadcast over the batch
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_EQ(count_op(g, "Attention"), 0);
+    EXPECT_TRUE(
+        has_line(e.near_misses, "leading dims differ: Q [2,2,3,4], K [1,2,5,4], V [2,2,5,6]"));
+  }
+  {
+    ir::Graph g = attention_graph({"Mul"});
+    g.outputs.push_back("Softmax_4:out");  // the probabilities are wanted too
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_EQ(count_op(g, "Attention"), 0);
+    EXPECT_TRUE(
+        has_line(e.near_misses, "attention at MatMul_5: Softmax_4's output is a graph output"));
+  }
+}
+
+// ---- MatMul + Add (+ Relu) --------------------------------------------------------------------
+
+TEST(FusePatterns, MatMulAddReluWithBiasOnEitherSide) {
+  for (bool bias_first : {false, true}) {
+    ir::Graph g;
+    g.add_input("x", ir::DType::f32, {4, 8});
+    g.add_weight("W", random_tensor({8, 6}, 1));
+    g.add_weight("b", random_tensor({6}, 2));
+    std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_3");
+    std::string a = bias_first ? g.add_node("Add", {"b", mm}, {}, "Add_4")
+                               : g.add_node("Add", {mm, "b"}, {}, "Add_4");
+    g.outputs = {g.add_node("Relu", {a}, {}, "Relu_5")};
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Relu_5 -> FusedBiasRelu_3"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "W", "b"}));
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, MatMulAddKeepsFlagsAndTakesAResidualComputedLater) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4, 8});
+  g.add_input("r", ir::DType::f32, {4, 6});
+  g.add_weight("W", random_tensor({6, 8}, 1));
+  ir::Attributes a;
+  a.set("transB", int64_t{1});
+  a.set("alpha", 0.5);
+  std::string mm = g.add_node("MatMul", {"x", "W"}, a, "MatMul_0");
+  std::string res = g.add_node("Tanh", {"r"}, {}, "Tanh_1");  // C is produced after the MatMul
+  std::string sum = g.add_node("Add", {res, mm}, {}, "Add_2");
+  g.outputs = {g.add_node("Sigmoid", {sum}, {}, "Sigmoid_3")};
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_2 -> MatMulAdd_0"));
+  const ir::Node* f = find_op(g, "MatMulAdd");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->inputs, (std::vector<std::string>{"x", "W", res}));
+  EXPECT_EQ(f->attrs.get_int("transB", 0), 1);
+  EXPECT_DOUBLE_EQ(f->attrs.get_float("alpha", 1), 0.5);
+  expect_same_outputs(before, g);
+}
+
+TEST(FusePatterns, MatMulAddNearMisses) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4, 8});
+  g.add_input("big", ir::DType::f32, {2, 4, 6});
+  g.add_weight("W", random_tensor({8, 6}, 1));
+  // The MatMul output is read twice.
+  std::string m1 = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_1");
+  std::string a1 = g.add_node("Add", {m1, m1}, {}, "Add_2");
+  std::string t1 = g.add_node("Tanh", {m1}, {}, "Tanh_3");
+  // The added tensor would enlarge the output.
+  std::string m2 = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_4");
+  std::string a2 = g.add_node("Add", {m2, "big"}, {}, "Add_5");
+  g.outputs = {a1, t1, a2};
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_FALSE(e.changed);
+  EXPECT_TRUE(
+      has_line(e.near_misses, "matmul_add at Add_2: Add_2 adds MatMul_1's output to itself"));
+  EXPECT_TRUE(
+      has_line(e.near_misses,
+               "matmul_add at Add_5: 'big' [2,4,6] does not broadcast to MatMul_4's output [4,6]"));
+}
+
+TEST(FusePatterns, BiasReluFallsBackToMatMulAddWhenTheSumIsAlsoRead) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4, 8});
+  g.add_weight("W", random_tensor({8, 6}, 1));
+  g.add_weight("b", random_tensor({6}, 2));
+  std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_0");
+  std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_1");
+  std::string r = g.add_node("Relu", {a}, {}, "Relu_2");
+  g.outputs = {r, a};
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_TRUE(has_line(e.near_misses, "bias_relu at Relu_2: Add_1's output is a graph output"));
+  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_1 -> MatMulAdd_0"));
+  EXPECT_EQ(count_op(g, "Relu"), 1);
+  expect_same_outputs(before, g);
+}
+
+}  // namespace
+}  // namespace fusebox::passes::test
