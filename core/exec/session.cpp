@@ -40,6 +40,7 @@ Session::Session(ir::Graph model, SessionOptions options)
   stage(stages_, obs, "passes", [&] {
     passes::PassContext ctx;
     ctx.evaluator = backend_.get();
+    ctx.observer = obs;
     pass_log_ = passes::run_pipeline(graph_, enabled, ctx);
   });
   stage(stages_, obs, "plan", [&] { plan_ = planner::make_plan(graph_, options_.planner); });

@@ -88,6 +88,8 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
       log.entries.push_back(std::move(entry));
       continue;
     }
+    const std::string stage = "pass " + pass.name;
+    if (ctx.observer) ctx.observer->on_stage_begin(stage);
     auto start = std::chrono::steady_clock::now();
     for (int iteration = 0; iteration < kMaxFixedPointIterations; ++iteration) {
       PassResult r;
@@ -107,6 +109,7 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
     }
     entry.millis =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ctx.observer) ctx.observer->on_stage_end(stage);
     try {
       ir::verify(graph);
     } catch (const Error& e) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/exec/backend.h"
+#include "core/exec/observer.h"
 #include "core/ir/graph.h"
 
 namespace fusebox::passes {
@@ -20,6 +21,8 @@ struct PassContext {
   // Backend that evaluates nodes on host tensors (constant folding). When null, constant_fold
   // does nothing and says so in the log.
   const exec::Backend* evaluator = nullptr;
+  // Told "pass <name>" around each enabled pass (the profiler turns these into NVTX ranges).
+  exec::ExecutionObserver* observer = nullptr;
 };
 
 struct PassResult {
