@@ -65,6 +65,9 @@ void add_constant_handlers(HandlerRegistry& r) {
              value = tensor_from_proto(a->t(), nullptr, "", node.where() + " value");
              if (value.numel() != 1) throw Error(node.where() + ": value must have one element");
            }
+           // A folded constant this large is a corrupt or hostile file, not a model.
+           if (ir::numel(shape) > (int64_t{1} << 28))
+             throw Error(node.where() + ": shape " + ir::shape_str(shape) + " is too large to fold at load time");
            ir::Tensor out(value.dtype(), shape);
            for (int64_t i = 0; i < out.numel(); ++i) {
              if (out.dtype() == ir::DType::f32) out.data<float>()[i] = value.data<float>()[0];
