@@ -84,7 +84,9 @@ TEST(Planner, ViewsAliasAndExtendTheirSourcesLife) {
   EXPECT_EQ(plan.locations.at(v2).offset, plan.locations.at(a).offset);
   for (const auto& p : plan.placements) {
     EXPECT_NE(p.buffer.name, v) << "views get no buffer";
-    if (p.buffer.name == a) EXPECT_EQ(p.buffer.last, 5) << "the view's use at step 5 keeps the source alive";
+    if (p.buffer.name == a) {
+      EXPECT_EQ(p.buffer.last, 5) << "the view's use at step 5 keeps the source alive";
+    }
   }
   expect_valid(plan, "views");
 }
