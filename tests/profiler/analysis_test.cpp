@@ -1,0 +1,141 @@
+#include <gtest/gtest.h>
+
+#include "profiler/analysis.h"
+#include "profiler_test_util.h"
+
+using namespace fusebox;
+using namespace fusebox::profiler;
+
+namespace {
+
+Roofline test_roof() {
+  Roofline r;
+  r.gemm_gflops = {{1, 100.0}, {2, 190.0}};
+  r.bandwidth_gbs = 20.0;        // balance 5 FLOP/B at 1 thread
+  r.dispatch_floor_ns = 50.0;
+  r.hardware_threads = 2;
+  return r;
+}
+
+// A synthetic recording: `runs` runs of the given ops (op type, flops, bytes, duration ns),
+// with a gap of `gap` ns between ops and `edge` ns at each end of a run.
+Recording synth(const std::vector<std::tuple<std::string, double, double, int64_t>>& ops, int runs, int64_t gap,
+                int64_t edge, const std::string& name_prefix = "n") {
+  Recording r;
+  r.model = "synthetic";
+  r.pid = 1;
+  r.main_tid = 1;
+  r.threads = 1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    NodeInfo n;
+    n.name = name_prefix + std::to_string(i);
+    n.op = std::get<0>(ops[i]);
+    n.flops = std::get<1>(ops[i]);
+    n.bytes = std::get<2>(ops[i]);
+    n.output_shapes = {{1, 8}};
+    r.nodes.push_back(n);
+  }
+  r.node_count = r.nodes.size();
+  int64_t t = 1000;
+  for (int run = 0; run < runs; ++run) {
+    Span rs{SpanKind::Run, run_range_name(run), t, 0, 1, run, -1, 0};
+    size_t run_idx = r.spans.size();
+    r.spans.push_back(rs);
+    t += edge;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i) t += gap;
+      int64_t d = std::get<3>(ops[i]) + (run % 3);  // a little noise
+      r.spans.push_back({SpanKind::Op, op_range_name(r.nodes[i].op, i, r.nodes[i].name), t, t + d, 1, run, static_cast<int32_t>(i), 1});
+      t += d;
+    }
+    t += edge;
+    r.spans[run_idx].end_ns = t;
+    t += 100;
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(Analysis, ClassifiesComputeMemoryAndOverhead) {
+  // MatMul 64x784x512: 51 MFLOP over 1.9 MB (AI 26 > balance 5) in 1 ms: compute-bound.
+  // Add over 64K floats: 64 KFLOP over 768 KB (AI 0.08) in 50 us: memory-bound.
+  // Relu of 8 floats in 80 ns: within 4x of the 50 ns floor: overhead-bound.
+  Recording r = synth({{"MatMul", 51.4e6, 1.97e6, 1000000}, {"Add", 65536, 786432, 50000}, {"Relu", 8, 64, 80}}, 10, 200, 500);
+  Analysis a = analyze(r, test_roof());
+  std::map<std::string, const OpRow*> by;
+  for (const OpRow& row : a.by_type) by[row.op] = &row;
+  ASSERT_EQ(by.size(), 3u);
+  EXPECT_EQ(by["MatMul"]->bound, Bound::Compute) << by["MatMul"]->why;
+  EXPECT_EQ(by["Add"]->bound, Bound::Memory) << by["Add"]->why;
+  EXPECT_EQ(by["Relu"]->bound, Bound::Overhead) << by["Relu"]->why;
+  EXPECT_NEAR(by["MatMul"]->gflops, 51.4, 0.1);
+  EXPECT_NEAR(by["MatMul"]->efficiency, 0.514, 0.01);
+  EXPECT_NE(by["MatMul"]->why.find("balance 5.00"), std::string::npos) << by["MatMul"]->why;
+  EXPECT_NE(by["Relu"]->why.find("dispatch floor"), std::string::npos);
+  // Stats over 10 runs.
+  EXPECT_EQ(by["Add"]->stats.count, 10);
+  EXPECT_EQ(by["Add"]->stats.min_ns, 50000);
+  EXPECT_EQ(by["Add"]->stats.median_ns, 50001);
+  EXPECT_EQ(a.by_node.size(), 3u);
+  EXPECT_EQ(a.by_node.front().op, "MatMul");
+  // Breakdown: 2 gaps of 200 ns and two 500 ns edges per run.
+  EXPECT_EQ(a.breakdown.runs, 10);
+  EXPECT_EQ(a.breakdown.gap_ns, 400);
+  EXPECT_EQ(a.breakdown.edge_ns, 1000);
+  EXPECT_NEAR(a.breakdown.kernel_fraction() + a.breakdown.gap_fraction() + a.breakdown.edge_fraction(), 1.0, 1e-9);
+  std::string text = a.to_text();
+  EXPECT_NE(text.find("compute-bound"), std::string::npos);
+  EXPECT_NE(text.find("between kernels"), std::string::npos);
+}
+
+TEST(Analysis, MoreThreadsRaiseTheBalancePoint) {
+  OpRow row;
+  row.flops = 6e6;
+  row.bytes = 1e6;  // AI 6
+  classify(row, 100000, test_roof(), 1);
+  EXPECT_EQ(row.bound, Bound::Compute);
+  classify(row, 100000, test_roof(), 2);  // balance 9.5
+  EXPECT_EQ(row.bound, Bound::Memory);
+}
+
+TEST(Analysis, ComparesTwoRecordings) {
+  Recording a = synth({{"MatMul", 1e6, 1e5, 10000}, {"Add", 1e3, 1e4, 2000}, {"Relu", 1e3, 1e4, 2000}}, 5, 100, 100);
+  Recording b = synth({{"MatMul", 1e6, 1e5, 10000}, {"FusedElementwise", 2e3, 1e4, 2500}}, 5, 100, 100);
+  b.nodes[1].name = "fused0";
+  b.arena_bytes = 100;
+  a.arena_bytes = 300;
+  a.label = "passes=none";
+  b.label = "passes=all";
+  Comparison c = compare(a, b);
+  EXPECT_EQ(c.nodes_a, 3u);
+  EXPECT_EQ(c.nodes_b, 2u);
+  EXPECT_EQ(c.arena_a, 300u);
+  EXPECT_EQ(c.new_ops, (std::vector<std::string>{"FusedElementwise.1(fused0)"}));
+  EXPECT_EQ(c.vanished_ops, (std::vector<std::string>{"Add.1(n1)", "Relu.2(n2)"}));
+  EXPECT_TRUE(c.changed_ops.empty());
+  EXPECT_LT(c.run_ns_b, c.run_ns_a);
+  std::map<std::string, OpTypeDiff> t;
+  for (const auto& d : c.op_types) t[d.op] = d;
+  EXPECT_EQ(t["Add"].nodes_a, 1);
+  EXPECT_EQ(t["Add"].nodes_b, 0);
+  EXPECT_NEAR(t["FusedElementwise"].ns_per_run_b, 2501, 1.5);
+  // A changed op: same name, different shapes.
+  Recording b2 = a;
+  b2.nodes[0].output_shapes = {{2, 8}};
+  Comparison c2 = compare(a, b2);
+  ASSERT_EQ(c2.changed_ops.size(), 1u);
+  EXPECT_EQ(c2.changed_ops[0].name, "n0");
+  EXPECT_NE(c.to_text().find("vanished ops"), std::string::npos);
+}
+
+TEST(Analysis, RealModelPassesOffVsOn) {
+  Recording off = ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", "none", 3);
+  Recording on = ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", "all", 3);
+  Comparison c = compare(off, on);
+  EXPECT_GT(c.nodes_a, c.nodes_b);
+  EXPECT_FALSE(c.vanished_ops.empty());
+  Analysis a = analyze(off, test_roof());
+  EXPECT_FALSE(a.by_type.empty());
+  EXPECT_GT(a.breakdown.kernel_ns, 0);
+}
