@@ -21,6 +21,7 @@ std::string fmt(const char* f, double v) {
 
 // "812 ns", "12.3 us", "4.56 ms"
 std::string fmt_time(double ns) {
+  if (ns < 0) return "-" + fmt_time(-ns);
   if (ns < 1e3) return fmt("%.0f ns", ns);
   if (ns < 1e6) return fmt("%.1f us", ns / 1e3);
   if (ns < 1e9) return fmt("%.2f ms", ns / 1e6);

@@ -73,6 +73,9 @@ void profile(const ProfileArgs& a) {
                 "\nrecorder overhead: %.1f ns per op (fastest run %.1f us with hooks, %.1f us without, %zu ops)\n",
                 rr.overhead_per_op_ns(), rr.recorded_run_ns / 1e3, rr.plain_run_ns / 1e3, rr.ops_per_run);
   std::cout << buf;
+  if (rr.overhead_per_op_ns() < 0)
+    std::cout << "  (negative: the hooks cost less than this model's run-to-run noise; on a chain of tiny ops\n"
+                 "   they cost two clock reads and two appends, about 2x the clock read time per op)\n";
   if (!a.out.empty()) {
     const std::string d = a.out + "/";
     rr.recording.save(d + "profile.json");
