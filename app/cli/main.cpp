@@ -1,6 +1,7 @@
 // fusebox: the engine from the command line. Everything the workbench shows, printed or exported.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "core/base/error.h"
@@ -21,6 +22,20 @@ int main(int argc, char** argv) {
   fusebox::cli::add_profile_command(app);
   fusebox::cli::add_compare_command(app);
   fusebox::cli::add_machine_command(app);
+  // CLI11 says only "A subcommand is required" for a mistyped command: name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known |= sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "fusebox: error: unknown command '%s' (commands: %s; see fusebox --help)\n", argv[1],
+                   names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
