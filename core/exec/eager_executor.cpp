@@ -40,7 +40,7 @@ class EagerExecutor final : public Executor {
         live[node.outputs[0]] = live.at(node.inputs[0]);  // shares the bytes
       } else {
         const KernelDef* kernel = backend.kernels().find(node.op);
-        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes};
+        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
         std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
         std::vector<const void*> ins;
         for (const auto& t : node.inputs) ins.push_back(live.at(t).get());

@@ -15,6 +15,7 @@
 
 #include "core/ir/node.h"
 #include "core/ir/op_schema.h"
+#include "core/ir/tensor.h"
 
 namespace fusebox::exec {
 
@@ -32,6 +33,10 @@ struct KernelContext {
   const std::vector<ir::TensorType>& inputs;
   const std::vector<ir::TensorType>& outputs;
   size_t scratch_bytes = 0;
+  // Host values of the inputs that are weights (null entries for the others), when known at
+  // prepare time: a kernel may repack a weight once here (e.g. GEMM panels) and keep the packed
+  // copy in its state. May be null altogether (e.g. when folding constants).
+  const std::vector<const ir::Tensor*>* constants = nullptr;
 };
 
 using PrepareFn = std::function<std::shared_ptr<const void>(const KernelContext&)>;

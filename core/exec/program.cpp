@@ -20,7 +20,11 @@ Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan
     pn.node = &node;
     const ir::OpSchema& schema = ir::OpRegistry::instance().get(node.op);
     pn.view = schema.view;
-    for (const auto& in : node.inputs) pn.inputs.push_back({graph.tensor(in).dtype, graph.tensor(in).shape});
+    for (const auto& in : node.inputs) {
+      const ir::TensorInfo& t = graph.tensor(in);
+      pn.inputs.push_back({t.dtype, t.shape});
+      pn.constants.push_back(t.kind == ir::TensorKind::Weight ? &*t.value : nullptr);
+    }
     for (const auto& out : node.outputs) pn.outputs.push_back({graph.tensor(out).dtype, graph.tensor(out).shape});
     if (!pn.view) {
       pn.kernel = backend.kernels().find(node.op);
@@ -28,7 +32,7 @@ Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan
         throw Error("node '" + node.name + "': backend '" + backend.name() + "' has no kernel for op '" +
                     node.op + "'");
       pn.scratch_bytes = ir::node_scratch_bytes(node, pn.inputs, pn.outputs);
-      KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes};
+      KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
       try {
         if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
       } catch (const Error& e) {

@@ -19,6 +19,7 @@ struct PreparedNode {
   std::shared_ptr<const void> state;  // from kernel->prepare
   std::vector<ir::TensorType> inputs, outputs;
   size_t scratch_bytes = 0;
+  std::vector<const ir::Tensor*> constants;  // per input: the weight's host value, or null
 };
 
 struct Program {
