@@ -137,9 +137,10 @@ def export_models(outdir):
         x = rng.uniform(-1, 1, size=shape).astype(np.float32)
         path = os.path.join(outdir, stem + ".onnx")
         if not os.path.exists(path):
-            with torch.inference_mode():
-                torch.onnx.export(module, (torch.from_numpy(x),), path, input_names=["x"], output_names=["y"],
-                                  opset_version=17, do_constant_folding=True)
+            # Autograd on, so nn.TransformerEncoderLayer's fused fast path is off and the exporter
+            # sees the primitive ops (as in assets/models/export_models.py).
+            torch.onnx.export(module, (torch.from_numpy(x),), path, input_names=["x"], output_names=["y"],
+                              opset_version=17, do_constant_folding=True)
         np.save(os.path.join(outdir, stem + ".x.npy"), x)
         made.append((label, path, module, [x]))
     return made
