@@ -74,6 +74,8 @@ std::vector<size_t> greedy_by_size(const std::vector<Buffer>& b) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
     if (b[x].bytes != b[y].bytes) return b[x].bytes > b[y].bytes;
+    int lx = b[x].last - b[x].first, ly = b[y].last - b[y].first;
+    if (lx != ly) return lx > ly;  // equal sizes: the longest-lived claims its place first
     return b[x].first < b[y].first;
   });
   return place_in_order(b, order, /*best=*/true);
