@@ -1,0 +1,294 @@
+// Element-wise kernels: binary arithmetic with numpy broadcasting (f32, and i64 for Add/Sub/
+// Mul/Div), unary math, Gelu, Cast and Where.
+//
+// Every kernel here shares one state: a collapsed StridedPlan (strided.h) and the loop to run,
+// picked in prepare() from the dtypes and attributes. Broadcasting becomes segments along the
+// innermost collapsed dim in which each input has stride 1 (reads along) or 0 (one value), so
+// the three cases that matter are plain vectorizable loops:
+//   same shape          -> one segment per thread chunk, y[i] = a[i] op b[i]
+//   scalar operand      -> one segment, y[i] = a[i] op v
+//   bias [64,256]+[256] -> one segment per row, both sides stride 1
+// and anything else (e.g. [N,1] + [1,M]) is the same loops per row.
+//
+// i64 arithmetic wraps on overflow (computed in unsigned: signed overflow would be undefined
+// behaviour), and i64 Div defines x / 0 = 0 and INT64_MIN / -1 = INT64_MIN instead of trapping:
+// a kernel must not crash on data.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/ew_ops.h"
+#include "ops/cpu/kernel_util.h"
+#include "ops/cpu/math.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/strided.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+struct EwState;
+using EwImpl = void (*)(const EwState&, const exec::KernelArgs&);
+
+struct EwState {
+  StridedPlan plan;  // binary and Where: inputs broadcast to the output
+  int64_t numel = 0;
+  EwImpl impl = nullptr;
+};
+
+void run_ew(const exec::KernelArgs& args) {
+  const auto& st = state_of<EwState>(args);
+  if (st.numel > 0) st.impl(st, args);
+}
+
+// ---- Pow fast paths ----------------------------------------------------------------------
+
+// Pow with a constant exponent of 2 or 3 (the variance and tanh-Gelu patterns exporters emit):
+// multiplications instead of a pow call per element.
+struct SquareOp {
+  float operator()(float a, float) const { return a * a; }
+};
+struct CubeOp {
+  float operator()(float a, float) const { return a * a * a; }
+};
+
+// ---- binary --------------------------------------------------------------------------------
+
+// One run of output elements; sa/sb are 0 (one value) or 1 (contiguous). No __restrict: an
+// in-place op (y == a) is allowed, and GCC's overlap check keeps equal pointers vectorized.
+template <typename T, typename Op>
+inline void binary_segment(const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
+  Op op;
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = op(a[i], b[i]);
+  } else if (sa == 1) {
+    const T vb = b[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = op(a[i], vb);
+  } else if (sb == 1) {
+    const T va = a[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = op(va, b[i]);
+  } else {
+    const T v = op(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+  }
+}
+
+template <typename T, typename Op, int64_t Grain>
+void binary_impl(const EwState& st, const exec::KernelArgs& args) {
+  const T* a = input_ptr<T>(args, 0);
+  const T* b = input_ptr<T>(args, 1);
+  T* y = output_ptr<T>(args, 0);
+  const StridedPlan& p = st.plan;
+  const int64_t sa = p.inner_stride(0), sb = p.inner_stride(1);
+  parallel_for(p.numel, Grain, [&](int64_t begin, int64_t end) {
+    for_each_segment(p, begin, end, [&](int64_t o, const int64_t* off, int64_t len) {
+      binary_segment<T, Op>(a + off[0], sa, b + off[1], sb, y + o, len);
+    });
+  });
+}
+
+void pow_impl(const EwState& st, const exec::KernelArgs& args) {
+  if (st.plan.constant(1)) {
+    const float e = input_ptr<float>(args, 1)[0];
+    if (e == 2.0f) return binary_impl<float, SquareOp, kGrainSimple>(st, args);
+    if (e == 3.0f) return binary_impl<float, CubeOp, kGrainSimple>(st, args);
+  }
+  binary_impl<float, PowOp, kGrainMath>(st, args);
+}
+
+exec::KernelDef binary_kernel(EwImpl f32, EwImpl i64) {
+  auto prepare = [f32, i64](const exec::KernelContext& ctx) {
+    require_arity(ctx, 2, 1);
+    const ir::DType dt = ctx.inputs[0].dtype;
+    if (ctx.inputs[1].dtype != dt) fail(ctx, "inputs have different dtypes");
+    EwState st;
+    st.impl = dt == ir::DType::f32 ? f32 : i64;
+    if (!st.impl) fail(ctx, std::string("no kernel for ") + ir::dtype_name(dt) + " inputs");
+    try {
+      st.plan =
+          make_broadcast_plan({ctx.inputs[0].shape, ctx.inputs[1].shape}, ctx.outputs[0].shape);
+    } catch (const Error& e) {
+      fail(ctx, e.what());
+    }
+    st.numel = st.plan.numel;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// ---- unary ---------------------------------------------------------------------------------
+
+template <typename T, typename F, int64_t Grain>
+void unary_impl(const EwState& st, const exec::KernelArgs& args) {
+  const T* x = input_ptr<T>(args, 0);
+  T* y = output_ptr<T>(args, 0);
+  parallel_for(st.numel, Grain, [&](int64_t begin, int64_t end) {
+    F f;
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
+}
+
+void sqrt_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  parallel_for(st.numel, kGrainSimple,
+               [&](int64_t begin, int64_t end) { sqrt_span(x + begin, y + begin, end - begin); });
+}
+
+EwState unary_state(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  EwState st;
+  st.numel = ir::numel(ctx.inputs[0].shape);
+  return st;
+}
+
+exec::KernelDef unary_kernel(EwImpl f32, EwImpl i64 = nullptr) {
+  auto prepare = [f32, i64](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    const ir::DType dt = ctx.inputs[0].dtype;
+    st.impl = dt == ir::DType::f32 ? f32 : i64;
+    if (!st.impl) fail(ctx, std::string("no kernel for ") + ir::dtype_name(dt) + " input");
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+exec::KernelDef gelu_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    require_dtype(ctx, 0, ir::DType::f32);
+    const std::string mode = ctx.node.attrs.get_string("approximate", "none");
+    if (mode == "none") {
+      st.impl = unary_impl<float, GeluErfF, kGrainMath>;
+    } else if (mode == "tanh") {
+      st.impl = unary_impl<float, GeluTanhF, kGrainMath>;
+    } else {
+      fail(ctx, "approximate must be 'none' or 'tanh', got '" + mode + "'");
+    }
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// ---- Cast ----------------------------------------------------------------------------------
+
+// f32 -> i64 truncates toward zero. Values outside the i64 range saturate and NaN becomes 0:
+// converting them directly is undefined behaviour in C++.
+inline int64_t f32_to_i64(float x) {
+  constexpr float kLimit = 9.223372036854775808e18f;  // 2^63
+  if (x != x) return 0;
+  if (x >= kLimit) return std::numeric_limits<int64_t>::max();
+  if (x < -kLimit) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+
+void cast_f32_i64(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  int64_t* y = output_ptr<int64_t>(args, 0);
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f32_to_i64(x[i]);
+  });
+}
+
+void cast_i64_f32(const EwState& st, const exec::KernelArgs& args) {
+  const int64_t* x = input_ptr<int64_t>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = static_cast<float>(x[i]);
+  });
+}
+
+template <typename T>
+void copy_impl(const EwState& st, const exec::KernelArgs& args) {
+  if (args.inputs[0] != args.outputs[0])
+    std::memcpy(args.outputs[0], args.inputs[0], static_cast<size_t>(st.numel) * sizeof(T));
+}
+
+exec::KernelDef cast_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    const ir::DType from = ctx.inputs[0].dtype, to = ctx.outputs[0].dtype;
+    if (from == to) {
+      st.impl = from == ir::DType::f32 ? copy_impl<float> : copy_impl<int64_t>;
+    } else {
+      st.impl = from == ir::DType::f32 ? cast_f32_i64 : cast_i64_f32;
+    }
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// ---- Where ---------------------------------------------------------------------------------
+
+template <typename T>
+void where_impl(const EwState& st, const exec::KernelArgs& args) {
+  const int64_t* c = input_ptr<int64_t>(args, 0);
+  const T* a = input_ptr<T>(args, 1);
+  const T* b = input_ptr<T>(args, 2);
+  T* y = output_ptr<T>(args, 0);
+  const StridedPlan& p = st.plan;
+  const int64_t sc = p.inner_stride(0), sa = p.inner_stride(1), sb = p.inner_stride(2);
+  parallel_for(p.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for_each_segment(p, begin, end, [&](int64_t o, const int64_t* off, int64_t len) {
+      const int64_t* pc = c + off[0];
+      const T* pa = a + off[1];
+      const T* pb = b + off[2];
+      T* py = y + o;
+      if (sc == 1 && sa == 1 && sb == 1) {
+        for (int64_t i = 0; i < len; ++i) py[i] = pc[i] != 0 ? pa[i] : pb[i];
+      } else {
+        for (int64_t i = 0; i < len; ++i) py[i] = pc[i * sc] != 0 ? pa[i * sa] : pb[i * sb];
+      }
+    });
+  });
+}
+
+exec::KernelDef where_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    require_arity(ctx, 3, 1);
+    require_dtype(ctx, 0, ir::DType::i64);
+    const ir::DType dt = ctx.inputs[1].dtype;
+    if (ctx.inputs[2].dtype != dt) fail(ctx, "branches have different dtypes");
+    EwState st;
+    st.impl = dt == ir::DType::f32 ? where_impl<float> : where_impl<int64_t>;
+    try {
+      st.plan = make_broadcast_plan({ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.inputs[2].shape},
+                                    ctx.outputs[0].shape);
+    } catch (const Error& e) {
+      fail(ctx, e.what());
+    }
+    st.numel = st.plan.numel;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+}  // namespace
+
+void add_elementwise_kernels(exec::KernelTable& table) {
+  table.add("Add", binary_kernel(binary_impl<float, AddOp, kGrainSimple>,
+                                 binary_impl<int64_t, AddOp, kGrainSimple>));
+  table.add("Sub", binary_kernel(binary_impl<float, SubOp, kGrainSimple>,
+                                 binary_impl<int64_t, SubOp, kGrainSimple>));
+  table.add("Mul", binary_kernel(binary_impl<float, MulOp, kGrainSimple>,
+                                 binary_impl<int64_t, MulOp, kGrainSimple>));
+  table.add("Div", binary_kernel(binary_impl<float, DivOp, kGrainSimple>,
+                                 binary_impl<int64_t, DivOp, kGrainSimple>));
+  table.add("Pow", binary_kernel(pow_impl, nullptr));
+
+  table.add("Relu", unary_kernel(unary_impl<float, ReluF, kGrainSimple>));
+  table.add("Tanh", unary_kernel(unary_impl<float, TanhF, kGrainMath>));
+  table.add("Sigmoid", unary_kernel(unary_impl<float, SigmoidF, kGrainMath>));
+  table.add("Exp", unary_kernel(unary_impl<float, ExpF, kGrainMath>));
+  table.add("Erf", unary_kernel(unary_impl<float, ErfF, kGrainMath>));
+  table.add("Sqrt", unary_kernel(sqrt_impl));
+  table.add("Neg", unary_kernel(unary_impl<float, NegF, kGrainSimple>,
+                                unary_impl<int64_t, NegF, kGrainSimple>));
+  table.add("Gelu", gelu_kernel());
+  table.add("Cast", cast_kernel());
+  table.add("Where", where_kernel());
+}
+
+}  // namespace fusebox::cpu

@@ -1,0 +1,207 @@
+// MatMul, MatMulAdd and FusedBiasRelu over cblas_sgemm.
+//
+// prepare() turns the shapes into a list of sgemm calls: m, n, k, leading dims and one
+// (A offset, B offset) pair per batch matrix, with broadcast batch dims resolved to repeated
+// offsets. When A's batch dims are all real, B is a plain matrix and A is not transposed, the
+// batch is folded into M: [B, S, K] x [K, N] is one [B*S, K] x [K, N] sgemm, the shape BLAS is
+// fastest at. A 1-D A is a [1, K] row, a 1-D B a [K, 1] column (ONNX); the output simply omits
+// that dim, its bytes are the same.
+//
+// Threads: sgemm_many (blas.h) runs the sgemms on our threads, whole matrices per thread when
+// there are at least as many as threads, else row (or column) blocks of each, with OpenBLAS
+// single-threaded inside our parallel region (its own threaded driver allocates per call).
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/ir/shape.h"
+#include "ops/cpu/blas.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/kernel_util.h"
+#include "ops/cpu/math.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/strided.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+enum class Epilogue : uint8_t {
+  None,     // MatMul
+  Add,      // MatMulAdd: C is written into the output first, then sgemm with beta = 1
+  AddRelu,  // FusedBiasRelu: sgemm, then one pass out = relu(out + bias)
+};
+
+struct MatMulState {
+  int64_t m = 0, n = 0, k = 0;  // per sgemm; m covers the whole batch when folded
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f;
+  int64_t lda = 0, ldb = 0;                   // ldc = n: output matrices are dense
+  std::vector<int64_t> a_offsets, b_offsets;  // one per sgemm; output offset is i * m * n
+  int64_t out_numel = 0;
+  Epilogue epilogue = Epilogue::None;
+  StridedPlan bias_plan;  // input 2 broadcast to the output (operand 0)
+};
+
+// Offsets (in elements) of each broadcast batch matrix of an operand with batch dims `own`
+// inside the output batch `batch`, for matrices of `matrix_size` elements.
+std::vector<int64_t> batch_offsets(const ir::Shape& own, const ir::Shape& batch,
+                                   int64_t matrix_size) {
+  std::vector<int64_t> strides = ir::broadcast_strides(own, batch);
+  int64_t count = ir::numel(batch);
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t d = batch.size(); d-- > 0;) {
+      off += (rem % batch[d]) * strides[d];
+      rem /= batch[d];
+    }
+    out[static_cast<size_t>(i)] = off * matrix_size;
+  }
+  return out;
+}
+
+MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
+  size_t inputs = epilogue == Epilogue::None ? 2 : 3;
+  require_arity(ctx, inputs, 1);
+  for (size_t i = 0; i < inputs; ++i) require_dtype(ctx, i, ir::DType::f32);
+  ir::Shape as = ctx.inputs[0].shape, bs = ctx.inputs[1].shape;
+  if (as.empty() || bs.empty()) fail(ctx, "inputs must have rank >= 1");
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+
+  MatMulState st;
+  st.epilogue = epilogue;
+  st.trans_a = ctx.node.attrs.get_int("transA", 0) != 0;
+  st.trans_b = ctx.node.attrs.get_int("transB", 0) != 0;
+  st.alpha = static_cast<float>(ctx.node.attrs.get_float("alpha", 1.0));
+  const int64_t a_rows = as[as.size() - 2], a_cols = as.back();
+  const int64_t b_rows = bs[bs.size() - 2], b_cols = bs.back();
+  const int64_t m = st.trans_a ? a_cols : a_rows, ka = st.trans_a ? a_rows : a_cols;
+  const int64_t kb = st.trans_b ? b_cols : b_rows, n = st.trans_b ? b_rows : b_cols;
+  if (ka != kb)
+    fail(ctx, "inner dimensions differ: " + std::to_string(ka) + " vs " + std::to_string(kb));
+  st.n = n;
+  st.k = ka;
+  st.lda = a_cols;
+  st.ldb = b_cols;
+
+  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const ir::Shape batch = ir::broadcast_shapes(a_batch, b_batch);
+  const int64_t count = ir::numel(batch);
+  st.out_numel = count * m * n;
+  if (st.out_numel != ir::numel(ctx.outputs[0].shape))
+    fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not match the product");
+
+  // Fold the batch into M when every A matrix is distinct (no broadcast), laid out back to back,
+  // and multiplied by the same B.
+  const bool fold = !st.trans_a && ir::numel(b_batch) == 1 && ir::numel(a_batch) == count;
+  if (fold || count == 1) {
+    st.m = count * m;
+    st.a_offsets = {0};
+    st.b_offsets = {0};
+  } else {
+    st.m = m;
+    st.a_offsets = batch_offsets(a_batch, batch, a_rows * a_cols);
+    st.b_offsets = batch_offsets(b_batch, batch, b_rows * b_cols);
+  }
+  for (int64_t v : {st.m, st.n, st.k, st.lda, st.ldb})
+    if (!fits_blas_int(v))
+      fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds the BLAS int range");
+
+  if (epilogue != Epilogue::None) {
+    try {
+      st.bias_plan = make_broadcast_plan({ctx.inputs[2].shape}, ctx.outputs[0].shape);
+    } catch (const Error& e) {
+      fail(ctx, e.what());
+    }
+  }
+  return st;
+}
+
+void run_gemms(const MatMulState& st, const float* a, const float* b, float* out, float beta) {
+  const GemmShape g{st.trans_a, st.trans_b, st.m, st.n, st.k, st.alpha, st.lda, st.ldb, st.n};
+  const int64_t mn = st.m * st.n;
+  sgemm_many(
+      g, static_cast<int64_t>(st.a_offsets.size()), beta,
+      [&](int64_t i) { return a + st.a_offsets[i]; },
+      [&](int64_t i) { return b + st.b_offsets[i]; }, [&](int64_t i) { return out + i * mn; });
+}
+
+// out = broadcast(bias): the starting value for sgemm with beta = 1.
+void write_bias(const StridedPlan& plan, const float* bias, float* out) {
+  if (bias == out && plan.contiguous(0)) return;  // the planner put C in place: already there
+  parallel_for(plan.numel, kGrainSimple,
+               [&](int64_t begin, int64_t end) { strided_copy(plan, bias, out, begin, end); });
+}
+
+// out = relu(out + broadcast(bias)) in one pass over the output.
+void add_bias_relu(const StridedPlan& plan, const float* bias, float* out) {
+  const int64_t s = plan.inner_stride(0);
+  parallel_for(plan.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for_each_segment(plan, begin, end, [&](int64_t o, const int64_t* off, int64_t len) {
+      float* y = out + o;
+      const float* c = bias + off[0];
+      if (s == 1) {
+        for (int64_t i = 0; i < len; ++i) y[i] = relu_f32(y[i] + c[i]);
+      } else {
+        const float v = c[0];  // stride 0: one bias value for the whole run
+        for (int64_t i = 0; i < len; ++i) y[i] = relu_f32(y[i] + v);
+      }
+    });
+  });
+}
+
+void relu_in_place(float* out, int64_t n) {
+  parallel_for(n, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = relu_f32(out[i]);
+  });
+}
+
+void run_matmul(const exec::KernelArgs& args) {
+  const auto& st = state_of<MatMulState>(args);
+  if (st.out_numel == 0) return;
+  const float* a = input_ptr<float>(args, 0);
+  const float* b = input_ptr<float>(args, 1);
+  float* out = output_ptr<float>(args, 0);
+  switch (st.epilogue) {
+    case Epilogue::None:
+      run_gemms(st, a, b, out, 0.0f);
+      break;
+    case Epilogue::Add:
+      write_bias(st.bias_plan, input_ptr<float>(args, 2), out);
+      run_gemms(st, a, b, out, 1.0f);
+      break;
+    case Epilogue::AddRelu: {
+      const float* bias = input_ptr<float>(args, 2);
+      if (bias == out) {
+        // Bias aliased in place: sgemm with beta = 0 would overwrite it before it is read.
+        write_bias(st.bias_plan, bias, out);
+        run_gemms(st, a, b, out, 1.0f);
+        relu_in_place(out, st.out_numel);
+      } else {
+        run_gemms(st, a, b, out, 0.0f);
+        add_bias_relu(st.bias_plan, bias, out);
+      }
+      break;
+    }
+  }
+}
+
+exec::KernelDef matmul_kernel(Epilogue epilogue) {
+  return {[epilogue](const exec::KernelContext& ctx) {
+            return exec::make_state(prepare_matmul(ctx, epilogue));
+          },
+          run_matmul};
+}
+
+}  // namespace
+
+void add_matmul_kernels(exec::KernelTable& table) {
+  table.add("MatMul", matmul_kernel(Epilogue::None));
+  table.add("MatMulAdd", matmul_kernel(Epilogue::Add));
+  table.add("FusedBiasRelu", matmul_kernel(Epilogue::AddRelu));
+}
+
+}  // namespace fusebox::cpu

@@ -1,0 +1,348 @@
+// Softmax, LayerNorm and ReduceMean.
+//
+// All three reduce along some dims. The shapes are reduced in prepare() to [outer, n, inner]
+// (ReduceMean: the general case keeps a strided walk). With inner == 1 the reduced elements are
+// contiguous and each row is a vectorized loop; with inner > 1 the loops run across a chunk of
+// up to kCols columns at once (vectorized over the inner dim), accumulating per column on the
+// stack. Sums accumulate in double: float sums over 1024 elements lose ~3 digits in the worst
+// case, and LayerNorm outputs are compared against double references at 1e-5.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/ir/shape.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/kernel_util.h"
+#include "ops/cpu/math.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/strided.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+constexpr int64_t kCols = 256;  // columns per chunk when reducing over a non-innermost axis
+
+int64_t chunks_of(int64_t n) {
+  return (n + kCols - 1) / kCols;
+}
+
+// ---- Softmax -------------------------------------------------------------------------------
+
+struct SoftmaxState {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+std::shared_ptr<const void> prepare_softmax(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  SoftmaxState st;
+  if (!x.empty()) {  // a scalar is one row of one element
+    int axis = 0;
+    try {
+      axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), "Softmax");
+    } catch (const Error& e) {
+      fail(ctx, e.what());
+    }
+    for (int d = 0; d < static_cast<int>(x.size()); ++d)
+      (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
+  }
+  return exec::make_state(st);
+}
+
+// Softmax over axis with inner > 1: columns [c0, c0 + w) of one outer block.
+void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, int64_t w) {
+  float mx[kCols];
+  double sum[kCols];
+  std::fill(mx, mx + w, -std::numeric_limits<float>::infinity());
+  std::fill(sum, sum + w, 0.0);
+  for (int64_t a = 0; a < n; ++a) {
+    const float* row = x + a * inner;
+    for (int64_t j = 0; j < w; ++j) mx[j] = std::max(mx[j], row[j]);
+  }
+  for (int64_t a = 0; a < n; ++a) {
+    const float* row = x + a * inner;
+    float* out = y + a * inner;
+    for (int64_t j = 0; j < w; ++j) {
+      float e = exp_f32(row[j] - mx[j]);
+      out[j] = e;
+      sum[j] += e;
+    }
+  }
+  float inv[kCols];
+  for (int64_t j = 0; j < w; ++j) inv[j] = static_cast<float>(1.0 / sum[j]);
+  for (int64_t a = 0; a < n; ++a) {
+    float* out = y + a * inner;
+    for (int64_t j = 0; j < w; ++j) out[j] *= inv[j];
+  }
+}
+
+void run_softmax(const exec::KernelArgs& args) {
+  const auto& st = state_of<SoftmaxState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  if (st.outer * st.n * st.inner == 0) return;
+  if (st.inner == 1) {
+    parallel_for(st.outer, std::max<int64_t>(1, kGrainMath / st.n),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r)
+                     softmax_row(x + r * st.n, y + r * st.n, st.n);
+                 });
+    return;
+  }
+  const int64_t chunks = chunks_of(st.inner);
+  const int64_t block = st.n * st.inner;
+  parallel_for(
+      st.outer * chunks, std::max<int64_t>(1, kGrainMath / (st.n * std::min(kCols, st.inner))),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) {
+          const int64_t o = u / chunks, c0 = (u % chunks) * kCols;
+          const int64_t off = o * block + c0;
+          softmax_columns(x + off, y + off, st.n, st.inner, std::min(kCols, st.inner - c0));
+        }
+      });
+}
+
+// ---- LayerNorm -----------------------------------------------------------------------------
+
+struct LayerNormState {
+  int64_t rows = 0, d = 0;
+  float epsilon = 1e-5f;
+  bool has_bias = false;
+  bool dense_params = true;  // scale (and bias) are full [d] blocks
+  StridedPlan params;        // otherwise: operands scale, bias broadcast over the normalized block
+  bool write_mean = false, write_inv_std = false;
+};
+
+std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  if (x.empty()) fail(ctx, "input must have rank >= 1");
+  LayerNormState st;
+  int axis = 0;
+  try {
+    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), "LayerNorm");
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  const ir::Shape norm(x.begin() + axis, x.end());
+  st.d = ir::numel(norm);
+  st.rows = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
+  st.epsilon = static_cast<float>(ctx.node.attrs.get_float("epsilon", 1e-5));
+  st.has_bias = ctx.inputs.size() > 2;
+  std::vector<ir::Shape> params{ctx.inputs[1].shape};
+  if (st.has_bias) params.push_back(ctx.inputs[2].shape);
+  try {
+    st.params = make_broadcast_plan(params, norm);
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  for (int k = 0; k < st.params.operands; ++k)
+    st.dense_params = st.dense_params && st.params.contiguous(k);
+  // Optional outputs: present when the node names them (an empty name is an omitted output).
+  auto named = [&](size_t i) {
+    return ctx.node.outputs.size() > i && !ctx.node.outputs[i].empty();
+  };
+  st.write_mean = named(1);
+  st.write_inv_std = named(2);
+  return exec::make_state(std::move(st));
+}
+
+void run_layer_norm(const exec::KernelArgs& args) {
+  const auto& st = state_of<LayerNormState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  const float* scale = input_ptr<float>(args, 1);
+  const float* bias = st.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  float* mean_out = st.write_mean ? output_ptr<float>(args, 1) : nullptr;
+  float* inv_out = st.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
+  const int64_t d = st.d;
+  parallel_for(
+      st.rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(d, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = x + r * d;
+          float* yr = y + r * d;
+          // Two passes (mean, then squared deviations) in double: no cancellation, unlike
+          // E[x^2] - E[x]^2.
+          double sum = 0;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t i = 0; i < d; ++i) sum += xr[i];
+          const double mean = sum / static_cast<double>(d);
+          double sq = 0;
+#pragma omp simd reduction(+ : sq)
+          for (int64_t i = 0; i < d; ++i) {
+            const double t = xr[i] - mean;
+            sq += t * t;
+          }
+          const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + st.epsilon);
+          if (mean_out) mean_out[r] = static_cast<float>(mean);
+          if (inv_out) inv_out[r] = static_cast<float>(inv);
+          // The mean as a float pair m + m_lo: x - m is exact (Sterbenz: x and m are close when it
+          // matters), so rows with a large offset (x ~ 1000 +- 1) keep full precision in x - mean.
+          const float m = static_cast<float>(mean), m_lo = static_cast<float>(mean - m);
+          const float s = static_cast<float>(inv);
+          if (st.dense_params) {
+            if (bias) {
+              for (int64_t i = 0; i < d; ++i) yr[i] = ((xr[i] - m) - m_lo) * s * scale[i] + bias[i];
+            } else {
+              for (int64_t i = 0; i < d; ++i) yr[i] = ((xr[i] - m) - m_lo) * s * scale[i];
+            }
+            continue;
+          }
+          const int64_t ss = st.params.inner_stride(0), bs = bias ? st.params.inner_stride(1) : 0;
+          for_each_segment(st.params, 0, d, [&](int64_t o, const int64_t* off, int64_t len) {
+            const float* g = scale + off[0];
+            const float* b = bias ? bias + off[1] : nullptr;
+            for (int64_t i = 0; i < len; ++i) {
+              const float v = ((xr[o + i] - m) - m_lo) * s * g[i * ss];
+              yr[o + i] = b ? v + b[i * bs] : v;
+            }
+          });
+        }
+      });
+}
+
+// ---- ReduceMean ----------------------------------------------------------------------------
+
+struct ReduceMeanState {
+  int64_t out_numel = 0;
+  int64_t count = 0;  // elements averaged per output
+  // Fast path: the input is [outer, count, inner] and the mean runs over the middle dim.
+  bool middle = true;
+  int64_t outer = 1, inner = 1;
+  // General path: walk the kept dims for the output and the reduced dims for each sum.
+  StridedPlan kept, reduced;
+};
+
+std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  std::vector<int64_t> axes = ctx.node.attrs.get_ints("axes");
+  std::vector<bool> reduce(x.size(), axes.empty());
+  try {
+    for (int64_t a : axes) reduce[ir::normalize_axis(a, x.size(), "ReduceMean")] = true;
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  ReduceMeanState st;
+  st.out_numel = ir::numel(ctx.outputs[0].shape);
+  // Group neighbouring dims of the same kind; size-1 dims belong to neither.
+  struct Group {
+    bool reduced;
+    int64_t size;
+  };
+  std::vector<Group> groups;
+  ir::Shape kept_dims, reduced_dims;
+  std::vector<int64_t> kept_strides, reduced_strides;
+  const std::vector<int64_t> strides = ir::strides_of(x);
+  st.count = 1;
+  for (size_t d = 0; d < x.size(); ++d) {
+    (reduce[d] ? reduced_dims : kept_dims).push_back(x[d]);
+    (reduce[d] ? reduced_strides : kept_strides).push_back(strides[d]);
+    if (reduce[d]) st.count *= x[d];
+    if (x[d] == 1) continue;
+    if (!groups.empty() && groups.back().reduced == reduce[d]) {
+      groups.back().size *= x[d];
+    } else {
+      groups.push_back({reduce[d], x[d]});
+    }
+  }
+  // Fast path when at most one reduced group: [kept?][reduced][kept?].
+  int reduced_groups = 0;
+  for (const auto& g : groups) reduced_groups += g.reduced ? 1 : 0;
+  st.middle = reduced_groups <= 1;
+  if (st.middle) {
+    bool seen = false;
+    for (const auto& g : groups) {
+      if (g.reduced)
+        seen = true;
+      else
+        (seen ? st.inner : st.outer) *= g.size;
+    }
+  } else {
+    try {
+      st.kept = make_strided_plan(kept_dims, {kept_strides});
+      st.reduced = make_strided_plan(reduced_dims, {reduced_strides});
+    } catch (const Error& e) {
+      fail(ctx, e.what());
+    }
+  }
+  return exec::make_state(std::move(st));
+}
+
+void run_reduce_mean(const exec::KernelArgs& args) {
+  const auto& st = state_of<ReduceMeanState>(args);
+  if (st.out_numel == 0) return;
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const int64_t n = st.count;
+  const double scale = 1.0 / static_cast<double>(n);  // n == 0: inf * 0 sums -> NaN, as numpy
+  if (!st.middle) {
+    const StridedPlan& kp = st.kept;
+    const StridedPlan& rp = st.reduced;
+    const int64_t ks = kp.inner_stride(0), rs = rp.inner_stride(0);
+    parallel_for(
+        st.out_numel, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n, 1)),
+        [&](int64_t begin, int64_t end) {
+          for_each_segment(kp, begin, end, [&](int64_t o, const int64_t* koff, int64_t klen) {
+            for (int64_t i = 0; i < klen; ++i) {
+              const float* base = x + koff[0] + i * ks;
+              double sum = 0;
+              for_each_segment(rp, 0, rp.numel, [&](int64_t, const int64_t* roff, int64_t rlen) {
+                const float* p = base + roff[0];
+                for (int64_t j = 0; j < rlen; ++j) sum += p[j * rs];
+              });
+              y[o + i] = static_cast<float>(sum * scale);
+            }
+          });
+        });
+    return;
+  }
+  if (st.inner == 1) {
+    parallel_for(st.outer, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o) {
+                     const float* row = x + o * n;
+                     double sum = 0;
+#pragma omp simd reduction(+ : sum)
+                     for (int64_t j = 0; j < n; ++j) sum += row[j];
+                     y[o] = static_cast<float>(sum * scale);
+                   }
+                 });
+    return;
+  }
+  const int64_t chunks = chunks_of(st.inner);
+  parallel_for(
+      st.outer * chunks,
+      std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n * std::min(kCols, st.inner), 1)),
+      [&](int64_t begin, int64_t end) {
+        double acc[kCols];
+        for (int64_t u = begin; u < end; ++u) {
+          const int64_t o = u / chunks, c0 = (u % chunks) * kCols;
+          const int64_t w = std::min(kCols, st.inner - c0);
+          std::fill(acc, acc + w, 0.0);
+          for (int64_t r = 0; r < n; ++r) {
+            const float* row = x + (o * n + r) * st.inner + c0;
+            for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+          }
+          float* out = y + o * st.inner + c0;
+          for (int64_t j = 0; j < w; ++j) out[j] = static_cast<float>(acc[j] * scale);
+        }
+      });
+}
+
+}  // namespace
+
+void add_normalization_kernels(exec::KernelTable& table) {
+  table.add("Softmax", {prepare_softmax, run_softmax});
+  table.add("LayerNorm", {prepare_layer_norm, run_layer_norm});
+  table.add("ReduceMean", {prepare_reduce_mean, run_reduce_mean});
+}
+
+}  // namespace fusebox::cpu

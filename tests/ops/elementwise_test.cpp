@@ -1,0 +1,305 @@
+// Element-wise kernels against double-precision reference loops: broadcasting corner cases,
+// every unary function over wide ranges and special values, i64 arithmetic, Cast and Where.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "tests/ops/op_test_util.h"
+
+namespace fusebox::optest {
+namespace {
+
+using BinaryRef = std::function<double(double, double)>;
+
+// Shape pairs covering: same shape, scalars on either side, bias-like trailing broadcast, size-1
+// dims on both sides, rank mismatch, odd sizes, empty dims, and one size large enough to thread.
+const std::vector<std::pair<Shape, Shape>> kBroadcastCases = {
+    {{}, {}},
+    {{7}, {}},
+    {{}, {7}},
+    {{1}, {5}},
+    {{3, 4}, {3, 4}},
+    {{64, 256}, {256}},
+    {{256}, {64, 256}},
+    {{5, 1}, {1, 6}},
+    {{129, 17}, {129, 1}},
+    {{2, 3, 1, 5}, {3, 4, 1}},
+    {{17, 1, 129}, {17, 3, 1}},
+    {{2, 1, 3}, {4, 1}},
+    {{1, 1, 1}, {3}},
+    {{0, 3}, {1, 3}},
+    {{1}, {0}},
+    {{300, 1000}, {1000}},
+    {{200, 300}, {200, 300}},
+    {{150, 1, 300}, {1, 2, 1}},
+};
+
+Shape out_shape(const Shape& a, const Shape& b) {
+  return ir::broadcast_shapes(a, b);
+}
+
+std::vector<double> ref_binary(const Tensor& a, const Tensor& b, const BinaryRef& f) {
+  Shape out = out_shape(a.shape(), b.shape());
+  std::vector<double> r(static_cast<size_t>(ir::numel(out)));
+  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i)
+    r[i] = f(at(a, bcast_index(a.shape(), out, i)), at(b, bcast_index(b.shape(), out, i)));
+  return r;
+}
+
+void check_binary_f32(const std::string& op, const BinaryRef& f, float lo_a, float hi_a, float lo_b,
+                      float hi_b, double atol = 1e-6, double rtol = 1e-6) {
+  std::mt19937 rng(42);
+  for (const auto& [sa, sb] : kBroadcastCases) {
+    Tensor a = random_f32(sa, rng, lo_a, hi_a), b = random_f32(sb, rng, lo_b, hi_b);
+    for (int threads : {1, 2}) {
+      Tensor y = run1(op, {a, b}, {}, threads);
+      expect_close(
+          y, out_shape(sa, sb), ref_binary(a, b, f), atol, rtol,
+          op + " " + shape_str(sa) + " " + shape_str(sb) + " threads " + std::to_string(threads));
+    }
+  }
+}
+
+TEST(ElementwiseBinary, AddF32) {
+  check_binary_f32("Add", std::plus<double>(), -2, 2, -2, 2);
+}
+TEST(ElementwiseBinary, SubF32) {
+  check_binary_f32("Sub", std::minus<double>(), -2, 2, -2, 2);
+}
+TEST(ElementwiseBinary, MulF32) {
+  check_binary_f32("Mul", std::multiplies<double>(), -2, 2, -2, 2);
+}
+TEST(ElementwiseBinary, DivF32) {
+  // Divisors in [0.5, 2]: away from 0 so float rounding of the inputs does not blow up.
+  check_binary_f32("Div", std::divides<double>(), -2, 2, 0.5f, 2);
+}
+TEST(ElementwiseBinary, PowF32) {
+  check_binary_f32(
+      "Pow", [](double a, double b) { return std::pow(a, b); }, 0.1f, 3, -2, 2, 1e-6, 2e-6);
+}
+
+TEST(ElementwiseBinary, PowConstantExponents) {
+  // Exponents 2 and 3 take a multiply fast path; negative bases must work for them.
+  std::mt19937 rng(1);
+  for (float e : {2.0f, 3.0f, 0.5f, -1.0f}) {
+    for (const Shape& s : {Shape{}, Shape{17}, Shape{64, 129}}) {
+      Tensor a = random_f32(s, rng, e == 0.5f ? 0.0f : -3.0f, 3.0f);
+      Tensor b = f32_tensor({}, {e});
+      std::vector<double> want(static_cast<size_t>(a.numel()));
+      for (int64_t i = 0; i < a.numel(); ++i) want[i] = std::pow(at(a, i), static_cast<double>(e));
+      expect_close(run1("Pow", {a, b}), s, want, 1e-6, 2e-6, "Pow exponent " + std::to_string(e));
+    }
+  }
+}
+
+TEST(ElementwiseBinary, SpecialValuesPropagate) {
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = f32_tensor({4}, {1.0f, inf, nan, -inf});
+  Tensor b = f32_tensor({4}, {0.0f, 1.0f, 1.0f, inf});
+  expect_close(run1("Div", {a, b}), {4}, {INFINITY, INFINITY, NAN, NAN}, 0, 0, "Div");
+  expect_close(run1("Add", {a, b}), {4}, {1.0, INFINITY, NAN, NAN}, 0, 0, "Add");
+}
+
+TEST(ElementwiseBinary, I64Arithmetic) {
+  std::mt19937 rng(7);
+  const std::vector<std::pair<std::string, std::function<int64_t(int64_t, int64_t)>>> ops = {
+      {"Add", [](int64_t a, int64_t b) { return a + b; }},
+      {"Sub", [](int64_t a, int64_t b) { return a - b; }},
+      {"Mul", [](int64_t a, int64_t b) { return a * b; }},
+      // Reference truncating division computed in double (exact for these magnitudes).
+      {"Div",
+       [](int64_t a, int64_t b) {
+         return static_cast<int64_t>(std::trunc(static_cast<double>(a) / b));
+       }},
+  };
+  for (const auto& [op, f] : ops) {
+    for (const auto& [sa, sb] : kBroadcastCases) {
+      Tensor a = random_i64(sa, rng, -1000, 1000), b = random_i64(sb, rng, 1, 50);
+      // Negative divisors too.
+      for (int64_t i = 0; i < b.numel(); i += 2) b.data<int64_t>()[i] = -b.data<int64_t>()[i];
+      Shape out = out_shape(sa, sb);
+      Tensor y = run1(op, {a, b}, {}, 2);
+      ASSERT_EQ(y.dtype(), DType::i64);
+      ASSERT_EQ(y.shape(), out);
+      int bad = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        int64_t va = a.data<int64_t>()[bcast_index(sa, out, i)],
+                vb = b.data<int64_t>()[bcast_index(sb, out, i)];
+        if (y.data<int64_t>()[i] != f(va, vb) && bad++ < 3)
+          ADD_FAILURE() << op << " " << va << ", " << vb << ": got " << y.data<int64_t>()[i];
+      }
+    }
+  }
+}
+
+TEST(ElementwiseBinary, I64DivEdgeCasesDoNotTrap) {
+  const int64_t mn = std::numeric_limits<int64_t>::min();
+  Tensor a = i64_tensor({5}, {7, -7, 7, mn, 5});
+  Tensor b = i64_tensor({5}, {2, 2, -2, -1, 0});
+  Tensor y = run1("Div", {a, b});
+  const std::vector<int64_t> want = {3, -3, -3, mn,
+                                     0};  // truncation; INT64_MIN / -1 wraps; x / 0 = 0
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(y.data<int64_t>()[i], want[i]) << i;
+}
+
+// ---- unary ---------------------------------------------------------------------------------
+
+struct UnaryCase {
+  std::string op;
+  ir::Attributes attrs;
+  std::function<double(double)> ref;
+  float lo, hi;
+  double atol, rtol;
+};
+
+double gelu_erf(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+std::vector<UnaryCase> unary_cases() {
+  return {
+      {"Relu", {}, [](double x) { return x < 0 ? 0.0 : x; }, -5, 5, 0, 0},
+      {"Neg", {}, [](double x) { return -x; }, -5, 5, 0, 0},
+      {"Tanh", {}, [](double x) { return std::tanh(x); }, -12, 12, 1e-6, 1e-6},
+      {"Sigmoid", {}, sigmoid, -30, 30, 1e-6, 1e-6},
+      {"Exp", {}, [](double x) { return std::exp(x); }, -80, 80, 0, 2e-6},
+      {"Erf", {}, [](double x) { return std::erf(x); }, -5, 5, 1e-6, 1e-6},
+      {"Sqrt", {}, [](double x) { return std::sqrt(x); }, 0, 100, 0, 1e-6},
+      {"Gelu", {}, gelu_erf, -8, 8, 1e-6, 1e-6},
+      {"Gelu", attrs_of({{"approximate", std::string("none")}}), gelu_erf, -8, 8, 1e-6, 1e-6},
+      {"Gelu", attrs_of({{"approximate", std::string("tanh")}}), gelu_tanh, -8, 8, 1e-6, 1e-6},
+  };
+}
+
+TEST(ElementwiseUnary, MatchesDoubleReference) {
+  std::mt19937 rng(3);
+  for (const auto& c : unary_cases()) {
+    for (const Shape& s :
+         {Shape{}, Shape{1}, Shape{17}, Shape{3, 129}, Shape{0, 5}, Shape{400, 300}}) {
+      Tensor x = random_f32(s, rng, c.lo, c.hi);
+      std::vector<double> want(static_cast<size_t>(x.numel()));
+      for (int64_t i = 0; i < x.numel(); ++i) want[i] = c.ref(at(x, i));
+      for (int threads : {1, 2})
+        expect_close(run1(c.op, {x}, c.attrs, threads), s, want, c.atol, c.rtol,
+                     c.op + " " + c.attrs.to_string() + " " + shape_str(s) + " threads " +
+                         std::to_string(threads));
+    }
+  }
+}
+
+TEST(ElementwiseUnary, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {0.0f,    -0.0f,  1e-30f, -1e-30f, 1e-4f, 88.5f, 100.0f,
+                                 -100.0f, -88.0f, 1e30f,  -1e30f,  inf,   -inf,  nan};
+  Tensor x = f32_tensor({static_cast<int64_t>(xs.size())}, xs);
+  for (const auto& c : unary_cases()) {
+    if (c.op == "Sqrt") continue;  // checked below with its own domain
+    std::vector<double> want;
+    for (float v : xs) {
+      double w = c.ref(v);
+      // Gelu(-inf) is -inf * 0 = NaN in the reference formula too, as in PyTorch.
+      want.push_back(w);
+    }
+    // Results that overflow float (exp(100)) are inf in float.
+    for (auto& w : want)
+      if (std::abs(w) > std::numeric_limits<float>::max()) w = w > 0 ? INFINITY : -INFINITY;
+    expect_close(run1(c.op, {x}, c.attrs), x.shape(), want, 1e-6, 2e-6,
+                 c.op + " " + c.attrs.to_string());
+  }
+  Tensor s = f32_tensor({5}, {0.0f, 4.0f, inf, -1.0f, nan});
+  expect_close(run1("Sqrt", {s}), {5}, {0.0, 2.0, INFINITY, NAN, NAN}, 0, 0, "Sqrt");
+}
+
+TEST(ElementwiseUnary, NegI64) {
+  const int64_t mn = std::numeric_limits<int64_t>::min();
+  Tensor x = i64_tensor({4}, {3, -5, 0, mn});
+  Tensor y = run1("Neg", {x});
+  ASSERT_EQ(y.dtype(), DType::i64);
+  EXPECT_EQ(y.data<int64_t>()[0], -3);
+  EXPECT_EQ(y.data<int64_t>()[1], 5);
+  EXPECT_EQ(y.data<int64_t>()[2], 0);
+  EXPECT_EQ(y.data<int64_t>()[3], mn);  // wraps instead of overflowing
+}
+
+// ---- Cast, Where ---------------------------------------------------------------------------
+
+TEST(ElementwiseCast, F32ToI64TruncatesAndSaturates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = f32_tensor({8}, {2.7f, -2.7f, 0.5f, -0.5f, 1e30f, -1e30f, nan, 123456.0f});
+  Tensor y = run1("Cast", {x}, attrs_of({{"to", std::string("i64")}}));
+  ASSERT_EQ(y.dtype(), DType::i64);
+  const std::vector<int64_t> want = {
+      2, -2,    0, 0, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+      0, 123456};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(y.data<int64_t>()[i], want[i]) << i;
+}
+
+TEST(ElementwiseCast, I64ToF32AndSameType) {
+  std::mt19937 rng(5);
+  Tensor x = random_i64({3, 129}, rng, -100000, 100000);
+  std::vector<double> want(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) want[i] = static_cast<double>(x.data<int64_t>()[i]);
+  expect_close(run1("Cast", {x}, attrs_of({{"to", std::string("f32")}})), x.shape(), want, 0, 0,
+               "i64->f32");
+  expect_close(run1("Cast", {x}, attrs_of({{"to", std::string("i64")}})), x.shape(), want, 0, 0,
+               "i64->i64");
+  Tensor f = random_f32({0, 4}, rng);
+  expect_close(run1("Cast", {f}, attrs_of({{"to", std::string("f32")}})), f.shape(), {}, 0, 0,
+               "empty");
+}
+
+TEST(ElementwiseWhere, BroadcastsAllThree) {
+  std::mt19937 rng(9);
+  const std::vector<std::vector<Shape>> cases = {
+      {{3, 4}, {3, 4}, {3, 4}},
+      {{3, 1}, {1, 4}, {3, 4}},
+      {{}, {5}, {1}},
+      {{2, 1, 3}, {4, 1}, {3}},
+      {{5}, {}, {}},
+      {{0, 2}, {2}, {1}},
+      {{200, 300}, {300}, {200, 1}},
+  };
+  for (DType dt : {DType::f32, DType::i64}) {
+    for (const auto& s : cases) {
+      Tensor c = random_i64(s[0], rng, 0, 1);
+      Tensor a = dt == DType::f32 ? random_f32(s[1], rng) : random_i64(s[1], rng, -50, 50);
+      Tensor b = dt == DType::f32 ? random_f32(s[2], rng) : random_i64(s[2], rng, -50, 50);
+      Shape out = out_shape(out_shape(s[0], s[1]), s[2]);
+      std::vector<double> want(static_cast<size_t>(ir::numel(out)));
+      for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i)
+        want[i] = at(c, bcast_index(s[0], out, i)) != 0 ? at(a, bcast_index(s[1], out, i))
+                                                        : at(b, bcast_index(s[2], out, i));
+      for (int threads : {1, 2}) {
+        Tensor y = run1("Where", {c, a, b}, {}, threads);
+        EXPECT_EQ(y.dtype(), dt);
+        expect_equal(y, out, want, "Where " + shape_str(s[0]) + shape_str(s[1]) + shape_str(s[2]));
+      }
+    }
+  }
+}
+
+TEST(ElementwisePrepare, RejectsBadDtypes) {
+  // Types given directly to prepare (the schema would reject them earlier).
+  EXPECT_THROW(prepare_only("Pow", {{DType::i64, {3}}, {DType::i64, {3}}}, {{DType::i64, {3}}}),
+               Error);
+  EXPECT_THROW(prepare_only("Add", {{DType::f32, {3}}, {DType::i64, {3}}}, {{DType::f32, {3}}}),
+               Error);
+  EXPECT_THROW(prepare_only("Tanh", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
+  EXPECT_THROW(prepare_only("Where", {{DType::f32, {3}}, {DType::f32, {3}}, {DType::f32, {3}}},
+                            {{DType::f32, {3}}}),
+               Error);
+  EXPECT_THROW(prepare_only("Gelu", {{DType::f32, {3}}}, {{DType::f32, {3}}},
+                            attrs_of({{"approximate", std::string("fast")}})),
+               Error);
+}
+
+}  // namespace
+}  // namespace fusebox::optest

@@ -1,0 +1,249 @@
+// Softmax, LayerNorm and ReduceMean against double-precision reference loops over arbitrary
+// axes (last, middle, first), odd and empty sizes, and inputs that stress numerics.
+#include <algorithm>
+#include <limits>
+
+#include "tests/ops/op_test_util.h"
+
+namespace fusebox::optest {
+namespace {
+
+// [outer, n, inner] view of `shape` around `axis`.
+void split(const Shape& shape, int axis, int64_t* outer, int64_t* n, int64_t* inner) {
+  *outer = *n = *inner = 1;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+    (d < axis ? *outer : d == axis ? *n : *inner) *= shape[d];
+}
+
+std::vector<double> ref_softmax(const Tensor& x, int axis) {
+  int64_t outer, n, inner;
+  split(x.shape(), axis, &outer, &n, &inner);
+  std::vector<double> y(static_cast<size_t>(x.numel()));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < inner; ++c) {
+      auto idx = [&](int64_t a) { return (o * n + a) * inner + c; };
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t a = 0; a < n; ++a) mx = std::max(mx, at(x, idx(a)));
+      for (int64_t a = 0; a < n; ++a) sum += std::exp(at(x, idx(a)) - mx);
+      for (int64_t a = 0; a < n; ++a) y[idx(a)] = std::exp(at(x, idx(a)) - mx) / sum;
+    }
+  return y;
+}
+
+TEST(Softmax, AnyAxis) {
+  std::mt19937 rng(31);
+  const std::vector<std::pair<Shape, int>> cases = {
+      {{5}, -1},         {{1}, 0},           {{3, 17}, 1},     {{3, 17}, 0},     {{2, 3, 4, 5}, 1},
+      {{2, 3, 4, 5}, 2}, {{2, 3, 4, 5}, -1}, {{2, 300, 7}, 1}, {{2, 5, 600}, 1}, {{4, 0}, 0},
+      {{0, 4}, 1},       {{64, 1024}, -1},   {{7, 129}, -1},   {{3, 1, 5}, 1},   {{200, 3, 40}, 1},
+  };
+  for (const auto& [shape, axis] : cases) {
+    Tensor x = random_f32(shape, rng, -8, 8);
+    const int norm = axis < 0 ? axis + static_cast<int>(shape.size()) : axis;
+    for (int threads : {1, 2})
+      expect_close(run1("Softmax", {x}, attrs_of({{"axis", int64_t{axis}}}), threads), shape,
+                   ref_softmax(x, norm), 1e-6, 1e-5,
+                   "Softmax " + shape_str(shape) + " axis " + std::to_string(axis));
+  }
+}
+
+TEST(Softmax, ScalarAndDefaultAxis) {
+  expect_close(run1("Softmax", {f32_tensor({}, {3.0f})}), {}, {1.0}, 0, 0, "scalar");
+  std::mt19937 rng(32);
+  Tensor x = random_f32({4, 9}, rng);
+  expect_close(run1("Softmax", {x}), {4, 9}, ref_softmax(x, 1), 1e-6, 1e-5, "default axis");
+}
+
+TEST(Softmax, LargeAndMaskedScores) {
+  // Values far beyond exp's range and additive masks: max-subtraction keeps them finite.
+  std::mt19937 rng(33);
+  Tensor x = random_f32({6, 50}, rng, -200, 200);
+  for (int64_t i = 0; i < x.numel(); i += 3) x.data<float>()[i] = -1e9f;
+  expect_close(run1("Softmax", {x}), x.shape(), ref_softmax(x, 1), 1e-6, 1e-5, "rows");
+  expect_close(run1("Softmax", {x}, attrs_of({{"axis", int64_t{0}}})), x.shape(), ref_softmax(x, 0),
+               1e-6, 1e-5, "columns");
+}
+
+// ---- LayerNorm -----------------------------------------------------------------------------
+
+struct LnRef {
+  std::vector<double> y, mean, inv_std;
+};
+
+LnRef ref_layer_norm(const Tensor& x, const Tensor& scale, const Tensor* bias, int axis,
+                     double eps) {
+  const Shape& s = x.shape();
+  const Shape norm(s.begin() + axis, s.end());
+  const int64_t d = ir::numel(norm), rows = x.numel() / std::max<int64_t>(d, 1);
+  LnRef r;
+  r.y.resize(static_cast<size_t>(x.numel()));
+  for (int64_t row = 0; row < rows; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < d; ++i) mean += at(x, row * d + i);
+    mean /= static_cast<double>(d);
+    for (int64_t i = 0; i < d; ++i)
+      var += (at(x, row * d + i) - mean) * (at(x, row * d + i) - mean);
+    var /= static_cast<double>(d);
+    const double inv = 1.0 / std::sqrt(var + eps);
+    r.mean.push_back(mean);
+    r.inv_std.push_back(inv);
+    for (int64_t i = 0; i < d; ++i) {
+      double v = (at(x, row * d + i) - mean) * inv * at(scale, bcast_index(scale.shape(), norm, i));
+      if (bias) v += at(*bias, bcast_index(bias->shape(), norm, i));
+      r.y[row * d + i] = v;
+    }
+  }
+  return r;
+}
+
+struct LnCase {
+  Shape x;
+  int axis;
+  Shape scale;
+  Shape bias;  // empty vector with has_bias false: no bias input
+  bool has_bias = true;
+  float offset = 0;  // added to x: a large mean stresses the variance computation
+};
+
+TEST(LayerNorm, MatchesDoubleReference) {
+  std::mt19937 rng(34);
+  const std::vector<LnCase> cases = {
+      {{4, 256}, -1, {256}, {256}},
+      {{17, 512}, 1, {512}, {512}},
+      {{3, 1024}, -1, {1024}, {1024}},
+      {{2, 7, 768}, -1, {768}, {768}, true, 1000.0f},
+      {{5, 384}, -1, {384}, {}, false},
+      {{2, 3, 64}, 1, {3, 64}, {3, 64}},
+      {{2, 3, 64}, 1, {64}, {1, 64}},  // scale broadcast within the normalized block
+      {{2, 3, 64}, 1, {3, 1}, {}, true},
+      {{2, 3, 64}, 0, {3, 64}, {64}},
+      {{6, 1}, -1, {1}, {1}},
+      {{512, 256}, -1, {256}, {256}},  // threaded
+      {{0, 32}, -1, {32}, {32}},
+      {{9}, 0, {9}, {}},
+  };
+  for (const auto& c : cases) {
+    std::vector<Tensor> in = {random_f32(c.x, rng, -3, 3), random_f32(c.scale, rng, 0.5f, 1.5f)};
+    for (int64_t i = 0; i < in[0].numel(); ++i) in[0].data<float>()[i] += c.offset;
+    const bool bias = c.has_bias && !c.bias.empty();
+    if (bias) in.push_back(random_f32(c.bias, rng, -1, 1));
+    const int axis = c.axis < 0 ? c.axis + static_cast<int>(c.x.size()) : c.axis;
+    LnRef r = ref_layer_norm(in[0], in[1], bias ? &in[2] : nullptr, axis, 1e-5);
+    for (int threads : {1, 2}) {
+      std::vector<Tensor> out =
+          run_op("LayerNorm", in, attrs_of({{"axis", int64_t{c.axis}}}), threads, 3);
+      const std::string what = "LayerNorm " + shape_str(c.x) + " axis " + std::to_string(c.axis) +
+                               " scale " + shape_str(c.scale) + " threads " +
+                               std::to_string(threads);
+      // Relative to the normalized magnitude (~1): the large-offset case loses the offset's
+      // float rounding in x itself, which the reference sees too.
+      expect_close(out[0], c.x, r.y, 1e-5, 1e-5, what);
+      Shape stat = c.x;
+      for (size_t d = static_cast<size_t>(axis); d < stat.size(); ++d) stat[d] = 1;
+      expect_close(out[1], stat, r.mean, 1e-5, 1e-6, what + " mean");
+      expect_close(out[2], stat, r.inv_std, 1e-5, 1e-5, what + " inv_std");
+    }
+  }
+}
+
+TEST(LayerNorm, EpsilonAndSingleOutput) {
+  std::mt19937 rng(35);
+  Tensor x = random_f32({3, 40}, rng, -0.01f, 0.01f);  // variance comparable to epsilon
+  Tensor g = random_f32({40}, rng), b = random_f32({40}, rng);
+  LnRef r = ref_layer_norm(x, g, &b, 1, 1e-3);
+  expect_close(run1("LayerNorm", {x, g, b}, attrs_of({{"epsilon", 1e-3}})), x.shape(), r.y, 1e-5,
+               1e-5, "eps");
+  LnRef r5 = ref_layer_norm(x, g, &b, 1, 1e-5);
+  expect_close(run1("LayerNorm", {x, g, b}), x.shape(), r5.y, 1e-5, 1e-5, "default eps");
+}
+
+// ---- ReduceMean ----------------------------------------------------------------------------
+
+std::vector<double> ref_reduce_mean(const Tensor& x, const std::vector<int64_t>& axes, bool keep,
+                                    Shape* out) {
+  const Shape& s = x.shape();
+  std::vector<bool> red(s.size(), axes.empty());
+  for (int64_t a : axes) red[a < 0 ? a + static_cast<int64_t>(s.size()) : a] = true;
+  Shape full;  // output shape with kept 1s
+  out->clear();
+  for (size_t d = 0; d < s.size(); ++d) {
+    full.push_back(red[d] ? 1 : s[d]);
+    if (!red[d])
+      out->push_back(s[d]);
+    else if (keep)
+      out->push_back(1);
+  }
+  std::vector<double> sum(static_cast<size_t>(ir::numel(full)), 0.0);
+  int64_t count = 1;
+  for (size_t d = 0; d < s.size(); ++d)
+    if (red[d]) count *= s[d];
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    std::vector<int64_t> idx = unravel(i, s);
+    for (size_t d = 0; d < s.size(); ++d)
+      if (red[d]) idx[d] = 0;
+    sum[static_cast<size_t>(ravel(idx, full))] += at(x, i);
+  }
+  for (auto& v : sum)
+    v = count == 0 ? std::numeric_limits<double>::quiet_NaN() : v / static_cast<double>(count);
+  return sum;
+}
+
+TEST(ReduceMean, AnyAxes) {
+  std::mt19937 rng(36);
+  struct Case {
+    Shape x;
+    std::vector<int64_t> axes;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4}, {1}},
+      {{3, 4}, {0}},
+      {{3, 4}, {}},
+      {{2, 3, 4}, {0, 2}},
+      {{2, 3, 4, 5}, {1, 3}},
+      {{2, 3, 4, 5}, {0, 2}},
+      {{2, 3, 4}, {-1}},
+      {{5, 1, 7}, {1}},
+      {{5, 1, 7}, {0, 1}},
+      {{2, 600, 300}, {1}},
+      {{300, 400}, {1}},
+      {{17, 3, 129}, {0, 2}},
+      {{0, 3}, {0}},
+      {{3, 0}, {1}},
+      {{0, 3}, {1}},
+      {{}, {}},
+      {{2, 3, 4, 5}, {0, 1, 2, 3}},
+      {{4, 5, 6}, {1, 2}},
+      {{1, 1, 1}, {1}},
+  };
+  for (const auto& c : cases) {
+    Tensor x = random_f32(c.x, rng, -2, 2);
+    for (bool keep : {true, false}) {
+      Shape out;
+      std::vector<double> want = ref_reduce_mean(x, c.axes, keep, &out);
+      ir::Attributes attrs = attrs_of({{"keepdims", int64_t{keep}}});
+      if (!c.axes.empty()) attrs.set("axes", c.axes);
+      for (int threads : {1, 2}) {
+        std::string axes;
+        for (int64_t a : c.axes) axes += std::to_string(a) + " ";
+        expect_close(run1("ReduceMean", {x}, attrs, threads), out, want, 1e-6, 1e-5,
+                     "ReduceMean " + shape_str(c.x) + " axes " + axes + (keep ? "keep" : "drop"));
+      }
+    }
+  }
+}
+
+TEST(NormalizationPrepare, RejectsBadInputs) {
+  EXPECT_THROW(prepare_only("Softmax", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
+  EXPECT_THROW(prepare_only("Softmax", {{DType::f32, {3}}}, {{DType::f32, {3}}},
+                            attrs_of({{"axis", int64_t{2}}})),
+               Error);
+  EXPECT_THROW(
+      prepare_only("LayerNorm", {{DType::f32, {2, 8}}, {DType::f32, {3}}}, {{DType::f32, {2, 8}}}),
+      Error);
+  EXPECT_THROW(prepare_only("ReduceMean", {{DType::f32, {2, 8}}}, {{DType::f32, {2, 1}}},
+                            attrs_of({{"axes", std::vector<int64_t>{5}}})),
+               Error);
+}
+
+}  // namespace
+}  // namespace fusebox::optest
