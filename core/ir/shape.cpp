@@ -57,6 +57,8 @@ std::vector<int64_t> strides_of(const Shape& shape) {
 }
 
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  if (in.size() > out.size() || broadcast_shapes(in, out) != out)
+    throw Error("shape " + shape_str(in) + " does not broadcast to " + shape_str(out));
   std::vector<int64_t> res(out.size(), 0);
   std::vector<int64_t> own = strides_of(in);
   size_t pad = out.size() - in.size();

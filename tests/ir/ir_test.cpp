@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -64,6 +65,22 @@ TEST(ShapeInference, LayoutOps) {
   EXPECT_EQ(g.tensor(g.add_node("Unsqueeze", {"x"}, attrs({{"axes", std::vector<int64_t>{0, -1}}}))).shape,
             (Shape{1, 2, 3, 4, 1}));
   EXPECT_THROW(g.add_node("Reshape", {"x"}, attrs({{"shape", std::vector<int64_t>{5, -1}}})), Error);
+}
+
+TEST(ShapeInference, SliceEdgesDoNotOverflow) {
+  Graph g;
+  g.add_input("x", DType::f32, {5, 0});
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  auto slice = [&](std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
+                   std::vector<int64_t> steps) {
+    return g.tensor(g.add_node("Slice", {"x"}, attrs({{"starts", starts}, {"ends", ends}, {"axes", axes}, {"steps", steps}})))
+        .shape;
+  };
+  EXPECT_EQ(slice({0}, {kMax}, {0}, {kMax}), (Shape{1, 0})) << "huge step: one element";
+  EXPECT_EQ(slice({-1}, {kMin}, {0}, {kMin}), (Shape{1, 0})) << "huge negative step: one element";
+  EXPECT_EQ(slice({kMax}, {kMin}, {0}, {-1}), (Shape{5, 0})) << "reverse the whole dim";
+  EXPECT_EQ(slice({-1}, {kMin}, {1}, {-1}), (Shape{5, 0})) << "negative step on an empty dim";
+  EXPECT_THROW(slice({0, 0}, {1, 1}, {0, 0}, {1, 1}), Error) << "repeated axis";
 }
 
 Graph small_graph() {

@@ -159,21 +159,30 @@ void register_layout_ops(OpRegistry& r) {
       if (steps.empty()) steps.assign(starts.size(), 1);
       if (axes.size() != starts.size() || steps.size() != starts.size())
         throw Error("axes/steps differ in length from starts");
+      std::vector<bool> seen(out.size(), false);
       for (size_t i = 0; i < starts.size(); ++i) {
         int ax = normalize_axis(axes[i], out.size(), "Slice");
+        if (seen[ax]) throw Error("axis " + std::to_string(axes[i]) + " repeated");
+        seen[ax] = true;
         int64_t dim = in[0].shape[ax], step = steps[i];
         if (step == 0) throw Error("step 0");
-        int64_t b = starts[i], e = ends[i];
+        // Clamp first (starts/ends may be +-2^63 as exporters write "to the end"), then count
+        // with steps capped at the dim so nothing overflows.
+        int64_t b = std::clamp<int64_t>(starts[i], -dim - 1, dim + 1);
+        int64_t e = std::clamp<int64_t>(ends[i], -dim - 1, dim + 1);
         if (b < 0) b += dim;
         if (e < 0) e += dim;
-        if (step > 0) {
+        int64_t span_step = step > 0 ? std::min(step, dim + 1) : (step < -(dim + 1) ? dim + 1 : -step);
+        if (dim == 0) {
+          out[ax] = 0;
+        } else if (step > 0) {
           b = std::clamp<int64_t>(b, 0, dim);
           e = std::clamp<int64_t>(e, 0, dim);
-          out[ax] = e > b ? (e - b + step - 1) / step : 0;
+          out[ax] = e > b ? (e - b + span_step - 1) / span_step : 0;
         } else {
           b = std::clamp<int64_t>(b, 0, dim - 1);
           e = std::clamp<int64_t>(e, -1, dim - 1);
-          out[ax] = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+          out[ax] = b > e ? (b - e + span_step - 1) / span_step : 0;
         }
       }
       return std::vector<TensorType>{{in[0].dtype, out}};
