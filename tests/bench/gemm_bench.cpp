@@ -1,0 +1,109 @@
+// packed_sgemm (AVX-512, B packed once) against OpenBLAS on the model shapes, C = A B^T with B an
+// nn.Linear weight [N, K] (trans_b), at 1 and 2 threads. Three contenders:
+//   Packed     packed_sgemm, weight packed before timing (as at prepare time)
+//   Blas       sgemm() from blas.h: cblas_sgemm called directly, OpenBLAS threading itself
+//   BlasMany   sgemm_many(): how the MatMul kernel calls OpenBLAS (threads split by us)
+// OpenBLAS runs with whatever OPENBLAS_CORETYPE the environment sets (Haswell on our machines).
+//
+//   build/tests/bench/fusebox_bench_gemm --benchmark_min_time=0.5
+// Reports GFLOPs (2 M N K per iteration) per run.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ops/cpu/blas.h"
+#include "ops/cpu/packed_gemm.h"
+
+namespace fusebox::cpu {
+namespace {
+
+struct Operands {
+  int64_t m, n, k;
+  std::vector<float> a, b, c;
+  Operands(int64_t m_, int64_t n_, int64_t k_) : m(m_), n(n_), k(k_), a(m * k), b(n * k), c(m * n) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+  }
+};
+
+void set_counters(benchmark::State& state, const Operands& o) {
+  state.counters["GFLOPs"] = benchmark::Counter(
+      2.0 * static_cast<double>(o.m * o.n * o.k) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.SetLabel(std::to_string(o.m) + "x" + std::to_string(o.n) + "x" + std::to_string(o.k) +
+                 " t" + std::to_string(omp_get_max_threads()));
+}
+
+// Args: m, n, k, threads.
+void BM_Packed(benchmark::State& state) {
+  omp_set_num_threads(static_cast<int>(state.range(3)));
+  Operands o(state.range(0), state.range(1), state.range(2));
+  const PackedB packed = PackedB::pack(o.b.data(), o.k, o.n, /*trans_b=*/true);
+  for (auto _ : state) {
+    packed_sgemm(o.m, 1.0f, o.a.data(), o.k, false, packed, 0.0f, o.c.data(), o.n);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, o);
+}
+
+void BM_Blas(benchmark::State& state) {
+  omp_set_num_threads(static_cast<int>(state.range(3)));
+  Operands o(state.range(0), state.range(1), state.range(2));
+  for (auto _ : state) {
+    sgemm(false, true, o.m, o.n, o.k, 1.0f, o.a.data(), o.k, o.b.data(), o.k, 0.0f, o.c.data(),
+          o.n);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, o);
+}
+
+void BM_BlasMany(benchmark::State& state) {
+  omp_set_num_threads(static_cast<int>(state.range(3)));
+  Operands o(state.range(0), state.range(1), state.range(2));
+  GemmShape g;
+  g.trans_b = true;
+  g.m = o.m;
+  g.n = o.n;
+  g.k = o.k;
+  g.lda = o.k;
+  g.ldb = o.k;
+  g.ldc = o.n;
+  for (auto _ : state) {
+    sgemm_many(g, 1, 0.0f, [&](int64_t) { return o.a.data(); },
+               [&](int64_t) { return o.b.data(); }, [&](int64_t) { return o.c.data(); });
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, o);
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+  const int64_t list[][3] = {
+      {1, 512, 784},   {1, 512, 512},   {1, 10, 512},                     // MLP, batch 1
+      {64, 512, 784},  {64, 512, 512},  {64, 10, 512},                    // MLP, batch 64
+      {64, 256, 256},  {64, 1024, 256}, {64, 256, 1024},                  // transformer, seq 64
+      {128, 256, 256}, {128, 1024, 256}, {128, 256, 1024},                // transformer, seq 128
+  };
+  for (int threads : {1, 2}) {
+    for (const auto& s : list) b->Args({s[0], s[1], s[2], threads});
+  }
+  b->ArgNames({"m", "n", "k", "t"});
+  // Wall time: the other OpenMP thread's work is not in the main thread's CPU time.
+  b->UseRealTime();
+}
+
+BENCHMARK(BM_Packed)->Apply(shapes);
+BENCHMARK(BM_Blas)->Apply(shapes);
+BENCHMARK(BM_BlasMany)->Apply(shapes);
+
+}  // namespace
+}  // namespace fusebox::cpu
+
+BENCHMARK_MAIN();

@@ -1,0 +1,226 @@
+// packed_sgemm against a double-precision reference loop: many shapes (edges of the 14 x 32
+// micro-kernel, K blocking, the model shapes), trans_a / trans_b, alpha != 1, beta 0 over a C
+// full of NaN (must not leak) and beta != 0, leading dims longer than the rows (the padding of A
+// holds NaN, that of C a sentinel that must survive), at 1 and 2 threads, on the AVX-512 path and
+// on the portable one.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ops/cpu/packed_gemm.h"
+
+namespace fusebox::cpu {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kSentinel = 12345.0f;
+
+struct Case {
+  int64_t m, n, k;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t pad_a = 0, pad_c = 0;  // extra elements per row of A (as stored) and of C
+};
+
+std::string describe(const Case& t) {
+  std::ostringstream s;
+  s << "m=" << t.m << " n=" << t.n << " k=" << t.k << " trans_a=" << t.trans_a
+    << " trans_b=" << t.trans_b << " alpha=" << t.alpha << " beta=" << t.beta
+    << " pad_a=" << t.pad_a << " pad_c=" << t.pad_c << " threads=" << omp_get_max_threads()
+    << " avx512=" << packed_gemm_available();
+  return s.str();
+}
+
+// Returns true when the case passes (reports the first few bad elements otherwise).
+bool check(const Case& t, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // A as stored: m x k (or k x m when trans_a), rows padded with NaN that must never be read.
+  const int64_t a_rows = t.trans_a ? t.k : t.m, a_cols = t.trans_a ? t.m : t.k;
+  const int64_t lda = a_cols + t.pad_a;
+  std::vector<float> a(static_cast<size_t>(std::max<int64_t>(1, a_rows * lda)), kNaN);
+  for (int64_t r = 0; r < a_rows; ++r)
+    for (int64_t c = 0; c < a_cols; ++c) a[r * lda + c] = dist(rng);
+  // B as stored: k x n (or n x k when trans_b).
+  std::vector<float> b(static_cast<size_t>(std::max<int64_t>(1, t.k * t.n)));
+  for (float& v : b) v = dist(rng);
+  const int64_t ldc = t.n + t.pad_c;
+  std::vector<float> c(static_cast<size_t>(std::max<int64_t>(1, t.m * ldc)), kSentinel);
+  for (int64_t i = 0; i < t.m; ++i)
+    for (int64_t j = 0; j < t.n; ++j) c[i * ldc + j] = t.beta == 0.0f ? kNaN : dist(rng);
+  const std::vector<float> c0 = c;
+
+  const PackedB packed = PackedB::pack(b.data(), t.k, t.n, t.trans_b);
+  EXPECT_EQ(packed.k(), t.k);
+  EXPECT_EQ(packed.n(), t.n);
+  EXPECT_FALSE(packed.empty());
+  packed_sgemm(t.m, t.alpha, a.data(), lda, t.trans_a, packed, t.beta, c.data(), ldc);
+
+  int bad = 0;
+  for (int64_t i = 0; i < t.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[i * ldc + j];
+      if (j >= t.n) {  // padding of C: untouched
+        if (got != kSentinel && bad++ < 3)
+          ADD_FAILURE() << describe(t) << ": C padding (" << i << "," << j << ") = " << got;
+        continue;
+      }
+      double sum = 0.0, mag = 0.0;
+      for (int64_t p = 0; p < t.k; ++p) {
+        const double av = t.trans_a ? a[p * lda + i] : a[i * lda + p];
+        const double bv = t.trans_b ? b[j * t.k + p] : b[p * t.n + j];
+        sum += av * bv;
+        mag += std::abs(av * bv);
+      }
+      double want = t.alpha * sum;
+      mag = std::abs(t.alpha) * mag;
+      if (t.beta != 0.0f) {
+        want += static_cast<double>(t.beta) * c0[i * ldc + j];
+        mag += std::abs(static_cast<double>(t.beta) * c0[i * ldc + j]);
+      }
+      const double tol = 1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(t.k, 1))) * mag + 1e-6;
+      if (!(std::abs(got - want) <= tol) && bad++ < 3)
+        ADD_FAILURE() << describe(t) << ": C(" << i << "," << j << ") = " << got << ", want "
+                      << want << " (tol " << tol << ")";
+    }
+  }
+  return bad == 0;
+}
+
+const std::vector<int64_t> kSizes = {1, 2, 3, 7, 15, 16, 17, 31, 33, 64, 100, 255, 257, 784};
+
+// Every (m, n, k) from kSizes whose reference is cheap enough, each with a variant (transposes,
+// alpha, beta, padding) picked from its index so all variants meet all kinds of shapes; plus the
+// model shapes with every variant.
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  uint64_t idx = 0;
+  for (int64_t m : kSizes) {
+    for (int64_t n : kSizes) {
+      for (int64_t k : kSizes) {
+        if (m * n * k > 2'000'000) continue;
+        Case t{m, n, k};
+        const uint64_t h = idx++ * 2654435761u;
+        t.trans_a = (h >> 3) & 1;
+        t.trans_b = (h >> 5) & 1;
+        t.beta = ((h >> 7) & 1) ? 0.0f : ((h >> 8) & 1 ? 1.0f : -0.5f);
+        t.alpha = ((h >> 9) & 1) ? 1.0f : 0.75f;
+        t.pad_a = ((h >> 11) & 1) ? 0 : 5;
+        t.pad_c = ((h >> 12) & 1) ? 0 : 3;
+        out.push_back(t);
+      }
+    }
+  }
+  const int64_t models[][3] = {{1, 512, 784},  {1, 10, 512},   {64, 512, 784}, {64, 10, 512},
+                               {64, 256, 256}, {64, 1024, 256}, {64, 256, 1024}, {128, 256, 256},
+                               {1, 1024, 1100}, {3, 40, 2000}};
+  for (const auto& s : models) {
+    for (int v = 0; v < 8; ++v) {
+      Case t{s[0], s[1], s[2]};
+      t.trans_a = v & 1;
+      t.trans_b = (v >> 1) & 1;
+      t.beta = (v >> 2) & 1 ? 1.0f : 0.0f;
+      t.alpha = v == 5 ? -2.0f : 1.0f;
+      t.pad_a = v == 6 ? 7 : 0;
+      t.pad_c = v == 7 ? 16 : 0;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+class PackedGemmTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    saved_threads_ = omp_get_max_threads();
+    omp_set_num_threads(GetParam());
+  }
+  void TearDown() override {
+    omp_set_num_threads(saved_threads_);
+    detail::force_portable_gemm(false);
+  }
+  int saved_threads_ = 1;
+};
+
+TEST_P(PackedGemmTest, MatchesReference) {
+  std::mt19937 rng(42);
+  int failures = 0;
+  for (const Case& t : cases()) {
+    if (!check(t, rng) && ++failures >= 10) FAIL() << "too many failing cases";
+  }
+}
+
+TEST_P(PackedGemmTest, PortablePathMatchesReference) {
+  detail::force_portable_gemm(true);
+  EXPECT_FALSE(packed_gemm_available());
+  std::mt19937 rng(7);
+  for (const Case& t : {Case{1, 10, 512}, Case{17, 33, 100, true, false, 0.5f, 0.0f, 3, 2},
+                        Case{64, 256, 257, false, true, 1.0f, 1.0f, 0, 5}, Case{3, 7, 0},
+                        Case{64, 512, 784, true, true, -1.0f, -0.5f, 1, 1}}) {
+    EXPECT_TRUE(check(t, rng));
+  }
+}
+
+// Called from inside a parallel region it runs on the calling thread: each thread its own C.
+TEST_P(PackedGemmTest, InsideParallelRegion) {
+  std::mt19937 rng(3);
+  const int64_t m = 33, n = 100, k = 257;
+  std::vector<float> a(m * k), b(k * n);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : a) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  const PackedB packed = PackedB::pack(b.data(), k, n, false);
+  std::vector<float> want(m * n, kNaN);
+  packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, want.data(), n);
+  std::vector<std::vector<float>> got(4, std::vector<float>(m * n, kNaN));
+#pragma omp parallel for num_threads(2)
+  for (int t = 0; t < 4; ++t) packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, got[t].data(), n);
+  for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
+TEST_P(PackedGemmTest, ZeroSizes) {
+  // k == 0: C = beta C; beta == 0 writes zeros over NaN.
+  const PackedB empty_k = PackedB::pack(nullptr, 0, 5, false);
+  EXPECT_FALSE(empty_k.empty());
+  std::vector<float> c(10, kNaN);
+  packed_sgemm(2, 1.0f, nullptr, 1, false, empty_k, 0.0f, c.data(), 5);
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+  std::vector<float> d(10, 2.0f);
+  packed_sgemm(2, 1.0f, nullptr, 1, false, empty_k, 0.5f, d.data(), 5);
+  for (float v : d) EXPECT_EQ(v, 1.0f);
+  // m == 0 and n == 0 touch nothing.
+  const PackedB empty_n = PackedB::pack(nullptr, 4, 0, true);
+  packed_sgemm(3, 1.0f, nullptr, 4, false, empty_n, 0.0f, nullptr, 1);
+  packed_sgemm(0, 1.0f, nullptr, 4, false, empty_k, 0.0f, nullptr, 5);
+  EXPECT_TRUE(PackedB().empty());
+}
+
+TEST_P(PackedGemmTest, CopyAndMove) {
+  std::vector<float> b(7 * 40);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 13) - 6.0f;
+  PackedB p = PackedB::pack(b.data(), 7, 40, false);
+  PackedB copy = p;
+  PackedB moved = std::move(p);
+  EXPECT_TRUE(p.empty());  // NOLINT(bugprone-use-after-move): moved-from is documented empty
+  std::vector<float> a(7, 1.0f), c1(40, kNaN), c2(40, kNaN);
+  packed_sgemm(1, 1.0f, a.data(), 7, false, copy, 0.0f, c1.data(), 40);
+  packed_sgemm(1, 1.0f, a.data(), 7, false, moved, 0.0f, c2.data(), 40);
+  EXPECT_EQ(c1, c2);
+  for (int j = 0; j < 40; ++j) {
+    float want = 0.0f;
+    for (int p2 = 0; p2 < 7; ++p2) want += b[p2 * 40 + j];
+    EXPECT_EQ(c1[j], want) << j;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, PackedGemmTest, ::testing::Values(1, 2),
+                         [](const auto& info) { return std::to_string(info.param) + "threads"; });
+
+}  // namespace
+}  // namespace fusebox::cpu
