@@ -7,11 +7,16 @@
 // fastest at. A 1-D A is a [1, K] row, a 1-D B a [K, 1] column (ONNX); the output simply omits
 // that dim, its bytes are the same.
 //
+// Weights: when B is a weight (known at prepare time) and not batched, it is packed once into
+// the panels of packed_sgemm (packed_gemm.h: AVX-512, no per-call repacking) and every call
+// multiplies against the packed copy. Activations x activations (attention) stay on OpenBLAS.
+//
 // Threads: sgemm_many (blas.h) runs the sgemms on our threads, whole matrices per thread when
 // there are at least as many as threads, else row (or column) blocks of each, with OpenBLAS
 // single-threaded inside our parallel region (its own threaded driver allocates per call).
 
 #include <algorithm>
+#include <memory>
 #include <cstring>
 #include <vector>
 
@@ -20,6 +25,7 @@
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
+#include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/strided.h"
 
@@ -42,6 +48,7 @@ struct MatMulState {
   int64_t out_numel = 0;
   Epilogue epilogue = Epilogue::None;
   StridedPlan bias_plan;  // input 2 broadcast to the output (operand 0)
+  std::shared_ptr<const PackedB> packed_b;  // set when B is a plain weight matrix
 };
 
 // Offsets (in elements) of each broadcast batch matrix of an operand with batch dims `own`
@@ -109,6 +116,9 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
   for (int64_t v : {st.m, st.n, st.k, st.lda, st.ldb})
     if (!fits_blas_int(v))
       fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  const ir::Tensor* weight_b = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
+  if (weight_b && ir::numel(b_batch) == 1 && packed_gemm_available())
+    st.packed_b = std::make_shared<const PackedB>(PackedB::pack(weight_b->data<float>(), st.k, st.n, st.trans_b));
 
   if (epilogue != Epilogue::None) {
     try {
@@ -123,6 +133,12 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
 void run_gemms(const MatMulState& st, const float* a, const float* b, float* out, float beta) {
   const GemmShape g{st.trans_a, st.trans_b, st.m, st.n, st.k, st.alpha, st.lda, st.ldb, st.n};
   const int64_t mn = st.m * st.n;
+  if (st.packed_b) {  // B is a weight packed at prepare time; packed_sgemm threads itself
+    for (size_t i = 0; i < st.a_offsets.size(); ++i)
+      packed_sgemm(st.m, st.alpha, a + st.a_offsets[i], st.lda, st.trans_a, *st.packed_b, beta,
+                   out + static_cast<int64_t>(i) * mn, st.n);
+    return;
+  }
   sgemm_many(
       g, static_cast<int64_t>(st.a_offsets.size()), beta,
       [&](int64_t i) { return a + st.a_offsets[i]; },
