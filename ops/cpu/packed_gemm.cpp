@@ -43,6 +43,9 @@ constexpr int kMr = 14;      // rows per micro-kernel: 2 * 14 accumulators + 2 f
 // rows 2 KiB apart do not all land in the same L1 sets. Fewer rows get proportionally longer
 // rows (a GEMV takes K up to ~7000 in one block).
 constexpr int64_t kABufFloats = kMr * (512 + 16);
+// Share of the 2 MiB per-core L2 the panels one row block sweeps may take (the rest: A, C,
+// whatever else the core touches).
+constexpr int64_t kL2BudgetBytes = 1 << 20;
 // Work below this many FLOPs per thread is not worth a fork/join (~1-2 us).
 constexpr double kGrainFlops = 1 << 17;
 
@@ -164,10 +167,30 @@ void pack_a(const float* a, int64_t lda, bool trans_a, int64_t i0, int rows, int
 
 int64_t panel_count(int64_t n) { return (n + kNr - 1) / kNr; }
 
+void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
+                int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc,
+                float* abuf);
+
 // Rows [m0, m1) x panels [j0, j1) of C, on the calling thread.
 void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
                 int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc) {
   alignas(64) float abuf[kABufFloats];
+  const int64_t k = b.k();
+  // Every row block streams all the panels it multiplies from L2, so take them in chunks that
+  // fit there (the A block is re-copied per chunk, a small cost next to the FLOPs it feeds).
+  const int64_t panel_bytes = std::max<int64_t>(1, k * kNr * static_cast<int64_t>(sizeof(float)));
+  const int64_t chunk_max = std::max<int64_t>(1, kL2BudgetBytes / panel_bytes);
+  const int64_t chunks = (j1 - j0 + chunk_max - 1) / chunk_max;
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t cj0 = j0 + (j1 - j0) * ch / chunks, cj1 = j0 + (j1 - j0) * (ch + 1) / chunks;
+    gemm_chunk(m0, m1, cj0, cj1, alpha, a, lda, trans_a, b, beta, c, ldc, abuf);
+  }
+}
+
+// Rows [m0, m1) x panels [j0, j1), the panels small enough to stay in L2.
+void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
+                int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc,
+                float* abuf) {
   const int64_t k = b.k(), n = b.n();
   const float* bdata = b.data();
   // Row blocks of nearly equal size (64 rows -> 13,13,13,13,12 rather than 14,14,14,14,8).
