@@ -34,16 +34,6 @@ struct ProfileArgs {
   size_t top = 15;
 };
 
-void ensure_dir(const std::string& dir) {
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0) {
-    if (mkdir(dir.c_str(), 0755) != 0) throw Error("--out: cannot create directory '" + dir + "'");
-  } else if (!S_ISDIR(st.st_mode)) {
-    throw Error("--out: '" + dir + "' is not a directory");
-  }
-  if (access(dir.c_str(), W_OK) != 0) throw Error("--out: directory '" + dir + "' is not writable");
-}
-
 void profile(const ProfileArgs& a) {
   bool chrome = false, nvtxt = false, sqlite = false;
   for (const std::string& f : split(a.format, ',')) {
@@ -57,7 +47,7 @@ void profile(const ProfileArgs& a) {
   if (a.nvtxt_timebase == "manual") tb = profiler::NvtxtTimeBase::Manual;
   else if (a.nvtxt_timebase == "monotonic_raw") tb = profiler::NvtxtTimeBase::ClockMonotonicRaw;
   else throw Error("--nvtxt-timebase: '" + a.nvtxt_timebase + "' (valid: manual, monotonic_raw)");
-  if (!a.out.empty()) ensure_dir(a.out);
+  if (!a.out.empty()) ensure_writable_dir(a.out, "--out");
 
   RecordResult rr = record_model(a.session, a.iters, a.warmup);
   profiler::RooflineOptions ro;

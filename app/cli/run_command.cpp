@@ -61,20 +61,10 @@ std::string file_name_for(const std::string& tensor) {
   return s + ".npy";
 }
 
-void check_output_dir(const std::string& dir) {
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0) {
-    if (mkdir(dir.c_str(), 0755) != 0) throw Error("--save-outputs: cannot create directory '" + dir + "'");
-  } else if (!S_ISDIR(st.st_mode)) {
-    throw Error("--save-outputs: '" + dir + "' is not a directory");
-  }
-  if (access(dir.c_str(), W_OK) != 0) throw Error("--save-outputs: directory '" + dir + "' is not writable");
-}
-
 void run(const RunArgs& a) {
   if (a.iters < 1) throw Error("--iters must be >= 1, got " + std::to_string(a.iters));
   if (a.warmup < 0) throw Error("--warmup must be >= 0, got " + std::to_string(a.warmup));
-  if (!a.save_outputs.empty()) check_output_dir(a.save_outputs);
+  if (!a.save_outputs.empty()) ensure_writable_dir(a.save_outputs, "--save-outputs");
   ir::Graph model =
       workbench::load_model(a.session.model, a.session.seed, parse_dim_options(a.dims, "--dim"));
   exec::SessionOptions opt;
