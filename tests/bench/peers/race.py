@@ -25,6 +25,10 @@ import sys
 import tempfile
 import time
 
+# Eager PyTorch runs in this process. Its OpenMP threads must sleep, not spin, while the other
+# workers have their turn (the issue's OMP_WAIT_POLICY=PASSIVE); set before torch is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -165,8 +169,7 @@ def input_args(model_path, inputs_npy):
 def env_for(threads):
     env = dict(os.environ)
     env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    if threads > 1:
-        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    env.pop("OMP_WAIT_POLICY", None)  # the workers keep their runtimes' defaults
     return env
 
 
