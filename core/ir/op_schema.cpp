@@ -70,6 +70,10 @@ OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
   OpCost cost;
   if (s.view) return cost;  // no bytes move for a view
   if (s.flops) cost.flops = s.flops(node, inputs, outputs);
+  if (s.bytes) {
+    cost.bytes = s.bytes(node, inputs, outputs);
+    return cost;
+  }
   for (const auto& t : inputs) cost.bytes += static_cast<double>(t.nbytes());
   for (const auto& t : outputs) cost.bytes += static_cast<double>(t.nbytes());
   return cost;

@@ -24,6 +24,7 @@ struct TensorType {
 using InferFn = std::function<std::vector<TensorType>(const Node&, const std::vector<TensorType>&)>;
 using FlopsFn =
     std::function<double(const Node&, const std::vector<TensorType>&, const std::vector<TensorType>&)>;
+using BytesFn = FlopsFn;
 using ScratchFn =
     std::function<size_t(const Node&, const std::vector<TensorType>&, const std::vector<TensorType>&)>;
 
@@ -38,6 +39,7 @@ struct OpSchema {
   bool view = false;         // output 0 shares input 0's bytes (no kernel work at all)
   InferFn infer;             // throws fusebox::Error on bad shapes or attributes
   FlopsFn flops;             // may be empty: 0 FLOPs
+  BytesFn bytes;             // may be empty: every input and output moves once, whole
   ScratchFn scratch_bytes;   // may be empty: no scratch
 };
 

@@ -1,117 +1,289 @@
-// Attention(Q, K, V) = softmax(scale * Q K^T) V over the last two dims, per batch*head.
+// Attention(Q, K, V) = softmax(scale * Q K^T) V per batch-head, flash-style: the Sq x Skv score
+// matrix is never written out.
 //
-// For each batch-head b the Sq x Skv score matrix goes to its own slice of the planner-given
-// scratch (the schema asks for batch * Sq * Skv floats): sgemm writes scale * Q K^T there (K is
-// read transposed by BLAS, or as-is when the graph already holds K^T: k_transposed = 1), the
-// rows are softmaxed in place, and a second sgemm writes S V into the output. Scores never
-// leave the scratch region, so this is the unfused MatMul -> Softmax -> MatMul with two fewer
-// arena tensors and no separate kernel launches.
+// Operands are strided views (core/ir/attention_layout.h), so Q, K and V can be three slices of
+// one projection read in place, and the output can land directly in the [S, heads * Dv] layout
+// the next projection reads: the head split and merge cost no copies.
 //
-// Threads: with at least as many batch-heads as threads, whole heads run in parallel (the
-// OpenMP build of OpenBLAS runs single-threaded inside our parallel region, which suits these
-// small matrices, and the scores stay in cache between the three steps). With fewer heads the
-// steps run one after another over all heads: sgemm_many splits each sgemm into row blocks over
-// the threads, and the softmax rows of all heads are split in one pass.
+// Per batch-head b:
+//  1. K^T and V are packed into the planner-given scratch as GEMM panels (packed_gemm.h): each is
+//     read once per call, then streamed from cache by every block of query rows.
+//  2. For each block of up to kRows query rows, over chunks of up to kChunk keys:
+//       S = scale * Q_blk K^T_chunk             (sgemm_panels into a block on the stack)
+//       online softmax: running row max m and sum l; P = exp(S - m_new); rows of O already
+//       accumulated are rescaled by exp(m_old - m_new)
+//       O_blk (+)= P V_chunk                    (sgemm_panels straight into the output rows)
+//     and finally O_blk /= l. With Skv <= kChunk (the common case) there is one chunk and no
+//     rescaling: exactly softmax(S) V, with S living in a 14-row block in L1.
+//
+// Threads: with at least as many batch-heads as threads, each thread takes whole heads (packs
+// and computes them: one fork/join, K and V stay in that core's cache). With fewer, the packing
+// runs first and the (head, row block) pairs are split over the threads.
+
+// GCC 12 reports its own AVX-512 intrinsics (which pass a deliberately uninitialized
+// _mm512_undefined_ps() through) as (maybe-)uninitialized once inlined (GCC bug 105593, fixed in
+// 13). The state at the first #include of <immintrin.h> is what counts, hence up here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
-#include "ops/cpu/blas.h"
+#include "core/ir/attention_layout.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
+#include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
 
 namespace fusebox::cpu {
 
 namespace {
 
+constexpr int64_t kRows = 14;    // query rows per block: one row block of the GEMM micro-kernel
+constexpr int64_t kChunk = 256;  // keys per softmax chunk (a multiple of the 32-column panels)
+// A (head, row block) task should be worth this many FLOPs before it gets its own thread.
+constexpr double kTaskGrainFlops = 1 << 17;
+
 struct AttentionState {
   int64_t batch = 1, sq = 0, skv = 0, d = 0, dv = 0;
   float scale = 1.0f;
-  bool k_transposed = false;
+  // Per batch-head element offsets of each operand, and the row / column strides inside one
+  // head (K as [Skv, D]).
+  std::vector<int64_t> q_off, k_off, v_off, o_off;
+  int64_t q_rs = 0, q_cs = 0, k_rs = 0, k_cs = 0, v_rs = 0, v_cs = 0, o_rs = 0;
+  size_t k_panel_floats = 0, v_panel_floats = 0;  // scratch per head
 };
+
+// Offsets of every leading index of `view` (row-major over its leading dims).
+std::vector<int64_t> head_offsets(const ir::StridedView& view, const ir::Shape& lead) {
+  std::vector<int64_t> out(static_cast<size_t>(ir::numel(lead)), view.offset);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t rem = static_cast<int64_t>(i);
+    for (size_t dim = lead.size(); dim-- > 0;) {
+      out[i] += (rem % lead[dim]) * view.strides[dim];
+      rem /= lead[dim];
+    }
+  }
+  return out;
+}
 
 std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
   require_arity(ctx, 3, 1);
-  for (size_t i = 0; i < 3; ++i) require_dtype(ctx, i, ir::DType::f32);
-  const ir::Shape &q = ctx.inputs[0].shape, &k = ctx.inputs[1].shape, &v = ctx.inputs[2].shape;
-  const size_t r = q.size();
-  if (r < 2 || k.size() != r || v.size() != r) fail(ctx, "Q, K, V must have the same rank >= 2");
-  AttentionState st;
-  st.k_transposed = ctx.node.attrs.get_int("k_transposed", 0) != 0;
-  st.scale = static_cast<float>(ctx.node.attrs.get_float("scale", 1.0));
-  for (size_t i = 0; i + 2 < r; ++i) {
-    if (q[i] != k[i] || q[i] != v[i]) fail(ctx, "Q, K, V leading dims differ");
-    st.batch *= q[i];
+  ir::AttentionLayout a;
+  try {
+    a = ir::attention_layout(ctx.node, ctx.inputs);
+  } catch (const Error& e) {
+    fail(ctx, e.what());
   }
-  st.sq = q[r - 2];
-  st.d = q[r - 1];
-  st.skv = st.k_transposed ? k[r - 1] : k[r - 2];
-  const int64_t kd = st.k_transposed ? k[r - 2] : k[r - 1];
-  if (kd != st.d) fail(ctx, "Q and K head sizes differ");
-  if (v[r - 2] != st.skv) fail(ctx, "K and V sequence lengths differ");
-  st.dv = v[r - 1];
-  for (int64_t n : {st.sq, st.skv, st.d, st.dv})
-    if (!fits_blas_int(n))
-      fail(ctx, "dimension " + std::to_string(n) + " exceeds the BLAS int range");
-  const size_t need = static_cast<size_t>(st.batch * st.sq * st.skv) * sizeof(float);
+  AttentionState st;
+  st.batch = a.batch;
+  st.sq = a.sq;
+  st.skv = a.skv;
+  st.d = a.d;
+  st.dv = a.dv;
+  st.scale = static_cast<float>(a.scale);
+  st.q_off = head_offsets(a.q, a.lead);
+  st.k_off = head_offsets(a.k, a.lead);
+  st.v_off = head_offsets(a.v, a.lead);
+  st.o_off = head_offsets(a.out, a.lead);
+  const size_t r = a.lead.size();
+  st.q_rs = a.q.strides[r];
+  st.q_cs = a.q.strides[r + 1];
+  st.k_rs = a.k.strides[r];
+  st.k_cs = a.k.strides[r + 1];
+  st.v_rs = a.v.strides[r];
+  st.v_cs = a.v.strides[r + 1];
+  st.o_rs = a.out.strides[r];
+  st.k_panel_floats = packed_b_floats(st.d, st.skv);
+  st.v_panel_floats = packed_b_floats(st.skv, st.dv);
+  const size_t need =
+      static_cast<size_t>(st.batch) * (st.k_panel_floats + st.v_panel_floats) * sizeof(float);
   if (ctx.scratch_bytes < need)
-    fail(ctx, "needs " + std::to_string(need) + " scratch bytes for the scores, the plan gives " +
+    fail(ctx, "needs " + std::to_string(need) +
+                  " scratch bytes for packed K and V, the plan gives " +
                   std::to_string(ctx.scratch_bytes));
-  return exec::make_state(st);
+  return exec::make_state(std::move(st));
 }
 
-GemmShape scores_shape(const AttentionState& st) {
-  // S = scale * Q K^T: K is read transposed by BLAS unless the graph holds K^T already.
-  return {false, !st.k_transposed, st.sq, st.skv,
-          st.d,  st.scale,         st.d,  st.k_transposed ? st.skv : st.d,
-          st.skv};
+struct Packed {
+  PanelsView kt, v;  // K^T: D x Skv; V: Skv x Dv
+};
+
+// Head b's packed K^T and V in the scratch.
+float* k_panels(const AttentionState& st, float* scratch, int64_t b) {
+  return scratch + static_cast<size_t>(b) * (st.k_panel_floats + st.v_panel_floats);
 }
-GemmShape output_shape(const AttentionState& st) {
-  return {false, false, st.sq, st.dv, st.skv, 1.0f, st.skv, st.dv, st.dv};
+float* v_panels(const AttentionState& st, float* scratch, int64_t b) {
+  return k_panels(st, scratch, b) + st.k_panel_floats;
 }
 
-// Softmax, in place, of score rows [begin, end) counted over all heads.
-void softmax_rows(const AttentionState& st, float* scores, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i)
-    softmax_row(scores + i * st.skv, scores + i * st.skv, st.skv);
+Packed pack_head(const AttentionState& st, const float* k, const float* v, float* scratch,
+                 int64_t b) {
+  // K^T[p][j] = K[j][p]: row stride (along D) k_cs, column stride (along keys) k_rs.
+  return {pack_b_into(k_panels(st, scratch, b), k + st.k_off[b], st.d, st.skv, st.k_cs, st.k_rs),
+          pack_b_into(v_panels(st, scratch, b), v + st.v_off[b], st.skv, st.dv, st.v_rs, st.v_cs)};
+}
+
+// The same views once pack_head has run (possibly on another thread).
+Packed packed_head(const AttentionState& st, float* scratch, int64_t b) {
+  return {panels_view(k_panels(st, scratch, b), st.d, st.skv),
+          panels_view(v_panels(st, scratch, b), st.skv, st.dv)};
+}
+
+// One chunk of the online softmax over `rows` score rows of `kc` floats (ld apart): folds the
+// chunk's maxima into row_max, writes P = exp(S - row_max) over S, adds its sums to row_sum, and
+// returns in correction[i] the factor rows accumulated so far must be scaled by, exp(old max -
+// new max) (1 for the first chunk).
+void softmax_chunk(float* s, int64_t rows, int64_t kc, int64_t ld, float* row_max, float* row_sum,
+                   float* correction) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* srow = s + i * ld;
+    float m = row_max[i];
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < kc; ++j) m = srow[j] > m ? srow[j] : m;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < kc; ++j) {
+      const float e = exp_f32(srow[j] - m);
+      srow[j] = e;
+      sum += e;
+    }
+    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
+    row_sum[i] = row_sum[i] * correction[i] + sum;
+    row_max[i] = m;
+  }
+}
+
+// The same with AVX-512: GCC turns the loops above into fully masked vector loops that end in a
+// serial 16-step horizontal add per row; here the reductions are trees.
+FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int64_t ld,
+                                         float* row_max, float* row_sum, float* correction) {
+  const int64_t full = kc / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (kc - full)) - 1);
+  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < rows; ++i) {
+    float* srow = s + i * ld;
+    __m512 vmax = _mm512_set1_ps(row_max[i]);
+    for (int64_t j = 0; j < full; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(srow + j));
+    if (tail) vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(neg_inf, tail, srow + full));
+    const float m = hmax512(vmax);
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 vsum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < full; j += 16) {
+      const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(srow + j), vm));
+      _mm512_storeu_ps(srow + j, e);
+      vsum = _mm512_add_ps(vsum, e);
+    }
+    if (tail) {
+      const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, srow + full), vm));
+      _mm512_mask_storeu_ps(srow + full, tail, e);
+      vsum = _mm512_mask_add_ps(vsum, tail, vsum, e);
+    }
+    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
+    row_sum[i] = row_sum[i] * correction[i] + hsum512(vsum);
+    row_max[i] = m;
+  }
+}
+
+// Rows [i0, i0 + rows) of head b.
+void attend_block(const AttentionState& st, const Packed& p, const float* q, float* out, int64_t b,
+                  int64_t i0, int64_t rows) {
+  alignas(64) float s[kRows * kChunk];
+  float row_max[kRows], row_sum[kRows], correction[kRows];
+  std::fill(row_max, row_max + rows, -std::numeric_limits<float>::infinity());
+  std::fill(row_sum, row_sum + rows, 0.0f);
+  const float* qb = q + st.q_off[b] + i0 * st.q_rs;
+  float* ob = out + st.o_off[b] + i0 * st.o_rs;
+  const bool avx512 = p.kt.layout == PanelLayout::kPanels;
+  for (int64_t c0 = 0; c0 < st.skv; c0 += kChunk) {
+    const int64_t kc = std::min(kChunk, st.skv - c0);
+    sgemm_panels(rows, st.scale, qb, st.q_rs, st.q_cs, p.kt.cols(c0, kc), 0.0f, s, kChunk);
+    if (avx512)
+      softmax_chunk_avx512(s, rows, kc, kChunk, row_max, row_sum, correction);
+    else
+      softmax_chunk(s, rows, kc, kChunk, row_max, row_sum, correction);
+    if (c0 > 0) {  // earlier chunks were weighted against a smaller max: rescale them
+      for (int64_t i = 0; i < rows; ++i) {
+        if (correction[i] == 1.0f) continue;
+        float* orow = ob + i * st.o_rs;
+        for (int64_t c = 0; c < st.dv; ++c) orow[c] *= correction[i];
+      }
+    }
+    sgemm_panels(rows, 1.0f, s, kChunk, 1, p.v.rows(c0, kc), c0 == 0 ? 0.0f : 1.0f, ob, st.o_rs);
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const float inv = 1.0f / row_sum[i];
+    float* orow = ob + i * st.o_rs;
+    for (int64_t c = 0; c < st.dv; ++c) orow[c] *= inv;
+  }
+}
+
+// Query rows of a head in blocks of nearly equal size, at most kRows each.
+int64_t row_blocks(int64_t sq) {
+  return (sq + kRows - 1) / kRows;
+}
+void block_range(int64_t sq, int64_t blk, int64_t* i0, int64_t* rows) {
+  const int64_t blocks = row_blocks(sq);
+  *i0 = sq * blk / blocks;
+  *rows = sq * (blk + 1) / blocks - *i0;
+}
+
+void attend_head(const AttentionState& st, const Packed& p, const float* q, float* out, int64_t b) {
+  for (int64_t blk = 0; blk < row_blocks(st.sq); ++blk) {
+    int64_t i0, rows;
+    block_range(st.sq, blk, &i0, &rows);
+    attend_block(st, p, q, out, b, i0, rows);
+  }
+}
+
+void zero_output(const AttentionState& st, float* out) {
+  for (int64_t b = 0; b < st.batch; ++b)
+    for (int64_t i = 0; i < st.sq; ++i) std::fill_n(out + st.o_off[b] + i * st.o_rs, st.dv, 0.0f);
 }
 
 void run_attention(const exec::KernelArgs& args) {
   const auto& st = state_of<AttentionState>(args);
   if (st.batch * st.sq * st.dv == 0) return;  // empty output
+  float* out = output_ptr<float>(args, 0);
+  if (st.skv == 0) {  // nothing to attend to: an empty sum
+    zero_output(st, out);
+    return;
+  }
   const float* q = input_ptr<float>(args, 0);
   const float* k = input_ptr<float>(args, 1);
   const float* v = input_ptr<float>(args, 2);
-  float* scores = static_cast<float*>(args.scratch);
-  float* out = output_ptr<float>(args, 0);
-  const int64_t q_size = st.sq * st.d, k_size = st.skv * st.d, v_size = st.skv * st.dv;
-  const int64_t s_size = st.sq * st.skv, o_size = st.sq * st.dv;
-  const GemmShape sg = scores_shape(st), og = output_shape(st);
-  auto q_of = [&](int64_t b) { return q + b * q_size; };
-  auto k_of = [&](int64_t b) { return k + b * k_size; };
-  auto v_of = [&](int64_t b) { return v + b * v_size; };
-  auto s_of = [&](int64_t b) { return scores + b * s_size; };
-  auto o_of = [&](int64_t b) { return out + b * o_size; };
+  float* scratch = static_cast<float*>(args.scratch);
+  const int64_t blocks = row_blocks(st.sq);
+  const double block_flops = 2.0 * static_cast<double>(std::min(kRows, st.sq)) *
+                             static_cast<double>(st.skv) * static_cast<double>(st.d + st.dv);
+  const int64_t grain =
+      std::max<int64_t>(1, static_cast<int64_t>(kTaskGrainFlops / std::max(block_flops, 1.0)));
   const int threads = omp_get_max_threads();
-  if (threads > 1 && st.batch >= threads) {
-    parallel_for(st.batch, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        sgemm(sg.trans_a, sg.trans_b, sg.m, sg.n, sg.k, sg.alpha, q_of(b), sg.lda, k_of(b), sg.ldb,
-              0.0f, s_of(b), sg.ldc);
-        softmax_rows(st, scores, b * st.sq, (b + 1) * st.sq);
-        sgemm(false, false, og.m, og.n, og.k, 1.0f, s_of(b), og.lda, v_of(b), og.ldb, 0.0f, o_of(b),
-              og.ldc);
-      }
+  if (st.batch >= threads || threads == 1) {
+    parallel_for(st.batch, std::max<int64_t>(1, grain / blocks), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b)
+        attend_head(st, pack_head(st, k, v, scratch, b), q, out, b);
     });
     return;
   }
-  sgemm_many(sg, st.batch, 0.0f, q_of, k_of, s_of);
-  parallel_for(st.batch * st.sq, std::max<int64_t>(1, kGrainMath / std::max<int64_t>(st.skv, 1)),
-               [&](int64_t begin, int64_t end) { softmax_rows(st, scores, begin, end); });
-  sgemm_many(og, st.batch, 0.0f, s_of, v_of, o_of);
+  parallel_for(st.batch, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) pack_head(st, k, v, scratch, b);
+  });
+  parallel_for(st.batch * blocks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / blocks;
+      int64_t i0, rows;
+      block_range(st.sq, t % blocks, &i0, &rows);
+      attend_block(st, packed_head(st, scratch, b), q, out, b, i0, rows);
+    }
+  });
 }
 
 }  // namespace

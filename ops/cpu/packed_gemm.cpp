@@ -1,3 +1,9 @@
+// GCC 12 reports its own AVX-512 intrinsics (which pass a deliberately uninitialized
+// _mm512_undefined_ps() through) as (maybe-)uninitialized once inlined (GCC bug 105593, fixed in
+// 13). The state at the first #include of <immintrin.h> is what counts, hence up here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 // Packed-B sgemm with an AVX-512 micro-kernel (Goto/BLIS structure, B packed once).
 //
 // Layout and blocking:
@@ -29,10 +35,9 @@
 #include <new>
 #include <utility>
 
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/parallel.h"
-
-#define FUSEBOX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 
 namespace fusebox::cpu {
 namespace {
@@ -51,17 +56,14 @@ constexpr double kGrainFlops = 1 << 17;
 
 bool g_force_portable = false;
 
-bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-  return has;
-}
-
 // Row stride (floats) of the A buffer for an R-row block: a multiple of 16 plus 16.
-constexpr int64_t a_stride(int rows) { return (kABufFloats / rows - 16) / 16 * 16 + 16; }
+constexpr int64_t a_stride(int rows) {
+  return (kABufFloats / rows - 16) / 16 * 16 + 16;
+}
 // Longest kc an R-row block takes.
-constexpr int64_t max_kc(int rows) { return a_stride(rows) - 16; }
+constexpr int64_t max_kc(int rows) {
+  return a_stride(rows) - 16;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Micro-kernel: C[R x 16 NV] (+)= Abuf[R x kc] * Bpanel[kc x 16 NV].
@@ -139,60 +141,51 @@ using KernelFn = void (*)(int64_t, const float*, const float*, float*, int64_t, 
 template <size_t... I>
 constexpr std::array<std::array<KernelFn, 2>, sizeof...(I)> make_kernels(
     std::index_sequence<I...>) {
-  return {{{&micro_kernel<static_cast<int>(I) + 1, 1>,
-            &micro_kernel<static_cast<int>(I) + 1, 2>}...}};
+  return {
+      {{&micro_kernel<static_cast<int>(I) + 1, 1>, &micro_kernel<static_cast<int>(I) + 1, 2>}...}};
 }
 // kKernels[R - 1][NV - 1]
 constexpr auto kKernels = make_kernels(std::make_index_sequence<kMr>{});
 
-// Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), times alpha, into buf (row r at
-// buf + r * a_stride(rows)).
-void pack_a(const float* a, int64_t lda, bool trans_a, int64_t i0, int rows, int64_t p0,
-            int64_t kc, float alpha, float* __restrict buf) {
+// Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
+// times alpha, into buf (row r at buf + r * a_stride(rows)).
+void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
+            float alpha, float* __restrict buf) {
   const int64_t stride = a_stride(rows);
-  if (!trans_a) {
+  if (cs == 1) {
     for (int r = 0; r < rows; ++r) {
-      const float* __restrict src = a + (i0 + r) * lda + p0;
+      const float* __restrict src = a + (i0 + r) * rs + p0;
       float* __restrict dst = buf + r * stride;
       for (int64_t p = 0; p < kc; ++p) dst[p] = alpha * src[p];
     }
-  } else {
+  } else if (rs == 1) {
     // A stored k x m: each row of storage holds one column of op(A) for all rows of the block.
     for (int64_t p = 0; p < kc; ++p) {
-      const float* __restrict src = a + (p0 + p) * lda + i0;
+      const float* __restrict src = a + (p0 + p) * cs + i0;
       for (int r = 0; r < rows; ++r) buf[r * stride + p] = alpha * src[r];
     }
+  } else {
+    for (int r = 0; r < rows; ++r)
+      for (int64_t p = 0; p < kc; ++p)
+        buf[r * stride + p] = alpha * a[(i0 + r) * rs + (p0 + p) * cs];
   }
 }
 
-int64_t panel_count(int64_t n) { return (n + kNr - 1) / kNr; }
+int64_t panel_count(int64_t n) {
+  return (n + kNr - 1) / kNr;
+}
 
-void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
-                int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc,
-                float* abuf);
-
-// Rows [m0, m1) x panels [j0, j1) of C, on the calling thread.
-void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
-                int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc) {
-  alignas(64) float abuf[kABufFloats];
-  const int64_t k = b.k();
-  // Every row block streams all the panels it multiplies from L2, so take them in chunks that
-  // fit there (the A block is re-copied per chunk, a small cost next to the FLOPs it feeds).
-  const int64_t panel_bytes = std::max<int64_t>(1, k * kNr * static_cast<int64_t>(sizeof(float)));
-  const int64_t chunk_max = std::max<int64_t>(1, kL2BudgetBytes / panel_bytes);
-  const int64_t chunks = (j1 - j0 + chunk_max - 1) / chunk_max;
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    const int64_t cj0 = j0 + (j1 - j0) * ch / chunks, cj1 = j0 + (j1 - j0) * (ch + 1) / chunks;
-    gemm_chunk(m0, m1, cj0, cj1, alpha, a, lda, trans_a, b, beta, c, ldc, abuf);
-  }
+// Where a panel's row p0 starts: panels are 32 wide except a last one of <= 16 columns.
+const float* panel_at(const PanelsView& b, int64_t j, int64_t p0) {
+  const int64_t width = b.n - j * kNr > 16 ? kNr : 16;
+  return b.data + j * kNr * b.k_stride + (b.k0 + p0) * width;
 }
 
 // Rows [m0, m1) x panels [j0, j1), the panels small enough to stay in L2.
 void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
-                int64_t lda, bool trans_a, const PackedB& b, float beta, float* c, int64_t ldc,
+                int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc,
                 float* abuf) {
-  const int64_t k = b.k(), n = b.n();
-  const float* bdata = b.data();
+  const int64_t k = b.k, n = b.n;
   // Row blocks of nearly equal size (64 rows -> 13,13,13,13,12 rather than 14,14,14,14,8).
   const int64_t rows = m1 - m0;
   const int64_t blocks = (rows + kMr - 1) / kMr;
@@ -204,7 +197,7 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
     const int64_t kc_even = (k + kblocks - 1) / kblocks;
     for (int64_t p0 = 0; p0 < k; p0 += kc_even) {
       const int64_t kc = std::min(kc_even, k - p0);
-      pack_a(a, lda, trans_a, i0, r, p0, kc, alpha, abuf);
+      pack_a(a, rs, cs, i0, r, p0, kc, alpha, abuf);
       // The first K block applies beta; the later ones accumulate onto it.
       const float blk_beta = p0 == 0 ? beta : 1.0f;
       for (int64_t j = j0; j < j1; ++j) {
@@ -213,11 +206,60 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
         const int nv = valid > 16 ? 2 : 1;
         const int64_t tail = valid - 16 * (nv - 1);
         const auto mask = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
-        const float* panel = bdata + j * kNr * k + p0 * 16 * nv;
-        kKernels[r - 1][nv - 1](kc, abuf, panel, c + i0 * ldc + col, ldc, blk_beta, mask);
+        kKernels[r - 1][nv - 1](kc, abuf, panel_at(b, j, p0), c + i0 * ldc + col, ldc, blk_beta,
+                                mask);
       }
     }
     i0 += r;
+  }
+}
+
+// Rows [m0, m1) x panels [j0, j1) of C, on the calling thread.
+void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
+                int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc) {
+  alignas(64) float abuf[kABufFloats];
+  // Every row block streams all the panels it multiplies from L2, so take them in chunks that
+  // fit there (the A block is re-copied per chunk, a small cost next to the FLOPs it feeds).
+  const int64_t panel_bytes = std::max<int64_t>(1, b.k * kNr * static_cast<int64_t>(sizeof(float)));
+  const int64_t chunk_max = std::max<int64_t>(1, kL2BudgetBytes / panel_bytes);
+  const int64_t chunks = (j1 - j0 + chunk_max - 1) / chunk_max;
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t cj0 = j0 + (j1 - j0) * ch / chunks, cj1 = j0 + (j1 - j0) * (ch + 1) / chunks;
+    gemm_chunk(m0, m1, cj0, cj1, alpha, a, rs, cs, b, beta, c, ldc, abuf);
+  }
+}
+
+// The portable path: op(B) row-major, through OpenBLAS (or plain loops when op(A) has no unit
+// stride, which BLAS cannot describe).
+void plain_gemm(int64_t m, float alpha, const float* a, int64_t rs, int64_t cs, const PanelsView& b,
+                float beta, float* c, int64_t ldc) {
+  const float* bp = b.data + b.k0 * b.k_stride;
+  if (cs == 1 || rs == 1) {
+    sgemm(rs == 1 && cs != 1, false, m, b.n, b.k, alpha, a, cs == 1 ? rs : cs, bp, b.k_stride, beta,
+          c, ldc);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    for (int64_t j = 0; j < b.n; ++j) crow[j] = beta == 0.0f ? 0.0f : beta * crow[j];
+    for (int64_t p = 0; p < b.k; ++p) {
+      const float av = alpha * a[i * rs + p * cs];
+      const float* brow = bp + p * b.k_stride;
+      for (int64_t j = 0; j < b.n; ++j) crow[j] += av * brow[j];
+    }
+  }
+}
+
+// panel[p * width + c] = src[c * cs + p] for the whole 16 x 16 blocks of c < valid, p < k.
+FUSEBOX_AVX512 void transpose_into_panel(const float* src, int64_t cs, int64_t k, int64_t valid,
+                                         int64_t width, float* panel) {
+  __m512 r[16];
+  for (int64_t c0 = 0; c0 + 16 <= valid; c0 += 16) {
+    for (int64_t p0 = 0; p0 + 16 <= k; p0 += 16) {
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + (c0 + i) * cs + p0);
+      transpose16x16(r);
+      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(panel + (p0 + i) * width + c0, r[i]);
+    }
   }
 }
 
@@ -237,31 +279,30 @@ void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
 
 // ---------------------------------------------------------------------------------------------
 void PackedB::FreeAligned::operator()(float* p) const {
-  ::operator delete(p, std::align_val_t{64});
+  ::operator delete (p, std::align_val_t{64});
 }
 
 std::unique_ptr<float[], PackedB::FreeAligned> PackedB::allocate(size_t floats) {
   if (floats == 0) return {};
   return std::unique_ptr<float[], FreeAligned>(
-      static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t{64})));
+      static_cast<float*>(::operator new (floats * sizeof(float), std::align_val_t{64})));
 }
 
 PackedB::PackedB(const PackedB& other)
-    : k_(other.k_), n_(other.n_), packed_(other.packed_), layout_(other.layout_),
-      size_(other.size_), data_(allocate(other.size_)) {
+    : packed_(other.packed_), view_(other.view_), size_(other.size_), data_(allocate(other.size_)) {
   if (size_) std::memcpy(data_.get(), other.data_.get(), size_ * sizeof(float));
+  point_view_at_data();
 }
 
 PackedB::PackedB(PackedB&& other) noexcept
-    : k_(std::exchange(other.k_, 0)), n_(std::exchange(other.n_, 0)),
-      packed_(std::exchange(other.packed_, false)), layout_(other.layout_),
-      size_(std::exchange(other.size_, 0)), data_(std::move(other.data_)) {}
+    : packed_(std::exchange(other.packed_, false)),
+      view_(std::exchange(other.view_, {})),
+      size_(std::exchange(other.size_, 0)),
+      data_(std::move(other.data_)) {}
 
 PackedB& PackedB::operator=(PackedB&& other) noexcept {
-  k_ = std::exchange(other.k_, 0);
-  n_ = std::exchange(other.n_, 0);
   packed_ = std::exchange(other.packed_, false);
-  layout_ = other.layout_;
+  view_ = std::exchange(other.view_, {});
   size_ = std::exchange(other.size_, 0);
   data_ = std::move(other.data_);
   return *this;
@@ -272,58 +313,128 @@ PackedB& PackedB::operator=(const PackedB& other) {
   return *this;
 }
 
+void PackedB::point_view_at_data() {
+  view_.data = data_.get();
+}
+
 PackedB PackedB::pack(const float* b, int64_t k, int64_t n, bool trans_b) {
   PackedB out;
-  out.k_ = std::max<int64_t>(k, 0);
-  out.n_ = std::max<int64_t>(n, 0);
+  k = std::max<int64_t>(k, 0);
+  n = std::max<int64_t>(n, 0);
   out.packed_ = true;
-  k = out.k_;
-  n = out.n_;
-  // op(B)[p][j]
-  auto at = [&](int64_t p, int64_t j) { return trans_b ? b[j * k + p] : b[p * n + j]; };
-  if (packed_gemm_available()) {
-    out.layout_ = Layout::kPanels;
-    const int64_t panels = panel_count(n);
-    // Every panel is reserved 32 wide; a narrow last panel (<= 16 columns) uses half of its slot.
-    out.size_ = static_cast<size_t>(panels * kNr * k);
-    out.data_ = allocate(out.size_);
-    for (int64_t j = 0; j < panels; ++j) {
-      const int64_t col = j * kNr;
-      const int64_t width = n - col > 16 ? kNr : 16;
-      float* dst = out.data_.get() + j * kNr * k;
-      for (int64_t p = 0; p < k; ++p) {
-        for (int64_t c = 0; c < width; ++c) {
-          dst[p * width + c] = col + c < n ? at(p, col + c) : 0.0f;
-        }
-      }
-      if (width < kNr) std::fill(dst + width * k, dst + kNr * k, 0.0f);
-    }
-  } else {
-    out.layout_ = Layout::kPlain;
-    out.size_ = static_cast<size_t>(k * n);
-    out.data_ = allocate(out.size_);
-    for (int64_t p = 0; p < k; ++p) {
-      for (int64_t j = 0; j < n; ++j) out.data_[p * n + j] = at(p, j);
-    }
-  }
+  out.size_ = packed_b_floats(k, n);
+  out.data_ = allocate(out.size_);
+  out.view_ = pack_b_into(out.data_.get(), b, k, n, trans_b ? 1 : n, trans_b ? k : 1);
   return out;
 }
 
-bool packed_gemm_available() { return cpu_has_avx512() && !g_force_portable; }
+size_t packed_b_floats(int64_t k, int64_t n) {
+  if (k <= 0 || n <= 0) return 0;
+  // Every panel is reserved 32 wide; a narrow last panel (<= 16 columns) uses half of its slot.
+  if (packed_gemm_available()) return static_cast<size_t>(panel_count(n) * kNr * k);
+  return static_cast<size_t>(k * n);
+}
+
+PanelsView panels_view(const float* dst, int64_t k, int64_t n) {
+  PanelsView v;
+  v.data = dst;
+  v.k = std::max<int64_t>(k, 0);
+  v.n = std::max<int64_t>(n, 0);
+  v.layout = packed_gemm_available() ? PanelLayout::kPanels : PanelLayout::kPlain;
+  v.k_stride = v.layout == PanelLayout::kPanels ? v.k : v.n;
+  return v;
+}
+
+PanelsView pack_b_into(float* dst, const float* b, int64_t k, int64_t n, int64_t row_stride,
+                       int64_t col_stride) {
+  const PanelsView v = panels_view(dst, k, n);
+  k = v.k;
+  n = v.n;
+  if (v.layout == PanelLayout::kPlain) {
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) dst[p * n + j] = b[p * row_stride + j * col_stride];
+    return v;
+  }
+  const int64_t panels = panel_count(n);
+  for (int64_t j = 0; j < panels; ++j) {
+    const int64_t col = j * kNr;
+    const int64_t width = n - col > 16 ? kNr : 16;
+    const int64_t valid = std::min(width, n - col);
+    float* __restrict panel = dst + j * kNr * k;
+    if (col_stride == 1) {  // rows of op(B) are contiguous: copy them
+      for (int64_t p = 0; p < k; ++p) {
+        const float* __restrict src = b + p * row_stride + col;
+        float* __restrict out = panel + p * width;
+        for (int64_t c = 0; c < valid; ++c) out[c] = src[c];
+        for (int64_t c = valid; c < width; ++c) out[c] = 0.0f;
+      }
+    } else {  // columns of op(B) are its rows in memory (K read as K^T): transpose
+      int64_t done_cols = 0, done_rows = 0;
+      if (row_stride == 1) {
+        transpose_into_panel(b + col * col_stride, col_stride, k, valid, width, panel);
+        done_cols = valid / 16 * 16;
+        done_rows = k / 16 * 16;
+      }
+      for (int64_t c = 0; c < valid; ++c) {  // what the 16 x 16 blocks did not cover
+        const float* __restrict src = b + (col + c) * col_stride;
+        for (int64_t p = c < done_cols ? done_rows : 0; p < k; ++p)
+          panel[p * width + c] = src[p * row_stride];
+      }
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t c = valid; c < width; ++c) panel[p * width + c] = 0.0f;
+    }
+  }
+  return v;
+}
+
+PanelsView PanelsView::rows(int64_t p0, int64_t count) const {
+  PanelsView v = *this;
+  v.k0 += p0;
+  v.k = count;
+  return v;
+}
+
+PanelsView PanelsView::cols(int64_t j0, int64_t count) const {
+  PanelsView v = *this;
+  v.data += layout == PanelLayout::kPanels ? j0 * k_stride : j0;  // j0 / 32 panels of 32 * k_stride
+  v.n = count;
+  return v;
+}
+
+bool packed_gemm_available() {
+  return cpu_has_avx512() && !g_force_portable;
+}
 
 namespace detail {
-void force_portable_gemm(bool on) { g_force_portable = on; }
+void force_portable_gemm(bool on) {
+  g_force_portable = on;
+}
 }  // namespace detail
 
+void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
+                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc) {
+  if (m <= 0 || b.n <= 0) return;
+  if (b.k == 0 || alpha == 0.0f) {
+    scale_c(m, b.n, beta, c, ldc);
+    return;
+  }
+  if (b.layout == PanelLayout::kPlain) {
+    plain_gemm(m, alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc);
+    return;
+  }
+  gemm_block(0, m, 0, panel_count(b.n), alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc);
+}
+
 void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool trans_a,
-                  const PackedB& b, float beta, float* c, int64_t ldc) {
-  const int64_t n = b.n(), k = b.k();
+                  const PackedB& packed, float beta, float* c, int64_t ldc) {
+  const PanelsView& b = packed.view();
+  const int64_t n = b.n, k = b.k;
   if (m <= 0 || n <= 0) return;
   if (k == 0 || alpha == 0.0f) {
     scale_c(m, n, beta, c, ldc);
     return;
   }
-  if (b.layout() == PackedB::Layout::kPlain) {
+  if (b.layout == PanelLayout::kPlain) {
     GemmShape g;
     g.trans_a = trans_a;
     g.m = m;
@@ -333,19 +444,23 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     g.lda = lda;
     g.ldb = n;
     g.ldc = ldc;
-    sgemm_many(g, 1, beta, [&](int64_t) { return a; }, [&](int64_t) { return b.data(); },
-               [&](int64_t) { return c; });
+    sgemm_many(
+        g, 1, beta, [&](int64_t) { return a; }, [&](int64_t) { return b.data; },
+        [&](int64_t) { return c; });
     return;
   }
+  const int64_t rs = trans_a ? 1 : lda, cs = trans_a ? lda : 1;
 
   // Threads: a grid of tn column groups x tm row groups. Splitting by columns first gives each
   // thread its own share of the weight (it stays in that core's L2, and a GEMV reads it twice as
   // fast); rows are split only when there are fewer panels than threads.
   const int64_t panels = panel_count(n);
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   int nt = 1;
   if (!omp_in_parallel()) {
-    nt = static_cast<int>(std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGrainFlops)));
+    nt = static_cast<int>(
+        std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGrainFlops)));
   }
   int tn = static_cast<int>(std::min<int64_t>(nt, panels));
   while (nt % tn) --tn;
@@ -355,7 +470,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     const int64_t tj = t % tn, ti = t / tn;
     const int64_t j0 = panels * tj / tn, j1 = panels * (tj + 1) / tn;
     const int64_t m0 = m * ti / tm, m1 = m * (ti + 1) / tm;
-    if (j0 < j1 && m0 < m1) gemm_block(m0, m1, j0, j1, alpha, a, lda, trans_a, b, beta, c, ldc);
+    if (j0 < j1 && m0 < m1) gemm_block(m0, m1, j0, j1, alpha, a, rs, cs, b, beta, c, ldc);
   };
   if (nt == 1) {
     task(0);

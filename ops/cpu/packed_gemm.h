@@ -9,15 +9,50 @@
 // row-major copy of op(B) and packed_sgemm calls OpenBLAS through sgemm_many (blas.h), so callers
 // never need two code paths.
 //
-// packed_sgemm never allocates: A is packed into a fixed-size buffer on the stack.
+// packed_sgemm never allocates: A is packed into a fixed-size buffer on the stack. Kernels whose
+// B changes every call (attention) pack it into their planned scratch with pack_b_into and call
+// sgemm_panels on the view.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 namespace fusebox::cpu {
 
-// op(B) is K x N. trans_b = false: B stored K x N row-major; trans_b = true: B stored N x K
-// row-major (an nn.Linear weight [out, in]).
+// Inside the CPU GEMM: how op(B) (k x n) is laid out.
+//  kPanels: ceil(n / 32) panels of 32 columns (the last one 16 wide when n % 32 is in 1..16),
+//           each holding `k_stride` rows of its width contiguously, zero-padded past n. A panel
+//           slot is always 32 * k_stride floats.
+//  kPlain:  row-major rows of length k_stride (the portable path, handed to OpenBLAS).
+enum class PanelLayout { kPanels, kPlain };
+
+// op(B) in memory someone else owns: a PackedB's, or a kernel's scratch packed every call with
+// pack_b_into (attention's K and V change each call). Sub-views select rows or whole panels.
+struct PanelsView {
+  const float* data = nullptr;
+  int64_t k = 0, n = 0;  // op(B) is k x n
+  int64_t k_stride = 0;  // kPanels: rows per panel in memory; kPlain: row length
+  int64_t k0 = 0;        // first row of the view inside each panel (kPlain: row index)
+  PanelLayout layout = PanelLayout::kPanels;
+
+  // op(B) rows [p0, p0 + count).
+  PanelsView rows(int64_t p0, int64_t count) const;
+  // Columns [j0, j0 + count): whole panels, so j0 % 32 == 0 and the view either ends on a panel
+  // boundary (count % 32 == 0) or where this view ends.
+  PanelsView cols(int64_t j0, int64_t count) const;
+};
+
+// Floats pack_b_into writes for a k x n op(B) on this CPU.
+size_t packed_b_floats(int64_t k, int64_t n);
+// Packs op(B)[p][j] = b[p * row_stride + j * col_stride] (p < k, j < n) into dst, which holds
+// packed_b_floats(k, n) floats and is 64-byte aligned. Never allocates.
+PanelsView pack_b_into(float* dst, const float* b, int64_t k, int64_t n, int64_t row_stride,
+                       int64_t col_stride);
+// The view pack_b_into returns for dst, k, n, without packing (for threads that read panels
+// another thread packed).
+PanelsView panels_view(const float* dst, int64_t k, int64_t n);
+
+// A weight packed once and owned. op(B) is K x N. trans_b = false: B stored K x N row-major;
+// trans_b = true: B stored N x K row-major (an nn.Linear weight [out, in]).
 class PackedB {
  public:
   PackedB() = default;
@@ -30,17 +65,11 @@ class PackedB {
   // Allocates and fills the panels. b may be null only when k * n == 0.
   static PackedB pack(const float* b, int64_t k, int64_t n, bool trans_b);
 
-  int64_t k() const { return k_; }
-  int64_t n() const { return n_; }
+  int64_t k() const { return view_.k; }
+  int64_t n() const { return view_.n; }
   // True when nothing was packed (default-constructed or moved-from).
   bool empty() const { return !packed_; }
-
-  // Layout details, for packed_sgemm.
-  // kPanels: ceil(n / 32) panels of 32 columns (the last one 16 wide when n % 32 is in 1..16),
-  // each k rows of its width, contiguous, zero-padded past n. kPlain: op(B) row-major, k x n.
-  enum class Layout { kPanels, kPlain };
-  Layout layout() const { return layout_; }
-  const float* data() const { return data_.get(); }
+  const PanelsView& view() const { return view_; }
   size_t size() const { return size_; }  // floats held
 
  private:
@@ -48,10 +77,10 @@ class PackedB {
     void operator()(float* p) const;
   };
   static std::unique_ptr<float[], FreeAligned> allocate(size_t floats);
+  void point_view_at_data();
 
-  int64_t k_ = 0, n_ = 0;
   bool packed_ = false;
-  Layout layout_ = Layout::kPlain;
+  PanelsView view_;
   size_t size_ = 0;
   std::unique_ptr<float[], FreeAligned> data_;  // 64-byte aligned
 };
@@ -63,6 +92,11 @@ class PackedB {
 // weight, which also makes m == 1 use both cores) and by rows of A when there are too few panels.
 void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool trans_a,
                   const PackedB& b, float beta, float* c, int64_t ldc);
+
+// The same on the calling thread, for kernels that do their own threading, with op(A)[i][p] =
+// a[i * a_row_stride + p * a_col_stride] (any strides; unit ones are fastest).
+void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
+                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc);
 
 // True when the AVX-512 path runs on this CPU.
 bool packed_gemm_available();

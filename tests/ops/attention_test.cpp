@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/packed_gemm.h"
 #include "tests/ops/op_test_util.h"
 
 namespace fusebox::optest {
@@ -87,12 +88,103 @@ TEST(Attention, DefaultScaleIsOne) {
                1e-5, "default");
 }
 
-TEST(Attention, PrepareNeedsScratch) {
+TEST(Attention, PrepareNeedsTheSchemasScratch) {
   const std::vector<ir::TensorType> in = {
       {DType::f32, {2, 4, 8}}, {DType::f32, {2, 6, 8}}, {DType::f32, {2, 6, 3}}};
   const std::vector<ir::TensorType> out = {{DType::f32, {2, 4, 3}}};
-  EXPECT_THROW(prepare_only("Attention", in, out, {}, 2 * 4 * 6 * 4 - 1), Error);
-  EXPECT_NO_THROW(prepare_only("Attention", in, out, {}, 2 * 4 * 6 * 4));
+  const size_t need = ir::node_scratch_bytes(make_node("Attention", 3, 1, {}), in, out);
+  ASSERT_GT(need, 0u);
+  EXPECT_THROW(prepare_only("Attention", in, out, {}, need - 1), Error);
+  EXPECT_NO_THROW(prepare_only("Attention", in, out, {}, need));
+}
+
+// More keys than one softmax chunk: the running max and sum are carried across chunks and the
+// rows already accumulated are rescaled. Large scores make the max move between chunks.
+void check_long_sequences() {
+  std::mt19937 rng(53);
+  const std::vector<Case> cases = {
+      {{3}, 5, 300, 16, 8, 3.0},
+      {{1}, 20, 600, 8, 40, 4.0},  // one head: (head, row block) tasks; Dv across two panels
+      {{2}, 3, 513, 4, 3, 2.5},    // a last chunk of one key
+  };
+  for (const auto& c : cases) {
+    Shape qs = c.lead, ks = c.lead, vs = c.lead;
+    qs.insert(qs.end(), {c.sq, c.d});
+    ks.insert(ks.end(), {c.skv, c.d});
+    vs.insert(vs.end(), {c.skv, c.dv});
+    Tensor q = random_f32(qs, rng, -2, 2), k = random_f32(ks, rng, -2, 2),
+           v = random_f32(vs, rng, -1, 1);
+    Shape os = c.lead;
+    os.insert(os.end(), {c.sq, c.dv});
+    for (int threads : {1, 2})
+      expect_close(run1("Attention", {q, k, v}, attrs_of({{"scale", c.scale}}), threads), os,
+                   ref_attention(q, k, v, c.scale, false), 1e-5, 1e-5,
+                   "skv " + std::to_string(c.skv) + " threads " + std::to_string(threads));
+  }
+}
+
+// nn.MultiheadAttention's layout, read and written in place: X [S, B, 3 * H * Dh] holds Q, K
+// and V side by side, head h of batch b at columns h * Dh; the output goes to Y [S, B, H * Dh].
+// Q is the view [B, H, S, Dh]; K is given as K^T [B, H, Dh, S] (k_transposed = 1); the output
+// view writes [B, H, S, Dh] into Y. The reference gathers and scatters with its own loops.
+void check_strided_views() {
+  std::mt19937 rng(54);
+  const int64_t S = 10, B = 2, H = 3, Dh = 8, D = H * Dh;
+  Tensor x = random_f32({S, B, 3 * D}, rng, -1, 1);
+  auto xat = [&](int64_t s, int64_t b, int64_t col) { return at(x, (s * B + b) * 3 * D + col); };
+  Tensor q(DType::f32, {B * H, S, Dh}), k(DType::f32, {B * H, S, Dh}),
+      v(DType::f32, {B * H, S, Dh});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t e = 0; e < Dh; ++e) {
+          const int64_t i = ((b * H + h) * S + s) * Dh + e;
+          q.data<float>()[i] = static_cast<float>(xat(s, b, h * Dh + e));
+          k.data<float>()[i] = static_cast<float>(xat(s, b, D + h * Dh + e));
+          v.data<float>()[i] = static_cast<float>(xat(s, b, 2 * D + h * Dh + e));
+        }
+  const std::vector<double> heads = ref_attention(q, k, v, 0.3, false);  // [B*H, S, Dh]
+  std::vector<double> want(static_cast<size_t>(S * B * D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t e = 0; e < Dh; ++e)
+          want[(s * B + b) * D + h * Dh + e] = heads[((b * H + h) * S + s) * Dh + e];
+
+  const std::vector<int64_t> lead_strides = {3 * D, Dh};
+  ir::Attributes attrs = attrs_of({{"scale", 0.3}, {"k_transposed", int64_t{1}}});
+  attrs.set("q_shape", std::vector<int64_t>{B, H, S, Dh});
+  attrs.set("q_strides", std::vector<int64_t>{3 * D, Dh, B * 3 * D, 1});
+  attrs.set("k_shape", std::vector<int64_t>{B, H, Dh, S});
+  attrs.set("k_strides", std::vector<int64_t>{3 * D, Dh, 1, B * 3 * D});
+  attrs.set("k_offset", D);
+  attrs.set("v_shape", std::vector<int64_t>{B, H, S, Dh});
+  attrs.set("v_strides", std::vector<int64_t>{3 * D, Dh, B * 3 * D, 1});
+  attrs.set("v_offset", 2 * D);
+  attrs.set("out_shape", std::vector<int64_t>{S, B, D});
+  attrs.set("out_strides", std::vector<int64_t>{D, Dh, B * D, 1});
+  for (int threads : {1, 2})
+    expect_close(run1("Attention", {x, x, x}, attrs, threads), {S, B, D}, want, 1e-5, 1e-5,
+                 "strided, threads " + std::to_string(threads));
+
+  // A view reaching past its tensor is refused before anything runs.
+  attrs.set("v_offset", 2 * D + 1);
+  EXPECT_THROW(run1("Attention", {x, x, x}, attrs), Error);
+}
+
+TEST(Attention, LongSequencesAcrossSoftmaxChunks) {
+  check_long_sequences();
+}
+TEST(Attention, ReadsAndWritesThroughStridedViews) {
+  check_strided_views();
+}
+
+// The same on the path CPUs without AVX-512 take (K and V packed as plain rows, OpenBLAS).
+TEST(Attention, PortablePathAgrees) {
+  cpu::detail::force_portable_gemm(true);
+  check_long_sequences();
+  check_strided_views();
+  cpu::detail::force_portable_gemm(false);
 }
 
 // Every op with a schema has a CPU kernel (the CPU backend is the reference backend).

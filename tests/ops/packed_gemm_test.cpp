@@ -3,6 +3,8 @@
 // full of NaN (must not leak) and beta != 0, leading dims longer than the rows (the padding of A
 // holds NaN, that of C a sentinel that must survive), at 1 and 2 threads, on the AVX-512 path and
 // on the portable one.
+#include "ops/cpu/packed_gemm.h"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -13,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "ops/cpu/packed_gemm.h"
 
 namespace fusebox::cpu {
 namespace {
@@ -84,7 +84,8 @@ bool check(const Case& t, std::mt19937& rng) {
         want += static_cast<double>(t.beta) * c0[i * ldc + j];
         mag += std::abs(static_cast<double>(t.beta) * c0[i * ldc + j]);
       }
-      const double tol = 1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(t.k, 1))) * mag + 1e-6;
+      const double tol =
+          1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(t.k, 1))) * mag + 1e-6;
       if (!(std::abs(got - want) <= tol) && bad++ < 3)
         ADD_FAILURE() << describe(t) << ": C(" << i << "," << j << ") = " << got << ", want "
                       << want << " (tol " << tol << ")";
@@ -117,8 +118,8 @@ std::vector<Case> cases() {
       }
     }
   }
-  const int64_t models[][3] = {{1, 512, 784},  {1, 10, 512},   {64, 512, 784}, {64, 10, 512},
-                               {64, 256, 256}, {64, 1024, 256}, {64, 256, 1024}, {128, 256, 256},
+  const int64_t models[][3] = {{1, 512, 784},   {1, 10, 512},    {64, 512, 784},  {64, 10, 512},
+                               {64, 256, 256},  {64, 1024, 256}, {64, 256, 1024}, {128, 256, 256},
                                {1, 1024, 1100}, {3, 40, 2000}};
   for (const auto& s : models) {
     for (int v = 0; v < 8; ++v) {
@@ -167,6 +168,64 @@ TEST_P(PackedGemmTest, PortablePathMatchesReference) {
   }
 }
 
+// pack_b_into + sgemm_panels, as attention uses them: B packed from arbitrary strides into
+// caller memory, multiplied through row and column sub-views, with A read at arbitrary strides
+// (unit column stride, unit row stride, neither). C is checked against a double loop over the
+// same sub-block; its padding keeps a sentinel.
+bool check_views(int64_t m, int64_t k, int64_t n, int64_t b_rs, int64_t b_cs, int64_t a_rs,
+                 int64_t a_cs, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float beta,
+                 std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> b(static_cast<size_t>((k - 1) * b_rs + (n - 1) * b_cs + 1));
+  for (float& v : b) v = dist(rng);
+  std::vector<float> a(static_cast<size_t>((m - 1) * a_rs + (kc - 1) * a_cs + 1));
+  for (float& v : a) v = dist(rng);
+  std::vector<float, std::allocator<float>> store(packed_b_floats(k, n) + 16);
+  float* dst =
+      reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(store.data()) + 63) & ~uintptr_t{63});
+  const PanelsView full = pack_b_into(dst, b.data(), k, n, b_rs, b_cs);
+  const PanelsView view = full.rows(p0, kc).cols(j0, nc);
+  const int64_t ldc = nc + 3;
+  std::vector<float> c(static_cast<size_t>(m * ldc), kSentinel);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < nc; ++j) c[i * ldc + j] = beta == 0.0f ? kNaN : dist(rng);
+  const std::vector<float> c0 = c;
+  sgemm_panels(m, 0.5f, a.data(), a_rs, a_cs, view, beta, c.data(), ldc);
+  int bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      double want = kSentinel;
+      if (j < nc) {
+        want = beta == 0.0f ? 0.0 : static_cast<double>(beta) * c0[i * ldc + j];
+        for (int64_t p = 0; p < kc; ++p)
+          want += 0.5 * static_cast<double>(a[i * a_rs + p * a_cs]) *
+                  static_cast<double>(b[(p0 + p) * b_rs + (j0 + j) * b_cs]);
+      }
+      const double got = c[i * ldc + j];
+      if (!(std::abs(got - want) <= 1e-4 + 1e-4 * std::abs(want)) && bad++ < 3)
+        ADD_FAILURE() << "views m=" << m << " k=" << k << " n=" << n << " rows " << p0 << "+" << kc
+                      << " cols " << j0 << "+" << nc << " a strides " << a_rs << "," << a_cs
+                      << " b strides " << b_rs << "," << b_cs << ": C[" << i << "][" << j
+                      << "] = " << got << ", want " << want;
+    }
+  return bad == 0;
+}
+
+TEST_P(PackedGemmTest, PackedViewsMatchReference) {
+  for (bool portable : {false, true}) {
+    detail::force_portable_gemm(portable);
+    std::mt19937 rng(11);
+    // K^T as attention packs it: K [n keys, k dims] with row stride 96 read transposed.
+    EXPECT_TRUE(check_views(14, 64, 128, 1, 96, 64, 1, 0, 64, 32, 64, 0.0f, rng));
+    // V: rows of 40 columns at stride 100; a row window and the last, partial panel.
+    EXPECT_TRUE(check_views(9, 300, 40, 100, 1, 300, 1, 256, 44, 32, 8, 1.0f, rng));
+    // A read transposed (unit row stride) and with no unit stride at all.
+    EXPECT_TRUE(check_views(5, 20, 50, 50, 1, 1, 7, 3, 17, 0, 50, 0.5f, rng));
+    EXPECT_TRUE(check_views(6, 20, 33, 1, 20, 40, 2, 0, 20, 0, 33, 0.0f, rng));
+  }
+  detail::force_portable_gemm(false);
+}
+
 // Called from inside a parallel region it runs on the calling thread: each thread its own C.
 TEST_P(PackedGemmTest, InsideParallelRegion) {
   std::mt19937 rng(3);
@@ -180,7 +239,8 @@ TEST_P(PackedGemmTest, InsideParallelRegion) {
   packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, want.data(), n);
   std::vector<std::vector<float>> got(4, std::vector<float>(m * n, kNaN));
 #pragma omp parallel for num_threads(2)
-  for (int t = 0; t < 4; ++t) packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, got[t].data(), n);
+  for (int t = 0; t < 4; ++t)
+    packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, got[t].data(), n);
   for (const auto& g : got) EXPECT_EQ(g, want);
 }
 

@@ -105,7 +105,11 @@ TEST(Planner, AttentionScratchLivesOneStep) {
   EXPECT_TRUE(s.buffer.scratch);
   EXPECT_EQ(s.buffer.first, 0);
   EXPECT_EQ(s.buffer.last, 0);
-  EXPECT_EQ(s.buffer.bytes, 2u * 8 * 8 * 4) << "batch * Sq * Skv floats";
+  // What the schema asks for: K^T and V of both heads as 32-column panels, 2 * (32*4 + 8*32)
+  // floats.
+  const std::vector<ir::TensorType> in(3, {ir::DType::f32, {2, 8, 4}});
+  EXPECT_EQ(ir::node_scratch_bytes(g.nodes[0], in, {{ir::DType::f32, {2, 8, 4}}}), 2u * 384 * 4);
+  EXPECT_EQ(s.buffer.bytes, 2u * 384 * 4);
 }
 
 TEST(Planner, RandomGraphs) {

@@ -1,9 +1,11 @@
-// MatMul and the fused ops built on it: FusedBiasRelu, MatMulAdd, Attention.
+// MatMul and the fused ops built on it: FusedBiasRelu, MatMulAdd, Attention (whose operands are
+// described in core/ir/attention_layout.h).
 //
 // MatMul(A, B) attributes: transA, transB (0/1: use the last two dims transposed), alpha (scale).
 // Leading (batch) dims broadcast numpy-style. A 1-D A is [1,K] and a 1-D B is [K,1], with that
 // dim dropped from the output, as in ONNX.
 #include "core/base/error.h"
+#include "core/ir/attention_layout.h"
 #include "core/ir/ops/builtin_ops.h"
 
 namespace fusebox::ir {
@@ -57,70 +59,55 @@ OpSchema matmul_like(const char* name, const char* doc, int inputs) {
     if (inputs == 3) {
       if (in[2].dtype != DType::f32) throw Error("bias must be f32");
       Shape b = broadcast_shapes(d.out, in[2].shape);
-      if (b != d.out) throw Error("bias " + shape_str(in[2].shape) + " does not broadcast to " + shape_str(d.out));
+      if (b != d.out)
+        throw Error("bias " + shape_str(in[2].shape) + " does not broadcast to " +
+                    shape_str(d.out));
     }
     return std::vector<TensorType>{{DType::f32, d.out}};
   };
-  s.flops = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>& out) {
+  s.flops = [](const Node& n, const std::vector<TensorType>& in,
+               const std::vector<TensorType>& out) {
     double extra = in.size() == 3 ? 2.0 * static_cast<double>(numel(out[0].shape)) : 0.0;
     return matmul_flops(n, in) + extra;
   };
   return s;
 }
 
-// Attention(Q, K, V): softmax(scale * Q K^T) V over the last two dims, leading dims equal.
-// Q [..., Sq, D], K [..., Skv, D] (or [..., D, Skv] when k_transposed=1), V [..., Skv, Dv].
-struct AttnDims {
-  int64_t batch = 1, sq = 0, skv = 0, d = 0, dv = 0;
-  Shape out;
-};
-
-AttnDims attention_dims(const Node& n, const std::vector<TensorType>& in) {
-  for (const auto& t : in)
-    if (t.dtype != DType::f32 || t.shape.size() < 2) throw Error("Attention inputs must be f32, rank >= 2");
-  const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
-  if (q.size() != k.size() || q.size() != v.size()) throw Error("Q, K, V must have the same rank");
-  size_t r = q.size();
-  for (size_t i = 0; i + 2 < r; ++i)
-    if (q[i] != k[i] || q[i] != v[i]) throw Error("Q, K, V leading dims differ");
-  bool kt = n.attrs.get_int("k_transposed", 0) != 0;
-  AttnDims a;
-  for (size_t i = 0; i + 2 < r; ++i) a.batch *= q[i];
-  a.sq = q[r - 2];
-  a.d = q[r - 1];
-  int64_t kd = kt ? k[r - 2] : k[r - 1];
-  a.skv = kt ? k[r - 1] : k[r - 2];
-  if (kd != a.d) throw Error("Q and K head sizes differ");
-  if (v[r - 2] != a.skv) throw Error("K and V sequence lengths differ");
-  a.dv = v[r - 1];
-  a.out = q;
-  a.out[r - 1] = a.dv;
-  return a;
-}
-
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
   r.add(matmul_like("MatMul", "alpha * op(A) op(B), batched; attributes transA, transB, alpha", 2));
-  r.add(matmul_like("MatMulAdd",
-                    "alpha * op(A) op(B) + C, C broadcast to the output (a bias or a residual)", 3));
+  r.add(matmul_like(
+      "MatMulAdd", "alpha * op(A) op(B) + C, C broadcast to the output (a bias or a residual)", 3));
   r.add(matmul_like("FusedBiasRelu", "relu(alpha * op(A) op(B) + bias)", 3));
 
   OpSchema s;
   s.name = "Attention";
-  s.doc = "softmax(scale * Q K^T) V over the last two dims; attributes scale, k_transposed";
+  s.doc =
+      "softmax(scale * Q K^T) V over the last two dims; attributes scale, k_transposed and "
+      "optional strided views of the operands (attention_layout.h)";
   s.min_inputs = s.max_inputs = 3;
   s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-    return std::vector<TensorType>{{DType::f32, attention_dims(n, in).out}};
+    return std::vector<TensorType>{{DType::f32, attention_layout(n, in).out_shape}};
   };
   s.flops = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
-    AttnDims a = attention_dims(n, in);
+    AttentionLayout a = attention_layout(n, in);
     return static_cast<double>(a.batch) * a.sq * a.skv * (2.0 * a.d + 2.0 * a.dv + 5.0);
   };
-  // One Sq x Skv score matrix per batch*head: the planner gives it a one-step arena region.
-  s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
-    AttnDims a = attention_dims(n, in);
-    return static_cast<size_t>(a.batch * a.sq * a.skv) * sizeof(float);
+  // What the operands' views cover, not the whole tensors they point into (Q, K and V are often
+  // three slices of one projection).
+  s.bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+    AttentionLayout a = attention_layout(n, in);
+    return 4.0 * static_cast<double>(a.q.numel() + a.k.numel() + a.v.numel() + a.out.numel());
+  };
+  // Room for K^T and V of every batch-head repacked into the 32-column panels the CPU GEMM
+  // micro-kernel streams (ops/cpu/packed_gemm.h); the scores never leave the kernel's registers
+  // and a small block on its stack.
+  s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in,
+                       const std::vector<TensorType>&) {
+    AttentionLayout a = attention_layout(n, in);
+    auto up32 = [](int64_t x) { return (x + 31) / 32 * 32; };
+    return static_cast<size_t>(a.batch * (up32(a.skv) * a.d + a.skv * up32(a.dv))) * sizeof(float);
   };
   r.add(std::move(s));
 }

@@ -1,0 +1,84 @@
+#pragma once
+// AVX-512 code paths chosen at run time: functions marked FUSEBOX_AVX512 are compiled for
+// AVX-512 whatever the build's -march, and run only where cpu_has_avx512() says the CPU has it
+// (the portable code next to them runs elsewhere). One place for the target list and the check.
+#include <immintrin.h>
+
+#define FUSEBOX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
+
+namespace fusebox::cpu {
+
+inline bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+// exp of 16 floats: exp_f32 (math.h) in registers. The same Cephes polynomial on r = x - n ln 2;
+// 2^n is applied with vscalefps, which needs no split for n = 128. Below ln(FLT_MIN) the result
+// is 0 (no denormals), NaN stays NaN.
+FUSEBOX_AVX512 inline __m512 exp512(__m512 x) {
+  const __m512 lo = _mm512_set1_ps(-87.33654475f);
+  __m512 xc = _mm512_min_ps(x, _mm512_set1_ps(89.0f));
+  xc = _mm512_max_ps(xc, lo);
+  const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
+  __m512 res = _mm512_scalef_ps(y, fn);
+  res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), res);  // x < lo (not NaN): 0
+  return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// Tree reductions of 16 lanes (GCC 12's _mm512_reduce_* trip -Wmaybe-uninitialized).
+FUSEBOX_AVX512 inline float hmax512(__m512 v) {
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  v = _mm512_max_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_max_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(v);
+}
+FUSEBOX_AVX512 inline float hsum512(__m512 v) {
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  v = _mm512_add_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(v);
+}
+
+// In-register transpose: on return r[p] holds what was column p of the 16 x 16 block r[0..15].
+// Stages: 32-bit unpacks pair rows, 64-bit shuffles make 4-row groups per 128-bit lane, two
+// rounds of 128-bit lane shuffles put the four groups of each column side by side.
+FUSEBOX_AVX512 inline void transpose16x16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);      // lane L: r_i[4L], r_i+1[4L], .. [4L+1]
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);  // the same for 4L+2, 4L+3
+  }
+  for (int g = 0; g < 4; ++g) {  // u[4g + d], lane L: rows 4g..4g+3 of column 4L + d
+    u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+  for (int d = 0; d < 4; ++d) {
+    const __m512 a = _mm512_shuffle_f32x4(u[d], u[4 + d], 0x88);  // cols d, 8+d of rows 0-7
+    const __m512 b = _mm512_shuffle_f32x4(u[8 + d], u[12 + d], 0x88);
+    const __m512 c = _mm512_shuffle_f32x4(u[d], u[4 + d], 0xDD);  // cols 4+d, 12+d
+    const __m512 e = _mm512_shuffle_f32x4(u[8 + d], u[12 + d], 0xDD);
+    r[d] = _mm512_shuffle_f32x4(a, b, 0x88);
+    r[8 + d] = _mm512_shuffle_f32x4(a, b, 0xDD);
+    r[4 + d] = _mm512_shuffle_f32x4(c, e, 0x88);
+    r[12 + d] = _mm512_shuffle_f32x4(c, e, 0xDD);
+  }
+}
+
+}  // namespace fusebox::cpu
