@@ -17,6 +17,7 @@ PassRegistry& PassRegistry::instance() {
     register_absorb_matmul(*r);
     register_constant_fold(*r);
     register_fuse_patterns(*r);
+    register_absorb_layout(*r);
     register_fuse_elementwise(*r);
     register_dce(*r);
     return r;

@@ -100,7 +100,8 @@ TEST(Cli, PlanPrintsTableAndChart) {
   EXPECT_NE(r.out.find("arena chart"), std::string::npos);
   Result passes = run_cli("passes");
   EXPECT_EQ(passes.code, 0);
-  for (const char* p : {"absorb_matmul", "constant_fold", "fuse_patterns", "fuse_elementwise", "dce"})
+  for (const char* p :
+       {"absorb_matmul", "constant_fold", "fuse_patterns", "absorb_layout", "fuse_elementwise", "dce"})
     EXPECT_NE(passes.out.find(p), std::string::npos) << p;
 }
 

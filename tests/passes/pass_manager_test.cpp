@@ -5,8 +5,8 @@
 namespace fusebox::passes::test {
 namespace {
 
-const std::vector<std::string> kBuiltin = {"absorb_matmul", "constant_fold", "fuse_patterns",
-                                           "fuse_elementwise", "dce"};
+const std::vector<std::string> kBuiltin = {"absorb_matmul", "constant_fold",    "fuse_patterns",
+                                           "absorb_layout", "fuse_elementwise", "dce"};
 
 // Restores the pass registry when a test has added passes to it.
 struct RegistryGuard {
@@ -61,7 +61,7 @@ TEST(ParsePassList, AllNoneAndLists) {
 TEST(ParsePassList, BadEntriesNameTheValidOnes) {
   std::string e = error_of([] { parse_pass_list("absorb_matmul,fuse"); });
   EXPECT_NE(e.find("unknown pass 'fuse' (valid: absorb_matmul, constant_fold, fuse_patterns, "
-                   "fuse_elementwise, dce"),
+                   "absorb_layout, fuse_elementwise, dce"),
             std::string::npos)
       << e;
   EXPECT_NE(error_of([] { parse_pass_list("dce,,absorb_matmul"); }).find("unknown pass ''"),
@@ -75,8 +75,8 @@ TEST(RunPipeline, LogsEveryPassWithCountsRewritesAndSnapshots) {
   ir::Graph g = linear_relu();
   ir::Graph before = g;
   PassLog log = run_pipeline(g, parse_pass_list("all"), cpu_context());
-  ASSERT_EQ(log.entries.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) {
+  ASSERT_EQ(log.entries.size(), kBuiltin.size());
+  for (size_t i = 0; i < kBuiltin.size(); ++i) {
     EXPECT_EQ(log.entries[i].pass, kBuiltin[i]);
     EXPECT_TRUE(log.entries[i].enabled);
     EXPECT_EQ(log.entries[i].snapshot.has_value(), log.entries[i].changed) << kBuiltin[i];
@@ -93,7 +93,8 @@ TEST(RunPipeline, LogsEveryPassWithCountsRewritesAndSnapshots) {
   ASSERT_TRUE(fuse.snapshot);
   EXPECT_EQ(fuse.snapshot->nodes.size(), 1u);
   EXPECT_EQ(count_op(*absorb.snapshot, "MatMul"), 1);  // snapshots are the graph after each pass
-  EXPECT_FALSE(log.entries[4].changed);
+  EXPECT_FALSE(log.entries[3].changed);  // absorb_layout: no attention, no size-1 transpose
+  EXPECT_FALSE(log.entries[5].changed);
   expect_same_outputs(before, g);
 
   std::string text = log.to_text();
@@ -107,12 +108,12 @@ TEST(RunPipeline, LogsEveryPassWithCountsRewritesAndSnapshots) {
 TEST(RunPipeline, DisabledPassesAreLoggedButNotRun) {
   ir::Graph g = linear_relu();
   PassLog log = run_pipeline(g, parse_pass_list("constant_fold,dce"), cpu_context());
-  ASSERT_EQ(log.entries.size(), 5u);
+  ASSERT_EQ(log.entries.size(), kBuiltin.size());
   EXPECT_FALSE(log.entries[0].enabled);
   EXPECT_FALSE(log.entries[0].snapshot);
   EXPECT_TRUE(log.entries[1].enabled);
   EXPECT_TRUE(has_line(log.entries[1].rewrites, "folded Transpose_0 (Transpose) into weight"));
-  EXPECT_TRUE(has_line(log.entries[4].rewrites, "removed unused weight 'W'"));
+  EXPECT_TRUE(has_line(log.entries[5].rewrites, "removed unused weight 'W'"));
   EXPECT_EQ(g.nodes.size(), 3u);
   EXPECT_NE(log.to_text().find("fuse_patterns      off"), std::string::npos) << log.to_text();
 }
