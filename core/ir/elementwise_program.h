@@ -9,6 +9,13 @@
 
 namespace fusebox::ir {
 
+// What every backend's FusedElementwise kernel runs: programs of at most kMaxEwInstructions
+// instructions that keep at most kMaxEwLiveResults intermediate results alive at once. A program
+// of at most kMaxEwLiveResults instructions always fits, whatever its shape; fuse_elementwise
+// cuts longer chains into programs that size.
+inline constexpr int kMaxEwInstructions = 64;
+inline constexpr int kMaxEwLiveResults = 16;
+
 enum class EwOp : uint8_t {
   // binary
   Add, Sub, Mul, Div, Pow,

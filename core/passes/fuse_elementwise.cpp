@@ -4,7 +4,8 @@
 //
 // A node joins its reader when its output has exactly that one reader and is not a graph output;
 // the groups this forms are trees ending at one node, whose output the fused node keeps. Groups of
-// one op stay as they are.
+// one op stay as they are. A group stops growing at ir::kMaxEwLiveResults ops, a program size
+// every backend runs whatever the tree's shape: a longer chain becomes several fused nodes.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -41,7 +42,7 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
   for (size_t i = 0; i < n; ++i) ops[i] = program_op(g, g.nodes[i]);
 
   // root[i]: the last node of i's group. Readers come later, so walk backwards.
-  std::vector<size_t> root(n);
+  std::vector<size_t> root(n), group_size(n, 1);
   for (size_t i = n; i-- > 0;) {
     root[i] = i;
     if (!ops[i]) continue;
@@ -49,9 +50,16 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
     const auto& readers = uses.readers_of(out);
     bool fusable_reader =
         std::any_of(readers.begin(), readers.end(), [&](size_t k) { return ops[k].has_value(); });
-    if (readers.size() == 1 && fusable_reader && !g.is_output(out))
-      root[i] = root[readers[0]];
-    else if (fusable_reader)
+    if (readers.size() == 1 && fusable_reader && !g.is_output(out)) {
+      const size_t reader_root = root[readers[0]];
+      if (group_size[reader_root] < static_cast<size_t>(ir::kMaxEwLiveResults)) {
+        root[i] = reader_root;
+        ++group_size[reader_root];
+      } else {
+        r.near_misses.push_back(g.nodes[i].name + " starts a new program: the one it feeds has " +
+                                std::to_string(ir::kMaxEwLiveResults) + " ops (the limit)");
+      }
+    } else if (fusable_reader)
       r.near_misses.push_back(g.nodes[i].name + " ends an element-wise chain: its output is " +
                               uses.other_uses(out, SIZE_MAX));
   }

@@ -33,8 +33,8 @@ namespace fusebox::cpu {
 namespace {
 
 constexpr int kTile = 512;            // elements per tile: 2 KiB per register
-constexpr int kMaxInstructions = 64;  // longer chains should be split by the fusion pass
-constexpr int kMaxRegisters = 16;     // results alive at once: 16 x 2 KiB on the stack
+constexpr int kMaxInstructions = ir::kMaxEwInstructions;
+constexpr int kMaxRegisters = ir::kMaxEwLiveResults;  // 16 x 2 KiB on the stack
 constexpr int64_t kMinSegment = 128;  // innermost runs this long are read in place
 
 enum class InputKind : uint8_t { Full, Scalar, General };

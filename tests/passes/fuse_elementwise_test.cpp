@@ -31,6 +31,24 @@ TEST(FuseElementwise, ChainBecomesOneProgram) {
   expect_same_outputs(before, g);
 }
 
+// A chain longer than one program runs as several: 1000 alternating Neg/Relu ops become
+// ceil(1000 / 16) programs of at most 16 instructions, and compute what the chain computes.
+TEST(FuseElementwise, LongChainIsCutIntoProgramsEveryBackendRuns) {
+  ir::Graph g;
+  std::string x = g.add_input("x", ir::DType::f32, {1, 16});
+  for (int i = 0; i < 1000; ++i) x = g.add_node(i % 2 ? "Relu" : "Neg", {x});
+  g.outputs = {x};
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "fuse_elementwise");
+  ASSERT_EQ(g.nodes.size(), 63u);
+  for (const ir::Node& n : g.nodes) {
+    EXPECT_EQ(n.op, "FusedElementwise");
+    EXPECT_LE(n.attrs.get_strings("program").size(), 16u);
+  }
+  EXPECT_TRUE(has_line(e.near_misses, "starts a new program: the one it feeds has 16 ops"));
+  expect_same_outputs(before, g);
+}
+
 TEST(FuseElementwise, TreeOfTwoBranchesAndARepeatedOperand) {
   ir::Graph g;
   g.add_input("a", ir::DType::f32, {5});
