@@ -1,10 +1,14 @@
 // ONNX Runtime worker for tests/bench/peers/race.py. Loads one model with the CPU execution
-// provider (optimization level all, sequential, intra-op threads as asked) and answers commands
-// on stdin, one per line, with one JSON line on stdout:
+// provider (graph optimization level all unless told otherwise, sequential, intra-op threads as
+// asked), prints one ready line and answers commands on stdin, one per line, with one JSON line
+// on stdout:
 //   run N        -> {"samples_us": [...]}    N timed session.run calls
 //   save PATH    -> {"saved": PATH}          first output as .npy (float32)
 //   quit
 // Usage: node ort_worker.js MODEL.onnx THREADS NAME=INPUT.npy [NAME=INPUT.npy ...]
+//          [--opt disabled|basic|extended|all] [--save-optimized PATH]
+// --save-optimized writes the graph ORT runs after its optimizations (optimizedModelFilePath),
+// so the caller can count what is left of it.
 'use strict';
 const fs = require('fs');
 const readline = require('readline');
@@ -41,22 +45,39 @@ function writeNpy(path, tensor) {
 }
 
 async function main() {
-  const [model, threadsText, ...inputArgs] = process.argv.slice(2);
+  const [model, threadsText, ...rest] = process.argv.slice(2);
   const threads = Number(threadsText);
-  const session = await ort.InferenceSession.create(model, {
+  if (!model || !(threads >= 1)) throw new Error('usage: node ort_worker.js MODEL.onnx THREADS NAME=INPUT.npy ...');
+  const options = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
-  });
+  };
   const feeds = {};
-  for (const arg of inputArgs) {
-    const eq = arg.indexOf('=');
-    feeds[arg.slice(0, eq)] = readNpy(arg.slice(eq + 1));
+  for (let i = 0; i < rest.length; ++i) {
+    const arg = rest[i];
+    if (arg === '--opt' && i + 1 < rest.length) {
+      const level = rest[++i];
+      if (!['disabled', 'basic', 'extended', 'all'].includes(level)) {
+        throw new Error(`--opt ${level}: expected disabled, basic, extended or all`);
+      }
+      options.graphOptimizationLevel = level;
+    } else if (arg === '--save-optimized' && i + 1 < rest.length) {
+      options.optimizedModelFilePath = rest[++i];
+      options.logSeverityLevel = 3;  // not the warning that a level-all graph is hardware specific
+    } else if (arg.indexOf('=') > 0) {
+      const eq = arg.indexOf('=');
+      feeds[arg.slice(0, eq)] = readNpy(arg.slice(eq + 1));
+    } else {
+      throw new Error(`unexpected argument '${arg}'`);
+    }
   }
+  const session = await ort.InferenceSession.create(model, options);
   let last = await session.run(feeds);
-  console.log(JSON.stringify({ ready: true, inputs: session.inputNames, outputs: session.outputNames }));
+  console.log(JSON.stringify({ ready: true, inputs: session.inputNames, outputs: session.outputNames,
+    opt: options.graphOptimizationLevel }));
   const rl = readline.createInterface({ input: process.stdin });
   for await (const line of rl) {
     const [cmd, arg] = line.trim().split(/\s+/);
