@@ -1,5 +1,5 @@
-// fuse_patterns: replaces known subgraphs by one fused op (GELU, LayerNorm, Attention, MatMul with
-// a bias and ReLU, MatMul with an added tensor). Each pattern lives in its own file and registers
+// fuse_patterns: replaces known subgraphs by one fused op (GELU, LayerNorm, LayerNorm after a
+// residual Add, Attention, MatMul with a bias and ReLU, MatMul with an added tensor). Each pattern lives in its own file and registers
 // itself in the FusionRegistry (fusion_patterns.h); this file tries them in order and performs
 // the rewrites, all the same way. Each pattern sweeps the whole graph once, in registry order, so a
 // pattern sees what the earlier ones made (bias_relu runs before matmul_add takes its MatMul+Add).
@@ -18,6 +18,7 @@ FusionRegistry& FusionRegistry::instance() {
     auto* r = new FusionRegistry();
     register_gelu_fusion(*r);
     register_layernorm_fusion(*r);
+    register_skip_layernorm_fusion(*r);
     register_attention_fusion(*r);
     register_matmul_bias_fusions(*r);
     return r;

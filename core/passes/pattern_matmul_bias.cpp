@@ -1,6 +1,7 @@
 // MatMul followed by an Add (and a ReLU): GEMM adds C to its result in the same pass over the
 // output (beta=1), so the Add and the ReLU need not reread it.
 //   MatMul + Add + Relu -> FusedBiasRelu(A, B, bias)
+//   MatMul + Add + Gelu -> FusedBiasGelu(A, B, bias)    (the exact Gelu, as fuse_patterns makes it)
 //   MatMul + Add        -> MatMulAdd(A, B, C), C a bias weight or a residual intermediate
 // C may be either Add operand and must broadcast to the MatMul output (not enlarge it). The fused
 // node takes the Add's (or Relu's) place; C is read there, so C may be computed after the MatMul.
@@ -51,6 +52,16 @@ MatchResult match_bias_relu(const ir::Graph& g, const GraphUses& uses, size_t an
   return match_matmul_plus(g, uses, *add, anchor, "FusedBiasRelu");
 }
 
+MatchResult match_bias_gelu(const ir::Graph& g, const GraphUses& uses, size_t anchor) {
+  auto add = uses.produced_by(g.nodes[anchor].inputs[0], "Add");
+  if (!add) return MatchResult::none();
+  const std::string approx = g.nodes[anchor].attrs.get_string("approximate", "none");
+  if (approx != "none")
+    return MatchResult::miss(g.nodes[anchor].name + " is the " + approx +
+                             " approximation; FusedBiasGelu computes the exact one");
+  return match_matmul_plus(g, uses, *add, anchor, "FusedBiasGelu");
+}
+
 MatchResult match_matmul_add(const ir::Graph& g, const GraphUses& uses, size_t anchor) {
   return match_matmul_plus(g, uses, anchor, anchor, "MatMulAdd");
 }
@@ -59,6 +70,7 @@ MatchResult match_matmul_add(const ir::Graph& g, const GraphUses& uses, size_t a
 
 void register_matmul_bias_fusions(FusionRegistry& registry) {
   registry.add({"bias_relu", "MatMul + Add + Relu -> FusedBiasRelu", "Relu", match_bias_relu});
+  registry.add({"bias_gelu", "MatMul + Add + Gelu -> FusedBiasGelu", "Gelu", match_bias_gelu});
   registry.add(
       {"matmul_add", "MatMul + Add -> MatMulAdd (bias or residual)", "Add", match_matmul_add});
 }

@@ -19,13 +19,6 @@
 // Threads: with at least as many batch-heads as threads, each thread takes whole heads (packs
 // and computes them: one fork/join, K and V stay in that core's cache). With fewer, the packing
 // runs first and the (head, row block) pairs are split over the threads.
-
-// GCC 12 reports its own AVX-512 intrinsics (which pass a deliberately uninitialized
-// _mm512_undefined_ps() through) as (maybe-)uninitialized once inlined (GCC bug 105593, fixed in
-// 13). The state at the first #include of <immintrin.h> is what counts, hence up here.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 #include <omp.h>
 
 #include <algorithm>

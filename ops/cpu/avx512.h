@@ -4,6 +4,8 @@
 // (the portable code next to them runs elsewhere). One place for the target list and the check.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #define FUSEBOX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 
 namespace fusebox::cpu {
@@ -36,6 +38,41 @@ FUSEBOX_AVX512 inline __m512 exp512(__m512 x) {
   __m512 res = _mm512_scalef_ps(y, fn);
   res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), res);  // x < lo (not NaN): 0
   return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// Gelu, exact form, of 16 floats: gelu_erf_f32 (math.h) in registers, the same rational erf.
+FUSEBOX_AVX512 inline __m512 gelu_erf512(__m512 x) {
+  const __m512 u = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  const __m512 uc = _mm512_min_ps(_mm512_max_ps(u, _mm512_set1_ps(-4.0f)), _mm512_set1_ps(4.0f));
+  const __m512 x2 = _mm512_mul_ps(uc, uc);
+  __m512 p = _mm512_fmadd_ps(x2, _mm512_set1_ps(-2.72614225801306e-10f),
+                             _mm512_set1_ps(2.77068142495902e-08f));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(-2.10102402082508e-06f));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(-5.69250639462346e-05f));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(-7.34990630326855e-04f));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(-2.95459980854025e-03f));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(-1.60960333262415e-02f));
+  __m512 q = _mm512_fmadd_ps(x2, _mm512_set1_ps(-1.45660718464996e-05f),
+                             _mm512_set1_ps(-2.13374055278905e-04f));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(-1.68282697438203e-03f));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(-7.37332916720468e-03f));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(-1.42647390514189e-02f));
+  __m512 erf = _mm512_div_ps(_mm512_mul_ps(uc, p), q);
+  erf = _mm512_min_ps(_mm512_max_ps(erf, _mm512_set1_ps(-1.0f)), _mm512_set1_ps(1.0f));
+  const __m512 half_x = _mm512_mul_ps(x, _mm512_set1_ps(0.5f));
+  // NaN in, NaN out (the clamps above would turn it into +-1).
+  return _mm512_mask_mov_ps(_mm512_fmadd_ps(half_x, erf, half_x),
+                            _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// y[i] = gelu_erf(x[i]) for n floats (in place is fine).
+FUSEBOX_AVX512 inline void gelu_erf_span512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, gelu_erf512(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, gelu_erf512(_mm512_maskz_loadu_ps(m, x + i)));
+  }
 }
 
 // Tree reductions of 16 lanes (GCC 12's _mm512_reduce_* trip -Wmaybe-uninitialized).

@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/ew_ops.h"
 #include "ops/cpu/kernel_util.h"
@@ -155,13 +156,28 @@ exec::KernelDef unary_kernel(EwImpl f32, EwImpl i64 = nullptr) {
   return {prepare, run_ew};
 }
 
+// Exact Gelu with AVX-512 where the CPU has it: GCC vectorizes gelu_erf_f32 as a fully masked
+// loop, about half as fast.
+void gelu_erf_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const bool avx512 = cpu_has_avx512();
+  parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
+    if (avx512) {
+      gelu_erf_span512(x + begin, y + begin, end - begin);
+    } else {
+      for (int64_t i = begin; i < end; ++i) y[i] = gelu_erf_f32(x[i]);
+    }
+  });
+}
+
 exec::KernelDef gelu_kernel() {
   auto prepare = [](const exec::KernelContext& ctx) {
     EwState st = unary_state(ctx);
     require_dtype(ctx, 0, ir::DType::f32);
     const std::string mode = ctx.node.attrs.get_string("approximate", "none");
     if (mode == "none") {
-      st.impl = unary_impl<float, GeluErfF, kGrainMath>;
+      st.impl = gelu_erf_impl;
     } else if (mode == "tanh") {
       st.impl = unary_impl<float, GeluTanhF, kGrainMath>;
     } else {

@@ -1,4 +1,4 @@
-// MatMul, MatMulAdd and FusedBiasRelu over cblas_sgemm.
+// MatMul, MatMulAdd, FusedBiasRelu and FusedBiasGelu over cblas_sgemm and packed_sgemm.
 //
 // prepare() turns the shapes into a list of sgemm calls: m, n, k, leading dims and one
 // (A offset, B offset) pair per batch matrix, with broadcast batch dims resolved to repeated
@@ -10,6 +10,9 @@
 // Weights: when B is a weight (known at prepare time) and not batched, it is packed once into
 // the panels of packed_sgemm (packed_gemm.h: AVX-512, no per-call repacking) and every call
 // multiplies against the packed copy. Activations x activations (attention) stay on OpenBLAS.
+// With a packed weight and a bias row ([N]: broadcast over rows), the bias and the activation are
+// the GEMM's epilogue, applied in registers before each tile is stored: no pass over the output
+// before (writing the bias) or after (the activation).
 //
 // Threads: sgemm_many (blas.h) runs the sgemms on our threads, whole matrices per thread when
 // there are at least as many as threads, else row (or column) blocks of each, with OpenBLAS
@@ -37,6 +40,7 @@ enum class Epilogue : uint8_t {
   None,     // MatMul
   Add,      // MatMulAdd: C is written into the output first, then sgemm with beta = 1
   AddRelu,  // FusedBiasRelu: sgemm, then one pass out = relu(out + bias)
+  AddGelu,  // FusedBiasGelu: as MatMulAdd, then one pass out = gelu(out)
 };
 
 struct MatMulState {
@@ -49,6 +53,7 @@ struct MatMulState {
   Epilogue epilogue = Epilogue::None;
   StridedPlan bias_plan;  // input 2 broadcast to the output (operand 0)
   std::shared_ptr<const PackedB> packed_b;  // set when B is a plain weight matrix
+  bool bias_in_gemm = false;  // packed_b and C is a bias row: the GEMM epilogue adds it
 };
 
 // Offsets (in elements) of each broadcast batch matrix of an operand with batch dims `own`
@@ -126,17 +131,20 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
     } catch (const Error& e) {
       fail(ctx, e.what());
     }
+    const ir::Shape& c = ctx.inputs[2].shape;
+    st.bias_in_gemm = st.packed_b && !c.empty() && c.back() == st.n && ir::numel(c) == st.n;
   }
   return st;
 }
 
-void run_gemms(const MatMulState& st, const float* a, const float* b, float* out, float beta) {
+void run_gemms(const MatMulState& st, const float* a, const float* b, float* out, float beta,
+               const GemmEpilogue& ep = {}) {
   const GemmShape g{st.trans_a, st.trans_b, st.m, st.n, st.k, st.alpha, st.lda, st.ldb, st.n};
   const int64_t mn = st.m * st.n;
   if (st.packed_b) {  // B is a weight packed at prepare time; packed_sgemm threads itself
     for (size_t i = 0; i < st.a_offsets.size(); ++i)
       packed_sgemm(st.m, st.alpha, a + st.a_offsets[i], st.lda, st.trans_a, *st.packed_b, beta,
-                   out + static_cast<int64_t>(i) * mn, st.n);
+                   out + static_cast<int64_t>(i) * mn, st.n, ep);
     return;
   }
   sgemm_many(
@@ -175,22 +183,40 @@ void relu_in_place(float* out, int64_t n) {
   });
 }
 
+void gelu_in_place(float* out, int64_t n) {
+  parallel_for(n, kGrainMath, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = gelu_erf_f32(out[i]);
+  });
+}
+
 void run_matmul(const exec::KernelArgs& args) {
   const auto& st = state_of<MatMulState>(args);
   if (st.out_numel == 0) return;
   const float* a = input_ptr<float>(args, 0);
   const float* b = input_ptr<float>(args, 1);
   float* out = output_ptr<float>(args, 0);
+  if (st.epilogue == Epilogue::None) {
+    run_gemms(st, a, b, out, 0.0f);
+    return;
+  }
+  const float* bias = input_ptr<float>(args, 2);
+  // The bias in the GEMM's epilogue, unless the planner put it in the output's place (the first
+  // K block would overwrite it before the last one adds it).
+  if (st.bias_in_gemm && bias != out) {
+    const GemmAct act = st.epilogue == Epilogue::AddRelu   ? GemmAct::kRelu
+                        : st.epilogue == Epilogue::AddGelu ? GemmAct::kGelu
+                                                           : GemmAct::kNone;
+    run_gemms(st, a, b, out, 0.0f, {bias, act});
+    return;
+  }
   switch (st.epilogue) {
     case Epilogue::None:
-      run_gemms(st, a, b, out, 0.0f);
       break;
     case Epilogue::Add:
-      write_bias(st.bias_plan, input_ptr<float>(args, 2), out);
+      write_bias(st.bias_plan, bias, out);
       run_gemms(st, a, b, out, 1.0f);
       break;
-    case Epilogue::AddRelu: {
-      const float* bias = input_ptr<float>(args, 2);
+    case Epilogue::AddRelu:
       if (bias == out) {
         // Bias aliased in place: sgemm with beta = 0 would overwrite it before it is read.
         write_bias(st.bias_plan, bias, out);
@@ -201,7 +227,11 @@ void run_matmul(const exec::KernelArgs& args) {
         add_bias_relu(st.bias_plan, bias, out);
       }
       break;
-    }
+    case Epilogue::AddGelu:
+      write_bias(st.bias_plan, bias, out);
+      run_gemms(st, a, b, out, 1.0f);
+      gelu_in_place(out, st.out_numel);
+      break;
   }
 }
 
@@ -218,6 +248,7 @@ void add_matmul_kernels(exec::KernelTable& table) {
   table.add("MatMul", matmul_kernel(Epilogue::None));
   table.add("MatMulAdd", matmul_kernel(Epilogue::Add));
   table.add("FusedBiasRelu", matmul_kernel(Epilogue::AddRelu));
+  table.add("FusedBiasGelu", matmul_kernel(Epilogue::AddGelu));
 }
 
 }  // namespace fusebox::cpu

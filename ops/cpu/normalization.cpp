@@ -1,4 +1,4 @@
-// Softmax, LayerNorm and ReduceMean.
+// Softmax, LayerNorm (and SkipLayerNorm) and ReduceMean.
 //
 // All three reduce along some dims. The shapes are reduced in prepare() to [outer, n, inner]
 // (ReduceMean: the general case keeps a strided walk). With inner == 1 the reduced elements are
@@ -108,24 +108,30 @@ void run_softmax(const exec::KernelArgs& args) {
 
 // ---- LayerNorm -----------------------------------------------------------------------------
 
+// LayerNorm(x, scale, bias) and SkipLayerNorm(x, skip, scale, bias) = LayerNorm(x + skip, ...):
+// one row loop; with a skip input the row sum is written to the output row first and normalized
+// there, in place, while it is in L1.
 struct LayerNormState {
   int64_t rows = 0, d = 0;
   float epsilon = 1e-5f;
+  int first_param = 1;  // input index of scale (2 with a skip input)
+  bool skip = false;
   bool has_bias = false;
   bool dense_params = true;  // scale (and bias) are full [d] blocks
   StridedPlan params;        // otherwise: operands scale, bias broadcast over the normalized block
   bool write_mean = false, write_inv_std = false;
 };
 
-std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
-  require_arity(ctx, 2, 1);
+LayerNormState layer_norm_state(const exec::KernelContext& ctx, int first_param) {
+  require_arity(ctx, static_cast<size_t>(first_param) + 1, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
   const ir::Shape& x = ctx.inputs[0].shape;
   if (x.empty()) fail(ctx, "input must have rank >= 1");
   LayerNormState st;
+  st.first_param = first_param;
   int axis = 0;
   try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), "LayerNorm");
+    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), ctx.node.op);
   } catch (const Error& e) {
     fail(ctx, e.what());
   }
@@ -133,9 +139,9 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
   st.d = ir::numel(norm);
   st.rows = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
   st.epsilon = static_cast<float>(ctx.node.attrs.get_float("epsilon", 1e-5));
-  st.has_bias = ctx.inputs.size() > 2;
-  std::vector<ir::Shape> params{ctx.inputs[1].shape};
-  if (st.has_bias) params.push_back(ctx.inputs[2].shape);
+  st.has_bias = ctx.inputs.size() > static_cast<size_t>(first_param) + 1;
+  std::vector<ir::Shape> params{ctx.inputs[first_param].shape};
+  if (st.has_bias) params.push_back(ctx.inputs[first_param + 1].shape);
   try {
     st.params = make_broadcast_plan(params, norm);
   } catch (const Error& e) {
@@ -149,14 +155,28 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
   };
   st.write_mean = named(1);
   st.write_inv_std = named(2);
+  return st;
+}
+
+std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
+  return exec::make_state(layer_norm_state(ctx, 1));
+}
+
+std::shared_ptr<const void> prepare_skip_layer_norm(const exec::KernelContext& ctx) {
+  LayerNormState st = layer_norm_state(ctx, 2);
+  if (ctx.inputs[1].shape != ctx.inputs[0].shape)
+    fail(ctx, "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " +
+                  ir::shape_str(ctx.inputs[1].shape) + " differ");
+  st.skip = true;
   return exec::make_state(std::move(st));
 }
 
 void run_layer_norm(const exec::KernelArgs& args) {
   const auto& st = state_of<LayerNormState>(args);
   const float* x = input_ptr<float>(args, 0);
-  const float* scale = input_ptr<float>(args, 1);
-  const float* bias = st.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  const float* skip = st.skip ? input_ptr<float>(args, 1) : nullptr;
+  const float* scale = input_ptr<float>(args, st.first_param);
+  const float* bias = st.has_bias ? input_ptr<float>(args, st.first_param + 1) : nullptr;
   float* y = output_ptr<float>(args, 0);
   float* mean_out = st.write_mean ? output_ptr<float>(args, 1) : nullptr;
   float* inv_out = st.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
@@ -167,6 +187,11 @@ void run_layer_norm(const exec::KernelArgs& args) {
         for (int64_t r = begin; r < end; ++r) {
           const float* xr = x + r * d;
           float* yr = y + r * d;
+          if (skip) {
+            const float* sr = skip + r * d;
+            for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] + sr[i];
+            xr = yr;  // normalized in place below: each element is read before it is written
+          }
           // Two passes (mean, then squared deviations) in double: no cancellation, unlike
           // E[x^2] - E[x]^2.
           double sum = 0;
@@ -342,6 +367,7 @@ void run_reduce_mean(const exec::KernelArgs& args) {
 void add_normalization_kernels(exec::KernelTable& table) {
   table.add("Softmax", {prepare_softmax, run_softmax});
   table.add("LayerNorm", {prepare_layer_norm, run_layer_norm});
+  table.add("SkipLayerNorm", {prepare_skip_layer_norm, run_layer_norm});
   table.add("ReduceMean", {prepare_reduce_mean, run_reduce_mean});
 }
 

@@ -1,9 +1,3 @@
-// GCC 12 reports its own AVX-512 intrinsics (which pass a deliberately uninitialized
-// _mm512_undefined_ps() through) as (maybe-)uninitialized once inlined (GCC bug 105593, fixed in
-// 13). The state at the first #include of <immintrin.h> is what counts, hence up here.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 // Packed-B sgemm with an AVX-512 micro-kernel (Goto/BLIS structure, B packed once).
 //
 // Layout and blocking:
@@ -37,6 +31,7 @@
 
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
+#include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
 
 namespace fusebox::cpu {
@@ -53,6 +48,10 @@ constexpr int64_t kABufFloats = kMr * (512 + 16);
 constexpr int64_t kL2BudgetBytes = 1 << 20;
 // Work below this many FLOPs per thread is not worth a fork/join (~1-2 us).
 constexpr double kGrainFlops = 1 << 17;
+// Rows per thread from which C is split by rows rather than by columns.
+constexpr int64_t kRowsPerThreadForRowSplit = 32;
+// Epilogue pass of the portable path: rows per thread worth a fork/join (x n elements).
+constexpr int64_t kGrainMathRows = 4096;
 
 bool g_force_portable = false;
 
@@ -69,10 +68,12 @@ constexpr int64_t max_kc(int rows) {
 // Micro-kernel: C[R x 16 NV] (+)= Abuf[R x kc] * Bpanel[kc x 16 NV].
 // a: A block, row r at a + r * a_stride(R). b: panel rows of 16 NV floats, 64-byte aligned.
 // beta == 0: C is written without being read. last_mask: valid columns of the last vector.
+// bias (16 NV floats, or null) and act are the epilogue, applied in registers before the store:
+// callers pass them with the last K block only.
 template <int R, int NV>
 FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                 float* __restrict c, int64_t ldc, float beta,
-                                 __mmask16 last_mask) {
+                                 float* __restrict c, int64_t ldc, float beta, __mmask16 last_mask,
+                                 const float* __restrict bias, GemmAct act) {
   constexpr int64_t kW = 16 * NV;
   constexpr int64_t kAs = a_stride(R);
   // Independent accumulator sets over K, enough for 8 chains in flight.
@@ -123,6 +124,13 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
 
   // Interior vectors store all 16 lanes; the last one of the panel may be partial (n % 32).
   const __m512 vbeta = _mm512_set1_ps(beta);
+  const __m512 zero = _mm512_setzero_ps();
+  __m512 vbias[NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) {
+    const __mmask16 mask = v == NV - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
+    vbias[v] = bias ? _mm512_maskz_loadu_ps(mask, bias + 16 * v) : zero;
+  }
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     float* cr = c + r * ldc;
@@ -131,12 +139,18 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
       const __mmask16 mask = v == NV - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
       __m512 x = acc[0][r][v];
       if (beta != 0.0f) x = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, cr + 16 * v), x);
+      if (bias) x = _mm512_add_ps(x, vbias[v]);
+      if (act == GemmAct::kRelu)  // x < 0 -> 0; NaN stays NaN (max_ps would turn it into 0)
+        x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), zero);
+      else if (act == GemmAct::kGelu)
+        x = gelu_erf512(x);
       _mm512_mask_storeu_ps(cr + 16 * v, mask, x);
     }
   }
 }
 
-using KernelFn = void (*)(int64_t, const float*, const float*, float*, int64_t, float, __mmask16);
+using KernelFn = void (*)(int64_t, const float*, const float*, float*, int64_t, float, __mmask16,
+                          const float*, GemmAct);
 
 template <size_t... I>
 constexpr std::array<std::array<KernelFn, 2>, sizeof...(I)> make_kernels(
@@ -184,7 +198,7 @@ const float* panel_at(const PanelsView& b, int64_t j, int64_t p0) {
 // Rows [m0, m1) x panels [j0, j1), the panels small enough to stay in L2.
 void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
                 int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc,
-                float* abuf) {
+                const GemmEpilogue& ep, float* abuf) {
   const int64_t k = b.k, n = b.n;
   // Row blocks of nearly equal size (64 rows -> 13,13,13,13,12 rather than 14,14,14,14,8).
   const int64_t rows = m1 - m0;
@@ -198,8 +212,10 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
     for (int64_t p0 = 0; p0 < k; p0 += kc_even) {
       const int64_t kc = std::min(kc_even, k - p0);
       pack_a(a, rs, cs, i0, r, p0, kc, alpha, abuf);
-      // The first K block applies beta; the later ones accumulate onto it.
+      // The first K block applies beta; the later ones accumulate onto it; the last one applies
+      // the epilogue.
       const float blk_beta = p0 == 0 ? beta : 1.0f;
+      const bool last = p0 + kc >= k;
       for (int64_t j = j0; j < j1; ++j) {
         const int64_t col = j * kNr;
         const int64_t valid = std::min(kNr, n - col);
@@ -207,7 +223,8 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
         const int64_t tail = valid - 16 * (nv - 1);
         const auto mask = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
         kKernels[r - 1][nv - 1](kc, abuf, panel_at(b, j, p0), c + i0 * ldc + col, ldc, blk_beta,
-                                mask);
+                                mask, last && ep.bias ? ep.bias + col : nullptr,
+                                last ? ep.act : GemmAct::kNone);
       }
     }
     i0 += r;
@@ -216,7 +233,8 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
 
 // Rows [m0, m1) x panels [j0, j1) of C, on the calling thread.
 void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
-                int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc) {
+                int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc,
+                const GemmEpilogue& ep) {
   alignas(64) float abuf[kABufFloats];
   // Every row block streams all the panels it multiplies from L2, so take them in chunks that
   // fit there (the A block is re-copied per chunk, a small cost next to the FLOPs it feeds).
@@ -225,7 +243,7 @@ void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
   const int64_t chunks = (j1 - j0 + chunk_max - 1) / chunk_max;
   for (int64_t ch = 0; ch < chunks; ++ch) {
     const int64_t cj0 = j0 + (j1 - j0) * ch / chunks, cj1 = j0 + (j1 - j0) * (ch + 1) / chunks;
-    gemm_chunk(m0, m1, cj0, cj1, alpha, a, rs, cs, b, beta, c, ldc, abuf);
+    gemm_chunk(m0, m1, cj0, cj1, alpha, a, rs, cs, b, beta, c, ldc, ep, abuf);
   }
 }
 
@@ -260,6 +278,21 @@ FUSEBOX_AVX512 void transpose_into_panel(const float* src, int64_t cs, int64_t k
       transpose16x16(r);
       for (int i = 0; i < 16; ++i) _mm512_storeu_ps(panel + (p0 + i) * width + c0, r[i]);
     }
+  }
+}
+
+// The epilogue as a pass over rows [m0, m1) of C, for the paths that do not run the micro-kernel.
+void apply_epilogue(int64_t m0, int64_t m1, int64_t n, float* c, int64_t ldc,
+                    const GemmEpilogue& ep) {
+  if (!ep.bias && ep.act == GemmAct::kNone) return;
+  for (int64_t i = m0; i < m1; ++i) {
+    float* row = c + i * ldc;
+    if (ep.bias)
+      for (int64_t j = 0; j < n; ++j) row[j] += ep.bias[j];
+    if (ep.act == GemmAct::kRelu)
+      for (int64_t j = 0; j < n; ++j) row[j] = relu_f32(row[j]);
+    else if (ep.act == GemmAct::kGelu)
+      for (int64_t j = 0; j < n; ++j) row[j] = gelu_erf_f32(row[j]);
   }
 }
 
@@ -412,26 +445,32 @@ void force_portable_gemm(bool on) {
 }  // namespace detail
 
 void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
-                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc) {
+                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc,
+                  const GemmEpilogue& ep) {
   if (m <= 0 || b.n <= 0) return;
   if (b.k == 0 || alpha == 0.0f) {
     scale_c(m, b.n, beta, c, ldc);
+    apply_epilogue(0, m, b.n, c, ldc, ep);
     return;
   }
   if (b.layout == PanelLayout::kPlain) {
     plain_gemm(m, alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc);
+    apply_epilogue(0, m, b.n, c, ldc, ep);
     return;
   }
-  gemm_block(0, m, 0, panel_count(b.n), alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc);
+  gemm_block(0, m, 0, panel_count(b.n), alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc,
+             ep);
 }
 
 void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool trans_a,
-                  const PackedB& packed, float beta, float* c, int64_t ldc) {
+                  const PackedB& packed, float beta, float* c, int64_t ldc,
+                  const GemmEpilogue& ep) {
   const PanelsView& b = packed.view();
   const int64_t n = b.n, k = b.k;
   if (m <= 0 || n <= 0) return;
   if (k == 0 || alpha == 0.0f) {
     scale_c(m, n, beta, c, ldc);
+    apply_epilogue(0, m, n, c, ldc, ep);
     return;
   }
   if (b.layout == PanelLayout::kPlain) {
@@ -447,13 +486,17 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     sgemm_many(
         g, 1, beta, [&](int64_t) { return a; }, [&](int64_t) { return b.data; },
         [&](int64_t) { return c; });
+    parallel_for(m, std::max<int64_t>(1, kGrainMathRows / std::max<int64_t>(n, 1)),
+                 [&](int64_t i0, int64_t i1) { apply_epilogue(i0, i1, n, c, ldc, ep); });
     return;
   }
   const int64_t rs = trans_a ? 1 : lda, cs = trans_a ? lda : 1;
 
-  // Threads: a grid of tn column groups x tm row groups. Splitting by columns first gives each
-  // thread its own share of the weight (it stays in that core's L2, and a GEMV reads it twice as
-  // fast); rows are split only when there are fewer panels than threads.
+  // Threads: a grid of tn column groups x tm row groups. With enough rows for every thread, rows
+  // are split: each thread writes whole rows of C, the rows the element-wise ops and
+  // normalizations after it read on the same thread (they split by rows too), so their inputs are
+  // in that core's cache, not the other's. With fewer rows (a GEMV), columns are split: each
+  // thread streams its own share of the weight, which also makes m == 1 use both cores.
   const int64_t panels = panel_count(n);
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
@@ -463,6 +506,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
         std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGrainFlops)));
   }
   int tn = static_cast<int>(std::min<int64_t>(nt, panels));
+  if (m >= nt * kRowsPerThreadForRowSplit) tn = 1;
   while (nt % tn) --tn;
   const int tm = static_cast<int>(std::min<int64_t>(nt / tn, m));
   nt = tn * tm;
@@ -470,7 +514,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     const int64_t tj = t % tn, ti = t / tn;
     const int64_t j0 = panels * tj / tn, j1 = panels * (tj + 1) / tn;
     const int64_t m0 = m * ti / tm, m1 = m * (ti + 1) / tm;
-    if (j0 < j1 && m0 < m1) gemm_block(m0, m1, j0, j1, alpha, a, rs, cs, b, beta, c, ldc);
+    if (j0 < j1 && m0 < m1) gemm_block(m0, m1, j0, j1, alpha, a, rs, cs, b, beta, c, ldc, ep);
   };
   if (nt == 1) {
     task(0);

@@ -85,18 +85,29 @@ class PackedB {
   std::unique_ptr<float[], FreeAligned> data_;  // 64-byte aligned
 };
 
-// C[m x n] = alpha op(A)[m x k] B + beta C, with k and n those of b. A row-major with leading
+// What the GEMM applies to each result in registers before storing it, so that a bias and an
+// activation cost no pass over C: C = act(alpha op(A) B + beta C + bias).
+enum class GemmAct : uint8_t { kNone, kRelu, kGelu };  // kGelu: the exact (erf) form
+struct GemmEpilogue {
+  const float* bias = nullptr;  // n floats added to every row; null: none
+  GemmAct act = GemmAct::kNone;
+};
+
+// C[m x n] = alpha op(A)[m x k] B + beta C, with k and n those of b, then the epilogue. A row-major with leading
 // dim lda (trans_a: A stored k x m); C row-major with leading dim ldc. beta == 0 never reads C.
 // Inside an OpenMP parallel region it runs on the calling thread only; otherwise it splits the
-// work over parallel_for: by column panels of B (each thread streams its own share of the
-// weight, which also makes m == 1 use both cores) and by rows of A when there are too few panels.
+// work over parallel_for: by rows of C when every thread gets at least 32 (whole rows per thread,
+// as the ops after it read them), else by column panels of B (each thread streams its own share
+// of the weight, which also makes m == 1 use both cores).
 void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool trans_a,
-                  const PackedB& b, float beta, float* c, int64_t ldc);
+                  const PackedB& b, float beta, float* c, int64_t ldc,
+                  const GemmEpilogue& epilogue = {});
 
 // The same on the calling thread, for kernels that do their own threading, with op(A)[i][p] =
 // a[i * a_row_stride + p * a_col_stride] (any strides; unit ones are fastest).
 void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
-                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc);
+                  int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc,
+                  const GemmEpilogue& epilogue = {});
 
 // True when the AVX-512 path runs on this CPU.
 bool packed_gemm_available();

@@ -1,4 +1,4 @@
-// MatMul, MatMulAdd and FusedBiasRelu against a double-precision triple loop with numpy batch
+// MatMul, MatMulAdd, FusedBiasRelu and FusedBiasGelu against a double-precision triple loop with numpy batch
 // broadcasting, ONNX 1-D rules, transA/transB and alpha; the fused ops against that loop
 // followed by the broadcast add (and relu) they replace.
 #include <algorithm>
@@ -125,7 +125,13 @@ std::vector<Shape> bias_shapes(const Shape& out) {
   return s;
 }
 
-void check_fused(const std::string& op, bool relu) {
+double activation(const std::string& op, double v) {
+  if (op == "FusedBiasRelu") return std::max(v, 0.0);
+  if (op == "FusedBiasGelu") return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+  return v;
+}
+
+void check_fused(const std::string& op) {
   std::mt19937 rng(22);
   for (const auto& c : kCases) {
     Tensor a = random_f32(c.a, rng, -1, 1), b = random_f32(c.b, rng, -1, 1);
@@ -134,8 +140,7 @@ void check_fused(const std::string& op, bool relu) {
       Tensor bias = random_f32(bs, rng, -1, 1);
       std::vector<double> want(r.values.size());
       for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i) {
-        double v = r.values[i] + at(bias, bcast_index(bs, r.out, i));
-        want[i] = relu ? std::max(v, 0.0) : v;
+        want[i] = activation(op, r.values[i] + at(bias, bcast_index(bs, r.out, i)));
       }
       for (int threads : {1, 2})
         expect_close(
@@ -146,23 +151,76 @@ void check_fused(const std::string& op, bool relu) {
 }
 
 TEST(MatMulAdd, MatchesMatMulThenAdd) {
-  check_fused("MatMulAdd", false);
+  check_fused("MatMulAdd");
 }
 TEST(FusedBiasRelu, MatchesMatMulAddRelu) {
-  check_fused("FusedBiasRelu", true);
+  check_fused("FusedBiasRelu");
+}
+TEST(FusedBiasGelu, MatchesMatMulAddGelu) {
+  check_fused("FusedBiasGelu");
+}
+
+// With B a weight known at prepare time, B is packed for the AVX-512 GEMM and a bias row becomes
+// the GEMM's epilogue (added, then the activation, in registers before the store). Shapes cover
+// row and column splits over threads, partial panels, K blocking (K > 512) and biases that are
+// not a row (full C, a column): those take the other path.
+TEST(MatMulAdd, PackedWeightWithBiasInTheEpilogue) {
+  std::mt19937 rng(24);
+  struct PackedCase {
+    Shape a, b, bias;
+    bool tb;
+  };
+  const std::vector<PackedCase> cases = {
+      {{1, 128, 256}, {768, 256}, {768}, true},   // the in_proj of the stack export
+      {{64, 784}, {784, 512}, {512}, false},      // MLP batch 64
+      {{1, 784}, {784, 10}, {1, 10}, false},      // batch 1: column split; a 10-wide panel
+      {{3, 37}, {37, 45}, {3, 45}, false},        // C a full tensor: not a bias row
+      {{70, 600}, {600, 40}, {70, 1}, false},     // K blocking; a column bias
+  };
+  for (const std::string op : {"MatMulAdd", "FusedBiasRelu", "FusedBiasGelu"}) {
+    for (const auto& c : cases) {
+      Tensor a = random_f32(c.a, rng, -1, 1), b = random_f32(c.b, rng, -1, 1);
+      Tensor bias = random_f32(c.bias, rng, -1, 1);
+      MatMulRef r = ref_matmul(a, b, false, c.tb, 1.0);
+      std::vector<double> want(r.values.size());
+      for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i)
+        want[i] = activation(op, r.values[i] + at(bias, bcast_index(c.bias, r.out, i)));
+      ir::Attributes attrs;
+      if (c.tb) attrs.set("transB", int64_t{1});
+      ir::Node node = make_node(op, 3, 1, attrs);
+      std::vector<ir::TensorType> in_types = {
+          {DType::f32, a.shape()}, {DType::f32, b.shape()}, {DType::f32, bias.shape()}};
+      std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
+      const exec::KernelDef* k = cpu_backend().kernels().find(op);
+      ASSERT_NE(k, nullptr);
+      const std::vector<const Tensor*> constants = {nullptr, &b, nullptr};
+      auto state = k->prepare(exec::KernelContext{node, in_types, out_types, 0, &constants});
+      for (int threads : {1, 2}) {
+        Tensor out(DType::f32, r.out);
+        fill_marker(out);
+        const void* ins[] = {a.bytes(), b.bytes(), bias.bytes()};
+        void* outs[] = {out.bytes()};
+        cpu_backend().set_threads(threads);
+        k->run(exec::KernelArgs{ins, outs, nullptr, state.get()});
+        cpu_backend().set_threads(1);
+        expect_close(out, r.out, want, 1e-4, 1e-5,
+                     op + " packed " + shape_str(c.a) + " x " + shape_str(c.b) + " bias " +
+                         shape_str(c.bias) + " threads " + std::to_string(threads));
+      }
+    }
+  }
 }
 
 // A planner may run a residual add in place: C and the output share a buffer.
 TEST(MatMulAdd, BiasAliasingOutput) {
   std::mt19937 rng(23);
-  for (const std::string op : {"MatMulAdd", "FusedBiasRelu"}) {
+  for (const std::string op : {"MatMulAdd", "FusedBiasRelu", "FusedBiasGelu"}) {
     Tensor a = random_f32({2, 5, 7}, rng, -1, 1), b = random_f32({7, 6}, rng, -1, 1);
     Tensor c = random_f32({2, 5, 6}, rng, -1, 1);
     MatMulRef r = ref_matmul(a, b, false, false, 1.0);
     std::vector<double> want(r.values.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      want[i] = r.values[i] + at(c, static_cast<int64_t>(i));
-      if (op == "FusedBiasRelu") want[i] = std::max(want[i], 0.0);
+      want[i] = activation(op, r.values[i] + at(c, static_cast<int64_t>(i)));
     }
     ir::Node node = make_node(op, 3, 1, {});
     std::vector<ir::TensorType> in_types = {

@@ -157,6 +157,38 @@ TEST(LayerNorm, EpsilonAndSingleOutput) {
   expect_close(run1("LayerNorm", {x, g, b}), x.shape(), r5.y, 1e-5, 1e-5, "default eps");
 }
 
+// SkipLayerNorm(x, skip, scale, bias) against the reference LayerNorm of x + skip, summed in
+// double by the test.
+TEST(SkipLayerNorm, IsLayerNormOfTheSum) {
+  std::mt19937 rng(36);
+  for (const Shape& shape : {Shape{4, 256}, Shape{1, 128, 256}, Shape{512, 64}, Shape{3, 1}}) {
+    const int64_t d = shape.back();
+    Tensor x = random_f32(shape, rng, -3, 3), skip = random_f32(shape, rng, -3, 3);
+    Tensor g = random_f32({d}, rng, 0.5f, 1.5f), b = random_f32({d}, rng, -1, 1);
+    Tensor sum(DType::f32, shape);
+    std::vector<double> sum_d(static_cast<size_t>(x.numel()));
+    for (int64_t i = 0; i < x.numel(); ++i) sum_d[i] = at(x, i) + at(skip, i);
+    // The reference normalizes the double sum; the float tensor is only its carrier.
+    for (int64_t i = 0; i < x.numel(); ++i) sum.data<float>()[i] = static_cast<float>(sum_d[i]);
+    const int axis = static_cast<int>(shape.size()) - 1;
+    LnRef with_bias = ref_layer_norm(sum, g, &b, axis, 1e-5);
+    LnRef no_bias = ref_layer_norm(sum, g, nullptr, axis, 1e-5);
+    for (int threads : {1, 2}) {
+      const std::string what = "SkipLayerNorm " + shape_str(shape) + " threads " +
+                               std::to_string(threads);
+      expect_close(run1("SkipLayerNorm", {x, skip, g, b}, {}, threads), shape, with_bias.y, 1e-5,
+                   1e-5, what);
+      expect_close(run1("SkipLayerNorm", {x, skip, g}, {}, threads), shape, no_bias.y, 1e-5, 1e-5,
+                   what + " no bias");
+    }
+  }
+  std::mt19937 r2(37);
+  // x and skip must have one shape: the schema refuses to broadcast.
+  EXPECT_THROW(run1("SkipLayerNorm", {random_f32({2, 8}, r2), random_f32({1, 8}, r2),
+                                      random_f32({8}, r2)}),
+               Error);
+}
+
 // ---- ReduceMean ----------------------------------------------------------------------------
 
 std::vector<double> ref_reduce_mean(const Tensor& x, const std::vector<int64_t>& axes, bool keep,

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -222,6 +223,49 @@ TEST_P(PackedGemmTest, PackedViewsMatchReference) {
     // A read transposed (unit row stride) and with no unit stride at all.
     EXPECT_TRUE(check_views(5, 20, 50, 50, 1, 1, 7, 3, 17, 0, 50, 0.5f, rng));
     EXPECT_TRUE(check_views(6, 20, 33, 1, 20, 40, 2, 0, 20, 0, 33, 0.0f, rng));
+  }
+  detail::force_portable_gemm(false);
+}
+
+// The epilogue (bias row + activation in registers) against a double loop, on shapes that split
+// by rows and by columns over threads, with partial panels and K blocking (only the last K block
+// may apply it), beta != 0, on both paths.
+TEST_P(PackedGemmTest, EpilogueMatchesReference) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (bool portable : {false, true}) {
+    detail::force_portable_gemm(portable);
+    std::mt19937 rng(13);
+    for (GemmAct act : {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGelu}) {
+      for (auto [m, n, k] : {std::array<int64_t, 3>{128, 768, 256}, {1, 10, 784}, {70, 45, 1300},
+                             {5, 33, 0}}) {
+        for (float beta : {0.0f, 0.5f}) {
+          std::vector<float> a(static_cast<size_t>(std::max<int64_t>(1, m * k)));
+          std::vector<float> b(static_cast<size_t>(std::max<int64_t>(1, k * n)));
+          std::vector<float> bias(static_cast<size_t>(n)), c(static_cast<size_t>(m * n));
+          for (auto* v : {&a, &b, &bias, &c})
+            for (float& x : *v) x = dist(rng);
+          const std::vector<float> c0 = c;
+          const PackedB packed = PackedB::pack(b.data(), k, n, false);
+          packed_sgemm(m, 1.0f, a.data(), k, false, packed, beta, c.data(), n,
+                       {bias.data(), act});
+          int bad = 0;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double v = beta * static_cast<double>(c0[i * n + j]) + bias[j];
+              for (int64_t p = 0; p < k; ++p)
+                v += static_cast<double>(a[i * k + p]) * static_cast<double>(b[p * n + j]);
+              if (act == GemmAct::kRelu) v = std::max(v, 0.0);
+              if (act == GemmAct::kGelu) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+              const double got = c[i * n + j];
+              if (!(std::abs(got - v) <= 1e-4 + 1e-4 * std::abs(v)) && bad++ < 3)
+                ADD_FAILURE() << "epilogue act " << static_cast<int>(act) << " m=" << m
+                              << " n=" << n << " k=" << k << " beta=" << beta
+                              << " portable=" << portable << ": C[" << i << "][" << j
+                              << "] = " << got << ", want " << v;
+            }
+        }
+      }
+    }
   }
   detail::force_portable_gemm(false);
 }

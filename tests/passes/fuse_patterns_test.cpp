@@ -10,8 +10,8 @@ namespace {
 TEST(FusionRegistry, BuiltinPatternsInOrder) {
   std::vector<std::string> names;
   for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "attention", "bias_relu",
-                                             "matmul_add"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "skip_layernorm", "attention",
+                                             "bias_relu", "bias_gelu", "matmul_add"}));
 }
 
 // ---- GELU -------------------------------------------------------------------------------------
@@ -145,6 +145,50 @@ TEST(FusePatterns, LayerNormNearMisses) {
   }
 }
 
+// ---- Add + LayerNorm ----------------------------------------------------------------------------
+
+// x [2,4,8] + r -> LayerNorm over the last dim; `r_shape` lets a test make the Add broadcast.
+ir::Graph skip_layernorm_graph(const ir::Shape& r_shape, bool sum_read_twice = false) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {2, 4, 8});
+  g.add_input("r", ir::DType::f32, r_shape);
+  g.add_weight("gamma", random_tensor({8}, 3));
+  g.add_weight("beta", random_tensor({8}, 4));
+  std::string s = g.add_node("Add", {"x", "r"}, {}, "Add_0");
+  std::string y = g.add_node("LayerNorm", {s, "gamma", "beta"}, {}, "LayerNorm_1");
+  g.outputs = {y};
+  if (sum_read_twice) g.outputs.push_back(g.add_node("Relu", {s}, {}, "Relu_2"));
+  return g;
+}
+
+TEST(FusePatterns, SkipLayerNorm) {
+  ir::Graph g = skip_layernorm_graph({2, 4, 8});
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_TRUE(has_line(e.rewrites, "fused Add_0 + LayerNorm_1 -> SkipLayerNorm_0"));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "SkipLayerNorm");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "r", "gamma", "beta"}));
+  expect_same_outputs(before, g);
+}
+
+TEST(FusePatterns, SkipLayerNormNearMisses) {
+  {
+    ir::Graph g = skip_layernorm_graph({8});  // a bias-like Add: broadcasts
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.near_misses, "skip_layernorm at LayerNorm_1: Add_0 broadcasts [8] to "
+                                        "[2,4,8] (SkipLayerNorm does not broadcast)"));
+    EXPECT_EQ(count_op(g, "SkipLayerNorm"), 0);
+  }
+  {
+    ir::Graph g = skip_layernorm_graph({2, 4, 8}, true);  // the sum is needed elsewhere too
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.near_misses, "skip_layernorm at LayerNorm_1: Add_0's output is also "
+                                        "read by Relu_2"));
+    EXPECT_EQ(count_op(g, "SkipLayerNorm"), 0);
+  }
+}
+
 // ---- Attention --------------------------------------------------------------------------------
 
 struct AttentionSpelling {
@@ -252,6 +296,31 @@ TEST(FusePatterns, MatMulAddReluWithBiasOnEitherSide) {
     EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Relu_5 -> FusedBiasRelu_3"));
     ASSERT_EQ(g.nodes.size(), 1u);
     EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "W", "b"}));
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, MatMulAddGelu) {
+  for (std::string approx : {"none", "tanh"}) {
+    ir::Graph g;
+    g.add_input("x", ir::DType::f32, {4, 8});
+    g.add_weight("W", random_tensor({8, 6}, 1));
+    g.add_weight("b", random_tensor({6}, 2));
+    std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_3");
+    std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_4");
+    ir::Attributes gelu;
+    gelu.set("approximate", approx);
+    g.outputs = {g.add_node("Gelu", {a}, gelu, "Gelu_5")};
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    if (approx == "none") {
+      EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Gelu_5 -> FusedBiasGelu_3"));
+      ASSERT_EQ(g.nodes.size(), 1u);
+      EXPECT_EQ(g.nodes[0].op, "FusedBiasGelu");
+    } else {  // only the exact Gelu is fused; the MatMul + Add still is
+      EXPECT_TRUE(has_line(e.near_misses, "bias_gelu at Gelu_5: Gelu_5 is the tanh approximation"));
+      EXPECT_EQ(count_op(g, "MatMulAdd"), 1);
+    }
     expect_same_outputs(before, g);
   }
 }

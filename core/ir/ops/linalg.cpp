@@ -1,4 +1,4 @@
-// MatMul and the fused ops built on it: FusedBiasRelu, MatMulAdd, Attention (whose operands are
+// MatMul and the fused ops built on it: FusedBiasRelu, FusedBiasGelu, MatMulAdd, Attention (whose operands are
 // described in core/ir/attention_layout.h).
 //
 // MatMul(A, B) attributes: transA, transB (0/1: use the last two dims transposed), alpha (scale).
@@ -80,6 +80,7 @@ void register_linalg_ops(OpRegistry& r) {
   r.add(matmul_like(
       "MatMulAdd", "alpha * op(A) op(B) + C, C broadcast to the output (a bias or a residual)", 3));
   r.add(matmul_like("FusedBiasRelu", "relu(alpha * op(A) op(B) + bias)", 3));
+  r.add(matmul_like("FusedBiasGelu", "gelu(alpha * op(A) op(B) + bias), the exact (erf) Gelu", 3));
 
   OpSchema s;
   s.name = "Attention";

@@ -1,4 +1,4 @@
-// Softmax, LayerNorm and ReduceMean schemas.
+// Softmax, LayerNorm, SkipLayerNorm and ReduceMean schemas.
 #include <algorithm>
 
 #include "core/base/error.h"
@@ -9,6 +9,18 @@ namespace fusebox::ir {
 namespace {
 void require_f32(const TensorType& t, const char* what) {
   if (t.dtype != DType::f32) throw Error(std::string(what) + " must be f32");
+}
+
+// Checks scale and bias (params) against the block LayerNorm normalizes in x: dims axis.. .
+void check_layer_norm(const Node& n, const Shape& x, const std::vector<TensorType>& params,
+                      const char* op) {
+  if (x.empty()) throw Error("input must have rank >= 1");
+  int axis = normalize_axis(n.attrs.get_int("axis", -1), x.size(), op);
+  Shape norm(x.begin() + axis, x.end());
+  for (const auto& p : params) {
+    if (broadcast_shapes(norm, p.shape) != norm)
+      throw Error("scale/bias " + shape_str(p.shape) + " does not broadcast to " + shape_str(norm));
+  }
 }
 }  // namespace
 
@@ -37,19 +49,35 @@ void register_normalization_ops(OpRegistry& r) {
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       for (const auto& t : in) require_f32(t, "LayerNorm inputs");
       const Shape& x = in[0].shape;
-      if (x.empty()) throw Error("input must have rank >= 1");
-      int axis = normalize_axis(n.attrs.get_int("axis", -1), x.size(), "LayerNorm");
-      Shape norm(x.begin() + axis, x.end());
-      for (size_t i = 1; i < in.size(); ++i) {
-        if (broadcast_shapes(norm, in[i].shape) != norm)
-          throw Error("scale/bias " + shape_str(in[i].shape) + " does not broadcast to " + shape_str(norm));
-      }
+      check_layer_norm(n, x, {in.begin() + 1, in.end()}, "LayerNorm");
+      const int axis = normalize_axis(n.attrs.get_int("axis", -1), x.size(), "LayerNorm");
       Shape stat = x;
       for (size_t i = static_cast<size_t>(axis); i < stat.size(); ++i) stat[i] = 1;
       return std::vector<TensorType>{in[0], {DType::f32, stat}, {DType::f32, stat}};
     };
     s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
       return 8.0 * static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
+  {
+    // LayerNorm(x + skip): the residual Add before a post-LN transformer's LayerNorm folded in, so
+    // the sum never goes to memory (ONNX Runtime's SkipLayerNormalization).
+    OpSchema s;
+    s.name = "SkipLayerNorm";
+    s.doc = "LayerNorm(x + skip, scale, bias) over dims axis..; x and skip have the same shape";
+    s.min_inputs = 3;
+    s.max_inputs = 4;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      for (const auto& t : in) require_f32(t, "SkipLayerNorm inputs");
+      if (in[0].shape != in[1].shape)
+        throw Error("x " + shape_str(in[0].shape) + " and skip " + shape_str(in[1].shape) +
+                    " differ (SkipLayerNorm does not broadcast)");
+      check_layer_norm(n, in[0].shape, {in.begin() + 2, in.end()}, "SkipLayerNorm");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return 9.0 * static_cast<double>(numel(in[0].shape));
     };
     r.add(std::move(s));
   }
