@@ -68,12 +68,14 @@ constexpr int64_t max_kc(int rows) {
 // Micro-kernel: C[R x 16 NV] (+)= Abuf[R x kc] * Bpanel[kc x 16 NV].
 // a: A block, row r at a + r * a_stride(R). b: panel rows of 16 NV floats, 64-byte aligned.
 // beta == 0: C is written without being read. last_mask: valid columns of the last vector.
-// bias (16 NV floats, or null) and act are the epilogue, applied in registers before the store:
-// callers pass them with the last K block only.
-template <int R, int NV>
+// The epilogue, applied in registers before the store (callers ask for it with the last K block
+// only): bias (16 NV floats, or null) is added, then the activation ACT. ACT is a template
+// parameter so that the plain kernels stay small: Gelu inlined 28 times makes a kernel 7x larger,
+// and that cost the plain GEMM a few percent when it was a run-time switch.
+template <int R, int NV, GemmAct ACT>
 FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                                  float* __restrict c, int64_t ldc, float beta, __mmask16 last_mask,
-                                 const float* __restrict bias, GemmAct act) {
+                                 const float* __restrict bias) {
   constexpr int64_t kW = 16 * NV;
   constexpr int64_t kAs = a_stride(R);
   // Independent accumulator sets over K, enough for 8 chains in flight.
@@ -125,7 +127,7 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
   // Interior vectors store all 16 lanes; the last one of the panel may be partial (n % 32).
   const __m512 vbeta = _mm512_set1_ps(beta);
   const __m512 zero = _mm512_setzero_ps();
-  __m512 vbias[NV];
+  __m512 vbias[NV];  // zero when there is no bias (not added then)
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v) {
     const __mmask16 mask = v == NV - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
@@ -140,9 +142,9 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
       __m512 x = acc[0][r][v];
       if (beta != 0.0f) x = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, cr + 16 * v), x);
       if (bias) x = _mm512_add_ps(x, vbias[v]);
-      if (act == GemmAct::kRelu)  // x < 0 -> 0; NaN stays NaN (max_ps would turn it into 0)
+      if constexpr (ACT == GemmAct::kRelu)  // x < 0 -> 0; NaN stays NaN (max_ps would give 0)
         x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), zero);
-      else if (act == GemmAct::kGelu)
+      else if constexpr (ACT == GemmAct::kGelu)
         x = gelu_erf512(x);
       _mm512_mask_storeu_ps(cr + 16 * v, mask, x);
     }
@@ -150,16 +152,19 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
 }
 
 using KernelFn = void (*)(int64_t, const float*, const float*, float*, int64_t, float, __mmask16,
-                          const float*, GemmAct);
+                          const float*);
 
-template <size_t... I>
+template <GemmAct ACT, size_t... I>
 constexpr std::array<std::array<KernelFn, 2>, sizeof...(I)> make_kernels(
     std::index_sequence<I...>) {
-  return {
-      {{&micro_kernel<static_cast<int>(I) + 1, 1>, &micro_kernel<static_cast<int>(I) + 1, 2>}...}};
+  return {{{&micro_kernel<static_cast<int>(I) + 1, 1, ACT>,
+            &micro_kernel<static_cast<int>(I) + 1, 2, ACT>}...}};
 }
-// kKernels[R - 1][NV - 1]
-constexpr auto kKernels = make_kernels(std::make_index_sequence<kMr>{});
+// kKernels[act][R - 1][NV - 1]
+constexpr std::array<std::array<std::array<KernelFn, 2>, kMr>, 3> kKernels = {
+    make_kernels<GemmAct::kNone>(std::make_index_sequence<kMr>{}),
+    make_kernels<GemmAct::kRelu>(std::make_index_sequence<kMr>{}),
+    make_kernels<GemmAct::kGelu>(std::make_index_sequence<kMr>{})};
 
 // Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
 // times alpha, into buf (row r at buf + r * a_stride(rows)).
@@ -222,9 +227,10 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
         const int nv = valid > 16 ? 2 : 1;
         const int64_t tail = valid - 16 * (nv - 1);
         const auto mask = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
-        kKernels[r - 1][nv - 1](kc, abuf, panel_at(b, j, p0), c + i0 * ldc + col, ldc, blk_beta,
-                                mask, last && ep.bias ? ep.bias + col : nullptr,
-                                last ? ep.act : GemmAct::kNone);
+        const GemmAct act = last ? ep.act : GemmAct::kNone;
+        kKernels[static_cast<int>(act)][r - 1][nv - 1](kc, abuf, panel_at(b, j, p0),
+                                                       c + i0 * ldc + col, ldc, blk_beta, mask,
+                                                       last && ep.bias ? ep.bias + col : nullptr);
       }
     }
     i0 += r;
@@ -458,8 +464,7 @@ void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
     apply_epilogue(0, m, b.n, c, ldc, ep);
     return;
   }
-  gemm_block(0, m, 0, panel_count(b.n), alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc,
-             ep);
+  gemm_block(0, m, 0, panel_count(b.n), alpha, a, a_row_stride, a_col_stride, b, beta, c, ldc, ep);
 }
 
 void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool trans_a,
