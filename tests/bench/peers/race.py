@@ -26,9 +26,11 @@ through the same node binding) is reported too: ORT minus that floor is the fair
 engine alone.
 
 Roofline: the fusebox worker reports the FLOPs of one call (ir::node_cost summed over the graph it
-runs); the GEMM peak per thread count comes from `BUILD/app/cli/fusebox machine --json` (cached in
-~/.cache/fusebox/machine.json; measured once, about ten seconds, when not cached). Each row gets
-fusebox's GFLOP/s and GEMM peak / fusebox.
+runs). The GEMM peak is raced like a peer: a 512 x 512 MatMul against a weight (what `fusebox
+machine` measures) run by another fusebox worker in the same rounds as each model, so that GEMM
+peak / fusebox GFLOP/s is a ratio inside each round (a peak measured at another minute would carry
+this machine's drift, ~10% at 2 threads, into the ratio). Each row gets fusebox's GFLOP/s, the
+peak's and the ratio.
 
 Dispatch: a chain of 1 and a chain of 1000 tiny element-wise ops (alternating Neg and Relu on a
 [1,16] f32 tensor, as tests/bench/dispatch_bench.cpp) run in interleaved rounds on fusebox
@@ -44,7 +46,6 @@ Exit status: 0, or 1 when some model failed in some runtime (the report says whi
 usage error or a missing requirement.
 """
 import argparse
-import calendar
 import json
 import os
 import shutil
@@ -126,28 +127,30 @@ def ort_missing():
     return None
 
 
-def gemm_peaks(paths):
-    """({threads: GEMM GFLOP/s}, header note) from `fusebox machine --json`, or (None, why not)."""
-    if not os.path.exists(paths.cli):
-        return None, (f"no GEMM peak: {paths.cli} is missing (build it: cmake --build {paths.shown} "
-                      "--target fusebox)")
-    note("reading the GEMM peak from `fusebox machine --json` (it measures once, ~10 s, if not cached)")
-    t0 = time.time()
-    p = subprocess.run([paths.cli, "machine", "--json"], capture_output=True, text=True)
-    if p.returncode != 0:
-        return None, f"no GEMM peak: `fusebox machine --json` failed: {p.stderr.strip() or p.returncode}"
-    m = json.loads(p.stdout)
-    peaks = {int(k): float(v) for k, v in m.get("gemm_gflops", {}).items()}
-    when = m.get("measured_at", "")
-    try:
-        fresh = calendar.timegm(time.strptime(when, "%Y-%m-%dT%H:%M:%SZ")) >= int(t0) - 1
-    except ValueError:
-        fresh = False
-    how = "measured now, as it was not cached" if fresh else f"cached, measured {when}"
-    figures = ", ".join(f"{v:.0f} GFLOP/s at {rr.threads_text(k)}" for k, v in sorted(peaks.items()))
-    note(f"GEMM peak {how}: {figures}")
-    return peaks, (f"GEMM peak from `fusebox machine` ({how}; n = {m.get('gemm_n', '?')}): {figures}. "
-                   "fusebox GFLOP/s = FLOPs of one call (ir::node_cost over the graph it runs) / median latency.")
+# The GEMM peak, raced in the same rounds as each model: what `fusebox machine` times (a 512 x 512
+# MatMul against a weight, which fusebox packs for its AVX-512 GEMM), as an ONNX file.
+GEMM_N = 512
+GEMM_FLOPS = 2.0 * GEMM_N ** 3
+PEAK_NOTE = (f"GEMM peak: a {GEMM_N} x {GEMM_N} MatMul against a weight (what `fusebox machine` times) run by "
+             "fusebox in the same rounds as each model, median latency; GEMM peak / fusebox is taken inside "
+             "each round. fusebox GFLOP/s = FLOPs of one call (ir::node_cost over the graph it runs) / median "
+             "latency.")
+
+
+def gemm_model(outdir):
+    """(path, [(input, .npy)]) of C = A B, A [512,512] an input, B [512,512] a weight."""
+    from onnx import TensorProto, helper, numpy_helper
+    path = os.path.join(outdir, f"gemm{GEMM_N}.onnx")
+    rng = np.random.default_rng(3)
+    b = rng.uniform(-1, 1, size=(GEMM_N, GEMM_N)).astype(np.float32)
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [GEMM_N, GEMM_N])
+    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, [GEMM_N, GEMM_N])
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "gemm", [a], [c],
+                          initializer=[numpy_helper.from_array(b, "b")])
+    save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    a_path = os.path.join(outdir, f"gemm{GEMM_N}.a.npy")
+    np.save(a_path, rng.uniform(-1, 1, size=(GEMM_N, GEMM_N)).astype(np.float32))
+    return path, [("a", a_path)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,7 +401,7 @@ def check_agree(label, outs, ref_name):
     return max(diffs.values()) if diffs else 0.0
 
 
-def race(paths, case, threads, rounds, calls, floor_us, ort_ok, peaks, planner):
+def race(paths, case, threads, rounds, calls, floor_us, ort_ok, gemm, planner):
     stem = os.path.splitext(os.path.basename(case.path))[0]
     feeds = []
     for i, (name, x) in enumerate(case.inputs):
@@ -417,7 +420,7 @@ def race(paths, case, threads, rounds, calls, floor_us, ort_ok, peaks, planner):
             import torch
             torch.set_num_threads(threads)
             workers["torch"] = TorchWorker(case.module, [x for _, x in case.inputs])
-        # Outputs agree before anything is timed.
+        # Outputs agree before anything is timed (the GEMM peak joins the rounds after that).
         outs = {}
         for name, w in workers.items():
             p = os.path.join(paths.outdir, f"{stem}.out.{name}.t{threads}.npy")
@@ -425,6 +428,9 @@ def race(paths, case, threads, rounds, calls, floor_us, ort_ok, peaks, planner):
             outs[name] = np.load(p)
         ref = "torch" if "torch" in outs else "ort" if "ort" in outs else "fusebox"
         max_diff = check_agree(case.label, outs, ref)
+        gemm_path, gemm_feeds = gemm
+        workers["gemm"] = Worker("gemm", fusebox_argv(paths, gemm_path, threads, gemm_feeds,
+                                                     ["--planner", planner]), env)
         for w in workers.values():
             w.run(max(3, calls // 5))  # warm-up
         per_round = {n: [] for n in workers}
@@ -436,7 +442,7 @@ def race(paths, case, threads, rounds, calls, floor_us, ort_ok, peaks, planner):
             w.close()
     ready = workers["fusebox"].ready
     row = rr.summarize_row(case.label, case.kind, threads, per_round, floor_us if ort_ok else None,
-                           ready.get("flops"), (peaks or {}).get(threads), ready.get("planner"))
+                           ready.get("flops"), GEMM_FLOPS, ready.get("planner"))
     row["max_abs_diff"] = max_diff
     row["reference"] = ref
     row["planner_arenas"] = ready.get("planner_arenas")
@@ -637,19 +643,14 @@ def main():
         else:
             cases = export_models(paths.outdir, specs)
 
-    peaks, peak_note = gemm_peaks(paths)
-    if peaks is None:
-        missing["peak"] = peak_note
-    elif any(t not in peaks for t in threads):
-        missing["peak"] = ("`fusebox machine` has no GEMM peak for "
-                           + " or ".join(rr.threads_text(t) for t in threads if t not in peaks))
+    gemm = gemm_model(paths.outdir)
 
     rows, failures = [], []
     for t in threads:
         floor = ort_floor(paths, t, args.rounds, max(100, args.calls)) if not why_ort else None
         for case in cases:
             try:
-                row = race(paths, case, t, args.rounds, args.calls, floor, not why_ort, peaks, args.planner)
+                row = race(paths, case, t, args.rounds, args.calls, floor, not why_ort, gemm, args.planner)
             except RuntimeError as e:
                 failures.append(f"{case.label} at {rr.threads_text(t)}: {e}")
                 note(f"FAILED {failures[-1]}")
@@ -673,7 +674,7 @@ def main():
         dnotes = dispatch_notes(args, nodes)
 
     verdicts = rr.targets(rows, None if args.no_dispatch else drows, missing)
-    text = rr.report(header_lines(args, versions(not why_torch), missing, peak_note, failures), rows, drows, dnotes,
+    text = rr.report(header_lines(args, versions(not why_torch), missing, PEAK_NOTE, failures), rows, drows, dnotes,
                      verdicts)
     rr.write_atomically(out, text)
     print(text)

@@ -8,7 +8,8 @@ per-round medians:
     model, kind, threads, planner, flops, ort_floor_us,
     <runtime>_median_us, <runtime>_min_us     for runtime in torch, ort, fusebox (those that ran)
     fusebox/torch, fusebox/ort, fusebox/(ort-floor)   median over rounds of the in-round ratio
-    fusebox_gflops, gemm_peak_gflops, peak/fusebox    when the FLOPs and the GEMM peak are known
+    fusebox_gflops, gemm_peak_gflops, peak/fusebox    when the FLOPs and the GEMM peak (timed in the
+                                                      same rounds) are known
 `kind` names the issue's models (mlp_b1, mlp_b64, transformer_s64, stack4_s128) and is None for a
 user's .onnx file. A dispatch row is one runtime at one thread count on the two chains:
     runtime, label, threads, t1_us, tn_us, n, ns_per_op
@@ -50,12 +51,14 @@ def gflops(flops, us):
     return flops / (us * 1e3)
 
 
-def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None, gemm_peak=None, planner=None):
+def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None, gemm_flops=None, planner=None):
     """One table row from {runtime: [median of each round, in us]} (runtimes that did not run are absent).
 
     Latency: median over rounds (min: the best round). Ratios: computed inside each round, median
-    over rounds. Roofline: fusebox's GFLOP/s at its median latency against the GEMM peak at this
-    thread count.
+    over rounds. Roofline: per_round["gemm"], when present, times a GEMM of `gemm_flops` (the peak
+    `fusebox machine` measures: 512 x 512 against a packed weight) in the same rounds; the GEMM
+    peak / fusebox GFLOP/s ratio is taken inside each round too, so the machine's drift from one
+    minute to the next cancels out like it does for the peers.
     """
     row = {"model": model, "kind": kind, "threads": threads, "planner": planner, "flops": flops}
     for name, rounds in per_round.items():
@@ -73,9 +76,11 @@ def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None
         achieved = gflops(flops, row["fusebox_median_us"])
         if achieved:
             row["fusebox_gflops"] = achieved
-            if gemm_peak:
-                row["gemm_peak_gflops"] = gemm_peak
-                row["peak/fusebox"] = gemm_peak / achieved
+            gemm = per_round.get("gemm")
+            if gemm and gemm_flops:
+                row["gemm_peak_gflops"] = gflops(gemm_flops, median(gemm))
+                # (gemm_flops / gemm_us) / (flops / fusebox_us), round by round
+                row["peak/fusebox"] = median([gemm_flops * f / (flops * g) for f, g in zip(fb, gemm)])
     return row
 
 
@@ -234,13 +239,14 @@ def _num(row, key, fmt=fmt_ratio):
 def race_table(rows):
     lines = ["| model | threads | planner | torch median (min) us | ORT median (min) us | ORT floor us "
              "| fusebox median (min) us | fusebox/torch | fusebox/ORT | fusebox/(ORT-floor) | fusebox GFLOP/s "
-             "| GEMM peak / fusebox |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| GEMM peak GFLOP/s | GEMM peak / fusebox |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['threads']} | {r.get('planner') or '-'} | {_latency(r, 'torch')} "
                      f"| {_latency(r, 'ort')} | {_num(r, 'ort_floor_us', fmt_us)} | {_latency(r, 'fusebox')} "
                      f"| {_num(r, 'fusebox/torch')} | {_num(r, 'fusebox/ort')} | {_num(r, 'fusebox/(ort-floor)')} "
-                     f"| {_num(r, 'fusebox_gflops', fmt_gflops)} | {_num(r, 'peak/fusebox')} |")
+                     f"| {_num(r, 'fusebox_gflops', fmt_gflops)} | {_num(r, 'gemm_peak_gflops', fmt_gflops)} "
+                     f"| {_num(r, 'peak/fusebox')} |")
     return lines
 
 

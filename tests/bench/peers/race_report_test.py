@@ -12,15 +12,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import race_report as rr  # noqa: E402
 
 
+GEMM_FLOPS = 1e9  # the fake peak GEMM's FLOPs per call
+
+
 def row(kind, threads, fusebox_us, torch_us=None, ort_us=None, floor_us=10.0, flops=None, peak=None, label=None):
-    """A row whose every round has the same latencies (so each ratio is exactly fusebox / peer)."""
+    """A row whose every round has the same latencies (so each ratio is exactly fusebox / peer);
+    `peak` (GFLOP/s) becomes a GEMM timed in the same rounds."""
     per_round = {"fusebox": [fusebox_us] * 3}
     if torch_us is not None:
         per_round["torch"] = [torch_us] * 3
     if ort_us is not None:
         per_round["ort"] = [ort_us] * 3
+    if peak is not None:
+        per_round["gemm"] = [GEMM_FLOPS / (peak * 1e3)] * 3
     return rr.summarize_row(label or kind, kind, threads, per_round, floor_us if ort_us is not None else None,
-                            flops, peak, "greedy_by_size")
+                            flops, GEMM_FLOPS if peak is not None else None, "greedy_by_size")
 
 
 def verdict(verdicts, start):
@@ -63,18 +69,28 @@ class Ratios(unittest.TestCase):
         self.assertAlmostEqual(rr.fair_ratio_within_rounds([90.0], [110.0], 10.0), 0.9)
 
     def test_summarize_row(self):
-        r = rr.summarize_row("m", "mlp_b64", 2, {"fusebox": [100.0, 120.0, 110.0], "ort": [200.0, 200.0, 200.0]},
-                             10.0, flops=2e7, gemm_peak=400.0, planner="first_fit")
+        r = rr.summarize_row("m", "mlp_b64", 2, {"fusebox": [100.0, 120.0, 110.0], "ort": [200.0, 200.0, 200.0],
+                                                 "gemm": [2500.0, 3000.0, 2750.0]},
+                             10.0, flops=2e7, gemm_flops=1e9, planner="first_fit")
         self.assertEqual(r["fusebox_median_us"], 110.0)
         self.assertEqual(r["fusebox_min_us"], 100.0)
         self.assertAlmostEqual(r["fusebox/ort"], 0.55)
         self.assertAlmostEqual(r["fusebox/(ort-floor)"], 110.0 / 190.0)
         self.assertAlmostEqual(r["fusebox_gflops"], 2e7 / 110e3)  # FLOPs / (us * 1e3)
-        self.assertAlmostEqual(r["peak/fusebox"], 400.0 / (2e7 / 110e3))
+        self.assertAlmostEqual(r["gemm_peak_gflops"], 1e9 / 2750e3)
+        self.assertAlmostEqual(r["peak/fusebox"], 2.0)  # (1e9 / 2500) / (2e7 / 100) in every round
         self.assertNotIn("fusebox/torch", r)
 
+    def test_roofline_ratio_is_taken_inside_each_round(self):
+        # The machine is 30% slower in round 2 for both the model and the GEMM: inside each round
+        # the ratio is 2.0, 2.0, 2.2; the ratio of the medians (110 us, 2500 us) would say 2.2.
+        r = rr.summarize_row("m", "stack4_s128", 2, {"fusebox": [100.0, 130.0, 110.0],
+                                                     "gemm": [2500.0, 3250.0, 2500.0]},
+                             flops=2e7, gemm_flops=1e9)
+        self.assertAlmostEqual(r["peak/fusebox"], 2.0)
+
     def test_no_flops_no_roofline(self):
-        r = rr.summarize_row("m", None, 1, {"fusebox": [10.0]}, flops=None, gemm_peak=100.0)
+        r = rr.summarize_row("m", None, 1, {"fusebox": [10.0], "gemm": [10.0]}, flops=None, gemm_flops=1e9)
         self.assertNotIn("fusebox_gflops", r)
         self.assertNotIn("peak/fusebox", r)
 
@@ -168,14 +184,16 @@ class Tables(unittest.TestCase):
         self.assertEqual(lines[0].count("|"), lines[1].count("|"))
         self.assertIn("fusebox GFLOP/s", lines[0])
         self.assertIn("GEMM peak / fusebox", lines[0])
-        # planner, torch, ORT, floor, fusebox, ratios, GFLOP/s (2e7 / 100e3 = 200), peak/fusebox (2.00)
+        # planner, torch, ORT, floor, fusebox, ratios, GFLOP/s (2e7 / 100e3 = 200), peak 400,
+        # peak/fusebox (2.00)
         self.assertEqual(lines[2], "| mlp b64 | 2 | greedy_by_size | 200.0 (200.0) | 110.0 (110.0) | 10.0 "
-                                   "| 100.0 (100.0) | 0.50 | 0.91 | 1.00 | 200.0 | 2.00 |")
-        self.assertEqual(lines[3], "| my.onnx | 1 | greedy_by_size | - | - | - | 50.0 (50.0) | - | - | - | - | - |")
+                                   "| 100.0 (100.0) | 0.50 | 0.91 | 1.00 | 200.0 | 400.0 | 2.00 |")
+        self.assertEqual(lines[3],
+                         "| my.onnx | 1 | greedy_by_size | - | - | - | 50.0 (50.0) | - | - | - | - | - | - |")
         tiny = rr.race_table([row(None, 1, 0.123, ort_us=80.0, floor_us=13.0, label="tiny.onnx")])[2]
         self.assertIn("| 0.12 (0.12) | - | 0.0015 | 0.0018 |", tiny)
         for line in lines:
-            self.assertEqual(line.count("|"), 13)
+            self.assertEqual(line.count("|"), 14)
 
     def test_dispatch_table(self):
         lines = rr.dispatch_table(dispatch(20.0))
