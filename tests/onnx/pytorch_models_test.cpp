@@ -1,5 +1,5 @@
-// The models exported from PyTorch by assets/models/export_models.py (builtin MLP, transformer
-// block, 2-layer stack; opsets 13 and 17) load, run with all passes on, on every executor, and
+// The models exported from PyTorch by assets/models/export_models.py (the builtin MLP's and
+// transformer block's architectures at smaller sizes, a 2-layer stack; opsets 13 and 17) load, run with all passes on, on every executor, and
 // match PyTorch's saved outputs within 1e-4.
 #include <gtest/gtest.h>
 
