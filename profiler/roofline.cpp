@@ -65,18 +65,6 @@ double fastest_run_ns(exec::Session& s, double budget_s, int min_runs = 3) {
   return best;
 }
 
-double graph_cost(const ir::Graph& g, bool flops) {
-  double total = 0;
-  for (const ir::Node& n : g.nodes) {
-    std::vector<ir::TensorType> in, out;
-    for (const auto& t : n.inputs) in.push_back({g.tensor(t).dtype, g.tensor(t).shape});
-    for (const auto& t : n.outputs) out.push_back({g.tensor(t).dtype, g.tensor(t).shape});
-    ir::OpCost c = ir::node_cost(n, in, out);
-    total += flops ? c.flops : c.bytes;
-  }
-  return total;
-}
-
 exec::SessionOptions session_options(const RooflineOptions& o, int threads) {
   exec::SessionOptions opt;
   opt.backend = o.backend;
@@ -222,7 +210,7 @@ Roofline measure_roofline(const RooflineOptions& o) {
     g.add_input("a", ir::DType::f32, {n, n});
     g.add_weight("b", filled({n, n}, 3));
     g.outputs = {g.add_node("MatMul", {"a", "b"}, {}, "gemm")};
-    const double flops = graph_cost(g, true);
+    const double flops = ir::graph_cost(g).flops;
     std::vector<int> counts;
     for (int t = 1; t < max_threads; t *= 2) counts.push_back(t);
     counts.push_back(max_threads);
@@ -244,7 +232,7 @@ Roofline measure_roofline(const RooflineOptions& o) {
     g.add_weight("s", filled({1}, 5));
     std::string t = g.add_node("Mul", {"c", "s"}, {}, "scale");
     g.outputs = {g.add_node("Add", {"b", t}, {}, "triad")};
-    const double bytes = graph_cost(g, false);
+    const double bytes = ir::graph_cost(g).bytes;
     r.bandwidth_bytes = bytes;
     exec::Session s(g, session_options(o, max_threads));
     // Copy-in of inputs and copy-out are part of a run on any backend; on the CPU they are

@@ -24,8 +24,6 @@ struct SessionArgs {
 void add_session_options(CLI::App* cmd, SessionArgs& args, bool with_executor = true);
 // Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable directory.
 void ensure_writable_dir(const std::string& dir, const std::string& option);
-// Parses repeated "NAME=VALUE" options (--dim): throws fusebox::Error naming `option` and the text.
-std::map<std::string, int64_t> parse_dim_options(const std::vector<std::string>& items, const std::string& option);
 
 void add_run_command(CLI::App& app);
 void add_passes_command(CLI::App& app);

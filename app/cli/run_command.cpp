@@ -66,7 +66,7 @@ void run(const RunArgs& a) {
   if (a.warmup < 0) throw Error("--warmup must be >= 0, got " + std::to_string(a.warmup));
   if (!a.save_outputs.empty()) ensure_writable_dir(a.save_outputs, "--save-outputs");
   ir::Graph model =
-      workbench::load_model(a.session.model, a.session.seed, parse_dim_options(a.dims, "--dim"));
+      workbench::load_model(a.session.model, a.session.seed, workbench::parse_dims(a.dims, "--dim"));
   exec::SessionOptions opt;
   opt.backend = a.session.backend;
   opt.executor = a.session.executor;

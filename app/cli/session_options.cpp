@@ -4,10 +4,6 @@
 #include "app/cli/commands.h"
 #include "core/base/error.h"
 
-#include <charconv>
-
-#include "core/base/error.h"
-
 namespace fusebox::cli {
 
 void ensure_writable_dir(const std::string& dir, const std::string& option) {
@@ -31,23 +27,9 @@ void add_session_options(CLI::App* cmd, SessionArgs& a, bool with_executor) {
   cmd->add_option("--threads", a.threads, "intra-op threads (one pool shared with BLAS)")->capture_default_str();
   cmd->add_option("--passes", a.passes, "all | none | comma-separated pass names (see `fusebox passes`)")
       ->capture_default_str();
-  cmd->add_option("--planner", a.planner, "memory planner strategy: naive | first_fit | best_fit | greedy_by_size")
+  cmd->add_option("--planner", a.planner, "memory planner strategy: naive | first_fit | best_fit | greedy_by_size | best (each, the smallest arena)")
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "seed for weights and random inputs")->capture_default_str();
-}
-
-std::map<std::string, int64_t> parse_dim_options(const std::vector<std::string>& items, const std::string& option) {
-  std::map<std::string, int64_t> out;
-  for (const auto& item : items) {
-    size_t eq = item.find('=');
-    int64_t v = 0;
-    const char* end = item.data() + item.size();
-    if (eq == std::string::npos || eq == 0 ||
-        std::from_chars(item.data() + eq + 1, end, v).ptr != end || eq + 1 == item.size() || v < 0)
-      throw Error(option + " '" + item + "': expected NAME=VALUE with VALUE an integer >= 0");
-    out[item.substr(0, eq)] = v;
-  }
-  return out;
 }
 
 }  // namespace fusebox::cli

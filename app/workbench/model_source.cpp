@@ -1,5 +1,6 @@
 #include "app/workbench/model_source.h"
 
+#include <charconv>
 #include <memory>
 #include <random>
 
@@ -42,6 +43,21 @@ std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {
         t.data<int64_t>()[i] = static_cast<int64_t>(rng() % 16);
     }
     out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,
+                                          const std::string& option) {
+  std::map<std::string, int64_t> out;
+  for (const auto& item : items) {
+    size_t eq = item.find('=');
+    int64_t v = 0;
+    const char* end = item.data() + item.size();
+    if (eq == std::string::npos || eq == 0 ||
+        std::from_chars(item.data() + eq + 1, end, v).ptr != end || eq + 1 == item.size() || v < 0)
+      throw Error(option + " '" + item + "': expected NAME=VALUE with VALUE an integer >= 0");
+    out[item.substr(0, eq)] = v;
   }
   return out;
 }

@@ -15,6 +15,11 @@ namespace fusebox::workbench {
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims = {});
 
+// Parses repeated "NAME=VALUE" options (--dim) into load_model's dims: throws fusebox::Error
+// naming `option` and the text.
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,
+                                          const std::string& option);
+
 // Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);
 

@@ -79,6 +79,19 @@ OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
   return cost;
 }
 
+OpCost graph_cost(const Graph& g) {
+  OpCost total;
+  for (const Node& n : g.nodes) {
+    std::vector<TensorType> in, out;
+    for (const auto& t : n.inputs) in.push_back({g.tensor(t).dtype, g.tensor(t).shape});
+    for (const auto& t : n.outputs) out.push_back({g.tensor(t).dtype, g.tensor(t).shape});
+    const OpCost c = node_cost(n, in, out);
+    total.flops += c.flops;
+    total.bytes += c.bytes;
+  }
+  return total;
+}
+
 size_t node_scratch_bytes(const Node& node, const std::vector<TensorType>& inputs,
                           const std::vector<TensorType>& outputs) {
   const OpSchema& s = OpRegistry::instance().get(node.op);

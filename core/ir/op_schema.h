@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/graph.h"
 #include "core/ir/node.h"
 #include "core/ir/dtype.h"
 #include "core/ir/shape.h"
@@ -64,6 +65,8 @@ class OpRegistry {
 std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs);
 OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
                  const std::vector<TensorType>& outputs);
+// node_cost summed over a graph's nodes, with the types its tensors have.
+OpCost graph_cost(const Graph& graph);
 size_t node_scratch_bytes(const Node& node, const std::vector<TensorType>& inputs,
                           const std::vector<TensorType>& outputs);
 

@@ -10,15 +10,42 @@
 
 namespace fusebox::planner {
 
-ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name) {
-  const Strategy* strategy = find_strategy(strategy_name);
-  if (!strategy)
-    throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategy_names(), ", ") + ")");
-  Lifetimes lt = analyze_lifetimes(graph);
-  std::vector<size_t> offsets = strategy->place(lt.buffers);
+namespace {
 
+size_t arena_of(const std::vector<Buffer>& buffers, const std::vector<size_t>& offsets) {
+  size_t arena = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) arena = std::max(arena, offsets[i] + buffers[i].bytes);
+  return arena;
+}
+
+}  // namespace
+
+ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name) {
+  const bool best = strategy_name == kBestPlanner;
+  const Strategy* strategy = best ? nullptr : find_strategy(strategy_name);
+  if (!best && !strategy)
+    throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategy_names(), ", ") +
+                ", " + kBestPlanner + ")");
+  Lifetimes lt = analyze_lifetimes(graph);
   ExecutionPlan plan;
-  plan.strategy = strategy_name;
+  std::vector<size_t> offsets;
+  if (best) {
+    if (strategies().empty()) throw Error("planner 'best': no strategy is registered");
+    size_t smallest = 0;
+    for (const Strategy& s : strategies()) {
+      std::vector<size_t> o = s.place(lt.buffers);
+      const size_t arena = arena_of(lt.buffers, o);
+      plan.tried.emplace_back(s.name, arena);
+      if (plan.tried.size() == 1 || arena < smallest) {
+        smallest = arena;
+        offsets = std::move(o);
+        strategy = &s;
+      }
+    }
+  } else {
+    offsets = strategy->place(lt.buffers);
+  }
+  plan.strategy = strategy->name;
   plan.lower_bound_bytes = lt.lower_bound;
   plan.live_bytes = lt.live_bytes;
   plan.scratch_of_step.assign(graph.nodes.size(), -1);

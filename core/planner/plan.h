@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -25,7 +26,9 @@ struct Location {
 };
 
 struct ExecutionPlan {
-  std::string strategy;
+  std::string strategy;  // the strategy that placed the buffers (with "best": the winner)
+  // With "best": every strategy tried and its arena bytes, in registry order.
+  std::vector<std::pair<std::string, size_t>> tried;
   std::vector<Placement> placements;                     // one per buffer
   std::unordered_map<std::string, Location> locations;   // every tensor a node or output uses
   std::vector<int> scratch_of_step;  // per node: index into placements, or -1
@@ -40,8 +43,10 @@ struct ExecutionPlan {
   std::string to_text(const ir::Graph& graph, int chart_width = 64) const;
 };
 
-// Plans `graph` with the named strategy. Throws fusebox::Error for an unknown strategy (listing
-// the valid ones) or an inconsistent graph.
+// Plans `graph` with the named strategy, or with kBestPlanner every registered strategy, keeping
+// the smallest arena (the first in registry order on ties). Throws fusebox::Error for an unknown
+// strategy (listing the valid ones) or an inconsistent graph.
+inline constexpr const char* kBestPlanner = "best";
 ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy);
 
 // Checks the plan's invariant: buffers whose lifetimes overlap do not overlap in the arena, and

@@ -11,18 +11,16 @@
 // Usage: fusebox_bench_worker MODEL THREADS [NAME=INPUT.npy ...] [--passes P] [--planner S]
 //        [--executor E] [--dim NAME=VALUE ...]
 // --dim gives values to an ONNX file's dynamic dims, as `fusebox run --dim` does.
-// `--planner best` plans the optimized graph with every registered strategy
-// (core/planner/strategies.h) and keeps the one with the smallest arena (ties: the first).
+// `--planner best` plans with every registered strategy and keeps the smallest arena
+// (planner::make_plan; the ready line names the winner and every strategy's arena).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
@@ -30,67 +28,17 @@
 #include "core/ir/npy.h"
 #include "core/ir/op_schema.h"
 #include "core/planner/plan.h"
-#include "core/planner/strategies.h"
 #include "ops/cpu/cpu_backend.h"
 
-namespace {
-
-using namespace fusebox;
-
-// FLOPs of one call: ir::node_cost summed over the graph's nodes (as the profiler counts them).
-double graph_flops(const ir::Graph& g) {
-  double total = 0;
-  for (const ir::Node& n : g.nodes) {
-    std::vector<ir::TensorType> in, out;
-    for (const auto& t : n.inputs) in.push_back({g.tensor(t).dtype, g.tensor(t).shape});
-    for (const auto& t : n.outputs) out.push_back({g.tensor(t).dtype, g.tensor(t).shape});
-    total += ir::node_cost(n, in, out).flops;
-  }
-  return total;
-}
-
-// Arena bytes of `graph` under every registered strategy, in registry order.
-std::vector<std::pair<std::string, size_t>> arena_per_strategy(const ir::Graph& graph) {
-  std::vector<std::pair<std::string, size_t>> arenas;
-  for (const planner::Strategy& s : planner::strategies())
-    arenas.emplace_back(s.name, planner::make_plan(graph, s.name).arena_bytes);
-  return arenas;
-}
-
-// The strategy with the smallest arena; the first one on ties.
-std::string smallest_arena(const std::vector<std::pair<std::string, size_t>>& arenas) {
-  if (arenas.empty()) throw Error("no planner strategy is registered");
-  size_t best = 0;
-  for (size_t i = 1; i < arenas.size(); ++i)
-    if (arenas[i].second < arenas[best].second) best = i;
-  return arenas[best].first;
-}
-
-// "--dim NAME=VALUE": dims[NAME] = VALUE (the last one given wins).
-void add_dim(std::map<std::string, int64_t>& dims, const std::string& d) {
-  auto eq = d.find('=');
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    if (eq != std::string::npos && eq > 0) value = std::stoll(d.substr(eq + 1), &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (eq == std::string::npos || eq == 0 || used == 0 || used != d.size() - eq - 1)
-    throw Error("--dim " + d + ": expected NAME=VALUE with an integer VALUE");
-  dims[d.substr(0, eq)] = value;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+  using namespace fusebox;
   try {
     if (argc < 3) throw Error("usage: fusebox_bench_worker MODEL THREADS [NAME=INPUT.npy ...]");
     cpu::register_backend();
     exec::SessionOptions opt;
     opt.threads = std::stoi(argv[2]);
     std::map<std::string, std::string> input_files;
-    std::map<std::string, int64_t> dims;
+    std::vector<std::string> dims;  // NAME=VALUE
     for (int i = 3; i < argc; ++i) {
       std::string a = argv[i];
       if (a == "--passes" && i + 1 < argc)
@@ -100,28 +48,19 @@ int main(int argc, char** argv) {
       else if (a == "--executor" && i + 1 < argc)
         opt.executor = argv[++i];
       else if (a == "--dim" && i + 1 < argc)
-        add_dim(dims, argv[++i]);
+        dims.push_back(argv[++i]);
       else if (auto eq = a.find('='); eq != std::string::npos)
         input_files[a.substr(0, eq)] = a.substr(eq + 1);
       else
         throw Error("unexpected argument '" + a + "'");
     }
-    ir::Graph model = workbench::load_model(argv[1], 1, dims);
-    const double flops_original = graph_flops(model);
-    std::vector<std::pair<std::string, size_t>> arenas;
-    if (opt.planner == "best") {
-      // The passes run inside the Session, so plan the graph a first Session optimized, then
-      // build the real one with the winner (the pipeline is deterministic: same graph again).
-      exec::SessionOptions probe = opt;
-      probe.planner = planner::strategy_names().at(0);
-      arenas = arena_per_strategy(exec::Session(model, probe).graph());
-      opt.planner = smallest_arena(arenas);
-    }
-    exec::Session session(std::move(model), opt);
+    exec::Session session(workbench::load_model(argv[1], 1, workbench::parse_dims(dims, "--dim")),
+                          opt);
     const ir::Graph& g = session.graph();
-    if (arenas.empty()) arenas = {{opt.planner, session.plan().arena_bytes}};
+    const planner::ExecutionPlan& plan = session.plan();
     nlohmann::json arena_json = nlohmann::json::object();
-    for (const auto& [name, bytes] : arenas) arena_json[name] = bytes;
+    for (const auto& [name, bytes] : plan.tried) arena_json[name] = bytes;
+    if (plan.tried.empty()) arena_json[plan.strategy] = plan.arena_bytes;
     std::vector<ir::Tensor> inputs = workbench::random_inputs(g, 1);
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       auto it = input_files.find(g.inputs[i]);
@@ -134,11 +73,11 @@ int main(int argc, char** argv) {
     for (auto& t : outputs) out.push_back(t.bytes());
     std::cout << nlohmann::json{{"ready", true},
                                 {"nodes", g.nodes.size()},
-                                {"arena_bytes", session.plan().arena_bytes},
-                                {"planner", opt.planner},
+                                {"arena_bytes", plan.arena_bytes},
+                                {"planner", plan.strategy},
                                 {"planner_arenas", arena_json},
-                                {"flops", graph_flops(g)},
-                                {"flops_original", flops_original}}
+                                {"flops", ir::graph_cost(g).flops},
+                                {"flops_original", ir::graph_cost(session.original_graph()).flops}}
                      .dump()
               << std::endl;
     std::string cmd;

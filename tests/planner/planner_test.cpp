@@ -143,6 +143,28 @@ TEST(Planner, RandomGraphs) {
   }
 }
 
+// "best" plans with every strategy and keeps the smallest arena, the first in registry order on
+// ties; it names the winner and lists every candidate's arena.
+TEST(Planner, BestKeepsTheSmallestArena) {
+  for (const char* spec : {"stack:layers=2,seq=16,d=32,heads=2,ffn=64", "mlp:dims=64-32-10,batch=4"}) {
+    ir::Graph g = models::build_model(spec, 3);
+    planner::ExecutionPlan best = planner::make_plan(g, planner::kBestPlanner);
+    ASSERT_EQ(best.tried.size(), planner::strategies().size()) << spec;
+    std::string want;
+    size_t smallest = SIZE_MAX;
+    for (const auto& s : planner::strategies()) {
+      const size_t arena = planner::make_plan(g, s.name).arena_bytes;
+      if (arena < smallest) {
+        smallest = arena;
+        want = s.name;
+      }
+    }
+    EXPECT_EQ(best.strategy, want) << spec;
+    EXPECT_EQ(best.arena_bytes, smallest) << spec;
+    EXPECT_EQ(planner::check_plan(best), "") << spec;
+  }
+}
+
 TEST(Planner, UnknownStrategyListsValidOnes) {
   ir::Graph g;
   g.add_input("x", ir::DType::f32, {4});
@@ -152,6 +174,7 @@ TEST(Planner, UnknownStrategyListsValidOnes) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("greedy_by_size"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(", best)"), std::string::npos) << e.what();
   }
 }
 

@@ -84,7 +84,6 @@ class Paths:
         self.build = os.path.abspath(build)
         self.shown = os.path.relpath(self.build) if self.build.startswith(os.getcwd() + os.sep) else self.build
         self.worker = os.path.join(self.build, "tests", "bench", "fusebox_bench_worker")
-        self.cli = os.path.join(self.build, "app", "cli", "fusebox")
         self.outdir = os.path.join(self.build, "bench")
 
 
@@ -592,7 +591,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     ap.add_argument("--calls", type=int, default=50, help="timed calls per runtime per round (default 50)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
-                    help="build directory holding tests/bench/fusebox_bench_worker and app/cli/fusebox")
+                    help="build directory holding tests/bench/fusebox_bench_worker")
     ap.add_argument("--planner", default="best", help="fusebox planner strategy, or best (default)")
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                     help="value of a dynamic dim of the given .onnx files (default 1)")
