@@ -104,6 +104,19 @@ int64_t StridedView::offset_of(const std::vector<int64_t>& index) const {
   return o;
 }
 
+std::vector<int64_t> StridedView::leading_offsets(size_t dims) const {
+  const Shape lead(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(dims));
+  std::vector<int64_t> out(static_cast<size_t>(ir::numel(lead)), offset);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t rem = static_cast<int64_t>(i);
+    for (size_t d = dims; d-- > 0;) {
+      out[i] += (rem % lead[d]) * strides[d];
+      rem /= lead[d];
+    }
+  }
+  return out;
+}
+
 std::string StridedView::to_string() const {
   std::string s = shape_str(shape) + " strides " + shape_str(strides);
   if (offset) s += " + " + std::to_string(offset);

@@ -44,6 +44,9 @@ struct StridedView {
   bool covers_densely(int64_t storage_numel) const;
   // Offset of one element (tests, reference loops).
   int64_t offset_of(const std::vector<int64_t>& index) const;
+  // Offsets of every index of the first `dims` dims, row-major, the others at 0: where each
+  // matrix of a batch starts (e.g. each head of [B, H, S, D] with dims = 2).
+  std::vector<int64_t> leading_offsets(size_t dims) const;
   // "[4,128,64] strides [64,768,1] + 256"
   std::string to_string() const;
 };

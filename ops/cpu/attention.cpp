@@ -29,6 +29,7 @@
 
 #include "core/ir/attention_layout.h"
 #include "ops/cpu/avx512.h"
+#include "ops/cpu/blas.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
@@ -41,8 +42,6 @@ namespace {
 
 constexpr int64_t kRows = 14;    // query rows per block: one row block of the GEMM micro-kernel
 constexpr int64_t kChunk = 256;  // keys per softmax chunk (a multiple of the 32-column panels)
-// A (head, row block) task should be worth this many FLOPs before it gets its own thread.
-constexpr double kTaskGrainFlops = 1 << 17;
 
 struct AttentionState {
   int64_t batch = 1, sq = 0, skv = 0, d = 0, dv = 0;
@@ -53,19 +52,6 @@ struct AttentionState {
   int64_t q_rs = 0, q_cs = 0, k_rs = 0, k_cs = 0, v_rs = 0, v_cs = 0, o_rs = 0;
   size_t k_panel_floats = 0, v_panel_floats = 0;  // scratch per head
 };
-
-// Offsets of every leading index of `view` (row-major over its leading dims).
-std::vector<int64_t> head_offsets(const ir::StridedView& view, const ir::Shape& lead) {
-  std::vector<int64_t> out(static_cast<size_t>(ir::numel(lead)), view.offset);
-  for (size_t i = 0; i < out.size(); ++i) {
-    int64_t rem = static_cast<int64_t>(i);
-    for (size_t dim = lead.size(); dim-- > 0;) {
-      out[i] += (rem % lead[dim]) * view.strides[dim];
-      rem /= lead[dim];
-    }
-  }
-  return out;
-}
 
 std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
   require_arity(ctx, 3, 1);
@@ -82,10 +68,10 @@ std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
   st.d = a.d;
   st.dv = a.dv;
   st.scale = static_cast<float>(a.scale);
-  st.q_off = head_offsets(a.q, a.lead);
-  st.k_off = head_offsets(a.k, a.lead);
-  st.v_off = head_offsets(a.v, a.lead);
-  st.o_off = head_offsets(a.out, a.lead);
+  st.q_off = a.q.leading_offsets(a.lead.size());
+  st.k_off = a.k.leading_offsets(a.lead.size());
+  st.v_off = a.v.leading_offsets(a.lead.size());
+  st.o_off = a.out.leading_offsets(a.lead.size());
   const size_t r = a.lead.size();
   st.q_rs = a.q.strides[r];
   st.q_cs = a.q.strides[r + 1];
@@ -194,7 +180,7 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, flo
   std::fill(row_sum, row_sum + rows, 0.0f);
   const float* qb = q + st.q_off[b] + i0 * st.q_rs;
   float* ob = out + st.o_off[b] + i0 * st.o_rs;
-  const bool avx512 = p.kt.layout == PanelLayout::kPanels;
+  const bool avx512 = p.kt.layout == PanelLayout::kPanels;  // panels are packed only with AVX-512
   for (int64_t c0 = 0; c0 < st.skv; c0 += kChunk) {
     const int64_t kc = std::min(kChunk, st.skv - c0);
     sgemm_panels(rows, st.scale, qb, st.q_rs, st.q_cs, p.kt.cols(c0, kc), 0.0f, s, kChunk);
@@ -257,7 +243,7 @@ void run_attention(const exec::KernelArgs& args) {
   const double block_flops = 2.0 * static_cast<double>(std::min(kRows, st.sq)) *
                              static_cast<double>(st.skv) * static_cast<double>(st.d + st.dv);
   const int64_t grain =
-      std::max<int64_t>(1, static_cast<int64_t>(kTaskGrainFlops / std::max(block_flops, 1.0)));
+      std::max<int64_t>(1, static_cast<int64_t>(kGemmGrainFlops / std::max(block_flops, 1.0)));
   const int threads = omp_get_max_threads();
   if (st.batch >= threads || threads == 1) {
     parallel_for(st.batch, std::max<int64_t>(1, grain / blocks), [&](int64_t begin, int64_t end) {

@@ -19,11 +19,12 @@
 // single-threaded inside our parallel region (its own threaded driver allocates per call).
 
 #include <algorithm>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/ir/shape.h"
+#include "core/ir/strided_view.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
@@ -51,7 +52,7 @@ struct MatMulState {
   std::vector<int64_t> a_offsets, b_offsets;  // one per sgemm; output offset is i * m * n
   int64_t out_numel = 0;
   Epilogue epilogue = Epilogue::None;
-  StridedPlan bias_plan;  // input 2 broadcast to the output (operand 0)
+  StridedPlan bias_plan;                    // input 2 broadcast to the output (operand 0)
   std::shared_ptr<const PackedB> packed_b;  // set when B is a plain weight matrix
   bool bias_in_gemm = false;  // packed_b and C is a bias row: the GEMM epilogue adds it
 };
@@ -61,17 +62,8 @@ struct MatMulState {
 std::vector<int64_t> batch_offsets(const ir::Shape& own, const ir::Shape& batch,
                                    int64_t matrix_size) {
   std::vector<int64_t> strides = ir::broadcast_strides(own, batch);
-  int64_t count = ir::numel(batch);
-  std::vector<int64_t> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t rem = i, off = 0;
-    for (size_t d = batch.size(); d-- > 0;) {
-      off += (rem % batch[d]) * strides[d];
-      rem /= batch[d];
-    }
-    out[static_cast<size_t>(i)] = off * matrix_size;
-  }
-  return out;
+  for (int64_t& s : strides) s *= matrix_size;
+  return ir::StridedView{batch, strides, 0}.leading_offsets(batch.size());
 }
 
 MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
@@ -121,9 +113,11 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
   for (int64_t v : {st.m, st.n, st.k, st.lda, st.ldb})
     if (!fits_blas_int(v))
       fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds the BLAS int range");
-  const ir::Tensor* weight_b = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
+  const ir::Tensor* weight_b =
+      ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
   if (weight_b && ir::numel(b_batch) == 1 && packed_gemm_available())
-    st.packed_b = std::make_shared<const PackedB>(PackedB::pack(weight_b->data<float>(), st.k, st.n, st.trans_b));
+    st.packed_b = std::make_shared<const PackedB>(
+        PackedB::pack(weight_b->data<float>(), st.k, st.n, st.trans_b));
 
   if (epilogue != Epilogue::None) {
     try {
@@ -177,15 +171,11 @@ void add_bias_relu(const StridedPlan& plan, const float* bias, float* out) {
   });
 }
 
-void relu_in_place(float* out, int64_t n) {
-  parallel_for(n, kGrainSimple, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = relu_f32(out[i]);
-  });
-}
-
-void gelu_in_place(float* out, int64_t n) {
-  parallel_for(n, kGrainMath, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = gelu_erf_f32(out[i]);
+// out[i] = f(out[i]): the activation after a GEMM that could not take it as its epilogue.
+template <int64_t Grain, typename F>
+void activate_in_place(float* out, int64_t n, F f) {
+  parallel_for(n, Grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = f(out[i]);
   });
 }
 
@@ -221,7 +211,7 @@ void run_matmul(const exec::KernelArgs& args) {
         // Bias aliased in place: sgemm with beta = 0 would overwrite it before it is read.
         write_bias(st.bias_plan, bias, out);
         run_gemms(st, a, b, out, 1.0f);
-        relu_in_place(out, st.out_numel);
+        activate_in_place<kGrainSimple>(out, st.out_numel, relu_f32);
       } else {
         run_gemms(st, a, b, out, 0.0f);
         add_bias_relu(st.bias_plan, bias, out);
@@ -230,7 +220,7 @@ void run_matmul(const exec::KernelArgs& args) {
     case Epilogue::AddGelu:
       write_bias(st.bias_plan, bias, out);
       run_gemms(st, a, b, out, 1.0f);
-      gelu_in_place(out, st.out_numel);
+      activate_in_place<kGrainMath>(out, st.out_numel, gelu_erf_f32);
       break;
   }
 }

@@ -31,6 +31,7 @@
 
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
+#include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
 
@@ -46,12 +47,8 @@ constexpr int64_t kABufFloats = kMr * (512 + 16);
 // Share of the 2 MiB per-core L2 the panels one row block sweeps may take (the rest: A, C,
 // whatever else the core touches).
 constexpr int64_t kL2BudgetBytes = 1 << 20;
-// Work below this many FLOPs per thread is not worth a fork/join (~1-2 us).
-constexpr double kGrainFlops = 1 << 17;
 // Rows per thread from which C is split by rows rather than by columns.
 constexpr int64_t kRowsPerThreadForRowSplit = 32;
-// Epilogue pass of the portable path: rows per thread worth a fork/join (x n elements).
-constexpr int64_t kGrainMathRows = 4096;
 
 bool g_force_portable = false;
 
@@ -330,7 +327,7 @@ std::unique_ptr<float[], PackedB::FreeAligned> PackedB::allocate(size_t floats) 
 PackedB::PackedB(const PackedB& other)
     : packed_(other.packed_), view_(other.view_), size_(other.size_), data_(allocate(other.size_)) {
   if (size_) std::memcpy(data_.get(), other.data_.get(), size_ * sizeof(float));
-  point_view_at_data();
+  view_.data = data_.get();
 }
 
 PackedB::PackedB(PackedB&& other) noexcept
@@ -350,10 +347,6 @@ PackedB& PackedB::operator=(PackedB&& other) noexcept {
 PackedB& PackedB::operator=(const PackedB& other) {
   if (this != &other) *this = PackedB(other);
   return *this;
-}
-
-void PackedB::point_view_at_data() {
-  view_.data = data_.get();
 }
 
 PackedB PackedB::pack(const float* b, int64_t k, int64_t n, bool trans_b) {
@@ -491,7 +484,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     sgemm_many(
         g, 1, beta, [&](int64_t) { return a; }, [&](int64_t) { return b.data; },
         [&](int64_t) { return c; });
-    parallel_for(m, std::max<int64_t>(1, kGrainMathRows / std::max<int64_t>(n, 1)),
+    parallel_for(m, std::max<int64_t>(1, kGrainMath / std::max<int64_t>(n, 1)),
                  [&](int64_t i0, int64_t i1) { apply_epilogue(i0, i1, n, c, ldc, ep); });
     return;
   }
@@ -508,7 +501,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
   int nt = 1;
   if (!omp_in_parallel()) {
     nt = static_cast<int>(
-        std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGrainFlops)));
+        std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGemmGrainFlops)));
   }
   int tn = static_cast<int>(std::min<int64_t>(nt, panels));
   if (m >= nt * kRowsPerThreadForRowSplit) tn = 1;

@@ -77,7 +77,6 @@ class PackedB {
     void operator()(float* p) const;
   };
   static std::unique_ptr<float[], FreeAligned> allocate(size_t floats);
-  void point_view_at_data();
 
   bool packed_ = false;
   PanelsView view_;

@@ -543,3 +543,34 @@ TEST(AttentionLayout, ShapeMismatchesAreErrors) {
 
 }  // namespace
 }  // namespace fusebox::ir
+
+namespace fusebox::ir {
+namespace {
+
+// leading_offsets(n) lists offset_of((i_0, .., i_{n-1}, 0, ..)) for every leading index,
+// row-major: checked against offset_of on a transposed, sliced view and on broadcast (0) strides.
+TEST(StridedView, LeadingOffsetsEnumerateTheLeadingIndices) {
+  const StridedView base =
+      StridedView::contiguous({3, 4, 5, 6}).transposed({1, 0, 2, 3}).sliced(2, 1, 3, 2);
+  const StridedView broadcast{{2, 3, 7}, {0, 7, 1}, 5};
+  for (const StridedView& v : {base, broadcast}) {
+    for (size_t dims = 0; dims <= v.shape.size(); ++dims) {
+      const std::vector<int64_t> got = v.leading_offsets(dims);
+      std::vector<int64_t> index(v.shape.size(), 0), want;
+      // Row-major walk over the first `dims` dims.
+      const int64_t count = numel(Shape(v.shape.begin(), v.shape.begin() + dims));
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t rem = i;
+        for (size_t d = dims; d-- > 0;) {
+          index[d] = rem % v.shape[d];
+          rem /= v.shape[d];
+        }
+        want.push_back(v.offset_of(index));
+      }
+      EXPECT_EQ(got, want) << v.to_string() << " dims " << dims;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusebox::ir
