@@ -499,11 +499,9 @@ class AbsorbLayoutAssets : public ::testing::TestWithParam<std::string> {};
 // What torch.onnx.export writes for nn.TransformerEncoderLayer: a Transpose into and out of the
 // [S,1,D] layout (size-1 moves), Slices of the in_proj, head Reshapes and Transposes.
 TEST_P(AbsorbLayoutAssets, NoTransposeOrSliceSurvives) {
-  const std::string path = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + GetParam();
+  const std::string path = asset_path(GetParam());
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
-  models::OnnxImportOptions opt;
-  opt.evaluator = &cpu();
-  const ir::Graph original = models::import_onnx_file(path, opt);
+  const ir::Graph original = import_asset(GetParam());
   ir::Graph g = original;
   PassLog log = run_all(g);
   const PassLogEntry& e = entry(log, "absorb_layout");
@@ -541,10 +539,7 @@ INSTANTIATE_TEST_SUITE_P(Exports, AbsorbLayoutAssets,
 // --gtest_also_run_disabled_tests --gtest_filter='*PrintLogs*'.
 TEST(AbsorbLayoutModels, DISABLED_PrintLogs) {
   for (const char* name : {"transformer_opset17.onnx", "stack_opset13.onnx"}) {
-    models::OnnxImportOptions opt;
-    opt.evaluator = &cpu();
-    ir::Graph g =
-        models::import_onnx_file(std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + name, opt);
+    ir::Graph g = import_asset(name);
     std::cout << "== " << name << "\n" << run_all(g).to_text();
   }
   ir::Graph g = models::build_model("transformer", models::kDefaultSeed);

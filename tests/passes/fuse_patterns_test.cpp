@@ -281,15 +281,21 @@ TEST(FusePatterns, AttentionNearMisses) {
 
 // ---- MatMul + Add (+ Relu) --------------------------------------------------------------------
 
+// An nn.Linear as exporters write it: x [4,8] times a weight W [8,6], plus a bias b [6] (on
+// either side of the Add). Returns the Add's output.
+std::string linear(ir::Graph& g, const std::string& matmul, const std::string& add,
+                   bool bias_first = false) {
+  g.add_input("x", ir::DType::f32, {4, 8});
+  g.add_weight("W", random_tensor({8, 6}, 1));
+  g.add_weight("b", random_tensor({6}, 2));
+  std::string mm = g.add_node("MatMul", {"x", "W"}, {}, matmul);
+  return bias_first ? g.add_node("Add", {"b", mm}, {}, add) : g.add_node("Add", {mm, "b"}, {}, add);
+}
+
 TEST(FusePatterns, MatMulAddReluWithBiasOnEitherSide) {
   for (bool bias_first : {false, true}) {
     ir::Graph g;
-    g.add_input("x", ir::DType::f32, {4, 8});
-    g.add_weight("W", random_tensor({8, 6}, 1));
-    g.add_weight("b", random_tensor({6}, 2));
-    std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_3");
-    std::string a = bias_first ? g.add_node("Add", {"b", mm}, {}, "Add_4")
-                               : g.add_node("Add", {mm, "b"}, {}, "Add_4");
+    std::string a = linear(g, "MatMul_3", "Add_4", bias_first);
     g.outputs = {g.add_node("Relu", {a}, {}, "Relu_5")};
     ir::Graph before = g;
     PassLogEntry e = run_pass(g, "fuse_patterns");
@@ -303,11 +309,7 @@ TEST(FusePatterns, MatMulAddReluWithBiasOnEitherSide) {
 TEST(FusePatterns, MatMulAddGelu) {
   for (std::string approx : {"none", "tanh"}) {
     ir::Graph g;
-    g.add_input("x", ir::DType::f32, {4, 8});
-    g.add_weight("W", random_tensor({8, 6}, 1));
-    g.add_weight("b", random_tensor({6}, 2));
-    std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_3");
-    std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_4");
+    std::string a = linear(g, "MatMul_3", "Add_4");
     ir::Attributes gelu;
     gelu.set("approximate", approx);
     g.outputs = {g.add_node("Gelu", {a}, gelu, "Gelu_5")};
@@ -372,11 +374,7 @@ TEST(FusePatterns, MatMulAddNearMisses) {
 
 TEST(FusePatterns, BiasReluFallsBackToMatMulAddWhenTheSumIsAlsoRead) {
   ir::Graph g;
-  g.add_input("x", ir::DType::f32, {4, 8});
-  g.add_weight("W", random_tensor({8, 6}, 1));
-  g.add_weight("b", random_tensor({6}, 2));
-  std::string mm = g.add_node("MatMul", {"x", "W"}, {}, "MatMul_0");
-  std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_1");
+  std::string a = linear(g, "MatMul_0", "Add_1");
   std::string r = g.add_node("Relu", {a}, {}, "Relu_2");
   g.outputs = {r, a};
   ir::Graph before = g;

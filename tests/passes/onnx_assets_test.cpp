@@ -13,11 +13,9 @@ namespace {
 class OnnxAssetPassSubsets : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnnxAssetPassSubsets, VerifyAndComputeTheSameOutputs) {
-  const std::string path = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + GetParam();
+  const std::string path = asset_path(GetParam());
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
-  models::OnnxImportOptions opt;
-  opt.evaluator = &cpu();
-  const ir::Graph original = models::import_onnx_file(path, opt);
+  const ir::Graph original = import_asset(GetParam());
   const auto inputs = fusebox::testing::random_inputs(original, 5);
   const auto want = fusebox::testing::evaluate_graph(original, inputs);
   const std::vector<std::string> names = PassRegistry::instance().names();
@@ -49,10 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Assets, OnnxAssetPassSubsets,
 // --gtest_also_run_disabled_tests --gtest_filter='*PrintLogs*'.
 TEST(OnnxAssets, DISABLED_PrintLogs) {
   for (const char* name : {"mlp_opset13.onnx", "transformer_opset13.onnx"}) {
-    models::OnnxImportOptions opt;
-    opt.evaluator = &cpu();
-    ir::Graph g =
-        models::import_onnx_file(std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + name, opt);
+    ir::Graph g = import_asset(name);
     std::cout << "== " << name << "\n"
               << run_pipeline(g, parse_pass_list("all"), cpu_context()).to_text();
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/models/onnx_import.h"
 #include "core/passes/pass_manager.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
@@ -22,6 +23,17 @@ inline const exec::Backend& cpu() {
 
 inline PassContext cpu_context() {
   return PassContext{&cpu()};
+}
+
+// The committed model files (assets/models), and one of them imported with the CPU backend
+// folding its shape arithmetic.
+inline std::string asset_path(const std::string& file) {
+  return std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + file;
+}
+inline ir::Graph import_asset(const std::string& file) {
+  models::OnnxImportOptions opt;
+  opt.evaluator = &cpu();
+  return models::import_onnx_file(asset_path(file), opt);
 }
 
 inline ir::Tensor scalar(float v, ir::Shape shape = {}) {
