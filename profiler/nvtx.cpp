@@ -50,8 +50,9 @@ uint32_t stage_color() { return 0xFFDD8452; }
 
 NvtxRanges::NvtxRanges() : domain_(nvtx_domain_create(nvtx_domain_name())) {}
 
-void NvtxRanges::attach(const exec::Session& session) {
-  const ir::Graph& g = session.graph();
+void NvtxRanges::attach(const exec::Session& session) { attach(session.graph()); }
+
+void NvtxRanges::attach(const ir::Graph& g) {
   op_names_.clear();
   op_colors_.clear();
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -28,6 +28,7 @@ class NvtxRanges final : public exec::ExecutionObserver {
   // Prepares the per-op range names from the session's graph. Ops seen before attach (or with
   // an index past the graph) get a generic name.
   void attach(const exec::Session& session);
+  void attach(const ir::Graph& graph);  // the graph that runs
   // Names the calling OS thread in NVTX (nvtxNameOsThread).
   static void name_this_thread(const std::string& name);
 

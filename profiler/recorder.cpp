@@ -87,16 +87,27 @@ void Recorder::clear() { events_.clear(); }
 
 void Recorder::attach(exec::Session& session, const std::string& model) {
   const ir::Graph& g = session.graph();
-  const planner::ExecutionPlan& plan = session.plan();
   const exec::SessionOptions& o = session.options();
-  base_.model = model.empty() ? g.name : model;
-  base_.backend = o.backend;
-  base_.executor = o.executor;
-  base_.passes = o.passes;
-  base_.planner = o.planner;
-  base_.threads = o.threads;
-  base_.label = "passes=" + o.passes + " executor=" + o.executor + " planner=" + o.planner +
-                " threads=" + std::to_string(o.threads) + " backend=" + o.backend;
+  Recording config;
+  config.model = model.empty() ? g.name : model;
+  config.backend = o.backend;
+  config.executor = o.executor;
+  config.passes = o.passes;
+  config.planner = o.planner;
+  config.threads = o.threads;
+  config.label = "passes=" + o.passes + " executor=" + o.executor + " planner=" + o.planner +
+                 " threads=" + std::to_string(o.threads) + " backend=" + o.backend;
+  attach(g, session.plan(), config);
+}
+
+void Recorder::attach(const ir::Graph& g, const planner::ExecutionPlan& plan, const Recording& config) {
+  base_.model = config.model.empty() ? g.name : config.model;
+  base_.backend = config.backend;
+  base_.executor = config.executor;
+  base_.passes = config.passes;
+  base_.planner = config.planner;
+  base_.threads = config.threads;
+  base_.label = config.label;
   base_.arena_bytes = plan.arena_bytes;
   base_.node_count = g.nodes.size();
   base_.nodes.clear();

@@ -105,6 +105,9 @@ class Recorder final : public exec::ExecutionObserver {
   // Reads the node table (names, shapes, FLOPs, bytes, arena offsets, live bytes) and the
   // configuration from the session. Call once the session is built.
   void attach(exec::Session& session, const std::string& model = "");
+  // The same from the pieces: the graph that runs, its plan, and the configuration (`config`'s
+  // model, label, backend, executor, passes, planner and threads; its other fields are ignored).
+  void attach(const ir::Graph& graph, const planner::ExecutionPlan& plan, const Recording& config);
   // Builds the recording from everything seen so far and device activity, if any was given.
   Recording finish(std::vector<exec::DeviceActivity> device = {}) const;
   void clear();  // forgets events (keeps the node table)

@@ -27,5 +27,9 @@ int64_t parse_int(std::string_view text, std::string_view what);
 double parse_double(std::string_view text, std::string_view what);
 // "1.23 MB", "512 B": bytes for people.
 std::string format_bytes(double bytes);
+// For "did you mean ...?": the candidate nearest to `word` by edit distance (Levenshtein,
+// ignoring case), the first of equals, when that distance is at most max(2, word.size() / 3);
+// otherwise "" (a suggestion that far off would mislead more than help).
+std::string closest(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace fusebox

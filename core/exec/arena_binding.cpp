@@ -2,10 +2,9 @@
 
 namespace fusebox::exec {
 
-ArenaBinding bind_arena(const Program& p) {
+ArenaBinding bind_arena(const Program& p, const planner::ExecutionPlan& plan) {
   ArenaBinding b;
   const ir::Graph& g = *p.graph;
-  const planner::ExecutionPlan& plan = *p.plan;
   b.arena = p.backend->allocate(plan.arena_bytes);
   auto* base = static_cast<std::byte*>(b.arena.get());
   for (const auto& [name, loc] : plan.locations) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/exec/program.h"
+#include "core/planner/plan.h"
 
 namespace fusebox::exec {
 
@@ -22,6 +23,7 @@ struct ArenaBinding {
   void copy_outputs(Backend& backend, void* const* host_outputs) const;
 };
 
-ArenaBinding bind_arena(const Program& program);
+// Allocates `plan`'s arena on the program's backend and resolves every tensor's address.
+ArenaBinding bind_arena(const Program& program, const planner::ExecutionPlan& plan);
 
 }  // namespace fusebox::exec

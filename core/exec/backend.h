@@ -19,12 +19,14 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;         // "cpu", "cuda"
-  virtual std::string description() const = 0;  // "CPU: OpenBLAS 0.3.21, 2 threads"
+  virtual std::string description() const = 0;  // "CPU: OpenBLAS 0.3.21 ..."
   virtual const KernelTable& kernels() const = 0;
 
-  // Intra-op threads: one pool for all kernels (and the BLAS underneath them).
-  virtual void set_threads(int threads) = 0;
-  virtual int threads() const = 0;
+  // Intra-op threads for the kernels the calling thread runs next (and the BLAS underneath
+  // them): one pool per calling thread. Call it on the thread that runs the kernels, before each
+  // run; a backend keeps no process-wide thread count, so two runs on two threads never change
+  // each other's. Throws fusebox::Error for threads < 1.
+  virtual void bind_threads(int threads) const = 0;
 
   // Device memory, 64-byte aligned; freed when the returned pointer's last copy goes.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;

@@ -15,7 +15,8 @@ struct Step {
 
 class CompiledExecutor final : public Executor {
  public:
-  explicit CompiledExecutor(const Program& p) : program_(p), binding_(bind_arena(p)) {
+  CompiledExecutor(const Program& p, const planner::ExecutionPlan& plan)
+      : program_(p), binding_(bind_arena(p, plan)) {
     // Pointer arrays live in two flat vectors sized up front, so Step::args can point into them.
     size_t n_in = 0, n_out = 0;
     for (const auto& pn : p.nodes)
@@ -61,8 +62,9 @@ class CompiledExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_compiled_executor(const Program& program) {
-  return std::make_unique<CompiledExecutor>(program);
+std::unique_ptr<Executor> make_compiled_executor(const Program& program,
+                                                 const planner::ExecutionPlan& plan) {
+  return std::make_unique<CompiledExecutor>(program, plan);
 }
 
 }  // namespace fusebox::exec

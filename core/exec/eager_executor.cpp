@@ -35,10 +35,10 @@ class EagerExecutor final : public Executor {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::Node& node = g.nodes[i];
       const PreparedNode& pn = program_.nodes[i];
-      if (observer) observer->on_op_begin(i);
       if (pn.view) {
-        live[node.outputs[0]] = live.at(node.inputs[0]);  // shares the bytes
+        live[node.outputs[0]] = live.at(node.inputs[0]);  // shares the bytes: no work, no hook
       } else {
+        if (observer) observer->on_op_begin(i);
         const KernelDef* kernel = backend.kernels().find(node.op);
         KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
         std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
@@ -52,8 +52,8 @@ class EagerExecutor final : public Executor {
         }
         std::shared_ptr<void> scratch = pn.scratch_bytes ? backend.allocate(pn.scratch_bytes) : nullptr;
         kernel->run(KernelArgs{ins.data(), outs.data(), scratch.get(), state.get()});
+        if (observer) observer->on_op_end(i);
       }
-      if (observer) observer->on_op_end(i);
       for (const auto& t : node.inputs) {
         auto it = last_use_.find(t);
         if (it != last_use_.end() && it->second == i && !g.is_weight(t)) live.erase(t);

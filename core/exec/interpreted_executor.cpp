@@ -10,7 +10,8 @@ namespace {
 
 class InterpretedExecutor final : public Executor {
  public:
-  explicit InterpretedExecutor(const Program& p) : program_(p), binding_(bind_arena(p)) {}
+  InterpretedExecutor(const Program& p, const planner::ExecutionPlan& plan)
+      : program_(p), binding_(bind_arena(p, plan)) {}
 
   std::string name() const override { return "interpreted"; }
 
@@ -44,8 +45,9 @@ class InterpretedExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_interpreted_executor(const Program& program) {
-  return std::make_unique<InterpretedExecutor>(program);
+std::unique_ptr<Executor> make_interpreted_executor(const Program& program,
+                                                    const planner::ExecutionPlan& plan) {
+  return std::make_unique<InterpretedExecutor>(program, plan);
 }
 
 }  // namespace fusebox::exec

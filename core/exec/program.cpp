@@ -4,10 +4,9 @@
 
 namespace fusebox::exec {
 
-Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan, Backend& backend) {
+Program build_program(const ir::Graph& graph, Backend& backend) {
   Program p;
   p.graph = &graph;
-  p.plan = &plan;
   p.backend = &backend;
   for (const auto& [name, info] : graph.tensors()) {
     if (info.kind != ir::TensorKind::Weight) continue;

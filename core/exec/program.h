@@ -1,5 +1,7 @@
 #pragma once
-// Program: a planned graph bound to a backend, with every kernel found and prepared once.
+// Program: a graph bound to a backend, with every kernel found and prepared once and every weight
+// uploaded (and, where a kernel wants it, packed). It does not depend on the memory plan: the
+// executors bind a plan to it, so a planner or executor flip reuses the prepared kernels.
 // All three executors run from it; they differ in what they look up again on each run.
 #include <memory>
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "core/exec/backend.h"
 #include "core/ir/graph.h"
-#include "core/planner/plan.h"
 
 namespace fusebox::exec {
 
@@ -24,7 +25,6 @@ struct PreparedNode {
 
 struct Program {
   const ir::Graph* graph = nullptr;
-  const planner::ExecutionPlan* plan = nullptr;
   Backend* backend = nullptr;
   std::vector<PreparedNode> nodes;  // parallel to graph->nodes
   // Weights made available on the device once, by root tensor name.
@@ -34,6 +34,6 @@ struct Program {
 
 // Finds and prepares every kernel and uploads every weight. Throws fusebox::Error naming the
 // node when the backend has no kernel for its op or the kernel refuses the shapes.
-Program build_program(const ir::Graph& graph, const planner::ExecutionPlan& plan, Backend& backend);
+Program build_program(const ir::Graph& graph, Backend& backend);
 
 }  // namespace fusebox::exec

@@ -4,7 +4,6 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/ir/verifier.h"
 
 namespace fusebox::exec {
 
@@ -30,30 +29,26 @@ Session::Session(ir::Graph model, SessionOptions options)
   for (const auto& n : executor_names()) known_executor |= n == options_.executor;
   if (!known_executor)
     throw Error("unknown executor '" + options_.executor + "' (valid: " + join(executor_names(), ", ") + ")");
-  std::vector<std::string> enabled = passes::parse_pass_list(options_.passes);
   ExecutionObserver* obs = options_.observer;
-
-  stage(stages_, obs, "verify", [&] { ir::verify(original_); });
   backend_ = BackendRegistry::instance().create(options_.backend);
-  backend_->set_threads(options_.threads);
-  graph_ = original_;
-  stage(stages_, obs, "passes", [&] {
-    passes::PassContext ctx;
-    ctx.evaluator = backend_.get();
-    ctx.observer = obs;
-    pass_log_ = passes::run_pipeline(graph_, enabled, ctx);
-  });
-  stage(stages_, obs, "plan", [&] { plan_ = planner::make_plan(graph_, options_.planner); });
-  stage(stages_, obs, "compile", [&] {
-    program_ = build_program(graph_, plan_, *backend_);
-    executor_ = make_executor(options_.executor, program_);
-  });
+  if (backend_->name() != "cpu") cpu_evaluator_ = BackendRegistry::instance().create("cpu");
+
+  OptimizeOptions opt;
+  opt.passes = passes::parse_pass_list(options_.passes);
+  opt.disabled_patterns = options_.disabled_patterns;
+  opt.evaluator = cpu_evaluator_ ? cpu_evaluator_.get() : backend_.get();
+  opt.observer = obs;
+  std::shared_ptr<const Compiled> compiled;
+  stage(stages_, obs, "optimize", [&] { optimized_ = optimize(original_, opt); });
+  stage(stages_, obs, "plan", [&] { plan_ = plan_memory(*optimized_, options_.planner); });
+  stage(stages_, obs, "compile", [&] { compiled = compile(optimized_, *backend_); });
+  stage(stages_, obs, "bind", [&] { bound_ = bind_executor(compiled, plan_, options_.executor); });
 }
 
 Session::~Session() = default;
 
 std::vector<ir::Tensor> Session::run(const std::vector<ir::Tensor>& inputs) {
-  const ir::Graph& g = graph_;
+  const ir::Graph& g = graph();
   if (inputs.size() != g.inputs.size())
     throw Error("model '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " input(s) (" +
                 join(g.inputs, ", ") + "), got " + std::to_string(inputs.size()));
@@ -79,8 +74,9 @@ std::vector<ir::Tensor> Session::run(const std::vector<ir::Tensor>& inputs) {
 void Session::run_raw(const void* const* inputs, void* const* outputs) {
   ExecutionObserver* obs = options_.observer;
   int64_t index = runs_++;
+  backend_->bind_threads(options_.threads);
   if (obs) obs->on_run_begin(index);
-  executor_->run(inputs, outputs, obs);
+  bound_->executor->run(inputs, outputs, obs);
   if (obs) obs->on_run_end(index);
 }
 

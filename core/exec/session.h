@@ -1,8 +1,13 @@
 #pragma once
-// Session: takes a model graph down the pipeline once, then runs it as often as asked.
-//   graph -> passes (each on/off) -> planner (strategy by name) -> Program (kernels prepared,
-//   weights uploaded) -> executor (eager | interpreted | compiled) -> run(inputs) -> outputs
+// Session: takes a model graph down the pipeline once (core/exec/stages.h), then runs it as often
+// as asked.
+//   graph -> optimize (passes, each on/off) -> plan_memory (strategy by name)
+//         -> compile (kernels prepared, weights uploaded) -> bind (executor: eager | interpreted |
+//            compiled) -> run(inputs) -> outputs
+// The workbench runs the same stages with each result cached; a Session is the one-shot form
+// tests, benchmarks and peers use.
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +15,7 @@
 #include "core/exec/executor.h"
 #include "core/exec/observer.h"
 #include "core/exec/program.h"
+#include "core/exec/stages.h"
 #include "core/ir/graph.h"
 #include "core/passes/pass_manager.h"
 #include "core/planner/plan.h"
@@ -21,12 +27,13 @@ struct SessionOptions {
   std::string executor = "compiled";
   int threads = 1;
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"
+  std::set<std::string> disabled_patterns;  // fusion patterns fuse_patterns skips
   std::string planner = "greedy_by_size";
   ExecutionObserver* observer = nullptr;  // sees the stages and every run
 };
 
 struct StageTime {
-  std::string name;  // "verify", "pass fuse_patterns", "plan", "compile"
+  std::string name;  // "optimize", "plan", "compile", "bind"
   double millis = 0;
 };
 
@@ -39,17 +46,18 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Runs on the calling thread with options().threads kernel threads (bound at each run).
   // Inputs in graph().inputs order; checks count, dtype and shape (errors name the input).
   std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
   // The allocation-free path: host pointers in graph order, no checks. For benchmarks.
   void run_raw(const void* const* inputs, void* const* outputs);
 
   const ir::Graph& original_graph() const { return original_; }
-  const ir::Graph& graph() const { return graph_; }
-  const passes::PassLog& pass_log() const { return pass_log_; }
-  const planner::ExecutionPlan& plan() const { return plan_; }
+  const ir::Graph& graph() const { return optimized_->graph; }
+  const passes::PassLog& pass_log() const { return optimized_->log; }
+  const planner::ExecutionPlan& plan() const { return *plan_; }
   Backend& backend() { return *backend_; }
-  const Executor& executor() const { return *executor_; }
+  const Executor& executor() const { return *bound_->executor; }
   const SessionOptions& options() const { return options_; }
   const std::vector<StageTime>& stages() const { return stages_; }
   int64_t runs() const { return runs_; }
@@ -58,12 +66,11 @@ class Session {
  private:
   SessionOptions options_;
   ir::Graph original_;
-  ir::Graph graph_;
   std::unique_ptr<Backend> backend_;
-  passes::PassLog pass_log_;
-  planner::ExecutionPlan plan_;
-  Program program_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Backend> cpu_evaluator_;  // constant folding, when the backend is not the CPU
+  std::shared_ptr<const OptimizedGraph> optimized_;
+  std::shared_ptr<const planner::ExecutionPlan> plan_;
+  std::unique_ptr<Bound> bound_;
   std::vector<StageTime> stages_;
   int64_t runs_ = 0;
 };

@@ -28,11 +28,6 @@ namespace {
 constexpr const char* kOperand[3] = {"Q", "K", "V"};
 constexpr const char* kPrefix[3] = {"q", "k", "v"};
 
-void note(PassResult& r, const std::string& near_miss) {
-  if (std::find(r.near_misses.begin(), r.near_misses.end(), near_miss) == r.near_misses.end())
-    r.near_misses.push_back(near_miss);
-}
-
 size_t index_of(const ir::Graph& g, const std::string& name) {
   for (size_t k = 0; k < g.nodes.size(); ++k)
     if (g.nodes[k].name == name) return k;
@@ -86,8 +81,9 @@ void unit_transposes_to_reshapes(ir::Graph& g, PassResult& r) {
     }
     if (!keeps_order) continue;
     const ir::Shape out = shape_of(g, n.outputs[0]);
-    r.rewrites.push_back(n.name + " perm " + perm_text(n) + " only moves size-1 dims -> Reshape " +
-                         ir::shape_str(out) + " (no copy)");
+    r.rewrite("transpose_to_reshape", {}, {}, {n.name},
+              n.name + " perm " + perm_text(n) + " only moves size-1 dims -> Reshape " + ir::shape_str(out) +
+                  " (no copy)");
     n.op = "Reshape";
     n.attrs = {};
     n.attrs.set("shape", out);
@@ -190,7 +186,7 @@ bool absorb_input(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassR
     chain.push_back(it->second);
     t = n.inputs[0];
   }
-  if (!stop.empty()) note(r, who + ": " + stop);
+  if (!stop.empty()) r.near_miss("layout_view", att.name, who + ": " + stop);
   // The longest chain whose composition strides can express.
   size_t len = chain.size();
   std::optional<ir::StridedView> view;
@@ -201,10 +197,10 @@ bool absorb_input(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassR
     if (len == chain.size()) stop = why;
   }
   if (len < chain.size() && len > 0)
-    note(r, who + ": " + stop + "; read from " + g.nodes[chain[len - 1]].inputs[0] + " instead (" +
+    r.near_miss("layout_view", att.name, who + ": " + stop + "; read from " + g.nodes[chain[len - 1]].inputs[0] + " instead (" +
                 g.nodes[chain[len]].name + " not absorbed)");
   else if (len < chain.size())
-    note(r, who + ": " + stop);
+    r.near_miss("layout_view", att.name, who + ": " + stop);
   if (len == 0 || !has_copy(g, chain, len)) return false;
 
   const std::vector<size_t> absorbed(chain.begin(),
@@ -236,7 +232,8 @@ bool absorb_input(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassR
   msg += " in " + root;
 
   // Chain nodes nothing reads any more go; the others still feed someone else.
-  std::vector<std::string> kept;
+  const std::string attention = node.name;  // `node` moves as nodes are removed
+  std::vector<std::string> kept, removed;
   for (const auto& name : names) {
     size_t k = index_of(g, name);
     if (is_read(g, g.nodes[k].outputs[0])) {
@@ -245,9 +242,11 @@ bool absorb_input(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassR
       continue;
     }
     remove_node(g, k);
+    removed.push_back(name);
   }
   if (!kept.empty()) msg += " (" + join(kept, "; ") + ")";
-  r.rewrites.push_back(msg);
+  std::reverse(removed.begin(), removed.end());  // the chain was walked backwards
+  r.rewrite("layout_view", removed, {}, {attention}, msg);
   return true;
 }
 
@@ -303,7 +302,7 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
     // A layout op among several readers almost extended the chain.
     for (size_t k : readers)
       if (is_layout(k))
-        note(r, who + " not written through " + g.nodes[k].name + ": " + t + " is " +
+        r.near_miss("layout_view", att.name, who + " not written through " + g.nodes[k].name + ": " + t + " is " +
                     uses.other_uses(t, k) + " too");
     break;
   }
@@ -324,7 +323,7 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
       view.reset();
     }
     if (view) break;
-    if (len == chain.size()) note(r, who + " not written through the whole chain: " + why);
+    if (len == chain.size()) r.near_miss("layout_view", att.name, who + " not written through the whole chain: " + why);
   }
   if (len == 0) return false;
 
@@ -332,10 +331,10 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
                                      chain.begin() + static_cast<std::ptrdiff_t>(len));
   const std::string z = g.nodes[chain[len - 1]].outputs[0];
   const ir::Shape z_shape = shape_of(g, z);
-  r.rewrites.push_back("absorbed " + node_list(g, absorbed) + " into " + att.name + ": output " +
-                       ir::shape_str(view->shape) + " written into " + z + " " +
-                       ir::shape_str(z_shape) + " at strides " + fmt_ints(view->strides));
   const std::vector<std::string> names = names_of(g, absorbed);
+  r.rewrite("layout_view", names, {}, {att.name},
+            "absorbed " + node_list(g, absorbed) + " into " + att.name + ": output " + ir::shape_str(view->shape) +
+                " written into " + z + " " + ir::shape_str(z_shape) + " at strides " + fmt_ints(view->strides));
   ir::set_attention_output_view(g.nodes[m], *view, z_shape);
   g.nodes[m].outputs[0] = z;
   g.remove_tensor(y);

@@ -13,10 +13,6 @@ namespace fusebox::passes {
 
 namespace {
 
-void note(PassResult& r, const std::string& near_miss) {
-  if (std::find(r.near_misses.begin(), r.near_misses.end(), near_miss) == r.near_misses.end())
-    r.near_misses.push_back(near_miss);
-}
 
 bool swaps_last_two(std::vector<int64_t> perm, size_t rank) {
   if (perm.empty())  // ONNX default: reversed, which swaps the last two dims only for rank 2
@@ -73,8 +69,8 @@ bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   const ir::Node tr = g.nodes[*t];
   std::vector<int64_t> perm = tr.attrs.get_ints("perm");
   if (!swaps_last_two(perm, g.tensor(tr.inputs[0]).shape.size())) {
-    note(r, tr.name + " perm " + (perm.empty() ? "(reversed)" : fmt_ints(perm)) +
-                " does not swap the last two dims");
+    r.near_miss("transpose_to_flag", tr.name,
+                tr.name + " perm " + (perm.empty() ? "(reversed)" : fmt_ints(perm)) + " does not swap the last two dims");
     return false;
   }
   ir::Node& mm = g.nodes[m];
@@ -84,14 +80,18 @@ bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   mm.inputs[slot] = tr.inputs[0];
   std::string msg = "absorbed " + tr.name + " into " + mm.name + " as " + flag +
                     (was_set ? " (cancelling the one it had)" : "");
+  const std::string matmul = mm.name;
   // The transpose stays when something else still reads it (that reader still needs the data).
   GraphUses after(g);
   std::string still = after.other_uses(tr.outputs[0], SIZE_MAX);
-  if (still.empty())
+  std::vector<std::string> removed;
+  if (still.empty()) {
     remove_node(g, *t);
-  else
+    removed.push_back(tr.name);
+  } else {
     msg += " (" + tr.name + " kept: " + still + ")";
-  r.rewrites.push_back(msg);
+  }
+  r.rewrite("transpose_to_flag", removed, {}, {matmul}, msg);
   return true;
 }
 
@@ -106,12 +106,13 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   std::string why;
   auto s = scalar_scale(g, scale_node, &why);
   if (!s) {
-    if (!why.empty()) note(r, why);
+    if (!why.empty()) r.near_miss("scale_to_alpha", scale_node.name, why);
     return false;
   }
   if (!uses.only_read_by(in, m)) {
-    note(r, scale_node.name + " (" + s->text + ") not folded into " + mm.name + ": its output is " +
-                uses.other_uses(in, m));
+    r.near_miss("scale_to_alpha", scale_node.name,
+                scale_node.name + " (" + s->text + ") not folded into " + mm.name + ": its output is " +
+                    uses.other_uses(in, m));
     return false;
   }
   // After an element-wise op the multiply fuses into that chain for free, and patterns like
@@ -121,17 +122,18 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
     const ir::Node& prev = g.nodes[src->second];
     const ir::OpSchema* schema = ir::OpRegistry::instance().find(prev.op);
     if (schema && schema->elementwise) {
-      note(r, scale_node.name + " (" + s->text +
-                  ") left for element-wise fusion: its input comes from " + prev.name + " (" +
-                  prev.op + ")");
+      r.near_miss("scale_to_alpha", scale_node.name,
+                  scale_node.name + " (" + s->text + ") left for element-wise fusion: its input comes from " +
+                      prev.name + " (" + prev.op + ")");
       return false;
     }
   }
   ir::Node& target = g.nodes[m];
   target.inputs[slot] = s->data;
   scale_alpha(target, s->factor);
-  r.rewrites.push_back("folded " + scale_node.name + " (" + s->text + ") on input " +
-                       (slot == 0 ? "A" : "B") + " into " + target.name + " alpha");
+  r.rewrite("scale_to_alpha", {scale_node.name}, {}, {target.name},
+            "folded " + scale_node.name + " (" + s->text + ") on input " + (slot == 0 ? "A" : "B") + " into " +
+                target.name + " alpha");
   remove_node(g, p->second);
   return true;
 }
@@ -145,19 +147,20 @@ bool fold_output_scale(ir::Graph& g, const GraphUses& uses, size_t m, PassResult
     std::string why;
     auto s = scalar_scale(g, scale_node, &why);
     if (!s || s->data != y) {
-      if (!why.empty()) note(r, why);
+      if (!why.empty()) r.near_miss("scale_to_alpha", scale_node.name, why);
       continue;
     }
     if (!uses.only_read_by(y, c)) {
-      note(r, scale_node.name + " (" + s->text + ") not folded into " + g.nodes[m].name +
-                  ": its output is " + uses.other_uses(y, c));
+      r.near_miss("scale_to_alpha", scale_node.name,
+                  scale_node.name + " (" + s->text + ") not folded into " + g.nodes[m].name + ": its output is " +
+                      uses.other_uses(y, c));
       return false;
     }
     ir::Node& mm = g.nodes[m];
     scale_alpha(mm, s->factor);
     mm.outputs[0] = scale_node.outputs[0];
-    r.rewrites.push_back("folded " + scale_node.name + " (" + s->text + ") into " + mm.name +
-                         " alpha");
+    r.rewrite("scale_to_alpha", {scale_node.name}, {}, {mm.name},
+              "folded " + scale_node.name + " (" + s->text + ") into " + mm.name + " alpha");
     g.remove_tensor(y);
     remove_node(g, c, /*keep_outputs=*/true);
     return true;

@@ -29,7 +29,7 @@ std::vector<ir::Tensor> evaluate(const exec::Backend& backend, const ir::Graph& 
 PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
   if (!ctx.evaluator) {
-    r.near_misses.push_back("no evaluator backend: constant folding skipped");
+    r.near_miss("fold", "", "no evaluator backend: constant folding skipped");
     return r;
   }
   for (size_t i = 0; i < g.nodes.size();) {
@@ -45,17 +45,17 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
     auto out = std::find_if(node.outputs.begin(), node.outputs.end(),
                             [&](const auto& t) { return g.is_output(t); });
     if (out != node.outputs.end()) {
-      r.near_misses.push_back(node.name + " has only constant inputs but its output '" + *out +
-                              "' is a graph output");
+      r.near_miss("fold", node.name,
+                  node.name + " has only constant inputs but its output '" + *out + "' is a graph output");
       ++i;
       continue;
     }
     size_t bytes = 0;
     for (const auto& o : node.outputs) bytes += g.tensor(o).nbytes();
     if (bytes > kMaxFoldBytes) {
-      r.near_misses.push_back(node.name + " not folded: its result would take " +
-                              format_bytes(static_cast<double>(bytes)) + " (limit " +
-                              format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
+      r.near_miss("fold", node.name,
+                  node.name + " not folded: its result would take " + format_bytes(static_cast<double>(bytes)) +
+                      " (limit " + format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
       ++i;
       continue;
     }
@@ -64,7 +64,7 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
     try {
       outputs = evaluate(*ctx.evaluator, g, node, inputs);
     } catch (const Error& e) {
-      r.near_misses.push_back(node.name + " not folded: " + e.what());
+      r.near_miss("fold", node.name, node.name + " not folded: " + e.what());
       ++i;
       continue;
     }
@@ -75,8 +75,7 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
       t.value = outputs[k];
       made.push_back("'" + t.name + "' " + ir::dtype_name(t.dtype) + ir::shape_str(t.shape));
     }
-    r.rewrites.push_back("folded " + node.name + " (" + node.op + ") into weight " +
-                         join(made, ", "));
+    r.rewrite("fold", {node.name}, {}, {}, "folded " + node.name + " (" + node.op + ") into weight " + join(made, ", "));
     r.changed = true;
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
   }

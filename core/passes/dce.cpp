@@ -25,8 +25,8 @@ PassResult dce(ir::Graph& g, const PassContext&) {
     if (keep[i]) {
       kept.push_back(std::move(g.nodes[i]));
     } else {
-      r.rewrites.push_back("removed " + g.nodes[i].name + " (" + g.nodes[i].op +
-                           "): nothing reads its output");
+      r.rewrite("remove_node", {g.nodes[i].name}, {}, {},
+                "removed " + g.nodes[i].name + " (" + g.nodes[i].op + "): nothing reads its output");
     }
   }
   r.changed = kept.size() != g.nodes.size();
@@ -44,8 +44,8 @@ PassResult dce(ir::Graph& g, const PassContext&) {
   for (const auto& name : unused) {
     const ir::TensorInfo& t = g.tensor(name);
     if (t.kind == ir::TensorKind::Weight)
-      r.rewrites.push_back("removed unused weight '" + name + "' (" +
-                           format_bytes(static_cast<double>(t.nbytes())) + ")");
+      r.rewrite("remove_weight", {}, {}, {},
+                "removed unused weight '" + name + "' (" + format_bytes(static_cast<double>(t.nbytes())) + ")");
     g.remove_tensor(name);
     r.changed = true;
   }

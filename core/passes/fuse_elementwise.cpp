@@ -56,12 +56,13 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
         root[i] = reader_root;
         ++group_size[reader_root];
       } else {
-        r.near_misses.push_back(g.nodes[i].name + " starts a new program: the one it feeds has " +
-                                std::to_string(ir::kMaxEwLiveResults) + " ops (the limit)");
+        r.near_miss("elementwise_chain", g.nodes[i].name,
+                    g.nodes[i].name + " starts a new program: the one it feeds has " +
+                        std::to_string(ir::kMaxEwLiveResults) + " ops (the limit)");
       }
     } else if (fusable_reader)
-      r.near_misses.push_back(g.nodes[i].name + " ends an element-wise chain: its output is " +
-                              uses.other_uses(out, SIZE_MAX));
+      r.near_miss("elementwise_chain", g.nodes[i].name,
+                  g.nodes[i].name + " ends an element-wise chain: its output is " + uses.other_uses(out, SIZE_MAX));
   }
 
   std::vector<std::vector<size_t>> groups(n);
@@ -114,7 +115,7 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
     std::string names = node_list(g, group);
     // Every input broadcasts to the program's output; that must be what the chain produced.
     if (out_shape != g.tensor(last.outputs[0]).shape || fused.inputs.size() > kMaxFusedInputs) {
-      r.near_misses.push_back(names + " not fused: " +
+      r.near_miss("elementwise_chain", last.name, names + " not fused: " +
                               (out_shape != g.tensor(last.outputs[0]).shape
                                    ? "inputs broadcast to " + ir::shape_str(out_shape) + ", not " +
                                          ir::shape_str(g.tensor(last.outputs[0]).shape)
@@ -126,7 +127,10 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
     fused.name = take_name(fused_node_name(g, fused.op, g.nodes[group[0]]));
     fused.outputs = last.outputs;
     fused.attrs.set("program", program);
-    r.rewrites.push_back("fused " + names + " -> " + fused.name + " [" + join(program, "; ") + "]");
+    std::vector<std::string> removed;
+    for (size_t k : group) removed.push_back(g.nodes[k].name);
+    r.rewrite("elementwise_chain", removed, {fused.name}, {},
+              "fused " + names + " -> " + fused.name + " [" + join(program, "; ") + "]");
     for (size_t k : group)
       if (k != i) dead_tensors.push_back(g.nodes[k].outputs[0]);
     rebuilt.push_back(std::move(fused));

@@ -36,6 +36,18 @@ void FusionRegistry::add(FusionPattern pattern) {
   patterns_.push_back(std::move(pattern));
 }
 
+const FusionPattern* FusionRegistry::find(const std::string& name) const {
+  for (const auto& p : patterns_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> FusionRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : patterns_) out.push_back(p.name);
+  return out;
+}
+
 std::vector<std::pair<size_t, std::string>> operands_from(const GraphUses& uses,
                                                           const ir::Node& node,
                                                           const std::string& op) {
@@ -95,9 +107,10 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
   return "";
 }
 
-PassResult fuse_patterns(ir::Graph& g, const PassContext&) {
+PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
   for (const FusionPattern& pattern : FusionRegistry::instance().patterns()) {
+    if (ctx.disabled_patterns.count(pattern.name)) continue;  // switched off: no rewrite, no near miss
     std::optional<GraphUses> uses;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].op != pattern.anchor_op) continue;
@@ -106,7 +119,7 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext&) {
       std::string why = found.near_miss;
       if (found.match && why.empty()) why = check_match(g, *uses, i, *found.match);
       if (!why.empty()) {
-        r.near_misses.push_back(pattern.name + " at " + g.nodes[i].name + ": " + why);
+        r.near_miss(pattern.name, g.nodes[i].name, pattern.name + " at " + g.nodes[i].name + ": " + why);
         continue;
       }
       if (!found.match) continue;
@@ -115,7 +128,9 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext&) {
       for (auto& [name, value] : m.new_weights) g.add_weight(name, std::move(value));
       ir::Node fused{
           fused_node_name(g, m.op, g.nodes[m.nodes.front()]), m.op, m.inputs, {}, m.attrs};
-      r.rewrites.push_back("fused " + node_list(g, m.nodes) + " -> " + fused.name);
+      std::vector<std::string> removed;
+      for (size_t k : m.nodes) removed.push_back(g.nodes[k].name);
+      r.rewrite(pattern.name, removed, {fused.name}, {}, "fused " + node_list(g, m.nodes) + " -> " + fused.name);
       i = replace_nodes(g, m.nodes, std::move(fused));
       uses.reset();
       r.changed = true;
@@ -127,10 +142,9 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext&) {
 }  // namespace
 
 void register_fuse_patterns(PassRegistry& registry) {
-  std::vector<std::string> names;
-  for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
   registry.add({"fuse_patterns",
-                "replaces known subgraphs by fused ops (" + join(names, ", ") + ")", fuse_patterns,
+                "replaces known subgraphs by fused ops (" + join(FusionRegistry::instance().names(), ", ") + ")",
+                fuse_patterns,
                 /*to_fixed_point=*/false});
 }
 

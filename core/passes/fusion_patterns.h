@@ -53,6 +53,8 @@ class FusionRegistry {
   static FusionRegistry& instance();  // builtin patterns registered on first use, in order
   void add(FusionPattern pattern);    // appends; same name replaces in place
   const std::vector<FusionPattern>& patterns() const { return patterns_; }  // tried in this order
+  const FusionPattern* find(const std::string& name) const;
+  std::vector<std::string> names() const;  // in the order they are tried
 
  private:
   std::vector<FusionPattern> patterns_;

@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/ir/verifier.h"
+#include "core/passes/fusion_patterns.h"
 
 namespace fusebox::passes {
 
@@ -47,6 +48,12 @@ std::vector<std::string> PassRegistry::names() const {
   return out;
 }
 
+void PassResult::near_miss(std::string pattern, std::string node, std::string text) {
+  NearMiss m{std::move(pattern), std::move(node), std::move(text)};
+  if (std::find(near_misses.begin(), near_misses.end(), m) == near_misses.end())
+    near_misses.push_back(std::move(m));
+}
+
 namespace {
 
 Error unknown_pass(const std::string& name) {
@@ -78,6 +85,10 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
   const PassRegistry& registry = PassRegistry::instance();
   for (const auto& name : enabled)
     if (!registry.find(name)) throw unknown_pass(name);
+  const FusionRegistry& fusions = FusionRegistry::instance();
+  for (const auto& name : ctx.disabled_patterns)
+    if (!fusions.find(name))
+      throw Error("unknown fusion pattern '" + name + "' (valid: " + join(fusions.names(), ", ") + ")");
 
   PassLog log;
   for (const auto& pass : registry.passes()) {
@@ -139,8 +150,8 @@ std::string PassLog::to_text() const {
     std::snprintf(line, sizeof line, "%-18s on   %zu -> %zu nodes  %.3f ms  %s\n", e.pass.c_str(),
                   e.nodes_before, e.nodes_after, e.millis, e.changed ? "changed" : "no change");
     out += line;
-    for (const auto& r : e.rewrites) out += "    + " + r + "\n";
-    for (const auto& m : e.near_misses) out += "    ? " + m + "\n";
+    for (const auto& r : e.rewrites) out += "    + " + r.text + "\n";
+    for (const auto& m : e.near_misses) out += "    ? " + m.text + "\n";
   }
   std::snprintf(line, sizeof line, "total: %zu -> %zu nodes, %.3f ms\n", first, last, total_ms);
   out += line;

@@ -3,11 +3,14 @@
 // ("all", "none", "absorb_matmul,dce") and run_pipeline, which runs the enabled passes, verifies
 // the graph after each one, times it and keeps a snapshot of the graph whenever a pass changed it.
 //
-// A pass rewrites the graph in place and says what it did: `rewrites` are sentences naming the
-// nodes involved ("fused MatMul_3 + Add_4 + Relu_5 -> FusedBiasRelu_3"); `near_misses` say why
-// something that almost matched was left alone ("Mul_12 operand is not a scalar constant").
+// A pass rewrites the graph in place and says what it did, as data: each Rewrite names the nodes
+// it removed, added and edited, and the sentence ("fused MatMul_3 + Add_4 + Relu_5 ->
+// FusedBiasRelu_3"); each NearMiss names the node it stopped at and why something that almost
+// matched was left alone ("Mul_12 operand is not a scalar constant"). Front ends light up exactly
+// those nodes.
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,12 +26,41 @@ struct PassContext {
   const exec::Backend* evaluator = nullptr;
   // Told "pass <name>" around each enabled pass (the profiler turns these into NVTX ranges).
   exec::ExecutionObserver* observer = nullptr;
+  // Fusion patterns fuse_patterns skips (names from FusionRegistry).
+  std::set<std::string> disabled_patterns;
+};
+
+// One rewrite a pass made.
+struct Rewrite {
+  // The fusion pattern ("bias_relu", "attention", ...) or, for other passes, the kind of rewrite
+  // ("transpose_to_flag", "scale_to_alpha", "fold", "remove_node", ...).
+  std::string pattern;
+  std::vector<std::string> removed;  // nodes no longer in the graph
+  std::vector<std::string> added;    // nodes new in the graph
+  std::vector<std::string> changed;  // nodes kept but edited (the MatMul that took a Transpose)
+  std::string text;                  // the sentence
+};
+
+// Something that almost matched, and why it was left alone.
+struct NearMiss {
+  std::string pattern;  // as Rewrite::pattern
+  std::string node;     // the node it stopped at ("" when there is none)
+  std::string text;     // the sentence
+  bool operator==(const NearMiss&) const = default;
 };
 
 struct PassResult {
   bool changed = false;
-  std::vector<std::string> rewrites;
-  std::vector<std::string> near_misses;
+  std::vector<Rewrite> rewrites;
+  std::vector<NearMiss> near_misses;
+
+  void rewrite(std::string pattern, std::vector<std::string> removed, std::vector<std::string> added,
+               std::vector<std::string> changed_nodes, std::string text) {
+    rewrites.push_back({std::move(pattern), std::move(removed), std::move(added), std::move(changed_nodes),
+                        std::move(text)});
+  }
+  // Records a near miss once: a pass meets the same one again on each sweep.
+  void near_miss(std::string pattern, std::string node, std::string text);
 };
 
 using PassFn = std::function<PassResult(ir::Graph&, const PassContext&)>;
@@ -60,7 +92,8 @@ struct PassLogEntry {
   bool changed = false;
   size_t nodes_before = 0, nodes_after = 0;
   double millis = 0;
-  std::vector<std::string> rewrites, near_misses;
+  std::vector<Rewrite> rewrites;
+  std::vector<NearMiss> near_misses;
   std::optional<ir::Graph> snapshot;  // graph after the pass, only when changed
 };
 

@@ -21,22 +21,21 @@ class CpuBackend final : public exec::Backend {
     add_normalization_kernels(table_);
     add_layout_kernels(table_);
     add_attention_kernels(table_);
-    set_threads(1);
   }
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return std::string("CPU: ") + openblas_get_config() + ", " + std::to_string(threads_) + " thread(s)";
+    return std::string("CPU: ") + openblas_get_config();
   }
   const exec::KernelTable& kernels() const override { return table_; }
 
-  void set_threads(int threads) override {
+  // OpenMP's thread count is per calling thread (its nthreads ICV), and our kernels size their
+  // teams from omp_get_max_threads(). The OpenMP build of OpenBLAS follows the same ICV at each
+  // call, so setting it here covers BLAS too without touching OpenBLAS's global count.
+  void bind_threads(int threads) const override {
     if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
-    threads_ = threads;
     omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
   }
-  int threads() const override { return threads_; }
 
   std::shared_ptr<void> allocate(size_t bytes) override {
     size_t padded = (bytes + ir::kAlignment - 1) / ir::kAlignment * ir::kAlignment;
@@ -58,7 +57,6 @@ class CpuBackend final : public exec::Backend {
 
  private:
   exec::KernelTable table_;
-  int threads_ = 1;
 };
 
 }  // namespace

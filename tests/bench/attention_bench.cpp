@@ -81,7 +81,7 @@ struct Heads {
     q = random_tensor(s, 1);
     k = random_tensor(s, 2);
     v = random_tensor(s, 3);
-    backend().set_threads(static_cast<int>(state.range(2)));
+    backend().bind_threads(static_cast<int>(state.range(2)));
   }
 };
 

@@ -200,9 +200,9 @@ TEST(MatMulAdd, PackedWeightWithBiasInTheEpilogue) {
         fill_marker(out);
         const void* ins[] = {a.bytes(), b.bytes(), bias.bytes()};
         void* outs[] = {out.bytes()};
-        cpu_backend().set_threads(threads);
+        cpu_backend().bind_threads(threads);
         k->run(exec::KernelArgs{ins, outs, nullptr, state.get()});
-        cpu_backend().set_threads(1);
+        cpu_backend().bind_threads(1);
         expect_close(out, r.out, want, 1e-4, 1e-5,
                      op + " packed " + shape_str(c.a) + " x " + shape_str(c.b) + " bias " +
                          shape_str(c.bias) + " threads " + std::to_string(threads));

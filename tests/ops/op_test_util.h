@@ -30,8 +30,13 @@ using ir::Tensor;
 
 inline constexpr int64_t kI64Marker = 0x5eadbeef5eadbeef;
 
+// Kernels run on the test's thread at 1 thread unless a test binds more (run_op's `threads`).
 inline exec::Backend& cpu_backend() {
-  static std::unique_ptr<exec::Backend> backend = cpu::make_backend();
+  static std::unique_ptr<exec::Backend> backend = [] {
+    auto b = cpu::make_backend();
+    b->bind_threads(1);
+    return b;
+  }();
   return *backend;
 }
 
@@ -82,9 +87,9 @@ inline std::vector<Tensor> run_op(const std::string& op, const std::vector<Tenso
   for (auto& t : outputs) out_ptrs.push_back(t.bytes());
   exec::KernelArgs args{in_ptrs.data(), out_ptrs.data(), scratch_bytes ? scratch.bytes() : nullptr,
                         state.get()};
-  cpu_backend().set_threads(threads);
+  cpu_backend().bind_threads(threads);
   kernel->run(args);
-  cpu_backend().set_threads(1);
+  cpu_backend().bind_threads(1);
   return outputs;
 }
 

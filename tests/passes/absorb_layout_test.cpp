@@ -91,6 +91,9 @@ TEST(AbsorbLayout, TransposeOfSizeOneDimsBecomesAReshape) {
   EXPECT_TRUE(has_line(
       e.rewrites, "Transpose_1 perm (reversed) only moves size-1 dims -> Reshape [5,1] (no copy)"));
   ASSERT_EQ(e.rewrites.size(), 2u);
+  EXPECT_EQ(e.rewrites[0].pattern, "transpose_to_reshape");
+  EXPECT_EQ(e.rewrites[0].changed, (std::vector<std::string>{"Transpose_0"}));  // same node, now a Reshape
+  EXPECT_TRUE(e.rewrites[0].removed.empty() && e.rewrites[0].added.empty());
   EXPECT_EQ(count_op(g, "Transpose"), 1);
   EXPECT_EQ(count_op(g, "Reshape"), 2);
   EXPECT_EQ(g.nodes[0].op, "Reshape");
@@ -131,8 +134,17 @@ TEST(AbsorbLayout, ExportedHeadSplitAndMergeBecomeViews) {
   EXPECT_TRUE(has_line(e.rewrites,
                        "absorbed Transpose_10 + Reshape_11 into Attention_9: output [2,5,4] "
                        "written into Reshape_11:out"));
-  EXPECT_TRUE(has_line(e.rewrites, "[5,8] at strides [4,8,1]")) << e.rewrites.back();
-  EXPECT_TRUE(e.near_misses.empty()) << e.near_misses.front();
+  EXPECT_TRUE(has_line(e.rewrites, "[5,8] at strides [4,8,1]")) << e.rewrites.back().text;
+  // As data: each chain it absorbed is removed, Attention_9 is edited in place, nothing is new.
+  ASSERT_EQ(e.rewrites.size(), 4u);
+  EXPECT_EQ(e.rewrites[0].removed, (std::vector<std::string>{"Slice_0", "Reshape_3", "Transpose_6"}));
+  EXPECT_EQ(e.rewrites[3].removed, (std::vector<std::string>{"Transpose_10", "Reshape_11"}));
+  for (const Rewrite& rw : e.rewrites) {
+    EXPECT_EQ(rw.pattern, "layout_view");
+    EXPECT_EQ(rw.changed, (std::vector<std::string>{"Attention_9"}));
+    EXPECT_TRUE(rw.added.empty());
+  }
+  EXPECT_TRUE(e.near_misses.empty()) << e.near_misses.front().text;
   ASSERT_EQ(g.nodes.size(), 2u);
   const ir::Node& a = g.nodes[0];
   EXPECT_EQ(a.op, "Attention");
@@ -302,7 +314,7 @@ TEST(AbsorbLayout, OperandsSharingATensorAreAbsorbedTogether) {
   ir::Graph before = g;
   PassLogEntry e = run_pass(g, "absorb_layout");
   ASSERT_EQ(e.rewrites.size(), 1u);
-  EXPECT_EQ(e.rewrites[0],
+  EXPECT_EQ(e.rewrites[0].text,
             "absorbed Transpose_0 into Attention_1: Q read as [2,5,4] strides [4,8,1], K read as "
             "[2,5,4] strides [4,8,1], V read as [2,5,4] strides [4,8,1] in x");
   ASSERT_EQ(g.nodes.size(), 1u);

@@ -22,6 +22,12 @@ TEST(FuseElementwise, ChainBecomesOneProgram) {
   EXPECT_TRUE(has_line(e.rewrites,
                        "fused Relu_0 + Mul_1 + Add_2 + Gelu_3 + Sigmoid_4 -> FusedElementwise_0 "
                        "[Relu i0; Mul r0 i1; Add i2 r1; GeluTanh r2; Sigmoid r3]"));
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].pattern, "elementwise_chain");
+  EXPECT_EQ(e.rewrites[0].removed,
+            (std::vector<std::string>{"Relu_0", "Mul_1", "Add_2", "Gelu_3", "Sigmoid_4"}));
+  EXPECT_EQ(e.rewrites[0].added, (std::vector<std::string>{"FusedElementwise_0"}));
+  EXPECT_TRUE(e.rewrites[0].changed.empty());
   ASSERT_EQ(g.nodes.size(), 1u);
   const ir::Node& f = g.nodes[0];
   EXPECT_EQ(f.op, "FusedElementwise");

@@ -1,5 +1,9 @@
 // The pass manager: registry order, pass lists, the log, snapshots, verification after each pass.
+#include <set>
+
 #include "core/base/error.h"
+#include "core/models/builtin_models.h"
+#include "core/passes/fusion_patterns.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace fusebox::passes::test {
@@ -87,8 +91,17 @@ TEST(RunPipeline, LogsEveryPassWithCountsRewritesAndSnapshots) {
   EXPECT_EQ(absorb.nodes_before, 4u);
   EXPECT_EQ(absorb.nodes_after, 3u);
   EXPECT_TRUE(has_line(absorb.rewrites, "absorbed Transpose_0 into MatMul_1 as transB"));
+  ASSERT_EQ(absorb.rewrites.size(), 1u);
+  EXPECT_EQ(absorb.rewrites[0].pattern, "transpose_to_flag");
+  EXPECT_EQ(absorb.rewrites[0].removed, (std::vector<std::string>{"Transpose_0"}));
+  EXPECT_EQ(absorb.rewrites[0].changed, (std::vector<std::string>{"MatMul_1"}));
+  EXPECT_TRUE(absorb.rewrites[0].added.empty());
   const PassLogEntry& fuse = log.entries[2];
   EXPECT_TRUE(has_line(fuse.rewrites, "fused MatMul_1 + Add_2 + Relu_3 -> FusedBiasRelu_1"));
+  ASSERT_EQ(fuse.rewrites.size(), 1u);
+  EXPECT_EQ(fuse.rewrites[0].pattern, "bias_relu");
+  EXPECT_EQ(fuse.rewrites[0].removed, (std::vector<std::string>{"MatMul_1", "Add_2", "Relu_3"}));
+  EXPECT_EQ(fuse.rewrites[0].added, (std::vector<std::string>{"FusedBiasRelu_1"}));
   EXPECT_EQ(fuse.nodes_after, 1u);
   ASSERT_TRUE(fuse.snapshot);
   EXPECT_EQ(fuse.snapshot->nodes.size(), 1u);
@@ -113,7 +126,11 @@ TEST(RunPipeline, DisabledPassesAreLoggedButNotRun) {
   EXPECT_FALSE(log.entries[0].snapshot);
   EXPECT_TRUE(log.entries[1].enabled);
   EXPECT_TRUE(has_line(log.entries[1].rewrites, "folded Transpose_0 (Transpose) into weight"));
+  EXPECT_EQ(log.entries[1].rewrites.at(0).pattern, "fold");
+  EXPECT_EQ(log.entries[1].rewrites.at(0).removed, (std::vector<std::string>{"Transpose_0"}));
   EXPECT_TRUE(has_line(log.entries[5].rewrites, "removed unused weight 'W'"));
+  EXPECT_EQ(log.entries[5].rewrites.at(0).pattern, "remove_weight");
+  EXPECT_TRUE(log.entries[5].rewrites.at(0).removed.empty()) << "a weight is not a node";
   EXPECT_EQ(g.nodes.size(), 3u);
   EXPECT_NE(log.to_text().find("fuse_patterns      off"), std::string::npos) << log.to_text();
 }
@@ -131,7 +148,7 @@ TEST(RunPipeline, AnInvalidGraphAfterAPassIsAnInternalErrorNamingThePass) {
   PassRegistry::instance().add({"break_graph", "test only: reads a tensor that does not exist",
                                 [](ir::Graph& g, const PassContext&) {
                                   g.nodes[0].inputs[0] = "missing";
-                                  return PassResult{true, {"broke it"}, {}};
+                                  return PassResult{true, {Rewrite{"test", {}, {}, {}, "broke it"}}, {}};
                                 }});
   PassRegistry::instance().add(
       {"throws", "test only: fails",
@@ -148,6 +165,82 @@ TEST(RunPipeline, AnInvalidGraphAfterAPassIsAnInternalErrorNamingThePass) {
             std::string::npos);
 }
 
+// What a front end highlights must be true of the graphs. Replayed in order on the node names,
+// each rewrite removes nodes that are there, adds nodes that are not, and edits nodes that are;
+// after a pass's last rewrite the names are exactly those of the graph after it. Every near miss
+// names a node the pass saw (before it, or made by an earlier rewrite of the same pass).
+void expect_log_matches_graphs(const ir::Graph& model, const PassLog& log, const std::string& what) {
+  std::set<std::string> names, seen;
+  for (const auto& n : model.nodes) names.insert(n.name);
+  for (const PassLogEntry& e : log.entries) {
+    if (!e.enabled) continue;
+    seen = names;
+    for (const Rewrite& rw : e.rewrites) {
+      const std::string where = what + " " + e.pass + " (" + rw.text + "): ";
+      EXPECT_FALSE(rw.pattern.empty()) << where;
+      for (const auto& n : rw.removed) EXPECT_EQ(names.erase(n), 1u) << where << "removed " << n << " was not there";
+      for (const auto& n : rw.added) EXPECT_TRUE(names.insert(n).second) << where << "added " << n << " was there";
+      for (const auto& n : rw.changed) EXPECT_TRUE(names.count(n)) << where << "changed " << n << " is not there";
+      seen.insert(names.begin(), names.end());
+    }
+    std::set<std::string> after;
+    for (const auto& n : (e.snapshot ? e.snapshot->nodes : std::vector<ir::Node>{})) after.insert(n.name);
+    if (e.snapshot) {
+      EXPECT_EQ(names, after) << what << " " << e.pass << ": the rewrites do not account for the graph";
+    }
+    for (const NearMiss& m : e.near_misses) {
+      EXPECT_FALSE(m.pattern.empty()) << what << " " << m.text;
+      EXPECT_TRUE(seen.count(m.node)) << what << " " << e.pass << ": near miss at unknown node '" << m.node
+                                      << "': " << m.text;
+    }
+  }
+}
+
+TEST(RunPipeline, StructuredRewritesMatchTheGraphsOnWholeModels) {
+  for (const char* spec : {"transformer", "stack:layers=2,seq=16", "mlp"}) {
+    ir::Graph g = models::build_model(spec, models::kDefaultSeed);
+    const ir::Graph model = g;
+    PassLog log = run_pipeline(g, parse_pass_list("all"), cpu_context());
+    expect_log_matches_graphs(model, log, spec);
+  }
+  ir::Graph exported = import_asset("transformer_opset17.onnx");
+  const ir::Graph model = exported;
+  expect_log_matches_graphs(model, run_pipeline(exported, parse_pass_list("all"), cpu_context()), "opset17");
+}
+
+TEST(RunPipeline, AFusionPatternSwitchedOffNeitherFiresNorNearlyMisses) {
+  ir::Graph g = models::build_model("transformer", models::kDefaultSeed);
+  PassContext ctx = cpu_context();
+  ctx.disabled_patterns = {"attention"};
+  PassLog log = run_pipeline(g, parse_pass_list("all"), ctx);
+  EXPECT_EQ(count_op(g, "Attention"), 0);
+  EXPECT_GT(count_op(g, "Softmax"), 0) << "the attention's pieces stay";
+  std::set<std::string> fired;
+  for (const PassLogEntry& e : log.entries) {
+    for (const Rewrite& rw : e.rewrites) fired.insert(rw.pattern);
+    for (const NearMiss& m : e.near_misses) EXPECT_NE(m.pattern, "attention") << m.text;
+  }
+  EXPECT_FALSE(fired.count("attention"));
+  EXPECT_TRUE(fired.count("gelu") || fired.count("bias_gelu")) << "the other patterns still fire";
+  EXPECT_TRUE(fired.count("skip_layernorm"));
+
+  ir::Graph h = models::build_model("transformer", models::kDefaultSeed);
+  run_pipeline(h, parse_pass_list("all"), cpu_context());
+  EXPECT_EQ(count_op(h, "Attention"), 1) << "on by default";
+}
+
+TEST(RunPipeline, AnUnknownFusionPatternIsAnErrorListingTheValidOnes) {
+  ir::Graph g = linear_relu();
+  PassContext ctx = cpu_context();
+  ctx.disabled_patterns = {"atention"};
+  std::string e = error_of([&] { run_pipeline(g, parse_pass_list("all"), ctx); });
+  EXPECT_NE(e.find("unknown fusion pattern 'atention' (valid: "), std::string::npos) << e;
+  EXPECT_NE(e.find("attention"), std::string::npos) << e;
+  EXPECT_EQ(FusionRegistry::instance().names().size(), FusionRegistry::instance().patterns().size());
+  EXPECT_TRUE(FusionRegistry::instance().find("attention"));
+  EXPECT_FALSE(FusionRegistry::instance().find("atention"));
+}
+
 TEST(RunPipeline, FixedPointPassesRerunUntilNothingChanges) {
   RegistryGuard guard;
   int calls = 0;
@@ -155,7 +248,7 @@ TEST(RunPipeline, FixedPointPassesRerunUntilNothingChanges) {
       {"countdown", "test only: changes the graph three times",
        [&calls](ir::Graph&, const PassContext&) {
          ++calls;
-         return PassResult{calls <= 3, {"step " + std::to_string(calls)}, {}};
+         return PassResult{calls <= 3, {Rewrite{"test", {}, {}, {}, "step " + std::to_string(calls)}}, {}};
        },
        true});
   ir::Graph g = linear_relu();

@@ -22,7 +22,9 @@ inline const exec::Backend& cpu() {
 }
 
 inline PassContext cpu_context() {
-  return PassContext{&cpu()};
+  PassContext ctx;
+  ctx.evaluator = &cpu();
+  return ctx;
 }
 
 // The committed model files (assets/models), and one of them imported with the CPU backend
@@ -78,6 +80,14 @@ inline const ir::Node* find_op(const ir::Graph& g, const std::string& op) {
 }
 
 // Whether some line contains `needle`; prints the lines when not.
+// The sentences of a pass log's rewrites or near misses.
+template <typename Entry>
+std::vector<std::string> texts(const std::vector<Entry>& entries) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) out.push_back(e.text);
+  return out;
+}
+
 inline ::testing::AssertionResult has_line(const std::vector<std::string>& lines,
                                            const std::string& needle) {
   for (const auto& l : lines)
@@ -85,6 +95,12 @@ inline ::testing::AssertionResult has_line(const std::vector<std::string>& lines
   std::string all;
   for (const auto& l : lines) all += "\n  " + l;
   return ::testing::AssertionFailure() << "no line contains '" << needle << "' in:" << all;
+}
+inline ::testing::AssertionResult has_line(const std::vector<Rewrite>& rewrites, const std::string& needle) {
+  return has_line(texts(rewrites), needle);
+}
+inline ::testing::AssertionResult has_line(const std::vector<NearMiss>& misses, const std::string& needle) {
+  return has_line(texts(misses), needle);
 }
 
 // The two graphs compute the same outputs (same names, values within atol/rtol) on random inputs.

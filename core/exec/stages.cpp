@@ -1,0 +1,57 @@
+#include "core/exec/stages.h"
+
+#include "core/base/error.h"
+#include "core/ir/verifier.h"
+
+namespace fusebox::exec {
+
+namespace {
+
+// Tells the observer about a stage around `fn`.
+template <typename Fn>
+auto observed(ExecutionObserver* observer, const std::string& stage, Fn&& fn) {
+  if (observer) observer->on_stage_begin(stage);
+  auto result = fn();
+  if (observer) observer->on_stage_end(stage);
+  return result;
+}
+
+}  // namespace
+
+std::shared_ptr<const OptimizedGraph> optimize(const ir::Graph& model, const OptimizeOptions& options) {
+  observed(options.observer, "verify", [&] {
+    ir::verify(model);
+    return 0;
+  });
+  auto out = std::make_shared<OptimizedGraph>();
+  out->graph = model;
+  passes::PassContext ctx;
+  ctx.evaluator = options.evaluator;
+  ctx.observer = options.observer;
+  ctx.disabled_patterns = options.disabled_patterns;
+  out->log = passes::run_pipeline(out->graph, options.passes, ctx);
+  return out;
+}
+
+std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
+                                                         const std::string& strategy) {
+  return std::make_shared<const planner::ExecutionPlan>(planner::make_plan(optimized.graph, strategy));
+}
+
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend) {
+  auto out = std::make_shared<Compiled>();
+  out->optimized = std::move(optimized);
+  out->program = build_program(out->optimized->graph, backend);
+  return out;
+}
+
+std::unique_ptr<Bound> bind_executor(std::shared_ptr<const Compiled> compiled,
+                            std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor) {
+  auto out = std::make_unique<Bound>();
+  out->compiled = std::move(compiled);
+  out->plan = std::move(plan);
+  out->executor = make_executor(executor, out->compiled->program, *out->plan);
+  return out;
+}
+
+}  // namespace fusebox::exec

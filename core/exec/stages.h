@@ -1,0 +1,65 @@
+#pragma once
+// The pipeline's stages as functions from one immutable result to the next. Session runs them
+// once; the workbench runs them with each result cached on the settings that feed it, so a flip
+// re-runs only what is downstream of it.
+//
+//   model Graph --optimize--> OptimizedGraph --plan_memory--> ExecutionPlan ---+
+//                                   |                                          +--> bind_executor
+//                                   +---------compile (backend)--> Compiled ---+
+//
+// Planning and compiling both read only the optimized graph: a planner flip keeps the prepared
+// kernels (and the weights they packed), and an executor flip keeps both.
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
+#include "core/exec/observer.h"
+#include "core/exec/program.h"
+#include "core/ir/graph.h"
+#include "core/passes/pass_manager.h"
+#include "core/planner/plan.h"
+
+namespace fusebox::exec {
+
+struct OptimizeOptions {
+  std::vector<std::string> passes;           // enabled pass names (passes::parse_pass_list)
+  std::set<std::string> disabled_patterns;   // fusion patterns fuse_patterns skips
+  // Evaluates constant folding: always a CPU backend, whatever the target (a device backend
+  // would be handed host pointers).
+  const Backend* evaluator = nullptr;
+  ExecutionObserver* observer = nullptr;     // hears "verify" and "pass <name>"
+};
+
+struct OptimizedGraph {
+  ir::Graph graph;       // after the enabled passes
+  passes::PassLog log;   // one entry per registered pass, snapshots where one changed the graph
+};
+
+// Verifies `model`, then runs the enabled passes on a copy. Throws fusebox::Error for an invalid
+// model, an unknown pass or pattern, or a pass that broke the graph.
+std::shared_ptr<const OptimizedGraph> optimize(const ir::Graph& model, const OptimizeOptions& options);
+
+// The memory plan of the optimized graph with the named strategy (or planner::kBestPlanner).
+std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
+                                                         const std::string& strategy);
+
+// Kernels prepared and weights uploaded on `backend`; holds the optimized graph it points into.
+struct Compiled {
+  std::shared_ptr<const OptimizedGraph> optimized;
+  Program program;
+};
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend);
+
+// An executor over a compiled program and a plan of the same optimized graph; holds both.
+struct Bound {
+  std::shared_ptr<const Compiled> compiled;
+  std::shared_ptr<const planner::ExecutionPlan> plan;
+  std::unique_ptr<Executor> executor;
+};
+std::unique_ptr<Bound> bind_executor(std::shared_ptr<const Compiled> compiled,
+                            std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor);
+
+}  // namespace fusebox::exec
