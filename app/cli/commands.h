@@ -1,27 +1,20 @@
 #pragma once
 // The `fusebox` subcommands, one file each. Each add_*_command registers a CLI11 subcommand
 // whose callback does the work; errors are thrown as fusebox::Error and main() maps them to
-// exit code 2 (usage or input problem) with the message on stderr.
+// exit code 2 (usage or input problem) with the message on stderr. Commands that run a model
+// take their settings through workbench::SettingsFlags (the one table of settings: flags,
+// --settings FILE.json, --set KEY=VALUE) and run them through workbench::Pipeline.
 #include <CLI/CLI.hpp>
 
-#include <cstdint>
-#include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "app/workbench/settings.h"
+
 namespace fusebox::cli {
 
-// Options shared by every command that builds a session (run, plan, profile, ...).
-struct SessionArgs {
-  std::string model;
-  std::string backend = "cpu";
-  std::string executor = "compiled";
-  int threads = 1;
-  std::string passes = "all";
-  std::string planner = "greedy_by_size";
-  uint64_t seed = 1;
-};
-void add_session_options(CLI::App* cmd, SessionArgs& args, bool with_executor = true);
 // Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable directory.
 void ensure_writable_dir(const std::string& dir, const std::string& option);
 
@@ -32,5 +25,6 @@ void add_inspect_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_machine_command(CLI::App& app);
+void add_settings_command(CLI::App& app);
 
 }  // namespace fusebox::cli

@@ -1,18 +1,25 @@
 #include "app/workbench/model_source.h"
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <random>
 
 #include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/ir/npy.h"
 #include "core/models/builtin_models.h"
 #include "core/models/onnx_import.h"
 #include "ops/cpu/cpu_backend.h"
 
 namespace fusebox::workbench {
 
+bool is_model_file(const std::string& model) {
+  return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
+}
+
 ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std::string, int64_t>& dims) {
-  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0) {
+  if (is_model_file(model)) {
     static const std::unique_ptr<exec::Backend> evaluator = cpu::make_backend();  // folds shape arithmetic
     models::OnnxImportOptions options;
     options.dims = dims;
@@ -45,6 +52,25 @@ std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {
     out.push_back(std::move(t));
   }
   return out;
+}
+
+std::vector<ir::Tensor> load_inputs(const ir::Graph& graph, uint64_t seed,
+                                    const std::map<std::string, std::string>& files) {
+  std::vector<ir::Tensor> inputs = random_inputs(graph, seed);
+  for (const auto& [name, file] : files) {
+    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
+    if (it == graph.inputs.end())
+      throw Error("--input " + name + ": the model has no input '" + name + "' (its inputs: " +
+                  join(graph.inputs, ", ") + ")");
+    const ir::TensorInfo& info = graph.tensor(name);
+    ir::Tensor t = ir::read_npy(file);
+    if (t.dtype() != info.dtype || t.shape() != info.shape)
+      throw Error("--input " + name + "=" + file + ": the file holds " + ir::dtype_name(t.dtype()) +
+                  ir::shape_str(t.shape()) + ", the model expects " + ir::dtype_name(info.dtype) +
+                  ir::shape_str(info.shape));
+    inputs[static_cast<size_t>(it - graph.inputs.begin())] = std::move(t);
+  }
+  return inputs;
 }
 
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,

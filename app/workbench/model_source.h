@@ -10,6 +10,9 @@
 
 namespace fusebox::workbench {
 
+// Whether `model` names a file to import (".onnx") rather than a builtin spec.
+bool is_model_file(const std::string& model);
+
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
 // (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (--dim NAME=VALUE).
 ir::Graph load_model(const std::string& model, uint64_t seed,
@@ -22,5 +25,10 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,
 
 // Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);
+
+// The inputs of a run: seeded random, replaced by the .npy files in `files` (input name -> file),
+// whose names, dtypes and shapes are checked against the graph (errors name the input and file).
+std::vector<ir::Tensor> load_inputs(const ir::Graph& graph, uint64_t seed,
+                                    const std::map<std::string, std::string>& files);
 
 }  // namespace fusebox::workbench

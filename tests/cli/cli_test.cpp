@@ -105,4 +105,66 @@ TEST(Cli, PlanPrintsTableAndChart) {
     EXPECT_NE(passes.out.find(p), std::string::npos) << p;
 }
 
+// Settings files: what s.json says is what runs, flags given on top win, and a misspelt key
+// exits 2 naming its JSON path and the key it meant.
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + ".json");
+  FILE* f = fopen(path.c_str(), "w");
+  fputs(text.c_str(), f);
+  fclose(f);
+  return path;
+}
+
+TEST(Cli, RunTakesItsSettingsFromAFile) {
+  std::string file = write_temp("fusebox_settings", R"({"executor": "eager", "planner": "first_fit",
+      "passes": {"fuse_elementwise": false}, "patterns": {"attention": false}, "iters": 3, "warmup": 0})");
+  auto j = json_of("run transformer:seq=8,d=16,heads=2,ffn=32 --settings " + file);
+  EXPECT_EQ(j["executor"], "eager");
+  EXPECT_EQ(j["planner"], "first_fit");
+  EXPECT_EQ(j["latency_us"]["iters"], 3);
+  EXPECT_EQ(j["settings"]["passes"]["fuse_elementwise"], false);
+  EXPECT_EQ(j["settings"]["patterns"]["attention"], false);
+  EXPECT_FALSE(j["op_histogram"].contains("Attention")) << j["op_histogram"].dump();
+  auto flag_wins = json_of("run transformer:seq=8,d=16,heads=2,ffn=32 --settings " + file + " --executor compiled");
+  EXPECT_EQ(flag_wins["executor"], "compiled");
+  EXPECT_EQ(flag_wins["planner"], "first_fit") << "a flag not given keeps the file's value";
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, AMisspeltSettingsKeyExits2WithItsPathAndTheSuggestion) {
+  std::string file = write_temp("fusebox_bad_settings", R"({"planer": "first_fit"})");
+  Result r = run_cli("run transformer --settings " + file);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/planer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'planner'"), std::string::npos) << r.out;
+  std::filesystem::remove(file);
+  file = write_temp("fusebox_bad_pass", R"({"passes": {"fuse_patern": false}})");
+  r = run_cli("run transformer --settings " + file);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/passes/fuse_patern"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'fuse_patterns'"), std::string::npos) << r.out;
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, CompareRunsTwoSettingsOfOneModel) {
+  auto j = json_of("compare transformer:seq=8,d=16,heads=2,ffn=32 --a passes=none --b \"passes=all; executor=eager\" "
+                   "--iters 2 --warmup 0 --profile-runs 2");
+  EXPECT_GT(j["nodes_a"].get<int>(), j["nodes_b"].get<int>());
+  EXPECT_TRUE(j.contains("latency_us_a"));
+  Result bad = run_cli("compare transformer --a passes.fuse_patern=off");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("did you mean 'fuse_patterns'"), std::string::npos) << bad.out;
+}
+
+TEST(Cli, SettingsPrintsEveryKeyAndAFileToStartFrom) {
+  Result help = run_cli("settings");
+  EXPECT_EQ(help.code, 0) << help.out;
+  for (const char* key : {"model", "backend", "executor", "threads", "passes", "patterns", "planner", "iters"})
+    EXPECT_NE(help.out.find(key), std::string::npos) << key;
+  auto j = json_of("settings --planner first_fit --set passes.dce=off");
+  EXPECT_EQ(j["planner"], "first_fit");
+  EXPECT_EQ(j["passes"]["dce"], false);
+}
+
 }  // namespace

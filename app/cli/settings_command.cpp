@@ -1,0 +1,37 @@
+// fusebox settings: every setting a run takes (key, values, default, what it does), or a
+// resolved settings file to start from: `fusebox settings --json > s.json`, edit, then
+// `fusebox run --settings s.json`.
+#include <iostream>
+
+#include "app/cli/commands.h"
+
+namespace fusebox::cli {
+
+namespace {
+
+struct SettingsArgs {
+  std::unique_ptr<workbench::SettingsFlags> settings;
+  bool json = false;
+};
+
+}  // namespace
+
+void add_settings_command(CLI::App& app) {
+  auto args = std::make_shared<SettingsArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "settings",
+      "List every setting (the keys of --settings FILE.json, --set KEY=VALUE and compare's --a/--b),\n"
+      "or with --json print the settings the other options resolve to, as a file to start from.\n"
+      "Example: fusebox settings --json --planner first_fit --set passes.fuse_patterns=off > s.json");
+  // No MODEL positional here: --set model=... or the file gives one.
+  args->settings = std::make_unique<workbench::SettingsFlags>(cmd, std::set<std::string>{"model"});
+  cmd->add_flag("--json", args->json, "print the resolved settings as JSON");
+  cmd->callback([args] {
+    if (args->json)
+      std::cout << workbench::to_json(args->settings->resolve()).dump(2) << "\n";
+    else
+      std::cout << workbench::settings_help();
+  });
+}
+
+}  // namespace fusebox::cli

@@ -1,0 +1,76 @@
+#pragma once
+// RunResult: everything one run of the pipeline produced, immutable once published. The UI
+// panels, the scenario runner and the CLI read it; nothing in it is JSON (result_json.h writes
+// it out). Stage results are shared with the pipeline's caches, so a flip that reuses a stage
+// shares that stage's objects with the previous result.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/workbench/settings.h"
+#include "core/exec/stages.h"
+#include "core/ir/graph.h"
+#include "core/planner/plan.h"
+#include "core/planner/plan_index.h"
+#include "profiler/analysis.h"
+#include "profiler/recorder.h"
+
+namespace fusebox::workbench {
+
+// The pipeline's stages, in order.
+enum class Stage : uint8_t { Load, Optimize, Plan, Compile, Bind, Measure };
+inline constexpr size_t kStageCount = 6;
+const char* stage_name(Stage stage);  // "load", "optimize", "plan", "compile", "bind", "measure"
+
+// A model as loaded, with the inputs its runs use (seeded random, or read from .npy files).
+struct LoadedModel {
+  ir::Graph graph;
+  std::vector<ir::Tensor> inputs;  // in graph.inputs order
+};
+
+struct Latency {
+  double median_us = 0, min_us = 0, p90_us = 0, mean_us = 0;
+  std::vector<double> samples_us;
+};
+Latency summarize(std::vector<double> samples_us);
+
+struct OutputSummary {
+  std::string name;
+  ir::Shape shape;
+  double checksum = 0;  // sum of all elements, in double
+};
+OutputSummary summarize_output(const std::string& name, const ir::Tensor& t);
+
+struct StageRun {
+  Stage stage = Stage::Load;
+  double millis = 0;    // 0 when cached
+  bool cached = false;  // reused from an earlier run with the same inputs to this stage
+};
+
+struct RunResult {
+  Settings settings;  // what it ran with
+  std::shared_ptr<const LoadedModel> model;                 // the graph as loaded, and the inputs
+  std::shared_ptr<const exec::OptimizedGraph> optimized;   // graph after passes + the pass log
+  std::shared_ptr<const planner::ExecutionPlan> plan;
+  std::shared_ptr<const planner::PlanIndex> plan_index;    // buffer <-> tensors <-> nodes
+  std::string backend_description;
+  Latency latency;                                          // `iters` runs without hooks
+  std::optional<profiler::Recording> recording;             // `profile_runs` recorded runs
+  std::optional<profiler::Analysis> analysis;               // of the recording
+  std::vector<ir::Tensor> outputs;                          // of the last run
+  std::vector<OutputSummary> output_summaries;
+  std::vector<StageRun> stages;                             // in order, one per stage
+  uint64_t sequence = 0;                                    // the pipeline's run counter
+
+  const ir::Graph& graph() const { return optimized->graph; }  // the graph that ran
+};
+
+// A run that failed: the message (naming what and where) and the settings that caused it.
+struct RunError {
+  std::string message;
+  Settings settings;
+};
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,79 @@
+#pragma once
+// Runner: the pipeline on a worker thread, so a front end never blocks. request() hands it new
+// settings and returns at once; a request arriving while a run is in flight cancels that run at
+// its next stage or measured call, and the newest settings run next (requests in between are
+// dropped: only the latest matters). Results are published as shared_ptr<const RunResult>;
+// a run that fails leaves the last good result published with the error beside it.
+//
+//   Runner runner;
+//   runner.request(settings);
+//   ... each frame: Runner::Snapshot s = runner.snapshot(); draw s.result, s.error, s.progress
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "app/workbench/pipeline.h"
+#include "app/workbench/run_result.h"
+#include "app/workbench/settings.h"
+
+namespace fusebox::workbench {
+
+class Runner {
+ public:
+  explicit Runner(Pipeline::RooflineSource roofline = {});
+  ~Runner();  // cancels what is in flight and joins the worker
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Thread-safe. Returns the request's number (1, 2, ...).
+  uint64_t request(const Settings& settings);
+  // Cancels the run in flight and any pending request; the published result stays.
+  void cancel();
+  // Waits until no run is in flight or pending; false on timeout.
+  bool wait_idle(std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
+
+  struct Snapshot {
+    std::shared_ptr<const RunResult> result;  // last good result (null before the first)
+    std::shared_ptr<const RunError> error;    // the last run's error, when it failed
+    bool busy = false;                        // a run is in flight or pending
+    Stage stage = Stage::Load;                // of the run in flight
+    int done = 0, total = 0;                  // measured calls of the run in flight
+    uint64_t requested = 0;                   // requests so far
+    uint64_t finished = 0;                    // runs that ended (ok, failed or cancelled)
+  };
+  Snapshot snapshot() const;
+  std::shared_ptr<const RunResult> result() const { return snapshot().result; }
+
+  // Pins the current result as the baseline that compare() is asked against.
+  void pin_baseline();
+  void clear_baseline();
+  std::shared_ptr<const RunResult> baseline() const;
+
+  // How many times each stage really ran (for tests and the status line).
+  std::array<int64_t, kStageCount> executions() const;
+
+ private:
+  void work();
+
+  Pipeline pipeline_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;  // the worker waits for a request
+  std::condition_variable idle_;  // wait_idle waits for the worker
+  std::optional<Settings> pending_;
+  bool running_ = false;
+  bool stop_ = false;
+  uint64_t requested_ = 0, finished_ = 0;
+  std::shared_ptr<const RunResult> result_, baseline_;
+  std::shared_ptr<const RunError> error_;
+  std::array<int64_t, kStageCount> executions_{};
+  std::atomic<bool> cancel_{false};
+  Progress progress_;
+  std::thread worker_;  // last: starts once everything above exists
+};
+
+}  // namespace fusebox::workbench

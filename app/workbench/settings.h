@@ -1,0 +1,113 @@
+#pragma once
+// Settings: everything a run depends on, and the one table of field definitions (settings.cpp)
+// that every way of giving them goes through: JSON files, KEY=VALUE assignments ("passes=none;
+// threads=2", `--set`, compare's --a/--b), command-line flags, printing and `fusebox settings`.
+// A new setting is one member here and one entry in that table; its flag, JSON key, converter,
+// error messages and help follow from the entry.
+//
+// Errors are fusebox::Error naming where the value came from and suggesting the closest valid
+// name: "s.json: /passes/fuse_patern: unknown pass 'fuse_patern' (did you mean 'fuse_patterns'?
+// valid: absorb_matmul, ...)", "--threads: expected an integer in 1..256, got \"x\"".
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace fusebox::workbench {
+
+// Everything a run depends on. Defaults are the CLI's defaults.
+struct Settings {
+  std::string model = "transformer";  // builtin spec ("mlp:dims=64-32-10,batch=8") or a .onnx path
+  std::map<std::string, int64_t> dims;  // dynamic dims of a .onnx model (--dim NAME=VALUE)
+  uint64_t seed = 1;                    // weights and random inputs
+  // Input name -> .npy file (--input NAME=FILE.npy); the other inputs are seeded random.
+  std::map<std::string, std::string> inputs;
+  std::string backend = "cpu";         // exec::BackendRegistry names (unavailable ones included)
+  std::string executor = "compiled";   // exec::executor_names()
+  int threads = 1;                     // 1..256
+  std::set<std::string> passes_off;    // passes::PassRegistry names switched off (empty: all on)
+  std::set<std::string> patterns_off;  // passes::FusionRegistry pattern names switched off
+  std::string planner = "greedy_by_size";  // planner::strategy_names() or planner::kBestPlanner
+  int warmup = 10;                         // 0..1000000
+  int iters = 100;                         // 1..1000000
+  int profile_runs = 10;                   // recorded runs for the trace and op table, 0..100000
+
+  bool operator==(const Settings&) const = default;
+  bool pass_on(const std::string& pass) const;
+  bool pattern_on(const std::string& pattern) const;
+  // "all", "none" or "absorb_matmul,dce" (the enabled ones, in pipeline order).
+  std::string passes_text() const;
+  // One line: "passes=all executor=compiled threads=1 planner=greedy_by_size backend=cpu", plus
+  // " patterns_off=attention,gelu" when any pattern is off.
+  std::string label() const;
+};
+
+// The field keys in table order: "model", "backend", "executor", "threads", "passes",
+// "patterns", "planner", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
+// the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags' `omit` takes.
+std::vector<std::string> settings_keys();
+
+// JSON. to_json writes every field: `passes` and `patterns` as {name: on} for every registered
+// one, `dims` and `inputs` as objects. Reading starts from `base` (from_json: the defaults) and
+// changes only the keys given; `passes` and `patterns` also take a string "all" | "none" | "a,b"
+// (the ones on, as --passes), and as objects change only the names given. `source` (a file
+// name) starts every message; paths are JSON Pointers ("/passes/dce").
+nlohmann::json to_json(const Settings& settings);
+Settings settings_from_json(const nlohmann::json& json, const std::string& source);
+void apply_json(Settings& settings, const nlohmann::json& json, const std::string& source);
+// Reads a JSON settings file over `base`. A missing or unreadable file, malformed JSON (with
+// line and column) or a bad field throws fusebox::Error naming the file.
+Settings load_settings_file(const std::string& path, const Settings& base = {});
+
+// KEY=VALUE. Keys are the field keys; `passes`, `patterns`, `dims` and `inputs` also take
+// sub-keys: passes.fuse_patterns=off (on | off | true | false | 1 | 0), patterns.attention=off,
+// dims.batch=4, inputs.x=x.npy. Whole values: passes=all | none | a,b (the ones on; patterns
+// likewise), dims=batch=4,seq=8 and inputs=x=x.npy,y=y.npy (replace the map; empty clears it).
+// `where` starts every message: "--a: passes.fuse_patern: unknown pass ...".
+void apply(Settings& settings, const std::string& assignment, const std::string& where);
+// Assignments separated by ';' or whitespace: "passes=none; threads=2 planner=first_fit".
+void apply_all(Settings& settings, const std::string& text, const std::string& where);
+
+// Printing: one aligned "key  value" line per field, values as KEY=VALUE takes them.
+std::string to_text(const Settings& settings);
+// `fusebox settings`: every field with its value syntax, default and meaning, and the ways to
+// set it (flag, --set, JSON).
+std::string settings_help();
+
+// The fields as CLI11 options on a command: positional MODEL (required), --backend, --executor,
+// --threads, --passes, --patterns, --planner, --seed, --warmup, --iters, --profile-runs,
+// --input NAME=FILE.npy and --dim NAME=VALUE (repeatable), plus --settings FILE.json and
+// --set KEY=VALUE (repeatable). Values are taken as text and converted by the field table, so a
+// flag, a --set and a JSON key share one converter and one set of messages.
+class SettingsFlags {
+ public:
+  // `omit`: field keys this command has no flag for (e.g. {"executor", "iters"}); a settings
+  // file or --set may still give them. `defaults`: where resolve() starts, and what help shows.
+  // CLI11 writes the flags' text into this object, so it must live as long as `app` parses.
+  // Throws fusebox::Error for an unknown key in `omit`.
+  explicit SettingsFlags(CLI::App* app, const std::set<std::string>& omit = {},
+                         Settings defaults = {});
+  ~SettingsFlags();
+  SettingsFlags(const SettingsFlags&) = delete;
+  SettingsFlags& operator=(const SettingsFlags&) = delete;
+
+  // After app->parse: the defaults, then the --settings file, then every flag the user gave (in
+  // table order; a flag not given keeps the file's value), then each --set in order. Errors name
+  // the flag or file ("--threads: expected an integer in 1..256, got \"x\"").
+  Settings resolve() const;
+
+ private:
+  struct Bound;  // one field's option and the raw text CLI11 collected for it
+  std::vector<std::unique_ptr<Bound>> bound_;
+  std::unique_ptr<Bound> settings_file_, set_;
+  Settings defaults_;
+};
+
+}  // namespace fusebox::workbench

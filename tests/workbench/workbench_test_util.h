@@ -1,0 +1,41 @@
+#pragma once
+// Shared by the workbench tests: small settings, a fixed roofline (no machine measuring inside a
+// test) and the CPU backend registered.
+#include <string>
+
+#include "app/workbench/pipeline.h"
+#include "app/workbench/settings.h"
+#include "ops/cpu/cpu_backend.h"
+#include "profiler/roofline.h"
+
+namespace fusebox::workbench::test {
+
+inline void register_cpu() {
+  static bool once = (cpu::register_backend(), true);
+  (void)once;
+}
+
+// A roofline with round figures, so tests never measure the machine.
+inline profiler::Roofline fixed_roofline(const std::string& backend) {
+  profiler::Roofline r;
+  r.key = "test";
+  r.backend = backend;
+  r.gemm_gflops[1] = 100;
+  r.gemm_gflops[2] = 200;
+  r.bandwidth_gbs = 20;
+  r.dispatch_floor_ns = 50;
+  return r;
+}
+
+// A transformer block small enough for hundreds of runs, with few iterations.
+inline Settings small_settings(const std::string& model = "transformer:seq=16,d=32,heads=2,ffn=64") {
+  register_cpu();
+  Settings s;
+  s.model = model;
+  s.warmup = 0;
+  s.iters = 2;
+  s.profile_runs = 1;
+  return s;
+}
+
+}  // namespace fusebox::workbench::test
