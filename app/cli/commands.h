@@ -26,5 +26,6 @@ void add_profile_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_machine_command(CLI::App& app);
 void add_settings_command(CLI::App& app);
+void add_graph_command(CLI::App& app);
 
 }  // namespace fusebox::cli

@@ -167,4 +167,31 @@ TEST(Cli, SettingsPrintsEveryKeyAndAFileToStartFrom) {
   EXPECT_EQ(j["passes"]["dce"], false);
 }
 
+TEST(Cli, GraphWritesTheSvgOfAPassWithItsFusionsMarked) {
+  std::string file =
+      std::filesystem::temp_directory_path() / ("fusebox_graph_" + std::to_string(::getpid()) + ".svg");
+  Result r = run_cli("graph transformer:seq=8,d=16,heads=2,ffn=32 --pass fuse_patterns --out " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(file)) << r.out;
+  std::string svg;
+  if (FILE* f = std::fopen(file.c_str(), "rb")) {
+    std::array<char, 4096> buf{};
+    while (size_t n = std::fread(buf.data(), 1, buf.size(), f)) svg.append(buf.data(), n);
+    std::fclose(f);
+  }
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find(">Attention<"), std::string::npos) << "the fused attention node is drawn";
+  EXPECT_NE(svg.find("class=\"node highlight\""), std::string::npos)
+      << "what the pass added is marked";
+  std::filesystem::remove(file);
+  for (const char* bad : {"--pass fuse", "--before", "--passes dce --pass dce"}) {
+    Result e =
+        run_cli(std::string("graph transformer:seq=8,d=16,heads=2,ffn=32 --out ") + file + " " + bad);
+    EXPECT_EQ(e.code, 2) << bad << "\n" << e.out;
+    EXPECT_FALSE(std::filesystem::exists(file)) << bad;
+  }
+  Result unknown = run_cli("graph transformer --pass fuse --out " + file);
+  EXPECT_NE(unknown.out.find("valid: absorb_matmul"), std::string::npos) << unknown.out;
+}
+
 }  // namespace

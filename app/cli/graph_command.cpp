@@ -1,0 +1,80 @@
+// fusebox graph MODEL --out g.svg: the optimized graph drawn by Graphviz (dot) as SVG; with
+// --pass NAME the graph after that pass with what it added in red, with --before the graph it
+// started from with what it removed.
+#include <algorithm>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/workbench/graph_layout.h"
+#include "app/workbench/pipeline.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/passes/pass_manager.h"
+
+namespace fusebox::cli {
+
+namespace {
+
+struct GraphArgs {
+  std::unique_ptr<workbench::SettingsFlags> settings;
+  std::string out;
+  std::string pass;
+  bool before = false;
+  bool no_edge_labels = false;
+};
+
+void graph(const GraphArgs& a) {
+  if (a.before && a.pass.empty())
+    throw Error("--before needs --pass NAME (the pass to draw the graph before)");
+  if (!a.pass.empty() && !passes::PassRegistry::instance().find(a.pass))
+    throw Error("--pass: unknown pass '" + a.pass +
+                "' (valid: " + join(passes::PassRegistry::instance().names(), ", ") + ")");
+  workbench::Settings s = a.settings->resolve();
+  workbench::Pipeline pipeline;
+  auto r = pipeline.run(s, nullptr, nullptr, workbench::Stage::Optimize);
+
+  workbench::SvgOptions options;
+  options.layout.edge_labels = !a.no_edge_labels;
+  const ir::Graph* g = &r->graph();
+  if (a.pass.empty()) {
+    options.title = s.model + "\nafter passes " + s.passes_text() + ": " +
+                    std::to_string(g->nodes.size()) + " nodes";
+  } else {
+    workbench::PassView view = workbench::pass_view(*r, a.pass, a.before);
+    g = view.graph;
+    options.highlight = std::move(view.highlight);
+    options.title = s.model + "\n" + view.caption;
+  }
+  std::string svg = workbench::render_svg(*g, options);
+  write_file_atomically(a.out, svg);
+  std::string summary = options.title;
+  std::replace(summary.begin(), summary.end(), '\n', ' ');
+  std::cout << "wrote " << a.out << ": " << summary << "\n";
+}
+
+}  // namespace
+
+void add_graph_command(CLI::App& app) {
+  auto args = std::make_shared<GraphArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "graph",
+      "Draw a model's graph after the chosen passes as SVG (Graphviz dot layout, boxes coloured "
+      "by\n"
+      "kind, edges labelled with shapes). With --pass, the graph after that pass with the nodes "
+      "it\n"
+      "added in red; with --before too, the graph before it with the nodes it removed.\n"
+      "Example: fusebox graph transformer --pass fuse_patterns --out fused.svg");
+  args->settings = std::make_unique<workbench::SettingsFlags>(
+      cmd,
+      std::set<std::string>{"executor", "threads", "warmup", "iters", "profile_runs", "inputs"});
+  cmd->add_option("--out", args->out, "the SVG file to write")->required();
+  cmd->add_option("--pass", args->pass, "draw around this pass (see fusebox passes)");
+  cmd->add_flag("--before", args->before,
+                "with --pass: the graph before the pass, what it removed in red");
+  cmd->add_flag("--no-edge-labels", args->no_edge_labels,
+                "leave the shapes off the edges (faster for big graphs)");
+  cmd->callback([args] { graph(*args); });
+}
+
+}  // namespace fusebox::cli

@@ -1,0 +1,488 @@
+// Graph layout through libgvc: the graph becomes a dot digraph (nodes, input and output boxes,
+// edges labelled with shapes), dot lays it out, and the positions are read back from Graphviz's
+// own records (ND_coord, ED_spl, GD_bb) rather than parsed from text.
+#include "app/workbench/graph_layout.h"
+
+#include <graphviz/gvc.h>
+#include <graphviz/gvplugin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/ir/op_schema.h"
+#include "core/passes/pass_manager.h"
+
+// The two plugins we need, linked in (app/workbench/CMakeLists.txt links Debian's
+// libgvplugin_dot_layout.so.6 and libgvplugin_core.so.6): `dot` itself, and core, which holds
+// the SVG renderer. Handing them to gvContextPlugins means no plugin config file (config6a) and
+// no run-time plugin search. Text is measured by Graphviz's built-in font metrics estimate (no
+// pango plugin), which is plenty for boxes of short labels.
+extern "C" {
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+}
+
+namespace fusebox::workbench {
+
+namespace {
+
+constexpr double kPointsPerInch = 72.0;
+constexpr const char* kFont = "Helvetica";  // Graphviz's estimate has Helvetica/Arial metrics
+constexpr uint32_t kHighlightRgb = 0xd62728;
+
+// Every Graphviz call holds this: libgvc and libcgraph keep global state.
+std::mutex& graphviz_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Collects what Graphviz reports (warnings and errors) while one call holds the mutex.
+std::string& graphviz_messages() {
+  static std::string messages;
+  return messages;
+}
+
+int collect_message(char* message) {
+  graphviz_messages() += message;
+  return 0;
+}
+
+// The one context, created on first use and kept for the process (freeing it at exit could race
+// with other static destructors; it holds no resources beyond memory).
+GVC_t* context() {
+  static const lt_symlist_t kBuiltins[] = {
+      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+      {nullptr, nullptr},
+  };
+  static GVC_t* gvc = gvContextPlugins(kBuiltins, 0);
+  return gvc;
+}
+
+std::string rgb_text(uint32_t rgb) {
+  char text[8];
+  std::snprintf(text, sizeof text, "#%06x", static_cast<unsigned>(rgb & 0xffffff));
+  return text;
+}
+
+// Graphviz reads labels as escString: a backslash starts an escape (\N, \n, ...), so keep ours.
+std::string escape_label(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void set_attr(void* object, const char* name, const std::string& value) {
+  agsafeset(object, const_cast<char*>(name), const_cast<char*>(value.c_str()),
+            const_cast<char*>(""));
+}
+
+// Declares an attribute's default for every object of a kind (graph, nodes or edges).
+void set_default(Agraph_t* g, int kind, const char* name, const std::string& value) {
+  agattr(g, kind, const_cast<char*>(name), const_cast<char*>(value.c_str()));
+}
+
+// The boxes and edges as data, before any coordinates: shared by the layout and the SVG.
+struct Drawing {
+  GraphLayout layout;
+  std::vector<std::string> box_labels;
+  std::vector<std::string> box_keys;  // unique Graphviz node names
+};
+
+Drawing describe(const ir::Graph& g) {
+  Drawing d;
+  GraphLayout& l = d.layout;
+  l.graph_name = g.name;
+  l.node_count = g.nodes.size();
+  l.input_count = g.inputs.size();
+  l.output_count = g.outputs.size();
+
+  auto shape_of = [&](const std::string& tensor) {
+    return g.has_tensor(tensor) ? ir::shape_str(g.tensor(tensor).shape) : std::string("[?]");
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    LayoutBox b;
+    b.kind = node_kind(n.op);
+    b.node = static_cast<int>(i);
+    b.name = n.name;
+    b.op = n.op;
+    b.fused = b.kind == NodeKind::Fused;
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && g.is_weight(in) &&
+          std::find(b.weights.begin(), b.weights.end(), in) == b.weights.end())
+        b.weights.push_back(in);
+    l.boxes.push_back(std::move(b));
+    d.box_labels.push_back(n.op + "\n" + n.name);
+  }
+  auto add_io = [&](const std::string& tensor, NodeKind kind) {
+    LayoutBox b;
+    b.kind = kind;
+    b.name = tensor;
+    b.op = node_kind_name(kind);
+    l.boxes.push_back(std::move(b));
+    d.box_labels.push_back(tensor + "\n" + shape_of(tensor));
+  };
+  for (const std::string& in : g.inputs) add_io(in, NodeKind::Input);
+  for (const std::string& out : g.outputs) add_io(out, NodeKind::Output);
+
+  // Graphviz node names: the node's own name where it is free, else made unique. Inputs and
+  // outputs are prefixed so a tensor and a node of the same name stay apart.
+  std::set<std::string> used;
+  for (size_t i = 0; i < l.boxes.size(); ++i) {
+    const LayoutBox& b = l.boxes[i];
+    std::string key = b.node >= 0 ? b.name : b.op + ":" + b.name;
+    if (!used.insert(key).second) {
+      key += "#" + std::to_string(i);
+      used.insert(key);
+    }
+    d.box_keys.push_back(std::move(key));
+  }
+
+  // Edges: who makes each tensor (a node or an input box), then every consumer of it.
+  std::unordered_map<std::string, size_t> source;
+  for (size_t i = 0; i < g.inputs.size(); ++i) source.emplace(g.inputs[i], l.input_box(i));
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& out : g.nodes[i].outputs) source.emplace(out, i);
+  std::set<std::tuple<size_t, size_t, std::string>> seen;  // Mul(x, x) draws one edge
+  auto add_edge = [&](const std::string& tensor, size_t to) {
+    auto it = source.find(tensor);
+    if (it == source.end() || !seen.emplace(it->second, to, tensor).second) return;
+    LayoutEdge e;
+    e.from = it->second;
+    e.to = to;
+    e.tensor = tensor;
+    e.label = shape_of(tensor);
+    l.edges.push_back(std::move(e));
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& in : g.nodes[i].inputs) add_edge(in, i);
+  for (size_t i = 0; i < g.outputs.size(); ++i) add_edge(g.outputs[i], l.output_box(i));
+  return d;
+}
+
+// A dot graph of the drawing, closed (with its layout freed) when it goes. Holds the mutex.
+class DotGraph {
+ public:
+  DotGraph() : lock_(graphviz_mutex()) {
+    graphviz_messages().clear();
+    previous_handler_ = agseterrf(collect_message);
+  }
+
+  ~DotGraph() {
+    if (laid_out_) gvFreeLayout(gvc_, graph_);
+    if (graph_) agclose(graph_);
+    agseterrf(previous_handler_);
+  }
+
+  DotGraph(const DotGraph&) = delete;
+  DotGraph& operator=(const DotGraph&) = delete;
+
+  // Builds the dot graph of `d` and lays it out; `svg` adds what only the SVG shows.
+  void lay_out(const Drawing& d, const LayoutOptions& options, const SvgOptions* svg) {
+    gvc_ = context();
+    if (!gvc_) fail("could not create a Graphviz context");
+    std::string name = d.layout.graph_name.empty() ? "graph" : d.layout.graph_name;
+    graph_ = agopen(name.data(), Agdirected, nullptr);
+    if (!graph_) fail("agopen failed");
+
+    set_default(graph_, AGRAPH, "rankdir", "TB");
+    set_default(graph_, AGRAPH, "nodesep", "0.25");
+    set_default(graph_, AGRAPH, "ranksep", "0.3");
+    set_default(graph_, AGRAPH, "fontname", kFont);
+    set_default(graph_, AGNODE, "shape", "box");
+    set_default(graph_, AGNODE, "style", "filled");
+    set_default(graph_, AGNODE, "fontname", kFont);
+    set_default(graph_, AGNODE, "fontsize", "10");
+    set_default(graph_, AGNODE, "height", "0.35");
+    // Wide margins: viewers without Helvetica substitute wider fonts than Graphviz's estimate.
+    set_default(graph_, AGNODE, "margin", "0.14,0.04");
+    set_default(graph_, AGEDGE, "fontname", kFont);
+    set_default(graph_, AGEDGE, "fontsize", "8");
+    set_default(graph_, AGEDGE, "arrowsize", "0.6");
+    if (svg && !svg->title.empty()) {
+      set_attr(graph_, "label", escape_label(svg->title));
+      set_attr(graph_, "labelloc", "t");
+      set_attr(graph_, "fontsize", "12");
+    }
+
+    const GraphLayout& l = d.layout;
+    nodes_.reserve(l.boxes.size());
+    for (size_t i = 0; i < l.boxes.size(); ++i) {
+      const LayoutBox& b = l.boxes[i];
+      Agnode_t* n = agnode(graph_, const_cast<char*>(d.box_keys[i].c_str()), 1);
+      if (!n) fail("agnode failed for '" + b.name + "'");
+      set_attr(n, "label", escape_label(d.box_labels[i]));
+      set_attr(n, "fillcolor", rgb_text(node_kind_rgb(b.kind)));
+      if (b.node < 0) {
+        set_attr(n, "style", "rounded,filled");
+        set_attr(n, "fontsize", "9");
+      }
+      if (svg) {
+        std::string tip = b.op + " " + b.name;
+        if (!b.weights.empty()) tip += "\nweights: " + join(b.weights, ", ");
+        set_attr(n, "tooltip", escape_label(tip));
+        if (svg->highlight.count(b.name) && b.node >= 0) {
+          set_attr(n, "penwidth", "4");
+          set_attr(n, "color", rgb_text(kHighlightRgb));
+          set_attr(n, "class", "highlight");
+        }
+      }
+      nodes_.push_back(n);
+    }
+    // Inputs share the top rank, outputs the bottom one.
+    auto same_rank = [&](const char* name, const char* rank, size_t first, size_t count) {
+      if (count == 0) return;
+      Agraph_t* sub = agsubg(graph_, const_cast<char*>(name), 1);
+      set_attr(sub, "rank", rank);
+      for (size_t i = first; i < first + count; ++i) agsubnode(sub, nodes_[i], 1);
+    };
+    same_rank("inputs", "source", l.input_box(0), l.input_count);
+    same_rank("outputs", "sink", l.output_box(0), l.output_count);
+
+    edges_.reserve(l.edges.size());
+    for (const LayoutEdge& e : l.edges) {
+      Agedge_t* edge = agedge(graph_, nodes_[e.from], nodes_[e.to], nullptr, 1);
+      if (!edge) fail("agedge failed for tensor '" + e.tensor + "'");
+      if (options.edge_labels) set_attr(edge, "label", escape_label(e.label));
+      if (svg) set_attr(edge, "tooltip", escape_label(e.tensor + " " + e.label));
+      edges_.push_back(edge);
+    }
+
+    if (gvLayout(gvc_, graph_, "dot") != 0) fail("dot layout failed");
+    laid_out_ = true;
+  }
+
+  // Reads the positions back into `l`, in points with y pointing down from the top left.
+  void read_back(GraphLayout& l) const {
+    boxf bb = GD_bb(graph_);
+    l.width = bb.UR.x - bb.LL.x;
+    l.height = bb.UR.y - bb.LL.y;
+    auto flip = [&](pointf p) { return LayoutPoint{p.x - bb.LL.x, bb.UR.y - p.y}; };
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      LayoutPoint c = flip(ND_coord(nodes_[i]));
+      LayoutBox& b = l.boxes[i];
+      b.x = c.x;
+      b.y = c.y;
+      b.width = ND_width(nodes_[i]) * kPointsPerInch;
+      b.height = ND_height(nodes_[i]) * kPointsPerInch;
+    }
+    for (size_t i = 0; i < edges_.size(); ++i) {
+      LayoutEdge& e = l.edges[i];
+      // dot routes each edge as one Bezier (more pieces only for edges clipped to clusters).
+      const splines* spl = ED_spl(edges_[i]);
+      if (spl && spl->size > 0) {
+        const bezier& bz = spl->list[0];
+        for (int p = 0; p < bz.size; ++p) e.points.push_back(flip(bz.list[p]));
+        if (bz.eflag) e.arrow_tip = flip(bz.ep);
+      }
+      const textlabel_t* label = ED_label(edges_[i]);
+      if (label && label->set) e.label_pos = flip(label->pos);
+    }
+  }
+
+  std::string render(const char* format) const {
+    char* data = nullptr;
+    unsigned int length = 0;
+    if (gvRenderData(gvc_, graph_, format, &data, &length) != 0 || !data)
+      fail(std::string("rendering ") + format + " failed");
+    std::string out(data, length);
+    gvFreeRenderData(data);
+    return out;
+  }
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  agusererrf previous_handler_ = nullptr;
+  GVC_t* gvc_ = nullptr;
+  Agraph_t* graph_ = nullptr;
+  bool laid_out_ = false;
+  std::vector<Agnode_t*> nodes_;
+  std::vector<Agedge_t*> edges_;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string detail = trim(graphviz_messages());
+    throw Error("Graphviz: " + what + (detail.empty() ? "" : " (" + detail + ")"));
+  }
+};
+
+double millis_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Runs `f`, adding the graph's name to any error (a throwing constructor cannot know it).
+template <typename F>
+auto naming_graph(const ir::Graph& g, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw Error("drawing graph '" + g.name + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* node_kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::MatMul:
+      return "matmul";
+    case NodeKind::Fused:
+      return "fused";
+    case NodeKind::Elementwise:
+      return "elementwise";
+    case NodeKind::Normalization:
+      return "normalization";
+    case NodeKind::Layout:
+      return "layout";
+    case NodeKind::Other:
+      return "other";
+    case NodeKind::Input:
+      return "input";
+    case NodeKind::Output:
+      return "output";
+  }
+  return "other";
+}
+
+NodeKind node_kind(const std::string& op) {
+  // Ops whose kind the schema flags do not tell (Gelu is element-wise, but it is a pass's fusion).
+  static const std::map<std::string, NodeKind, std::less<>> kByOp = {
+      {"MatMul", NodeKind::MatMul},
+      {"Gemm", NodeKind::MatMul},
+      {"MatMulAdd", NodeKind::Fused},
+      {"Attention", NodeKind::Fused},
+      {"LayerNorm", NodeKind::Fused},
+      {"SkipLayerNorm", NodeKind::Fused},
+      {"Gelu", NodeKind::Fused},
+      {"Softmax", NodeKind::Normalization},
+      {"ReduceMean", NodeKind::Normalization},
+      {"Transpose", NodeKind::Layout},
+      {"Concat", NodeKind::Layout},
+      {"Slice", NodeKind::Layout},
+      {"Gather", NodeKind::Layout},
+  };
+  if (auto it = kByOp.find(op); it != kByOp.end()) return it->second;
+  if (op.starts_with("Fused")) return NodeKind::Fused;  // FusedBiasRelu, FusedElementwise, ...
+  if (const ir::OpSchema* schema = ir::OpRegistry::instance().find(op)) {
+    if (schema->view) return NodeKind::Layout;
+    if (schema->elementwise) return NodeKind::Elementwise;
+  }
+  return NodeKind::Other;
+}
+
+uint32_t node_kind_rgb(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::MatMul:
+      return 0x9ecae1;  // blue
+    case NodeKind::Fused:
+      return 0xfdae6b;  // orange: what the passes made
+    case NodeKind::Elementwise:
+      return 0xc7e9c0;  // green
+    case NodeKind::Normalization:
+      return 0xdadaeb;  // lavender
+    case NodeKind::Layout:
+      return 0xe0e0e0;  // grey: moves bytes, or not even that
+    case NodeKind::Other:
+      return 0xffffff;
+    case NodeKind::Input:
+      return 0xfff7bc;
+    case NodeKind::Output:
+      return 0xfee391;
+  }
+  return 0xffffff;
+}
+
+std::optional<size_t> GraphLayout::find_node(const std::string& name) const {
+  for (size_t i = 0; i < node_count && i < boxes.size(); ++i)
+    if (boxes[i].name == name) return i;
+  return std::nullopt;
+}
+
+std::optional<size_t> GraphLayout::box_at(double x, double y) const {
+  for (size_t i = boxes.size(); i-- > 0;)
+    if (boxes[i].contains(x, y)) return i;
+  return std::nullopt;
+}
+
+GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
+  return naming_graph(g, [&] {
+    Drawing d = describe(g);
+    auto start = std::chrono::steady_clock::now();
+    {
+      DotGraph dot;
+      dot.lay_out(d, options, nullptr);
+      dot.read_back(d.layout);
+    }
+    d.layout.millis = millis_since(start);
+    return std::move(d.layout);
+  });
+}
+
+std::string render_svg(const ir::Graph& g, const SvgOptions& options) {
+  return naming_graph(g, [&] {
+    Drawing d = describe(g);
+    DotGraph dot;
+    dot.lay_out(d, options.layout, &options);
+    return dot.render("svg");
+  });
+}
+
+PassView pass_view(const RunResult& result, const std::string& pass, bool before) {
+  if (!result.optimized || !result.model)
+    throw Error("pass view of '" + pass + "': the run has no optimized graph");
+  const auto& entries = result.optimized->log.entries;
+  auto it =
+      std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.pass == pass; });
+  if (it == entries.end()) {
+    std::vector<std::string> names;
+    for (const auto& e : entries) names.push_back(e.pass);
+    throw Error("unknown pass '" + pass + "' (valid: " + join(names, ", ") + ")");
+  }
+  if (!it->enabled)
+    throw Error("pass '" + pass + "' is switched off in these settings (passes=" +
+                result.settings.passes_text() + ")");
+  if (!it->snapshot)
+    throw Error("pass '" + pass + "' did not change the graph of " + result.settings.model +
+                ": nothing to draw");
+
+  PassView view;
+  std::set<std::string> touched;
+  for (const passes::Rewrite& r : it->rewrites) {
+    if (before) {
+      touched.insert(r.removed.begin(), r.removed.end());
+    } else {
+      touched.insert(r.added.begin(), r.added.end());
+      touched.insert(r.changed.begin(), r.changed.end());
+    }
+  }
+  if (before) {
+    view.graph = &result.model->graph;
+    for (auto prev = entries.begin(); prev != it; ++prev)
+      if (prev->snapshot) view.graph = &*prev->snapshot;
+  } else {
+    view.graph = &*it->snapshot;
+  }
+  // Only what the drawn graph has: a pass that reruns to a fixed point may add and then remove.
+  for (const ir::Node& n : view.graph->nodes)
+    if (touched.count(n.name)) view.highlight.insert(n.name);
+  view.caption = std::string(before ? "before " : "after ") + pass + ": " +
+                 std::to_string(view.graph->nodes.size()) + " nodes, " +
+                 std::to_string(view.highlight.size()) +
+                 (before ? " removed by it (red)" : " added or edited by it (red)");
+  return view;
+}
+
+}  // namespace fusebox::workbench

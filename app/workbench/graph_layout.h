@@ -1,0 +1,126 @@
+#pragma once
+// Graph drawing as data. layout_graph lays a graph out with Graphviz `dot` (top to bottom) and
+// returns boxes and curves in screen coordinates (points, y pointing down, origin at the top
+// left) for the UI's graph panel to draw; render_svg draws the same layout as SVG for the CLI.
+// No ImGui here.
+//
+//   boxes   one per node (box i is g.nodes[i]), then one per graph input (drawn at the top), then
+//           one per graph output. Weights get no box (hundreds of them would swamp the picture);
+//           each node lists the weights it reads instead.
+//   edges   one per (producer, consumer, tensor): from the producing node or the input box to the
+//           consuming node or the output box, labelled with the tensor's shape, with the spline
+//           Graphviz routed.
+//
+// Graphviz is not thread-safe: every call into it here holds one process-wide mutex, so layouts
+// may be requested from any thread (they run one at a time). Errors throw fusebox::Error naming
+// the graph.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/workbench/run_result.h"
+#include "core/ir/graph.h"
+
+namespace fusebox::workbench {
+
+// What a box is, for colouring. Node kinds come from a table of op names, then the op schema's
+// flags (see node_kind).
+enum class NodeKind : uint8_t {
+  MatMul,         // MatMul, Gemm
+  Fused,          // what the passes create: Fused*, Attention, LayerNorm, SkipLayerNorm, Gelu, ...
+  Elementwise,    // schema `elementwise`
+  Normalization,  // Softmax, ReduceMean
+  Layout,         // schema `view`, Transpose, Concat, Slice, Gather
+  Other,
+  Input,   // a graph input box
+  Output,  // a graph output box
+};
+const char* node_kind_name(NodeKind kind);  // "matmul", "fused", ..., "input", "output"
+// The kind of a node with this op type (never Input or Output; Other for an unknown op).
+NodeKind node_kind(const std::string& op);
+// Fill colour of a kind as 0xRRGGBB: the SVG and the UI use the same palette.
+uint32_t node_kind_rgb(NodeKind kind);
+
+struct LayoutPoint {
+  double x = 0, y = 0;
+};
+
+struct LayoutBox {
+  NodeKind kind = NodeKind::Other;
+  int node = -1;                     // index into g.nodes; -1 for an input or output box
+  std::string name;                  // the node's name, or the input / output tensor's name
+  std::string op;                    // the node's op; "input" or "output" for those boxes
+  bool fused = false;                // kind == Fused
+  std::vector<std::string> weights;  // weight tensors the node reads (not drawn), in input order
+  double x = 0, y = 0;               // centre
+  double width = 0, height = 0;
+
+  bool contains(double px, double py) const {
+    return px >= x - width / 2 && px <= x + width / 2 && py >= y - height / 2 &&
+           py <= y + height / 2;
+  }
+};
+
+struct LayoutEdge {
+  size_t from = 0, to = 0;  // box indices
+  std::string tensor;
+  std::string label;  // the tensor's shape, "[1,64,256]"
+  // A cubic Bezier spline as Graphviz routes it: the start point, then (control, control, end)
+  // triples, so points.size() == 1 + 3k. It ends at the arrowhead's base when there is one.
+  std::vector<LayoutPoint> points;
+  std::optional<LayoutPoint> arrow_tip;  // the arrowhead runs from points.back() to here
+  std::optional<LayoutPoint> label_pos;  // centre of the label (when edge labels are on)
+};
+
+struct LayoutOptions {
+  // Shapes on the edges. dot places edge labels as extra nodes, so a layout with them takes
+  // roughly twice as long and is taller.
+  bool edge_labels = true;
+};
+
+struct GraphLayout {
+  std::string graph_name;
+  std::vector<LayoutBox> boxes;  // nodes in g.nodes order, then inputs, then outputs
+  std::vector<LayoutEdge> edges;
+  size_t node_count = 0, input_count = 0, output_count = 0;
+  double width = 0, height = 0;  // of the whole drawing, in points
+  double millis = 0;             // spent in Graphviz (building, laying out, reading back)
+
+  size_t input_box(size_t i) const { return node_count + i; }
+  size_t output_box(size_t i) const { return node_count + input_count + i; }
+  // The box of the node named `name`, if the graph has one.
+  std::optional<size_t> find_node(const std::string& name) const;
+  // The topmost box containing the point, for hit testing.
+  std::optional<size_t> box_at(double x, double y) const;
+};
+
+// Lays `g` out with dot (rankdir TB, box nodes labelled "op\nname", edges labelled with shapes).
+GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options = {});
+
+struct SvgOptions {
+  LayoutOptions layout;
+  std::set<std::string> highlight;  // node names drawn with a thick red border (class "highlight")
+  std::string title;                // a caption above the drawing; none when empty
+};
+
+// The same drawing rendered by Graphviz as a standalone SVG document, boxes filled by kind, each
+// node's weights in its tooltip.
+std::string render_svg(const ir::Graph& g, const SvgOptions& options = {});
+
+// A graph to draw around one pass of a run, with the nodes that pass touched.
+struct PassView {
+  const ir::Graph* graph = nullptr;  // points into the RunResult
+  std::set<std::string> highlight;   // after: the nodes it added or edited; before: it removed
+  std::string caption;               // "after fuse_patterns: 12 nodes, 4 added or edited (red)"
+};
+
+// The graph after `pass` (its snapshot) or, with `before`, the graph it started from (the
+// previous snapshot, or the model as loaded). Needs a result that ran at least Stage::Optimize.
+// Throws fusebox::Error for an unknown pass (listing the valid ones), a pass switched off, or a
+// pass that did not change the graph (there is nothing to show).
+PassView pass_view(const RunResult& result, const std::string& pass, bool before);
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,309 @@
+// Graph layout and SVG through Graphviz: one box per node plus input and output boxes, edges
+// between exactly those boxes, inputs above their consumers, no overlapping boxes, the SVG's
+// groups and highlights, and the views around one pass of a run.
+#include "app/workbench/graph_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <future>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/workbench/pipeline.h"
+#include "core/base/error.h"
+#include "core/models/builtin_models.h"
+#include "tests/workbench/workbench_test_util.h"
+
+namespace fusebox::workbench {
+namespace {
+
+using test::fixed_roofline;
+using test::small_settings;
+
+// x -> Transpose(W) MatMul -> Add(b) -> Relu: one nn.Linear + ReLU as the exporter writes it.
+ir::Graph linear_relu() {
+  ir::Graph g;
+  g.name = "linear_relu";
+  g.add_input("x", ir::DType::f32, {2, 8});
+  g.add_weight("W", ir::Tensor(ir::DType::f32, {4, 8}));
+  g.add_weight("b", ir::Tensor(ir::DType::f32, {4}));
+  ir::Attributes perm;
+  perm.set("perm", std::vector<int64_t>{1, 0});
+  std::string wt = g.add_node("Transpose", {"W"}, perm, "Transpose_0");
+  std::string mm = g.add_node("MatMul", {"x", wt}, {}, "MatMul_1");
+  std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_2");
+  g.outputs = {g.add_node("Relu", {a}, {}, "Relu_3")};
+  return g;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every pair of boxes is apart (touching borders allowed).
+void expect_no_overlap(const GraphLayout& l) {
+  for (size_t i = 0; i < l.boxes.size(); ++i)
+    for (size_t j = i + 1; j < l.boxes.size(); ++j) {
+      const LayoutBox& a = l.boxes[i];
+      const LayoutBox& b = l.boxes[j];
+      bool apart = std::abs(a.x - b.x) >= (a.width + b.width) / 2 - 0.01 ||
+                   std::abs(a.y - b.y) >= (a.height + b.height) / 2 - 0.01;
+      ASSERT_TRUE(apart) << a.name << " overlaps " << b.name;
+    }
+}
+
+// Whether `p` lies on the border of `b`, within a point.
+bool on_border(const LayoutBox& b, LayoutPoint p) {
+  double dx = std::abs(p.x - b.x) - b.width / 2, dy = std::abs(p.y - b.y) - b.height / 2;
+  return dx <= 1 && dy <= 1 && (std::abs(dx) <= 1 || std::abs(dy) <= 1);
+}
+
+// Boxes lie in the drawing and every edge runs from its producer's box down to its consumer's.
+void expect_well_formed(const GraphLayout& l, const ir::Graph& g) {
+  ASSERT_EQ(l.node_count, g.nodes.size());
+  ASSERT_EQ(l.boxes.size(), g.nodes.size() + g.inputs.size() + g.outputs.size());
+  EXPECT_GT(l.width, 0);
+  EXPECT_GT(l.height, 0);
+  for (const LayoutBox& b : l.boxes) {
+    EXPECT_GT(b.width, 0) << b.name;
+    EXPECT_GT(b.height, 0) << b.name;
+    EXPECT_GE(b.x - b.width / 2, -0.5) << b.name;
+    EXPECT_LE(b.x + b.width / 2, l.width + 0.5) << b.name;
+    EXPECT_GE(b.y - b.height / 2, -0.5) << b.name;
+    EXPECT_LE(b.y + b.height / 2, l.height + 0.5) << b.name;
+  }
+  for (const LayoutEdge& e : l.edges) {
+    ASSERT_LT(e.from, l.boxes.size());
+    ASSERT_LT(e.to, l.boxes.size());
+    const LayoutBox& from = l.boxes[e.from];
+    const LayoutBox& to = l.boxes[e.to];
+    EXPECT_LT(from.y, to.y) << e.tensor << ": " << from.name << " -> " << to.name
+                            << " must point down";
+    ASSERT_GE(e.points.size(), 4u) << e.tensor;
+    EXPECT_EQ((e.points.size() - 1) % 3, 0u) << e.tensor;
+    // The curve leaves from the producer's box border and arrives at the consumer's.
+    EXPECT_TRUE(on_border(from, e.points.front())) << e.tensor << " leaves " << from.name;
+    EXPECT_TRUE(on_border(to, e.arrow_tip.value_or(e.points.back())))
+        << e.tensor << " reaches " << to.name;
+  }
+}
+
+TEST(GraphLayout, SmallGraphHasABoxPerNodeInputAndOutput) {
+  ir::Graph g = linear_relu();
+  GraphLayout l = layout_graph(g);
+  expect_well_formed(l, g);
+  expect_no_overlap(l);
+  EXPECT_EQ(l.graph_name, "linear_relu");
+  ASSERT_EQ(l.boxes.size(), 6u);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_EQ(l.boxes[i].node, static_cast<int>(i));
+    EXPECT_EQ(l.boxes[i].name, g.nodes[i].name);
+    EXPECT_EQ(l.boxes[i].op, g.nodes[i].op);
+  }
+  const LayoutBox& in = l.boxes[l.input_box(0)];
+  const LayoutBox& out = l.boxes[l.output_box(0)];
+  EXPECT_EQ(in.kind, NodeKind::Input);
+  EXPECT_EQ(in.name, "x");
+  EXPECT_EQ(in.node, -1);
+  EXPECT_EQ(out.kind, NodeKind::Output);
+  EXPECT_EQ(out.name, "Relu_3:out");  // the output tensor, as add_node names it
+  EXPECT_EQ(out.node, -1);
+
+  // Weights are listed, not drawn.
+  EXPECT_EQ(l.boxes[0].weights, std::vector<std::string>{"W"});
+  EXPECT_EQ(l.boxes[1].weights, std::vector<std::string>{});
+  EXPECT_EQ(l.boxes[2].weights, std::vector<std::string>{"b"});
+
+  // Exactly the data edges, with shapes: x -> MatMul, Transpose -> MatMul, MatMul -> Add,
+  // Add -> Relu, Relu -> output.
+  std::multimap<std::pair<size_t, size_t>, std::string> edges;
+  for (const LayoutEdge& e : l.edges) edges.emplace(std::pair{e.from, e.to}, e.label);
+  std::multimap<std::pair<size_t, size_t>, std::string> expected = {
+      {{l.input_box(0), 1}, "[2,8]"},
+      {{0, 1}, "[8,4]"},
+      {{1, 2}, "[2,4]"},
+      {{2, 3}, "[2,4]"},
+      {{3, l.output_box(0)}, "[2,4]"}};
+  EXPECT_EQ(edges, expected);
+  for (const LayoutEdge& e : l.edges) EXPECT_TRUE(e.label_pos.has_value()) << e.tensor;
+
+  // The input is above everything; the output below everything.
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_LT(in.y, l.boxes[i].y);
+    EXPECT_GT(out.y, l.boxes[i].y);
+  }
+  EXPECT_EQ(l.find_node("Add_2"), std::optional<size_t>(2));
+  EXPECT_EQ(l.find_node("x"), std::nullopt) << "inputs are not nodes";
+  EXPECT_EQ(l.box_at(l.boxes[2].x, l.boxes[2].y), std::optional<size_t>(2));
+  EXPECT_EQ(l.box_at(-100, -100), std::nullopt);
+}
+
+TEST(GraphLayout, KindsComeFromTheOpTableAndSchemaFlags) {
+  EXPECT_EQ(node_kind("MatMul"), NodeKind::MatMul);
+  EXPECT_EQ(node_kind("Attention"), NodeKind::Fused);
+  EXPECT_EQ(node_kind("FusedBiasRelu"), NodeKind::Fused);
+  EXPECT_EQ(node_kind("FusedElementwise"), NodeKind::Fused);
+  EXPECT_EQ(node_kind("Gelu"), NodeKind::Fused) << "element-wise by schema, but a fusion";
+  EXPECT_EQ(node_kind("Add"), NodeKind::Elementwise);
+  EXPECT_EQ(node_kind("Relu"), NodeKind::Elementwise);
+  EXPECT_EQ(node_kind("Reshape"), NodeKind::Layout) << "schema view";
+  EXPECT_EQ(node_kind("Transpose"), NodeKind::Layout);
+  EXPECT_EQ(node_kind("Softmax"), NodeKind::Normalization);
+  EXPECT_EQ(node_kind("NoSuchOp"), NodeKind::Other);
+  EXPECT_STREQ(node_kind_name(NodeKind::Fused), "fused");
+  EXPECT_NE(node_kind_rgb(NodeKind::Fused), node_kind_rgb(NodeKind::MatMul));
+}
+
+TEST(GraphLayout, WithoutEdgeLabelsTheEdgesHaveNoLabelPosition) {
+  ir::Graph g = linear_relu();
+  GraphLayout l = layout_graph(g, LayoutOptions{.edge_labels = false});
+  expect_well_formed(l, g);
+  for (const LayoutEdge& e : l.edges) {
+    EXPECT_FALSE(e.label_pos.has_value()) << e.tensor;
+    EXPECT_FALSE(e.label.empty()) << "the label text is still there for the UI";
+  }
+}
+
+TEST(GraphLayout, OptimizedTransformerHasABoxPerNode) {
+  Pipeline p(fixed_roofline);
+  auto r = p.run(small_settings("transformer"), nullptr, nullptr, Stage::Optimize);
+  const ir::Graph& g = r->graph();
+  ASSERT_LT(g.nodes.size(), r->model->graph.nodes.size())
+      << "the passes should have fused something";
+  GraphLayout l = layout_graph(g);
+  expect_well_formed(l, g);
+  expect_no_overlap(l);
+  size_t fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_EQ(l.boxes[i].name, g.nodes[i].name);
+    fused += l.boxes[i].fused;
+    EXPECT_EQ(l.boxes[i].fused, l.boxes[i].kind == NodeKind::Fused);
+  }
+  EXPECT_GT(fused, 0u);
+}
+
+TEST(GraphLayout, AThousandNodeStackLaysOut) {
+  ir::Graph g = models::build_model("stack:layers=18", 1);
+  ASSERT_GE(g.nodes.size(), 1000u);
+  GraphLayout l = layout_graph(g);
+  expect_well_formed(l, g);
+  expect_no_overlap(l);
+  // Reported, not asserted: speed belongs to benchmarks.
+  std::cout << "[ layout   ] " << g.nodes.size() << " nodes, " << l.edges.size()
+            << " edges: " << l.millis << " ms (" << l.width << " x " << l.height << " pt)\n";
+  GraphLayout bare = layout_graph(g, LayoutOptions{.edge_labels = false});
+  std::cout << "[ layout   ] without edge labels: " << bare.millis << " ms\n";
+  RecordProperty("layout_ms", static_cast<int>(l.millis));
+}
+
+TEST(GraphLayout, LayoutsFromManyThreadsMatchOneAtATime) {
+  ir::Graph g = linear_relu();
+  GraphLayout serial = layout_graph(g);
+  std::vector<std::future<GraphLayout>> runs;
+  for (int i = 0; i < 8; ++i)
+    runs.push_back(std::async(std::launch::async, [&] { return layout_graph(g); }));
+  for (auto& f : runs) {
+    GraphLayout l = f.get();
+    ASSERT_EQ(l.boxes.size(), serial.boxes.size());
+    for (size_t i = 0; i < l.boxes.size(); ++i) {
+      EXPECT_EQ(l.boxes[i].x, serial.boxes[i].x);
+      EXPECT_EQ(l.boxes[i].y, serial.boxes[i].y);
+    }
+  }
+}
+
+TEST(GraphSvg, OneGroupPerBoxAndTheHighlightedNodesMarked) {
+  ir::Graph g = linear_relu();
+  std::string svg =
+      render_svg(g, {.layout = {}, .highlight = {"MatMul_1", "Relu_3"}, .title = "a title"});
+  EXPECT_TRUE(svg.starts_with("<?xml") || svg.starts_with("<svg")) << svg.substr(0, 100);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<g id=\"node"), g.nodes.size() + 2) << svg;
+  EXPECT_EQ(count(svg, "<g id=\"edge"), 5u);
+  EXPECT_EQ(count(svg, "class=\"node highlight\""), 2u);
+  // The highlight is on the named nodes' groups: each such group's title is the node.
+  for (const char* name : {"MatMul_1", "Relu_3"}) {
+    size_t at = svg.find(std::string("<title>") + name + "</title>");
+    ASSERT_NE(at, std::string::npos) << name;
+    size_t group = svg.rfind("<g id=\"node", at);
+    EXPECT_NE(svg.substr(group, at - group).find("highlight"), std::string::npos) << name;
+  }
+  EXPECT_NE(svg.find("stroke-width=\"4\""), std::string::npos);
+  EXPECT_NE(svg.find("a title"), std::string::npos);
+  EXPECT_NE(svg.find("[2,8]"), std::string::npos) << "edge labels are shapes";
+  EXPECT_NE(svg.find("weights: W"), std::string::npos) << "weights are in the tooltip";
+  // Fill colours by kind.
+  char matmul[8];
+  std::snprintf(matmul, sizeof matmul, "#%06x", node_kind_rgb(NodeKind::MatMul));
+  EXPECT_NE(svg.find(std::string("fill=\"") + matmul + "\""), std::string::npos);
+}
+
+TEST(GraphSvg, NamesAreDrawnAsWritten) {
+  ir::Graph g;
+  g.name = "odd <names> & \\N";
+  g.add_input("x<1>", ir::DType::f32, {2});
+  g.outputs = {g.add_node("Relu", {"x<1>"}, {}, "relu\\N&")};
+  std::string svg = render_svg(g);
+  EXPECT_EQ(count(svg, "<g id=\"node"), 3u);
+  EXPECT_NE(svg.find("relu\\N&amp;"), std::string::npos) << "a backslash is not an escape:\n"
+                                                         << svg;
+  EXPECT_NE(svg.find("x&lt;1&gt;"), std::string::npos) << svg;
+}
+
+TEST(GraphPassView, AfterHighlightsWhatThePassAddedBeforeWhatItRemoved) {
+  Pipeline p(fixed_roofline);
+  auto r = p.run(small_settings(), nullptr, nullptr, Stage::Optimize);
+  PassView after = pass_view(*r, "fuse_patterns", false);
+  PassView before = pass_view(*r, "fuse_patterns", true);
+  ASSERT_NE(after.graph, nullptr);
+  ASSERT_NE(before.graph, nullptr);
+  EXPECT_LT(after.graph->nodes.size(), before.graph->nodes.size());
+  EXPECT_FALSE(after.highlight.empty());
+  EXPECT_FALSE(before.highlight.empty());
+  auto has = [](const ir::Graph& g, const std::string& name) {
+    return std::any_of(g.nodes.begin(), g.nodes.end(),
+                       [&](const ir::Node& n) { return n.name == name; });
+  };
+  for (const std::string& n : after.highlight) EXPECT_TRUE(has(*after.graph, n)) << n;
+  for (const std::string& n : before.highlight) {
+    EXPECT_TRUE(has(*before.graph, n)) << n;
+    EXPECT_FALSE(has(*after.graph, n)) << n << " was removed";
+  }
+  bool attention_highlighted = false;
+  for (const ir::Node& n : after.graph->nodes)
+    attention_highlighted |= n.op == "Attention" && after.highlight.count(n.name);
+  EXPECT_TRUE(attention_highlighted);
+  // Before the first pass that changed anything is the model as loaded.
+  PassView first = pass_view(*r, "absorb_matmul", true);
+  EXPECT_EQ(first.graph, &r->model->graph);
+  EXPECT_NE(after.caption.find("after fuse_patterns"), std::string::npos) << after.caption;
+}
+
+TEST(GraphPassView, UnknownOffAndUnchangedPassesSaySo) {
+  Pipeline p(fixed_roofline);
+  Settings s = small_settings();
+  apply(s, "passes=dce", "test");
+  auto r = p.run(s, nullptr, nullptr, Stage::Optimize);
+  auto error_of = [&](const std::string& pass) {
+    try {
+      pass_view(*r, pass, false);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error_of("fuse").find("valid: absorb_matmul"), std::string::npos) << error_of("fuse");
+  EXPECT_NE(error_of("fuse_patterns").find("switched off"), std::string::npos)
+      << error_of("fuse_patterns");
+  EXPECT_NE(error_of("dce").find("did not change"), std::string::npos) << error_of("dce");
+}
+
+}  // namespace
+}  // namespace fusebox::workbench
