@@ -82,8 +82,8 @@ void unit_transposes_to_reshapes(ir::Graph& g, PassResult& r) {
     if (!keeps_order) continue;
     const ir::Shape out = shape_of(g, n.outputs[0]);
     r.rewrite("transpose_to_reshape", {}, {}, {n.name},
-              n.name + " perm " + perm_text(n) + " only moves size-1 dims -> Reshape " + ir::shape_str(out) +
-                  " (no copy)");
+              n.name + " perm " + perm_text(n) + " only moves size-1 dims -> Reshape " +
+                  ir::shape_str(out) + " (no copy)");
     n.op = "Reshape";
     n.attrs = {};
     n.attrs.set("shape", out);
@@ -197,8 +197,9 @@ bool absorb_input(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassR
     if (len == chain.size()) stop = why;
   }
   if (len < chain.size() && len > 0)
-    r.near_miss("layout_view", att.name, who + ": " + stop + "; read from " + g.nodes[chain[len - 1]].inputs[0] + " instead (" +
-                g.nodes[chain[len]].name + " not absorbed)");
+    r.near_miss("layout_view", att.name,
+                who + ": " + stop + "; read from " + g.nodes[chain[len - 1]].inputs[0] +
+                    " instead (" + g.nodes[chain[len]].name + " not absorbed)");
   else if (len < chain.size())
     r.near_miss("layout_view", att.name, who + ": " + stop);
   if (len == 0 || !has_copy(g, chain, len)) return false;
@@ -302,8 +303,9 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
     // A layout op among several readers almost extended the chain.
     for (size_t k : readers)
       if (is_layout(k))
-        r.near_miss("layout_view", att.name, who + " not written through " + g.nodes[k].name + ": " + t + " is " +
-                    uses.other_uses(t, k) + " too");
+        r.near_miss("layout_view", att.name,
+                    who + " not written through " + g.nodes[k].name + ": " + t + " is " +
+                        uses.other_uses(t, k) + " too");
     break;
   }
   size_t len = chain.size();
@@ -323,7 +325,8 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
       view.reset();
     }
     if (view) break;
-    if (len == chain.size()) r.near_miss("layout_view", att.name, who + " not written through the whole chain: " + why);
+    if (len == chain.size())
+      r.near_miss("layout_view", att.name, who + " not written through the whole chain: " + why);
   }
   if (len == 0) return false;
 
@@ -333,8 +336,9 @@ bool absorb_output(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r)
   const ir::Shape z_shape = shape_of(g, z);
   const std::vector<std::string> names = names_of(g, absorbed);
   r.rewrite("layout_view", names, {}, {att.name},
-            "absorbed " + node_list(g, absorbed) + " into " + att.name + ": output " + ir::shape_str(view->shape) +
-                " written into " + z + " " + ir::shape_str(z_shape) + " at strides " + fmt_ints(view->strides));
+            "absorbed " + node_list(g, absorbed) + " into " + att.name + ": output " +
+                ir::shape_str(view->shape) + " written into " + z + " " + ir::shape_str(z_shape) +
+                " at strides " + fmt_ints(view->strides));
   ir::set_attention_output_view(g.nodes[m], *view, z_shape);
   g.nodes[m].outputs[0] = z;
   g.remove_tensor(y);

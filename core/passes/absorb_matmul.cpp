@@ -13,7 +13,6 @@ namespace fusebox::passes {
 
 namespace {
 
-
 bool swaps_last_two(std::vector<int64_t> perm, size_t rank) {
   if (perm.empty())  // ONNX default: reversed, which swaps the last two dims only for rank 2
     for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
@@ -70,7 +69,8 @@ bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   std::vector<int64_t> perm = tr.attrs.get_ints("perm");
   if (!swaps_last_two(perm, g.tensor(tr.inputs[0]).shape.size())) {
     r.near_miss("transpose_to_flag", tr.name,
-                tr.name + " perm " + (perm.empty() ? "(reversed)" : fmt_ints(perm)) + " does not swap the last two dims");
+                tr.name + " perm " + (perm.empty() ? "(reversed)" : fmt_ints(perm)) +
+                    " does not swap the last two dims");
     return false;
   }
   ir::Node& mm = g.nodes[m];
@@ -111,8 +111,8 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   }
   if (!uses.only_read_by(in, m)) {
     r.near_miss("scale_to_alpha", scale_node.name,
-                scale_node.name + " (" + s->text + ") not folded into " + mm.name + ": its output is " +
-                    uses.other_uses(in, m));
+                scale_node.name + " (" + s->text + ") not folded into " + mm.name +
+                    ": its output is " + uses.other_uses(in, m));
     return false;
   }
   // After an element-wise op the multiply fuses into that chain for free, and patterns like
@@ -123,8 +123,9 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
     const ir::OpSchema* schema = ir::OpRegistry::instance().find(prev.op);
     if (schema && schema->elementwise) {
       r.near_miss("scale_to_alpha", scale_node.name,
-                  scale_node.name + " (" + s->text + ") left for element-wise fusion: its input comes from " +
-                      prev.name + " (" + prev.op + ")");
+                  scale_node.name + " (" + s->text +
+                      ") left for element-wise fusion: its input comes from " + prev.name + " (" +
+                      prev.op + ")");
       return false;
     }
   }
@@ -132,8 +133,8 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   target.inputs[slot] = s->data;
   scale_alpha(target, s->factor);
   r.rewrite("scale_to_alpha", {scale_node.name}, {}, {target.name},
-            "folded " + scale_node.name + " (" + s->text + ") on input " + (slot == 0 ? "A" : "B") + " into " +
-                target.name + " alpha");
+            "folded " + scale_node.name + " (" + s->text + ") on input " + (slot == 0 ? "A" : "B") +
+                " into " + target.name + " alpha");
   remove_node(g, p->second);
   return true;
 }
@@ -152,8 +153,8 @@ bool fold_output_scale(ir::Graph& g, const GraphUses& uses, size_t m, PassResult
     }
     if (!uses.only_read_by(y, c)) {
       r.near_miss("scale_to_alpha", scale_node.name,
-                  scale_node.name + " (" + s->text + ") not folded into " + g.nodes[m].name + ": its output is " +
-                      uses.other_uses(y, c));
+                  scale_node.name + " (" + s->text + ") not folded into " + g.nodes[m].name +
+                      ": its output is " + uses.other_uses(y, c));
       return false;
     }
     ir::Node& mm = g.nodes[m];

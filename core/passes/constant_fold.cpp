@@ -45,8 +45,9 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
     auto out = std::find_if(node.outputs.begin(), node.outputs.end(),
                             [&](const auto& t) { return g.is_output(t); });
     if (out != node.outputs.end()) {
-      r.near_miss("fold", node.name,
-                  node.name + " has only constant inputs but its output '" + *out + "' is a graph output");
+      r.near_miss(
+          "fold", node.name,
+          node.name + " has only constant inputs but its output '" + *out + "' is a graph output");
       ++i;
       continue;
     }
@@ -54,8 +55,9 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
     for (const auto& o : node.outputs) bytes += g.tensor(o).nbytes();
     if (bytes > kMaxFoldBytes) {
       r.near_miss("fold", node.name,
-                  node.name + " not folded: its result would take " + format_bytes(static_cast<double>(bytes)) +
-                      " (limit " + format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
+                  node.name + " not folded: its result would take " +
+                      format_bytes(static_cast<double>(bytes)) + " (limit " +
+                      format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
       ++i;
       continue;
     }
@@ -75,7 +77,8 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
       t.value = outputs[k];
       made.push_back("'" + t.name + "' " + ir::dtype_name(t.dtype) + ir::shape_str(t.shape));
     }
-    r.rewrite("fold", {node.name}, {}, {}, "folded " + node.name + " (" + node.op + ") into weight " + join(made, ", "));
+    r.rewrite("fold", {node.name}, {}, {},
+              "folded " + node.name + " (" + node.op + ") into weight " + join(made, ", "));
     r.changed = true;
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
   }

@@ -25,8 +25,9 @@ PassResult dce(ir::Graph& g, const PassContext&) {
     if (keep[i]) {
       kept.push_back(std::move(g.nodes[i]));
     } else {
-      r.rewrite("remove_node", {g.nodes[i].name}, {}, {},
-                "removed " + g.nodes[i].name + " (" + g.nodes[i].op + "): nothing reads its output");
+      r.rewrite(
+          "remove_node", {g.nodes[i].name}, {}, {},
+          "removed " + g.nodes[i].name + " (" + g.nodes[i].op + "): nothing reads its output");
     }
   }
   r.changed = kept.size() != g.nodes.size();
@@ -45,7 +46,8 @@ PassResult dce(ir::Graph& g, const PassContext&) {
     const ir::TensorInfo& t = g.tensor(name);
     if (t.kind == ir::TensorKind::Weight)
       r.rewrite("remove_weight", {}, {}, {},
-                "removed unused weight '" + name + "' (" + format_bytes(static_cast<double>(t.nbytes())) + ")");
+                "removed unused weight '" + name + "' (" +
+                    format_bytes(static_cast<double>(t.nbytes())) + ")");
     g.remove_tensor(name);
     r.changed = true;
   }

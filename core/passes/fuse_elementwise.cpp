@@ -62,7 +62,8 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
       }
     } else if (fusable_reader)
       r.near_miss("elementwise_chain", g.nodes[i].name,
-                  g.nodes[i].name + " ends an element-wise chain: its output is " + uses.other_uses(out, SIZE_MAX));
+                  g.nodes[i].name + " ends an element-wise chain: its output is " +
+                      uses.other_uses(out, SIZE_MAX));
   }
 
   std::vector<std::vector<size_t>> groups(n);
@@ -115,11 +116,12 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
     std::string names = node_list(g, group);
     // Every input broadcasts to the program's output; that must be what the chain produced.
     if (out_shape != g.tensor(last.outputs[0]).shape || fused.inputs.size() > kMaxFusedInputs) {
-      r.near_miss("elementwise_chain", last.name, names + " not fused: " +
-                              (out_shape != g.tensor(last.outputs[0]).shape
-                                   ? "inputs broadcast to " + ir::shape_str(out_shape) + ", not " +
-                                         ir::shape_str(g.tensor(last.outputs[0]).shape)
-                                   : std::to_string(fused.inputs.size()) + " inputs (limit 64)"));
+      r.near_miss("elementwise_chain", last.name,
+                  names + " not fused: " +
+                      (out_shape != g.tensor(last.outputs[0]).shape
+                           ? "inputs broadcast to " + ir::shape_str(out_shape) + ", not " +
+                                 ir::shape_str(g.tensor(last.outputs[0]).shape)
+                           : std::to_string(fused.inputs.size()) + " inputs (limit 64)"));
       for (size_t k : group) rebuilt.push_back(std::move(g.nodes[k]));
       continue;
     }

@@ -1,8 +1,9 @@
 // fuse_patterns: replaces known subgraphs by one fused op (GELU, LayerNorm, LayerNorm after a
-// residual Add, Attention, MatMul with a bias and ReLU, MatMul with an added tensor). Each pattern lives in its own file and registers
-// itself in the FusionRegistry (fusion_patterns.h); this file tries them in order and performs
-// the rewrites, all the same way. Each pattern sweeps the whole graph once, in registry order, so a
-// pattern sees what the earlier ones made (bias_relu runs before matmul_add takes its MatMul+Add).
+// residual Add, Attention, MatMul with a bias and ReLU, MatMul with an added tensor). Each pattern
+// lives in its own file and registers itself in the FusionRegistry (fusion_patterns.h); this file
+// tries them in order and performs the rewrites, all the same way. Each pattern sweeps the whole
+// graph once, in registry order, so a pattern sees what the earlier ones made (bias_relu runs
+// before matmul_add takes its MatMul+Add).
 #include <algorithm>
 
 #include "core/base/error.h"
@@ -110,7 +111,8 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
 PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
   for (const FusionPattern& pattern : FusionRegistry::instance().patterns()) {
-    if (ctx.disabled_patterns.count(pattern.name)) continue;  // switched off: no rewrite, no near miss
+    if (ctx.disabled_patterns.count(pattern.name))
+      continue;  // switched off: no rewrite, no near miss
     std::optional<GraphUses> uses;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].op != pattern.anchor_op) continue;
@@ -119,7 +121,8 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
       std::string why = found.near_miss;
       if (found.match && why.empty()) why = check_match(g, *uses, i, *found.match);
       if (!why.empty()) {
-        r.near_miss(pattern.name, g.nodes[i].name, pattern.name + " at " + g.nodes[i].name + ": " + why);
+        r.near_miss(pattern.name, g.nodes[i].name,
+                    pattern.name + " at " + g.nodes[i].name + ": " + why);
         continue;
       }
       if (!found.match) continue;
@@ -130,7 +133,8 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
           fused_node_name(g, m.op, g.nodes[m.nodes.front()]), m.op, m.inputs, {}, m.attrs};
       std::vector<std::string> removed;
       for (size_t k : m.nodes) removed.push_back(g.nodes[k].name);
-      r.rewrite(pattern.name, removed, {fused.name}, {}, "fused " + node_list(g, m.nodes) + " -> " + fused.name);
+      r.rewrite(pattern.name, removed, {fused.name}, {},
+                "fused " + node_list(g, m.nodes) + " -> " + fused.name);
       i = replace_nodes(g, m.nodes, std::move(fused));
       uses.reset();
       r.changed = true;
@@ -143,7 +147,8 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
 
 void register_fuse_patterns(PassRegistry& registry) {
   registry.add({"fuse_patterns",
-                "replaces known subgraphs by fused ops (" + join(FusionRegistry::instance().names(), ", ") + ")",
+                "replaces known subgraphs by fused ops (" +
+                    join(FusionRegistry::instance().names(), ", ") + ")",
                 fuse_patterns,
                 /*to_fixed_point=*/false});
 }

@@ -65,8 +65,8 @@ inline void register_fusion(FusionPattern pattern) {
 }
 
 // Builtin patterns, in the order they are tried.
-void register_gelu_fusion(FusionRegistry& registry);          // erf GELU -> Gelu
-void register_layernorm_fusion(FusionRegistry& registry);     // decomposed LayerNorm -> LayerNorm
+void register_gelu_fusion(FusionRegistry& registry);            // erf GELU -> Gelu
+void register_layernorm_fusion(FusionRegistry& registry);       // decomposed LayerNorm -> LayerNorm
 void register_skip_layernorm_fusion(FusionRegistry& registry);  // Add -> LayerNorm -> SkipLayerNorm
 void register_attention_fusion(FusionRegistry& registry);     // MatMul Softmax MatMul -> Attention
 void register_matmul_bias_fusions(FusionRegistry& registry);  // -> FusedBiasRelu, MatMulAdd

@@ -48,10 +48,14 @@ std::vector<std::string> PassRegistry::names() const {
   return out;
 }
 
+void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss) {
+  for (const auto& m : misses)
+    if (m.text == miss.text) return;
+  misses.push_back(std::move(miss));
+}
+
 void PassResult::near_miss(std::string pattern, std::string node, std::string text) {
-  NearMiss m{std::move(pattern), std::move(node), std::move(text)};
-  if (std::find(near_misses.begin(), near_misses.end(), m) == near_misses.end())
-    near_misses.push_back(std::move(m));
+  add_near_miss(near_misses, {std::move(pattern), std::move(node), std::move(text)});
 }
 
 namespace {
@@ -88,7 +92,8 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
   const FusionRegistry& fusions = FusionRegistry::instance();
   for (const auto& name : ctx.disabled_patterns)
     if (!fusions.find(name))
-      throw Error("unknown fusion pattern '" + name + "' (valid: " + join(fusions.names(), ", ") + ")");
+      throw Error("unknown fusion pattern '" + name + "' (valid: " + join(fusions.names(), ", ") +
+                  ")");
 
   PassLog log;
   for (const auto& pass : registry.passes()) {
@@ -113,10 +118,7 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
       entry.changed = entry.changed || r.changed;
       entry.rewrites.insert(entry.rewrites.end(), r.rewrites.begin(), r.rewrites.end());
       // A pass run to a fixed point repeats its near misses each iteration: keep each once.
-      for (auto& m : r.near_misses)
-        if (std::find(entry.near_misses.begin(), entry.near_misses.end(), m) ==
-            entry.near_misses.end())
-          entry.near_misses.push_back(std::move(m));
+      for (auto& m : r.near_misses) add_near_miss(entry.near_misses, std::move(m));
       if (!r.changed || !pass.to_fixed_point) break;
     }
     entry.millis =

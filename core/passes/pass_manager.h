@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/exec/backend.h"
@@ -26,27 +27,28 @@ struct PassContext {
   const exec::Backend* evaluator = nullptr;
   // Told "pass <name>" around each enabled pass (the profiler turns these into NVTX ranges).
   exec::ExecutionObserver* observer = nullptr;
-  // Fusion patterns fuse_patterns skips (names from FusionRegistry).
+  // Fusion patterns fuse_patterns skips: no rewrite, no near miss (FusionRegistry names;
+  // run_pipeline rejects others).
   std::set<std::string> disabled_patterns;
 };
 
-// One rewrite a pass made.
+// One rewrite a pass made, as data: which nodes went, which came, which were edited in place. A
+// node renamed counts as removed and added.
 struct Rewrite {
   // The fusion pattern ("bias_relu", "attention", ...) or, for other passes, the kind of rewrite
-  // ("transpose_to_flag", "scale_to_alpha", "fold", "remove_node", ...).
+  // ("transpose_to_flag", "scale_to_alpha", "fold", "remove_node", ...): short, stable snake_case.
   std::string pattern;
-  std::vector<std::string> removed;  // nodes no longer in the graph
-  std::vector<std::string> added;    // nodes new in the graph
-  std::vector<std::string> changed;  // nodes kept but edited (the MatMul that took a Transpose)
-  std::string text;                  // the sentence
+  std::vector<std::string> removed;  // names of nodes no longer in the graph
+  std::vector<std::string> added;    // names of nodes new in the graph
+  std::vector<std::string> changed;  // names of nodes kept but edited (the MatMul given transB)
+  std::string text;                  // the sentence --explain prints
 };
 
 // Something that almost matched, and why it was left alone.
 struct NearMiss {
   std::string pattern;  // as Rewrite::pattern
-  std::string node;     // the node it stopped at ("" when there is none)
-  std::string text;     // the sentence
-  bool operator==(const NearMiss&) const = default;
+  std::string node;     // the node it stopped at, in the graph the pass saw; "" when there is none
+  std::string text;     // the sentence --explain prints
 };
 
 struct PassResult {
@@ -54,14 +56,18 @@ struct PassResult {
   std::vector<Rewrite> rewrites;
   std::vector<NearMiss> near_misses;
 
-  void rewrite(std::string pattern, std::vector<std::string> removed, std::vector<std::string> added,
-               std::vector<std::string> changed_nodes, std::string text) {
-    rewrites.push_back({std::move(pattern), std::move(removed), std::move(added), std::move(changed_nodes),
-                        std::move(text)});
+  void rewrite(std::string pattern, std::vector<std::string> removed,
+               std::vector<std::string> added, std::vector<std::string> changed_nodes,
+               std::string text) {
+    rewrites.push_back({std::move(pattern), std::move(removed), std::move(added),
+                        std::move(changed_nodes), std::move(text)});
   }
-  // Records a near miss once: a pass meets the same one again on each sweep.
+  // Records a near miss unless one with the same text is there: a pass may meet it again.
   void near_miss(std::string pattern, std::string node, std::string text);
 };
+
+// Appends `miss` unless `misses` has one with the same text.
+void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss);
 
 using PassFn = std::function<PassResult(ir::Graph&, const PassContext&)>;
 

@@ -92,7 +92,8 @@ TEST(AbsorbLayout, TransposeOfSizeOneDimsBecomesAReshape) {
       e.rewrites, "Transpose_1 perm (reversed) only moves size-1 dims -> Reshape [5,1] (no copy)"));
   ASSERT_EQ(e.rewrites.size(), 2u);
   EXPECT_EQ(e.rewrites[0].pattern, "transpose_to_reshape");
-  EXPECT_EQ(e.rewrites[0].changed, (std::vector<std::string>{"Transpose_0"}));  // same node, now a Reshape
+  EXPECT_EQ(e.rewrites[0].changed,
+            (std::vector<std::string>{"Transpose_0"}));  // same node, now a Reshape
   EXPECT_TRUE(e.rewrites[0].removed.empty() && e.rewrites[0].added.empty());
   EXPECT_EQ(count_op(g, "Transpose"), 1);
   EXPECT_EQ(count_op(g, "Reshape"), 2);
@@ -137,7 +138,8 @@ TEST(AbsorbLayout, ExportedHeadSplitAndMergeBecomeViews) {
   EXPECT_TRUE(has_line(e.rewrites, "[5,8] at strides [4,8,1]")) << e.rewrites.back().text;
   // As data: each chain it absorbed is removed, Attention_9 is edited in place, nothing is new.
   ASSERT_EQ(e.rewrites.size(), 4u);
-  EXPECT_EQ(e.rewrites[0].removed, (std::vector<std::string>{"Slice_0", "Reshape_3", "Transpose_6"}));
+  EXPECT_EQ(e.rewrites[0].removed,
+            (std::vector<std::string>{"Slice_0", "Reshape_3", "Transpose_6"}));
   EXPECT_EQ(e.rewrites[3].removed, (std::vector<std::string>{"Transpose_10", "Reshape_11"}));
   for (const Rewrite& rw : e.rewrites) {
     EXPECT_EQ(rw.pattern, "layout_view");

@@ -20,6 +20,11 @@ TEST(AbsorbMatMul, WeightTransposeBecomesTransB) {
   PassLogEntry e = run_pass(g, "absorb_matmul");
   EXPECT_TRUE(e.changed);
   EXPECT_TRUE(has_line(e.rewrites, "absorbed Transpose_1 into MatMul_2 as transB"));
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].pattern, "transpose_to_flag");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Transpose_1"}));
+  EXPECT_EQ(e.rewrites[0].added, Names{});
+  EXPECT_EQ(e.rewrites[0].changed, (Names{"MatMul_2"}));
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_EQ(g.nodes[0].inputs[1], "W");
   EXPECT_EQ(g.nodes[0].attrs.get_int("transB", 0), 1);
@@ -54,6 +59,9 @@ TEST(AbsorbMatMul, TransposeWithAnotherReaderIsKept) {
   EXPECT_TRUE(
       has_line(e.rewrites,
                "absorbed Transpose_0 into MatMul_1 as transB (Transpose_0 kept: read by Relu_2)"));
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].removed, Names{}) << "the Transpose stays";
+  EXPECT_EQ(e.rewrites[0].changed, (Names{"MatMul_1"}));
   EXPECT_EQ(count_op(g, "Transpose"), 1);
   EXPECT_EQ(find_op(g, "MatMul")->inputs[1], "y");
   expect_same_outputs(before, g);
@@ -84,6 +92,9 @@ TEST(AbsorbMatMul, OtherPermutationIsANearMiss) {
   EXPECT_FALSE(e.changed);
   EXPECT_TRUE(
       has_line(e.near_misses, "Transpose_9 perm [0,2,1,3] does not swap the last two dims"));
+  ASSERT_EQ(e.near_misses.size(), 1u);
+  EXPECT_EQ(e.near_misses[0].pattern, "transpose_to_flag");
+  EXPECT_EQ(e.near_misses[0].node, "Transpose_9");
 }
 
 TEST(AbsorbMatMul, OutputMulAndDivFoldIntoAlpha) {
@@ -99,6 +110,11 @@ TEST(AbsorbMatMul, OutputMulAndDivFoldIntoAlpha) {
     std::string text = op == std::string("Mul") ? "folded Mul_7 (x 0.125) into MatMul_6 alpha"
                                                 : "folded Div_7 (/ 8) into MatMul_6 alpha";
     EXPECT_TRUE(has_line(e.rewrites, text));
+    ASSERT_EQ(e.rewrites.size(), 1u);
+    EXPECT_EQ(e.rewrites[0].pattern, "scale_to_alpha");
+    EXPECT_EQ(e.rewrites[0].removed, (Names{std::string(op) + "_7"}));
+    EXPECT_EQ(e.rewrites[0].added, Names{});
+    EXPECT_EQ(e.rewrites[0].changed, (Names{"MatMul_6"}));
     ASSERT_EQ(g.nodes.size(), 1u);
     EXPECT_DOUBLE_EQ(g.nodes[0].attrs.get_float("alpha", 1), 0.125);
     EXPECT_EQ(g.nodes[0].outputs[0], before.outputs[0]);  // the graph output keeps its name
@@ -116,6 +132,10 @@ TEST(AbsorbMatMul, ScalarOnAnInputFoldsAndCommutes) {
   ir::Graph before = g;
   PassLogEntry e = run_pass(g, "absorb_matmul");
   EXPECT_TRUE(has_line(e.rewrites, "folded Mul_5 (x 0.5) on input B into MatMul_6 alpha"));
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].pattern, "scale_to_alpha");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Mul_5"}));
+  EXPECT_EQ(e.rewrites[0].changed, (Names{"MatMul_6"}));
   EXPECT_EQ(g.nodes.size(), 1u);
   expect_same_outputs(before, g);
 }
@@ -154,6 +174,13 @@ TEST(AbsorbMatMul, NearMisses) {
                        "Mul_16 (x 2) left for element-wise fusion: its input comes from Relu_15"));
   EXPECT_TRUE(has_line(e.near_misses,
                        "Mul_18 (x 2) not folded into MatMul_5: its output is a graph output"));
+  // Each stopped at its Mul, which a front end can light up.
+  for (const char* mul : {"Mul_12", "Mul_13", "Mul_16", "Mul_18"}) {
+    const NearMiss* m = find_line(e.near_misses, std::string(mul) + " ");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->pattern, "scale_to_alpha");
+    EXPECT_EQ(m->node, mul);
+  }
 }
 
 TEST(AbsorbMatMul, ScalarThatBroadcastsUpIsNotFolded) {
@@ -179,7 +206,12 @@ TEST(AbsorbMatMul, TransposeAndScaleTogether) {
   g.outputs = {g.add_node("MatMul", {"q", ks}, {}, "MatMul_2")};
   ir::Graph before = g;
   PassLogEntry e = run_pass(g, "absorb_matmul");
-  EXPECT_EQ(e.rewrites.size(), 2u);
+  ASSERT_EQ(e.rewrites.size(), 2u);
+  EXPECT_EQ(e.rewrites[0].pattern, "scale_to_alpha");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Mul_1"}));
+  EXPECT_EQ(e.rewrites[1].pattern, "transpose_to_flag");
+  EXPECT_EQ(e.rewrites[1].removed, (Names{"Transpose_0"}));
+  for (const Rewrite& rw : e.rewrites) EXPECT_EQ(rw.changed, (Names{"MatMul_2"}));
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"q", "k"}));
   EXPECT_EQ(g.nodes[0].attrs.get_int("transB", 0), 1);

@@ -21,6 +21,15 @@ TEST(ConstantFold, FoldsAChainOfConstantNodesInOneSweep) {
   EXPECT_TRUE(has_line(e.rewrites,
                        "folded Transpose_0 (Transpose) into weight 'Transpose_0:out' f32[2,3]"));
   EXPECT_TRUE(has_line(e.rewrites, "folded Mul_1 (Mul) into weight 'Mul_1:out' f32[2,3]"));
+  // A folded node is gone; the weight it became is a tensor, not a node.
+  ASSERT_EQ(e.rewrites.size(), 2u);
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Transpose_0"}));
+  EXPECT_EQ(e.rewrites[1].removed, (Names{"Mul_1"}));
+  for (const Rewrite& rw : e.rewrites) {
+    EXPECT_EQ(rw.pattern, "fold");
+    EXPECT_EQ(rw.added, Names{});
+    EXPECT_EQ(rw.changed, Names{});
+  }
   ASSERT_EQ(g.nodes.size(), 1u);
   ASSERT_TRUE(g.is_weight(w2));
   // Independent reference: w2[i][j] = 2 * W[j][i].
@@ -84,6 +93,10 @@ TEST(ConstantFold, NearMisses) {
   EXPECT_TRUE(
       has_line(e.near_misses,
                "Neg_2 has only constant inputs but its output 'Neg_2:out' is a graph output"));
+  ASSERT_EQ(e.near_misses.size(), 2u);
+  EXPECT_EQ(e.near_misses[0].node, "Add_0");
+  EXPECT_EQ(e.near_misses[1].node, "Neg_2");
+  for (const NearMiss& m : e.near_misses) EXPECT_EQ(m.pattern, "fold");
   EXPECT_EQ(g.nodes.size(), 4u);
 }
 
@@ -96,6 +109,8 @@ TEST(ConstantFold, WithoutAnEvaluatorDoesNothingAndSaysSo) {
   PassLogEntry e = run_pass(g, "constant_fold", PassContext{});
   EXPECT_FALSE(e.changed);
   EXPECT_TRUE(has_line(e.near_misses, "no evaluator backend: constant folding skipped"));
+  ASSERT_EQ(e.near_misses.size(), 1u);
+  EXPECT_EQ(e.near_misses[0].node, "") << "no node to point at";
   EXPECT_EQ(g.nodes.size(), 2u);
 }
 

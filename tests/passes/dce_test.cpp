@@ -20,6 +20,21 @@ TEST(Dce, RemovesDeadNodesAndUnusedTensorsButNotInputs) {
   EXPECT_TRUE(has_line(e.rewrites, "removed Relu_1 (Relu): nothing reads its output"));
   EXPECT_TRUE(has_line(e.rewrites, "removed unused weight 'orphan' (1.0 KiB)"));
   EXPECT_TRUE(has_line(e.rewrites, "removed unused weight 'w'"));
+  ASSERT_EQ(e.rewrites.size(), 4u);
+  EXPECT_EQ(e.rewrites[0].pattern, "remove_node");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Mul_0"}));
+  EXPECT_EQ(e.rewrites[1].pattern, "remove_node");
+  EXPECT_EQ(e.rewrites[1].removed, (Names{"Relu_1"}));
+  for (const Rewrite& rw : e.rewrites) {
+    EXPECT_EQ(rw.added, Names{});
+    EXPECT_EQ(rw.changed, Names{});
+  }
+  for (const char* w : {"'orphan'", "'w'"}) {  // a weight is not a node: nothing to name
+    const Rewrite* rw = find_line(e.rewrites, std::string("removed unused weight ") + w);
+    ASSERT_NE(rw, nullptr);
+    EXPECT_EQ(rw->pattern, "remove_weight");
+    EXPECT_EQ(rw->removed, Names{});
+  }
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_TRUE(g.has_tensor("unused_input"));
   EXPECT_FALSE(g.has_tensor(dead1));

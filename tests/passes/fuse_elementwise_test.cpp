@@ -86,6 +86,12 @@ TEST(FuseElementwise, SharedIntermediateEndsAChain) {
                        "Add_0 ends an element-wise chain: its output is read by Erf_1 and Mul_3"));
   EXPECT_TRUE(has_line(
       e.rewrites, "fused Erf_1 + Neg_2 + Mul_3 -> FusedElementwise_1 [Erf i0; Neg r0; Mul i0 r1]"));
+  ASSERT_EQ(e.near_misses.size(), 1u);
+  EXPECT_EQ(e.near_misses[0].pattern, "elementwise_chain");
+  EXPECT_EQ(e.near_misses[0].node, "Add_0");
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"Erf_1", "Neg_2", "Mul_3"}));
+  EXPECT_EQ(e.rewrites[0].added, (Names{"FusedElementwise_1"}));
   EXPECT_EQ(g.nodes.size(), 2u);
   expect_same_outputs(before, g);
 }

@@ -176,15 +176,17 @@ TEST(FusePatterns, SkipLayerNormNearMisses) {
   {
     ir::Graph g = skip_layernorm_graph({8});  // a bias-like Add: broadcasts
     PassLogEntry e = run_pass(g, "fuse_patterns");
-    EXPECT_TRUE(has_line(e.near_misses, "skip_layernorm at LayerNorm_1: Add_0 broadcasts [8] to "
-                                        "[2,4,8] (SkipLayerNorm does not broadcast)"));
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "skip_layernorm at LayerNorm_1: Add_0 broadcasts [8] to "
+                         "[2,4,8] (SkipLayerNorm does not broadcast)"));
     EXPECT_EQ(count_op(g, "SkipLayerNorm"), 0);
   }
   {
     ir::Graph g = skip_layernorm_graph({2, 4, 8}, true);  // the sum is needed elsewhere too
     PassLogEntry e = run_pass(g, "fuse_patterns");
-    EXPECT_TRUE(has_line(e.near_misses, "skip_layernorm at LayerNorm_1: Add_0's output is also "
-                                        "read by Relu_2"));
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "skip_layernorm at LayerNorm_1: Add_0's output is also "
+                         "read by Relu_2"));
     EXPECT_EQ(count_op(g, "SkipLayerNorm"), 0);
   }
 }
@@ -306,6 +308,59 @@ TEST(FusePatterns, MatMulAddReluWithBiasOnEitherSide) {
   }
 }
 
+TEST(FusePatterns, RewriteNamesTheNodesItReplacedAndTheFusedNode) {
+  ir::Graph g;
+  std::string a = linear(g, "MatMul_3", "Add_4");
+  g.outputs = {g.add_node("Relu", {a}, {}, "Relu_5")};
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  const Rewrite& rw = e.rewrites[0];
+  EXPECT_EQ(rw.pattern, "bias_relu");
+  EXPECT_EQ(rw.removed, (Names{"MatMul_3", "Add_4", "Relu_5"}));
+  EXPECT_EQ(rw.added, (Names{"FusedBiasRelu_3"}));
+  EXPECT_EQ(rw.changed, Names{});
+  EXPECT_EQ(rw.text, "fused MatMul_3 + Add_4 + Relu_5 -> FusedBiasRelu_3");
+  EXPECT_TRUE(e.near_misses.empty());
+}
+
+TEST(FusePatterns, ASwitchedOffPatternIsSkippedAndTheNextOneStillRuns) {
+  ir::Graph g;
+  std::string a = linear(g, "MatMul_3", "Add_4");
+  g.outputs = {g.add_node("Relu", {a}, {}, "Relu_5")};
+  ir::Graph before = g;
+  PassContext ctx = cpu_context();
+  ctx.disabled_patterns = {"bias_relu"};
+  ir::Graph h = g;
+  PassLogEntry e = run_pass(g, "fuse_patterns", ctx);
+  // bias_relu comes before matmul_add; skipped, it leaves its MatMul + Add to matmul_add.
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].pattern, "matmul_add");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"MatMul_3", "Add_4"}));
+  EXPECT_EQ(e.rewrites[0].added, (Names{"MatMulAdd_3"}));
+  EXPECT_EQ(e.rewrites[0].text, "fused MatMul_3 + Add_4 -> MatMulAdd_3");
+  EXPECT_EQ(count_op(g, "Relu"), 1);
+  expect_same_outputs(before, g);
+
+  ctx.disabled_patterns = {"bias_relu", "matmul_add"};
+  e = run_pass(h, "fuse_patterns", ctx);
+  EXPECT_FALSE(e.changed);
+  EXPECT_TRUE(e.rewrites.empty());
+  EXPECT_EQ(h.nodes.size(), 3u);
+}
+
+TEST(FusePatterns, ASwitchedOffPatternReportsNoNearMiss) {
+  ir::Graph g = gelu_graph({false, false, false, 2.0f});  // gelu's near miss at Mul_5
+  PassContext ctx = cpu_context();
+  ctx.disabled_patterns = {"gelu"};
+  PassLogEntry e = run_pass(g, "fuse_patterns", ctx);
+  EXPECT_TRUE(e.near_misses.empty()) << e.near_misses.front().text;
+  ir::Graph h = gelu_graph({false, false, false, 2.0f});
+  e = run_pass(h, "fuse_patterns");
+  ASSERT_EQ(e.near_misses.size(), 1u);
+  EXPECT_EQ(e.near_misses[0].pattern, "gelu");
+  EXPECT_EQ(e.near_misses[0].node, "Mul_5");
+}
+
 TEST(FusePatterns, MatMulAddGelu) {
   for (std::string approx : {"none", "tanh"}) {
     ir::Graph g;
@@ -381,6 +436,13 @@ TEST(FusePatterns, BiasReluFallsBackToMatMulAddWhenTheSumIsAlsoRead) {
   PassLogEntry e = run_pass(g, "fuse_patterns");
   EXPECT_TRUE(has_line(e.near_misses, "bias_relu at Relu_2: Add_1's output is a graph output"));
   EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_1 -> MatMulAdd_0"));
+  ASSERT_EQ(e.near_misses.size(), 1u);
+  EXPECT_EQ(e.near_misses[0].pattern, "bias_relu");
+  EXPECT_EQ(e.near_misses[0].node, "Relu_2");
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].pattern, "matmul_add");
+  EXPECT_EQ(e.rewrites[0].removed, (Names{"MatMul_0", "Add_1"}));
+  EXPECT_EQ(e.rewrites[0].added, (Names{"MatMulAdd_0"}));
   EXPECT_EQ(count_op(g, "Relu"), 1);
   expect_same_outputs(before, g);
 }

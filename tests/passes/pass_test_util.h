@@ -79,7 +79,6 @@ inline const ir::Node* find_op(const ir::Graph& g, const std::string& op) {
   return nullptr;
 }
 
-// Whether some line contains `needle`; prints the lines when not.
 // The sentences of a pass log's rewrites or near misses.
 template <typename Entry>
 std::vector<std::string> texts(const std::vector<Entry>& entries) {
@@ -87,6 +86,22 @@ std::vector<std::string> texts(const std::vector<Entry>& entries) {
   for (const auto& e : entries) out.push_back(e.text);
   return out;
 }
+
+// The first rewrite or near miss whose sentence contains `needle`; null (and a failure listing
+// the sentences) when none does.
+template <typename Entry>
+const Entry* find_line(const std::vector<Entry>& entries, const std::string& needle) {
+  for (const auto& e : entries)
+    if (e.text.find(needle) != std::string::npos) return &e;
+  std::string all;
+  for (const auto& e : entries) all += "\n  " + e.text;
+  ADD_FAILURE() << "no line contains '" << needle << "' in:" << all;
+  return nullptr;
+}
+
+using Names = std::vector<std::string>;
+
+// Whether some line contains `needle`; prints the lines when not.
 
 inline ::testing::AssertionResult has_line(const std::vector<std::string>& lines,
                                            const std::string& needle) {
@@ -96,10 +111,12 @@ inline ::testing::AssertionResult has_line(const std::vector<std::string>& lines
   for (const auto& l : lines) all += "\n  " + l;
   return ::testing::AssertionFailure() << "no line contains '" << needle << "' in:" << all;
 }
-inline ::testing::AssertionResult has_line(const std::vector<Rewrite>& rewrites, const std::string& needle) {
+inline ::testing::AssertionResult has_line(const std::vector<Rewrite>& rewrites,
+                                           const std::string& needle) {
   return has_line(texts(rewrites), needle);
 }
-inline ::testing::AssertionResult has_line(const std::vector<NearMiss>& misses, const std::string& needle) {
+inline ::testing::AssertionResult has_line(const std::vector<NearMiss>& misses,
+                                           const std::string& needle) {
   return has_line(texts(misses), needle);
 }
 
