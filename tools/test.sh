@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the Release build with warnings as errors (all CTest
-# tests), then an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests.
+# tests), then an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests,
+# then a ThreadSanitizer build running the workbench tests (the code with threads of its own).
 # Usage: tools/test.sh [--no-sanitize]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,4 +19,12 @@ if [[ ${1:-} != --no-sanitize ]]; then
   # OpenMP's runtime keeps its thread pool alive past exit: leak checking reports it, not us.
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+
+  # ThreadSanitizer over the workbench (Runner, Pipeline, Settings). tests/tsan.supp says how
+  # OpenMP's uninstrumented runtime is handled.
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_TSAN=ON -DFUSEBOX_WERROR=ON \
+    -DFUSEBOX_UI=OFF
+  cmake --build build-tsan -j "$jobs" --target test_workbench
+  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+    build-tsan/tests/test_workbench
 fi

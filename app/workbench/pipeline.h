@@ -60,10 +60,12 @@ class Pipeline {
   std::array<int64_t, kStageCount> executions() const;
 
  private:
+  // Backends first: the cached programs and executors hold memory they allocated, so the caches
+  // must go before them.
+  std::map<std::string, std::unique_ptr<exec::Backend>> backends_;
   struct Caches;
   std::unique_ptr<Caches> caches_;
   RooflineSource roofline_;
-  std::map<std::string, std::unique_ptr<exec::Backend>> backends_;
   std::map<std::string, profiler::Roofline> rooflines_;
   std::array<int64_t, kStageCount> executions_{};
   uint64_t sequence_ = 0;
