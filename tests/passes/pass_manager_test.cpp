@@ -7,6 +7,7 @@
 #include "core/base/error.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/fusion_patterns.h"
+#include "tests/support/small_graphs.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace fusebox::passes::test {
@@ -30,21 +31,7 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-// x -> Transpose(W) MatMul -> Add(b) -> Relu: one nn.Linear + ReLU as the exporter writes it.
-ir::Graph linear_relu() {
-  ir::Graph g;
-  g.name = "linear_relu";
-  g.add_input("x", ir::DType::f32, {2, 8});
-  g.add_weight("W", random_tensor({4, 8}, 1));
-  g.add_weight("b", random_tensor({4}, 2));
-  ir::Attributes perm;
-  perm.set("perm", std::vector<int64_t>{1, 0});
-  std::string wt = g.add_node("Transpose", {"W"}, perm, "Transpose_0");
-  std::string mm = g.add_node("MatMul", {"x", wt}, {}, "MatMul_1");
-  std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_2");
-  g.outputs = {g.add_node("Relu", {a}, {}, "Relu_3")};
-  return g;
-}
+using fusebox::testing::linear_relu;
 
 TEST(PassRegistry, BuiltinPassesInPipelineOrder) {
   EXPECT_EQ(PassRegistry::instance().names(), kBuiltin);

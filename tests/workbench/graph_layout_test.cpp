@@ -17,6 +17,7 @@
 #include "app/workbench/pipeline.h"
 #include "core/base/error.h"
 #include "core/models/builtin_models.h"
+#include "tests/support/small_graphs.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::workbench {
@@ -25,21 +26,7 @@ namespace {
 using test::fixed_roofline;
 using test::small_settings;
 
-// x -> Transpose(W) MatMul -> Add(b) -> Relu: one nn.Linear + ReLU as the exporter writes it.
-ir::Graph linear_relu() {
-  ir::Graph g;
-  g.name = "linear_relu";
-  g.add_input("x", ir::DType::f32, {2, 8});
-  g.add_weight("W", ir::Tensor(ir::DType::f32, {4, 8}));
-  g.add_weight("b", ir::Tensor(ir::DType::f32, {4}));
-  ir::Attributes perm;
-  perm.set("perm", std::vector<int64_t>{1, 0});
-  std::string wt = g.add_node("Transpose", {"W"}, perm, "Transpose_0");
-  std::string mm = g.add_node("MatMul", {"x", wt}, {}, "MatMul_1");
-  std::string a = g.add_node("Add", {mm, "b"}, {}, "Add_2");
-  g.outputs = {g.add_node("Relu", {a}, {}, "Relu_3")};
-  return g;
-}
+using fusebox::testing::linear_relu;
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
