@@ -14,7 +14,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import and conformance
   libsqlite3-dev             # nsys-schema export
   libgraphviz-dev            # graph layout
-  libimgui-dev libglfw3-dev libgl-dev libstb-dev  # the workbench
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests
   clang libclang-rt-14-dev   # fuzzing and sanitizers
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the Release build with warnings as errors (all CTest
-# tests), then an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests,
+# tests, the window's under Xvfb), then an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests,
 # then a ThreadSanitizer build running the workbench tests (the code with threads of its own).
 # Usage: tools/test.sh [--no-sanitize]
 set -euo pipefail
@@ -11,7 +11,10 @@ bash tools/setup.sh
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEBOX_WERROR=ON
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs"
+# The window tests need a display: a private Xvfb server (xvfb-run), and FUSEBOX_REQUIRE_DISPLAY
+# makes them fail instead of skipping should it not come up.
+FUSEBOX_REQUIRE_DISPLAY=1 xvfb-run -a -s "-screen 0 1600x1000x24" \
+  ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [[ ${1:-} != --no-sanitize ]]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_SANITIZE=ON -DFUSEBOX_WERROR=ON

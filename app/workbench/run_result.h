@@ -65,6 +65,9 @@ struct RunResult {
   uint64_t sequence = 0;                                    // the pipeline's run counter
 
   const ir::Graph& graph() const { return optimized->graph; }  // the graph that ran
+  // Whether the run went through Stage::Measure (latency, recording and outputs are there). The
+  // Runner publishes each run unmeasured first, as soon as its executor is bound.
+  bool measured() const { return !stages.empty() && stages.back().stage == Stage::Measure; }
 };
 
 // A run that failed: the message (naming what and where) and the settings that caused it.

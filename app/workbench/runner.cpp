@@ -3,6 +3,8 @@
 #include <exception>
 #include <string>
 
+#include "core/base/error.h"
+
 namespace fusebox::workbench {
 
 Runner::Runner(Pipeline::RooflineSource roofline) : pipeline_(std::move(roofline)), worker_([this] { work(); }) {}
@@ -63,6 +65,7 @@ Runner::Snapshot Runner::snapshot() const {
 
 void Runner::pin_baseline() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!result_ || !result_->measured()) throw Error("pin: no measured result yet (the run is still going)");
   baseline_ = result_;
 }
 
@@ -97,6 +100,15 @@ void Runner::work() {
     std::shared_ptr<const RunResult> result;
     std::shared_ptr<const RunError> error;
     try {
+      // The graph and the plan first, published before the measuring starts: a flip shows its
+      // new graph and arena in milliseconds, the figures follow when the calls are done. The
+      // second run reuses every stage of the first.
+      auto unmeasured = pipeline_.run(settings, &cancel_, &progress_, Stage::Bind);
+      {
+        std::lock_guard<std::mutex> publish(mu_);
+        result_ = std::move(unmeasured);
+        error_.reset();
+      }
       result = pipeline_.run(settings, &cancel_, &progress_);
     } catch (const Cancelled&) {
       // A newer request (or cancel()) superseded this one: nothing to publish.

@@ -2,8 +2,10 @@
 // Runner: the pipeline on a worker thread, so a front end never blocks. request() hands it new
 // settings and returns at once; a request arriving while a run is in flight cancels that run at
 // its next stage or measured call, and the newest settings run next (requests in between are
-// dropped: only the latest matters). Results are published as shared_ptr<const RunResult>;
-// a run that fails leaves the last good result published with the error beside it.
+// dropped: only the latest matters). Results are published as shared_ptr<const RunResult>,
+// twice per run: once the executor is bound (graph, pass log and plan; not measured()), and again
+// with the measured figures. A run that fails leaves the last good result published with the
+// error beside it; a run cancelled while measuring leaves its unmeasured result.
 //
 //   Runner runner;
 //   runner.request(settings);
@@ -38,7 +40,8 @@ class Runner {
   bool wait_idle(std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
 
   struct Snapshot {
-    std::shared_ptr<const RunResult> result;  // last good result (null before the first)
+    std::shared_ptr<const RunResult> result;  // last good result (null before the first); while
+                                              // a run measures, its unmeasured result
     std::shared_ptr<const RunError> error;    // the last run's error, when it failed
     bool busy = false;                        // a run is in flight or pending
     Stage stage = Stage::Load;                // of the run in flight
@@ -49,7 +52,8 @@ class Runner {
   Snapshot snapshot() const;
   std::shared_ptr<const RunResult> result() const { return snapshot().result; }
 
-  // Pins the current result as the baseline that compare() is asked against.
+  // Pins the current result as the baseline that compare() is asked against. Throws
+  // fusebox::Error when there is no measured result to pin.
   void pin_baseline();
   void clear_baseline();
   std::shared_ptr<const RunResult> baseline() const;

@@ -531,13 +531,14 @@ json to_json(const Settings& settings) {
   return j;
 }
 
-void apply_json(Settings& settings, const json& j, const std::string& source) {
+void apply_json(Settings& settings, const json& j, const std::string& source, const std::string& pointer) {
   const std::string prefix = source.empty() ? "" : source + ": ";
   if (!j.is_object())
-    throw Error(prefix + "expected an object {\"key\": value, ...} at the top level, got " +
-                shown(j));
+    throw Error(prefix + (pointer.empty() ? "" : pointer + ": ") +
+                "expected an object {\"key\": value, ...}" + (pointer.empty() ? " at the top level" : "") +
+                ", got " + shown(j));
   for (const auto& [key, v] : j.items()) {
-    const std::string at = prefix + "/" + pointer_token(key);
+    const std::string at = prefix + pointer + "/" + pointer_token(key);
     const FieldDef* f = find_field(key);
     if (!f) throw Error(at + ": " + unknown_key(key));
     field_from_json(*f, settings, v, at);
@@ -550,23 +551,24 @@ Settings settings_from_json(const json& j, const std::string& source) {
   return s;
 }
 
-Settings load_settings_file(const std::string& path, const Settings& base) {
+json read_json_file(const std::string& path, const std::string& what) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(path + ": is a directory, not a settings file");
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a " + what);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read settings file (" + std::strerror(errno) + ")");
+  if (!in) throw Error(path + ": cannot read " + what + " (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read settings file (" + std::strerror(errno) + ")");
-  json j;
+  if (in.bad()) throw Error(path + ": cannot read " + what + " (" + std::strerror(errno) + ")");
   try {
-    j = json::parse(text.str());
+    return json::parse(text.str());
   } catch (const json::parse_error& e) {
     throw Error(path + ": " + parse_error_text(e, text.str()));
   }
+}
+
+Settings load_settings_file(const std::string& path, const Settings& base) {
   Settings s = base;
-  apply_json(s, j, path);
+  apply_json(s, read_json_file(path, "settings file"), path);
   return s;
 }
 
@@ -651,7 +653,8 @@ struct SettingsFlags::Bound {
   std::vector<std::string> values;  // a repeatable flag, one item per occurrence
 };
 
-SettingsFlags::SettingsFlags(CLI::App* app, const std::set<std::string>& omit, Settings defaults)
+SettingsFlags::SettingsFlags(CLI::App* app, const std::set<std::string>& omit, Settings defaults,
+                             bool model_optional)
     : defaults_(std::move(defaults)) {
   for (const auto& key : omit)
     if (!find_field(key)) throw Error("SettingsFlags: cannot omit " + unknown_key(key));
@@ -660,7 +663,7 @@ SettingsFlags::SettingsFlags(CLI::App* app, const std::set<std::string>& omit, S
     auto b = std::make_unique<Bound>();
     b->field = &f;
     if (f.flag == "model") {
-      b->option = app->add_option("model", b->value, f.flag_help())->required();
+      b->option = app->add_option("model", b->value, f.flag_help())->required(!model_optional);
     } else if (f.from_item) {
       // One item per occurrence, so `--dim batch=4 model.onnx` leaves the model positional.
       b->option =

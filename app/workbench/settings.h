@@ -61,7 +61,13 @@ std::vector<std::string> settings_keys();
 // name) starts every message; paths are JSON Pointers ("/passes/dce").
 nlohmann::json to_json(const Settings& settings);
 Settings settings_from_json(const nlohmann::json& json, const std::string& source);
-void apply_json(Settings& settings, const nlohmann::json& json, const std::string& source);
+// `pointer` (a JSON Pointer, "/steps/3/set") is where `json` sits in its file: paths in messages
+// start with it.
+void apply_json(Settings& settings, const nlohmann::json& json, const std::string& source,
+                const std::string& pointer = "");
+// Reads a JSON file. A missing or unreadable file or malformed JSON (with line and column) throws
+// fusebox::Error naming the path and `what` it was meant to be ("settings file").
+nlohmann::json read_json_file(const std::string& path, const std::string& what);
 // Reads a JSON settings file over `base`. A missing or unreadable file, malformed JSON (with
 // line and column) or a bad field throws fusebox::Error naming the file.
 Settings load_settings_file(const std::string& path, const Settings& base = {});
@@ -91,9 +97,10 @@ class SettingsFlags {
   // `omit`: field keys this command has no flag for (e.g. {"executor", "iters"}); a settings
   // file or --set may still give them. `defaults`: where resolve() starts, and what help shows.
   // CLI11 writes the flags' text into this object, so it must live as long as `app` parses.
-  // Throws fusebox::Error for an unknown key in `omit`.
+  // Throws fusebox::Error for an unknown key in `omit`. `model_optional`: MODEL may be left
+  // out (the defaults' model is used), as fusebox-ui allows.
   explicit SettingsFlags(CLI::App* app, const std::set<std::string>& omit = {},
-                         Settings defaults = {});
+                         Settings defaults = {}, bool model_optional = false);
   ~SettingsFlags();
   SettingsFlags(const SettingsFlags&) = delete;
   SettingsFlags& operator=(const SettingsFlags&) = delete;

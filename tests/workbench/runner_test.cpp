@@ -37,6 +37,7 @@ TEST(Runner, PublishesAResultFromItsWorker) {
   auto snap = r.snapshot();
   ASSERT_TRUE(snap.result);
   EXPECT_EQ(snap.result->settings, small_settings());
+  EXPECT_TRUE(snap.result->measured());
   EXPECT_FALSE(snap.error);
   EXPECT_FALSE(snap.busy);
   EXPECT_EQ(snap.finished, 1u);
@@ -73,7 +74,9 @@ TEST(Runner, CancellingAStackRunMidMeasureReturnsWithin10ms) {
   // One stack call takes ~5 ms in a Release build, so the bound is 10 ms there; sanitizers make a
   // call tens of times slower, so there the bound is two calls as timed above.
   EXPECT_LT(ms, kSanitized ? std::max(10.0, 2 * call_ms) : 10.0) << "one call took " << call_ms << " ms";
-  EXPECT_EQ(r.result(), nullptr) << "a cancelled run publishes nothing";
+  ASSERT_TRUE(r.result()) << "the graph and plan were published before measuring";
+  EXPECT_FALSE(r.result()->measured()) << "a cancelled run publishes no figures";
+  EXPECT_EQ(r.result()->latency.samples_us.size(), 0u);
   EXPECT_FALSE(r.snapshot().error);
 }
 

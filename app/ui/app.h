@@ -1,0 +1,112 @@
+#pragma once
+// The workbench window's contents: the Runner, the settings the user asked for, the shared
+// selection, the panels and the splits between them, and the one command function every user
+// action goes through (mouse, keyboard, menus, drag-and-drop, `--do`, the tests).
+//
+// Commands ("; " between several):
+//   KEY=VALUE          a setting (`fusebox settings` lists them): passes.fuse_patterns=off,
+//                      planner=first_fit, model=stack, threads=2 ... : re-runs the pipeline
+//   open=PATH          loads a model file (drag-and-drop); open alone shows File > Open
+//   select=NODE        selects a node in every panel; select= clears
+//   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes (keys 1-6)
+//   run                runs the current settings again (space)
+//   pin | unpin        pins the current result as the compare baseline, or drops it
+//   graph.K=V, arena.K=V, trace.K=V, ops.K=V
+//                      a panel's own switches (graph.view=fuse_patterns:before, trace.run=median)
+//   wait               in a script: waits for the runs requested so far
+//   screenshot=PATH    in a script: saves the window as PNG once the runs before it finished
+//   quit               closes the window
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/ui/arena_panel.h"
+#include "app/ui/compare_panel.h"
+#include "app/ui/graph_panel.h"
+#include "app/ui/op_table_panel.h"
+#include "app/ui/panel.h"
+#include "app/ui/passes_panel.h"
+#include "app/ui/settings_bar.h"
+#include "app/ui/status_line.h"
+#include "app/ui/trace_panel.h"
+#include "app/workbench/runner.h"
+
+namespace fusebox::ui {
+
+class App {
+ public:
+  explicit App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline = {});
+
+  // Runs one command now (see the list above; `wait` and `screenshot` only make sense in a
+  // script). Returns "" or the error, which the status line also shows.
+  std::string command(const std::string& text);
+  // Queues commands ("a; b; c") to run in order, one per frame: a command that reads the result
+  // (select, panel switches, pin, screenshot, wait) waits until the runs requested before it
+  // finished, so a script sees each step's result. Errors stop the script and are returned by
+  // script_error().
+  void script(const std::string& text);
+  bool script_done() const { return queue_.empty(); }
+  const std::string& script_error() const { return script_error_; }
+
+  // One frame's ImGui calls: the whole window. Runs the commands the frame's clicks produced and
+  // then the next scripted one. `fb_scale` is unused by the panels (ImGui coordinates throughout).
+  void draw();
+
+  // A screenshot the script asked for: the main loop saves the window to this path once the
+  // frames after it are drawn, then calls screenshot_taken(); the script waits until then.
+  const std::optional<std::string>& pending_screenshot() const { return screenshot_; }
+  void screenshot_taken() { screenshot_.reset(); }
+  bool quit_requested() const { return quit_; }
+  // Files dropped on the window: opened as models (the last one wins).
+  void drop_files(const std::vector<std::string>& paths);
+
+  // No script pending and the runner idle.
+  bool idle() const;
+
+  workbench::Runner& runner() { return runner_; }
+  const workbench::Settings& settings() const { return settings_; }
+  const Selection& selection() const { return selection_; }
+  PanelId focus() const { return focus_; }
+  const std::string& last_command_error() const { return command_error_; }
+
+  // The panels (public: tests read their Drawn records).
+  SettingsBar settings_bar;
+  PassesPanel passes;
+  GraphPanel graph;
+  ArenaPanel arena;
+  TracePanel trace;
+  OpTablePanel ops;
+  ComparePanel compare;
+  StatusLine status;
+
+ private:
+  std::string run_command(const std::string& text);
+  void request_run();
+  void handle_keys();
+  void draw_menu();
+  void draw_open_dialog();
+
+  workbench::Runner runner_;
+  workbench::Settings settings_;
+  Selection selection_;
+  PanelId focus_ = PanelId::Graph;
+  std::string command_error_;
+  std::deque<std::string> queue_;
+  std::string script_error_;
+  std::vector<std::string> clicked_;  // commands the current frame's panels issued
+  std::optional<std::string> screenshot_;
+  bool quit_ = false;
+  bool open_dialog_ = false;
+  std::string open_path_;
+
+  // The splits, as fractions of the window (dragged with the mouse).
+  float left_width_ = 0.17f;   // passes column
+  float right_width_ = 0.36f;  // arena column
+  float top_height_ = 0.48f;   // graph row
+  float trace_height_ = 0.26f; // trace row
+  float bottom_split_ = 0.58f; // op table vs compare
+};
+
+}  // namespace fusebox::ui

@@ -1,0 +1,137 @@
+#include "app/ui/compare_panel.h"
+
+#include <imgui.h>
+
+#include <cmath>
+
+#include "app/ui/widgets.h"
+
+namespace fusebox::ui {
+namespace {
+
+// "-12.3%" in green when it went down (less time, fewer nodes, smaller arena), red when up.
+void delta(double a, double b) {
+  if (a <= 0) {
+    ImGui::TextDisabled("-");
+    return;
+  }
+  const double pct = 100.0 * (b - a) / a;
+  const ImVec4 color = std::fabs(pct) < 0.5 ? ImVec4(0.7f, 0.7f, 0.7f, 1)
+                       : pct < 0            ? ImVec4(0.45f, 0.85f, 0.45f, 1)
+                                            : ImVec4(0.95f, 0.45f, 0.4f, 1);
+  ImGui::TextColored(color, "%+.1f%%", pct);
+}
+
+}  // namespace
+
+void ComparePanel::draw(const Frame& frame) {
+  draw_focus_border(frame, PanelId::Compare);
+  drawn = {};
+  if (!result_or_empty_state(frame, "compare")) return;
+  if (!frame.baseline) {
+    ImGui::TextDisabled("compare: no baseline pinned.");
+    ImGui::TextWrapped(
+        "Press \"pin baseline\" to keep this result, then flip a pass, the planner, the "
+        "executor or the threads: this panel shows baseline vs current.");
+    return;
+  }
+  if (!measured_or_note(frame, "compare")) return;
+  const auto& current = frame.snap.result;
+  if (cached_a_ != frame.baseline.get() || cached_b_ != current.get()) {
+    comparison_ = workbench::compare(*frame.baseline, *current);
+    cached_a_ = frame.baseline.get();
+    cached_b_ = current.get();
+    keep_a_ = frame.baseline;
+    keep_b_ = current;
+  }
+  const workbench::RunComparison& c = *comparison_;
+  drawn.compared = true;
+  drawn.speedup = c.speedup();
+
+  ImGui::TextWrapped("baseline: %s", frame.baseline->settings.label().c_str());
+  ImGui::TextWrapped("current:  %s", current->settings.label().c_str());
+  if (frame.baseline->settings.model != current->settings.model) {
+    ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1),
+                       "different models: per-op rows compare op types only");
+  }
+  ImGui::Text("speed-up %.2fx", c.speedup());
+  ImGui::SameLine();
+  ImGui::TextDisabled("(baseline median / current median)");
+
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("summary", 4, flags)) {
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("baseline");
+    ImGui::TableSetupColumn("current");
+    ImGui::TableSetupColumn("change");
+    ImGui::TableHeadersRow();
+    auto row = [](const char* name, const std::string& a, const std::string& b, double va,
+                  double vb) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(a.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(b.c_str());
+      ImGui::TableNextColumn();
+      delta(va, vb);
+    };
+    row("median latency", format_us(c.latency_us_a), format_us(c.latency_us_b), c.latency_us_a,
+        c.latency_us_b);
+    row("nodes", std::to_string(c.ops.nodes_a), std::to_string(c.ops.nodes_b),
+        static_cast<double>(c.ops.nodes_a), static_cast<double>(c.ops.nodes_b));
+    row("arena", format_bytes(static_cast<double>(c.ops.arena_a)),
+        format_bytes(static_cast<double>(c.ops.arena_b)), static_cast<double>(c.ops.arena_a),
+        static_cast<double>(c.ops.arena_b));
+    row("lower bound", format_bytes(static_cast<double>(c.lower_bound_a)),
+        format_bytes(static_cast<double>(c.lower_bound_b)), static_cast<double>(c.lower_bound_a),
+        static_cast<double>(c.lower_bound_b));
+    if (c.ops.run_ns_a > 0 && c.ops.run_ns_b > 0) {
+      row("kernel time / run", format_ns(c.ops.kernel_ns_a), format_ns(c.ops.kernel_ns_b),
+          c.ops.kernel_ns_a, c.ops.kernel_ns_b);
+    }
+    ImGui::EndTable();
+  }
+
+  if (!c.ops.op_types.empty() && ImGui::BeginTable("optypes", 4, flags | ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("op type (time per run)");
+    ImGui::TableSetupColumn("baseline");
+    ImGui::TableSetupColumn("current");
+    ImGui::TableSetupColumn("change");
+    ImGui::TableHeadersRow();
+    for (const auto& d : c.ops.op_types) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s", d.op.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_a).c_str(),
+                  static_cast<long long>(d.nodes_a));
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_b).c_str(),
+                  static_cast<long long>(d.nodes_b));
+      ImGui::TableNextColumn();
+      if (d.nodes_a == 0)
+        ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "new");
+      else if (d.nodes_b == 0)
+        ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "gone");
+      else
+        delta(d.ns_per_run_a, d.ns_per_run_b);
+    }
+    ImGui::EndTable();
+  }
+  if (!c.ops.new_ops.empty() || !c.ops.vanished_ops.empty() || !c.ops.changed_ops.empty()) {
+    if (ImGui::TreeNode("ops", "%zu new, %zu gone, %zu changed ops", c.ops.new_ops.size(),
+                        c.ops.vanished_ops.size(), c.ops.changed_ops.size())) {
+      for (const auto& o : c.ops.new_ops) ImGui::BulletText("new: %s", o.c_str());
+      for (const auto& o : c.ops.vanished_ops) ImGui::BulletText("gone: %s", o.c_str());
+      for (const auto& o : c.ops.changed_ops)
+        ImGui::BulletText("%s: %s", o.name.c_str(), o.what.c_str());
+      ImGui::TreePop();
+    }
+  }
+}
+
+}  // namespace fusebox::ui

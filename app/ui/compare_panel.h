@@ -1,0 +1,28 @@
+#pragma once
+// Baseline vs current: pin a result (the bar's "pin baseline"), flip switches, and see the
+// latency, nodes, arena and per-op-type time side by side, with the ops that appeared, vanished
+// or changed. The comparison is computed once per (baseline, current) pair.
+#include <memory>
+#include <optional>
+
+#include "app/ui/panel.h"
+#include "app/workbench/compare.h"
+
+namespace fusebox::ui {
+
+struct ComparePanel {
+  void draw(const Frame& frame);
+
+  struct Drawn {
+    bool compared = false;  // a comparison was drawn (a baseline is pinned and a result exists)
+    double speedup = 0;     // baseline latency / current latency
+  } drawn;
+
+ private:
+  const workbench::RunResult* cached_a_ = nullptr;
+  const workbench::RunResult* cached_b_ = nullptr;
+  std::shared_ptr<const workbench::RunResult> keep_a_, keep_b_;  // so the pointers stay unique
+  std::optional<workbench::RunComparison> comparison_;
+};
+
+}  // namespace fusebox::ui

@@ -1,0 +1,807 @@
+#include "app/ui/graph_panel.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <string_view>
+
+#include "app/ui/widgets.h"
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/exec/stages.h"
+#include "core/ir/dtype.h"
+#include "core/ir/node.h"
+#include "core/ir/shape.h"
+#include "core/passes/pass_manager.h"
+
+namespace fusebox::ui {
+
+namespace {
+
+constexpr size_t kMaxCachedLayouts = 8;
+constexpr size_t kEdgeLabelMaxNodes = 400;  // above this dot is twice as slow with labels
+constexpr float kMinZoom = 0.005f;          // a 1,000-node graph still fits a small panel
+constexpr float kMaxZoom = 8;
+constexpr float kMaxFitZoom = 1.5f;  // fitting a tiny graph should not blow it up
+constexpr float kFitMargin = 12;     // pixels left around a fitted graph
+constexpr float kWheelStep = 1.2f;   // zoom factor per wheel notch
+// Font sizes graph_layout gives dot, in points: boxes were sized for text this big.
+constexpr float kNodeFontPt = 10;
+constexpr float kIoFontPt = 9;
+constexpr float kEdgeFontPt = 8;
+constexpr float kMinTextPx = 6;  // smaller text is noise, and costs a lot at 1,000 boxes
+constexpr float kMinEdgeLabelPx = 7;
+constexpr float kTextPaddingPt = 4;  // inside a box, each side
+constexpr float kSelectionThickness = 4;
+constexpr float kHighlightThickness = 3.5f;
+constexpr float kSideBySideMinWidth = 480;  // narrower panels put the rewrites below the graph
+constexpr float kLogFraction = 0.3f;
+
+constexpr ImU32 kCanvasColor = IM_COL32(30, 32, 36, 255);
+constexpr ImU32 kEdgeColor = IM_COL32(150, 156, 168, 255);
+constexpr ImU32 kEdgeLabelColor = IM_COL32(175, 180, 190, 255);
+constexpr ImU32 kBoxBorderColor = IM_COL32(45, 45, 45, 255);
+constexpr ImU32 kFusedBorderColor = IM_COL32(165, 70, 0, 255);
+constexpr ImU32 kBoxTextColor = IM_COL32(20, 20, 20, 255);
+constexpr ImU32 kHoverColor = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kLogHoverColor = IM_COL32(60, 200, 255, 255);  // nodes of the hovered log line
+constexpr ImU32 kNearMissColor = IM_COL32(225, 185, 95, 255);
+
+ImVec2 add(ImVec2 a, ImVec2 b) {
+  return ImVec2(a.x + b.x, a.y + b.y);
+}
+ImVec2 sub(ImVec2 a, ImVec2 b) {
+  return ImVec2(a.x - b.x, a.y - b.y);
+}
+ImVec2 scale(ImVec2 a, float s) {
+  return ImVec2(a.x * s, a.y * s);
+}
+
+void issue(const Frame& frame, const std::string& command) {
+  if (frame.command) frame.command(command);
+}
+
+// Layout coordinates (points) to screen pixels and back.
+struct Transform {
+  ImVec2 origin;  // screen position of the layout's (0, 0)
+  float zoom = 1;
+
+  ImVec2 to_screen(double x, double y) const {
+    return ImVec2(origin.x + static_cast<float>(x) * zoom, origin.y + static_cast<float>(y) * zoom);
+  }
+  ImVec2 to_screen(const workbench::LayoutPoint& p) const { return to_screen(p.x, p.y); }
+  ImVec2 to_layout(ImVec2 s) const {
+    return ImVec2((s.x - origin.x) / zoom, (s.y - origin.y) / zoom);
+  }
+  ImRect box(const workbench::LayoutBox& b) const {
+    return ImRect(to_screen(b.x - b.width / 2, b.y - b.height / 2),
+                  to_screen(b.x + b.width / 2, b.y + b.height / 2));
+  }
+};
+
+ImRect layout_rect(const workbench::LayoutBox& b) {
+  return ImRect(static_cast<float>(b.x - b.width / 2), static_cast<float>(b.y - b.height / 2),
+                static_cast<float>(b.x + b.width / 2), static_cast<float>(b.y + b.height / 2));
+}
+
+ImVec2 point(const workbench::LayoutPoint& p) {
+  return ImVec2(static_cast<float>(p.x), static_cast<float>(p.y));
+}
+
+// Passes whose log entry changed the graph: the ones with a before and an after to draw.
+std::vector<std::string> changed_passes(const workbench::RunResult* result) {
+  std::vector<std::string> passes;
+  if (!result || !result->optimized) return passes;
+  for (const passes::PassLogEntry& e : result->optimized->log.entries)
+    if (e.enabled && e.changed) passes.push_back(e.pass);
+  return passes;
+}
+
+std::string valid_views(const std::vector<std::string>& passes) {
+  std::string text = "final";
+  for (const std::string& p : passes) text += ", " + p + "[:before|:after]";
+  if (passes.empty()) text += "; no pass changed the graph";
+  return text;
+}
+
+std::string shape_of(const ir::Graph& g, const std::string& tensor) {
+  return g.has_tensor(tensor) ? ir::shape_str(g.tensor(tensor).shape) : std::string("[?]");
+}
+
+// "x  [1,64,256] f32", for tooltips.
+std::string tensor_line(const ir::Graph& g, const std::string& tensor) {
+  if (tensor.empty()) return "(none)";
+  if (!g.has_tensor(tensor)) return tensor + "  [?]";
+  const ir::TensorInfo& info = g.tensor(tensor);
+  return tensor + "  " + ir::shape_str(info.shape) + " " + ir::dtype_name(info.dtype);
+}
+
+void tensor_section(const ir::Graph& g, const char* title, const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  ImGui::TextDisabled("%s", title);
+  for (const std::string& n : names) ImGui::Text("  %s", tensor_line(g, n).c_str());
+}
+
+void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b) {
+  ImGui::BeginTooltip();
+  if (b.node >= 0 && static_cast<size_t>(b.node) < g.nodes.size()) {
+    const ir::Node& n = g.nodes[static_cast<size_t>(b.node)];
+    ImGui::Text("%s  %s", n.op.c_str(), n.name.c_str());
+    ImGui::TextDisabled("kind: %s", workbench::node_kind_name(b.kind));
+    ImGui::Separator();
+    std::vector<std::string> activations;
+    for (const std::string& in : n.inputs)
+      if (std::find(b.weights.begin(), b.weights.end(), in) == b.weights.end())
+        activations.push_back(in);
+    tensor_section(g, "inputs", activations);
+    tensor_section(g, "weights", b.weights);
+    tensor_section(g, "outputs", n.outputs);
+    if (const std::string attrs = n.attrs.to_string(); !attrs.empty())
+      ImGui::TextDisabled("attributes: %s", attrs.c_str());
+    ImGui::TextDisabled("click to select");
+  } else {
+    ImGui::Text("graph %s  %s", b.op.c_str(), b.name.c_str());
+    ImGui::Text("  %s", tensor_line(g, b.name).c_str());
+  }
+  ImGui::EndTooltip();
+}
+
+void legend_tooltip() {
+  using workbench::NodeKind;
+  ImGui::BeginTooltip();
+  for (NodeKind kind :
+       {NodeKind::MatMul, NodeKind::Fused, NodeKind::Elementwise, NodeKind::Normalization,
+        NodeKind::Layout, NodeKind::Other, NodeKind::Input, NodeKind::Output}) {
+    const ImVec4 color = ImGui::ColorConvertU32ToFloat4(rgb(workbench::node_kind_rgb(kind)));
+    const float side = ImGui::GetTextLineHeight();
+    ImGui::ColorButton(workbench::node_kind_name(kind), color,
+                       ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
+                       ImVec2(side, side));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(workbench::node_kind_name(kind));
+  }
+  ImGui::Separator();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kFusedBorderColor),
+                     "dark border + corner mark: fused by a pass");
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kHighlightColor),
+                     "red outline: what the pass shown touched");
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSelectionColor), "yellow outline: selected");
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLogHoverColor),
+                     "blue outline: nodes of the hovered rewrite");
+  ImGui::TextDisabled("drag: pan   wheel: zoom   double-click: fit");
+  ImGui::EndTooltip();
+}
+
+void dim_wrapped(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
+// A wrapped, clickable line of the rewrite log. The caller pushes an ID.
+bool log_line(const std::string& text, ImU32 color, bool selected, bool* hovered) {
+  const float wrap = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap);
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::Selectable("##line", selected, 0, ImVec2(0, size.y));
+  *hovered = ImGui::IsItemHovered();
+  ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), pos, color,
+                                      text.c_str(), nullptr, wrap);
+  return clicked;
+}
+
+// The two lines of a box, centred, shrunk to fit its width; nothing when they would be too small.
+void box_text(ImDrawList* dl, const ImRect& r, const std::string& label, float font_size,
+              float padding) {
+  if (font_size < kMinTextPx) return;
+  ImFont* font = ImGui::GetFont();
+  const size_t newline = label.find('\n');
+  const std::string_view all(label);
+  const std::string_view lines[2] = {all.substr(0, newline), newline == std::string::npos
+                                                                 ? std::string_view()
+                                                                 : all.substr(newline + 1)};
+  float widest = 0;
+  for (std::string_view line : lines)
+    widest = std::max(
+        widest,
+        font->CalcTextSizeA(font_size, FLT_MAX, 0, line.data(), line.data() + line.size()).x);
+  const float room = r.GetWidth() - 2 * padding;
+  if (widest > room && widest > 0) font_size *= room / widest;
+  font_size = std::min(font_size, r.GetHeight() / 2);
+  if (font_size < kMinTextPx) return;
+  const ImVec4 clip(r.Min.x, r.Min.y, r.Max.x, r.Max.y);
+  const ImVec2 centre = r.GetCenter();
+  float y = centre.y - font_size;  // two lines of font_size each
+  for (std::string_view line : lines) {
+    const float w =
+        font->CalcTextSizeA(font_size, FLT_MAX, 0, line.data(), line.data() + line.size()).x;
+    dl->AddText(font, font_size, ImVec2(centre.x - w / 2, y), kBoxTextColor, line.data(),
+                line.data() + line.size(), 0, &clip);
+    y += font_size;
+  }
+}
+
+// An outline on the box's edge, at least `min_side` pixels across so it shows on tiny boxes.
+void outline(ImDrawList* dl, const ImRect& r, ImU32 color, float thickness, float min_side = 6) {
+  ImRect o = r;
+  const ImVec2 c = r.GetCenter();
+  if (o.GetWidth() < min_side) o.Min.x = c.x - min_side / 2, o.Max.x = c.x + min_side / 2;
+  if (o.GetHeight() < min_side) o.Min.y = c.y - min_side / 2, o.Max.y = c.y + min_side / 2;
+  dl->AddRect(o.Min, o.Max, color, 0, 0, thickness);
+}
+
+}  // namespace
+
+GraphPanel::~GraphPanel() {
+  // The workers read graphs their owners keep alive; wait so none outlives the panel.
+  for (auto& [key, entry] : layouts_)
+    if (entry->job.valid()) entry->job.wait();
+}
+
+std::string GraphPanel::command(const std::string& key, const std::string& value,
+                                const workbench::RunResult* result) {
+  if (key == "view") {
+    const std::vector<std::string> passes = changed_passes(result);
+    if (value == "final") {
+      view_pass_.clear();
+      view_before_ = false;
+      return "";
+    }
+    std::string pass = value;
+    bool before = false;
+    if (const size_t colon = value.rfind(':'); colon != std::string::npos) {
+      const std::string side = value.substr(colon + 1);
+      pass = value.substr(0, colon);
+      if (side == "before") {
+        before = true;
+      } else if (side != "after") {
+        return "graph.view: '" + value +
+               "' should end in :before or :after (valid: " + valid_views(passes) + ")";
+      }
+    }
+    if (pass.empty())
+      return "graph.view: no pass named in '" + value + "' (valid: " + valid_views(passes) + ")";
+    // Without a log (no result yet) the pass is taken on trust; the draw shows pass_view's error.
+    if (result && result->optimized &&
+        std::find(passes.begin(), passes.end(), pass) == passes.end()) {
+      std::string why = "is not a pass";
+      for (const passes::PassLogEntry& e : result->optimized->log.entries)
+        if (e.pass == pass) why = e.enabled ? "did not change the graph" : "is switched off";
+      return "graph.view: '" + pass + "' " + why + " (valid: " + valid_views(passes) + ")";
+    }
+    view_pass_ = pass;
+    view_before_ = before;
+    return "";
+  }
+  if (key == "zoom") {
+    if (value == "fit") {
+      fit_requested_ = true;
+      zoom_requested_.reset();
+      return "";
+    }
+    const bool percent = !value.empty() && value.back() == '%';
+    double zoom = 0;
+    try {
+      zoom = parse_double(percent ? value.substr(0, value.size() - 1) : value, "graph.zoom");
+    } catch (const Error&) {
+      return "graph.zoom: '" + value + "' is not a number (valid: fit, or a zoom such as 1 = 100%)";
+    }
+    if (percent) zoom /= 100;
+    if (!(zoom >= kMinZoom && zoom <= kMaxZoom)) {
+      char range[96];
+      std::snprintf(range, sizeof range, "from %g to %g", kMinZoom, kMaxZoom);
+      return "graph.zoom: " + value + " is out of range (valid: fit, or a zoom " + range +
+             ", 1 = 100%)";
+    }
+    zoom_requested_ = static_cast<float>(zoom);
+    return "";
+  }
+  return "unknown graph switch '" + key +
+         "' (valid: graph.view=final|<pass>|<pass>:before|<pass>:after, graph.zoom=fit|<number>)";
+}
+
+void GraphPanel::resolve_view(const Frame& frame) {
+  const auto& result = frame.snap.result;
+  if (view_.result == result && view_.pass == view_pass_ && view_.before == view_before_) return;
+  ViewState v;
+  v.result = result;
+  v.pass = view_pass_;
+  v.before = view_before_;
+  if (view_pass_.empty()) {
+    if (result->optimized) {
+      v.graph = &result->optimized->graph;
+      v.caption = "final graph: " + std::to_string(v.graph->nodes.size()) + " nodes";
+    } else if (result->model) {
+      v.graph = &result->model->graph;
+      v.caption = "graph as loaded (the run stopped before optimize): " +
+                  std::to_string(v.graph->nodes.size()) + " nodes";
+    } else {
+      v.error = "this result has no graph";
+    }
+  } else {
+    try {
+      workbench::PassView pv = workbench::pass_view(*result, view_pass_, view_before_);
+      v.graph = pv.graph;
+      v.highlight.assign(pv.highlight.begin(), pv.highlight.end());
+      v.caption = std::move(pv.caption);
+    } catch (const std::exception& e) {
+      v.error = e.what();
+    }
+  }
+  view_ = std::move(v);
+}
+
+std::shared_ptr<GraphPanel::LayoutEntry> GraphPanel::layout_for(const Frame& frame,
+                                                                const ir::Graph& graph) {
+  const bool labels = graph.nodes.size() <= kEdgeLabelMaxNodes;
+  std::shared_ptr<LayoutEntry>& slot = layouts_[LayoutKey(&graph, labels)];
+  if (!slot) {
+    auto entry = std::make_shared<LayoutEntry>();
+    entry->owner = frame.snap.result;
+    entry->graph = &graph;
+    entry->edge_labels = labels;
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+      entry->node_index.emplace(graph.nodes[i].name, i);
+    workbench::LayoutOptions options;
+    options.edge_labels = labels;
+    try {
+      // The worker holds its own reference to the result: the graph outlives the job even if
+      // the entry is dropped. The graph is immutable, so reading it on both threads is safe.
+      entry->job = std::async(std::launch::async, [owner = entry->owner, g = &graph, options] {
+        return workbench::layout_graph(*g, options);
+      });
+    } catch (const std::exception& e) {
+      entry->error = std::string("could not start the layout: ") + e.what();
+    }
+    slot = entry;
+  }
+  std::shared_ptr<LayoutEntry> entry = slot;  // `slot` may go with the eviction below
+  entry->last_used = frame_counter_;
+
+  // Collect every finished job (also of graphs no longer shown, so they can be evicted).
+  for (auto& [key, e] : layouts_) {
+    if (!e->job.valid() || e->job.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      continue;
+    try {
+      e->layout = e->job.get();
+    } catch (const std::exception& ex) {
+      e->error = ex.what();
+      continue;
+    }
+    const workbench::GraphLayout& l = *e->layout;
+    e->edge_bounds.clear();
+    e->edge_bounds.reserve(l.edges.size());
+    for (const workbench::LayoutEdge& edge : l.edges) {
+      ImRect r(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
+      for (const workbench::LayoutPoint& p : edge.points) r.Add(point(p));
+      if (edge.arrow_tip) r.Add(point(*edge.arrow_tip));
+      if (edge.label_pos) {
+        // Room for the label around its centre: about half a point per character, each side.
+        const float half_w = 0.35f * kEdgeFontPt * static_cast<float>(edge.label.size());
+        const ImVec2 c = point(*edge.label_pos);
+        r.Add(ImRect(c.x - half_w, c.y - kEdgeFontPt, c.x + half_w, c.y + kEdgeFontPt));
+      }
+      r.Expand(2);
+      e->edge_bounds.push_back(r);
+    }
+    e->labels.clear();
+    e->labels.reserve(l.boxes.size());
+    for (const workbench::LayoutBox& b : l.boxes)
+      e->labels.push_back(b.node >= 0 ? b.op + "\n" + b.name
+                                      : b.name + "\n" + shape_of(*e->graph, b.name));
+  }
+  evict_layouts();
+  return entry;
+}
+
+void GraphPanel::evict_layouts() {
+  while (layouts_.size() > kMaxCachedLayouts) {
+    auto victim = layouts_.end();
+    for (auto it = layouts_.begin(); it != layouts_.end(); ++it) {
+      const LayoutEntry& e = *it->second;
+      // A running job's future would block here in its destructor: let it finish first.
+      if (e.running() || e.last_used == frame_counter_ || it->second == shown_) continue;
+      if (victim == layouts_.end() || e.last_used < victim->second->last_used) victim = it;
+    }
+    if (victim == layouts_.end()) return;
+    layouts_.erase(victim);
+  }
+}
+
+void GraphPanel::fit(const LayoutEntry& entry, ImVec2 canvas) {
+  const float w = std::max(1.0f, static_cast<float>(entry.layout->width));
+  const float h = std::max(1.0f, static_cast<float>(entry.layout->height));
+  const float room_w = std::max(1.0f, canvas.x - 2 * kFitMargin);
+  const float room_h = std::max(1.0f, canvas.y - 2 * kFitMargin);
+  zoom_ = std::clamp(std::min(room_w / w, room_h / h), kMinZoom, kMaxFitZoom);
+  pan_ = ImVec2((canvas.x - w * zoom_) / 2, (canvas.y - h * zoom_) / 2);
+}
+
+void GraphPanel::zoom_around(float new_zoom, ImVec2 anchor) {
+  new_zoom = std::clamp(new_zoom, kMinZoom, kMaxZoom);
+  const ImVec2 fixed = scale(sub(anchor, pan_), 1 / zoom_);  // the layout point under the anchor
+  zoom_ = new_zoom;
+  pan_ = sub(anchor, scale(fixed, zoom_));
+}
+
+void GraphPanel::draw(const Frame& frame) {
+  ++frame_counter_;
+  drawn = Drawn{};
+  hovered_box_.reset();
+  draw_focus_border(frame, PanelId::Graph);
+  if (!result_or_empty_state(frame, "graph")) {
+    log_hover_nodes_.clear();
+    return;
+  }
+  resolve_view(frame);
+  drawn.caption = view_.error.empty() ? view_.caption : view_.error;
+
+  // Sizes first: a fit needs the canvas, and the toolbar shows the zoom it picks.
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y -= ImGui::GetFrameHeightWithSpacing();  // the toolbar row
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const bool side_by_side = avail.x >= kSideBySideMinWidth;
+  ImVec2 canvas_size, log_size;
+  if (side_by_side) {
+    const float log_w = std::clamp(std::floor(avail.x * kLogFraction), 180.0f, 520.0f);
+    canvas_size = ImVec2(avail.x - log_w - spacing, avail.y);
+    log_size = ImVec2(log_w, avail.y);
+  } else {
+    const float log_h = std::floor(avail.y * kLogFraction);
+    canvas_size = ImVec2(avail.x, avail.y - log_h - ImGui::GetStyle().ItemSpacing.y);
+    log_size = ImVec2(avail.x, log_h);
+  }
+  canvas_size = ImVec2(std::max(canvas_size.x, 1.0f), std::max(canvas_size.y, 1.0f));
+  log_size = ImVec2(std::max(log_size.x, 1.0f), std::max(log_size.y, 1.0f));
+
+  std::shared_ptr<LayoutEntry> entry;
+  if (view_.graph) entry = layout_for(frame, *view_.graph);
+  if (entry && entry->layout && entry != shown_) {
+    // Each graph keeps its own pan and zoom; one seen for the first time is fitted.
+    if (shown_) {
+      shown_->pan = pan_;
+      shown_->zoom = zoom_;
+    }
+    shown_ = entry;
+    if (entry->shown) {
+      pan_ = entry->pan;
+      zoom_ = entry->zoom;
+    } else {
+      entry->shown = true;
+      fit_requested_ = true;
+    }
+  }
+  if (entry && entry->layout) {
+    if (fit_requested_) {
+      fit(*entry, canvas_size);
+      fit_requested_ = false;
+    }
+    if (zoom_requested_) {
+      zoom_around(*zoom_requested_, scale(canvas_size, 0.5f));
+      zoom_requested_.reset();
+    }
+  }
+
+  draw_toolbar(frame);
+
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  ImGui::BeginChild(
+      "##graph_canvas", canvas_size, false,
+      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+  ImGui::PopStyleVar();
+  if (entry && entry->layout) {
+    draw_canvas(frame, *entry, canvas_size);
+  } else {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(origin, add(origin, canvas_size), kCanvasColor);
+    std::string message;
+    ImU32 color = kTextDim;
+    if (!view_.error.empty()) {
+      message = view_.error;
+      color = kErrorColor;
+    } else if (entry && !entry->error.empty()) {
+      message = entry->error;
+      color = kErrorColor;
+    } else if (entry) {
+      message = "laying out " + std::to_string(entry->graph->nodes.size()) + " nodes...";
+      drawn.layout_pending = true;
+    }
+    const float wrap = std::max(1.0f, canvas_size.x - 2 * kFitMargin);
+    const ImVec2 size = ImGui::CalcTextSize(message.c_str(), nullptr, false, wrap);
+    ImGui::SetCursorScreenPos(
+        ImVec2(origin.x + std::max(kFitMargin, (canvas_size.x - size.x) / 2),
+               origin.y + std::max(kFitMargin, (canvas_size.y - size.y) / 2)));
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::PushTextWrapPos(origin.x + canvas_size.x - kFitMargin - ImGui::GetWindowPos().x);
+    ImGui::TextUnformatted(message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
+  ImGui::EndChild();
+
+  if (side_by_side) ImGui::SameLine();
+  draw_log(frame, entry.get(), log_size);
+}
+
+void GraphPanel::draw_toolbar(const Frame& frame) {
+  const std::vector<std::string> passes = changed_passes(frame.result());
+  const std::string preview =
+      "view: " + (view_pass_.empty() ? std::string("final graph")
+                                     : view_pass_ + (view_before_ ? " before" : " after"));
+  ImGui::SetNextItemWidth(std::min(260.0f, ImGui::GetContentRegionAvail().x * 0.45f));
+  if (ImGui::BeginCombo("##graph_view", preview.c_str())) {
+    if (ImGui::Selectable("final graph", view_pass_.empty())) issue(frame, "graph.view=final");
+    for (const std::string& p : passes) {
+      for (bool before : {false, true}) {
+        const std::string label = p + (before ? " before" : " after");
+        const bool selected = view_pass_ == p && view_before_ == before;
+        if (ImGui::Selectable(label.c_str(), selected))
+          issue(frame, "graph.view=" + p + (before ? ":before" : ":after"));
+      }
+    }
+    if (passes.empty()) ImGui::TextDisabled("(no pass changed the graph)");
+    ImGui::EndCombo();
+  }
+  item_tooltip(
+      "Which graph to draw: the final one, or the graph before or after a pass that changed it "
+      "(what that pass touched outlined in red). graph.view=final | <pass>:before | <pass>:after");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("fit")) issue(frame, "graph.zoom=fit");
+  item_tooltip("Fit the whole graph in the panel (or double-click empty space). graph.zoom=fit");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%.0f%%", static_cast<double>(zoom_ * 100));
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) legend_tooltip();
+  ImGui::SameLine();
+  if (!view_.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextUnformatted(view_.error.c_str());
+    ImGui::PopStyleColor();
+    item_tooltip(view_.error);
+  } else {
+    ImGui::TextDisabled("%s", view_.caption.c_str());
+  }
+}
+
+void GraphPanel::draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size) {
+  const workbench::GraphLayout& layout = *entry.layout;
+  const ir::Graph& graph = *entry.graph;
+  ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 canvas_min = ImGui::GetCursorScreenPos();
+  const ImRect canvas(canvas_min, add(canvas_min, size));
+
+  const bool released = ImGui::InvisibleButton(
+      "##graph_input", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
+  ImGui::SetItemUsingMouseWheel();  // the wheel zooms here instead of scrolling a parent
+  const bool hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  const float threshold_sq = io.MouseDragThreshold * io.MouseDragThreshold;
+  const bool dragged = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > threshold_sq;
+
+  if (active && ((ImGui::IsMouseDown(ImGuiMouseButton_Left) && dragged) ||
+                 ImGui::IsMouseDown(ImGuiMouseButton_Middle)))
+    pan_ = add(pan_, io.MouseDelta);
+  if (hovered && io.MouseWheel != 0)
+    zoom_around(zoom_ * std::pow(kWheelStep, io.MouseWheel), sub(io.MousePos, canvas_min));
+
+  Transform t{add(canvas_min, pan_), zoom_};
+  if (hovered && !(active && dragged)) {
+    const ImVec2 p = t.to_layout(io.MousePos);
+    hovered_box_ = layout.box_at(p.x, p.y);
+  }
+  if (released && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !dragged) {
+    if (!hovered_box_)
+      issue(frame, "select=");
+    else if (layout.boxes[*hovered_box_].node >= 0)  // inputs and outputs are not selectable
+      issue(frame, "select=" + layout.boxes[*hovered_box_].name);
+  }
+  if (hovered && !hovered_box_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    fit(entry, size);
+    t = Transform{add(canvas_min, pan_), zoom_};
+  }
+
+  // A selection made elsewhere (the op table, a rewrite) that is off screen: bring it here.
+  std::optional<size_t> selected;
+  if (auto it = entry.node_index.find(frame.selection.node); it != entry.node_index.end())
+    selected = it->second;
+  if (frame.selection.node != last_selection_) {
+    last_selection_ = frame.selection.node;
+    if (selected && !canvas.Contains(t.box(layout.boxes[*selected]))) {
+      const workbench::LayoutBox& b = layout.boxes[*selected];
+      pan_ = ImVec2(size.x / 2 - static_cast<float>(b.x) * zoom_,
+                    size.y / 2 - static_cast<float>(b.y) * zoom_);
+      t = Transform{add(canvas_min, pan_), zoom_};
+    }
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(canvas.Min, canvas.Max, true);
+  dl->AddRectFilled(canvas.Min, canvas.Max, kCanvasColor);
+  const ImRect visible(t.to_layout(canvas.Min), t.to_layout(canvas.Max));
+  ImFont* font = ImGui::GetFont();
+
+  // Edges first, boxes over them.
+  const float edge_font = kEdgeFontPt * zoom_;
+  const bool edge_labels = entry.edge_labels && edge_font >= kMinEdgeLabelPx;
+  for (size_t i = 0; i < layout.edges.size(); ++i) {
+    if (!visible.Overlaps(entry.edge_bounds[i])) continue;
+    const workbench::LayoutEdge& e = layout.edges[i];
+    ++drawn.edges;
+    const bool on_selected = selected && (e.from == *selected || e.to == *selected);
+    const ImU32 color = on_selected ? kSelectionColor : kEdgeColor;
+    const float thickness = on_selected ? 2.0f : 1.0f;
+    const std::vector<workbench::LayoutPoint>& p = e.points;
+    for (size_t k = 1; k + 2 < p.size(); k += 3)
+      dl->AddBezierCubic(t.to_screen(p[k - 1]), t.to_screen(p[k]), t.to_screen(p[k + 1]),
+                         t.to_screen(p[k + 2]), color, thickness);
+    if (e.arrow_tip && !p.empty()) {
+      const ImVec2 base = t.to_screen(p.back());
+      const ImVec2 tip = t.to_screen(*e.arrow_tip);
+      const ImVec2 d = sub(tip, base);
+      // Half as wide as long on each side, about dot's "normal" arrowhead.
+      const ImVec2 side(-d.y * 0.4f, d.x * 0.4f);
+      dl->AddTriangleFilled(tip, add(base, side), sub(base, side), color);
+    }
+    if (edge_labels && e.label_pos) {
+      const char* text = e.label.c_str();
+      const ImVec2 text_size = font->CalcTextSizeA(edge_font, FLT_MAX, 0, text);
+      const ImVec2 c = t.to_screen(*e.label_pos);
+      dl->AddText(font, edge_font, ImVec2(c.x - text_size.x / 2, c.y - text_size.y / 2),
+                  kEdgeLabelColor, text);
+    }
+  }
+
+  for (size_t i = 0; i < layout.boxes.size(); ++i) {
+    const workbench::LayoutBox& b = layout.boxes[i];
+    if (!visible.Overlaps(layout_rect(b))) continue;
+    ++drawn.boxes;
+    const ImRect r = t.box(b);
+    const bool io_box = b.node < 0;
+    const float rounding = io_box ? std::min(6 * zoom_, r.GetHeight() / 2) : 0;
+    dl->AddRectFilled(r.Min, r.Max, rgb(workbench::node_kind_rgb(b.kind)), rounding);
+    if (b.fused) {
+      dl->AddRect(r.Min, r.Max, kFusedBorderColor, rounding, 0,
+                  std::clamp(2.5f * zoom_, 1.0f, 2.5f));
+      const float mark = std::min(r.GetHeight() * 0.45f, 9 * zoom_);
+      if (mark >= 4)
+        dl->AddTriangleFilled(r.Min, ImVec2(r.Min.x + mark, r.Min.y),
+                              ImVec2(r.Min.x, r.Min.y + mark), kFusedBorderColor);
+    } else if (r.GetWidth() >= 3) {
+      dl->AddRect(r.Min, r.Max, kBoxBorderColor, rounding);
+    }
+    box_text(dl, r, entry.labels[i], (io_box ? kIoFontPt : kNodeFontPt) * zoom_,
+             kTextPaddingPt * zoom_);
+  }
+
+  // Outlines over every box, so a neighbour never hides one.
+  auto visible_box = [&](const std::string& name) -> std::optional<ImRect> {
+    auto it = entry.node_index.find(name);
+    if (it == entry.node_index.end()) return std::nullopt;
+    const workbench::LayoutBox& b = layout.boxes[it->second];
+    if (!visible.Overlaps(layout_rect(b))) return std::nullopt;
+    return t.box(b);
+  };
+  for (const std::string& name : view_.highlight) {
+    if (auto r = visible_box(name)) {
+      outline(dl, *r, kHighlightColor, kHighlightThickness);
+      drawn.highlighted_boxes.push_back(*r);
+    }
+  }
+  for (const std::string& name : log_hover_nodes_)
+    if (auto r = visible_box(name)) outline(dl, *r, kLogHoverColor, kHighlightThickness);
+  if (hovered_box_) outline(dl, t.box(layout.boxes[*hovered_box_]), kHoverColor, 2);
+  if (selected) {
+    if (auto r = visible_box(frame.selection.node)) {
+      outline(dl, *r, kSelectionColor, kSelectionThickness);
+      drawn.selected_box = *r;
+    }
+  }
+  dl->PopClipRect();
+
+  if (hovered_box_ && !active) box_tooltip(graph, layout.boxes[*hovered_box_]);
+}
+
+void GraphPanel::draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 size) {
+  std::vector<std::string> hover_nodes;
+  ImGui::BeginChild("##graph_log", size, true);
+  const workbench::RunResult* result = frame.result();
+  auto in_graph = [&](const std::string& node) {
+    return entry && !node.empty() && entry->node_index.count(node) != 0;
+  };
+  const bool before = !view_pass_.empty() && view_before_;
+
+  auto rewrite_line = [&](const passes::Rewrite& r) {
+    // The nodes it touched that the drawn graph has: what it made (after), what it took (before).
+    std::vector<std::string> nodes;
+    if (before) {
+      nodes = r.removed;
+    } else {
+      nodes = r.added;
+      nodes.insert(nodes.end(), r.changed.begin(), r.changed.end());
+    }
+    std::erase_if(nodes, [&](const std::string& n) { return !in_graph(n); });
+    const std::string target = nodes.empty() ? std::string() : nodes.front();
+    bool hovered = false;
+    const bool clicked =
+        log_line(r.text, nodes.empty() ? kTextDim : ImGui::GetColorU32(ImGuiCol_Text),
+                 !target.empty() && target == frame.selection.node, &hovered);
+    if (hovered) {
+      hover_nodes = nodes;
+      std::string tip = "pattern: " + r.pattern;
+      if (!r.removed.empty()) tip += "\nremoved: " + join(r.removed, ", ");
+      if (!r.added.empty()) tip += "\nadded: " + join(r.added, ", ");
+      if (!r.changed.empty()) tip += "\nedited: " + join(r.changed, ", ");
+      tip += nodes.empty() ? "\n(none of its nodes is in the graph shown)"
+                           : "\nclick to select " + target;
+      ImGui::SetTooltip("%s", tip.c_str());
+    }
+    if (clicked && !target.empty()) issue(frame, "select=" + target);
+  };
+  auto near_miss_line = [&](const passes::NearMiss& m) {
+    const bool here = in_graph(m.node);
+    bool hovered = false;
+    const bool clicked = log_line("near miss: " + m.text, here ? kNearMissColor : kTextDim,
+                                  here && m.node == frame.selection.node, &hovered);
+    if (hovered) {
+      if (here) hover_nodes = {m.node};
+      std::string tip = "pattern: " + m.pattern;
+      if (!m.node.empty()) tip += "\nnode: " + m.node;
+      tip += here ? "\nclick to select it" : "\n(its node is not in the graph shown)";
+      ImGui::SetTooltip("%s", tip.c_str());
+    }
+    if (clicked && here) issue(frame, "select=" + m.node);
+  };
+  auto entry_lines = [&](const passes::PassLogEntry& e) {
+    for (size_t i = 0; i < e.rewrites.size(); ++i) {
+      ImGui::PushID(static_cast<int>(i));
+      rewrite_line(e.rewrites[i]);
+      ImGui::PopID();
+    }
+    for (size_t i = 0; i < e.near_misses.size(); ++i) {
+      ImGui::PushID(static_cast<int>(e.rewrites.size() + i));
+      near_miss_line(e.near_misses[i]);
+      ImGui::PopID();
+    }
+  };
+
+  if (!result->optimized) {
+    dim_wrapped("no pass log: the run stopped before optimize");
+  } else if (!view_pass_.empty()) {
+    const auto& entries = result->optimized->log.entries;
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const passes::PassLogEntry& e) { return e.pass == view_pass_; });
+    if (it == entries.end()) {
+      dim_wrapped("no pass '" + view_pass_ + "' in this run");
+    } else {
+      ImGui::TextWrapped("%s: %zu rewrites, %zu near misses", it->pass.c_str(), it->rewrites.size(),
+                         it->near_misses.size());
+      ImGui::Separator();
+      entry_lines(*it);
+    }
+  } else {
+    bool any = false;
+    const auto& entries = result->optimized->log.entries;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const passes::PassLogEntry& e = entries[i];
+      if (!e.enabled || (e.rewrites.empty() && e.near_misses.empty())) continue;
+      any = true;
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::TreeNodeEx("##pass", ImGuiTreeNodeFlags_DefaultOpen,
+                            "%s  (%zu rewrites, %zu near misses)", e.pass.c_str(),
+                            e.rewrites.size(), e.near_misses.size())) {
+        entry_lines(e);
+        ImGui::TreePop();
+      }
+      ImGui::PopID();
+    }
+    if (!any) dim_wrapped("no pass rewrote anything or came close");
+  }
+  ImGui::EndChild();
+  log_hover_nodes_ = std::move(hover_nodes);
+}
+
+}  // namespace fusebox::ui

@@ -1,0 +1,128 @@
+// fusebox-ui: the workbench. Opens a window with the settings bar, passes, graph, arena, trace,
+// op table and compare panels over one model, every switch live. Without a display it says so
+// in one sentence and prints the CLI's report instead.
+//
+//   fusebox-ui                                  the transformer block
+//   fusebox-ui stack --planner naive            any builtin model or .onnx file, any setting
+//   fusebox-ui mlp --do "passes.fuse_patterns=off; select=Gemm_0; panel=arena"
+//   fusebox-ui transformer --screenshot view.png --frames 3
+#include <CLI/CLI.hpp>
+#include <GLFW/glfw3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "app/ui/app.h"
+#include "app/ui/window.h"
+#include "app/workbench/pipeline.h"
+#include "app/workbench/report.h"
+#include "core/base/error.h"
+#include "ops/cpu/cpu_backend.h"
+
+namespace {
+
+using namespace fusebox;
+
+// With no display: the report `fusebox run` prints for the same settings.
+int headless(const workbench::Settings& settings, const std::string& why) {
+  std::cout << "fusebox-ui: " << why << "; printing the report instead.\n\n";
+  workbench::Pipeline pipeline;
+  auto result = pipeline.run(settings);
+  std::cout << workbench::report_text(*result);
+  return 0;
+}
+
+int run_window(const workbench::Settings& settings, const std::string& script, const std::string& screenshot,
+               int frames, int width, int height) {
+  ui::Window window("fusebox", width, height);
+  ui::App app(settings);
+  app.script(script);
+  if (!screenshot.empty()) app.script("screenshot=" + screenshot + "; quit");
+  bool scripted = !script.empty() || !screenshot.empty();
+  // Nobody holds the mouse in a scripted run: park the pointer in the bottom-right corner so no
+  // hover effect (a lit split, a tooltip) shows up in the screenshots.
+  if (scripted) glfwSetCursorPos(window.handle(), width - 1, height - 1);
+
+  int shot_frames = 0;  // frames drawn since the screenshot was asked for
+  auto shot_deadline = std::chrono::steady_clock::now();
+  while (!window.should_close() && !app.quit_requested()) {
+    const auto& shot = app.pending_screenshot();
+    // Idle: wait for input (or the runner) instead of spinning; while anything moves, poll.
+    const bool moving = !app.idle() || shot || ImGui::IsAnyMouseDown();
+    window.begin_frame(moving ? 0 : 0.05);
+    app.drop_files(window.take_dropped_files());
+    app.draw();
+    if (!shot) {
+      window.end_frame();
+      shot_frames = 0;
+    } else {
+      if (shot_frames++ == 0) shot_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      // The graph is laid out off the UI thread: wait for it, then let the panels fit.
+      const bool ready = shot_frames >= frames && !app.graph.drawn.layout_pending;
+      window.end_frame(ready);
+      if (ready) {
+        window.save_png(*shot);
+        std::cout << "fusebox-ui: wrote " << *shot << "\n";
+        app.screenshot_taken();
+      } else if (std::chrono::steady_clock::now() > shot_deadline) {
+        throw Error("screenshot " + *shot + ": the graph layout did not finish within 60 s");
+      }
+    }
+    if (scripted && !app.script_error().empty()) {
+      // With --screenshot nobody is watching: fail. Otherwise the status line shows it too.
+      std::cerr << "fusebox-ui: --do: " << app.script_error() << "\n";
+      if (!screenshot.empty()) return 1;
+      scripted = false;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fusebox;
+  cpu::register_backend();
+  CLI::App cli(
+      "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "
+      "threads, and watch the graph, the arena and the trace change, measured.\n"
+      "Keys: space re-runs, ctrl+o opens a model, 1-6 focus graph, arena, trace, ops, compare, "
+      "passes; esc clears the selection.");
+  workbench::Settings defaults;
+  workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
+  std::string script, screenshot, size = "1600x1000";
+  int frames = 3;
+  cli.add_option("--do", script,
+                 "commands to run once the window is up, as a user would: "
+                 "\"passes.fuse_patterns=off; select=Attention_0; panel=arena\" (see app/ui/app.h)");
+  cli.add_option("--screenshot", screenshot,
+                 "wait for the run (and the --do commands), render --frames frames, save the window "
+                 "as PNG and exit")
+      ->type_name("FILE.png");
+  cli.add_option("--frames", frames, "frames to render before the screenshot")->check(CLI::Range(1, 1000));
+  cli.add_option("--size", size, "window size")->type_name("WIDTHxHEIGHT");
+  CLI11_PARSE(cli, argc, argv);
+
+  try {
+    int width = 0, height = 0;
+    char x = 0;
+    if (std::sscanf(size.c_str(), "%d%c%d", &width, &x, &height) != 3 || x != 'x' || width < 320 ||
+        height < 240 || width > 16384 || height > 16384) {
+      throw Error("--size: expected WIDTHxHEIGHT between 320x240 and 16384x16384, got \"" + size + "\"");
+    }
+    const workbench::Settings settings = flags.resolve();
+    if (auto why = ui::Window::why_no_display()) {
+      if (!screenshot.empty()) {
+        std::cerr << "fusebox-ui: " << *why << ": cannot take a screenshot (run it under xvfb-run)\n";
+        return 2;
+      }
+      return headless(settings, *why);
+    }
+    return run_window(settings, script, screenshot, frames, width, height);
+  } catch (const Error& e) {
+    std::cerr << "fusebox-ui: " << e.what() << "\n";
+    return 2;
+  }
+}

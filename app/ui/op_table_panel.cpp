@@ -1,0 +1,214 @@
+#include "app/ui/op_table_panel.h"
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "app/ui/widgets.h"
+#include "app/workbench/graph_layout.h"
+
+namespace fusebox::ui {
+namespace {
+
+ImU32 bound_color(profiler::Bound b) {
+  switch (b) {
+    case profiler::Bound::Compute:
+      return IM_COL32(110, 200, 120, 255);
+    case profiler::Bound::Memory:
+      return IM_COL32(90, 160, 240, 255);
+    case profiler::Bound::Overhead:
+      return IM_COL32(240, 150, 70, 255);
+    case profiler::Bound::Unknown:
+      break;
+  }
+  return kTextDim;
+}
+
+enum Column { kOp, kCount, kTotal, kShare, kMedian, kGflops, kGbs, kBound, kColumns };
+
+void breakdown_bar(const profiler::Breakdown& b) {
+  if (b.run_ns <= 0) return;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = ImGui::GetFontSize() * 1.1f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  struct Part {
+    double ns;
+    ImU32 color;
+    const char* name;
+  };
+  const Part parts[] = {{b.kernel_ns, IM_COL32(80, 170, 110, 255), "kernels"},
+                        {b.gap_ns, IM_COL32(230, 140, 60, 255), "gaps"},
+                        {b.edge_ns, IM_COL32(140, 140, 160, 255), "edges"}};
+  float x = p.x;
+  for (const Part& part : parts) {
+    const float pw = static_cast<float>(w * std::clamp(part.ns / b.run_ns, 0.0, 1.0));
+    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + pw, p.y + h), part.color);
+    x += pw;
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "median run %s: kernels %s (%.0f%%), gaps between kernels %s (%.0f%%), "
+        "edges (copy in/out) %s (%.0f%%); %lld ops per run",
+        format_ns(b.run_ns).c_str(), format_ns(b.kernel_ns).c_str(), 100 * b.kernel_fraction(),
+        format_ns(b.gap_ns).c_str(), 100 * b.gap_fraction(), format_ns(b.edge_ns).c_str(),
+        100 * b.edge_fraction(), static_cast<long long>(b.ops_per_run));
+  }
+  ImGui::TextDisabled("run %s = kernels %.0f%% + gaps %.0f%% + edges %.0f%%  (%lld ops)",
+                      format_ns(b.run_ns).c_str(), 100 * b.kernel_fraction(),
+                      100 * b.gap_fraction(), 100 * b.edge_fraction(),
+                      static_cast<long long>(b.ops_per_run));
+}
+
+}  // namespace
+
+std::string OpTablePanel::command(const std::string& key, const std::string& value) {
+  if (key == "group") {
+    if (value == "type")
+      by_node = false;
+    else if (value == "node")
+      by_node = true;
+    else
+      return "ops.group: expected type or node, got '" + value + "'";
+    return "";
+  }
+  return "ops: unknown switch '" + key + "' (valid: group)";
+}
+
+void OpTablePanel::draw(const Frame& frame) {
+  draw_focus_border(frame, PanelId::Ops);
+  drawn = {};
+  if (!result_or_empty_state(frame, "op table")) return;
+  if (!measured_or_note(frame, "op table")) return;
+  const workbench::RunResult& r = *frame.result();
+  if (!r.analysis) {
+    ImGui::TextDisabled("op table: no recorded runs (profile_runs=0): set profile_runs > 0");
+    return;
+  }
+  const profiler::Analysis& a = *r.analysis;
+  breakdown_bar(a.breakdown);
+
+  if (ImGui::RadioButton("by op type", !by_node)) frame.command("ops.group=type");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("by node", by_node)) frame.command("ops.group=node");
+  ImGui::SameLine();
+  ImGui::TextDisabled("roofline at %d threads: %.0f GFLOP/s, %.0f GB/s, dispatch floor %s",
+                      a.threads, a.roofline.peak_gflops(a.threads), a.roofline.bandwidth_gbs,
+                      format_ns(a.roofline.dispatch_floor_ns).c_str());
+
+  std::vector<const profiler::OpRow*> rows;
+  for (const auto& row : by_node ? a.by_node : a.by_type) rows.push_back(&row);
+
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("ops", kColumns, flags)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
+  ImGui::TableSetupColumn("count", 0, 0.8f);
+  ImGui::TableSetupColumn(
+      "total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
+      1.2f);
+  ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
+  ImGui::TableSetupColumn("median", ImGuiTableColumnFlags_PreferSortDescending, 1.2f);
+  ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
+  ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
+  ImGui::TableSetupColumn("bound", 0, 1.6f);
+  ImGui::TableHeadersRow();
+
+  if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
+    const ImGuiTableColumnSortSpecs spec = sort->Specs[0];
+    auto key = [&](const profiler::OpRow* row) -> double {
+      switch (spec.ColumnIndex) {
+        case kCount:
+          return static_cast<double>(by_node ? row->stats.count : row->instances);
+        case kTotal:
+          return row->stats.total_ns;
+        case kShare:
+          return row->share;
+        case kMedian:
+          return row->stats.median_ns;
+        case kGflops:
+          return row->gflops;
+        case kGbs:
+          return row->gbs;
+        case kBound:
+          return static_cast<double>(row->bound);
+        default:
+          return 0;
+      }
+    };
+    std::stable_sort(
+        rows.begin(), rows.end(), [&](const profiler::OpRow* x, const profiler::OpRow* y) {
+          if (spec.ColumnIndex == kOp) {
+            return spec.SortDirection == ImGuiSortDirection_Ascending ? x->key < y->key
+                                                                      : x->key > y->key;
+          }
+          return spec.SortDirection == ImGuiSortDirection_Ascending ? key(x) < key(y)
+                                                                    : key(x) > key(y);
+        });
+  }
+
+  // The selected node's op type, for the by-type table.
+  std::string selected_op;
+  for (const auto& n : r.graph().nodes) {
+    if (n.name == frame.selection.node) selected_op = n.op;
+  }
+  for (const profiler::OpRow* row : rows) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const bool selected = by_node ? row->key == frame.selection.node
+                                  : (!selected_op.empty() && row->op == selected_op);
+    const ImU32 kind = rgb(workbench::node_kind_rgb(workbench::node_kind(row->op)));
+    const ImVec2 c = ImGui::GetCursorScreenPos();
+    const float sw = ImGui::GetFontSize() * 0.6f;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(c.x, c.y + 3), ImVec2(c.x + sw, c.y + 3 + sw),
+                                              kind);
+    ImGui::SetCursorScreenPos(ImVec2(c.x + sw + 4, c.y));
+    if (ImGui::Selectable(row->key.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+      if (by_node) {
+        frame.command("select=" + (selected ? std::string() : row->key));
+      } else if (!selected) {
+        // Selects the type's slowest node.
+        for (const auto& n : a.by_node) {
+          if (n.op == row->op) {
+            frame.command("select=" + n.key);
+            break;
+          }
+        }
+      }
+    }
+    if (selected) drawn.selected_row = ImRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "%s (%s)\n%s FLOP, %s moved per call\n%s\nmin %s, median %s, max %s over %lld calls",
+          row->key.c_str(), row->op.c_str(), format_count(row->flops).c_str(),
+          format_bytes(row->bytes).c_str(), row->why.c_str(), format_ns(row->stats.min_ns).c_str(),
+          format_ns(row->stats.median_ns).c_str(), format_ns(row->stats.max_ns).c_str(),
+          static_cast<long long>(row->stats.count));
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%lld", static_cast<long long>(by_node ? row->stats.count : row->instances));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_ns(row->stats.total_ns).c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", 100 * row->share);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_ns(row->stats.median_ns).c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", row->gflops);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", row->gbs);
+    ImGui::TableNextColumn();
+    ImGui::PushStyleColor(ImGuiCol_Text, bound_color(row->bound));
+    ImGui::TextUnformatted(profiler::bound_name(row->bound));
+    ImGui::PopStyleColor();
+    ++drawn.rows;
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace fusebox::ui

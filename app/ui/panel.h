@@ -1,0 +1,47 @@
+#pragma once
+// What every panel draws from. A panel is one struct in one file: its own state (scroll, zoom,
+// sort order), one `void draw(const Frame& frame)` over the current result and the shared
+// selection, and a `Drawn` record of what the last frame put on screen (tests assert on it).
+// A panel never runs the engine and never changes shared state itself: every user action it
+// sees (a click, a checkbox, a menu item) becomes a command string handed to frame.command,
+// which the App runs after the frame, the same way `--do` and the tests drive it.
+//
+//   frame.command("passes.fuse_patterns=off");   // a settings key: re-runs the pipeline
+//   frame.command("select=Attention_0");         // selects a node in every panel
+//
+// Every panel has an explicit empty state (no result yet: what is running) and error state (the
+// last run failed: the message, with the last good result still drawn when there is one).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "app/workbench/run_result.h"
+#include "app/workbench/runner.h"
+#include "app/workbench/settings.h"
+
+namespace fusebox::ui {
+
+// The selection every panel shows: a node of the current result's graph, by name.
+struct Selection {
+  std::string node;  // "" when nothing is selected
+  bool empty() const { return node.empty(); }
+};
+
+// The panels, in the order the keys 1-6 focus them.
+enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes };
+inline constexpr int kPanelCount = 6;
+const char* panel_name(PanelId id);  // "graph", "arena", "trace", "ops", "compare", "passes"
+
+struct Frame {
+  const workbench::Runner::Snapshot& snap;   // result (last good, may be null), error, progress
+  const workbench::Settings& settings;       // what the user asked for (ahead of the result while running)
+  std::shared_ptr<const workbench::RunResult> baseline;  // pinned, or null
+  const Selection& selection;
+  PanelId focus = PanelId::Graph;             // the focused panel draws a highlighted border
+  std::function<void(const std::string&)> command;
+
+  const workbench::RunResult* result() const { return snap.result.get(); }
+};
+
+}  // namespace fusebox::ui

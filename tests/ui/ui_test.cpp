@@ -1,0 +1,285 @@
+// The workbench window under a real display (Xvfb in CI): start on a model, drive it through the
+// command function as a user would, render, and check what is drawn: one box per node, one
+// rectangle per buffer, the selected node lit up in every panel (down to the pixels), errors
+// shown with the last good result kept. Without a display every test skips, saying why.
+#include <GLFW/glfw3.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sys/wait.h>
+
+#include "app/ui/app.h"
+#include "app/ui/widgets.h"
+#include "app/ui/window.h"
+#include "tests/workbench/workbench_test_util.h"
+
+namespace fusebox::ui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class UiTest : public ::testing::Test {
+ protected:
+  // One window for the suite: opening and closing GLFW per test is slow and gains nothing.
+  static void SetUpTestSuite() {
+    why_not_ = Window::why_no_display();
+    if (!why_not_) window_ = std::make_unique<Window>("fusebox test", 1600, 1000);
+  }
+  static void TearDownTestSuite() { window_.reset(); }
+
+  void SetUp() override {
+    if (why_not_) {
+      // tools/test.sh runs these under xvfb-run and sets FUSEBOX_REQUIRE_DISPLAY: never skip there.
+      if (std::getenv("FUSEBOX_REQUIRE_DISPLAY")) FAIL() << *why_not_;
+      GTEST_SKIP() << *why_not_ << " (tools/test.sh runs these under xvfb-run)";
+    }
+  }
+  void TearDown() override { app_.reset(); }
+
+  // A window on `model` with few iterations and the fixed roofline.
+  App& start(const std::string& model) {
+    workbench::Settings s = workbench::test::small_settings(model);
+    s.iters = 3;
+    s.profile_runs = 3;
+    app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+    settle();
+    return *app_;
+  }
+
+  // Draws one frame; with `capture` its pixels are kept.
+  void frame(bool capture = false) {
+    window_->begin_frame();
+    app_->draw();
+    window_->end_frame(capture);
+  }
+
+  // Draws frames until the runs and the script are done and the graph is laid out, then two
+  // more (the panels fit their views on the first frame of a new result), capturing the last.
+  void settle() {
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (!app_->idle() || app_->graph.drawn.layout_pending) {
+      ASSERT_LT(Clock::now(), deadline) << "the window never settled";
+      frame();
+    }
+    frame();
+    frame();
+    frame(true);
+  }
+
+  void run(const std::string& commands) {
+    app_->script(commands);
+    settle();
+    ASSERT_EQ(app_->script_error(), "") << commands;
+  }
+
+  const workbench::RunResult& result() { return *app_->runner().result(); }
+
+  // Whether any pixel of the rectangle's outline (1 px inside) has `color` (0xRRGGBB).
+  bool outline_has(const ImRect& r, uint32_t color) {
+    const auto& px = window_->captured();
+    const float s = window_->framebuffer_scale();
+    for (int x = static_cast<int>(r.Min.x * s); x <= static_cast<int>(r.Max.x * s); ++x) {
+      for (int y : {static_cast<int>(r.Min.y * s) + 1, static_cast<int>(r.Max.y * s) - 1}) {
+        if (px.at(x, y) == color) return true;
+      }
+    }
+    for (int y = static_cast<int>(r.Min.y * s); y <= static_cast<int>(r.Max.y * s); ++y) {
+      for (int x : {static_cast<int>(r.Min.x * s) + 1, static_cast<int>(r.Max.x * s) - 1}) {
+        if (px.at(x, y) == color) return true;
+      }
+    }
+    return false;
+  }
+
+  static inline std::optional<std::string> why_not_;
+  static inline std::unique_ptr<Window> window_;
+  std::unique_ptr<App> app_;
+};
+
+constexpr uint32_t kSelectionRgb = 0xFFC800;  // kSelectionColor
+
+size_t boxes_of(const ir::Graph& g) { return g.nodes.size() + g.inputs.size() + g.outputs.size(); }
+
+TEST_F(UiTest, EveryModelDrawsOneBoxPerNodeAndOneRectanglePerBuffer) {
+  for (const std::string& model : std::vector<std::string>{
+           "transformer", "mlp", "stack:layers=2", std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/mlp_opset17.onnx"}) {
+    SCOPED_TRACE(model);
+    start(model);
+    ASSERT_TRUE(app_->runner().result());
+    EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+    EXPECT_EQ(app_->arena.drawn.rects, result().plan->placements.size());
+    EXPECT_GT(app_->trace.drawn.spans, 0u);
+    EXPECT_GT(app_->ops.drawn.rows, 0u);
+    EXPECT_GT(app_->passes.drawn.passes, 0u);
+    EXPECT_NE(app_->status.drawn_text.find("median"), std::string::npos);
+  }
+}
+
+TEST_F(UiTest, FlipsThroughTheCommandFunctionRedrawTheNewResult) {
+  start("transformer");
+  const size_t fused_nodes = result().graph().nodes.size();
+  run("passes.fuse_patterns=off");
+  EXPECT_FALSE(result().settings.pass_on("fuse_patterns"));
+  EXPECT_GT(result().graph().nodes.size(), fused_nodes);
+  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+  EXPECT_EQ(app_->arena.drawn.rects, result().plan->placements.size());
+
+  run("passes.fuse_patterns=on; patterns.attention=off");
+  EXPECT_GT(result().graph().nodes.size(), fused_nodes);
+  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+
+  run("planner=naive");
+  EXPECT_EQ(result().plan->strategy, "naive");
+  EXPECT_EQ(app_->arena.drawn.rects, result().plan->placements.size());
+
+  run("executor=eager");
+  EXPECT_TRUE(app_->arena.drawn.eager_note);
+  run("executor=compiled; threads=2");
+  EXPECT_FALSE(app_->arena.drawn.eager_note);
+  EXPECT_EQ(result().settings.threads, 2);
+  EXPECT_EQ(app_->runner().snapshot().error, nullptr);
+}
+
+TEST_F(UiTest, ASelectedNodeLightsUpInEveryPanel) {
+  start("transformer");
+  // The first MatMul-like node: it has buffers, spans and a row.
+  std::string node;
+  for (const auto& n : result().graph().nodes) {
+    if (n.op.find("MatMul") != std::string::npos) {
+      node = n.name;
+      break;
+    }
+  }
+  ASSERT_FALSE(node.empty());
+  run("ops.group=node; select=" + node);
+  EXPECT_EQ(app_->selection().node, node);
+  ASSERT_TRUE(app_->graph.drawn.selected_box);
+  EXPECT_TRUE(outline_has(*app_->graph.drawn.selected_box, kSelectionRgb)) << "graph box not lit";
+  ASSERT_FALSE(app_->arena.drawn.selected_rects.empty());
+  EXPECT_TRUE(outline_has(app_->arena.drawn.selected_rects[0], kSelectionRgb)) << "arena buffer not lit";
+  EXPECT_GT(app_->trace.drawn.selected_spans, 0u);
+  EXPECT_TRUE(app_->ops.drawn.selected_row);
+
+  run("select=");
+  EXPECT_FALSE(app_->graph.drawn.selected_box);
+  EXPECT_TRUE(app_->arena.drawn.selected_rects.empty());
+  EXPECT_EQ(app_->trace.drawn.selected_spans, 0u);
+}
+
+TEST_F(UiTest, APassViewHighlightsWhatThePassTouched) {
+  start("transformer");
+  run("graph.view=fuse_patterns:after");
+  EXPECT_FALSE(app_->graph.drawn.highlighted_boxes.empty());
+  EXPECT_TRUE(outline_has(app_->graph.drawn.highlighted_boxes[0], 0xE62828)) << "kHighlightColor";
+  run("graph.view=fuse_patterns:before");
+  EXPECT_FALSE(app_->graph.drawn.highlighted_boxes.empty());
+  run("graph.view=final");
+  EXPECT_TRUE(app_->graph.drawn.highlighted_boxes.empty());
+}
+
+TEST_F(UiTest, ABadModelDroppedOnTheWindowKeepsTheLastGoodResultAndSaysWhy) {
+  start("transformer");
+  const auto good = app_->runner().result();
+  const std::string bad = ::testing::TempDir() + "/not_a_model.onnx";
+  std::ofstream(bad) << "this is not protobuf";
+  app_->drop_files({bad});
+  settle();
+  const auto snap = app_->runner().snapshot();
+  ASSERT_TRUE(snap.error);
+  EXPECT_NE(snap.error->message.find("not_a_model.onnx"), std::string::npos) << snap.error->message;
+  EXPECT_EQ(snap.result, good) << "the last good result stays published";
+  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(good->graph())) << "and stays on screen";
+  EXPECT_NE(app_->status.drawn_text.find("not_a_model.onnx"), std::string::npos) << app_->status.drawn_text;
+}
+
+TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
+  start("mlp");
+  const auto before = app_->settings();
+  EXPECT_NE(app_->command("select=NoSuchNode").find("no node 'NoSuchNode'"), std::string::npos);
+  EXPECT_NE(app_->command("panel=arean").find("valid: graph, arena"), std::string::npos);
+  EXPECT_NE(app_->command("passes.fuse_patern=off").find("did you mean 'fuse_patterns'"), std::string::npos);
+  EXPECT_NE(app_->command("graph.view=nonsense").find("nonsense"), std::string::npos);
+  EXPECT_NE(app_->command("frobnicate").find("unknown command"), std::string::npos);
+  EXPECT_EQ(app_->settings(), before);
+  EXPECT_EQ(app_->last_command_error().empty(), false);
+  frame();
+  EXPECT_NE(app_->status.drawn_text.find("unknown command"), std::string::npos);
+  // A script stops at its first error.
+  app_->script("select=NoSuchNode; planner=naive");
+  settle();
+  EXPECT_NE(app_->script_error().find("NoSuchNode"), std::string::npos);
+  EXPECT_EQ(app_->settings().planner, before.planner);
+}
+
+TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
+  start("mlp");
+  const auto first = app_->runner().result();
+  ImGuiIO& io = ImGui::GetIO();
+  auto press = [&](int key) {
+    io.KeysDown[key] = true;
+    frame();
+    io.KeysDown[key] = false;
+    frame();
+  };
+  press(GLFW_KEY_2);
+  EXPECT_EQ(app_->focus(), PanelId::Arena);
+  press(GLFW_KEY_3);
+  EXPECT_EQ(app_->focus(), PanelId::Trace);
+  press(GLFW_KEY_SPACE);
+  settle();
+  EXPECT_NE(app_->runner().result(), first) << "space ran again";
+  EXPECT_TRUE(app_->runner().result()->measured());
+  EXPECT_EQ(app_->runner().result()->settings, first->settings);
+}
+
+}  // namespace
+}  // namespace fusebox::ui
+
+namespace fusebox::ui {
+namespace {
+
+// fusebox-ui itself, with no display: the report instead of a window (exit 0), and a clear
+// refusal for --screenshot (exit 2).
+std::string run_without_display(const std::string& args, int* status) {
+  const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(FUSEBOX_UI_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  *status = WEXITSTATUS(pclose(pipe));
+  return out;
+}
+
+TEST(UiHeadless, WithoutADisplayItSaysSoAndPrintsTheReport) {
+  int status = -1;
+  const std::string out = run_without_display("mlp --iters 3 --warmup 0 --profile-runs 0", &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("no display"), std::string::npos) << out;
+  EXPECT_NE(out.find("printing the report instead"), std::string::npos) << out;
+  EXPECT_NE(out.find("median"), std::string::npos) << "the run report follows: " << out;
+}
+
+TEST(UiHeadless, AScreenshotWithoutADisplayExits2Saying) {
+  int status = -1;
+  const std::string out = run_without_display("mlp --screenshot /tmp/never.png", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("no display"), std::string::npos) << out;
+  EXPECT_NE(out.find("cannot take a screenshot"), std::string::npos) << out;
+}
+
+TEST(UiHeadless, BadFlagsExit2NamingTheFlag) {
+  int status = -1;
+  std::string out = run_without_display("mlp --size 10x10", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("--size"), std::string::npos) << out;
+  out = run_without_display("mlp --planner frist_fit", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("did you mean 'first_fit'"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace fusebox::ui
