@@ -16,6 +16,7 @@ packages=(
   libgraphviz-dev            # graph layout
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests
+  python3-jsonschema         # validates the scenario files against their schema
   clang libclang-rt-14-dev   # fuzzing and sanitizers
 )
 if [[ ${1:-} == --peers ]]; then

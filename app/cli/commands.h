@@ -15,6 +15,11 @@
 
 namespace fusebox::cli {
 
+// Thrown by a command that ran but whose verdict is "no" (fusebox check): main() exits with `code`.
+struct CommandFailed {
+  int code = 1;
+};
+
 // Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable directory.
 void ensure_writable_dir(const std::string& dir, const std::string& option);
 
@@ -27,5 +32,6 @@ void add_compare_command(CLI::App& app);
 void add_machine_command(CLI::App& app);
 void add_settings_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
+void add_check_command(CLI::App& app);
 
 }  // namespace fusebox::cli

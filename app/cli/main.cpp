@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   fusebox::cli::add_machine_command(app);
   fusebox::cli::add_settings_command(app);
   fusebox::cli::add_graph_command(app);
+  fusebox::cli::add_check_command(app);
   // CLI11 says only "A subcommand is required" for a mistyped command: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
+  } catch (const fusebox::cli::CommandFailed& e) {
+    return e.code;
   } catch (const fusebox::Error& e) {
     std::fprintf(stderr, "fusebox: error: %s\n", e.what());
     return 2;

@@ -1,0 +1,104 @@
+#pragma once
+// Scenarios: a saved investigation, a demo or an interview. A JSON file (scenarios/
+// scenario.schema.json) names a model, its settings and optional steps; each step changes some
+// settings (relative to the step before), says where to look, and checks its finding:
+//
+//   {"name": "fusion", "model": "transformer", "settings": {"iters": 200},
+//    "steps": [{"title": "No passes", "text": "...", "set": {"passes": "none"},
+//               "look_at": {"panel": "graph"},
+//               "checks": [{"check": "node_count", "at_least": 40}]}, ...]}
+//
+// Structural checks hold exactly (node counts, ops present or gone, arena against its bound, a
+// pass changed the graph, outputs equal to the previous step's); measured ones (faster than a
+// step by a ratio, an op's roofline class) are printed with their figures and fail a run only
+// when asked to (`fusebox check --strict`). Errors name the file, the JSON Pointer and the
+// closest valid name: "fusion.json: /steps/3/set/planner: unknown planner 'frist_fit' ...".
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/workbench/pipeline.h"
+#include "app/workbench/run_result.h"
+#include "app/workbench/settings.h"
+
+namespace fusebox::workbench {
+
+struct Check {
+  std::string kind;     // "node_count", "op_present", ... (check_kinds())
+  std::string pointer;  // where it sits in the file: "/steps/2/checks/0"
+  // Parameters; which ones a kind reads is in scenario.cpp's table.
+  std::optional<int64_t> equals, at_most, at_least;  // node_count
+  std::string op, node, pass, bound;
+  bool changed = true;      // pass_changed
+  double percent = 0;       // arena_within_bound
+  double tolerance = 1e-4;  // outputs_match_previous (relative to the largest |value|)
+  double ratio = 1;         // faster_than, arena_at_most
+  int step = -1;            // faster_than, arena_at_most: an earlier step, 0-based
+  bool measured() const;    // faster_than and op_bound depend on timing
+  std::string describe() const;  // "node_count at_most 12"
+};
+std::vector<std::string> check_kinds();
+
+struct LookAt {
+  std::string panel;  // "" or a panel name (graph, arena, trace, ops, compare, passes)
+  std::string node;   // "" or a node of this step's graph
+  std::string op;     // "" or an op type: its first node is selected
+};
+
+struct ScenarioStep {
+  std::string title, text;
+  nlohmann::json set = nlohmann::json::object();  // the settings this step changes, as given
+  Settings settings;                               // resolved: the previous step's plus `set`
+  LookAt look_at;
+  std::vector<Check> checks;
+};
+
+struct Scenario {
+  std::string path;  // the file it came from ("" when built in memory)
+  std::string name, description;
+  Settings settings;  // before the first step; model and inputs resolved against the file's folder
+  std::vector<ScenarioStep> steps;  // at least one: a file without steps gets one, "the settings"
+};
+
+// Reads and validates a scenario file. Throws fusebox::Error "<path>: <pointer>: <what>".
+Scenario load_scenario(const std::string& path);
+// The same from JSON already read; `path` names it in errors and anchors relative paths.
+Scenario parse_scenario(const nlohmann::json& json, const std::string& path);
+// The current settings as a one-step scenario file's JSON (the UI's File > Save).
+nlohmann::json scenario_json(const std::string& name, const Settings& settings);
+
+struct CheckResult {
+  const Check* check = nullptr;
+  bool passed = false;
+  std::string figures;  // "12 nodes (want at most 12)", "1.84x faster than step 1 (want >= 1.5x)"
+};
+
+// The checks of step `step` over its result and the results of the steps before it (null where
+// a step did not run). Throws fusebox::Error for a check naming a node or op the graph lacks.
+std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
+                                         const std::vector<std::shared_ptr<const RunResult>>& results);
+// Checks a step's look_at against its result: a node the graph lacks throws, naming the path.
+void validate_look_at(const Scenario& scenario, size_t step, const RunResult& result);
+
+struct StepOutcome {
+  std::shared_ptr<const RunResult> result;
+  std::vector<CheckResult> checks;
+};
+struct ScenarioRun {
+  const Scenario* scenario = nullptr;
+  std::vector<StepOutcome> steps;
+  bool structural_ok() const;  // every structural check passed
+  bool measured_ok() const;    // every measured check passed
+  std::string to_text() const;
+  nlohmann::json to_json() const;
+};
+
+// Runs every step on `pipeline` (stages shared between steps, as the UI shares them). Throws
+// fusebox::Error for a step that cannot run or a check naming what the graph lacks.
+ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline);
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,179 @@
+// Scenarios: loading with errors that name the file, the JSON Pointer and the closest valid
+// name; steps resolved relative to each other; checks that pass and fail on figures computed
+// here from the results, not by the code under test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/workbench/scenario.h"
+#include "core/base/error.h"
+#include "tests/workbench/workbench_test_util.h"
+
+namespace fusebox::workbench {
+namespace {
+
+using test::fixed_roofline;
+namespace fs = std::filesystem;
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message load_scenario (or, for what needs a graph, run_scenario) throws for `text`.
+std::string error_of(const std::string& text, bool run = false) {
+  test::register_cpu();
+  const std::string path = write("bad_scenario.json", text);
+  try {
+    Scenario sc = load_scenario(path);
+    if (run) {
+      Pipeline p(fixed_roofline);
+      run_scenario(sc, p);
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const std::string kSmall = "transformer:seq=16,d=32,heads=2,ffn=64";
+
+TEST(Scenario, MalformedFilesNameThePathAndWhatWasExpected) {
+  const std::string p = ::testing::TempDir() + "/bad_scenario.json: ";
+  EXPECT_EQ(error_of("{\"name\": \"x\",\n  \"model\": }"),
+            p + "invalid JSON at line 2, column 12: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
+  EXPECT_EQ(error_of(R"({"name": 3, "model": "mlp"})"), p + "/name: expected a string, got 3");
+  EXPECT_EQ(error_of(R"({"name": "x", "modle": "mlp"})"), p + "/modle: unknown key 'modle' (did you mean 'model'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "set": {"planner": "frist_fit"}}]})"),
+            p + "/steps/0/set/planner: unknown planner 'frist_fit' (did you mean 'first_fit'? valid: naive, first_fit, "
+                "best_fit, greedy_by_size, best)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a"}, {"title": "b", "set": {"threads": "two"}}]})"),
+            p + "/steps/1/set/threads: expected an integer in 1..256, got \"two\"");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "node_cuont", "equals": 3}]}]})"),
+            p + "/steps/0/checks/0/check: unknown check 'node_cuont' (did you mean 'node_count'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "op_present", "op": "Sofmax"}]}]})"),
+            p + "/steps/0/checks/0/op: unknown op 'Sofmax' (did you mean 'Softmax'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "faster_than", "step": 0}]}]})"),
+            p + "/steps/0/checks/0/step: step 0 is not an earlier step (this is step 0, counting from 0)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "look_at": {"panel": "arean"}}]})"),
+            p + "/steps/0/look_at/panel: unknown panel 'arean' (did you mean 'arena'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "settings": {"model": "stack"}})"),
+            p + "/settings/model: give the model at the top level (/model), not in the settings");
+}
+
+TEST(Scenario, AMissingModelFileIsNamedWithWhereItWasLookedFor) {
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "models/nope.onnx"})"),
+            dir + "/bad_scenario.json: /model: no such file 'models/nope.onnx' (looked for " +
+                (fs::path(dir) / "models/nope.onnx").lexically_normal().string() +
+                "); builtin models: mlp, transformer, stack");
+}
+
+TEST(Scenario, AStepNamingANodeTheGraphLacksFailsWhenItRuns) {
+  const std::string text = R"({"name": "x", "model": ")" + kSmall +
+                           R"(", "settings": {"iters": 1, "warmup": 0, "profile_runs": 0},
+      "steps": [{"title": "a", "look_at": {"node": "attn.scores.Atention"}}]})";
+  EXPECT_EQ(error_of(text, /*run=*/true),
+            ::testing::TempDir() + "/bad_scenario.json: /steps/0/look_at/node: no node 'attn.scores.Atention' in this "
+                                   "step's graph (did you mean 'attn.scores.Attention'?)");
+}
+
+TEST(Scenario, StepsChangeSettingsRelativeToTheStepBefore) {
+  test::register_cpu();
+  const std::string path = write("steps.json", R"({"name": "s", "model": ")" + kSmall + R"(",
+      "settings": {"iters": 2, "warmup": 0, "planner": "naive"},
+      "steps": [{"title": "a", "set": {"passes": "none"}},
+                {"title": "b", "set": {"planner": "first_fit"}},
+                {"title": "c", "set": {"passes": {"fuse_patterns": true}, "model": "mlp"}}]})");
+  const Scenario sc = load_scenario(path);
+  ASSERT_EQ(sc.steps.size(), 3u);
+  EXPECT_EQ(sc.steps[0].settings.passes_text(), "none");
+  EXPECT_EQ(sc.steps[0].settings.planner, "naive");
+  EXPECT_EQ(sc.steps[1].settings.passes_text(), "none");
+  EXPECT_EQ(sc.steps[1].settings.planner, "first_fit");
+  EXPECT_EQ(sc.steps[2].settings.passes_text(), "fuse_patterns");
+  EXPECT_EQ(sc.steps[2].settings.model, "mlp");
+  EXPECT_EQ(sc.steps[2].settings.iters, 2);
+}
+
+TEST(Scenario, ARelativeModelFileIsFoundNextToTheScenario) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "scenario_dir";
+  fs::create_directories(dir);
+  fs::copy_file(std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/mlp_opset17.onnx", dir / "m.onnx",
+                fs::copy_options::overwrite_existing);
+  const std::string path = (dir / "s.json").string();
+  std::ofstream(path) << R"({"name": "s", "model": "m.onnx"})";
+  const Scenario sc = load_scenario(path);
+  EXPECT_EQ(sc.settings.model, (dir / "m.onnx").string());
+  ASSERT_EQ(sc.steps.size(), 1u) << "a scenario without steps has one: its settings";
+  EXPECT_EQ(sc.steps[0].title, "s");
+}
+
+TEST(Scenario, ChecksPassAndFailOnTheResultsFigures) {
+  test::register_cpu();
+  const std::string path = write("checks.json", R"({"name": "c", "model": ")" + kSmall + R"(",
+      "settings": {"iters": 3, "warmup": 0, "profile_runs": 2},
+      "steps": [
+        {"title": "none", "set": {"passes": "none", "planner": "naive"},
+         "checks": [{"check": "node_count", "equals": 56}, {"check": "node_count", "at_most": 55},
+                    {"check": "op_present", "op": "Softmax"}, {"check": "op_absent", "op": "Softmax"},
+                    {"check": "arena_within_bound", "percent": 10}]},
+        {"title": "all", "set": {"passes": "all", "planner": "greedy_by_size"},
+         "checks": [{"check": "node_count", "equals": 9}, {"check": "pass_changed", "pass": "fuse_patterns"},
+                    {"check": "pass_changed", "pass": "constant_fold"},
+                    {"check": "pass_changed", "pass": "constant_fold", "changed": false},
+                    {"check": "outputs_match_previous", "tolerance": 1e-4},
+                    {"check": "outputs_match_previous", "tolerance": 0},
+                    {"check": "arena_at_most", "step": 0, "ratio": 0.5},
+                    {"check": "arena_within_bound", "percent": 0}]}]})");
+  const Scenario sc = load_scenario(path);
+  Pipeline p(fixed_roofline);
+  const ScenarioRun run = run_scenario(sc, p);
+  ASSERT_EQ(run.steps.size(), 2u);
+  auto passed = [&](size_t step) {
+    std::vector<bool> v;
+    for (const auto& c : run.steps[step].checks) v.push_back(c.passed);
+    return v;
+  };
+  const auto& r0 = *run.steps[0].result;
+  const bool naive_at_bound = r0.plan->arena_bytes <= r0.plan->lower_bound_bytes * 1.1;
+  EXPECT_EQ(passed(0), (std::vector<bool>{true, false, true, false, naive_at_bound}));
+  // Outputs after every pass differ from the unfused ones in the last bits: within 1e-4, not 0.
+  EXPECT_EQ(passed(1), (std::vector<bool>{true, true, false, true, true, false, true, true}));
+  EXPECT_EQ(run.steps[0].checks[0].figures, "56 nodes");
+  EXPECT_EQ(run.steps[1].checks[1].figures, "fuse_patterns changed the graph: 48 -> 17 nodes");
+  EXPECT_FALSE(run.structural_ok());
+  EXPECT_TRUE(run.measured_ok()) << "no measured checks";
+  const std::string text = run.to_text();
+  EXPECT_NE(text.find("FAIL exact    node_count at_most=55"), std::string::npos) << text;
+  EXPECT_EQ(run.to_json()["steps"][1]["checks"][0]["passed"], true);
+}
+
+TEST(Scenario, EveryShippedScenarioLoads) {
+  test::register_cpu();
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(FUSEBOX_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().filename() == "scenario.schema.json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Scenario sc = load_scenario(entry.path().string());
+    EXPECT_FALSE(sc.steps.empty());
+    ++n;
+  }
+  EXPECT_GE(n, 8u);
+}
+
+TEST(Scenario, SavedSettingsLoadBackAsTheSameSettings) {
+  test::register_cpu();
+  Settings s = test::small_settings();
+  s.planner = "first_fit";
+  s.passes_off = {"dce"};
+  s.threads = 2;
+  const std::string path = write("saved.json", scenario_json("saved", s).dump(2));
+  const Scenario sc = load_scenario(path);
+  EXPECT_EQ(sc.steps.at(0).settings, s);
+}
+
+}  // namespace
+}  // namespace fusebox::workbench
