@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "app/ui/widgets.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 
@@ -30,7 +31,7 @@ std::vector<std::string> split_commands(const std::string& text) {
 
 // Commands a script runs only once the runs requested before them have finished.
 bool reads_result(const std::string& verb) {
-  return verb == "select" || verb == "pin" || verb == "wait" || verb == "screenshot" ||
+  return verb == "select" || verb == "step" || verb == "scenario" || verb == "save" || verb == "pin" || verb == "wait" || verb == "screenshot" ||
          verb == "panel" || verb.starts_with("graph.") || verb.starts_with("arena.") ||
          verb.starts_with("trace.") || verb.starts_with("ops.") || verb.starts_with("compare.");
 }
@@ -64,9 +65,55 @@ void splitter(const char* id, bool vertical, float* fraction, float total, float
 
 }  // namespace
 
-App::App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline)
+App::App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline,
+         const std::string& scenario)
     : runner_(std::move(roofline)), settings_(settings) {
-  request_run();
+  if (scenario.empty() || !command("scenario=" + scenario).empty()) request_run();
+}
+
+std::string App::enter_step(size_t step) {
+  if (!walkthrough.scenario) return "step: no scenario loaded (File > Open a scenario .json)";
+  const auto& steps = walkthrough.scenario->steps;
+  if (step >= steps.size()) {
+    return "step: no step " + std::to_string(step) + " (the scenario has steps 0.." + std::to_string(steps.size() - 1) + ")";
+  }
+  walkthrough.step = step;
+  const workbench::ScenarioStep& s = steps[step];
+  const bool changed = !(s.settings == settings_);
+  settings_ = s.settings;
+  if (changed || !walkthrough.results.count(step)) request_run();
+  focus_ = PanelId::Walkthrough;
+  if (!s.look_at.panel.empty()) {
+    for (int i = 0; i < kPanelCount; ++i)
+      if (s.look_at.panel == panel_name(static_cast<PanelId>(i))) focus_ = static_cast<PanelId>(i);
+  }
+  bring_tab_ = PanelId::Walkthrough;
+  look_at_pending_ = true;
+  return "";
+}
+
+void App::apply_look_at() {
+  if (!look_at_pending_ || !walkthrough.scenario) return;
+  const auto result = runner_.result();
+  if (!result || !(result->settings == settings_)) return;
+  look_at_pending_ = false;
+  const workbench::LookAt& l = walkthrough.scenario->steps.at(walkthrough.step).look_at;
+  try {
+    workbench::validate_look_at(*walkthrough.scenario, walkthrough.step, *result);
+  } catch (const Error& e) {
+    command_error_ = e.what();
+    return;
+  }
+  if (!l.node.empty()) {
+    selection_.node = l.node;
+  } else if (!l.op.empty()) {
+    for (const auto& n : result->graph().nodes) {
+      if (n.op == l.op) {
+        selection_.node = n.name;
+        break;
+      }
+    }
+  }
 }
 
 void App::request_run() { runner_.request(settings_); }
@@ -94,6 +141,7 @@ std::string App::run_command(const std::string& text) {
     } else if (verb == "pin") {
       if (!snap_result) return "pin: no result to pin yet";
       runner_.pin_baseline();
+      bring_tab_ = PanelId::Compare;
     } else if (verb == "unpin") {
       runner_.clear_baseline();
     } else if (verb == "quit") {
@@ -103,6 +151,31 @@ std::string App::run_command(const std::string& text) {
     } else if (verb == "screenshot") {
       if (value.empty()) return "screenshot: give a path (screenshot=view.png)";
       screenshot_ = value;
+    } else if (verb == "scenario" || (verb == "open" && value.ends_with(".json"))) {
+      if (value.empty()) return "scenario: give a scenario file (scenario=scenarios/interview.json)";
+      auto loaded = std::make_shared<const workbench::Scenario>(workbench::load_scenario(value));
+      walkthrough.scenario = std::move(loaded);
+      walkthrough.results.clear();
+      // Room for the step's text and checks: the bottom-right grows, the trace gives a little.
+      bottom_split_ = std::min(bottom_split_, 0.45f);
+      trace_height_ = std::min(trace_height_, 0.2f);
+      selection_ = {};
+      return enter_step(0);
+    } else if (verb == "step") {
+      size_t n = 0;
+      try {
+        n = static_cast<size_t>(parse_int(value, "step"));
+      } catch (const Error&) {
+        return "step: expected a step number, got '" + value + "'";
+      }
+      return enter_step(n);
+    } else if (verb == "save") {
+      if (value.empty()) {
+        save_dialog_ = true;
+        return "";
+      }
+      const std::string name = std::filesystem::path(value).stem().string();
+      write_file_atomically(value, workbench::scenario_json(name, settings_).dump(2) + "\n");
     } else if (verb == "open") {
       if (value.empty()) {  // the dialog
         open_dialog_ = true;
@@ -137,6 +210,7 @@ std::string App::run_command(const std::string& text) {
       auto id = panel_from_name(value);
       if (!id) return "panel: unknown panel '" + value + "' (valid: " + join(panel_names(), ", ") + ")";
       focus_ = *id;
+      if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough) bring_tab_ = focus_;
     } else if (verb.starts_with("graph.")) {
       return graph.command(verb.substr(6), value, snap_result.get());
     } else if (verb.starts_with("arena.")) {
@@ -147,8 +221,8 @@ std::string App::run_command(const std::string& text) {
       return ops.command(verb.substr(4), value);
     } else if (eq == std::string::npos) {
       return "unknown command '" + text +
-             "' (commands: KEY=VALUE settings, open=, select=, panel=, run, pin, unpin, graph.*=, "
-             "arena.*=, trace.*=, ops.*=, wait, screenshot=, quit)";
+             "' (commands: KEY=VALUE settings, open=, scenario=, step=, save=, select=, panel=, run, "
+             "pin, unpin, graph.*=, arena.*=, trace.*=, ops.*=, wait, screenshot=, quit)";
     } else {
       workbench::Settings next = settings_;
       workbench::apply(next, text, "command");
@@ -187,7 +261,8 @@ void App::handle_keys() {
 void App::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open model...", "Ctrl+O")) open_dialog_ = true;
+    if (ImGui::MenuItem("Open model or scenario...", "Ctrl+O")) open_dialog_ = true;
+    if (ImGui::MenuItem("Save settings as scenario...")) save_dialog_ = true;
     if (ImGui::MenuItem("Pin baseline")) clicked_.push_back("pin");
     if (ImGui::MenuItem("Clear baseline")) clicked_.push_back("unpin");
     ImGui::Separator();
@@ -214,17 +289,18 @@ void App::draw_open_dialog() {
   }
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 40, 0), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Open model", nullptr)) return;
-  ImGui::TextUnformatted("An .onnx file, or a builtin spec (mlp:dims=64-32-10,batch=8). Or drop a file on the window.");
+  ImGui::TextUnformatted("An .onnx model or a scenario .json. Or drop a file on the window.");
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   char buf[1024];
   std::snprintf(buf, sizeof buf, "%s", open_path_.c_str());
   const bool enter = ImGui::InputText("path", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
   open_path_ = buf;
   // The models next to the working directory, to pick from.
-  for (const char* dir : {"assets/models", "."}) {
+  for (const char* dir : {"scenarios", "assets/models", "."}) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (entry.path().extension() != ".onnx") continue;
+      const auto ext = entry.path().extension();
+      if (ext != ".onnx" && (ext != ".json" || entry.path().filename() == "scenario.schema.json")) continue;
       const std::string p = entry.path().lexically_normal().string();
       if (ImGui::Selectable(p.c_str(), p == open_path_)) open_path_ = p;
     }
@@ -238,8 +314,31 @@ void App::draw_open_dialog() {
   ImGui::EndPopup();
 }
 
+void App::draw_save_dialog() {
+  if (save_dialog_) {
+    ImGui::OpenPopup("Save scenario");
+    save_dialog_ = false;
+  }
+  if (!ImGui::BeginPopupModal("Save scenario", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  ImGui::TextUnformatted("Writes the current settings as a scenario file (one step; add steps by hand).");
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "%s", save_path_.c_str());
+  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+  const bool enter = ImGui::InputText("path", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
+  save_path_ = buf;
+  if (ImGui::Button("Save") || enter) {
+    clicked_.push_back("save=" + save_path_);
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+}
+
 void App::draw() {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
+  walkthrough.observe(snap.result);
+  apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
               [this](const std::string& c) { clicked_.push_back(c); }};
@@ -309,11 +408,32 @@ void App::draw() {
   splitter("##split_bottom", true, &bottom_split_, avail.x, gap, bottom_h);
   ImGui::SameLine(0, 0);
   ImGui::BeginChild("compare", ImVec2(0, bottom_h), true);
-  compare.draw(frame);
+  if (ImGui::BeginTabBar("bottom_right")) {
+    // The tab a command asked for comes forward; otherwise the walkthrough leads when a scenario
+    // is loaded and compare when none is.
+    const std::optional<PanelId> bring = std::exchange(bring_tab_, std::nullopt);
+    auto tab = [&](const char* label, PanelId id) {
+      const ImGuiTabItemFlags flags = bring == id ? ImGuiTabItemFlags_SetSelected : 0;
+      if (ImGui::BeginTabItem(label, nullptr, flags)) {
+        if (id == PanelId::Walkthrough) walkthrough.draw(frame);
+        else compare.draw(frame);
+        ImGui::EndTabItem();
+      }
+    };
+    if (walkthrough.scenario) {
+      tab("walkthrough", PanelId::Walkthrough);
+      tab("compare", PanelId::Compare);
+    } else {
+      tab("compare", PanelId::Compare);
+      tab("walkthrough", PanelId::Walkthrough);
+    }
+    ImGui::EndTabBar();
+  }
   ImGui::EndChild();
 
   status.draw(frame, command_error_);
   draw_open_dialog();
+  draw_save_dialog();
   ImGui::End();
 
   // What this frame's clicks asked for, then the next step of the script.

@@ -6,9 +6,14 @@
 // Commands ("; " between several):
 //   KEY=VALUE          a setting (`fusebox settings` lists them): passes.fuse_patterns=off,
 //                      planner=first_fit, model=stack, threads=2 ... : re-runs the pipeline
-//   open=PATH          loads a model file (drag-and-drop); open alone shows File > Open
+//   open=PATH          loads a model file or a scenario (.json) (drag-and-drop); open alone
+//                      shows File > Open
+//   scenario=PATH      loads a scenario and enters its first step
+//   step=N             enters step N of the scenario (0-based): its settings, then its look_at
+//   save=PATH          writes the current settings as a one-step scenario (File > Save)
 //   select=NODE        selects a node in every panel; select= clears
-//   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes (keys 1-6)
+//   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes, walkthrough
+//                      (keys 1-7)
 //   run                runs the current settings again (space)
 //   pin | unpin        pins the current result as the compare baseline, or drops it
 //   graph.K=V, arena.K=V, trace.K=V, ops.K=V
@@ -31,13 +36,17 @@
 #include "app/ui/settings_bar.h"
 #include "app/ui/status_line.h"
 #include "app/ui/trace_panel.h"
+#include "app/ui/walkthrough_panel.h"
 #include "app/workbench/runner.h"
 
 namespace fusebox::ui {
 
 class App {
  public:
-  explicit App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline = {});
+  // Starts running `settings`, or, with a scenario file, enters its first step (a scenario that
+  // fails to load leaves `settings` running and the error on the status line).
+  explicit App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline = {},
+               const std::string& scenario = "");
 
   // Runs one command now (see the list above; `wait` and `screenshot` only make sense in a
   // script). Returns "" or the error, which the status line also shows.
@@ -79,6 +88,7 @@ class App {
   TracePanel trace;
   OpTablePanel ops;
   ComparePanel compare;
+  WalkthroughPanel walkthrough;
   StatusLine status;
 
  private:
@@ -87,6 +97,9 @@ class App {
   void handle_keys();
   void draw_menu();
   void draw_open_dialog();
+  void draw_save_dialog();
+  std::string enter_step(size_t step);
+  void apply_look_at();
 
   workbench::Runner runner_;
   workbench::Settings settings_;
@@ -98,8 +111,10 @@ class App {
   std::vector<std::string> clicked_;  // commands the current frame's panels issued
   std::optional<std::string> screenshot_;
   bool quit_ = false;
-  bool open_dialog_ = false;
-  std::string open_path_;
+  bool open_dialog_ = false, save_dialog_ = false;
+  std::string open_path_, save_path_ = "my_scenario.json";
+  bool look_at_pending_ = false;  // select what the step points at once its result is in
+  std::optional<PanelId> bring_tab_;  // a bottom-right tab to bring forward on the next frame
 
   // The splits, as fractions of the window (dragged with the mouse).
   float left_width_ = 0.17f;   // passes column

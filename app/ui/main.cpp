@@ -6,6 +6,7 @@
 //   fusebox-ui stack --planner naive            any builtin model or .onnx file, any setting
 //   fusebox-ui mlp --do "passes.fuse_patterns=off; select=Gemm_0; panel=arena"
 //   fusebox-ui transformer --screenshot view.png --frames 3
+//   fusebox-ui scenarios/interview.json          a scenario: the walkthrough plays its steps
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 
@@ -18,6 +19,7 @@
 #include "app/ui/window.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/report.h"
+#include "app/workbench/scenario.h"
 #include "core/base/error.h"
 #include "ops/cpu/cpu_backend.h"
 
@@ -25,19 +27,25 @@ namespace {
 
 using namespace fusebox;
 
-// With no display: the report `fusebox run` prints for the same settings.
-int headless(const workbench::Settings& settings, const std::string& why) {
+// With no display: the report `fusebox run` prints for the same settings, or for a scenario
+// what `fusebox check` prints.
+int headless(const workbench::Settings& settings, const std::string& scenario, const std::string& why) {
   std::cout << "fusebox-ui: " << why << "; printing the report instead.\n\n";
   workbench::Pipeline pipeline;
+  if (!scenario.empty()) {
+    const workbench::Scenario sc = workbench::load_scenario(scenario);
+    std::cout << workbench::run_scenario(sc, pipeline).to_text();
+    return 0;
+  }
   auto result = pipeline.run(settings);
   std::cout << workbench::report_text(*result);
   return 0;
 }
 
-int run_window(const workbench::Settings& settings, const std::string& script, const std::string& screenshot,
-               int frames, int width, int height) {
+int run_window(const workbench::Settings& settings, const std::string& scenario, const std::string& script,
+               const std::string& screenshot, int frames, int width, int height) {
   ui::Window window("fusebox", width, height);
-  ui::App app(settings);
+  ui::App app(settings, {}, scenario);
   app.script(script);
   if (!screenshot.empty()) app.script("screenshot=" + screenshot + "; quit");
   bool scripted = !script.empty() || !screenshot.empty();
@@ -88,8 +96,9 @@ int main(int argc, char** argv) {
   CLI::App cli(
       "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "
       "threads, and watch the graph, the arena and the trace change, measured.\n"
-      "Keys: space re-runs, ctrl+o opens a model, 1-6 focus graph, arena, trace, ops, compare, "
-      "passes; esc clears the selection.");
+      "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it.\n"
+      "Keys: space re-runs, ctrl+o opens a model or scenario, 1-7 focus graph, arena, trace, ops, "
+      "compare, passes, walkthrough; esc clears the selection.");
   workbench::Settings defaults;
   workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
   std::string script, screenshot, size = "1600x1000";
@@ -112,15 +121,22 @@ int main(int argc, char** argv) {
         height < 240 || width > 16384 || height > 16384) {
       throw Error("--size: expected WIDTHxHEIGHT between 320x240 and 16384x16384, got \"" + size + "\"");
     }
-    const workbench::Settings settings = flags.resolve();
+    workbench::Settings settings = flags.resolve();
+    // MODEL may be a scenario file: the window plays it (its settings replace the flags').
+    std::string scenario;
+    if (settings.model.ends_with(".json")) {
+      scenario = settings.model;
+      workbench::load_scenario(scenario);  // a bad file: exit 2 now, naming it
+      settings.model = workbench::Settings{}.model;
+    }
     if (auto why = ui::Window::why_no_display()) {
       if (!screenshot.empty()) {
         std::cerr << "fusebox-ui: " << *why << ": cannot take a screenshot (run it under xvfb-run)\n";
         return 2;
       }
-      return headless(settings, *why);
+      return headless(settings, scenario, *why);
     }
-    return run_window(settings, script, screenshot, frames, width, height);
+    return run_window(settings, scenario, script, screenshot, frames, width, height);
   } catch (const Error& e) {
     std::cerr << "fusebox-ui: " << e.what() << "\n";
     return 2;

@@ -28,10 +28,11 @@ struct Selection {
   bool empty() const { return node.empty(); }
 };
 
-// The panels, in the order the keys 1-6 focus them.
-enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes };
-inline constexpr int kPanelCount = 6;
-const char* panel_name(PanelId id);  // "graph", "arena", "trace", "ops", "compare", "passes"
+// The panels, in the order the keys 1-7 focus them.
+enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes, Walkthrough };
+inline constexpr int kPanelCount = 7;
+// "graph", "arena", "trace", "ops", "compare", "passes", "walkthrough"
+const char* panel_name(PanelId id);
 
 struct Frame {
   const workbench::Runner::Snapshot& snap;   // result (last good, may be null), error, progress

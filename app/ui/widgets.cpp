@@ -13,6 +13,7 @@ const char* panel_name(PanelId id) {
     case PanelId::Ops: return "ops";
     case PanelId::Compare: return "compare";
     case PanelId::Passes: return "passes";
+    case PanelId::Walkthrough: return "walkthrough";
   }
   return "?";
 }

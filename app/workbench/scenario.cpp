@@ -19,7 +19,7 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// The panels a step may look at: the UI's PanelId names (a UI test keeps the two in step).
+// The panels a step may look at: the UI's PanelId names but its own (tests/ui keeps the two in step).
 const std::vector<std::string> kPanels = {"graph", "arena", "trace", "ops", "compare", "passes"};
 
 // One check kind: its parameters, which are required, and whether timing decides it.

@@ -15,6 +15,7 @@
 #include "app/ui/app.h"
 #include "app/ui/widgets.h"
 #include "app/ui/window.h"
+#include "core/base/error.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {
@@ -215,6 +216,58 @@ TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
   EXPECT_EQ(app_->settings().planner, before.planner);
 }
 
+TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
+  start("mlp");
+  const std::string path = ::testing::TempDir() + "/walk.json";
+  std::ofstream(path) << R"({"name": "walk", "model": "transformer:seq=16,d=32,heads=2,ffn=64",
+    "settings": {"iters": 2, "warmup": 0, "profile_runs": 1},
+    "steps": [
+      {"title": "none", "set": {"passes": "none"}, "look_at": {"panel": "graph"},
+       "checks": [{"check": "node_count", "equals": 56}]},
+      {"title": "all", "text": "every pass", "set": {"passes": "all", "planner": "first_fit"},
+       "look_at": {"panel": "arena", "op": "Attention"},
+       "checks": [{"check": "node_count", "equals": 9}, {"check": "outputs_match_previous", "tolerance": 1e-4},
+                  {"check": "op_absent", "op": "Attention"}]}]})";
+  app_->drop_files({path});
+  settle();
+  ASSERT_TRUE(app_->walkthrough.scenario);
+  EXPECT_EQ(app_->walkthrough.step, 0u);
+  EXPECT_EQ(app_->focus(), PanelId::Graph);
+  EXPECT_EQ(result().settings.passes_text(), "none");
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 1u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 1u);
+
+  run("step=1");
+  EXPECT_EQ(app_->walkthrough.step, 1u);
+  EXPECT_EQ(result().settings.planner, "first_fit");
+  EXPECT_EQ(app_->focus(), PanelId::Arena);
+  EXPECT_EQ(app_->selection().node, "attn.scores.Attention") << "look_at op selects its first node";
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 3u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 2u) << "op_absent Attention fails: the check is live";
+  EXPECT_EQ(app_->walkthrough.drawn.pending, 0u);
+  EXPECT_EQ(app_->walkthrough.drawn.error, "");
+
+  // A broken scenario shows its error and keeps what was on screen.
+  const auto before = app_->runner().result();
+  const std::string bad = ::testing::TempDir() + "/broken.json";
+  std::ofstream(bad) << R"({"name": "b", "model": "mlp", "steps": [{"title": "x", "set": {"planner": "frist_fit"}}]})";
+  app_->drop_files({bad});
+  settle();
+  EXPECT_NE(app_->last_command_error().find("/steps/0/set/planner"), std::string::npos) << app_->last_command_error();
+  EXPECT_EQ(app_->runner().result(), before);
+  EXPECT_EQ(app_->walkthrough.scenario->name, "walk");
+  EXPECT_NE(app_->command("step=7").find("no step 7"), std::string::npos);
+}
+
+TEST_F(UiTest, SaveWritesTheSettingsAsAScenarioThatLoadsBack) {
+  start("mlp");
+  run("planner=first_fit; threads=2");
+  const std::string path = ::testing::TempDir() + "/saved_from_ui.json";
+  run("save=" + path);
+  const workbench::Scenario sc = workbench::load_scenario(path);
+  EXPECT_EQ(sc.steps.at(0).settings, app_->settings());
+}
+
 TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   start("mlp");
   const auto first = app_->runner().result();
@@ -227,6 +280,8 @@ TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   };
   press(GLFW_KEY_2);
   EXPECT_EQ(app_->focus(), PanelId::Arena);
+  press(GLFW_KEY_7);
+  EXPECT_EQ(app_->focus(), PanelId::Walkthrough);
   press(GLFW_KEY_3);
   EXPECT_EQ(app_->focus(), PanelId::Trace);
   press(GLFW_KEY_SPACE);
@@ -279,6 +334,27 @@ TEST(UiHeadless, BadFlagsExit2NamingTheFlag) {
   out = run_without_display("mlp --planner frist_fit", &status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("did you mean 'first_fit'"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace fusebox::ui
+
+namespace fusebox::ui {
+namespace {
+
+// A scenario step's look_at names the window's panels: every panel a step can point at loads.
+TEST(UiPanels, ScenariosCanLookAtEveryPanelButTheWalkthroughItself) {
+  for (int i = 0; i < kPanelCount; ++i) {
+    const std::string name = panel_name(static_cast<PanelId>(i));
+    const std::string path = ::testing::TempDir() + "/look_at_" + name + ".json";
+    std::ofstream(path) << R"({"name": "p", "model": "mlp", "steps": [{"title": "t", "look_at": {"panel": ")" + name +
+                               R"("}}]})";
+    if (static_cast<PanelId>(i) == PanelId::Walkthrough) {
+      EXPECT_THROW(workbench::load_scenario(path), Error);
+    } else {
+      EXPECT_EQ(workbench::load_scenario(path).steps.at(0).look_at.panel, name);
+    }
+  }
 }
 
 }  // namespace
