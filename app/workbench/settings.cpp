@@ -19,6 +19,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/exec/backend.h"
+#include "core/exec/plugin.h"
 #include "core/exec/executor.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/fusion_patterns.h"
@@ -57,10 +58,8 @@ std::vector<std::string> planner_names() {
 // always there, so it is registered here too (idempotent) rather than trusting every caller.
 std::vector<std::string> backend_names() {
   cpu::register_backend();
-  std::vector<std::string> names;
-  for (const auto& [name, reason] : exec::BackendRegistry::instance().status())
-    names.push_back(name);
-  return names;
+  exec::register_plugin_backends();  // known by name; loaded only when a run asks for one
+  return exec::BackendRegistry::instance().known();
 }
 
 // ---- Message pieces ---------------------------------------------------------------------------

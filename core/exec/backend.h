@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,15 +43,25 @@ class Backend {
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
+// What a lazily registered backend turns out to be once loaded: a factory, or why there is none.
+struct LazyBackend {
+  BackendFactory factory;
+  std::string unavailable_reason;
+};
+
 // Known backends by name. A backend that cannot run here is registered with the reason.
 class BackendRegistry {
  public:
   static BackendRegistry& instance();
   void add(const std::string& name, BackendFactory factory);
   void add_unavailable(const std::string& name, const std::string& reason);
+  // A backend resolved on first use (create, names, status): `load` runs once, e.g. to dlopen a
+  // plugin only when someone asks about that backend.
+  void add_lazy(const std::string& name, std::function<LazyBackend()> load);
   // Throws fusebox::Error with the reason (unknown name, or why it is unavailable).
   std::unique_ptr<Backend> create(const std::string& name) const;
-  std::vector<std::string> names() const;  // available ones
+  std::vector<std::string> names() const;  // available ones (resolves lazy ones)
+  std::vector<std::string> known() const;  // every registered name; resolves nothing
   // name -> "" when available, else the reason it is not.
   std::vector<std::pair<std::string, std::string>> status() const;
 
@@ -58,8 +69,11 @@ class BackendRegistry {
   struct Entry {
     BackendFactory factory;
     std::string unavailable_reason;
+    std::function<LazyBackend()> load;  // set until resolved
   };
-  std::vector<std::pair<std::string, Entry>> entries_;
+  void resolve() const;  // runs the pending loads
+  mutable std::recursive_mutex mu_;
+  mutable std::vector<std::pair<std::string, Entry>> entries_;
 };
 
 }  // namespace fusebox::exec

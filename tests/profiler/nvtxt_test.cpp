@@ -80,7 +80,7 @@ TEST(Nvtxt, SyntaxNestingAndNames) {
 
 TEST(Nvtxt, ImportNvtxtImportsEveryRange) {
   std::string import = ptest::tool("IMPORT_NVTXT", "ImportNvtxt");
-  if (import.empty()) GTEST_SKIP() << "ImportNvtxt not found (run ../shared/tools/get-nsight-systems.sh, or set IMPORT_NVTXT)";
+  if (import.empty()) GTEST_SKIP() << "ImportNvtxt not found (run tools/get-nsight-systems.sh, or set IMPORT_NVTXT)";
   std::string dir = ptest::temp_dir("nvtxt");
   for (const char* passes : {"none", "all"}) {
     Recording r = ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", passes, 3);

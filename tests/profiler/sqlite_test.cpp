@@ -130,7 +130,7 @@ TEST(NsysSqlite, GpuRecordsFillCuptiTables) {
 
 TEST(NsysSqlite, NsysStatsNvtxsumMatchesRecording) {
   std::string nsys = ptest::tool("NSYS", "nsys");
-  if (nsys.empty()) GTEST_SKIP() << "nsys not found (run ../shared/tools/get-nsight-systems.sh, or set NSYS)";
+  if (nsys.empty()) GTEST_SKIP() << "nsys not found (run tools/get-nsight-systems.sh, or set NSYS)";
   std::string dir = ptest::temp_dir("nsys");
   for (const char* passes : {"none", "all"}) {
     Recording r = ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", passes, 5);

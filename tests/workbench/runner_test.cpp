@@ -16,12 +16,6 @@
 #include "core/exec/backend.h"
 #include "tests/workbench/workbench_test_util.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 namespace fusebox::workbench {
 namespace {
 
@@ -43,37 +37,28 @@ TEST(Runner, PublishesAResultFromItsWorker) {
   EXPECT_EQ(snap.finished, 1u);
 }
 
-TEST(Runner, CancellingAStackRunMidMeasureReturnsWithin10ms) {
+// Cancelling waits for the measured call in flight and no more. Counted in calls, not
+// milliseconds: a call's time depends on what else the machine runs (CTest runs tests side by
+// side), the number of calls after cancel() does not. The time it takes is in the README
+// (fusebox_bench_ui and the flip benchmark), measured on a quiet machine.
+TEST(Runner, CancellingAStackRunMidMeasureStopsAfterTheCallInFlight) {
   Runner r(fixed_roofline);
   Settings s = small_settings("stack");
   s.iters = 1000000;
   s.profile_runs = 0;
   r.request(s);
-  // Wait until it is measuring, and time a few calls there: cancelling may wait for the call in
-  // flight, no more.
-  auto deadline = Clock::now() + std::chrono::seconds(120);
-  auto wait_for_done = [&](int n) {
-    while (true) {
-      auto snap = r.snapshot();
-      if (snap.stage == Stage::Measure && snap.done >= n) return snap.done;
-      if (Clock::now() > deadline) return -1;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  };
-  const int first = wait_for_done(4);
-  ASSERT_GE(first, 0) << "never reached the measure stage";
-  const auto t_first = Clock::now();
-  const int last = wait_for_done(first + 4);
-  ASSERT_GE(last, 0);
-  const double call_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - t_first).count() / (last - first);
-  auto t0 = Clock::now();
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (true) {
+    auto snap = r.snapshot();
+    if (snap.stage == Stage::Measure && snap.done >= 4) break;
+    ASSERT_LT(Clock::now(), deadline) << "never reached the measure stage";
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   r.cancel();
-  ASSERT_TRUE(r.wait_idle(std::chrono::seconds(10)));
-  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  // One stack call takes ~5 ms in a Release build, so the bound is 10 ms there; sanitizers make a
-  // call tens of times slower, so there the bound is two calls as timed above.
-  EXPECT_LT(ms, kSanitized ? std::max(10.0, 2 * call_ms) : 10.0) << "one call took " << call_ms << " ms";
+  const int done_at_cancel = r.snapshot().done;
+  ASSERT_TRUE(r.wait_idle(std::chrono::seconds(10))) << "cancel did not stop the run";
+  EXPECT_LE(r.snapshot().done - done_at_cancel, 1) << "calls were made after cancel() beyond the one in flight";
+  EXPECT_LT(r.snapshot().done, 1000000);
   ASSERT_TRUE(r.result()) << "the graph and plan were published before measuring";
   EXPECT_FALSE(r.result()->measured()) << "a cancelled run publishes no figures";
   EXPECT_EQ(r.result()->latency.samples_us.size(), 0u);

@@ -1,0 +1,39 @@
+/* The backend plugin ABI: what a backend plugin (libfusebox_<name>.so, loaded with dlopen) and
+ * the core agree on. Plain C, so the plugin shares no C++ types, allocators or registries with
+ * the core: the core keeps the one set of registries and wraps what the plugin answers.
+ *
+ * A plugin exports one symbol, FUSEBOX_PLUGIN_ENTRY, of type FuseboxPluginOpen. The core calls
+ * it with the ABI version it was built with; the plugin fills `info` and returns 0, or returns
+ * non-zero when it cannot speak that version (and says so in info->reason).
+ *
+ * Version 1 answers availability: whether the device works here and, when it does not, one
+ * sentence saying why (no driver, the toolkit's stub library, a driver older than the runtime,
+ * the runtime's own error). Later versions add the backend's function table (memory, copies,
+ * kernels, activity). */
+#ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
+#define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FUSEBOX_PLUGIN_ABI_VERSION 1u
+#define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
+
+typedef struct FuseboxPluginInfo {
+  uint32_t abi_version;   /* the version the plugin was built with */
+  char backend[32];       /* "cuda" */
+  int32_t available;      /* 1 when the device works here (version 1: a probe kernel ran) */
+  char reason[512];       /* when not available: one sentence saying why */
+  char description[256];  /* what was found: "CUDA runtime 13.0; driver 12.4; 1 device: NVIDIA H100" */
+} FuseboxPluginInfo;
+
+typedef int32_t (*FuseboxPluginOpen)(uint32_t host_abi_version, FuseboxPluginInfo* info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_ */
