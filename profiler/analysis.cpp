@@ -144,6 +144,7 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     edge_ns.push_back(std::max(0.0, total - k - g));
     a.breakdown.ops_per_run = std::max<int64_t>(a.breakdown.ops_per_run, static_cast<int64_t>(rv.ops.size()));
   }
+  for (const NodeInfo& n : r.nodes) a.breakdown.flops_per_run += n.flops;
   a.breakdown.runs = static_cast<int64_t>(runs.size());
   a.breakdown.run_ns = median_of(run_ns);
   a.breakdown.kernel_ns = median_of(kernel_ns);
@@ -203,6 +204,16 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   return a;
 }
 
+double Analysis::fma_fraction() const {
+  const double peak = roofline.fma_peak_gflops(threads);
+  return peak > 0 ? breakdown.run_gflops() / peak : 0;
+}
+
+double Analysis::gemm_fraction() const {
+  const double peak = roofline.peak_gflops(threads);
+  return peak > 0 ? breakdown.run_gflops() / peak : 0;
+}
+
 std::string Analysis::to_text(size_t max_nodes) const {
   std::ostringstream os;
   char buf[512];
@@ -247,6 +258,12 @@ std::string Analysis::to_text(size_t max_nodes) const {
                 fmt_time(b.ops_per_run > 1 ? b.gap_ns / static_cast<double>(b.ops_per_run - 1) : 0).c_str(),
                 fmt_time(b.edge_ns).c_str(), 100 * b.edge_fraction());
   os << buf;
+  std::snprintf(buf, sizeof buf,
+                "  compute          %10.1f GFLOP/s = %.0f%% of the FMA peak (%.1f GFLOP/s at %d thread%s), "
+                "%.0f%% of the GEMM roof\n",
+                b.run_gflops(), 100 * fma_fraction(), roofline.fma_peak_gflops(threads), threads,
+                threads == 1 ? "" : "s", 100 * gemm_fraction());
+  os << buf;
   return os.str();
 }
 
@@ -270,7 +287,9 @@ nlohmann::json Analysis::to_json() const {
           {"breakdown",
            {{"runs", b.runs}, {"run_ns", b.run_ns}, {"kernel_ns", b.kernel_ns}, {"gap_ns", b.gap_ns},
             {"edge_ns", b.edge_ns}, {"kernel_fraction", b.kernel_fraction()}, {"gap_fraction", b.gap_fraction()},
-            {"edge_fraction", b.edge_fraction()}, {"ops_per_run", b.ops_per_run}}}};
+            {"edge_fraction", b.edge_fraction()}, {"ops_per_run", b.ops_per_run},
+            {"flops_per_run", b.flops_per_run}, {"run_gflops", b.run_gflops()},
+            {"fma_fraction", fma_fraction()}, {"gemm_fraction", gemm_fraction()}}}};
 }
 
 // ---- comparison -------------------------------------------------------------------------------

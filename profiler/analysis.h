@@ -56,6 +56,8 @@ struct Breakdown {
   double gap_fraction() const { return run_ns > 0 ? gap_ns / run_ns : 0; }
   double edge_fraction() const { return run_ns > 0 ? edge_ns / run_ns : 0; }
   int64_t ops_per_run = 0;
+  double flops_per_run = 0;  // every node's FLOPs (op schemas)
+  double run_gflops() const { return run_ns > 0 ? flops_per_run / run_ns : 0; }
 };
 
 struct AnalysisOptions {
@@ -69,6 +71,10 @@ struct Analysis {
   Breakdown breakdown;
   Roofline roofline;
   int threads = 1;
+  // The median run's GFLOP/s against the physical limit (the FMA peak at these threads), and
+  // against the GEMM roof the ops are classified by. 0 when the roofline lacks the figure.
+  double fma_fraction() const;
+  double gemm_fraction() const;
   std::string to_text(size_t max_nodes = 15) const;
   nlohmann::json to_json() const;
 };

@@ -18,6 +18,7 @@
 #include "core/base/error.h"
 #include "core/exec/session.h"
 #include "core/ir/op_schema.h"
+#include "profiler/fma_peak.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -141,13 +142,23 @@ double Roofline::peak_gflops(int threads) const {
   return best;
 }
 
+double Roofline::fma_peak_gflops(int threads) const {
+  if (fma_gflops.empty()) return 0;
+  double best = fma_gflops.begin()->second;
+  for (const auto& [t, g] : fma_gflops)
+    if (t <= threads) best = g;
+  return best;
+}
+
 nlohmann::json Roofline::to_json() const {
   nlohmann::json g = nlohmann::json::object();
   for (const auto& [t, v] : gemm_gflops) g[std::to_string(t)] = v;
+  nlohmann::json f = nlohmann::json::object();
+  for (const auto& [t, v] : fma_gflops) f[std::to_string(t)] = v;
   return {{"key", key}, {"cpu_model", cpu_model}, {"hardware_threads", hardware_threads},
           {"backend", backend}, {"gemm_gflops", g}, {"gemm_n", gemm_n}, {"bandwidth_gbs", bandwidth_gbs},
           {"bandwidth_bytes", bandwidth_bytes}, {"dispatch_floor_ns", dispatch_floor_ns},
-          {"measured_at", measured_at}};
+          {"fma_gflops", f}, {"fma_isa", fma_isa}, {"measured_at", measured_at}};
 }
 
 Roofline Roofline::from_json(const nlohmann::json& j) {
@@ -162,11 +173,15 @@ Roofline Roofline::from_json(const nlohmann::json& j) {
     r.bandwidth_gbs = j.at("bandwidth_gbs").get<double>();
     r.bandwidth_bytes = j.value("bandwidth_bytes", 0.0);
     r.dispatch_floor_ns = j.at("dispatch_floor_ns").get<double>();
+    // An entry cached before the FMA peak was measured has none: at() throws, and the machine
+    // is measured again (machine_roofline).
+    for (const auto& [t, v] : j.at("fma_gflops").items()) r.fma_gflops[std::stoi(t)] = v.get<double>();
+    r.fma_isa = j.value("fma_isa", "");
     r.measured_at = j.value("measured_at", "");
   } catch (const std::exception& e) {
     throw Error(std::string("bad machine roofline entry: ") + e.what());
   }
-  if (r.gemm_gflops.empty() || r.bandwidth_gbs <= 0 || r.dispatch_floor_ns <= 0)
+  if (r.gemm_gflops.empty() || r.fma_gflops.empty() || r.bandwidth_gbs <= 0 || r.dispatch_floor_ns <= 0)
     throw Error("bad machine roofline entry for '" + r.key + "': missing figures");
   return r;
 }
@@ -175,8 +190,15 @@ std::string Roofline::to_text() const {
   std::ostringstream os;
   char buf[256];
   os << "machine: " << cpu_model << " (" << hardware_threads << " hardware threads), backend " << backend << "\n";
+  for (const auto& [t, g] : fma_gflops) {
+    std::snprintf(buf, sizeof buf, "  FMA peak (%s), %d thread%s: %8.1f GFLOP/s   (independent FMAs in registers)\n",
+                  fma_isa.c_str(), t, t == 1 ? " " : "s", g);
+    os << buf;
+  }
   for (const auto& [t, g] : gemm_gflops) {
-    std::snprintf(buf, sizeof buf, "  GEMM %dx%d, %d thread%s: %8.1f GFLOP/s\n", gemm_n, gemm_n, t, t == 1 ? " " : "s", g);
+    const double fma = fma_peak_gflops(t);
+    std::snprintf(buf, sizeof buf, "  GEMM %dx%d, %d thread%s: %8.1f GFLOP/s   (%.0f%% of the FMA peak)\n", gemm_n,
+                  gemm_n, t, t == 1 ? " " : "s", g, fma > 0 ? 100 * g / fma : 0);
     os << buf;
   }
   std::snprintf(buf, sizeof buf, "  memory bandwidth:      %8.2f GB/s   (triad-like Mul+Add over %.0f MiB)\n",
@@ -217,6 +239,9 @@ Roofline measure_roofline(const RooflineOptions& o) {
     for (int t : counts) {
       exec::Session s(g, session_options(o, t));
       r.gemm_gflops[t] = flops / fastest_run_ns(s, o.seconds_per_measure);
+      const FmaPeak fma = measure_fma_peak(t, o.seconds_per_measure);
+      r.fma_gflops[t] = fma.gflops;
+      r.fma_isa = fma.isa;
     }
   }
   // Bandwidth: a = b + c * s over arrays 4x the last-level cache (at least 64 MiB in all).

@@ -3,7 +3,9 @@
 // graphs run through exec::Session, so the numbers include what our kernels achieve):
 //   - GEMM GFLOP/s per intra-op thread count: one square MatMul graph;
 //   - memory bandwidth: a triad-like Mul+Add graph on arrays well past the last-level cache;
-//   - dispatch floor: the per-op cost of the compiled loop over a chain of one-element ops.
+//   - dispatch floor: the per-op cost of the compiled loop over a chain of one-element ops;
+// and, beside them, the physical limit they are judged against:
+//   - FMA peak GFLOP/s per thread count: independent FMAs in registers (fma_peak.h).
 // Cached per machine (CPU model + hardware threads + backend) in
 // $XDG_CACHE_HOME/fusebox/machine.json (default ~/.cache/fusebox/machine.json), written atomically.
 #include <map>
@@ -23,10 +25,14 @@ struct Roofline {
   double bandwidth_gbs = 0;           // GB/s (1e9 bytes/s)
   double bandwidth_bytes = 0;         // working set of the bandwidth graph
   double dispatch_floor_ns = 0;       // per op, compiled executor
+  std::map<int, double> fma_gflops;   // threads -> GFLOP/s of the FMA loop (the physical limit)
+  std::string fma_isa;                // "avx512", "avx2", "scalar"
   std::string measured_at;            // UTC time
 
   // Peak GFLOP/s for `threads` (the nearest measured count at or below it).
   double peak_gflops(int threads) const;
+  // The FMA peak for `threads` (the nearest measured count at or below it).
+  double fma_peak_gflops(int threads) const;
   // FLOPs per byte where the compute roof meets the memory roof.
   double balance(int threads) const { return bandwidth_gbs > 0 ? peak_gflops(threads) / bandwidth_gbs : 0; }
   nlohmann::json to_json() const;

@@ -95,9 +95,11 @@ void OpTablePanel::draw(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::RadioButton("by node", by_node)) frame.command("ops.group=node");
   ImGui::SameLine();
-  ImGui::TextDisabled("roofline at %d threads: %.0f GFLOP/s, %.0f GB/s, dispatch floor %s",
-                      a.threads, a.roofline.peak_gflops(a.threads), a.roofline.bandwidth_gbs,
-                      format_ns(a.roofline.dispatch_floor_ns).c_str());
+  ImGui::TextDisabled("run %.1f GFLOP/s = %.0f%% of the FMA peak (%.0f at %d thread%s); GEMM roof %.0f GFLOP/s, "
+                      "%.0f GB/s, dispatch floor %s",
+                      a.breakdown.run_gflops(), 100 * a.fma_fraction(), a.roofline.fma_peak_gflops(a.threads),
+                      a.threads, a.threads == 1 ? "" : "s", a.roofline.peak_gflops(a.threads),
+                      a.roofline.bandwidth_gbs, format_ns(a.roofline.dispatch_floor_ns).c_str());
 
   std::vector<const profiler::OpRow*> rows;
   for (const auto& row : by_node ? a.by_node : a.by_type) rows.push_back(&row);

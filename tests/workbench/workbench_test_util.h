@@ -24,6 +24,9 @@ inline profiler::Roofline fixed_roofline(const std::string& backend) {
   r.gemm_gflops[2] = 200;
   r.bandwidth_gbs = 20;
   r.dispatch_floor_ns = 50;
+  r.fma_gflops[1] = 150;
+  r.fma_gflops[2] = 300;
+  r.fma_isa = "avx512";
   return r;
 }
 
