@@ -18,22 +18,6 @@
 namespace fusebox::exec {
 namespace {
 
-std::string run(const std::string& cmd, int* status = nullptr) {
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int rc = pclose(pipe);
-  if (status) *status = WEXITSTATUS(rc);
-  return out;
-}
-
-bool driver_present() {
-  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (h) dlclose(h);
-  return h != nullptr;
-}
-
 TEST(PluginLoader, EachWayItFailsIsOneSentence) {
   PluginProbe p = probe_backend_plugin("/nonexistent/libfusebox_cuda.so");
   EXPECT_FALSE(p.available);
@@ -87,6 +71,22 @@ TEST(PluginLoader, TheRegistryLoadsALazyBackendOnlyWhenAskedAndOnce) {
 }
 
 #ifdef FUSEBOX_CUDA_PLUGIN
+std::string run(const std::string& cmd, int* status = nullptr) {
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int rc = pclose(pipe);
+  if (status) *status = WEXITSTATUS(rc);
+  return out;
+}
+
+bool driver_present() {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h) dlclose(h);
+  return h != nullptr;
+}
+
 TEST(CudaPlugin, WithoutADriverItSaysSoInOneSentence) {
   if (driver_present()) GTEST_SKIP() << "an NVIDIA driver is installed here: the no-driver sentence cannot be seen";
   const PluginProbe p = probe_backend_plugin(FUSEBOX_CUDA_PLUGIN);
