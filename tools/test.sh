@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the Release build with warnings as errors (all CTest
-# tests, the window's under Xvfb), then an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests,
+# tests, the window's under Xvfb), then an AddressSanitizer + UndefinedBehaviorSanitizer build
+# running the unit tests and the window's,
 # then a ThreadSanitizer build running the workbench tests (the code with threads of its own).
 # Usage: tools/test.sh [--no-sanitize]
 set -euo pipefail
@@ -32,6 +33,10 @@ if [[ ${1:-} != --no-sanitize ]]; then
   # OpenMP's runtime keeps its thread pool alive past exit: leak checking reports it, not us.
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+  # The window's tests too (the panels, the App, the layout thread); Mesa and GLFW are not
+  # instrumented, our code is.
+  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 FUSEBOX_REQUIRE_DISPLAY=1 \
+    xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir build-asan --output-on-failure -j "$jobs" -L ui
 
   # ThreadSanitizer over the workbench (Runner, Pipeline, Settings). tests/tsan.supp says how
   # OpenMP's uninstrumented runtime is handled.
