@@ -6,9 +6,14 @@
 //   save PATH    -> {"saved": PATH}          first output as .npy (float32)
 //   quit
 // Usage: node ort_worker.js MODEL.onnx THREADS NAME=INPUT.npy [NAME=INPUT.npy ...]
-//          [--opt disabled|basic|extended|all] [--save-optimized PATH]
+//          [--opt disabled|basic|extended|all] [--save-optimized PATH] [--spinning 0|1]
 // --save-optimized writes the graph ORT runs after its optimizations (optimizedModelFilePath),
 // so the caller can count what is left of it.
+// --spinning sets the session config entries session.intra_op.allow_spinning and
+// session.inter_op.allow_spinning (through sessionOptions.extra, which the node binding flattens
+// to dotted keys): ORT's own thread pool ignores OMP_WAIT_POLICY, and by default (1) its threads
+// spin after each call; 0 makes them block at once, as OMP_WAIT_POLICY=PASSIVE does for OpenMP.
+// The ready line echoes the value (null: ORT's default).
 'use strict';
 const fs = require('fs');
 const readline = require('readline');
@@ -56,6 +61,7 @@ async function main() {
     interOpNumThreads: 1,
   };
   const feeds = {};
+  let spinning = null;
   for (let i = 0; i < rest.length; ++i) {
     const arg = rest[i];
     if (arg === '--opt' && i + 1 < rest.length) {
@@ -67,6 +73,10 @@ async function main() {
     } else if (arg === '--save-optimized' && i + 1 < rest.length) {
       options.optimizedModelFilePath = rest[++i];
       options.logSeverityLevel = 3;  // not the warning that a level-all graph is hardware specific
+    } else if (arg === '--spinning' && i + 1 < rest.length) {
+      spinning = rest[++i];
+      if (spinning !== '0' && spinning !== '1') throw new Error(`--spinning ${spinning}: expected 0 or 1`);
+      options.extra = { session: { intra_op: { allow_spinning: spinning }, inter_op: { allow_spinning: spinning } } };
     } else if (arg.indexOf('=') > 0) {
       const eq = arg.indexOf('=');
       feeds[arg.slice(0, eq)] = readNpy(arg.slice(eq + 1));
@@ -77,7 +87,7 @@ async function main() {
   const session = await ort.InferenceSession.create(model, options);
   let last = await session.run(feeds);
   console.log(JSON.stringify({ ready: true, inputs: session.inputNames, outputs: session.outputNames,
-    opt: options.graphOptimizationLevel }));
+    opt: options.graphOptimizationLevel, spinning }));
   const rl = readline.createInterface({ input: process.stdin });
   for await (const line of rl) {
     const [cmd, arg] = line.trim().split(/\s+/);

@@ -2,35 +2,55 @@
 """Races fusebox against eager PyTorch and ONNX Runtime on the same ONNX files.
 
     /usr/bin/python3 tests/bench/peers/race.py [--threads 1,2] [--rounds 7] [--calls 50]
-        [--models mlp,transformer,stack4] [--build build] [--planner best] [--no-dispatch]
-        [--dim NAME=VALUE ...] [--out BUILD/bench/race.md] [MODEL.onnx ...]
+        [--models mlp,transformer,stack4,decoder] [--build build] [--planner best] [--no-dispatch]
+        [--wait-policy passive|active|default|mixed] [--settle-ms 10] [--alone torch|none]
+        [--refresh-machine] [--dim NAME=VALUE ...] [--out BUILD/bench/race.md] [MODEL.onnx ...]
 
 Without model files it exports the workbench's models from PyTorch (assets/models/export_models.py
-defines them) at opset 17 into BUILD/bench/: MLP at batch 1 and 64, the transformer block at seq 64
-and a 4-layer stack at seq 128 (--models keeps those whose file name starts with one of the given
-prefixes, e.g. `--models mlp`). For those, eager PyTorch runs the very module that was exported;
-without PyTorch installed, the files an earlier run exported are raced without it. BUILD is
+defines them) at opset 17 into BUILD/bench/: MLP at batch 1 and 64, the transformer block at seq 64,
+a 4-layer stack at seq 128 and, once export_models.py defines `decoder`, the GPT-style decoder
+block at seq 64 (BUILTIN lists them, one line each; --models keeps those whose file name starts
+with one of the given prefixes, e.g. `--models mlp`). For those, eager PyTorch runs the very module
+that was exported; without PyTorch installed, the files an earlier run exported are raced without
+it. BUILD is
 --build (default: build/ in the repository; a relative path is relative to the current directory).
 For a user's .onnx file only ONNX Runtime and fusebox run (there is no module to run eagerly); its
 dynamic dims are 1 unless given with --dim (dim_param name, or INPUT:INDEX), its inputs random.
 
 Method: each runtime is a long-lived worker holding its model loaded: eager PyTorch in this process
-(inference_mode, torch.set_num_threads, OMP_WAIT_POLICY=PASSIVE), ONNX Runtime in node
-(ort_worker.js: onnxruntime-node, CPU, graph optimization level all, sequential, intra-op threads
-as ours), fusebox in BUILD/tests/bench/fusebox_bench_worker (compiled executor, all passes, and
-with `--planner best` every registered planner strategy tried, the smallest arena kept). A round
-asks each worker in turn for `calls` timed calls; ratios are computed inside each round from the
-round's medians, and the table reports the median over rounds (min: the best round). Outputs are
-checked to agree first (rtol 1e-3, atol 1e-4). ONNX Runtime's binding floor (a one-Add model
-through the same node binding) is reported too: ORT minus that floor is the fair figure for its
-engine alone.
+(inference_mode, torch.set_num_threads), ONNX Runtime in node (ort_worker.js: onnxruntime-node,
+CPU, graph optimization level all, sequential, intra-op threads as ours), fusebox in
+BUILD/tests/bench/fusebox_bench_worker (compiled executor, all passes, and with `--planner best`
+every registered planner strategy tried, the smallest arena kept). A round asks each worker in
+turn for `calls` timed calls; ratios are computed inside each round from the round's medians, and
+the table reports the median over rounds (min: the best round). Outputs are checked to agree first
+(rtol 1e-3, atol 1e-4). ONNX Runtime's binding floor (a one-Add model through the same node
+binding) is reported too: ORT minus that floor is the fair figure for its engine alone.
+
+Fair conditions: the workers take turns on the same cores, so a runtime whose threads keep spinning
+after its turn steals the core the next runtime's second thread needs (before issue 14 only
+PyTorch ran at OMP_WAIT_POLICY=PASSIVE, and it came out slower at 2 threads than at 1). Every
+runtime now idles the same way, --wait-policy (default passive): passive sets OMP_WAIT_POLICY=
+PASSIVE for PyTorch (in this process, before numpy or torch load libgomp) and for the fusebox
+workers, and session.intra_op.allow_spinning=0 (inter_op too) for ONNX Runtime, whose own thread
+pool ignores OMP_WAIT_POLICY (ort_worker.js --spinning 0); active spins all of them (ACTIVE,
+allow_spinning=1); default leaves each at its runtime's default (spin a while, then sleep); mixed
+is the old race (with --settle-ms 0 exactly). Before each worker's turn the race also pauses
+--settle-ms (default 10 ms, nobody timed) so the previous worker's threads are asleep when the
+next one starts. --alone torch (the default) then times eager PyTorch again after each model's
+race with every other worker closed, the same rounds and calls, in a column of its own: where it
+agrees with PyTorch's race column, the race did not slow PyTorch down (`--alone torch,ort,fusebox`
+does the same for the others; none skips it).
 
 Roofline: the fusebox worker reports the FLOPs of one call (ir::node_cost summed over the graph it
 runs). The GEMM peak is raced like a peer: a 512 x 512 MatMul against a weight (what `fusebox
 machine` measures) run by another fusebox worker in the same rounds as each model, so that GEMM
 peak / fusebox GFLOP/s is a ratio inside each round (a peak measured at another minute would carry
 this machine's drift, ~10% at 2 threads, into the ratio). Each row gets fusebox's GFLOP/s, the
-peak's and the ratio.
+peak's and the ratio. The FMA peak (the physical limit: independent AVX-512 FMAs in registers) is
+what `BUILD/app/cli/fusebox machine --json` reports as fma_gflops per thread count (its cached
+figures; --refresh-machine measures again): each row gets fusebox's GFLOP/s as a fraction of the
+FMA peak at its thread count, and the header names the peak.
 
 Dispatch: a chain of 1 and a chain of 1000 tiny element-wise ops (alternating Neg and Relu on a
 [1,16] f32 tensor, as tests/bench/dispatch_bench.cpp) run in interleaved rounds on fusebox
@@ -38,8 +58,9 @@ Dispatch: a chain of 1 and a chain of 1000 tiny element-wise ops (alternating Ne
 fair pairing) and at level all (for reference; the file it optimized is saved and its nodes
 counted). ns per op = (t_1000 - t_1) / 999, median over rounds.
 
-The Markdown (default BUILD/bench/race.md, written atomically) has the race table, the dispatch
-table and the issue's targets, each "met", "missed" or "not measured (why)". Peers are optional:
+The Markdown (default BUILD/bench/race.md, written atomically) has the header (versions, method,
+FMA peak, conditions), the race table, the dispatch table and the issue's targets, each "met",
+"missed" or "not measured (why)". Peers are optional:
 a missing one is named with how to install it, and its columns and targets say so. The pure logic
 (ratios, verdicts, tables) lives in race_report.py, tested by race_report_test.py.
 Exit status: 0, or 1 when some model failed in some runtime (the report says which), 2 for a
@@ -52,10 +73,6 @@ import shutil
 import subprocess
 import sys
 import time
-
-# Eager PyTorch runs in this process. Its OpenMP threads must sleep, not spin, while the other
-# workers have their turn (the issue's OMP_WAIT_POLICY=PASSIVE); set before torch is imported.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -84,6 +101,7 @@ class Paths:
         self.build = os.path.abspath(build)
         self.shown = os.path.relpath(self.build) if self.build.startswith(os.getcwd() + os.sep) else self.build
         self.worker = os.path.join(self.build, "tests", "bench", "fusebox_bench_worker")
+        self.cli = os.path.join(self.build, "app", "cli", "fusebox")
         self.outdir = os.path.join(self.build, "bench")
 
 
@@ -134,6 +152,26 @@ PEAK_NOTE = (f"GEMM peak: a {GEMM_N} x {GEMM_N} MatMul against a weight (what `f
              "fusebox in the same rounds as each model, median latency; GEMM peak / fusebox is taken inside "
              "each round. fusebox GFLOP/s = FLOPs of one call (ir::node_cost over the graph it runs) / median "
              "latency.")
+
+
+def machine_roofline(paths, refresh):
+    """(`fusebox machine --json` as a dict, None) or (None, why not). The FMA peak per thread count is
+    its "fma_gflops"; the figures are the cached ones unless `refresh` (a first run measures)."""
+    if not os.path.exists(paths.cli):
+        return None, (f"no FMA peak: {os.path.relpath(paths.cli) if paths.cli.startswith(os.getcwd()) else paths.cli} "
+                      f"is missing (`cmake --build {paths.shown} --target fusebox`)")
+    argv = [paths.cli, "machine", "--json"] + (["--refresh"] if refresh else [])
+    note("reading the FMA peak: " + " ".join(argv[1:]) + " (measures the machine when nothing is cached)")
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        machine = json.loads(p.stdout) if p.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        return None, f"no FMA peak: `fusebox machine --json` failed ({e})"
+    if machine is None:
+        return None, f"no FMA peak: `fusebox machine --json` exited {p.returncode}: {p.stderr.strip()[:200]}"
+    if not rr.fma_from_machine(machine):
+        return None, "no FMA peak: `fusebox machine --json` has no fma_gflops"
+    return machine, None
 
 
 def gemm_model(outdir):
@@ -228,19 +266,83 @@ class TorchWorker:
         pass
 
 
-def env_for(threads):
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    env.pop("OMP_WAIT_POLICY", None)  # the workers keep their runtimes' defaults
-    return env
+# What the threads of an idle runtime do, per --wait-policy: OMP_WAIT_POLICY for the OpenMP
+# runtimes (eager PyTorch in this process, fusebox's workers) and ONNX Runtime's own thread-pool
+# switch (session.intra_op/inter_op.allow_spinning; its pool is not OpenMP and ignores the variable).
+# "default" leaves every runtime at its own default (libgomp spins a while, about 300,000 rounds,
+# before it sleeps; ORT's pool spins before it blocks) and relies on the pause between turns;
+# "mixed" is the race before issue 14: PyTorch passive, fusebox and ORT at their defaults.
+WAIT_POLICIES = {
+    # policy: (OMP_WAIT_POLICY for PyTorch, for fusebox's workers, ORT allow_spinning); None: unset
+    "passive": ("PASSIVE", "PASSIVE", "0"),
+    "active": ("ACTIVE", "ACTIVE", "1"),
+    "default": (None, None, None),
+    "mixed": ("PASSIVE", None, None),
+}
+
+
+class Conditions:
+    """The conditions every worker runs under: the wait policy and the pause before each turn."""
+
+    def __init__(self, policy, settle_ms):
+        self.policy, self.settle_ms = policy, settle_ms
+        self.torch_omp, self.worker_omp, self.ort_spinning = WAIT_POLICIES[policy]
+
+    def apply_to_this_process(self):
+        """Eager PyTorch runs in this process: OMP_WAIT_POLICY must be set before the first library
+        that loads libgomp (numpy's OpenBLAS may, torch does) is imported."""
+        if self.torch_omp:
+            os.environ["OMP_WAIT_POLICY"] = self.torch_omp
+        else:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+
+    def env(self, threads):
+        env = dict(os.environ)
+        env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        if self.worker_omp:
+            env["OMP_WAIT_POLICY"] = self.worker_omp
+        else:
+            env.pop("OMP_WAIT_POLICY", None)
+        return env
+
+    def ort_args(self):
+        return ["--spinning", self.ort_spinning] if self.ort_spinning else []
+
+    def settle(self):
+        """Before a worker's turn: the previous worker's threads go to sleep (or keep spinning, under
+        active) while nobody is timed."""
+        if self.settle_ms > 0:
+            time.sleep(self.settle_ms / 1000.0)
+
+    def note(self):
+        pause = (f"a {self.settle_ms:g} ms pause before each worker's turn (nobody timed)" if self.settle_ms > 0
+                 else "no pause between turns")
+        if self.settle_ms > 0 and self.policy != "active":
+            pause += " lets the previous one's threads go to sleep"
+        if self.policy == "passive":
+            return ("Same conditions for every runtime (--wait-policy passive): OMP_WAIT_POLICY=PASSIVE for eager "
+                    "PyTorch and fusebox, session.intra_op/inter_op.allow_spinning=0 for ONNX Runtime (its thread "
+                    f"pool ignores OMP_WAIT_POLICY): no runtime's threads spin once its call returns; {pause}.")
+        if self.policy == "active":
+            return ("Same conditions for every runtime (--wait-policy active): OMP_WAIT_POLICY=ACTIVE for eager "
+                    "PyTorch and fusebox, allow_spinning=1 (its default) for ONNX Runtime: every runtime's threads "
+                    f"spin between calls, and between turns, idle workers too; {pause}.")
+        if self.policy == "default":
+            return ("Every runtime at its own default (--wait-policy default): OMP_WAIT_POLICY unset for eager PyTorch "
+                    "and fusebox (libgomp spins a while, then sleeps), ONNX Runtime's pool spinning as it does "
+                    f"by default; {pause}.")
+        return ("Mixed conditions, as before issue 14 (--wait-policy mixed): eager PyTorch at OMP_WAIT_POLICY=PASSIVE, "
+                "fusebox and ONNX Runtime at their defaults (libgomp spins a while before it sleeps, ORT's pool "
+                f"spins): their threads may still spin when PyTorch's turn comes; {pause}.")
 
 
 def fusebox_argv(paths, model, threads, feeds, extra=()):
     return [paths.worker, model, str(threads)] + [f"{n}={p}" for n, p in feeds] + list(extra)
 
 
-def ort_argv(model, threads, feeds, extra=()):
-    return ["node", os.path.join(PEERS, "ort_worker.js"), model, str(threads)] + [f"{n}={p}" for n, p in feeds] + list(extra)
+def ort_argv(cond, model, threads, feeds, extra=()):
+    return (["node", os.path.join(PEERS, "ort_worker.js"), model, str(threads)] + [f"{n}={p}" for n, p in feeds]
+            + cond.ort_args() + list(extra))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,36 +357,79 @@ class Case:
         self.dims = dims or {}        # dynamic dim values given to fusebox (--dim)
 
 
-BUILTIN = [("mlp b1", "mlp_b1", "mlp", (1, 784)), ("mlp b64", "mlp_b64", "mlp", (64, 784)),
-           ("transformer s64", "transformer_s64", "transformer", (1, 64, 256)),
-           ("stack4 s128", "stack4_s128", "stack4", (1, 128, 256))]
+# The builtin models, one line each: (label, kind = file stem, constructor, input shape). The
+# constructor is a function of assets/models/export_models.py called with no arguments, or one of
+# LOCAL_CTORS below; an entry whose function export_models.py does not define is left out (so the
+# decoder joins the race once export_models.py has `decoder`). None in a shape is the model's
+# width, read from the module (its first LayerNorm or Linear), so the entry does not repeat it.
+BUILTIN = [
+    ("mlp b1", "mlp_b1", "mlp", (1, 784)),
+    ("mlp b64", "mlp_b64", "mlp", (64, 784)),
+    ("transformer s64", "transformer_s64", "transformer", (1, 64, 256)),
+    ("stack4 s128", "stack4_s128", "stack4", (1, 128, 256)),
+    ("decoder s64", "decoder_s64", "decoder", (1, 64, None)),  # GPT-2 pre-norm block, causal mask
+]
+EXPORT_MODELS = os.path.join(ROOT, "assets", "models", "export_models.py")
+
+
+def _stack4(em):
+    import torch
+    torch.manual_seed(4)
+    return torch.nn.Sequential(*[em.block(256, 4, 1024) for _ in range(4)])
+
+
+LOCAL_CTORS = {"stack4": _stack4}  # constructors of models export_models.py does not define: f(em)
+
+
+def export_models_functions(path=EXPORT_MODELS):
+    """Names of the top-level functions of export_models.py, read without importing it (no torch)."""
+    import ast
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError):
+        return set()
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def available_builtin():
+    have = export_models_functions()
+    return [b for b in BUILTIN if b[2] in LOCAL_CTORS or b[2] in have]
 
 
 def select_builtin(only):
+    builtin = available_builtin()
     if not only:
-        return BUILTIN
+        return builtin
     prefixes = [p.strip() for p in only.split(",") if p.strip()]
-    chosen = [b for b in BUILTIN if any(b[1].startswith(p) for p in prefixes)]
+    chosen = [b for b in builtin if any(b[1].startswith(p) for p in prefixes)]
     if not chosen:
-        die(f"--models {only}: matches none of {', '.join(b[1] for b in BUILTIN)}")
+        die(f"--models {only}: matches none of {', '.join(b[1] for b in builtin)}")
     return chosen
+
+
+def model_width(module):
+    """The feature width of a module's input: its first LayerNorm's or Linear's."""
+    import torch
+    for m in module.modules():
+        if isinstance(m, torch.nn.LayerNorm):
+            return m.normalized_shape[-1]
+        if isinstance(m, torch.nn.Linear):
+            return m.in_features
+    raise RuntimeError("cannot tell the model's width: give its input shape in BUILTIN")
 
 
 def export_models(outdir, specs):
     """The workbench's models, exported from PyTorch at opset 17 (once; the files are reused)."""
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "assets", "models"))
+    sys.path.insert(0, os.path.dirname(EXPORT_MODELS))
     import export_models as em  # the module definitions the committed assets come from
 
-    def stack4():
-        torch.manual_seed(4)
-        return torch.nn.Sequential(*[em.block(256, 4, 1024) for _ in range(4)])
-
-    ctors = {"mlp": em.mlp, "transformer": em.transformer, "stack4": stack4}
     os.makedirs(outdir, exist_ok=True)
     made = []
     for label, stem, ctor, shape in specs:
-        module = ctors[ctor]().eval()
+        module = (LOCAL_CTORS[ctor](em) if ctor in LOCAL_CTORS else getattr(em, ctor)()).eval()
+        shape = tuple(model_width(module) if d is None else d for d in shape)
         x = np.random.default_rng(5).uniform(-1, 1, size=shape).astype(np.float32)
         path = os.path.join(outdir, stem + ".onnx")
         if not os.path.exists(path):
@@ -304,8 +449,11 @@ def exported_earlier(outdir, specs, why):
     if not all(os.path.exists(p) for p in paths):
         die(f"{why}; it exports the models. Install it, or pass .onnx files to race ONNX Runtime and fusebox")
     note(f"{why}: eager PyTorch does not run; racing the files exported earlier in {outdir}")
+    import onnx
     cases = []
-    for (label, stem, _, shape), path in zip(specs, paths):
+    for (label, stem, _, _), path in zip(specs, paths):
+        dims = onnx.load(path, load_external_data=False).graph.input[0].type.tensor_type.shape.dim
+        shape = [d.dim_value for d in dims]  # as exported (a width given as None in BUILTIN included)
         x = np.random.default_rng(5).uniform(-1, 1, size=shape).astype(np.float32)
         cases.append(Case(label, stem, path, [("x", x)]))
     return cases
@@ -400,21 +548,23 @@ def check_agree(label, outs, ref_name):
     return max(diffs.values()) if diffs else 0.0
 
 
-def race(paths, case, threads, rounds, calls, floor_us, ort_ok, gemm, planner):
+def race(paths, case, threads, rounds, calls, floor_us, ort_ok, gemm, planner, cond, fma=None, alone=()):
+    """One row. After the race, each runtime in `alone` that ran is timed again alone: every other
+    worker closed (the other `alone` ones excepted: loaded but idle), the same rounds and calls."""
     stem = os.path.splitext(os.path.basename(case.path))[0]
     feeds = []
     for i, (name, x) in enumerate(case.inputs):
         p = os.path.join(paths.outdir, f"{stem}.in{i}.npy")
         np.save(p, x)
         feeds.append((name, p))
-    env = env_for(threads)
+    env = cond.env(threads)
     dim_args = [a for k, v in case.dims.items() for a in ("--dim", f"{k}={v}")]
     workers = {}
     try:
         workers["fusebox"] = Worker("fusebox", fusebox_argv(paths, case.path, threads, feeds,
                                                             ["--planner", planner] + dim_args), env)
         if ort_ok:
-            workers["ort"] = Worker("ort", ort_argv(case.path, threads, feeds), env)
+            workers["ort"] = Worker("ort", ort_argv(cond, case.path, threads, feeds), env)
         if case.module is not None:
             import torch
             torch.set_num_threads(threads)
@@ -435,31 +585,46 @@ def race(paths, case, threads, rounds, calls, floor_us, ort_ok, gemm, planner):
         per_round = {n: [] for n in workers}
         for _ in range(rounds):
             for name, w in workers.items():
+                cond.settle()
                 per_round[name].append(median(w.run(calls)))
+        alone_rounds = {}
+        alone = [n for n in alone if n in workers]
+        for name, w in workers.items():
+            if name not in alone:
+                w.close()
+        for name in alone:
+            alone_rounds[name] = []
+            for _ in range(rounds):
+                cond.settle()
+                alone_rounds[name].append(median(workers[name].run(calls)))
     finally:
         for w in workers.values():
             w.close()
     ready = workers["fusebox"].ready
     row = rr.summarize_row(case.label, case.kind, threads, per_round, floor_us if ort_ok else None,
-                           ready.get("flops"), GEMM_FLOPS, ready.get("planner"))
+                           ready.get("flops"), GEMM_FLOPS, ready.get("planner"), fma, alone_rounds)
     row["max_abs_diff"] = max_diff
     row["reference"] = ref
     row["planner_arenas"] = ready.get("planner_arenas")
     return row
 
 
-def ort_floor(paths, threads, rounds, calls):
+def ort_floor(paths, threads, rounds, calls, cond):
     path = one_add_model(paths.outdir)
-    w = Worker("ort-floor", ort_argv(path, threads, [("x", os.path.join(paths.outdir, "one_add.x.npy"))]),
-               env_for(threads))
+    w = Worker("ort-floor", ort_argv(cond, path, threads, [("x", os.path.join(paths.outdir, "one_add.x.npy"))]),
+               cond.env(threads))
     try:
         w.run(calls)
-        return median([median(w.run(calls)) for _ in range(rounds)])
+        times = []
+        for _ in range(rounds):
+            cond.settle()
+            times.append(median(w.run(calls)))
+        return median(times)
     finally:
         w.close()
 
 
-def dispatch_race(paths, threads, rounds, calls, ort_ok):
+def dispatch_race(paths, threads, rounds, calls, ort_ok, cond):
     """(dispatch rows, nodes): fusebox (passes none) and ORT (disabled; all) on chains of 1 and CHAIN_N.
 
     nodes: {"fusebox": nodes fusebox ran the long chain as, "ort_all": nodes ORT keeps of it at
@@ -470,15 +635,15 @@ def dispatch_race(paths, threads, rounds, calls, ort_ok):
     xpath = os.path.join(paths.outdir, "chain.x.npy")
     np.save(xpath, np.random.default_rng(5).uniform(-1, 1, size=(1, 16)).astype(np.float32))
     feeds = [("x", xpath)]
-    env = env_for(threads)
+    env = cond.env(threads)
     sides = [("fusebox", "fusebox (compiled, passes none)",
               lambda p, n: fusebox_argv(paths, p, threads, feeds, ["--passes", "none", "--executor", "compiled"]))]
     if ort_ok:
         optimized = os.path.join(paths.outdir, f"chain{CHAIN_N}.ort_all.t{threads}.onnx")
         sides.append(("ort", "ONNX Runtime (optimizations disabled)",
-                      lambda p, n: ort_argv(p, threads, feeds, ["--opt", "disabled"])))
+                      lambda p, n: ort_argv(cond, p, threads, feeds, ["--opt", "disabled"])))
         sides.append(("ort_all", "ONNX Runtime (optimization level all)",
-                      lambda p, n: ort_argv(p, threads, feeds, ["--opt", "all"]
+                      lambda p, n: ort_argv(cond, p, threads, feeds, ["--opt", "all"]
                                             + (["--save-optimized", optimized] if n == CHAIN_N else []))))
     workers = {}
     nodes = {"fusebox": None, "ort_all": None}
@@ -502,7 +667,9 @@ def dispatch_race(paths, threads, rounds, calls, ort_ok):
         t = {k: [] for k in workers}
         for _ in range(rounds):
             for key, _, _ in sides:
+                cond.settle()
                 t[key, 1].append(median(workers[key, 1].run(calls_1)))
+                cond.settle()
                 t[key, CHAIN_N].append(median(workers[key, CHAIN_N].run(calls)))
     finally:
         for w in workers.values():
@@ -564,7 +731,7 @@ def dispatch_notes(args, nodes):
     return [ln + "  " for ln in lines[:-1]] + lines[-1:]
 
 
-def header_lines(args, vers, missing, peak_note, failures):
+def header_lines(args, vers, missing, peak_note, failures, cond=None, machine=None, threads=(), alone=()):
     lines = [f"Measured {time.strftime('%Y-%m-%d')} on {cpu_name()}, {os.cpu_count()} cores; "
              + ", ".join(f"{k} {v}" for k, v in vers.items()) + ".",
              f"{args.rounds} interleaved rounds x {args.calls} calls; latency = median over rounds of each round's "
@@ -573,6 +740,15 @@ def header_lines(args, vers, missing, peak_note, failures):
              + (" (every registered strategy, the smallest arena wins; the planner column names the winner)"
                 if args.planner == "best" else "") + ". ORT: CPU, optimization level all, sequential.",
              peak_note.rstrip(".") + "."]
+    fma = rr.fma_note(machine, threads) if machine else None
+    lines.append(fma or missing.get("fma", "no FMA peak") + ".")
+    if cond is not None:
+        lines.append(cond.note())
+    if alone:
+        names = {"torch": "eager PyTorch", "ort": "ONNX Runtime", "fusebox": "fusebox"}
+        lines.append(f"Alone (--alone {','.join(alone)}): {', '.join(names[a] for a in alone)} timed again after each "
+                     "model's race with the other workers closed, the same rounds and calls: where its alone column "
+                     "agrees with its race column, the race did not slow it down.")
     for who, why in missing.items():
         if who in ("torch", "ort"):
             lines.append(f"Not run: {why}.")
@@ -586,7 +762,8 @@ def main():
     ap.add_argument("models", nargs="*", help="ONNX files (default: export the workbench's models)")
     ap.add_argument("--models", dest="only", default="", metavar="PREFIXES",
                     help="without files: race only the builtin models whose name starts with one of these "
-                         "comma-separated prefixes (mlp, mlp_b1, mlp_b64, transformer, stack4)")
+                         "comma-separated prefixes (" + ", ".join(b[1] for b in available_builtin())
+                         + "; mlp takes both MLPs)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     ap.add_argument("--calls", type=int, default=50, help="timed calls per runtime per round (default 50)")
@@ -596,6 +773,17 @@ def main():
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                     help="value of a dynamic dim of the given .onnx files (default 1)")
     ap.add_argument("--no-dispatch", action="store_true", help="skip the dispatch race")
+    ap.add_argument("--wait-policy", choices=sorted(WAIT_POLICIES), default="passive",
+                    help="what idle runtime threads do, the same for all: passive (default; sleep), active "
+                         "(spin) or default (each runtime's own: spin a while, then sleep); mixed is the race "
+                         "before issue 14 (PyTorch passive, the others their defaults; with --settle-ms 0)")
+    ap.add_argument("--settle-ms", type=float, default=10.0,
+                    help="pause before each worker's turn, nobody timed (default 10; 0: none)")
+    ap.add_argument("--alone", default="torch", metavar="RUNTIMES",
+                    help="comma-separated runtimes (torch, ort, fusebox) timed again alone after each model's race, "
+                         "in their own column (default torch; none: skip)")
+    ap.add_argument("--refresh-machine", action="store_true",
+                    help="measure the FMA peak again (`fusebox machine --refresh`) instead of using the cached one")
     ap.add_argument("--out", help="Markdown report (default BUILD/bench/race.md)")
     args = ap.parse_args()
     if args.rounds < 1 or args.calls < 1:
@@ -606,6 +794,14 @@ def main():
         die(f"--threads {args.threads}: expected comma-separated integers, e.g. 1,2")
     if any(t < 1 for t in threads):
         die(f"--threads {args.threads}: each must be >= 1")
+    alone = [] if args.alone.strip() in ("", "none") else [a.strip() for a in args.alone.split(",") if a.strip()]
+    for a in alone:
+        if a not in rr.RUNTIME_NAMES:
+            die(f"--alone {args.alone}: expected comma-separated runtimes among {', '.join(rr.RUNTIME_NAMES)}, or none")
+    if args.settle_ms < 0:
+        die("--settle-ms must be >= 0")
+    cond = Conditions(args.wait_policy, args.settle_ms)
+    cond.apply_to_this_process()  # before numpy and torch load libgomp
     given_dims = {}
     for d in args.dim:
         name, eq, value = d.partition("=")
@@ -643,13 +839,19 @@ def main():
             cases = export_models(paths.outdir, specs)
 
     gemm = gemm_model(paths.outdir)
+    machine, why_fma = machine_roofline(paths, args.refresh_machine)
+    if why_fma:
+        missing["fma"] = why_fma
+        note(why_fma)
+    fma = rr.fma_from_machine(machine)
 
     rows, failures = [], []
     for t in threads:
-        floor = ort_floor(paths, t, args.rounds, max(100, args.calls)) if not why_ort else None
+        floor = ort_floor(paths, t, args.rounds, max(100, args.calls), cond) if not why_ort else None
         for case in cases:
             try:
-                row = race(paths, case, t, args.rounds, args.calls, floor, not why_ort, gemm, args.planner)
+                row = race(paths, case, t, args.rounds, args.calls, floor, not why_ort, gemm, args.planner, cond,
+                           fma, alone)
             except RuntimeError as e:
                 failures.append(f"{case.label} at {rr.threads_text(t)}: {e}")
                 note(f"FAILED {failures[-1]}")
@@ -662,7 +864,7 @@ def main():
         nodes = {}
         for t in threads:
             try:
-                r, nodes[t] = dispatch_race(paths, t, args.rounds, max(20, args.calls), not why_ort)
+                r, nodes[t] = dispatch_race(paths, t, args.rounds, max(20, args.calls), not why_ort, cond)
             except RuntimeError as e:
                 failures.append(f"dispatch race at {rr.threads_text(t)}: {e}")
                 note(f"FAILED {failures[-1]}")
@@ -673,8 +875,9 @@ def main():
         dnotes = dispatch_notes(args, nodes)
 
     verdicts = rr.targets(rows, None if args.no_dispatch else drows, missing)
-    text = rr.report(header_lines(args, versions(not why_torch), missing, PEAK_NOTE, failures), rows, drows, dnotes,
-                     verdicts)
+    header = header_lines(args, versions(not why_torch), missing, PEAK_NOTE, failures, cond, machine, threads,
+                          [a for a in alone if any(a + "_alone_median_us" in r for r in rows)])
+    text = rr.report(header, rows, drows, dnotes, verdicts)
     rr.write_atomically(out, text)
     print(text)
     note(f"wrote {out}")

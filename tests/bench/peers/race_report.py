@@ -10,6 +10,10 @@ per-round medians:
     fusebox/torch, fusebox/ort, fusebox/(ort-floor)   median over rounds of the in-round ratio
     fusebox_gflops, gemm_peak_gflops, peak/fusebox    when the FLOPs and the GEMM peak (timed in the
                                                       same rounds) are known
+    fma_peak_gflops, fusebox/fma      the FMA peak at the row's thread count (`fusebox machine`) and
+                                      fusebox's GFLOP/s as a fraction of it, when both are known
+    <runtime>_alone_median_us, <runtime>_alone_min_us   the runtime timed alone after the race (the
+                                      other workers closed), same rounds and calls (--alone)
 `kind` names the issue's models (mlp_b1, mlp_b64, transformer_s64, stack4_s128) and is None for a
 user's .onnx file. A dispatch row is one runtime at one thread count on the two chains:
     runtime, label, threads, t1_us, tn_us, n, ns_per_op
@@ -51,14 +55,52 @@ def gflops(flops, us):
     return flops / (us * 1e3)
 
 
-def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None, gemm_flops=None, planner=None):
+def fma_peak_at(fma_gflops, threads):
+    """The FMA peak for `threads` from {threads: GFLOP/s} as `fusebox machine` measured it: the
+    figure at the largest measured count <= threads (the smallest one below all of them), as
+    Roofline::fma_peak_gflops does; None when nothing was measured."""
+    if not fma_gflops:
+        return None
+    counts = sorted(fma_gflops)
+    below = [t for t in counts if t <= threads]
+    return fma_gflops[below[-1] if below else counts[0]]
+
+
+def fma_from_machine(machine):
+    """{threads: GFLOP/s} of the FMA peak in `fusebox machine --json` ("fma_gflops", keyed by the
+    thread count as a string); {} when it has none."""
+    return {int(t): float(g) for t, g in ((machine or {}).get("fma_gflops") or {}).items()}
+
+
+def fma_note(machine, threads):
+    """The header line naming the FMA peak at each raced thread count, from `fusebox machine --json`."""
+    fma = fma_from_machine(machine)
+    if not fma:
+        return None
+    figures = []
+    for t in threads:
+        measured = max([c for c in fma if c <= t] or [min(fma)])
+        figures.append(f"{fmt_gflops(fma_peak_at(fma, t))} GFLOP/s at {threads_text(t)}"
+                       + (f" (the {measured}-thread figure)" if measured != t else ""))
+    isa = machine.get("fma_isa")
+    when = machine.get("measured_at")
+    return (f"FMA peak ({isa + ', ' if isa else ''}independent FMAs in registers, `fusebox machine`"
+            f"{', measured ' + when if when else ''}): " + ", ".join(figures) + ". fusebox / FMA peak = fusebox "
+            "GFLOP/s over the FMA peak at the row's thread count (the peak is not raced in the same rounds: "
+            "this machine's drift between the two minutes is in that fraction).")
+
+
+def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None, gemm_flops=None, planner=None,
+                  fma_gflops=None, alone=None):
     """One table row from {runtime: [median of each round, in us]} (runtimes that did not run are absent).
 
     Latency: median over rounds (min: the best round). Ratios: computed inside each round, median
     over rounds. Roofline: per_round["gemm"], when present, times a GEMM of `gemm_flops` (the peak
     `fusebox machine` measures: 512 x 512 against a packed weight) in the same rounds; the GEMM
     peak / fusebox GFLOP/s ratio is taken inside each round too, so the machine's drift from one
-    minute to the next cancels out like it does for the peers.
+    minute to the next cancels out like it does for the peers. `fma_gflops` ({threads: GFLOP/s},
+    from `fusebox machine`) gives the FMA peak: fusebox/fma = fusebox GFLOP/s / the peak at this
+    thread count. `alone` ({runtime: [median of each round]}) times runtimes alone after the race.
     """
     row = {"model": model, "kind": kind, "threads": threads, "planner": planner, "flops": flops}
     for name, rounds in per_round.items():
@@ -81,6 +123,14 @@ def summarize_row(model, kind, threads, per_round, ort_floor_us=None, flops=None
                 row["gemm_peak_gflops"] = gflops(gemm_flops, median(gemm))
                 # (gemm_flops / gemm_us) / (flops / fusebox_us), round by round
                 row["peak/fusebox"] = median([gemm_flops * f / (flops * g) for f, g in zip(fb, gemm)])
+            fma = fma_peak_at(fma_gflops, threads)
+            if fma:
+                row["fma_peak_gflops"] = fma
+                row["fusebox/fma"] = achieved / fma
+    for name, rounds in (alone or {}).items():
+        if rounds:
+            row[name + "_alone_median_us"] = median(rounds)
+            row[name + "_alone_min_us"] = min(rounds)
     return row
 
 
@@ -236,17 +286,38 @@ def _num(row, key, fmt=fmt_ratio):
     return fmt(row[key]) if row.get(key) is not None else "-"
 
 
+RUNTIME_NAMES = {"torch": "torch", "ort": "ORT", "fusebox": "fusebox"}
+
+
 def race_table(rows):
-    lines = ["| model | threads | planner | torch median (min) us | ORT median (min) us | ORT floor us "
-             "| fusebox median (min) us | fusebox/torch | fusebox/ORT | fusebox/(ORT-floor) | fusebox GFLOP/s "
-             "| GEMM peak GFLOP/s | GEMM peak / fusebox |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    """The race table; a "<runtime> alone" column follows the runtime's own for each runtime that
+    some row timed alone (--alone)."""
+    alone = [n for n in RUNTIME_NAMES if any(n + "_alone_median_us" in r for r in rows)]
+
+    def latencies(r, name):
+        cells = [_latency(r, name)]
+        if name in alone:
+            cells.append(_latency(r, name + "_alone"))
+        return cells
+
+    head = ["model", "threads", "planner"]
+    for name, shown in RUNTIME_NAMES.items():
+        head.append(f"{shown} median (min) us")
+        if name in alone:
+            head.append(f"{shown} alone median (min) us")
+        if name == "ort":
+            head.append("ORT floor us")
+    head += ["fusebox/torch", "fusebox/ORT", "fusebox/(ORT-floor)", "fusebox GFLOP/s", "GEMM peak GFLOP/s",
+             "GEMM peak / fusebox", "fusebox / FMA peak"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['threads']} | {r.get('planner') or '-'} | {_latency(r, 'torch')} "
-                     f"| {_latency(r, 'ort')} | {_num(r, 'ort_floor_us', fmt_us)} | {_latency(r, 'fusebox')} "
-                     f"| {_num(r, 'fusebox/torch')} | {_num(r, 'fusebox/ort')} | {_num(r, 'fusebox/(ort-floor)')} "
-                     f"| {_num(r, 'fusebox_gflops', fmt_gflops)} | {_num(r, 'gemm_peak_gflops', fmt_gflops)} "
-                     f"| {_num(r, 'peak/fusebox')} |")
+        cells = [r["model"], str(r["threads"]), r.get("planner") or "-"]
+        cells += latencies(r, "torch") + latencies(r, "ort") + [_num(r, "ort_floor_us", fmt_us)]
+        cells += latencies(r, "fusebox")
+        cells += [_num(r, "fusebox/torch"), _num(r, "fusebox/ort"), _num(r, "fusebox/(ort-floor)"),
+                  _num(r, "fusebox_gflops", fmt_gflops), _num(r, "gemm_peak_gflops", fmt_gflops),
+                  _num(r, "peak/fusebox"), _num(r, "fusebox/fma")]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

@@ -15,9 +15,11 @@ import race_report as rr  # noqa: E402
 GEMM_FLOPS = 1e9  # the fake peak GEMM's FLOPs per call
 
 
-def row(kind, threads, fusebox_us, torch_us=None, ort_us=None, floor_us=10.0, flops=None, peak=None, label=None):
+def row(kind, threads, fusebox_us, torch_us=None, ort_us=None, floor_us=10.0, flops=None, peak=None, label=None,
+        fma=None, alone=None):
     """A row whose every round has the same latencies (so each ratio is exactly fusebox / peer);
-    `peak` (GFLOP/s) becomes a GEMM timed in the same rounds."""
+    `peak` (GFLOP/s) becomes a GEMM timed in the same rounds; `fma` is {threads: FMA peak GFLOP/s};
+    `alone` is {runtime: us} timed alone."""
     per_round = {"fusebox": [fusebox_us] * 3}
     if torch_us is not None:
         per_round["torch"] = [torch_us] * 3
@@ -26,7 +28,8 @@ def row(kind, threads, fusebox_us, torch_us=None, ort_us=None, floor_us=10.0, fl
     if peak is not None:
         per_round["gemm"] = [GEMM_FLOPS / (peak * 1e3)] * 3
     return rr.summarize_row(label or kind, kind, threads, per_round, floor_us if ort_us is not None else None,
-                            flops, GEMM_FLOPS if peak is not None else None, "greedy_by_size")
+                            flops, GEMM_FLOPS if peak is not None else None, "greedy_by_size", fma,
+                            {n: [us] * 3 for n, us in (alone or {}).items()})
 
 
 def verdict(verdicts, start):
@@ -93,6 +96,45 @@ class Ratios(unittest.TestCase):
         r = rr.summarize_row("m", None, 1, {"fusebox": [10.0], "gemm": [10.0]}, flops=None, gemm_flops=1e9)
         self.assertNotIn("fusebox_gflops", r)
         self.assertNotIn("peak/fusebox", r)
+
+    def test_fma_fraction(self):
+        # 2e7 FLOPs in 100 us = 200 GFLOP/s; the FMA peak is 250 at 1 thread and 400 at 2.
+        fma = {1: 250.0, 2: 400.0}
+        r = rr.summarize_row("m", "mlp_b64", 2, {"fusebox": [100.0, 100.0, 100.0]}, flops=2e7, fma_gflops=fma)
+        self.assertAlmostEqual(r["fma_peak_gflops"], 400.0)
+        self.assertAlmostEqual(r["fusebox/fma"], 0.5)
+        # The peak at the row's own thread count, not the best one.
+        r1 = rr.summarize_row("m", "mlp_b64", 1, {"fusebox": [100.0]}, flops=2e7, fma_gflops=fma)
+        self.assertAlmostEqual(r1["fusebox/fma"], 0.8)
+        # Without FLOPs or without a peak there is no fraction.
+        self.assertNotIn("fusebox/fma", rr.summarize_row("m", None, 1, {"fusebox": [100.0]}, fma_gflops=fma))
+        self.assertNotIn("fusebox/fma", rr.summarize_row("m", None, 1, {"fusebox": [100.0]}, flops=2e7))
+
+    def test_fma_peak_at_follows_fusebox_machine(self):
+        fma = {1: 200.0, 2: 390.0, 4: 700.0}
+        self.assertEqual(rr.fma_peak_at(fma, 1), 200.0)
+        self.assertEqual(rr.fma_peak_at(fma, 3), 390.0)  # the largest measured count <= 3
+        self.assertEqual(rr.fma_peak_at(fma, 8), 700.0)
+        self.assertEqual(rr.fma_peak_at({2: 390.0}, 1), 390.0)  # below every measured count: the smallest
+        self.assertIsNone(rr.fma_peak_at({}, 2))
+
+    def test_fma_from_machine_json(self):
+        machine = {"fma_gflops": {"1": 225.96, "2": 448.07}, "fma_isa": "avx512", "gemm_gflops": {"1": 199.8},
+                   "measured_at": "2026-11-23T17:39:25Z"}
+        self.assertEqual(rr.fma_from_machine(machine), {1: 225.96, 2: 448.07})
+        self.assertEqual(rr.fma_from_machine({"gemm_gflops": {"1": 199.8}}), {})
+        note = rr.fma_note(machine, [1, 2, 4])
+        self.assertIn("FMA peak (avx512,", note)
+        self.assertIn("226.0 GFLOP/s at 1 thread, 448.1 GFLOP/s at 2 threads, "
+                      "448.1 GFLOP/s at 4 threads (the 2-thread figure)", note)
+        self.assertIn("measured 2026-11-23T17:39:25Z", note)
+        self.assertIsNone(rr.fma_note({}, [1]))
+
+    def test_alone(self):
+        r = rr.summarize_row("m", None, 2, {"fusebox": [10.0], "torch": [30.0]}, alone={"torch": [25.0, 20.0, 22.0]})
+        self.assertEqual(r["torch_alone_median_us"], 22.0)
+        self.assertEqual(r["torch_alone_min_us"], 20.0)
+        self.assertNotIn("fusebox_alone_median_us", r)
 
     def test_per_op_ns(self):
         self.assertAlmostEqual(rr.per_op_ns([5.0], [5.0 + 0.999 * 42.0], 1000), 42.0)
@@ -177,23 +219,35 @@ class Targets(unittest.TestCase):
 class Tables(unittest.TestCase):
     def test_race_table(self):
         rows = [row("mlp_b64", 2, 100.0, torch_us=200.0, ort_us=110.0, floor_us=10.0, flops=2e7, peak=400.0,
-                    label="mlp b64"),
+                    label="mlp b64", fma={1: 300.0, 2: 500.0}),
                 row(None, 1, 50.0, label="my.onnx")]
         lines = rr.race_table(rows)
         self.assertEqual(len(lines), 4)
         self.assertEqual(lines[0].count("|"), lines[1].count("|"))
         self.assertIn("fusebox GFLOP/s", lines[0])
         self.assertIn("GEMM peak / fusebox", lines[0])
+        self.assertTrue(lines[0].endswith("| GEMM peak / fusebox | fusebox / FMA peak |"))
+        self.assertNotIn("alone", lines[0])  # no row timed a runtime alone: no such column
         # planner, torch, ORT, floor, fusebox, ratios, GFLOP/s (2e7 / 100e3 = 200), peak 400,
-        # peak/fusebox (2.00)
+        # peak/fusebox (2.00), fusebox / FMA peak at 2 threads (200 / 500 = 0.40)
         self.assertEqual(lines[2], "| mlp b64 | 2 | greedy_by_size | 200.0 (200.0) | 110.0 (110.0) | 10.0 "
-                                   "| 100.0 (100.0) | 0.50 | 0.91 | 1.00 | 200.0 | 400.0 | 2.00 |")
+                                   "| 100.0 (100.0) | 0.50 | 0.91 | 1.00 | 200.0 | 400.0 | 2.00 | 0.40 |")
         self.assertEqual(lines[3],
-                         "| my.onnx | 1 | greedy_by_size | - | - | - | 50.0 (50.0) | - | - | - | - | - | - |")
+                         "| my.onnx | 1 | greedy_by_size | - | - | - | 50.0 (50.0) | - | - | - | - | - | - | - |")
         tiny = rr.race_table([row(None, 1, 0.123, ort_us=80.0, floor_us=13.0, label="tiny.onnx")])[2]
         self.assertIn("| 0.12 (0.12) | - | 0.0015 | 0.0018 |", tiny)
         for line in lines:
-            self.assertEqual(line.count("|"), 14)
+            self.assertEqual(line.count("|"), 15)
+
+    def test_race_table_alone_column(self):
+        rows = [row("mlp_b1", 2, 20.0, torch_us=110.0, ort_us=60.0, label="mlp b1", alone={"torch": 100.0}),
+                row("mlp_b1", 1, 25.0, torch_us=100.0, ort_us=60.0, label="mlp b1")]
+        lines = rr.race_table(rows)
+        self.assertIn("| torch median (min) us | torch alone median (min) us | ORT median (min) us |", lines[0])
+        self.assertEqual(lines[0].count("|"), lines[1].count("|"))
+        self.assertEqual(lines[0].count("|"), 16)
+        self.assertIn("| mlp b1 | 2 | greedy_by_size | 110.0 (110.0) | 100.0 (100.0) | 60.0 (60.0) |", lines[2])
+        self.assertIn("| mlp b1 | 1 | greedy_by_size | 100.0 (100.0) | - | 60.0 (60.0) |", lines[3])
 
     def test_dispatch_table(self):
         lines = rr.dispatch_table(dispatch(20.0))
