@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/bench/peers/race.py [--threads 1,2] [--rounds 7] [--calls 50]
         [--models mlp,transformer,stack4,decoder] [--build build] [--planner best] [--no-dispatch]
-        [--wait-policy passive|active|default|mixed] [--settle-ms 10] [--alone torch|none]
+        [--wait-policy passive|active|default|mixed] [--settle-ms 20] [--alone torch|none]
         [--refresh-machine] [--dim NAME=VALUE ...] [--out BUILD/bench/race.md] [MODEL.onnx ...]
 
 Without model files it exports the workbench's models from PyTorch (assets/models/export_models.py
@@ -36,7 +36,7 @@ workers, and session.intra_op.allow_spinning=0 (inter_op too) for ONNX Runtime, 
 pool ignores OMP_WAIT_POLICY (ort_worker.js --spinning 0); active spins all of them (ACTIVE,
 allow_spinning=1); default leaves each at its runtime's default (spin a while, then sleep); mixed
 is the old race (with --settle-ms 0 exactly). Before each worker's turn the race also pauses
---settle-ms (default 10 ms, nobody timed) so the previous worker's threads are asleep when the
+--settle-ms (default 20 ms, nobody timed) so the previous worker's threads are asleep when the
 next one starts. --alone torch (the default) then times eager PyTorch again after each model's
 race with every other worker closed, the same rounds and calls, in a column of its own: where it
 agrees with PyTorch's race column, the race did not slow PyTorch down (`--alone torch,ort,fusebox`
@@ -420,7 +420,8 @@ def model_width(module):
 
 
 def export_models(outdir, specs):
-    """The workbench's models, exported from PyTorch at opset 17 (once; the files are reused)."""
+    """The workbench's models, exported from PyTorch at opset 17 (once; the files are reused until
+    export_models.py changes)."""
     import torch
     sys.path.insert(0, os.path.dirname(EXPORT_MODELS))
     import export_models as em  # the module definitions the committed assets come from
@@ -432,7 +433,8 @@ def export_models(outdir, specs):
         shape = tuple(model_width(module) if d is None else d for d in shape)
         x = np.random.default_rng(5).uniform(-1, 1, size=shape).astype(np.float32)
         path = os.path.join(outdir, stem + ".onnx")
-        if not os.path.exists(path):
+        # Exported again when export_models.py changed since (a model's definition may have).
+        if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(EXPORT_MODELS):
             # Autograd on, so nn.TransformerEncoderLayer's fused fast path is off and the exporter
             # sees the primitive ops (as in assets/models/export_models.py).
             tmp = path + ".tmp.onnx"
@@ -777,8 +779,8 @@ def main():
                     help="what idle runtime threads do, the same for all: passive (default; sleep), active "
                          "(spin) or default (each runtime's own: spin a while, then sleep); mixed is the race "
                          "before issue 14 (PyTorch passive, the others their defaults; with --settle-ms 0)")
-    ap.add_argument("--settle-ms", type=float, default=10.0,
-                    help="pause before each worker's turn, nobody timed (default 10; 0: none)")
+    ap.add_argument("--settle-ms", type=float, default=20.0,
+                    help="pause before each worker's turn, nobody timed (default 20; 0: none)")
     ap.add_argument("--alone", default="torch", metavar="RUNTIMES",
                     help="comma-separated runtimes (torch, ort, fusebox) timed again alone after each model's race, "
                          "in their own column (default torch; none: skip)")
