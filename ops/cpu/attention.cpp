@@ -16,9 +16,10 @@
 //     and finally O_blk /= l. With Skv <= kChunk (the common case) there is one chunk and no
 //     rescaling: exactly softmax(S) V, with S living in a 14-row block in L1.
 //
-// Threads: with at least as many batch-heads as threads, each thread takes whole heads (packs
-// and computes them: one fork/join, K and V stay in that core's cache). With fewer, the packing
-// runs first and the (head, row block) pairs are split over the threads.
+// Threads (a team sized by threads_for from the whole op's FLOPs): with at least as many
+// batch-heads as threads, each thread takes whole heads (packs and computes them: one fork/join,
+// K and V stay in that core's cache). With fewer, the packing runs first and the (head, row
+// block) pairs are split over the threads.
 #include <omp.h>
 
 #include <algorithm>
@@ -242,20 +243,19 @@ void run_attention(const exec::KernelArgs& args) {
   const int64_t blocks = row_blocks(st.sq);
   const double block_flops = 2.0 * static_cast<double>(std::min(kRows, st.sq)) *
                              static_cast<double>(st.skv) * static_cast<double>(st.d + st.dv);
-  const int64_t grain =
-      std::max<int64_t>(1, static_cast<int64_t>(kGemmGrainFlops / std::max(block_flops, 1.0)));
-  const int threads = omp_get_max_threads();
-  if (st.batch >= threads || threads == 1) {
-    parallel_for(st.batch, std::max<int64_t>(1, grain / blocks), [&](int64_t begin, int64_t end) {
+  const int threads =
+      threads_for(static_cast<double>(st.batch * blocks) * block_flops / kGemmFlopsPerUs);
+  if (st.batch >= threads) {
+    parallel_for_team(st.batch, threads, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b)
         attend_head(st, pack_head(st, k, v, scratch, b), q, out, b);
     });
     return;
   }
-  parallel_for(st.batch, 1, [&](int64_t begin, int64_t end) {
+  parallel_for_team(st.batch, threads, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) pack_head(st, k, v, scratch, b);
   });
-  parallel_for(st.batch * blocks, grain, [&](int64_t begin, int64_t end) {
+  parallel_for_team(st.batch * blocks, threads, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t b = t / blocks;
       int64_t i0, rows;

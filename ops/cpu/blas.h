@@ -54,11 +54,9 @@ struct GemmShape {
   int64_t lda = 0, ldb = 0, ldc = 0;
 };
 
-// Products this small never reach OpenBLAS's threading threshold (65536 x 4 in 0.3.21), so they
-// may be called outside a parallel region; larger ones always run inside one when threads > 1.
-inline constexpr double kSingleThreadGemmMnk = 65536;
-// A thread should get at least this many FLOPs of sgemm work.
-inline constexpr double kGemmGrainFlops = 1 << 17;
+// One core's sgemm rate, in FLOPs per microsecond, for sizing teams (threads_for): about what
+// model-sized products reach here (`fusebox machine` measures the 512 x 512 one at ~200 GFLOP/s).
+inline constexpr double kGemmFlopsPerUs = 150000;
 
 // For i in [0, count): C_i = alpha op(A_i) op(B_i) + beta C_i, with A_i = a_of(i) etc.
 template <typename AOf, typename BOf, typename COf>
@@ -72,10 +70,14 @@ void sgemm_many(const GemmShape& g, int64_t count, float beta, AOf&& a_of, BOf&&
     sgemm(g.trans_a, g.trans_b, r1 - r0, c1 - c0, g.k, g.alpha, a, g.lda, b, g.ldb, beta, c, g.ldc);
   };
   const double mnk = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  const int threads = omp_get_max_threads();
-  if (threads == 1 || omp_in_parallel() ||
-      mnk * static_cast<double>(count) <= kSingleThreadGemmMnk) {
+  const int threads = threads_for(2.0 * mnk * static_cast<double>(count) / kGemmFlopsPerUs);
+  if (threads == 1) {
+    // A team of one. Outside a parallel region OpenBLAS would thread a large product itself (and
+    // malloc): the calling thread's thread count is 1 for these calls.
+    const int saved = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (saved > 1) omp_set_num_threads(1);
     for (int64_t i = 0; i < count; ++i) block(i, 0, g.m, 0, g.n);
+    if (saved > 1) omp_set_num_threads(saved);
     return;
   }
   // Enough pieces for every thread: each matrix in `parts` blocks along its longer output side.
@@ -84,10 +86,7 @@ void sgemm_many(const GemmShape& g, int64_t count, float beta, AOf&& a_of, BOf&&
   int64_t parts = count >= threads ? 1 : std::min<int64_t>(extent, (threads + count - 1) / count);
   const int64_t size = (extent + parts - 1) / parts;
   parts = (extent + size - 1) / size;
-  const double unit_flops = 2.0 * mnk / static_cast<double>(parts);
-  const int64_t grain =
-      std::max<int64_t>(1, static_cast<int64_t>(kGemmGrainFlops / std::max(unit_flops, 1.0)));
-  parallel_for(count * parts, grain, [&](int64_t begin, int64_t end) {
+  parallel_for_team(count * parts, threads, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       const int64_t i = u / parts, lo = (u % parts) * size, hi = std::min(extent, lo + size);
       if (by_rows) {

@@ -11,9 +11,10 @@
 
 namespace fusebox::cpu {
 
-// Minimum work per thread for parallel_for, in elements. A fork/join costs about a microsecond,
-// so a thread must have more than that to do: ~16K simple float ops, or ~4K transcendental ones
-// (exp/erf/tanh cost ~10x an add).
+// Grains for parallel_for (ops/cpu/parallel.h): about how many items one core does in a
+// microsecond, so that parallel_for can tell how long a loop is and whether splitting it pays
+// for the measured fork/join: ~16K simple float ops, ~4K transcendental ones (exp/erf/tanh cost
+// ~10x an add), 256 KiB of copies.
 inline constexpr int64_t kGrainSimple = 16384;
 inline constexpr int64_t kGrainMath = 4096;
 inline constexpr int64_t kGrainCopyBytes = 256 * 1024;

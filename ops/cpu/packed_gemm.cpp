@@ -498,11 +498,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
   const int64_t panels = panel_count(n);
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  int nt = 1;
-  if (!omp_in_parallel()) {
-    nt = static_cast<int>(
-        std::min<double>(omp_get_max_threads(), std::max(1.0, flops / kGemmGrainFlops)));
-  }
+  int nt = threads_for(flops / kGemmFlopsPerUs);
   int tn = static_cast<int>(std::min<int64_t>(nt, panels));
   if (m >= nt * kRowsPerThreadForRowSplit) tn = 1;
   while (nt % tn) --tn;
@@ -518,7 +514,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     task(0);
     return;
   }
-  parallel_for(nt, 1, [&](int64_t begin, int64_t end) {
+  parallel_for_team(nt, nt, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) task(t);
   });
 }

@@ -1,0 +1,82 @@
+#include "ops/cpu/parallel.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace fusebox::cpu {
+
+namespace {
+
+constexpr int kMaxTeam = 256;  // bind_threads' limit
+
+double fork_join_override() {
+  static const double value = parse_fork_join_override(std::getenv("FUSEBOX_FORK_JOIN_NS"));
+  return value;
+}
+
+double measure_fork_join_ns(int threads) {
+  using clock = std::chrono::steady_clock;
+  std::atomic<int> sink{0};
+  auto region = [&] {
+#pragma omp parallel num_threads(threads)
+    { sink.fetch_add(1, std::memory_order_relaxed); }
+  };
+  for (int i = 0; i < 50; ++i) region();  // start the team, let it settle into its wait policy
+  // Up to 301 samples, but no more than ~20 ms of them: on a loaded machine one fork/join can
+  // take a scheduler slice (milliseconds), and the measurement must not take seconds.
+  constexpr int kSamples = 301;
+  constexpr double kBudgetNs = 20e6;
+  std::vector<double> ns;
+  ns.reserve(kSamples);
+  double spent = 0;
+  while (ns.size() < kSamples && (spent < kBudgetNs || ns.size() < 5)) {
+    const auto t0 = clock::now();
+    region();
+    ns.push_back(std::chrono::duration<double, std::nano>(clock::now() - t0).count());
+    spent += ns.back();
+  }
+  // The 25th percentile: what back-to-back fork/joins cost when the other threads' cores are
+  // free, with the outliers from other processes on those cores left out.
+  const size_t q = ns.size() / 4;
+  std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(q), ns.end());
+  return ns[q];
+}
+
+}  // namespace
+
+double parse_fork_join_override(const char* text) {
+  if (!text || !*text) return -1.0;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return (end && *end == '\0' && v >= 0 && v < 1e12) ? v : -1.0;
+}
+
+double fork_join_ns(int threads) {
+  if (threads <= 1) return 0.0;
+  if (const double fixed = fork_join_override(); fixed >= 0) return fixed;
+  threads = std::min(threads, kMaxTeam);
+  static std::array<std::atomic<double>, kMaxTeam + 1> measured{};  // 0: not measured yet
+  static std::mutex mu;
+  double v = measured[threads].load(std::memory_order_acquire);
+  if (v > 0) return v;
+  std::lock_guard<std::mutex> lock(mu);
+  v = measured[threads].load(std::memory_order_relaxed);
+  if (v > 0) return v;
+  v = std::max(1.0, measure_fork_join_ns(threads));
+  measured[threads].store(v, std::memory_order_release);
+  return v;
+}
+
+int threads_for(double work_us, int threads, double (*fork_join)(int)) {
+  for (int t = threads; t > 1; --t)
+    if (work_us * 1000.0 / t >= kMinShareOfForkJoin * fork_join(t)) return t;
+  return 1;
+}
+
+}  // namespace fusebox::cpu
