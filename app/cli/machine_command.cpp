@@ -1,9 +1,13 @@
 // fusebox machine: the roofline the profiler classifies ops against, measured through the
 // runtime (GEMM GFLOP/s per thread count, memory bandwidth, dispatch floor) and cached.
+#include <omp.h>
+
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "ops/cpu/parallel.h"
 #include "profiler/roofline.h"
 
 namespace fusebox::cli {
@@ -29,10 +33,26 @@ void add_machine_command(CLI::App& app) {
     profiler::RooflineOptions o;
     o.backend = args->backend;
     profiler::Roofline r = profiler::machine_roofline(args->refresh, o);
-    if (args->json)
-      std::cout << r.to_json().dump(2) << "\n";
-    else
+    // What the CPU kernels size their thread teams by (ops/cpu/parallel.h): measured now, by this
+    // process, not cached (it depends on the OpenMP wait policy and on what else runs).
+    const int cores = omp_get_num_procs();
+    const double fork_join = cores > 1 ? cpu::fork_join_ns(2) : 0.0;
+    if (args->json) {
+      nlohmann::json j = r.to_json();
+      if (cores > 1) j["fork_join_ns_2_threads"] = fork_join;
+      std::cout << j.dump(2) << "\n";
+    } else {
       std::cout << r.to_text();
+      if (cores > 1) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "fork/join of 2 threads: %.2f us; an op runs on 2 threads from %.0f us of "
+                      "one-thread work (each thread %g fork/joins' worth)\n",
+                      fork_join / 1000.0, 2 * cpu::kMinShareOfForkJoin * fork_join / 1000.0,
+                      cpu::kMinShareOfForkJoin);
+        std::cout << line;
+      }
+    }
   });
 }
 

@@ -14,6 +14,8 @@ namespace fusebox::cpu {
 namespace {
 
 constexpr int kMaxTeam = 256;  // bind_threads' limit
+// Above this a "fork/join" was a wait for a core (passive OpenMP threads wake in ~20 us).
+constexpr double kImplausibleNs = 200e3;
 
 double fork_join_override() {
   static const double value = parse_fork_join_override(std::getenv("FUSEBOX_FORK_JOIN_NS"));
@@ -61,15 +63,28 @@ double fork_join_ns(int threads) {
   if (threads <= 1) return 0.0;
   if (const double fixed = fork_join_override(); fixed >= 0) return fixed;
   threads = std::min(threads, kMaxTeam);
-  static std::array<std::atomic<double>, kMaxTeam + 1> measured{};  // 0: not measured yet
+  struct Measured {
+    std::atomic<double> ns{0};         // 0: not measured yet
+    std::atomic<int64_t> at_ms{0};     // when, on the steady clock
+  };
+  static std::array<Measured, kMaxTeam + 1> cache;
   static std::mutex mu;
-  double v = measured[threads].load(std::memory_order_acquire);
-  if (v > 0) return v;
+  Measured& m = cache[threads];
+  const auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  double v = m.ns.load(std::memory_order_acquire);
+  // A cost of a scheduler slice says the cores were busy with other processes when it was
+  // measured, not what a fork/join costs: such a figure is measured again, at most once a second.
+  if (v > 0 && (v < kImplausibleNs || now_ms() - m.at_ms.load() < 1000)) return v;
   std::lock_guard<std::mutex> lock(mu);
-  v = measured[threads].load(std::memory_order_relaxed);
-  if (v > 0) return v;
+  const double again = m.ns.load(std::memory_order_relaxed);
+  if (again > 0 && again != v) return again;  // another thread measured meanwhile
   v = std::max(1.0, measure_fork_join_ns(threads));
-  measured[threads].store(v, std::memory_order_release);
+  m.at_ms.store(now_ms());
+  m.ns.store(v, std::memory_order_release);
   return v;
 }
 

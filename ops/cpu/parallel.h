@@ -26,8 +26,10 @@ inline constexpr double kMinShareOfForkJoin = 6;
 
 // The cost of one fork/join of a `threads`-thread team on the calling thread's pool, in ns:
 // the 25th percentile of back-to-back empty parallel regions, measured once per process and team
-// size on first use (at most ~20 ms). FUSEBOX_FORK_JOIN_NS=<ns> in the environment fixes it instead (0 splits
-// every loop that has an item for each thread: tests use it to reach the threaded paths).
+// size on first use (at most ~20 ms), and again (at most once a second) while it is above
+// 200 us, a wait for a busy core rather than a fork/join. FUSEBOX_FORK_JOIN_NS=<ns> in the
+// environment fixes it instead (0 splits every loop that has an item for each thread: tests use
+// it to reach the threaded paths).
 double fork_join_ns(int threads);
 
 // The team size that pays off for `work_us` microseconds of one-thread work, at most `threads`:
