@@ -63,17 +63,8 @@ struct Where {
   }
 };
 
-std::string shown(const json& v) {
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
 void unknown_key(const Where& w, const std::string& key, const std::vector<std::string>& valid) {
-  const std::string guess = closest(key, valid);
-  w.at(key).fail("unknown key '" + key + "' (" +
-                 (guess.empty() ? "valid: " + join(valid, ", ") : "did you mean '" + guess + "'?") + ")");
+  w.at(key).fail("unknown key '" + key + "' (" + suggest(key, valid) + ")");
 }
 
 void check_keys(const json& j, const Where& w, const std::vector<std::string>& valid) {
@@ -156,9 +147,7 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
   c.kind = get_string(j["check"], w.at("check"));
   const CheckDef* def = find_check(c.kind);
   if (!def) {
-    const std::string guess = closest(c.kind, check_kinds());
-    w.at("check").fail("unknown check '" + c.kind + "' (" +
-                       (guess.empty() ? "valid: " + join(check_kinds(), ", ") : "did you mean '" + guess + "'?") + ")");
+    w.at("check").fail("unknown check '" + c.kind + "' (" + suggest(c.kind, check_kinds()) + ")");
   }
   std::vector<std::string> keys = {"check"};
   keys.insert(keys.end(), def->required.begin(), def->required.end());
@@ -384,9 +373,8 @@ Scenario parse_scenario(const json& j, const std::string& path) {
         if (l.contains("panel")) {
           step.look_at.panel = get_string(l["panel"], wl.at("panel"));
           if (std::find(kPanels.begin(), kPanels.end(), step.look_at.panel) == kPanels.end()) {
-            const std::string guess = closest(step.look_at.panel, kPanels);
             wl.at("panel").fail("unknown panel '" + step.look_at.panel + "' (" +
-                                (guess.empty() ? "valid: " + join(kPanels, ", ") : "did you mean '" + guess + "'?") + ")");
+                                suggest(step.look_at.panel, kPanels) + ")");
           }
         }
         if (l.contains("node")) step.look_at.node = get_string(l["node"], wl.at("node"));

@@ -68,14 +68,6 @@ std::string quoted(const std::string& text) {
   return json(text).dump();
 }
 
-// A JSON value as the user wrote it, for "got ...": containers by kind, long text cut.
-std::string shown(const json& v) {
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
 bool looks_like_integer(const std::string& text) {
   size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
   return i < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(),
@@ -83,7 +75,7 @@ bool looks_like_integer(const std::string& text) {
 }
 
 // Text given for a value, for "got ...": numbers as they are, anything else quoted.
-std::string shown(const std::string& text) {
+std::string shown_text(const std::string& text) {
   return looks_like_integer(text) ? text : quoted(text);
 }
 
@@ -140,7 +132,7 @@ T integer_in(const std::string& text, T lo, T hi, const std::string& where) {
   // from_chars takes no '+', and fails (rather than wraps) outside T, e.g. -1 for a uint64_t.
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < lo || v > hi)
-    fail_expected(where, "an integer " + range_text(lo, hi), shown(text));
+    fail_expected(where, "an integer " + range_text(lo, hi), shown_text(text));
   return v;
 }
 
@@ -454,10 +446,7 @@ const FieldDef* find_field(const std::string& key) {
 }
 
 std::string unknown_key(const std::string& key) {
-  const std::vector<std::string> keys = settings_keys();
-  const std::string guess = closest(key, keys);
-  return "unknown key '" + key + "' (" +
-         (guess.empty() ? "valid: " + join(keys, ", ") : "did you mean '" + guess + "'?") + ")";
+  return "unknown key '" + key + "' (" + suggest(key, settings_keys()) + ")";
 }
 
 void field_from_json(const FieldDef& f, Settings& s, const json& v, const std::string& where) {
@@ -493,6 +482,13 @@ std::string parse_error_text(const json::parse_error& e, const std::string& text
 }
 
 }  // namespace
+
+std::string shown(const json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
 
 // ---- Settings ---------------------------------------------------------------------------------
 

@@ -67,6 +67,9 @@ void apply_json(Settings& settings, const nlohmann::json& json, const std::strin
                 const std::string& pointer = "");
 // Reads a JSON file. A missing or unreadable file or malformed JSON (with line and column) throws
 // fusebox::Error naming the path and `what` it was meant to be ("settings file").
+// A JSON value as the user wrote it, for "got ...": containers by kind, long text cut.
+std::string shown(const nlohmann::json& value);
+
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 // Reads a JSON settings file over `base`. A missing or unreadable file, malformed JSON (with
 // line and column) or a bad field throws fusebox::Error naming the file.

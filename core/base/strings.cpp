@@ -106,4 +106,9 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
   return best ? *best : std::string();
 }
 
+std::string suggest(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string guess = closest(word, candidates);
+  return guess.empty() ? "valid: " + join(candidates, ", ") : "did you mean '" + guess + "'?";
+}
+
 }  // namespace fusebox

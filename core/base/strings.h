@@ -31,5 +31,8 @@ std::string format_bytes(double bytes);
 // ignoring case), the first of equals, when that distance is at most max(2, word.size() / 3);
 // otherwise "" (a suggestion that far off would mislead more than help).
 std::string closest(std::string_view word, const std::vector<std::string>& candidates);
+// The hint after an unknown name: "did you mean 'first_fit'?" when one is close (closest),
+// otherwise "valid: a, b, c".
+std::string suggest(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace fusebox

@@ -121,6 +121,11 @@ TEST(Closest, PicksTheNearestWithinTheLimitIgnoringCase) {
   EXPECT_EQ(closest("fuse_patern", {"absorb_matmul", "fuse_patterns", "dce"}), "fuse_patterns");
 }
 
+TEST(Suggest, TheNearestOrTheValidNames) {
+  EXPECT_EQ(suggest("frist_fit", {"naive", "first_fit"}), "did you mean 'first_fit'?");
+  EXPECT_EQ(suggest("frobnicate", {"naive", "first_fit"}), "valid: naive, first_fit");
+}
+
 TEST(Closest, NothingWhenTooFarOrNoCandidates) {
   EXPECT_EQ(closest("frobnicate", {"planner", "passes"}), "");
   EXPECT_EQ(closest("x", {}), "");
