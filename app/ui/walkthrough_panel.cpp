@@ -14,6 +14,30 @@ void WalkthroughPanel::observe(const std::shared_ptr<const workbench::RunResult>
   if (result->settings == scenario->steps.at(step).settings) results[step] = result;
 }
 
+void WalkthroughPanel::evaluate() {
+  const workbench::ScenarioStep& s = scenario->steps.at(step);
+  std::vector<std::shared_ptr<const workbench::RunResult>> inputs(step + 1);
+  for (const auto& [i, r] : results)
+    if (i <= step) inputs[i] = r;
+  if (evaluated_.scenario == scenario.get() && evaluated_.step == step && evaluated_.inputs == inputs &&
+      evaluated_.state.size() == s.checks.size())
+    return;
+  evaluated_ = Evaluated{scenario.get(), step, inputs, std::vector<std::string>(s.checks.size()),
+                         std::vector<int>(s.checks.size(), -1), ""};
+  if (!inputs[step]) return;  // this step has not run yet: every check pending
+  // One check at a time, so a check whose earlier step has not run yet does not hide the others.
+  for (size_t k = 0; k < s.checks.size(); ++k) {
+    try {
+      const workbench::CheckResult out = workbench::evaluate_check(*scenario, step, k, inputs);
+      evaluated_.state[k] = out.passed ? 1 : 0;
+      evaluated_.figures[k] = out.figures;
+    } catch (const Error& e) {
+      evaluated_.figures[k] = e.what();
+      evaluated_.error = e.what();
+    }
+  }
+}
+
 void WalkthroughPanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Walkthrough);
   drawn = {};
@@ -47,29 +71,11 @@ void WalkthroughPanel::draw(const Frame& frame) {
   ImGui::Spacing();
   ImGui::TextDisabled("checks");
 
-  // The results of the steps so far, for checks that compare with an earlier step.
+  evaluate();
   const auto current = results.find(step);
-  std::vector<std::string> figures(s.checks.size());
-  std::vector<int> state(s.checks.size(), -1);  // -1 pending, 0 failed, 1 passed
-  if (current != results.end()) {
-    std::vector<std::shared_ptr<const workbench::RunResult>> all(step + 1);
-    for (const auto& [i, r] : results)
-      if (i <= step) all[i] = r;
-    // Evaluate one check at a time, so a check whose earlier step has not run yet does not hide
-    // the others.
-    for (size_t k = 0; k < s.checks.size(); ++k) {
-      workbench::Scenario one = sc;
-      one.steps[step].checks = {s.checks[k]};
-      try {
-        const auto out = workbench::evaluate_checks(one, step, all);
-        state[k] = out[0].passed ? 1 : 0;
-        figures[k] = out[0].figures;
-      } catch (const Error& e) {
-        figures[k] = e.what();
-        drawn.error = e.what();
-      }
-    }
-  }
+  const std::vector<std::string>& figures = evaluated_.figures;
+  const std::vector<int>& state = evaluated_.state;
+  drawn.error = evaluated_.error;
   for (size_t k = 0; k < s.checks.size(); ++k) {
     const workbench::Check& c = s.checks[k];
     ++drawn.checks;

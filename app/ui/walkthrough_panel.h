@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/ui/panel.h"
 #include "app/workbench/scenario.h"
@@ -28,6 +29,20 @@ struct WalkthroughPanel {
     size_t checks = 0, passed = 0, pending = 0;  // the current step's checks and their state
     std::string error;                            // why the checks could not be evaluated
   } drawn;
+
+ private:
+  // The current step's checks, evaluated once per (scenario, step, results seen) and drawn from
+  // here every frame.
+  struct Evaluated {
+    const workbench::Scenario* scenario = nullptr;
+    size_t step = 0;
+    // results[0..step], null where none (held, so a new result never has an old one's address)
+    std::vector<std::shared_ptr<const workbench::RunResult>> inputs;
+    std::vector<std::string> figures;
+    std::vector<int> state;  // -1 pending, 0 failed, 1 passed
+    std::string error;
+  } evaluated_;
+  void evaluate();
 };
 
 }  // namespace fusebox::ui

@@ -431,6 +431,11 @@ std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
   return out;
 }
 
+CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
+                           const std::vector<std::shared_ptr<const RunResult>>& results) {
+  return evaluate(scenario, scenario.steps.at(step).checks.at(index), *results.at(step), results, step);
+}
+
 ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline) {
   ScenarioRun run;
   run.scenario = &scenario;

@@ -81,6 +81,9 @@ struct CheckResult {
 // a step did not run). Throws fusebox::Error for a check naming a node or op the graph lacks.
 std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
                                          const std::vector<std::shared_ptr<const RunResult>>& results);
+// One of them: check `index` of step `step`.
+CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
+                           const std::vector<std::shared_ptr<const RunResult>>& results);
 // Checks a step's look_at against its result: a node the graph lacks throws, naming the path.
 void validate_look_at(const Scenario& scenario, size_t step, const RunResult& result);
 
