@@ -46,6 +46,7 @@ struct CompileKey {
 struct BindKey {
   CompileKey compile;
   std::string planner, executor;
+  bool capture = false;
   bool operator==(const BindKey&) const = default;
 };
 
@@ -217,9 +218,11 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   if (stop_after(Stage::Compile)) return result;
 
   // Bind.
-  const BindKey bk{ck, s.planner, s.executor};
+  const BindKey bk{ck, s.planner, s.executor, s.capture};
+  result->capture_note = s.capture ? exec::capture_unavailable_reason(s.executor, be) : "";
   std::shared_ptr<exec::Bound> bound = stage(Stage::Bind, caches_->bind.find(bk), [&]() -> auto& {
-    return caches_->bind.put(bk, std::shared_ptr<exec::Bound>(exec::bind_executor(compiled, result->plan, s.executor)));
+    return caches_->bind.put(bk, std::shared_ptr<exec::Bound>(exec::bind_executor(
+                                     compiled, result->plan, s.executor, exec::ExecutorOptions{s.capture})));
   });
   if (stop_after(Stage::Bind)) return result;
 
