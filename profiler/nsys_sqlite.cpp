@@ -12,6 +12,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "profiler/cupti_activity.h"
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 
@@ -306,10 +307,11 @@ void fill(Db& db, const Recording& r) {
     switch (a.kind) {
       case exec::ActivityKind::Kernel: {
         devices[a.device] = true;
-        int64_t name = sid(a.name);
+        // demangledName: the full name; shortName: what nsys lists kernels by ("gemm").
+        const int64_t name = sid(a.name), short_name = sid(kernel_short_name(a.name));
         db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                   {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-                   V(global_pid), V(name), V(name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
+                   V(global_pid), V(name), V(short_name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
                    V(a.grid[2]), V(a.block[0]), V(a.block[1]), V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0),
                    V(int64_t{a.correlation_id}), V(), V(), V()});
         break;

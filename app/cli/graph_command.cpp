@@ -67,7 +67,7 @@ void add_graph_command(CLI::App& app) {
       "Example: fusebox graph transformer --pass fuse_patterns --out fused.svg");
   args->settings = std::make_unique<workbench::SettingsFlags>(
       cmd,
-      std::set<std::string>{"executor", "threads", "warmup", "iters", "profile_runs", "inputs"});
+      std::set<std::string>{"executor", "capture", "threads", "warmup", "iters", "profile_runs", "inputs"});
   cmd->add_option("--out", args->out, "the SVG file to write")->required();
   cmd->add_option("--pass", args->pass, "draw around this pass (see fusebox passes)");
   cmd->add_flag("--before", args->before,

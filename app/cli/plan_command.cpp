@@ -43,7 +43,7 @@ void add_plan_command(CLI::App& app) {
       "bound, and a chart of the arena over the steps.\n"
       "Example: fusebox plan transformer --planner first_fit --passes none");
   args->settings = std::make_unique<workbench::SettingsFlags>(
-      cmd, std::set<std::string>{"executor", "threads", "warmup", "iters", "profile_runs", "inputs"});
+      cmd, std::set<std::string>{"executor", "capture", "threads", "warmup", "iters", "profile_runs", "inputs"});
   cmd->add_flag("--json", args->json, "print the plan as JSON");
   cmd->add_option("--width", args->width, "chart width in columns")->capture_default_str();
   cmd->callback([args] { plan(*args); });

@@ -30,6 +30,7 @@ struct LoadKey {
 struct OptimizeKey {
   LoadKey load;
   std::set<std::string> passes_off, patterns_off;
+  std::string backend;  // the target: passes create only ops it supports, the planner its rules
   bool operator==(const OptimizeKey&) const = default;
 };
 struct PlanKey {
@@ -45,6 +46,7 @@ struct CompileKey {
 struct BindKey {
   CompileKey compile;
   std::string planner, executor;
+  bool capture = false;
   bool operator==(const BindKey&) const = default;
 };
 
@@ -181,13 +183,16 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   });
   if (stop_after(Stage::Load)) return result;
 
-  // Optimize: constant folding evaluates on the CPU whatever the target.
-  const OptimizeKey ok{lk, s.passes_off, s.patterns_off};
+  // Optimize: constant folding evaluates on the CPU whatever the target; the passes ask the
+  // target what it supports.
+  exec::Backend& be = backend(s.backend);
+  const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
   result->optimized = stage(Stage::Optimize, caches_->optimize.find(ok), [&]() -> auto& {
     exec::OptimizeOptions o;
     o.passes = passes::parse_pass_list(s.passes_text());
     o.disabled_patterns = s.patterns_off;
     o.evaluator = &backend("cpu");
+    o.target = &be;
     return caches_->optimize.put(ok, exec::optimize(result->model->graph, o));
   });
   if (stop_after(Stage::Optimize)) return result;
@@ -196,7 +201,7 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   const PlanKey pk{ok, s.planner};
   const PlanEntry& plan = stage(Stage::Plan, caches_->plan.find(pk), [&]() -> auto& {
     PlanEntry e;
-    e.plan = exec::plan_memory(*result->optimized, s.planner);
+    e.plan = exec::plan_memory(*result->optimized, s.planner, be);
     e.index = std::make_shared<const planner::PlanIndex>(planner::index_plan(result->optimized->graph, *e.plan));
     return caches_->plan.put(pk, std::move(e));
   });
@@ -205,7 +210,6 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   if (stop_after(Stage::Plan)) return result;
 
   // Compile.
-  exec::Backend& be = backend(s.backend);
   result->backend_description = be.description();
   const CompileKey ck{ok, s.backend};
   std::shared_ptr<const exec::Compiled> compiled = stage(Stage::Compile, caches_->compile.find(ck), [&]() -> auto& {
@@ -214,9 +218,11 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   if (stop_after(Stage::Compile)) return result;
 
   // Bind.
-  const BindKey bk{ck, s.planner, s.executor};
+  const BindKey bk{ck, s.planner, s.executor, s.capture};
+  result->capture_note = s.capture ? exec::capture_unavailable_reason(s.executor, be) : "";
   std::shared_ptr<exec::Bound> bound = stage(Stage::Bind, caches_->bind.find(bk), [&]() -> auto& {
-    return caches_->bind.put(bk, std::shared_ptr<exec::Bound>(exec::bind_executor(compiled, result->plan, s.executor)));
+    return caches_->bind.put(bk, std::shared_ptr<exec::Bound>(exec::bind_executor(
+                                     compiled, result->plan, s.executor, exec::ExecutorOptions{s.capture})));
   });
   if (stop_after(Stage::Bind)) return result;
 

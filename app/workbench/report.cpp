@@ -68,6 +68,9 @@ nlohmann::json to_json(const RunResult& r, bool detail) {
   j["executor"] = s.executor;
   j["backend"] = s.backend;
   j["threads"] = s.threads;
+  // Asked for, and whether it applied: a setting that does not apply is said so, with why.
+  j["capture"] = {{"asked", s.capture}, {"applied", s.capture && r.capture_note.empty()}};
+  if (!r.capture_note.empty()) j["capture"]["not_applicable"] = r.capture_note;
   j["latency_us"] = to_json(r.latency);
   j["arena_bytes"] = r.plan->arena_bytes;
   j["lower_bound_bytes"] = r.plan->lower_bound_bytes;
@@ -97,6 +100,11 @@ std::string report_text(const RunResult& r) {
   out << "passes     " << s.passes_text() << " (" << r.model->graph.nodes.size() << " -> " << g.nodes.size()
       << " nodes)\n";
   if (!s.patterns_off.empty()) out << "patterns   off: " << join(s.patterns_off, ", ") << "\n";
+  if (s.capture)
+    out << "capture    "
+        << (r.capture_note.empty() ? "on: one run captured, every later run a replay"
+                                   : "not applicable: " + r.capture_note)
+        << "\n";
   out << "nodes      ";
   bool first = true;
   for (const auto& [op, n] : g.op_histogram()) {

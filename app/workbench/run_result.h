@@ -56,6 +56,9 @@ struct RunResult {
   std::shared_ptr<const planner::ExecutionPlan> plan;
   std::shared_ptr<const planner::PlanIndex> plan_index;    // buffer <-> tensors <-> nodes
   std::string backend_description;
+  // When settings.capture is on but does not apply here: why ("backend 'cpu' cannot capture a
+  // run (it has no graph capture)"); "" when it is off or applies (the runs were replays).
+  std::string capture_note;
   Latency latency;                                          // `iters` runs without hooks
   std::optional<profiler::Recording> recording;             // `profile_runs` recorded runs
   std::optional<profiler::Analysis> analysis;               // of the recording

@@ -267,6 +267,25 @@ FieldDef name_field(std::string key, std::string help, std::string Settings::*me
   return f;
 }
 
+// One switch: on | off | true | false | 1 | 0 as text, a boolean in JSON.
+FieldDef switch_field(std::string key, std::string help, bool Settings::*member) {
+  FieldDef f;
+  f.key = key;
+  f.flag = "--" + key;
+  f.metavar = "on|off";
+  f.help = std::move(help);
+  f.hint = [] { return std::string(kSwitchValues); };
+  f.flag_help = [help = f.help] { return std::string(kSwitchValues) + ": " + help; };
+  f.json_kind = JsonKind::Bool;
+  f.expected = [] { return std::string("true or false"); };
+  f.from_text = [member](Settings& s, const std::string& text, const std::string& where) {
+    s.*member = switch_of(text, where);
+  };
+  f.to_json = [member](const Settings& s) { return json(s.*member); };
+  f.to_text = [member](const Settings& s) { return std::string(s.*member ? "on" : "off"); };
+  return f;
+}
+
 // Switches over a registry's names, stored as the set switched off: "all" | "none" | "a,b" (the
 // ones on) as a whole, NAME=on|off one at a time, {name: bool} in JSON.
 FieldDef switches_field(std::string key, std::string help, std::set<std::string> Settings::*off,
@@ -410,6 +429,10 @@ const std::vector<FieldDef>& fields() {
     t.push_back(name_field("planner",
                            "memory planner strategy (best: try each, keep the smallest arena)",
                            &Settings::planner, "planner", planner_names));
+    t.push_back(switch_field("capture",
+                             "capture one run and replay it (CUDA graphs): compiled executor, on a "
+                             "backend that can capture",
+                             &Settings::capture));
     t.push_back(integer_field<uint64_t>("seed", "--seed", "seed for weights and random inputs",
                                         &Settings::seed, 0, std::numeric_limits<uint64_t>::max()));
     t.push_back(integer_field<int>("warmup", "--warmup", "untimed runs first", &Settings::warmup, 0,
@@ -509,6 +532,7 @@ std::string Settings::label() const {
                   " threads=" + std::to_string(threads) + " planner=" + planner +
                   " backend=" + backend;
   if (!patterns_off.empty()) s += " patterns_off=" + join(patterns_off, ",");
+  if (capture) s += " capture=on";
   return s;
 }
 

@@ -35,6 +35,9 @@ struct Settings {
   std::set<std::string> passes_off;    // passes::PassRegistry names switched off (empty: all on)
   std::set<std::string> patterns_off;  // passes::FusionRegistry pattern names switched off
   std::string planner = "greedy_by_size";  // planner::strategy_names() or planner::kBestPlanner
+  // Capture one run and replay it (CUDA graphs): the compiled executor on a backend that can;
+  // elsewhere the result says why it does not apply (RunResult::capture_note).
+  bool capture = false;
   int warmup = 10;                         // 0..1000000
   int iters = 100;                         // 1..1000000
   int profile_runs = 10;                   // recorded runs for the trace and op table, 0..100000
@@ -45,12 +48,12 @@ struct Settings {
   // "all", "none" or "absorb_matmul,dce" (the enabled ones, in pipeline order).
   std::string passes_text() const;
   // One line: "passes=all executor=compiled threads=1 planner=greedy_by_size backend=cpu", plus
-  // " patterns_off=attention,gelu" when any pattern is off.
+  // " patterns_off=attention,gelu" when any pattern is off and " capture=on" when it is on.
   std::string label() const;
 };
 
 // The field keys in table order: "model", "backend", "executor", "threads", "passes",
-// "patterns", "planner", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
+// "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
 // the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags' `omit` takes.
 std::vector<std::string> settings_keys();
 
@@ -91,7 +94,7 @@ std::string to_text(const Settings& settings);
 std::string settings_help();
 
 // The fields as CLI11 options on a command: positional MODEL (required), --backend, --executor,
-// --threads, --passes, --patterns, --planner, --seed, --warmup, --iters, --profile-runs,
+// --threads, --passes, --patterns, --planner, --capture, --seed, --warmup, --iters, --profile-runs,
 // --input NAME=FILE.npy and --dim NAME=VALUE (repeatable), plus --settings FILE.json and
 // --set KEY=VALUE (repeatable). Values are taken as text and converted by the field table, so a
 // flag, a --set and a JSON key share one converter and one set of messages.

@@ -1,5 +1,7 @@
 #include "core/exec/arena_binding.h"
 
+#include "core/base/error.h"
+
 namespace fusebox::exec {
 
 ArenaBinding bind_arena(const Program& p, const planner::ExecutionPlan& plan) {
@@ -22,8 +24,16 @@ ArenaBinding bind_arena(const Program& p, const planner::ExecutionPlan& plan) {
     b.output_bytes.push_back(g.tensor(out).nbytes());
   }
   b.scratch.assign(g.nodes.size(), nullptr);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (plan.scratch_of_step[i] >= 0) b.scratch[i] = base + plan.placements[plan.scratch_of_step[i]].offset;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int s = plan.scratch_of_step[i];
+    const size_t planned = s >= 0 ? plan.placements[static_cast<size_t>(s)].buffer.bytes : 0;
+    // The plan must come from this backend's rules (exec::memory_rules): its kernels' scratch.
+    if (planned < p.nodes[i].scratch_bytes)
+      throw Error("node '" + g.nodes[i].name + "': the plan gives it " + std::to_string(planned) +
+                  " scratch bytes, backend '" + p.backend->name() + "' needs " +
+                  std::to_string(p.nodes[i].scratch_bytes) + " (plan it with this backend's memory rules)");
+    if (s >= 0) b.scratch[i] = base + plan.placements[static_cast<size_t>(s)].offset;
+  }
   return b;
 }
 

@@ -15,6 +15,14 @@ std::vector<std::string> KernelTable::ops() const {
   return out;
 }
 
+void Backend::begin_capture() {
+  throw Error("backend '" + name() + "' cannot capture a run (it has no graph capture)");
+}
+
+std::unique_ptr<CapturedRun> Backend::end_capture() {
+  throw Error("backend '" + name() + "' cannot capture a run (it has no graph capture)");
+}
+
 BackendRegistry& BackendRegistry::instance() {
   static BackendRegistry registry;
   return registry;

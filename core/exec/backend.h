@@ -16,12 +16,53 @@
 
 namespace fusebox::exec {
 
+// A run a backend captured (a CUDA graph): replay() launches again, on the same device pointers,
+// the work that was launched between Backend::begin_capture() and end_capture().
+class CapturedRun {
+ public:
+  virtual ~CapturedRun() = default;
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;         // "cpu", "cuda"
   virtual std::string description() const = 0;  // "CPU: OpenBLAS 0.3.21 ..."
   virtual const KernelTable& kernels() const = 0;
+  // Whether its memory is the host's (allocate() returns host pointers, kernels read host
+  // memory): the CPU. evaluate_node (constant folding) runs only on such a backend.
+  bool host_memory() const { return host_memory_; }
+
+  // What kernels run with (KernelArgs::context): stream, library handles. Owned by the backend.
+  const ExecContext* context() const { return &context_; }
+
+  // What this backend can run, asked by the passes (no rewrite creates an op the target cannot
+  // run) and the planner (arena alignment, scratch regions), like ggml's supports_op.
+  // Whether it runs `op` on inputs of these types.
+  virtual bool supports(const std::string& op, const std::vector<ir::TensorType>& inputs) const = 0;
+  // Alignment, in bytes, of allocate()'s memory and of every buffer the planner places in an arena.
+  virtual size_t alignment() const = 0;
+  // Scratch bytes its kernel for ctx.node needs (ctx.scratch_bytes is not read): the planner
+  // places that much in the arena and the kernel gets it as KernelArgs::scratch. Throws
+  // fusebox::Error for an op it has no kernel for.
+  virtual size_t scratch_bytes(const KernelContext& ctx) const = 0;
+
+  // Op events: every executor tells the backend when the kernel of graph node `node_index`
+  // begins and ends (views, which do no work, get none), so a GPU backend can tag what it
+  // launches in between (CUPTI external correlation ids). Only when wants_op_events(), which
+  // executors read once when they are made: a backend that wants none (the CPU) costs nothing.
+  bool wants_op_events() const { return wants_op_events_; }
+  virtual void on_op_begin(size_t /*node_index*/) {}
+  virtual void on_op_end(size_t /*node_index*/) {}
+
+  // Capture and replay (CUDA graphs). When can_capture(), the compiled executor may call
+  // begin_capture(), run its kernels once (they are recorded, not necessarily run), then
+  // end_capture(), and from then on replay the result instead of launching each kernel.
+  // The defaults say no: begin_capture() and end_capture() throw fusebox::Error.
+  virtual bool can_capture() const { return false; }
+  virtual void begin_capture();
+  virtual std::unique_ptr<CapturedRun> end_capture();
 
   // Intra-op threads for the kernels the calling thread runs next (and the BLAS underneath
   // them): one pool per calling thread. Call it on the thread that runs the kernels, before each
@@ -39,6 +80,11 @@ class Backend {
   virtual void synchronize() {}
   // Activity records collected since the last call (GPU backends; empty on CPU).
   virtual std::vector<DeviceActivity> take_activity() { return {}; }
+
+ protected:
+  ExecContext context_;           // what context() hands out; a device backend fills it
+  bool wants_op_events_ = false;  // set by a backend that wants on_op_begin/on_op_end
+  bool host_memory_ = false;      // set by a backend whose memory is the host's
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

@@ -1,5 +1,7 @@
 // The compiled executor: every lookup resolved once into a flat array of kernel calls with bound
-// pointers. A run copies the inputs in, walks the array, and copies the outputs out.
+// pointers. A run copies the inputs in, walks the array, and copies the outputs out. With
+// capture on, the first run's walk is captured by the backend and later runs replay it.
+#include "core/base/error.h"
 #include "core/exec/arena_binding.h"
 #include "core/exec/executor.h"
 
@@ -15,8 +17,12 @@ struct Step {
 
 class CompiledExecutor final : public Executor {
  public:
-  CompiledExecutor(const Program& p, const planner::ExecutionPlan& plan)
-      : program_(p), binding_(bind_arena(p, plan)) {
+  CompiledExecutor(const Program& p, const planner::ExecutionPlan& plan, bool capture)
+      : program_(p),
+        binding_(bind_arena(p, plan)),
+        op_events_(p.backend->wants_op_events()),
+        capture_(capture) {
+    const ExecContext* context = p.backend->context();
     // Pointer arrays live in two flat vectors sized up front, so Step::args can point into them.
     size_t n_in = 0, n_out = 0;
     for (const auto& pn : p.nodes)
@@ -30,31 +36,60 @@ class CompiledExecutor final : public Executor {
       for (const auto& t : pn.node->inputs) in_ptrs_.push_back(binding_.address.at(t));
       void* const* outs = out_ptrs_.data() + out_ptrs_.size();
       for (const auto& t : pn.node->outputs) out_ptrs_.push_back(binding_.address.at(t));
-      steps_.push_back({pn.kernel->run, KernelArgs{ins, outs, binding_.scratch[i], pn.state.get()}, i});
+      steps_.push_back({pn.kernel->run, KernelArgs{ins, outs, binding_.scratch[i], pn.state.get(), context}, i});
     }
   }
 
   std::string name() const override { return "compiled"; }
+  bool captures() const override { return capture_; }
 
   void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) override {
     Backend& backend = *program_.backend;
     binding_.copy_inputs(backend, inputs);
-    if (observer) {
-      for (const Step& s : steps_) {
-        observer->on_op_begin(s.node_index);
-        s.fn(s.args);
-        observer->on_op_end(s.node_index);
+    if (captured_) {
+      captured_->replay();
+    } else if (capture_) {
+      // The captured kernels read and write the arena's fixed addresses, so replaying them after
+      // copying new inputs into the same places is the same run.
+      backend.begin_capture();
+      try {
+        walk(backend, observer);
+      } catch (...) {
+        backend.end_capture();  // leave the backend out of capture mode; nothing is kept
+        throw;
       }
+      captured_ = backend.end_capture();
+      if (!captured_) throw Error("backend '" + backend.name() + "' captured nothing");
+      captured_->replay();
     } else {
-      for (const Step& s : steps_) s.fn(s.args);
+      walk(backend, observer);
     }
     backend.synchronize();
     binding_.copy_outputs(backend, outputs);
   }
 
  private:
+  // One pass over the steps. The plain loop (no observer, a backend that wants no op events) has
+  // no hook in it: the flag was read once, when the executor was made.
+  void walk(Backend& backend, ExecutionObserver* observer) const {
+    if (observer || op_events_) {
+      for (const Step& s : steps_) {
+        if (observer) observer->on_op_begin(s.node_index);
+        if (op_events_) backend.on_op_begin(s.node_index);
+        s.fn(s.args);
+        if (op_events_) backend.on_op_end(s.node_index);
+        if (observer) observer->on_op_end(s.node_index);
+      }
+    } else {
+      for (const Step& s : steps_) s.fn(s.args);
+    }
+  }
+
   const Program& program_;
   ArenaBinding binding_;
+  const bool op_events_;
+  const bool capture_;
+  std::unique_ptr<CapturedRun> captured_;
   std::vector<const void*> in_ptrs_;
   std::vector<void*> out_ptrs_;
   std::vector<Step> steps_;
@@ -63,8 +98,10 @@ class CompiledExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> make_compiled_executor(const Program& program,
-                                                 const planner::ExecutionPlan& plan) {
-  return std::make_unique<CompiledExecutor>(program, plan);
+                                                 const planner::ExecutionPlan& plan, bool capture) {
+  if (capture && !program.backend->can_capture())
+    throw Error("capture asked of backend '" + program.backend->name() + "', which cannot capture a run");
+  return std::make_unique<CompiledExecutor>(program, plan, capture);
 }
 
 }  // namespace fusebox::exec

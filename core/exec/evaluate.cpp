@@ -7,6 +7,9 @@ namespace fusebox::exec {
 
 std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& node,
                                       const std::vector<ir::Tensor>& inputs) {
+  if (!backend.host_memory())
+    throw Error("node '" + node.name + "': cannot evaluate on backend '" + backend.name() +
+                "': its memory is not the host's (constant folding evaluates on the CPU backend)");
   std::vector<ir::TensorType> in_types;
   for (const auto& t : inputs) in_types.push_back({t.dtype(), t.shape()});
   std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
@@ -14,7 +17,7 @@ std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& no
   if (!kernel)
     throw Error("node '" + node.name + "': backend '" + backend.name() + "' has no kernel for op '" +
                 node.op + "'");
-  size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
+  size_t scratch_bytes = backend.scratch_bytes(KernelContext{node, in_types, out_types});
   KernelContext ctx{node, in_types, out_types, scratch_bytes};
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
@@ -25,7 +28,7 @@ std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& no
   for (const auto& t : inputs) in_ptrs.push_back(t.bytes());
   std::vector<void*> out_ptrs;
   for (auto& t : outputs) out_ptrs.push_back(t.bytes());
-  KernelArgs args{in_ptrs.data(), out_ptrs.data(), scratch.bytes(), state.get()};
+  KernelArgs args{in_ptrs.data(), out_ptrs.data(), scratch.bytes(), state.get(), backend.context()};
   kernel->run(args);
   return outputs;
 }

@@ -6,7 +6,13 @@
 //  - compiled:    every lookup done once: a flat array of (kernel, bound pointers); a run is
 //                 one loop. No allocation during a run.
 // Their difference is the dispatch overhead the workbench teaches. All three call the observer's
-// op hooks for the same nodes: every node with a kernel (views do no work and get no hook).
+// op hooks, and the backend's op events when it wants them (Backend::wants_op_events), for the
+// same nodes: every node with a kernel (views do no work and get no hook). Every kernel gets the
+// backend's execution context (KernelArgs::context).
+//
+// Capture (ExecutorOptions::capture): the compiled executor, on a backend that can_capture(),
+// records its first run as one captured run (a CUDA graph) and replays it on every later run.
+// A replayed run launches no kernel itself, so it calls no op hook or op event.
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,10 +23,17 @@
 
 namespace fusebox::exec {
 
+struct ExecutorOptions {
+  bool capture = false;  // capture one run and replay it (see capture_unavailable_reason)
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
   virtual std::string name() const = 0;
+  // Whether runs are captured once and replayed (only the compiled executor, only when asked
+  // and the backend can).
+  virtual bool captures() const { return false; }
   // Host pointers, one per graph input / output, in graph order. Sizes come from the graph.
   virtual void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) = 0;
 };
@@ -31,10 +44,15 @@ std::vector<std::string> executor_names();  // eager, interpreted, compiled
 // Both must outlive the executor. Throws fusebox::Error for an unknown name (listing the valid
 // ones).
 std::unique_ptr<Executor> make_executor(const std::string& name, const Program& program,
-                                        const planner::ExecutionPlan& plan);
+                                        const planner::ExecutionPlan& plan, const ExecutorOptions& options = {});
+
+// Why capture does not apply to `executor` on `backend` ("" when it does): the sentence a front
+// end shows for a capture setting that asks for it, e.g. "backend 'cpu' cannot capture a run".
+std::string capture_unavailable_reason(const std::string& executor, const Backend& backend);
 
 std::unique_ptr<Executor> make_eager_executor(const Program& program);
 std::unique_ptr<Executor> make_interpreted_executor(const Program& program, const planner::ExecutionPlan& plan);
-std::unique_ptr<Executor> make_compiled_executor(const Program& program, const planner::ExecutionPlan& plan);
+std::unique_ptr<Executor> make_compiled_executor(const Program& program, const planner::ExecutionPlan& plan,
+                                                 bool capture = false);
 
 }  // namespace fusebox::exec

@@ -7,6 +7,7 @@
 //    anything up: every decision was made in prepare().
 // A KernelTable maps op names to kernels; each backend owns one (the kernel table keyed by
 // (op, backend) is the set of backends' tables).
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,11 +20,24 @@
 
 namespace fusebox::exec {
 
+// What a kernel runs with, owned by its backend and handed out by it (Backend::context()): the
+// stream its work goes on and the libraries' handles, as opaque pointers so core needs no device
+// headers (on CUDA: cudaStream_t, cublasHandle_t, ...). The CPU backend's is all null. Valid
+// while the backend lives; a kernel only reads it.
+struct ExecContext {
+  int32_t device = 0;
+  void* stream = nullptr;   // the stream kernels launch on (null: the device's default)
+  void* blas = nullptr;     // the BLAS library's handle (cuBLAS)
+  void* dnn = nullptr;      // the DNN library's handle (cuDNN)
+  void* backend_data = nullptr;  // anything else the backend's own kernels share
+};
+
 struct KernelArgs {
   const void* const* inputs = nullptr;  // one pointer per node input (device memory)
   void* const* outputs = nullptr;       // one pointer per node output
-  void* scratch = nullptr;              // planner-given scratch region (size from the op schema)
+  void* scratch = nullptr;              // planner-given scratch region (Backend::scratch_bytes)
   const void* state = nullptr;          // what prepare() returned
+  const ExecContext* context = nullptr;  // the backend's (Backend::context()); never null in executors
 };
 
 using KernelFn = void (*)(const KernelArgs&);

@@ -30,9 +30,10 @@ Program build_program(const ir::Graph& graph, Backend& backend) {
       if (!pn.kernel)
         throw Error("node '" + node.name + "': backend '" + backend.name() + "' has no kernel for op '" +
                     node.op + "'");
-      pn.scratch_bytes = ir::node_scratch_bytes(node, pn.inputs, pn.outputs);
-      KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
       try {
+        // The same question the planner asked (memory_rules), so the region it placed fits.
+        pn.scratch_bytes = backend.scratch_bytes(KernelContext{node, pn.inputs, pn.outputs});
+        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
         if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
       } catch (const Error& e) {
         throw Error("node '" + node.name + "' (" + node.op + "): " + e.what());

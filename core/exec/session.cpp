@@ -37,12 +37,16 @@ Session::Session(ir::Graph model, SessionOptions options)
   opt.passes = passes::parse_pass_list(options_.passes);
   opt.disabled_patterns = options_.disabled_patterns;
   opt.evaluator = cpu_evaluator_ ? cpu_evaluator_.get() : backend_.get();
+  opt.target = backend_.get();
   opt.observer = obs;
   std::shared_ptr<const Compiled> compiled;
   stage(stages_, obs, "optimize", [&] { optimized_ = optimize(original_, opt); });
-  stage(stages_, obs, "plan", [&] { plan_ = plan_memory(*optimized_, options_.planner); });
+  stage(stages_, obs, "plan", [&] { plan_ = plan_memory(*optimized_, options_.planner, *backend_); });
   stage(stages_, obs, "compile", [&] { compiled = compile(optimized_, *backend_); });
-  stage(stages_, obs, "bind", [&] { bound_ = bind_executor(compiled, plan_, options_.executor); });
+  capture_note_ = options_.capture ? capture_unavailable_reason(options_.executor, *backend_) : "";
+  stage(stages_, obs, "bind", [&] {
+    bound_ = bind_executor(compiled, plan_, options_.executor, ExecutorOptions{options_.capture});
+  });
 }
 
 Session::~Session() = default;

@@ -29,6 +29,9 @@ struct SessionOptions {
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"
   std::set<std::string> disabled_patterns;  // fusion patterns fuse_patterns skips
   std::string planner = "greedy_by_size";
+  // Capture one run on the backend and replay it (CUDA graphs): only the compiled executor on a
+  // backend that can capture; elsewhere capture_note() says why it does not apply.
+  bool capture = false;
   ExecutionObserver* observer = nullptr;  // sees the stages and every run
 };
 
@@ -61,6 +64,8 @@ class Session {
   const SessionOptions& options() const { return options_; }
   const std::vector<StageTime>& stages() const { return stages_; }
   int64_t runs() const { return runs_; }
+  // Why options().capture does not apply here ("" when it is off or applies).
+  const std::string& capture_note() const { return capture_note_; }
   void set_observer(ExecutionObserver* observer) { options_.observer = observer; }
 
  private:
@@ -73,6 +78,7 @@ class Session {
   std::unique_ptr<Bound> bound_;
   std::vector<StageTime> stages_;
   int64_t runs_ = 0;
+  std::string capture_note_;
 };
 
 }  // namespace fusebox::exec

@@ -27,15 +27,27 @@ std::shared_ptr<const OptimizedGraph> optimize(const ir::Graph& model, const Opt
   out->graph = model;
   passes::PassContext ctx;
   ctx.evaluator = options.evaluator;
+  ctx.target = options.target;
   ctx.observer = options.observer;
   ctx.disabled_patterns = options.disabled_patterns;
   out->log = passes::run_pipeline(out->graph, options.passes, ctx);
   return out;
 }
 
+planner::MemoryRules memory_rules(const Backend& backend) {
+  planner::MemoryRules rules;
+  rules.alignment = backend.alignment();
+  rules.scratch = [&backend](const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                             const std::vector<ir::TensorType>& outputs) {
+    return backend.scratch_bytes(KernelContext{node, inputs, outputs});
+  };
+  return rules;
+}
+
 std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
-                                                         const std::string& strategy) {
-  return std::make_shared<const planner::ExecutionPlan>(planner::make_plan(optimized.graph, strategy));
+                                                         const std::string& strategy, const Backend& backend) {
+  return std::make_shared<const planner::ExecutionPlan>(
+      planner::make_plan(optimized.graph, strategy, memory_rules(backend)));
 }
 
 std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend) {
@@ -46,11 +58,16 @@ std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> op
 }
 
 std::unique_ptr<Bound> bind_executor(std::shared_ptr<const Compiled> compiled,
-                            std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor) {
+                                     std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor,
+                                     const ExecutorOptions& options) {
   auto out = std::make_unique<Bound>();
   out->compiled = std::move(compiled);
   out->plan = std::move(plan);
-  out->executor = make_executor(executor, out->compiled->program, *out->plan);
+  if (out->compiled->program.backend && out->plan->alignment % out->compiled->program.backend->alignment() != 0)
+    throw Error("the plan was made for " + std::to_string(out->plan->alignment) + "-byte alignment, backend '" +
+                out->compiled->program.backend->name() + "' needs " +
+                std::to_string(out->compiled->program.backend->alignment()));
+  out->executor = make_executor(executor, out->compiled->program, *out->plan, options);
   return out;
 }
 

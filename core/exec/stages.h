@@ -28,8 +28,11 @@ struct OptimizeOptions {
   std::vector<std::string> passes;           // enabled pass names (passes::parse_pass_list)
   std::set<std::string> disabled_patterns;   // fusion patterns fuse_patterns skips
   // Evaluates constant folding: always a CPU backend, whatever the target (a device backend
-  // would be handed host pointers).
+  // would be handed host pointers); evaluate_node refuses any other.
   const Backend* evaluator = nullptr;
+  // The backend the graph will run on: passes ask it supports() before creating an op. Null:
+  // no backend asked (every rewrite allowed), for tools that only look at graphs.
+  const Backend* target = nullptr;
   ExecutionObserver* observer = nullptr;     // hears "verify" and "pass <name>"
 };
 
@@ -42,9 +45,14 @@ struct OptimizedGraph {
 // model, an unknown pass or pattern, or a pass that broke the graph.
 std::shared_ptr<const OptimizedGraph> optimize(const ir::Graph& model, const OptimizeOptions& options);
 
-// The memory plan of the optimized graph with the named strategy (or planner::kBestPlanner).
+// The planner's rules from the backend that will run the plan: its alignment and its kernels'
+// scratch sizes. Holds a reference to `backend`: use it while the backend lives.
+planner::MemoryRules memory_rules(const Backend& backend);
+
+// The memory plan of the optimized graph with the named strategy (or planner::kBestPlanner), for
+// `backend` (memory_rules).
 std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
-                                                         const std::string& strategy);
+                                                         const std::string& strategy, const Backend& backend);
 
 // Kernels prepared and weights uploaded on `backend`; holds the optimized graph it points into.
 struct Compiled {
@@ -60,6 +68,7 @@ struct Bound {
   std::unique_ptr<Executor> executor;
 };
 std::unique_ptr<Bound> bind_executor(std::shared_ptr<const Compiled> compiled,
-                            std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor);
+                                     std::shared_ptr<const planner::ExecutionPlan> plan, const std::string& executor,
+                                     const ExecutorOptions& options = {});
 
 }  // namespace fusebox::exec

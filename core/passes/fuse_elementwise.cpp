@@ -34,7 +34,7 @@ std::optional<ir::EwOp> program_op(const ir::Graph& g, const ir::Node& node) {
   return op;
 }
 
-PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
+PassResult fuse_elementwise(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
   GraphUses uses(g);
   const size_t n = g.nodes.size();
@@ -122,6 +122,13 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext&) {
                            ? "inputs broadcast to " + ir::shape_str(out_shape) + ", not " +
                                  ir::shape_str(g.tensor(last.outputs[0]).shape)
                            : std::to_string(fused.inputs.size()) + " inputs (limit 64)"));
+      for (size_t k : group) rebuilt.push_back(std::move(g.nodes[k]));
+      continue;
+    }
+    std::vector<ir::TensorType> in_types;
+    for (const auto& t : fused.inputs) in_types.push_back({g.tensor(t).dtype, g.tensor(t).shape});
+    if (std::string why = target_refuses(ctx, "FusedElementwise", in_types); !why.empty()) {
+      r.near_miss("elementwise_chain", last.name, names + " not fused: " + why);
       for (size_t k : group) rebuilt.push_back(std::move(g.nodes[k]));
       continue;
     }

@@ -74,7 +74,7 @@ namespace {
 // read only inside the pattern (else the fused node would have to produce them too), and the fused
 // node infers to exactly the anchor's output type.
 std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor,
-                        const FusionMatch& m) {
+                        const FusionMatch& m, const PassContext& ctx) {
   if (*std::max_element(m.nodes.begin(), m.nodes.end()) != anchor)
     return "internal: pattern matched nodes after its anchor";
   for (size_t k : m.nodes) {
@@ -105,7 +105,7 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
   } catch (const Error& e) {
     return std::string("shapes disagree: ") + e.what();
   }
-  return "";
+  return target_refuses(ctx, m.op, in);  // no op the target cannot run
 }
 
 PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
@@ -119,7 +119,7 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
       if (!uses) uses.emplace(g);
       MatchResult found = pattern.try_match(g, *uses, i);
       std::string why = found.near_miss;
-      if (found.match && why.empty()) why = check_match(g, *uses, i, *found.match);
+      if (found.match && why.empty()) why = check_match(g, *uses, i, *found.match, ctx);
       if (!why.empty()) {
         r.near_miss(pattern.name, g.nodes[i].name,
                     pattern.name + " at " + g.nodes[i].name + ": " + why);

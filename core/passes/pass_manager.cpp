@@ -7,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
+#include "core/ir/op_schema.h"
 #include "core/ir/verifier.h"
 #include "core/passes/fusion_patterns.h"
 
@@ -158,6 +159,15 @@ std::string PassLog::to_text() const {
   std::snprintf(line, sizeof line, "total: %zu -> %zu nodes, %.3f ms\n", first, last, total_ms);
   out += line;
   return out;
+}
+
+std::string target_refuses(const PassContext& ctx, const std::string& op,
+                           const std::vector<ir::TensorType>& inputs) {
+  if (!ctx.target || ctx.target->supports(op, inputs)) return "";
+  if (ir::OpRegistry::instance().get(op).view) return "";  // a view runs no kernel anywhere
+  std::vector<std::string> types;
+  for (const auto& t : inputs) types.push_back(ir::dtype_name(t.dtype) + ir::shape_str(t.shape));
+  return "backend '" + ctx.target->name() + "' does not support " + op + " on " + join(types, ", ");
 }
 
 }  // namespace fusebox::passes

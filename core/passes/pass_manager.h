@@ -25,6 +25,9 @@ struct PassContext {
   // Backend that evaluates nodes on host tensors (constant folding). When null, constant_fold
   // does nothing and says so in the log.
   const exec::Backend* evaluator = nullptr;
+  // The backend the graph will run on. A rewrite that would create an op it does not support()
+  // is not done and becomes a near miss saying so. When null, every rewrite is allowed.
+  const exec::Backend* target = nullptr;
   // Told "pass <name>" around each enabled pass (the profiler turns these into NVTX ranges).
   exec::ExecutionObserver* observer = nullptr;
   // Fusion patterns fuse_patterns skips: no rewrite, no near miss (FusionRegistry names;
@@ -65,6 +68,12 @@ struct PassResult {
   // Records a near miss unless one with the same text is there: a pass may meet it again.
   void near_miss(std::string pattern, std::string node, std::string text);
 };
+
+// Why the target backend cannot run `op` on inputs of these types, as the end of a near-miss
+// sentence ("backend 'x' does not support Attention on f32[2,4,8], f32[2,4,8]"); "" when it can
+// or there is no target.
+std::string target_refuses(const PassContext& ctx, const std::string& op,
+                           const std::vector<ir::TensorType>& inputs);
 
 // Appends `miss` unless `misses` has one with the same text.
 void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss);

@@ -2,16 +2,21 @@
 
 #include <algorithm>
 
+#include "core/base/error.h"
 #include "core/ir/op_schema.h"
 
 namespace fusebox::planner {
 
-size_t align_bytes(size_t bytes) {
-  size_t a = ir::kAlignment;
+size_t align_bytes(size_t bytes, size_t a) {
   return std::max<size_t>(a, (bytes + a - 1) / a * a);
 }
 
-Lifetimes analyze_lifetimes(const ir::Graph& g) {
+Lifetimes analyze_lifetimes(const ir::Graph& g, const MemoryRules& rules) {
+  const size_t a = rules.alignment;
+  if (a == 0 || (a & (a - 1)) != 0)
+    throw Error("planner: alignment must be a power of two, got " + std::to_string(a));
+  if (!rules.scratch) throw Error("planner: the memory rules have no scratch function");
+  auto aligned = [a](size_t bytes) { return align_bytes(bytes, a); };
   Lifetimes lt;
   lt.num_steps = static_cast<int>(g.nodes.size());
   const int last_step = std::max(0, lt.num_steps - 1);
@@ -28,7 +33,7 @@ Lifetimes analyze_lifetimes(const ir::Graph& g) {
 
   for (const auto& in : g.inputs) {
     index[in] = lt.buffers.size();
-    lt.buffers.push_back({in, align_bytes(g.tensor(in).nbytes()), 0, 0, false, -1});
+    lt.buffers.push_back({in, aligned(g.tensor(in).nbytes()), 0, 0, false, -1});
   }
   for (int step = 0; step < lt.num_steps; ++step) {
     const ir::Node& node = g.nodes[step];
@@ -40,14 +45,14 @@ Lifetimes analyze_lifetimes(const ir::Graph& g) {
     }
     for (const auto& out : node.outputs) {
       index[out] = lt.buffers.size();
-      lt.buffers.push_back({out, align_bytes(g.tensor(out).nbytes()), step, step, false, -1});
+      lt.buffers.push_back({out, aligned(g.tensor(out).nbytes()), step, step, false, -1});
     }
     std::vector<ir::TensorType> in_types, out_types;
     for (const auto& in : node.inputs) in_types.push_back({g.tensor(in).dtype, g.tensor(in).shape});
     for (const auto& out : node.outputs) out_types.push_back({g.tensor(out).dtype, g.tensor(out).shape});
-    size_t scratch = ir::node_scratch_bytes(node, in_types, out_types);
+    size_t scratch = rules.scratch(node, in_types, out_types);
     if (scratch > 0)
-      lt.buffers.push_back({node.name + ":scratch", align_bytes(scratch), step, step, true, step});
+      lt.buffers.push_back({node.name + ":scratch", aligned(scratch), step, step, true, step});
   }
   for (const auto& out : g.outputs) touch(out, last_step);
 

@@ -1,7 +1,7 @@
 #pragma once
 // Lifetime analysis over a graph's execution order (step i = graph.nodes[i]).
 //  - Every tensor that needs arena memory gets one Buffer: graph inputs (copied in before step 0),
-//    node outputs, and kernel scratch (sized by the op schema, live for exactly its step).
+//    node outputs, and kernel scratch (sized by the target backend, live for exactly its step).
 //  - View outputs (Reshape & co) get no buffer: they alias their source's root buffer, and each
 //    use of a view extends the root's life.
 //  - Graph outputs live to the last step. Weights live outside the arena and get no buffer.
@@ -12,12 +12,20 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ir/op_schema.h"
 
 namespace fusebox::planner {
 
+// What the planner takes from the backend that will run the plan (exec::memory_rules makes it
+// from one): the alignment of every buffer and each kernel's scratch bytes.
+struct MemoryRules {
+  size_t alignment = 0;  // a power of two
+  ir::ScratchFn scratch;  // node, input types, output types -> bytes
+};
+
 struct Buffer {
   std::string name;  // tensor name, or "<node>:scratch"
-  size_t bytes = 0;  // rounded up to the 64-byte alignment
+  size_t bytes = 0;  // rounded up to the rules' alignment
   int first = 0;     // first step it must hold data (inclusive)
   int last = 0;      // last step it must hold data (inclusive)
   bool scratch = false;
@@ -34,7 +42,9 @@ struct Lifetimes {
   std::vector<size_t> live_bytes;      // per step
 };
 
-Lifetimes analyze_lifetimes(const ir::Graph& graph);
-size_t align_bytes(size_t bytes);
+// Throws fusebox::Error for rules with no scratch function or an alignment not a power of two.
+Lifetimes analyze_lifetimes(const ir::Graph& graph, const MemoryRules& rules);
+// `bytes` rounded up to a multiple of `alignment` (at least one alignment).
+size_t align_bytes(size_t bytes, size_t alignment);
 
 }  // namespace fusebox::planner

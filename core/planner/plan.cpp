@@ -20,14 +20,15 @@ size_t arena_of(const std::vector<Buffer>& buffers, const std::vector<size_t>& o
 
 }  // namespace
 
-ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name) {
+ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name, const MemoryRules& rules) {
   const bool best = strategy_name == kBestPlanner;
   const Strategy* strategy = best ? nullptr : find_strategy(strategy_name);
   if (!best && !strategy)
     throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategy_names(), ", ") +
                 ", " + kBestPlanner + ")");
-  Lifetimes lt = analyze_lifetimes(graph);
+  Lifetimes lt = analyze_lifetimes(graph, rules);
   ExecutionPlan plan;
+  plan.alignment = rules.alignment;
   std::vector<size_t> offsets;
   if (best) {
     if (strategies().empty()) throw Error("planner 'best': no strategy is registered");
@@ -86,7 +87,9 @@ ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name
 std::string check_plan(const ExecutionPlan& plan) {
   const auto& p = plan.placements;
   for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i].offset % ir::kAlignment != 0) return p[i].buffer.name + " is not 64-byte aligned";
+    if (plan.alignment == 0 || p[i].offset % plan.alignment != 0)
+      return p[i].buffer.name + " at offset " + std::to_string(p[i].offset) + " is not " +
+             std::to_string(plan.alignment) + "-byte aligned";
     if (p[i].offset + p[i].buffer.bytes > plan.arena_bytes) return p[i].buffer.name + " ends past the arena";
     for (size_t j = i + 1; j < p.size(); ++j) {
       const Buffer &a = p[i].buffer, &b = p[j].buffer;

@@ -14,7 +14,7 @@ namespace fusebox::planner {
 
 struct Placement {
   Buffer buffer;
-  size_t offset = 0;  // bytes from the arena start, 64-byte aligned
+  size_t offset = 0;  // bytes from the arena start, a multiple of the plan's alignment
 };
 
 enum class Storage : uint8_t { Arena, Weight };
@@ -32,6 +32,7 @@ struct ExecutionPlan {
   std::vector<Placement> placements;                     // one per buffer
   std::unordered_map<std::string, Location> locations;   // every tensor a node or output uses
   std::vector<int> scratch_of_step;  // per node: index into placements, or -1
+  size_t alignment = 0;              // the rules' (the target backend's)
   size_t arena_bytes = 0;
   size_t lower_bound_bytes = 0;
   std::vector<size_t> live_bytes;    // per step, from the lifetimes
@@ -44,10 +45,11 @@ struct ExecutionPlan {
 };
 
 // Plans `graph` with the named strategy, or with kBestPlanner every registered strategy, keeping
-// the smallest arena (the first in registry order on ties). Throws fusebox::Error for an unknown
-// strategy (listing the valid ones) or an inconsistent graph.
+// the smallest arena (the first in registry order on ties), with the target backend's alignment
+// and scratch sizes (`rules`). Throws fusebox::Error for an unknown strategy (listing the valid
+// ones), bad rules or an inconsistent graph.
 inline constexpr const char* kBestPlanner = "best";
-ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy);
+ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy, const MemoryRules& rules);
 
 // Checks the plan's invariant: buffers whose lifetimes overlap do not overlap in the arena, and
 // every buffer fits. Returns an empty string when it holds, else a description of the clash.

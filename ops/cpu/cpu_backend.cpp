@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/base/error.h"
+#include "core/ir/op_schema.h"
 
 namespace fusebox::cpu {
 
@@ -15,6 +16,7 @@ namespace {
 class CpuBackend final : public exec::Backend {
  public:
   CpuBackend() {
+    host_memory_ = true;  // kernels get null stream and handles (context_ stays empty)
     add_matmul_kernels(table_);
     add_elementwise_kernels(table_);
     add_fused_elementwise_kernels(table_);
@@ -28,6 +30,17 @@ class CpuBackend final : public exec::Backend {
     return std::string("CPU: ") + openblas_get_config();
   }
   const exec::KernelTable& kernels() const override { return table_; }
+
+  // Every op it has a kernel for, on whatever the kernel's prepare() accepts (it names what it
+  // refuses then). Scratch: the sizes the op schemas give are this backend's kernels' needs.
+  bool supports(const std::string& op, const std::vector<ir::TensorType>& /*inputs*/) const override {
+    return table_.find(op) != nullptr;
+  }
+  size_t alignment() const override { return ir::kAlignment; }
+  size_t scratch_bytes(const exec::KernelContext& ctx) const override {
+    if (!table_.find(ctx.node.op)) throw Error("backend 'cpu' has no kernel for op '" + ctx.node.op + "'");
+    return ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
+  }
 
   // OpenMP's thread count is per calling thread (its nthreads ICV), and our kernels size their
   // teams from omp_get_max_threads(). The OpenMP build of OpenBLAS follows the same ICV at each

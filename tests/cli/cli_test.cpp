@@ -45,6 +45,24 @@ TEST(Cli, RunJsonHasTheDocumentedKeys) {
   EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({1, 10}));
 }
 
+// capture=on on the CPU: the run goes on and both the text and the JSON say it did not apply.
+TEST(Cli, CaptureOnTheCpuIsReportedNotApplicable) {
+  Result r = run_cli("run mlp --capture on --iters 2 --warmup 0 --profile-runs 0");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("capture    not applicable: backend 'cpu' cannot capture a run (it has no graph capture)"),
+            std::string::npos)
+      << r.out;
+  auto j = json_of("run mlp --set capture=on --iters 2 --warmup 0 --profile-runs 0");
+  EXPECT_EQ(j["capture"]["asked"], true);
+  EXPECT_EQ(j["capture"]["applied"], false);
+  EXPECT_EQ(j["capture"]["not_applicable"], "backend 'cpu' cannot capture a run (it has no graph capture)");
+  EXPECT_EQ(json_of("run mlp --iters 2 --warmup 0 --profile-runs 0")["capture"]["asked"], false);
+  Result bad = run_cli("run mlp --capture maybe");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--capture: expected on | off | true | false | 1 | 0, got \"maybe\""), std::string::npos)
+      << bad.out;
+}
+
 TEST(Cli, EagerAndCompiledPrintTheSameChecksums) {
   auto a = json_of("run transformer --executor compiled --iters 3 --warmup 0");
   auto b = json_of("run transformer --executor eager --iters 3 --warmup 0");

@@ -7,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/exec/evaluate.h"
+#include "core/exec/stages.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/pass_manager.h"
 #include "core/planner/plan.h"
@@ -15,6 +16,13 @@
 
 namespace fusebox {
 namespace {
+
+// The CPU backend's memory rules, as a session would plan with them.
+const planner::MemoryRules& cpu_rules() {
+  static const std::unique_ptr<exec::Backend> cpu = cpu::make_backend();
+  static const planner::MemoryRules rules = exec::memory_rules(*cpu);
+  return rules;
+}
 
 void expect_valid(const planner::ExecutionPlan& plan, const std::string& what) {
   const auto& p = plan.placements;
@@ -43,7 +51,7 @@ TEST(Planner, EveryStrategyOnEveryBuiltinModelAndPassSubset) {
       ctx.evaluator = backend.get();
       passes::run_pipeline(g, enabled, ctx);
       for (const auto& strategy : planner::strategy_names())
-        expect_valid(planner::make_plan(g, strategy), std::string(spec) + " " + strategy + " mask " + std::to_string(mask));
+        expect_valid(planner::make_plan(g, strategy, cpu_rules()), std::string(spec) + " " + strategy + " mask " + std::to_string(mask));
     }
   }
 }
@@ -55,13 +63,13 @@ TEST(Planner, LowerBoundIsTheMostBytesLiveAtOnce) {
   std::string t = "x";
   for (int i = 0; i < 6; ++i) t = g.add_node(i % 2 ? "Relu" : "Neg", {t});
   g.outputs = {t};
-  planner::Lifetimes lt = planner::analyze_lifetimes(g);
+  planner::Lifetimes lt = planner::analyze_lifetimes(g, cpu_rules());
   EXPECT_EQ(lt.lower_bound, 2u * 1024);
-  planner::ExecutionPlan naive = planner::make_plan(g, "naive");
+  planner::ExecutionPlan naive = planner::make_plan(g, "naive", cpu_rules());
   EXPECT_EQ(naive.arena_bytes, 7u * 1024);
-  planner::ExecutionPlan greedy = planner::make_plan(g, "greedy_by_size");
+  planner::ExecutionPlan greedy = planner::make_plan(g, "greedy_by_size", cpu_rules());
   EXPECT_EQ(greedy.arena_bytes, greedy.lower_bound_bytes) << "greedy_by_size reaches the bound on a chain";
-  EXPECT_EQ(planner::make_plan(g, "first_fit").arena_bytes, 2u * 1024);
+  EXPECT_EQ(planner::make_plan(g, "first_fit", cpu_rules()).arena_bytes, 2u * 1024);
 }
 
 TEST(Planner, ViewsAliasAndExtendTheirSourcesLife) {
@@ -78,7 +86,7 @@ TEST(Planner, ViewsAliasAndExtendTheirSourcesLife) {
   std::string v2 = g.add_node("Reshape", {v}, shape2);
   std::string d = g.add_node("Add", {v2, c});
   g.outputs = {d};
-  planner::ExecutionPlan plan = planner::make_plan(g, "greedy_by_size");
+  planner::ExecutionPlan plan = planner::make_plan(g, "greedy_by_size", cpu_rules());
   EXPECT_EQ(plan.locations.at(v).root, a);
   EXPECT_EQ(plan.locations.at(v2).root, a);
   EXPECT_EQ(plan.locations.at(v2).offset, plan.locations.at(a).offset);
@@ -98,7 +106,7 @@ TEST(Planner, AttentionScratchLivesOneStep) {
   at.set("scale", 0.5);
   std::string o = g.add_node("Attention", {"q", "k", "v"}, at, "attn");
   g.outputs = {o};
-  planner::ExecutionPlan plan = planner::make_plan(g, "first_fit");
+  planner::ExecutionPlan plan = planner::make_plan(g, "first_fit", cpu_rules());
   ASSERT_EQ(plan.scratch_of_step.size(), 1u);
   ASSERT_GE(plan.scratch_of_step[0], 0);
   const auto& s = plan.placements[plan.scratch_of_step[0]];
@@ -139,7 +147,7 @@ TEST(Planner, RandomGraphs) {
     g.outputs = {pool.back()};
     if (rng() % 2) g.outputs.push_back(pool[rng() % pool.size()]);
     for (const auto& strategy : planner::strategy_names())
-      expect_valid(planner::make_plan(g, strategy), g.name + " " + strategy);
+      expect_valid(planner::make_plan(g, strategy, cpu_rules()), g.name + " " + strategy);
   }
 }
 
@@ -148,12 +156,12 @@ TEST(Planner, RandomGraphs) {
 TEST(Planner, BestKeepsTheSmallestArena) {
   for (const char* spec : {"stack:layers=2,seq=16,d=32,heads=2,ffn=64", "mlp:dims=64-32-10,batch=4"}) {
     ir::Graph g = models::build_model(spec, 3);
-    planner::ExecutionPlan best = planner::make_plan(g, planner::kBestPlanner);
+    planner::ExecutionPlan best = planner::make_plan(g, planner::kBestPlanner, cpu_rules());
     ASSERT_EQ(best.tried.size(), planner::strategies().size()) << spec;
     std::string want;
     size_t smallest = SIZE_MAX;
     for (const auto& s : planner::strategies()) {
-      const size_t arena = planner::make_plan(g, s.name).arena_bytes;
+      const size_t arena = planner::make_plan(g, s.name, cpu_rules()).arena_bytes;
       if (arena < smallest) {
         smallest = arena;
         want = s.name;
@@ -170,12 +178,53 @@ TEST(Planner, UnknownStrategyListsValidOnes) {
   g.add_input("x", ir::DType::f32, {4});
   g.outputs = {g.add_node("Relu", {"x"})};
   try {
-    planner::make_plan(g, "best_effort");
+    planner::make_plan(g, "best_effort", cpu_rules());
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("greedy_by_size"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(", best)"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace fusebox
+
+namespace fusebox {
+namespace {
+
+// The planner places what the rules (the target backend) say: their alignment and their scratch.
+TEST(Planner, AlignmentAndScratchComeFromTheRules) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {10});  // 40 bytes
+  std::string a = g.add_node("Relu", {"x"});
+  g.outputs = {g.add_node("Neg", {a})};
+  planner::MemoryRules rules;
+  rules.alignment = 128;
+  rules.scratch = [](const ir::Node& n, const std::vector<ir::TensorType>&, const std::vector<ir::TensorType>&) {
+    return n.op == "Relu" ? size_t{300} : size_t{0};
+  };
+  for (const auto& strategy : planner::strategy_names()) {
+    planner::ExecutionPlan plan = planner::make_plan(g, strategy, rules);
+    EXPECT_EQ(plan.alignment, 128u);
+    for (const auto& p : plan.placements) {
+      EXPECT_EQ(p.offset % 128, 0u) << strategy << " " << p.buffer.name;
+      EXPECT_EQ(p.buffer.bytes, p.buffer.scratch ? 384u : 128u) << strategy << " " << p.buffer.name;
+    }
+    ASSERT_GE(plan.scratch_of_step[0], 0);
+    EXPECT_EQ(plan.scratch_of_step[1], -1);
+    EXPECT_EQ(planner::check_plan(plan), "");
+    plan.alignment = 256;  // what another backend would need
+    bool misaligned = false;
+    for (const auto& p : plan.placements) misaligned |= p.offset % 256 != 0;
+    if (misaligned) {
+      EXPECT_NE(planner::check_plan(plan).find("is not 256-byte aligned"), std::string::npos);
+    }
+  }
+  rules.alignment = 48;
+  EXPECT_THROW(planner::make_plan(g, "naive", rules), Error);
+  rules.alignment = 64;
+  rules.scratch = nullptr;
+  EXPECT_THROW(planner::make_plan(g, "naive", rules), Error);
 }
 
 }  // namespace

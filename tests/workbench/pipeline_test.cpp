@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 
 #include "app/workbench/pipeline.h"
+#include "app/workbench/report.h"
 #include "tests/support/graph_eval.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -54,6 +55,30 @@ TEST(Pipeline, EachFlipRerunsOnlyItsDownstreamStages) {
   EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "passes back: graph, plan and kernels cached";
   s.seed = 7;
   EXPECT_EQ(delta(p, s), (Counts{1, 1, 1, 1, 1, 1})) << "seed: new weights";
+}
+
+// Capture asked of a backend that cannot capture: the run goes on, and the result says the
+// setting did not apply and why (JSON and text), instead of dropping it silently.
+TEST(Pipeline, CaptureOnTheCpuIsReportedNotApplicable) {
+  Pipeline p(fixed_roofline);
+  Settings s = small_settings();
+  s.profile_runs = 0;
+  auto off = p.run(s);
+  EXPECT_EQ(off->capture_note, "");
+  EXPECT_EQ(report_text(*off).find("capture"), std::string::npos);
+  s.capture = true;
+  EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "capture: plan and kernels reused";
+  auto on = p.run(s);
+  const std::string why = "backend 'cpu' cannot capture a run (it has no graph capture)";
+  EXPECT_EQ(on->capture_note, why);
+  EXPECT_NE(report_text(*on).find("capture    not applicable: " + why), std::string::npos) << report_text(*on);
+  const nlohmann::json j = to_json(*on);
+  EXPECT_EQ(j["capture"]["asked"], true);
+  EXPECT_EQ(j["capture"]["applied"], false);
+  EXPECT_EQ(j["capture"]["not_applicable"], why);
+  ASSERT_EQ(on->outputs.size(), off->outputs.size());
+  for (size_t i = 0; i < on->outputs.size(); ++i)
+    EXPECT_LE(testing::tolerance_ratio(on->outputs[i], off->outputs[i], 1e-6, 1e-6), 1.0) << "same run either way";
 }
 
 TEST(Pipeline, ResultsSayWhichStagesWereReused) {

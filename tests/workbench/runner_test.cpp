@@ -173,6 +173,11 @@ class ProbeBackend final : public exec::Backend {
   std::string name() const override { return "cpu_probe"; }
   std::string description() const override { return "CPU with a thread probe"; }
   const exec::KernelTable& kernels() const override { return table_; }
+  bool supports(const std::string& op, const std::vector<ir::TensorType>& in) const override {
+    return cpu_->supports(op, in);
+  }
+  size_t alignment() const override { return cpu_->alignment(); }
+  size_t scratch_bytes(const exec::KernelContext& ctx) const override { return cpu_->scratch_bytes(ctx); }
   void bind_threads(int threads) const override { cpu_->bind_threads(threads); }
   std::shared_ptr<void> allocate(size_t bytes) override { return cpu_->allocate(bytes); }
   std::shared_ptr<const void> upload(const ir::Tensor& w) override { return cpu_->upload(w); }

@@ -99,6 +99,7 @@ Settings custom() {
   s.passes_off = {"constant_fold", "dce"};
   s.patterns_off = {"attention"};
   s.planner = "first_fit";
+  s.capture = true;
   s.warmup = 0;
   s.iters = 7;
   s.profile_runs = 2;
@@ -167,6 +168,8 @@ TEST_F(SettingsTest, LabelIsOneLineWithPatternsOffOnlyWhenAny) {
             "passes=absorb_matmul,constant_fold,fuse_patterns,absorb_layout,fuse_elementwise "
             "executor=eager threads=4 planner=greedy_by_size backend=cpu "
             "patterns_off=attention,gelu");
+  s.capture = true;
+  EXPECT_NE(s.label().find(" capture=on"), std::string::npos) << s.label();
   EXPECT_FALSE(s.pattern_on("gelu"));
   EXPECT_TRUE(s.pattern_on("layernorm"));
 }
@@ -233,7 +236,7 @@ TEST_F(SettingsTest, KeyValueSetsEveryField) {
       s,
       "model=model.onnx; dims.batch=4 dims.seq=16 seed=18446744073709551615 "
       "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3;"
-      "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit "
+      "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit capture=on "
       "warmup=0 iters=7 profile_runs=2",
       "--a");
   EXPECT_EQ(s, custom()) << to_text(s);
@@ -282,6 +285,8 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                            "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,matmul_add",
                            "--planner",
                            "first_fit",
+                           "--capture",
+                           "on",
                            "--warmup",
                            "0",
                            "--iters",
@@ -325,7 +330,7 @@ TEST_F(SettingsTest, FlagHelpKeepsTheNamesAndShowsDefaults) {
   SettingsFlags flags(&app, {}, defaults);
   const std::string help = app.help();
   for (const char* flag : {"--backend", "--executor", "--threads", "--passes", "--patterns",
-                           "--planner", "--seed", "--warmup", "--iters", "--profile-runs",
+                           "--planner", "--capture", "--seed", "--warmup", "--iters", "--profile-runs",
                            "--input", "--dim", "--settings", "--set", "MODEL"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag << "\n" << help;
   EXPECT_NE(help.find("eager | interpreted | compiled"), std::string::npos) << help;
@@ -385,8 +390,9 @@ TEST_F(SettingsTest, JsonErrorsNameThePathAndSuggest) {
             "s.json: /planer: unknown key 'planer' (did you mean 'planner'?)");
   EXPECT_EQ(json_error(R"({"frobnicate": 1})"),
             "s.json: /frobnicate: unknown key 'frobnicate' (valid: model, backend, executor, "
-            "threads, passes, patterns, planner, seed, warmup, iters, profile_runs, inputs, "
+            "threads, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
             "dims)");
+  EXPECT_EQ(json_error(R"({"capture": "yes"})"), "s.json: /capture: expected true or false, got \"yes\"");
   EXPECT_EQ(json_error(R"({"passes": {"fuse_patern": false}})"),
             "s.json: /passes/fuse_patern: unknown pass 'fuse_patern' (did you mean "
             "'fuse_patterns'? valid: " +
