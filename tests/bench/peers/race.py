@@ -29,18 +29,20 @@ binding) is reported too: ORT minus that floor is the fair figure for its engine
 
 Fair conditions: the workers take turns on the same cores, so a runtime whose threads keep spinning
 after its turn steals the core the next runtime's second thread needs (before issue 14 only
-PyTorch ran at OMP_WAIT_POLICY=PASSIVE, and it came out slower at 2 threads than at 1). Every
-runtime now idles the same way, --wait-policy (default passive): passive sets OMP_WAIT_POLICY=
-PASSIVE for PyTorch (in this process, before numpy or torch load libgomp) and for the fusebox
-workers, and session.intra_op.allow_spinning=0 (inter_op too) for ONNX Runtime, whose own thread
-pool ignores OMP_WAIT_POLICY (ort_worker.js --spinning 0); active spins all of them (ACTIVE,
-allow_spinning=1); default leaves each at its runtime's default (spin a while, then sleep); mixed
-is the old race (with --settle-ms 0 exactly). Before each worker's turn the race also pauses
---settle-ms (default 20 ms, nobody timed) so the previous worker's threads are asleep when the
-next one starts. --alone torch (the default) then times eager PyTorch again after each model's
-race with every other worker closed, the same rounds and calls, in a column of its own: where it
-agrees with PyTorch's race column, the race did not slow PyTorch down (`--alone torch,ort,fusebox`
-does the same for the others; none skips it).
+PyTorch ran at OMP_WAIT_POLICY=PASSIVE while the others spun). Now every runtime runs under the same
+conditions, --wait-policy: default (the default) leaves each runtime at its own default (libgomp
+and ORT's pool spin a while after a call, then sleep), and before each worker's turn the race
+pauses --settle-ms (default 20 ms, nobody timed), long enough for the previous worker's threads to
+go to sleep, so each runtime is timed as a user runs it, on idle cores. passive sets
+OMP_WAIT_POLICY=PASSIVE for PyTorch (in this process, before numpy or torch load libgomp) and for
+the fusebox workers, and session.intra_op.allow_spinning=0 (inter_op too) for ONNX Runtime, whose
+own thread pool ignores OMP_WAIT_POLICY (ort_worker.js --spinning 0): every fork then wakes
+sleeping threads (~20 us on this machine), which costs all three runtimes at 2 threads; active
+spins all of them (ACTIVE, allow_spinning=1); mixed is the old race (with --settle-ms 0 exactly).
+--alone torch (the default) then times eager PyTorch again after each model's race with every
+other worker closed, the same rounds and calls, in a column of its own: where it agrees with
+PyTorch's race column, the race did not slow PyTorch down (`--alone torch,ort,fusebox` does the
+same for the others; none skips it).
 
 Roofline: the fusebox worker reports the FLOPs of one call (ir::node_cost summed over the graph it
 runs). The GEMM peak is raced like a peer: a 512 x 512 MatMul against a weight (what `fusebox
@@ -775,10 +777,11 @@ def main():
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                     help="value of a dynamic dim of the given .onnx files (default 1)")
     ap.add_argument("--no-dispatch", action="store_true", help="skip the dispatch race")
-    ap.add_argument("--wait-policy", choices=sorted(WAIT_POLICIES), default="passive",
-                    help="what idle runtime threads do, the same for all: passive (default; sleep), active "
-                         "(spin) or default (each runtime's own: spin a while, then sleep); mixed is the race "
-                         "before issue 14 (PyTorch passive, the others their defaults; with --settle-ms 0)")
+    ap.add_argument("--wait-policy", choices=sorted(WAIT_POLICIES), default="default",
+                    help="what idle runtime threads do, the same for all: default (the default: each runtime's "
+                         "own, spin a while, then sleep; the pause between turns lets them sleep), passive "
+                         "(sleep at once), active (spin); mixed is the race before issue 14 (PyTorch passive, "
+                         "the others their defaults; with --settle-ms 0)")
     ap.add_argument("--settle-ms", type=float, default=20.0,
                     help="pause before each worker's turn, nobody timed (default 20; 0: none)")
     ap.add_argument("--alone", default="torch", metavar="RUNTIMES",
