@@ -1,5 +1,6 @@
 // fuse_patterns: each builtin pattern, its accepted variants and its near misses.
 #include <cmath>
+#include <limits>
 
 #include "core/passes/fusion_patterns.h"
 #include "tests/passes/pass_test_util.h"
@@ -195,7 +196,10 @@ TEST(FusePatterns, SkipLayerNormNearMisses) {
 
 struct AttentionSpelling {
   const char* scale_op = "Mul";  // "Mul", "Div" or "" (scale folded into alpha: transB form)
-  bool mask = false;
+  // 0: none; 1: Add of a random [3,5] constant; 2: Where(tril == 0, -inf, S) (GPT's causal
+  // mask, cond [1,1,3,5]); 3: Where of a constant cond that is not causal; 4: Where of a cond
+  // computed at run time; 5: Add of the causal 0 / -inf constant
+  int mask = 0;
   ir::Shape k_shape{2, 2, 5, 4};
 };
 
@@ -218,9 +222,28 @@ ir::Graph attention_graph(const AttentionSpelling& s) {
     g.add_weight("c", scalar(std::string(s.scale_op) == "Mul" ? 0.5f : 2.0f));
     scores = g.add_node(s.scale_op, {scores, "c"}, {}, "Scale_2");
   }
-  if (s.mask) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (s.mask == 1) {
     g.add_weight("mask", random_tensor({3, 5}, 3));
     scores = g.add_node("Add", {scores, "mask"}, {}, "Mask_3");
+  } else if (s.mask == 5) {
+    ir::Tensor m(ir::DType::f32, {3, 5});
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) m.data<float>()[i * 5 + j] = j > i ? -inf : 0.0f;
+    g.add_weight("mask", m);
+    scores = g.add_node("Add", {"mask", scores}, {}, "Mask_3");
+  } else if (s.mask >= 2) {
+    if (s.mask == 4) {
+      g.add_input("cond", ir::DType::i64, {3, 5});
+    } else {
+      ir::Tensor c(ir::DType::i64, {1, 1, 3, 5});
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          c.data<int64_t>()[i * 5 + j] = s.mask == 2 ? j > i : (i + j) % 3 == 1;
+      g.add_weight("cond", c);
+    }
+    g.add_weight("neg_inf", scalar(-inf));
+    scores = g.add_node("Where", {"cond", "neg_inf", scores}, {}, "Mask_3");
   }
   std::string p = g.add_node("Softmax", {scores}, {}, "Softmax_4");
   g.outputs = {g.add_node("MatMul", {p, "v"}, {}, "MatMul_5")};
@@ -255,14 +278,49 @@ TEST(FusePatterns, AttentionAfterAbsorbReadsKDirectly) {
   expect_same_outputs(before, g);
 }
 
+TEST(FusePatterns, AttentionWithMasks) {
+  // GPT's tril mask through Where, or the same mask as an added 0 / -inf constant: causal=1, no
+  // mask input (the kernel skips the hidden keys).
+  for (int kind : {2, 5}) {
+    for (const char* scale : {"Mul", ""}) {
+      ir::Graph g = attention_graph({scale, kind});
+      ir::Graph before = g;
+      PassLogEntry e = run_pass(g, "fuse_patterns");
+      SCOPED_TRACE("mask kind " + std::to_string(kind) + " scale '" + scale + "'");
+      const ir::Node* a = find_op(g, "Attention");
+      ASSERT_NE(a, nullptr);
+      EXPECT_EQ(a->attrs.get_int("causal", 0), 1);
+      EXPECT_EQ(a->inputs.size(), 3u);
+      EXPECT_EQ(count_op(g, "Where") + count_op(g, "Add") + count_op(g, "Softmax"), 0);
+      expect_same_outputs(before, g);
+    }
+  }
+  // Any other constant Where mask: an additive 0 / -inf weight; an Add's M: passed as it is.
+  for (int kind : {3, 1}) {
+    ir::Graph g = attention_graph({"Mul", kind});
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    SCOPED_TRACE("mask kind " + std::to_string(kind));
+    const ir::Node* a = find_op(g, "Attention");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->attrs.get_int("causal", 0), 0);
+    ASSERT_EQ(a->inputs.size(), 4u);
+    if (kind == 1) {
+      EXPECT_EQ(a->inputs[3], "mask");
+    }
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_1 + Scale_2 + Mask_3 + Softmax_4 + MatMul_5 -> Attention_1"));
+    expect_same_outputs(before, g);
+  }
+}
+
 TEST(FusePatterns, AttentionNearMisses) {
   {
-    ir::Graph g = attention_graph({"Mul", true});
+    ir::Graph g = attention_graph({"Mul", 4});
     PassLogEntry e = run_pass(g, "fuse_patterns");
     EXPECT_EQ(count_op(g, "Attention"), 0);
-    EXPECT_TRUE(has_line(
-        e.near_misses,
-        "attention at MatMul_5: Softmax_4's input comes from Mask_3, not from a MatMul Q K^T"));
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "attention at MatMul_5: Mask_3's condition 'cond' is computed at run "
+                         "time, not a constant mask"));
   }
   {
     ir::Graph g = attention_graph({"", false, {1, 2, 5, 4}});  // K broadcast over the batch
