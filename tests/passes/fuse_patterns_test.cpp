@@ -12,7 +12,8 @@ TEST(FusionRegistry, BuiltinPatternsInOrder) {
   std::vector<std::string> names;
   for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "skip_layernorm", "attention",
-                                             "bias_relu", "bias_gelu", "matmul_add"}));
+                                             "bias_relu", "bias_gelu", "bias_tanh", "bias_sigmoid",
+                                             "matmul_add"}));
 }
 
 // ---- GELU -------------------------------------------------------------------------------------
@@ -64,6 +65,50 @@ TEST(FusePatterns, GeluSpellings) {
     EXPECT_EQ(g.nodes[0].outputs, before.outputs);
     expect_same_outputs(before, g);
   }
+}
+
+// tanh GELU as PyTorch exports nn.GELU(approximate="tanh"): x^3 as Mul(x, Mul(x, x)) or
+// Pow(x, 3), constants on either side, 0.5 applied last or first.
+ir::Graph gelu_tanh_graph(bool pow, bool commuted, bool half_first, float c1 = 0.7978845608f) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {2, 8});
+  g.add_weight("c2", scalar(0.044715f));
+  g.add_weight("c1", scalar(c1));
+  g.add_weight("one", scalar(1.0f));
+  g.add_weight("half", scalar(0.5f));
+  g.add_weight("three", scalar(3.0f));
+  auto bin = [&](const char* op, const std::string& a, const std::string& b,
+                 const std::string& name) {
+    return commuted ? g.add_node(op, {b, a}, {}, name) : g.add_node(op, {a, b}, {}, name);
+  };
+  std::string cube = pow ? g.add_node("Pow", {"x", "three"}, {}, "Pow_1")
+                         : bin("Mul", "x", g.add_node("Mul", {"x", "x"}, {}, "Mul_0"), "Mul_1");
+  std::string inner = bin("Add", "x", bin("Mul", "c2", cube, "Mul_2"), "Add_3");
+  std::string t = g.add_node("Tanh", {bin("Mul", "c1", inner, "Mul_4")}, {}, "Tanh_5");
+  std::string a = bin("Add", "one", t, "Add_6");
+  if (half_first)
+    g.outputs = {bin("Mul", bin("Mul", "x", "half", "Mul_7"), a, "Mul_8")};
+  else
+    g.outputs = {bin("Mul", "half", bin("Mul", "x", a, "Mul_7"), "Mul_8")};
+  return g;
+}
+
+TEST(FusePatterns, GeluTanhSpellings) {
+  for (int variant = 0; variant < 8; ++variant) {
+    ir::Graph g = gelu_tanh_graph(variant & 1, variant & 2, variant & 4);
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    ASSERT_EQ(g.nodes.size(), 1u) << (e.near_misses.empty() ? "" : e.near_misses[0].text);
+    EXPECT_EQ(g.nodes[0].op, "Gelu");
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(g.nodes[0].attrs.get_string("approximate", ""), "tanh");
+    expect_same_outputs(before, g);
+  }
+  ir::Graph g = gelu_tanh_graph(false, false, false, 0.8f);
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_EQ(count_op(g, "Gelu"), 0);
+  EXPECT_TRUE(has_line(e.near_misses, "gelu at Mul_8: Mul_4's factor is 0.8, expected 0.797885"));
 }
 
 TEST(FusePatterns, GeluWrongConstantIsANearMiss) {
@@ -428,14 +473,24 @@ TEST(FusePatterns, MatMulAddGelu) {
     g.outputs = {g.add_node("Gelu", {a}, gelu, "Gelu_5")};
     ir::Graph before = g;
     PassLogEntry e = run_pass(g, "fuse_patterns");
-    if (approx == "none") {
-      EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Gelu_5 -> FusedBiasGelu_3"));
-      ASSERT_EQ(g.nodes.size(), 1u);
-      EXPECT_EQ(g.nodes[0].op, "FusedBiasGelu");
-    } else {  // only the exact Gelu is fused; the MatMul + Add still is
-      EXPECT_TRUE(has_line(e.near_misses, "bias_gelu at Gelu_5: Gelu_5 is the tanh approximation"));
-      EXPECT_EQ(count_op(g, "MatMulAdd"), 1);
-    }
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Gelu_5 -> FusedBiasGelu_3"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "FusedBiasGelu");
+    EXPECT_EQ(g.nodes[0].attrs.get_string("approximate", "?"), approx);
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, MatMulAddTanhAndSigmoid) {
+  for (std::string act : {"Tanh", "Sigmoid"}) {
+    ir::Graph g;
+    std::string a = linear(g, "MatMul_3", "Add_4");
+    g.outputs = {g.add_node(act, {a}, {}, act + "_5")};
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + " + act + "_5 -> FusedBias" + act + "_3"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "FusedBias" + act);
     expect_same_outputs(before, g);
   }
 }
@@ -451,11 +506,12 @@ TEST(FusePatterns, MatMulAddKeepsFlagsAndTakesAResidualComputedLater) {
   std::string mm = g.add_node("MatMul", {"x", "W"}, a, "MatMul_0");
   std::string res = g.add_node("Tanh", {"r"}, {}, "Tanh_1");  // C is produced after the MatMul
   std::string sum = g.add_node("Add", {res, mm}, {}, "Add_2");
+  // (the Sigmoid after it is now the GEMM's epilogue as well)
   g.outputs = {g.add_node("Sigmoid", {sum}, {}, "Sigmoid_3")};
   ir::Graph before = g;
   PassLogEntry e = run_pass(g, "fuse_patterns");
-  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_2 -> MatMulAdd_0"));
-  const ir::Node* f = find_op(g, "MatMulAdd");
+  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_2 + Sigmoid_3 -> FusedBiasSigmoid_0"));
+  const ir::Node* f = find_op(g, "FusedBiasSigmoid");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->inputs, (std::vector<std::string>{"x", "W", res}));
   EXPECT_EQ(f->attrs.get_int("transB", 0), 1);

@@ -80,7 +80,12 @@ void register_linalg_ops(OpRegistry& r) {
   r.add(matmul_like(
       "MatMulAdd", "alpha * op(A) op(B) + C, C broadcast to the output (a bias or a residual)", 3));
   r.add(matmul_like("FusedBiasRelu", "relu(alpha * op(A) op(B) + bias)", 3));
-  r.add(matmul_like("FusedBiasGelu", "gelu(alpha * op(A) op(B) + bias), the exact (erf) Gelu", 3));
+  r.add(matmul_like("FusedBiasGelu",
+                    "gelu(alpha * op(A) op(B) + bias); attribute approximate: 'none' (erf, the "
+                    "default) or 'tanh'",
+                    3));
+  r.add(matmul_like("FusedBiasTanh", "tanh(alpha * op(A) op(B) + bias)", 3));
+  r.add(matmul_like("FusedBiasSigmoid", "sigmoid(alpha * op(A) op(B) + bias)", 3));
 
   OpSchema s;
   s.name = "Attention";
