@@ -212,8 +212,14 @@ MatchResult match_attention(const ir::Graph& g, const GraphUses& uses, size_t an
   m.inputs = {q, k, v};
   if (mask) {
     m.nodes.push_back(mask->node);
-    if (mask->causal) m.attrs.set("causal", int64_t{1});
-    if (!mask->additive.empty()) m.inputs.push_back(mask->additive);
+    if (mask->causal) {
+      m.attrs.set("causal", int64_t{1});
+      m.note = "causal mask: the keys past the diagonal are skipped";
+    }
+    if (!mask->additive.empty()) {
+      m.inputs.push_back(mask->additive);
+      m.note = "additive mask '" + mask->additive + "'";
+    }
     if (mask->value) m.new_weights.emplace_back(mask->additive, std::move(*mask->value));
   }
   m.attrs.set("scale", qk.attrs.get_float("alpha", 1.0) * scores->factor);

@@ -221,6 +221,7 @@ TEST(Cli, DecoderExportsFuseToAttentionWithItsMask) {
     ASSERT_EQ(r.code, 0) << r.out;
     // The Where is part of the attention rewrite exactly when the model has the mask.
     EXPECT_EQ(r.out.find("/attn/Where + /attn/Softmax") != std::string::npos, masked) << r.out;
+    EXPECT_EQ(r.out.find("-> /attn/Attention (causal mask") != std::string::npos, masked) << r.out;
     EXPECT_NE(r.out.find("absorbed"), std::string::npos) << r.out;
   }
 }

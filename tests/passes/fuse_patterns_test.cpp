@@ -336,6 +336,7 @@ TEST(FusePatterns, AttentionWithMasks) {
       ASSERT_NE(a, nullptr);
       EXPECT_EQ(a->attrs.get_int("causal", 0), 1);
       EXPECT_EQ(a->inputs.size(), 3u);
+      EXPECT_TRUE(has_line(e.rewrites, "-> Attention_1 (causal mask"));
       EXPECT_EQ(count_op(g, "Where") + count_op(g, "Add") + count_op(g, "Softmax"), 0);
       expect_same_outputs(before, g);
     }
@@ -353,7 +354,7 @@ TEST(FusePatterns, AttentionWithMasks) {
     if (kind == 1) {
       EXPECT_EQ(a->inputs[3], "mask");
     }
-    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_1 + Scale_2 + Mask_3 + Softmax_4 + MatMul_5 -> Attention_1"));
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_1 + Scale_2 + Mask_3 + Softmax_4 + MatMul_5 -> Attention_1 (additive mask '"));
     expect_same_outputs(before, g);
   }
 }
