@@ -243,7 +243,7 @@ struct AttentionSpelling {
   const char* scale_op = "Mul";  // "Mul", "Div" or "" (scale folded into alpha: transB form)
   // 0: none; 1: Add of a random [3,5] constant; 2: Where(tril == 0, -inf, S) (GPT's causal
   // mask, cond [1,1,3,5]); 3: Where of a constant cond that is not causal; 4: Where of a cond
-  // computed at run time; 5: Add of the causal 0 / -inf constant
+  // computed at run time; 5: Add of the causal 0 / -inf constant; 6: as 2, filling with -1e9
   int mask = 0;
   ir::Shape k_shape{2, 2, 5, 4};
 };
@@ -287,7 +287,7 @@ ir::Graph attention_graph(const AttentionSpelling& s) {
           c.data<int64_t>()[i * 5 + j] = s.mask == 2 ? j > i : (i + j) % 3 == 1;
       g.add_weight("cond", c);
     }
-    g.add_weight("neg_inf", scalar(-inf));
+    g.add_weight("neg_inf", scalar(s.mask == 6 ? -1e9f : -inf));
     scores = g.add_node("Where", {"cond", "neg_inf", scores}, {}, "Mask_3");
   }
   std::string p = g.add_node("Softmax", {scores}, {}, "Softmax_4");
@@ -367,6 +367,14 @@ TEST(FusePatterns, AttentionNearMisses) {
     EXPECT_TRUE(has_line(e.near_misses,
                          "attention at MatMul_5: Mask_3's condition 'cond' is computed at run "
                          "time, not a constant mask"));
+  }
+  {  // a finite fill value is not the same as hiding the key (a fully masked row differs)
+    ir::Graph g = attention_graph({"Mul", 6});
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_EQ(count_op(g, "Attention"), 0);
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "attention at MatMul_5: Mask_3 fills with neither -inf constant (neg_inf, "
+                         "Scale_2:out): not a mask Attention takes"));
   }
   {
     ir::Graph g = attention_graph({"", false, {1, 2, 5, 4}});  // K broadcast over the batch
