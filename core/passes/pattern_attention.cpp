@@ -10,6 +10,7 @@
 // which the kernel skips instead of computing; any other constant Where mask becomes an additive
 // 0 / -inf weight, and the M of an Add is passed as the additive mask (input 3) as it is.
 // One kernel keeps the Sq x Skv scores in scratch instead of writing and rereading them twice.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -91,10 +92,14 @@ double element(const ir::Tensor& t, int64_t i) {
 }
 
 // Whether `hidden(offset)` says, at every score position, exactly "key j is past query i".
+// Leading dims the mask broadcasts over (stride 0) are visited once, not per head.
 template <typename H>
 bool hides_upper_triangle(const ir::Shape& scores, const std::vector<int64_t>& strides, H hidden) {
+  ir::Shape visit = scores;
+  for (size_t d = 0; d + 2 < visit.size(); ++d)
+    if (strides[d] == 0) visit[d] = std::min<int64_t>(visit[d], 1);
   bool causal = true;
-  for_each_score(scores, strides, [&](Pos p) { causal = causal && hidden(p.offset) == (p.j > p.i); });
+  for_each_score(visit, strides, [&](Pos p) { causal = causal && hidden(p.offset) == (p.j > p.i); });
   return causal;
 }
 
