@@ -11,15 +11,25 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
   transformer_opset{13,17}.onnx  nn.TransformerEncoderLayer(d 128, heads 4, ffn 256, gelu, dropout 0,
                                  batch_first, norm_first=False), input [1, 32, 128]
   stack_opset{13,17}.onnx        two such layers (d 64, heads 4, ffn 128, seq 16), weights inline
+  decoder_opset{13,17}.onnx      a GPT-2 / nanoGPT pre-norm decoder block (d 128, heads 4, ffn 512,
+                                 seq 32): one fused QKV Linear d->3d split three ways, a causal
+                                 mask as a registered tril buffer applied with masked_fill
+                                 (exports as Where), tanh GELU; weights inline
+  decoder_nomask_opset{13,17}.onnx  the same block (same weights) without the mask
   weights.bin                    the mlp and transformer weights as ONNX external data, shared by both
                                  opsets (identical tensors are stored once)
   <model>.x.npy                  the input; <model>.<output>.npy: PyTorch's output for it
+
+Pass model names to export only those (e.g. `export_models.py decoder decoder_nomask`): the
+other files, and weights.bin, are then left as they are.
 
 Opset 13 spells LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div, opset 17 as LayerNormalization; GELU is
 Div/Erf/Add/Mul/Mul at both. The tests load every file, run it with all passes on and compare.
 """
 import hashlib
+import math
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -51,6 +61,57 @@ def stack():
     return nn.Sequential(block(64, 4, 128), block(64, 4, 128))
 
 
+class CausalSelfAttention(nn.Module):
+    """nanoGPT's attention: one Linear d->3d split into q, k, v; the causal mask a tril buffer."""
+
+    def __init__(self, d, heads, max_seq, causal):
+        super().__init__()
+        self.heads = heads
+        self.causal = causal
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(max_seq, max_seq)).view(1, 1, max_seq, max_seq))
+
+    def forward(self, x):
+        b, t, c = x.size()
+        q, k, v = self.c_attn(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        if self.causal:
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(b, t, c)
+        return self.c_proj(y)
+
+
+class DecoderBlock(nn.Module):
+    """GPT-2's pre-norm block: x + attn(ln_1(x)), then x + mlp(ln_2(x)) with tanh GELU."""
+
+    def __init__(self, d, heads, ffn, max_seq, causal):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads, max_seq, causal)
+        self.ln_2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, ffn), nn.GELU(approximate="tanh"), nn.Linear(ffn, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+def decoder():
+    torch.manual_seed(4)
+    return DecoderBlock(128, 4, 512, 64, causal=True)
+
+
+def decoder_nomask():
+    torch.manual_seed(4)
+    return DecoderBlock(128, 4, 512, 64, causal=False)
+
+
 def mlp_asset():
     torch.manual_seed(1)
     return nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
@@ -66,6 +127,8 @@ MODELS = [
     ("mlp", mlp_asset, (1, 784), "logits", True),
     ("transformer", transformer_asset, (1, 32, 128), "y", True),
     ("stack", stack, (1, 16, 64), "y", False),
+    ("decoder", decoder, (1, 32, 128), "y", False),
+    ("decoder_nomask", decoder_nomask, (1, 32, 128), "y", False),
 ]
 
 
@@ -106,9 +169,18 @@ class SharedWeights:
 
 
 def main():
+    only = set(sys.argv[1:])
+    unknown = only - {m[0] for m in MODELS}
+    if unknown:
+        sys.exit(f"unknown model(s) {' '.join(sorted(unknown))}; known: {' '.join(m[0] for m in MODELS)}")
+    external_models = {m[0] for m in MODELS if m[4]}
+    if only & external_models and not external_models <= only:
+        sys.exit(f"{WEIGHTS} holds the weights of {' '.join(sorted(external_models))}: export them together")
     shared = SharedWeights(os.path.join(HERE, WEIGHTS))
     written = []
     for name, make, shape, out_name, external in MODELS:
+        if only and name not in only:
+            continue
         model = make().eval()
         torch.manual_seed(100)
         x = torch.rand(*shape) * 2 - 1
@@ -129,10 +201,11 @@ def main():
             written.append(path)
             ops = sorted({n.op_type for n in m.graph.node})
             print(f"{os.path.basename(path)}: {len(m.graph.node)} nodes, ops {' '.join(ops)}")
-    shared.write()
+    if shared.data:  # the external weights are rewritten only with the models that use them
+        shared.write()
+        print(f"{WEIGHTS}: {len(shared.data)} bytes")
     for path in written:
         onnx.checker.check_model(path)
-    print(f"{WEIGHTS}: {len(shared.data)} bytes")
 
 
 if __name__ == "__main__":

@@ -44,10 +44,23 @@ StridedView operand_view(const Node& n, int slot, const TensorType& t) {
 
 }  // namespace
 
+double AttentionLayout::scored_pairs() const {
+  if (!causal) return static_cast<double>(sq) * static_cast<double>(skv);
+  double pairs = 0;
+  for (int64_t i = 0; i < sq; ++i) pairs += static_cast<double>(std::min(skv, i + 1));
+  return pairs;
+}
+
 AttentionLayout attention_layout(const Node& n, const std::vector<TensorType>& in) {
-  if (in.size() != 3) throw Error("Attention takes 3 inputs (Q, K, V)");
+  if (in.size() != 3 && in.size() != 4)
+    throw Error("Attention takes 3 inputs (Q, K, V) and an optional additive mask, got " +
+                std::to_string(in.size()));
   AttentionLayout a;
   a.scale = n.attrs.get_float("scale", 1.0);
+  const int64_t causal = n.attrs.get_int("causal", 0);
+  if (causal != 0 && causal != 1)
+    throw Error("Attention causal=" + std::to_string(causal) + ": expected 0 or 1");
+  a.causal = causal == 1;
   a.q = operand_view(n, 0, in[0]);
   a.k = operand_view(n, 1, in[1]);
   a.v = operand_view(n, 2, in[2]);
@@ -74,6 +87,24 @@ AttentionLayout attention_layout(const Node& n, const std::vector<TensorType>& i
   if (a.k.shape[r - 1] != a.d) throw Error("Q and K head sizes differ");
   if (a.v.shape[r - 2] != a.skv) throw Error("K and V sequence lengths differ");
   a.dv = a.v.shape[r - 1];
+
+  if (in.size() == 4) {
+    const TensorType& m = in[3];
+    if (m.dtype != DType::f32) throw Error("Attention mask (input 3) must be f32");
+    Shape scores = a.lead;
+    scores.push_back(a.sq);
+    scores.push_back(a.skv);
+    bool fits = m.shape.size() <= scores.size();
+    for (size_t i = 0; fits && i < m.shape.size(); ++i) {
+      const int64_t md = m.shape[m.shape.size() - 1 - i], sd = scores[scores.size() - 1 - i];
+      fits = md == sd || md == 1;
+    }
+    if (!fits)
+      throw Error("Attention mask (input 3) " + shape_str(m.shape) +
+                  " does not broadcast to the scores " + shape_str(scores));
+    a.mask_shape = m.shape;
+    a.mask = StridedView{scores, broadcast_strides(m.shape, scores), 0};
+  }
 
   Shape logical = a.lead;
   logical.push_back(a.sq);

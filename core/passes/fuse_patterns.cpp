@@ -134,7 +134,8 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
       std::vector<std::string> removed;
       for (size_t k : m.nodes) removed.push_back(g.nodes[k].name);
       r.rewrite(pattern.name, removed, {fused.name}, {},
-                "fused " + node_list(g, m.nodes) + " -> " + fused.name);
+                "fused " + node_list(g, m.nodes) + " -> " + fused.name +
+                    (m.note.empty() ? "" : " (" + m.note + ")"));
       i = replace_nodes(g, m.nodes, std::move(fused));
       uses.reset();
       r.changed = true;

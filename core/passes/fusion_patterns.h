@@ -28,6 +28,8 @@ struct FusionMatch {
   // Weights the fused node reads that do not exist yet (e.g. a scale reshaped to 1-D, sharing
   // storage with the original), added to the graph under these names before the rewrite.
   std::vector<std::pair<std::string, ir::Tensor>> new_weights;
+  // What the rewrite line adds in parentheses after the fused node ("causal mask"); may be empty.
+  std::string note;
 };
 
 struct MatchResult {

@@ -1,7 +1,10 @@
-// MatMul followed by an Add (and a ReLU): GEMM adds C to its result in the same pass over the
-// output (beta=1), so the Add and the ReLU need not reread it.
-//   MatMul + Add + Relu -> FusedBiasRelu(A, B, bias)
-//   MatMul + Add + Gelu -> FusedBiasGelu(A, B, bias)    (the exact Gelu, as fuse_patterns makes it)
+// MatMul followed by an Add (and an activation): GEMM adds C to its result in the same pass over
+// the output (beta=1), and applies the activation before it stores, so the Add and the
+// activation need not reread it.
+//   MatMul + Add + Relu    -> FusedBiasRelu(A, B, bias)
+//   MatMul + Add + Gelu    -> FusedBiasGelu(A, B, bias)  (either form; approximate carries over)
+//   MatMul + Add + Tanh    -> FusedBiasTanh(A, B, bias)
+//   MatMul + Add + Sigmoid -> FusedBiasSigmoid(A, B, bias)
 //   MatMul + Add        -> MatMulAdd(A, B, C), C a bias weight or a residual intermediate
 // C may be either Add operand and must broadcast to the MatMul output (not enlarge it). The fused
 // node takes the Add's (or Relu's) place; C is read there, so C may be computed after the MatMul.
@@ -46,20 +49,25 @@ MatchResult match_matmul_plus(const ir::Graph& g, const GraphUses& uses, size_t 
   return first_problem.empty() ? MatchResult::none() : MatchResult::miss(first_problem);
 }
 
-MatchResult match_bias_relu(const ir::Graph& g, const GraphUses& uses, size_t anchor) {
-  auto add = uses.produced_by(g.nodes[anchor].inputs[0], "Add");
-  if (!add) return MatchResult::none();
-  return match_matmul_plus(g, uses, *add, anchor, "FusedBiasRelu");
+// MatMul + Add + `anchor` (a unary activation) -> `fused_op`.
+TryMatchFn match_bias_act(const std::string& fused_op) {
+  return [fused_op](const ir::Graph& g, const GraphUses& uses, size_t anchor) {
+    auto add = uses.produced_by(g.nodes[anchor].inputs[0], "Add");
+    if (!add) return MatchResult::none();
+    return match_matmul_plus(g, uses, *add, anchor, fused_op);
+  };
 }
 
 MatchResult match_bias_gelu(const ir::Graph& g, const GraphUses& uses, size_t anchor) {
   auto add = uses.produced_by(g.nodes[anchor].inputs[0], "Add");
   if (!add) return MatchResult::none();
   const std::string approx = g.nodes[anchor].attrs.get_string("approximate", "none");
-  if (approx != "none")
-    return MatchResult::miss(g.nodes[anchor].name + " is the " + approx +
-                             " approximation; FusedBiasGelu computes the exact one");
-  return match_matmul_plus(g, uses, *add, anchor, "FusedBiasGelu");
+  if (approx != "none" && approx != "tanh")
+    return MatchResult::miss(g.nodes[anchor].name + " is the '" + approx +
+                             "' approximation; FusedBiasGelu computes 'none' (erf) and 'tanh'");
+  MatchResult r = match_matmul_plus(g, uses, *add, anchor, "FusedBiasGelu");
+  if (r.match) r.match->attrs.set("approximate", approx);
+  return r;
 }
 
 MatchResult match_matmul_add(const ir::Graph& g, const GraphUses& uses, size_t anchor) {
@@ -69,8 +77,14 @@ MatchResult match_matmul_add(const ir::Graph& g, const GraphUses& uses, size_t a
 }  // namespace
 
 void register_matmul_bias_fusions(FusionRegistry& registry) {
-  registry.add({"bias_relu", "MatMul + Add + Relu -> FusedBiasRelu", "Relu", match_bias_relu});
-  registry.add({"bias_gelu", "MatMul + Add + Gelu -> FusedBiasGelu", "Gelu", match_bias_gelu});
+  registry.add({"bias_relu", "MatMul + Add + Relu -> FusedBiasRelu", "Relu",
+                match_bias_act("FusedBiasRelu")});
+  registry.add({"bias_gelu", "MatMul + Add + Gelu (erf or tanh) -> FusedBiasGelu", "Gelu",
+                match_bias_gelu});
+  registry.add({"bias_tanh", "MatMul + Add + Tanh -> FusedBiasTanh", "Tanh",
+                match_bias_act("FusedBiasTanh")});
+  registry.add({"bias_sigmoid", "MatMul + Add + Sigmoid -> FusedBiasSigmoid", "Sigmoid",
+                match_bias_act("FusedBiasSigmoid")});
   registry.add(
       {"matmul_add", "MatMul + Add -> MatMulAdd (bias or residual)", "Add", match_matmul_add});
 }

@@ -16,6 +16,11 @@
 //     and finally O_blk /= l. With Skv <= kChunk (the common case) there is one chunk and no
 //     rescaling: exactly softmax(S) V, with S living in a 14-row block in L1.
 //
+// Masks: an additive mask (input 3, any broadcast view) is added to S before the softmax. A
+// causal node's block of rows [i0, i0 + rows) stops at key i0 + rows (rounded up to the 32-key
+// panel the GEMM computes anyway): the key chunks and panels past the diagonal are never
+// computed, and inside the last one the keys j > i are set to -inf before the softmax.
+//
 // Threads (a team sized by threads_for from the whole op's FLOPs): with at least as many
 // batch-heads as threads, each thread takes whole heads (packs and computes them: one fork/join,
 // K and V stay in that core's cache). With fewer, the packing runs first and the (head, row
@@ -51,11 +56,18 @@ struct AttentionState {
   // head (K as [Skv, D]).
   std::vector<int64_t> q_off, k_off, v_off, o_off;
   int64_t q_rs = 0, q_cs = 0, k_rs = 0, k_cs = 0, v_rs = 0, v_cs = 0, o_rs = 0;
+  bool causal = false;
+  bool has_mask = false;
+  std::vector<int64_t> m_off;  // the additive mask's per-head offsets and strides
+  int64_t m_rs = 0, m_cs = 0;
   size_t k_panel_floats = 0, v_panel_floats = 0;  // scratch per head
 };
 
 std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
-  require_arity(ctx, 3, 1);
+  if (ctx.inputs.size() != 3 && ctx.inputs.size() != 4)
+    fail(ctx, "takes 3 inputs (Q, K, V) and an optional mask, got " +
+                  std::to_string(ctx.inputs.size()));
+  require_arity(ctx, ctx.inputs.size(), 1);
   ir::AttentionLayout a;
   try {
     a = ir::attention_layout(ctx.node, ctx.inputs);
@@ -81,6 +93,13 @@ std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
   st.v_rs = a.v.strides[r];
   st.v_cs = a.v.strides[r + 1];
   st.o_rs = a.out.strides[r];
+  st.causal = a.causal;
+  if (a.mask) {
+    st.has_mask = true;
+    st.m_off = a.mask->leading_offsets(r);
+    st.m_rs = a.mask->strides[r];
+    st.m_cs = a.mask->strides[r + 1];
+  }
   st.k_panel_floats = packed_b_floats(st.d, st.skv);
   st.v_panel_floats = packed_b_floats(st.skv, st.dv);
   const size_t need =
@@ -128,10 +147,12 @@ void softmax_chunk(float* s, int64_t rows, int64_t kc, int64_t ld, float* row_ma
     float m = row_max[i];
 #pragma omp simd reduction(max : m)
     for (int64_t j = 0; j < kc; ++j) m = srow[j] > m ? srow[j] : m;
+    // Every key so far masked (-inf): exp against 0 instead of -inf, which gives P = 0, not NaN.
+    const float shift = m == -std::numeric_limits<float>::infinity() ? 0.0f : m;
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < kc; ++j) {
-      const float e = exp_f32(srow[j] - m);
+      const float e = exp_f32(srow[j] - shift);
       srow[j] = e;
       sum += e;
     }
@@ -154,7 +175,7 @@ FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int
     for (int64_t j = 0; j < full; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(srow + j));
     if (tail) vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(neg_inf, tail, srow + full));
     const float m = hmax512(vmax);
-    const __m512 vm = _mm512_set1_ps(m);
+    const __m512 vm = _mm512_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
     __m512 vsum = _mm512_setzero_ps();
     for (int64_t j = 0; j < full; j += 16) {
       const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(srow + j), vm));
@@ -172,9 +193,30 @@ FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int
   }
 }
 
+// Adds the mask to score rows [i0, i0 + rows) x keys [c0, c0 + kc) of head b (s: ld apart), and
+// for causal attention sets the keys past each row's diagonal to -inf.
+void mask_scores(const AttentionState& st, const float* mask, float* s, int64_t ld, int64_t b,
+                 int64_t i0, int64_t rows, int64_t c0, int64_t kc) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* srow = s + i * ld;
+    if (mask) {
+      const float* mrow = mask + st.m_off[b] + (i0 + i) * st.m_rs + c0 * st.m_cs;
+      if (st.m_cs == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < kc; ++j) srow[j] += mrow[j];
+      } else {
+        for (int64_t j = 0; j < kc; ++j) srow[j] += mrow[j * st.m_cs];
+      }
+    }
+    if (st.causal)  // key c0 + j is visible to query i0 + i when c0 + j <= i0 + i
+      for (int64_t j = std::max<int64_t>(0, i0 + i + 1 - c0); j < kc; ++j) srow[j] = kNegInf;
+  }
+}
+
 // Rows [i0, i0 + rows) of head b.
-void attend_block(const AttentionState& st, const Packed& p, const float* q, float* out, int64_t b,
-                  int64_t i0, int64_t rows) {
+void attend_block(const AttentionState& st, const Packed& p, const float* q, const float* mask,
+                  float* out, int64_t b, int64_t i0, int64_t rows) {
   alignas(64) float s[kRows * kChunk];
   float row_max[kRows], row_sum[kRows], correction[kRows];
   std::fill(row_max, row_max + rows, -std::numeric_limits<float>::infinity());
@@ -182,9 +224,14 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, flo
   const float* qb = q + st.q_off[b] + i0 * st.q_rs;
   float* ob = out + st.o_off[b] + i0 * st.o_rs;
   const bool avx512 = p.kt.layout == PanelLayout::kPanels;  // panels are packed only with AVX-512
-  for (int64_t c0 = 0; c0 < st.skv; c0 += kChunk) {
-    const int64_t kc = std::min(kChunk, st.skv - c0);
+  // Causal: the keys this block sees, rounded up to a whole 32-key panel (cols() takes whole
+  // panels); the keys past the diagonal inside it are masked below.
+  const int64_t keys =
+      st.causal ? std::min(st.skv, (std::min(st.skv, i0 + rows) + 31) / 32 * 32) : st.skv;
+  for (int64_t c0 = 0; c0 < keys; c0 += kChunk) {
+    const int64_t kc = std::min(kChunk, keys - c0);
     sgemm_panels(rows, st.scale, qb, st.q_rs, st.q_cs, p.kt.cols(c0, kc), 0.0f, s, kChunk);
+    if (mask || st.causal) mask_scores(st, mask, s, kChunk, b, i0, rows, c0, kc);
     if (avx512)
       softmax_chunk_avx512(s, rows, kc, kChunk, row_max, row_sum, correction);
     else
@@ -215,11 +262,12 @@ void block_range(int64_t sq, int64_t blk, int64_t* i0, int64_t* rows) {
   *rows = sq * (blk + 1) / blocks - *i0;
 }
 
-void attend_head(const AttentionState& st, const Packed& p, const float* q, float* out, int64_t b) {
+void attend_head(const AttentionState& st, const Packed& p, const float* q, const float* mask,
+                 float* out, int64_t b) {
   for (int64_t blk = 0; blk < row_blocks(st.sq); ++blk) {
     int64_t i0, rows;
     block_range(st.sq, blk, &i0, &rows);
-    attend_block(st, p, q, out, b, i0, rows);
+    attend_block(st, p, q, mask, out, b, i0, rows);
   }
 }
 
@@ -239,6 +287,7 @@ void run_attention(const exec::KernelArgs& args) {
   const float* q = input_ptr<float>(args, 0);
   const float* k = input_ptr<float>(args, 1);
   const float* v = input_ptr<float>(args, 2);
+  const float* mask = st.has_mask ? input_ptr<float>(args, 3) : nullptr;
   float* scratch = static_cast<float*>(args.scratch);
   const int64_t blocks = row_blocks(st.sq);
   const double block_flops = 2.0 * static_cast<double>(std::min(kRows, st.sq)) *
@@ -248,7 +297,7 @@ void run_attention(const exec::KernelArgs& args) {
   if (st.batch >= threads) {
     parallel_for_team(st.batch, threads, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b)
-        attend_head(st, pack_head(st, k, v, scratch, b), q, out, b);
+        attend_head(st, pack_head(st, k, v, scratch, b), q, mask, out, b);
     });
     return;
   }
@@ -260,7 +309,7 @@ void run_attention(const exec::KernelArgs& args) {
       const int64_t b = t / blocks;
       int64_t i0, rows;
       block_range(st.sq, t % blocks, &i0, &rows);
-      attend_block(st, packed_head(st, scratch, b), q, out, b, i0, rows);
+      attend_block(st, packed_head(st, scratch, b), q, mask, out, b, i0, rows);
     }
   });
 }

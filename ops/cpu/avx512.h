@@ -65,6 +65,42 @@ FUSEBOX_AVX512 inline __m512 gelu_erf512(__m512 x) {
                             _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
+// sigmoid of 16 floats: 1 / (1 + exp(-x)), as sigmoid_f32 (math.h).
+FUSEBOX_AVX512 inline __m512 sigmoid512(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+// tanh of 16 floats, as tanh_f32 (math.h): the odd polynomial below |x| = 0.625, the exp form
+// 1 - 2 / (e^2|x| + 1) (sign restored) above it.
+FUSEBOX_AVX512 inline __m512 tanh512(__m512 x) {
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 z = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-5.70498872745e-3f);
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(2.06390887954e-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-5.37397155531e-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.33314422036e-1f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-3.33332819422e-1f));
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
+  const __m512 e = exp512(_mm512_add_ps(ax, ax));
+  __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.0f),
+                             _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+  big = _mm512_mask_sub_ps(big, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
+                           _mm512_setzero_ps(), big);
+  const __m512 r = _mm512_mask_mov_ps(big, _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_LT_OQ), small);
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN stays NaN
+}
+
+// Gelu, tanh form, of 16 floats, as gelu_tanh_f32 (math.h): x / (1 + exp(-2u)),
+// u = sqrt(2/pi) (x + 0.044715 x^3).
+FUSEBOX_AVX512 inline __m512 gelu_tanh512(__m512 x) {
+  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  const __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
+                                 _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), x3, x));
+  const __m512 e = exp512(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
 // y[i] = gelu_erf(x[i]) for n floats (in place is fine).
 FUSEBOX_AVX512 inline void gelu_erf_span512(const float* x, float* y, int64_t n) {
   int64_t i = 0;

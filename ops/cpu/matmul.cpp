@@ -1,4 +1,4 @@
-// MatMul, MatMulAdd, FusedBiasRelu and FusedBiasGelu over cblas_sgemm and packed_sgemm.
+// MatMul, MatMulAdd and FusedBias{Relu,Gelu,Tanh,Sigmoid} over cblas_sgemm and packed_sgemm.
 //
 // prepare() turns the shapes into a list of sgemm calls: m, n, k, leading dims and one
 // (A offset, B offset) pair per batch matrix, with broadcast batch dims resolved to repeated
@@ -38,10 +38,11 @@ namespace fusebox::cpu {
 namespace {
 
 enum class Epilogue : uint8_t {
-  None,     // MatMul
-  Add,      // MatMulAdd: C is written into the output first, then sgemm with beta = 1
-  AddRelu,  // FusedBiasRelu: sgemm, then one pass out = relu(out + bias)
-  AddGelu,  // FusedBiasGelu: as MatMulAdd, then one pass out = gelu(out)
+  None,    // MatMul
+  Add,     // MatMulAdd: C is written into the output first, then sgemm with beta = 1
+  AddAct,  // FusedBias<Act>: in the packed GEMM's epilogue when it can; else, for Relu, sgemm
+           // then one pass out = relu(out + bias); for the others as MatMulAdd, then one pass
+           // out = act(out)
 };
 
 struct MatMulState {
@@ -52,6 +53,7 @@ struct MatMulState {
   std::vector<int64_t> a_offsets, b_offsets;  // one per sgemm; output offset is i * m * n
   int64_t out_numel = 0;
   Epilogue epilogue = Epilogue::None;
+  GemmAct act = GemmAct::kNone;             // AddAct's activation
   StridedPlan bias_plan;                    // input 2 broadcast to the output (operand 0)
   std::shared_ptr<const PackedB> packed_b;  // set when B is a plain weight matrix
   bool bias_in_gemm = false;  // packed_b and C is a bias row: the GEMM epilogue adds it
@@ -66,7 +68,7 @@ std::vector<int64_t> batch_offsets(const ir::Shape& own, const ir::Shape& batch,
   return ir::StridedView{batch, strides, 0}.leading_offsets(batch.size());
 }
 
-MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
+MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, GemmAct act) {
   size_t inputs = epilogue == Epilogue::None ? 2 : 3;
   require_arity(ctx, inputs, 1);
   for (size_t i = 0; i < inputs; ++i) require_dtype(ctx, i, ir::DType::f32);
@@ -77,6 +79,14 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue) {
 
   MatMulState st;
   st.epilogue = epilogue;
+  st.act = act;
+  if (act == GemmAct::kGelu) {  // FusedBiasGelu: which form
+    const std::string approx = ctx.node.attrs.get_string("approximate", "none");
+    if (approx == "tanh")
+      st.act = GemmAct::kGeluTanh;
+    else if (approx != "none")
+      fail(ctx, "approximate='" + approx + "': expected 'none' or 'tanh'");
+  }
   st.trans_a = ctx.node.attrs.get_int("transA", 0) != 0;
   st.trans_b = ctx.node.attrs.get_int("transB", 0) != 0;
   st.alpha = static_cast<float>(ctx.node.attrs.get_float("alpha", 1.0));
@@ -193,10 +203,7 @@ void run_matmul(const exec::KernelArgs& args) {
   // The bias in the GEMM's epilogue, unless the planner put it in the output's place (the first
   // K block would overwrite it before the last one adds it).
   if (st.bias_in_gemm && bias != out) {
-    const GemmAct act = st.epilogue == Epilogue::AddRelu   ? GemmAct::kRelu
-                        : st.epilogue == Epilogue::AddGelu ? GemmAct::kGelu
-                                                           : GemmAct::kNone;
-    run_gemms(st, a, b, out, 0.0f, {bias, act});
+    run_gemms(st, a, b, out, 0.0f, {bias, st.act});
     return;
   }
   switch (st.epilogue) {
@@ -206,28 +213,42 @@ void run_matmul(const exec::KernelArgs& args) {
       write_bias(st.bias_plan, bias, out);
       run_gemms(st, a, b, out, 1.0f);
       break;
-    case Epilogue::AddRelu:
-      if (bias == out) {
-        // Bias aliased in place: sgemm with beta = 0 would overwrite it before it is read.
-        write_bias(st.bias_plan, bias, out);
-        run_gemms(st, a, b, out, 1.0f);
-        activate_in_place<kGrainSimple>(out, st.out_numel, relu_f32);
-      } else {
+    case Epilogue::AddAct:
+      if (st.act == GemmAct::kRelu && bias != out) {
         run_gemms(st, a, b, out, 0.0f);
         add_bias_relu(st.bias_plan, bias, out);
+        break;
       }
-      break;
-    case Epilogue::AddGelu:
+      // (A bias aliased in place must be written first: sgemm with beta = 0 would overwrite it
+      // before it is read.)
       write_bias(st.bias_plan, bias, out);
       run_gemms(st, a, b, out, 1.0f);
-      activate_in_place<kGrainMath>(out, st.out_numel, gelu_erf_f32);
+      switch (st.act) {
+        case GemmAct::kNone:
+          break;
+        case GemmAct::kRelu:
+          activate_in_place<kGrainSimple>(out, st.out_numel, relu_f32);
+          break;
+        case GemmAct::kGelu:
+          activate_in_place<kGrainMath>(out, st.out_numel, gelu_erf_f32);
+          break;
+        case GemmAct::kGeluTanh:
+          activate_in_place<kGrainMath>(out, st.out_numel, gelu_tanh_f32);
+          break;
+        case GemmAct::kTanh:
+          activate_in_place<kGrainMath>(out, st.out_numel, tanh_f32);
+          break;
+        case GemmAct::kSigmoid:
+          activate_in_place<kGrainMath>(out, st.out_numel, sigmoid_f32);
+          break;
+      }
       break;
   }
 }
 
-exec::KernelDef matmul_kernel(Epilogue epilogue) {
-  return {[epilogue](const exec::KernelContext& ctx) {
-            return exec::make_state(prepare_matmul(ctx, epilogue));
+exec::KernelDef matmul_kernel(Epilogue epilogue, GemmAct act = GemmAct::kNone) {
+  return {[epilogue, act](const exec::KernelContext& ctx) {
+            return exec::make_state(prepare_matmul(ctx, epilogue, act));
           },
           run_matmul};
 }
@@ -237,8 +258,10 @@ exec::KernelDef matmul_kernel(Epilogue epilogue) {
 void add_matmul_kernels(exec::KernelTable& table) {
   table.add("MatMul", matmul_kernel(Epilogue::None));
   table.add("MatMulAdd", matmul_kernel(Epilogue::Add));
-  table.add("FusedBiasRelu", matmul_kernel(Epilogue::AddRelu));
-  table.add("FusedBiasGelu", matmul_kernel(Epilogue::AddGelu));
+  table.add("FusedBiasRelu", matmul_kernel(Epilogue::AddAct, GemmAct::kRelu));
+  table.add("FusedBiasGelu", matmul_kernel(Epilogue::AddAct, GemmAct::kGelu));
+  table.add("FusedBiasTanh", matmul_kernel(Epilogue::AddAct, GemmAct::kTanh));
+  table.add("FusedBiasSigmoid", matmul_kernel(Epilogue::AddAct, GemmAct::kSigmoid));
 }
 
 }  // namespace fusebox::cpu

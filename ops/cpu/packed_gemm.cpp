@@ -143,6 +143,12 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
         x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), zero);
       else if constexpr (ACT == GemmAct::kGelu)
         x = gelu_erf512(x);
+      else if constexpr (ACT == GemmAct::kGeluTanh)
+        x = gelu_tanh512(x);
+      else if constexpr (ACT == GemmAct::kTanh)
+        x = tanh512(x);
+      else if constexpr (ACT == GemmAct::kSigmoid)
+        x = sigmoid512(x);
       _mm512_mask_storeu_ps(cr + 16 * v, mask, x);
     }
   }
@@ -157,11 +163,14 @@ constexpr std::array<std::array<KernelFn, 2>, sizeof...(I)> make_kernels(
   return {{{&micro_kernel<static_cast<int>(I) + 1, 1, ACT>,
             &micro_kernel<static_cast<int>(I) + 1, 2, ACT>}...}};
 }
-// kKernels[act][R - 1][NV - 1]
-constexpr std::array<std::array<std::array<KernelFn, 2>, kMr>, 3> kKernels = {
+// kKernels[act][R - 1][NV - 1], in GemmAct order.
+constexpr std::array<std::array<std::array<KernelFn, 2>, kMr>, 6> kKernels = {
     make_kernels<GemmAct::kNone>(std::make_index_sequence<kMr>{}),
     make_kernels<GemmAct::kRelu>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kGelu>(std::make_index_sequence<kMr>{})};
+    make_kernels<GemmAct::kGelu>(std::make_index_sequence<kMr>{}),
+    make_kernels<GemmAct::kGeluTanh>(std::make_index_sequence<kMr>{}),
+    make_kernels<GemmAct::kTanh>(std::make_index_sequence<kMr>{}),
+    make_kernels<GemmAct::kSigmoid>(std::make_index_sequence<kMr>{})};
 
 // Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
 // times alpha, into buf (row r at buf + r * a_stride(rows)).
@@ -292,10 +301,25 @@ void apply_epilogue(int64_t m0, int64_t m1, int64_t n, float* c, int64_t ldc,
     float* row = c + i * ldc;
     if (ep.bias)
       for (int64_t j = 0; j < n; ++j) row[j] += ep.bias[j];
-    if (ep.act == GemmAct::kRelu)
-      for (int64_t j = 0; j < n; ++j) row[j] = relu_f32(row[j]);
-    else if (ep.act == GemmAct::kGelu)
-      for (int64_t j = 0; j < n; ++j) row[j] = gelu_erf_f32(row[j]);
+    switch (ep.act) {
+      case GemmAct::kNone:
+        break;
+      case GemmAct::kRelu:
+        for (int64_t j = 0; j < n; ++j) row[j] = relu_f32(row[j]);
+        break;
+      case GemmAct::kGelu:
+        for (int64_t j = 0; j < n; ++j) row[j] = gelu_erf_f32(row[j]);
+        break;
+      case GemmAct::kGeluTanh:
+        for (int64_t j = 0; j < n; ++j) row[j] = gelu_tanh_f32(row[j]);
+        break;
+      case GemmAct::kTanh:
+        for (int64_t j = 0; j < n; ++j) row[j] = tanh_f32(row[j]);
+        break;
+      case GemmAct::kSigmoid:
+        for (int64_t j = 0; j < n; ++j) row[j] = sigmoid_f32(row[j]);
+        break;
+    }
   }
 }
 

@@ -86,7 +86,8 @@ class PackedB {
 
 // What the GEMM applies to each result in registers before storing it, so that a bias and an
 // activation cost no pass over C: C = act(alpha op(A) B + beta C + bias).
-enum class GemmAct : uint8_t { kNone, kRelu, kGelu };  // kGelu: the exact (erf) form
+// kGelu: the exact (erf) form; kGeluTanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+enum class GemmAct : uint8_t { kNone, kRelu, kGelu, kGeluTanh, kTanh, kSigmoid };
 struct GemmEpilogue {
   const float* bias = nullptr;  // n floats added to every row; null: none
   GemmAct act = GemmAct::kNone;

@@ -213,3 +213,35 @@ TEST(Cli, GraphWritesTheSvgOfAPassWithItsFusionsMarked) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string decoder_asset(const std::string& file) {
+  return std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + file;
+}
+
+// The PyTorch-exported GPT decoder blocks (assets/models/export_models.py): with every pass on,
+// Attention takes the causal mask (or none), reads Q, K and V through strides out of the one
+// QKV projection, and no Slice, Transpose, Where or Softmax is left; the tanh GELU lands in the
+// first MLP Linear's GEMM.
+TEST(Cli, DecoderExportsFuseToAttentionWithItsMask) {
+  for (const char* file : {"decoder_opset13.onnx", "decoder_opset17.onnx", "decoder_nomask_opset13.onnx",
+                           "decoder_nomask_opset17.onnx"}) {
+    SCOPED_TRACE(file);
+    const bool masked = std::string(file).find("nomask") == std::string::npos;
+    auto j = json_of("run " + decoder_asset(file) + " --passes all --iters 1 --warmup 0");
+    const auto& ops = j["op_histogram"];
+    EXPECT_EQ(ops.value("Attention", 0), 1) << ops.dump();
+    for (const char* gone : {"Slice", "Transpose", "Where", "Softmax", "Split", "Tanh", "Gelu", "FusedElementwise"})
+      EXPECT_EQ(ops.value(gone, 0), 0) << gone << " left: " << ops.dump();
+    EXPECT_EQ(ops.value("FusedBiasGelu", 0), 1) << ops.dump();
+    Result r = run_cli("run " + decoder_asset(file) + " --passes all --iters 1 --warmup 0 --explain");
+    ASSERT_EQ(r.code, 0) << r.out;
+    // The Where is part of the attention rewrite exactly when the model has the mask.
+    EXPECT_EQ(r.out.find("/attn/Where + /attn/Softmax") != std::string::npos, masked) << r.out;
+    EXPECT_EQ(r.out.find("-> /attn/Attention (causal mask") != std::string::npos, masked) << r.out;
+    EXPECT_NE(r.out.find("absorbed"), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace

@@ -1,6 +1,9 @@
-// Attention against the unfused composition it replaces, in double: S = scale * Q K^T, row
-// softmax, S V, per batch-head; with K given as is and pre-transposed (k_transposed = 1).
+// Attention against the unfused composition it replaces, in double: S = scale * Q K^T (+ mask,
+// causal: keys j > i hidden), row softmax, S V, per batch-head; with K given as is and
+// pre-transposed (k_transposed = 1).
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
 
 #include "ops/cpu/cpu_backend.h"
@@ -10,9 +13,22 @@
 namespace fusebox::optest {
 namespace {
 
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The additive mask at (batch-head b, query i, key j).
+using MaskFn = std::function<double(int64_t b, int64_t i, int64_t j)>;
+
 // q [..., Sq, D], k [..., Skv, D] or [..., D, Skv], v [..., Skv, Dv].
 std::vector<double> ref_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
-                                  bool kt) {
+                                  bool kt, bool causal = false, const MaskFn& mask = {}) {
   const Shape& qs = q.shape();
   const size_t r = qs.size();
   const int64_t sq = qs[r - 2], d = qs[r - 1];
@@ -29,6 +45,8 @@ std::vector<double> ref_attention(const Tensor& q, const Tensor& k, const Tensor
         for (int64_t p = 0; p < d; ++p)
           acc += at(q, (b * sq + i) * d + p) * at(k, b * skv * d + (kt ? p * skv + j : j * d + p));
         s[j] = scale * acc;
+        if (mask) s[j] += mask(b, i, j);
+        if (causal && j > i) s[j] = -std::numeric_limits<double>::infinity();
         mx = std::max(mx, s[j]);
       }
       double sum = 0;
@@ -96,6 +114,87 @@ TEST(Attention, PrepareNeedsTheSchemasScratch) {
   ASSERT_GT(need, 0u);
   EXPECT_THROW(prepare_only("Attention", in, out, {}, need - 1), Error);
   EXPECT_NO_THROW(prepare_only("Attention", in, out, {}, need));
+}
+
+// Causal and additive masks, alone and together, against the reference with the mask in its
+// loop: Sq == Skv and Sq != Skv, sequences shorter than a 32-key panel and longer than a
+// 256-key softmax chunk (the causal kernel stops at the diagonal's panel), masks broadcast
+// from [Sq, Skv], [B, 1, 1, Skv] (padding-style) and full [B, H, Sq, Skv], with -inf entries.
+void check_masks() {
+  std::mt19937 rng(55);
+  struct MaskCase {
+    int64_t b, h, sq, skv, d;
+    bool causal;
+    int mask;  // 0: none, 1: [Sq, Skv], 2: [B, 1, 1, Skv] with -inf, 3: [B, H, Sq, Skv] with -inf
+  };
+  const std::vector<MaskCase> cases = {
+      {1, 4, 32, 32, 32, true, 0},  {2, 3, 13, 13, 8, true, 0},   {1, 2, 5, 40, 8, true, 0},
+      {1, 2, 300, 300, 16, true, 0}, {1, 1, 70, 600, 8, true, 0}, {2, 3, 9, 9, 8, false, 1},
+      {2, 2, 7, 20, 8, false, 2},   {2, 2, 6, 6, 4, false, 3},    {1, 2, 300, 300, 8, true, 1},
+      {2, 2, 20, 20, 8, true, 2},   {1, 1, 40, 520, 8, false, 2},
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const auto& c : cases) {
+    Tensor q = random_f32({c.b, c.h, c.sq, c.d}, rng, -2, 2);
+    Tensor k = random_f32({c.b, c.h, c.skv, c.d}, rng, -2, 2);
+    Tensor v = random_f32({c.b, c.h, c.skv, c.d}, rng, -1, 1);
+    std::vector<Tensor> in = {q, k, v};
+    MaskFn fn;
+    if (c.mask == 1) {
+      Tensor m = random_f32({c.sq, c.skv}, rng, -3, 3);
+      in.push_back(m);
+      fn = [m, c](int64_t, int64_t i, int64_t j) { return at(m, i * c.skv + j); };
+    } else if (c.mask == 2) {  // hide the last keys of batch 1 (the first key stays visible)
+      Tensor m = random_f32({c.b, 1, 1, c.skv}, rng, -1, 1);
+      for (int64_t j = c.skv / 2; j < c.skv; ++j) m.data<float>()[(c.b - 1) * c.skv + j] = -inf;
+      in.push_back(m);
+      fn = [m, c](int64_t bh, int64_t, int64_t j) { return at(m, bh / c.h * c.skv + j); };
+    } else if (c.mask == 3) {  // -inf at random places, never a whole row
+      Tensor m = random_f32({c.b, c.h, c.sq, c.skv}, rng, -1, 1);
+      for (int64_t e = 0; e < m.numel(); ++e)
+        if (e % c.skv != 0 && rng() % 3 == 0) m.data<float>()[e] = -inf;
+      in.push_back(m);
+      fn = [m, c](int64_t bh, int64_t i, int64_t j) { return at(m, (bh * c.sq + i) * c.skv + j); };
+    }
+    ir::Attributes attrs = attrs_of({{"scale", 0.3}});
+    if (c.causal) attrs.set("causal", int64_t{1});
+    const std::vector<double> want = ref_attention(q, k, v, 0.3, false, c.causal, fn);
+    for (int threads : {1, 2})
+      expect_close(run1("Attention", in, attrs, threads), {c.b, c.h, c.sq, c.d}, want, 1e-5, 1e-5,
+                   "masked sq " + std::to_string(c.sq) + " skv " + std::to_string(c.skv) +
+                       (c.causal ? " causal" : "") + " mask " + std::to_string(c.mask) +
+                       " threads " + std::to_string(threads));
+  }
+}
+
+TEST(Attention, CausalAndAdditiveMasksMatchTheReference) {
+  check_masks();
+}
+
+// The causal kernel computes the triangle only: its FLOP count says so, and a mask that does
+// not broadcast to the scores, or is not f32, is refused naming both shapes.
+TEST(Attention, MaskSchema) {
+  const std::vector<ir::TensorType> qkv = {
+      {DType::f32, {2, 8, 4}}, {DType::f32, {2, 8, 4}}, {DType::f32, {2, 8, 4}}};
+  const std::vector<ir::TensorType> out = {{DType::f32, {2, 8, 4}}};
+  const ir::OpSchema& s = *ir::OpRegistry::instance().find("Attention");
+  ir::Node full = make_node("Attention", 3, 1, {});
+  ir::Node causal = make_node("Attention", 3, 1, attrs_of({{"causal", int64_t{1}}}));
+  EXPECT_DOUBLE_EQ(s.flops(causal, qkv, out) / s.flops(full, qkv, out), 36.0 / 64.0);
+  auto with_mask = [&](ir::TensorType m) {
+    std::vector<ir::TensorType> in = qkv;
+    in.push_back(m);
+    return in;
+  };
+  ir::Node masked = make_node("Attention", 4, 1, {});
+  EXPECT_NO_THROW(s.infer(masked, with_mask({DType::f32, {8, 8}})));
+  EXPECT_NO_THROW(s.infer(masked, with_mask({DType::f32, {2, 1, 8}})));
+  EXPECT_EQ(error_of([&] { s.infer(masked, with_mask({DType::f32, {8, 9}})); }),
+            "Attention mask (input 3) [8,9] does not broadcast to the scores [2,8,8]");
+  EXPECT_EQ(error_of([&] { s.infer(masked, with_mask({DType::i64, {8, 8}})); }),
+            "Attention mask (input 3) must be f32");
+  ir::Node bad = make_node("Attention", 3, 1, attrs_of({{"causal", int64_t{2}}}));
+  EXPECT_EQ(error_of([&] { s.infer(bad, qkv); }), "Attention causal=2: expected 0 or 1");
 }
 
 // More keys than one softmax chunk: the running max and sum are carried across chunks and the
@@ -184,6 +283,7 @@ TEST(Attention, PortablePathAgrees) {
   cpu::detail::force_portable_gemm(true);
   check_long_sequences();
   check_strided_views();
+  check_masks();
   cpu::detail::force_portable_gemm(false);
 }
 

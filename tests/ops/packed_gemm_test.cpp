@@ -235,7 +235,8 @@ TEST_P(PackedGemmTest, EpilogueMatchesReference) {
   for (bool portable : {false, true}) {
     detail::force_portable_gemm(portable);
     std::mt19937 rng(13);
-    for (GemmAct act : {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGelu}) {
+    for (GemmAct act : {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGelu, GemmAct::kGeluTanh,
+                        GemmAct::kTanh, GemmAct::kSigmoid}) {
       for (auto [m, n, k] : {std::array<int64_t, 3>{128, 768, 256}, {1, 10, 784}, {70, 45, 1300},
                              {5, 33, 0}}) {
         for (float beta : {0.0f, 0.5f}) {
@@ -256,6 +257,12 @@ TEST_P(PackedGemmTest, EpilogueMatchesReference) {
                 v += static_cast<double>(a[i * k + p]) * static_cast<double>(b[p * n + j]);
               if (act == GemmAct::kRelu) v = std::max(v, 0.0);
               if (act == GemmAct::kGelu) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+              if (act == GemmAct::kGeluTanh)
+                v = 0.5 * v *
+                    (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) *
+                                     (v + 0.044715 * v * v * v)));
+              if (act == GemmAct::kTanh) v = std::tanh(v);
+              if (act == GemmAct::kSigmoid) v = 1.0 / (1.0 + std::exp(-v));
               const double got = c[i * n + j];
               if (!(std::abs(got - v) <= 1e-4 + 1e-4 * std::abs(v)) && bad++ < 3)
                 ADD_FAILURE() << "epilogue act " << static_cast<int>(act) << " m=" << m

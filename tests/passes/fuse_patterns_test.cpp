@@ -1,5 +1,6 @@
 // fuse_patterns: each builtin pattern, its accepted variants and its near misses.
 #include <cmath>
+#include <limits>
 
 #include "core/passes/fusion_patterns.h"
 #include "tests/passes/pass_test_util.h"
@@ -11,7 +12,8 @@ TEST(FusionRegistry, BuiltinPatternsInOrder) {
   std::vector<std::string> names;
   for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "skip_layernorm", "attention",
-                                             "bias_relu", "bias_gelu", "matmul_add"}));
+                                             "bias_relu", "bias_gelu", "bias_tanh", "bias_sigmoid",
+                                             "matmul_add"}));
 }
 
 // ---- GELU -------------------------------------------------------------------------------------
@@ -63,6 +65,50 @@ TEST(FusePatterns, GeluSpellings) {
     EXPECT_EQ(g.nodes[0].outputs, before.outputs);
     expect_same_outputs(before, g);
   }
+}
+
+// tanh GELU as PyTorch exports nn.GELU(approximate="tanh"): x^3 as Mul(x, Mul(x, x)) or
+// Pow(x, 3), constants on either side, 0.5 applied last or first.
+ir::Graph gelu_tanh_graph(bool pow, bool commuted, bool half_first, float c1 = 0.7978845608f) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {2, 8});
+  g.add_weight("c2", scalar(0.044715f));
+  g.add_weight("c1", scalar(c1));
+  g.add_weight("one", scalar(1.0f));
+  g.add_weight("half", scalar(0.5f));
+  g.add_weight("three", scalar(3.0f));
+  auto bin = [&](const char* op, const std::string& a, const std::string& b,
+                 const std::string& name) {
+    return commuted ? g.add_node(op, {b, a}, {}, name) : g.add_node(op, {a, b}, {}, name);
+  };
+  std::string cube = pow ? g.add_node("Pow", {"x", "three"}, {}, "Pow_1")
+                         : bin("Mul", "x", g.add_node("Mul", {"x", "x"}, {}, "Mul_0"), "Mul_1");
+  std::string inner = bin("Add", "x", bin("Mul", "c2", cube, "Mul_2"), "Add_3");
+  std::string t = g.add_node("Tanh", {bin("Mul", "c1", inner, "Mul_4")}, {}, "Tanh_5");
+  std::string a = bin("Add", "one", t, "Add_6");
+  if (half_first)
+    g.outputs = {bin("Mul", bin("Mul", "x", "half", "Mul_7"), a, "Mul_8")};
+  else
+    g.outputs = {bin("Mul", "half", bin("Mul", "x", a, "Mul_7"), "Mul_8")};
+  return g;
+}
+
+TEST(FusePatterns, GeluTanhSpellings) {
+  for (int variant = 0; variant < 8; ++variant) {
+    ir::Graph g = gelu_tanh_graph(variant & 1, variant & 2, variant & 4);
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    ASSERT_EQ(g.nodes.size(), 1u) << (e.near_misses.empty() ? "" : e.near_misses[0].text);
+    EXPECT_EQ(g.nodes[0].op, "Gelu");
+    EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(g.nodes[0].attrs.get_string("approximate", ""), "tanh");
+    expect_same_outputs(before, g);
+  }
+  ir::Graph g = gelu_tanh_graph(false, false, false, 0.8f);
+  PassLogEntry e = run_pass(g, "fuse_patterns");
+  EXPECT_EQ(count_op(g, "Gelu"), 0);
+  EXPECT_TRUE(has_line(e.near_misses, "gelu at Mul_8: Mul_4's factor is 0.8, expected 0.797885"));
 }
 
 TEST(FusePatterns, GeluWrongConstantIsANearMiss) {
@@ -195,7 +241,10 @@ TEST(FusePatterns, SkipLayerNormNearMisses) {
 
 struct AttentionSpelling {
   const char* scale_op = "Mul";  // "Mul", "Div" or "" (scale folded into alpha: transB form)
-  bool mask = false;
+  // 0: none; 1: Add of a random [3,5] constant; 2: Where(tril == 0, -inf, S) (GPT's causal
+  // mask, cond [1,1,3,5]); 3: Where of a constant cond that is not causal; 4: Where of a cond
+  // computed at run time; 5: Add of the causal 0 / -inf constant; 6: as 2, filling with -1e9
+  int mask = 0;
   ir::Shape k_shape{2, 2, 5, 4};
 };
 
@@ -218,9 +267,28 @@ ir::Graph attention_graph(const AttentionSpelling& s) {
     g.add_weight("c", scalar(std::string(s.scale_op) == "Mul" ? 0.5f : 2.0f));
     scores = g.add_node(s.scale_op, {scores, "c"}, {}, "Scale_2");
   }
-  if (s.mask) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (s.mask == 1) {
     g.add_weight("mask", random_tensor({3, 5}, 3));
     scores = g.add_node("Add", {scores, "mask"}, {}, "Mask_3");
+  } else if (s.mask == 5) {
+    ir::Tensor m(ir::DType::f32, {3, 5});
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) m.data<float>()[i * 5 + j] = j > i ? -inf : 0.0f;
+    g.add_weight("mask", m);
+    scores = g.add_node("Add", {"mask", scores}, {}, "Mask_3");
+  } else if (s.mask >= 2) {
+    if (s.mask == 4) {
+      g.add_input("cond", ir::DType::i64, {3, 5});
+    } else {
+      ir::Tensor c(ir::DType::i64, {1, 1, 3, 5});
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          c.data<int64_t>()[i * 5 + j] = s.mask == 2 ? j > i : (i + j) % 3 == 1;
+      g.add_weight("cond", c);
+    }
+    g.add_weight("neg_inf", scalar(s.mask == 6 ? -1e9f : -inf));
+    scores = g.add_node("Where", {"cond", "neg_inf", scores}, {}, "Mask_3");
   }
   std::string p = g.add_node("Softmax", {scores}, {}, "Softmax_4");
   g.outputs = {g.add_node("MatMul", {p, "v"}, {}, "MatMul_5")};
@@ -255,14 +323,58 @@ TEST(FusePatterns, AttentionAfterAbsorbReadsKDirectly) {
   expect_same_outputs(before, g);
 }
 
+TEST(FusePatterns, AttentionWithMasks) {
+  // GPT's tril mask through Where, or the same mask as an added 0 / -inf constant: causal=1, no
+  // mask input (the kernel skips the hidden keys).
+  for (int kind : {2, 5}) {
+    for (const char* scale : {"Mul", ""}) {
+      ir::Graph g = attention_graph({scale, kind});
+      ir::Graph before = g;
+      PassLogEntry e = run_pass(g, "fuse_patterns");
+      SCOPED_TRACE("mask kind " + std::to_string(kind) + " scale '" + scale + "'");
+      const ir::Node* a = find_op(g, "Attention");
+      ASSERT_NE(a, nullptr);
+      EXPECT_EQ(a->attrs.get_int("causal", 0), 1);
+      EXPECT_EQ(a->inputs.size(), 3u);
+      EXPECT_TRUE(has_line(e.rewrites, "-> Attention_1 (causal mask"));
+      EXPECT_EQ(count_op(g, "Where") + count_op(g, "Add") + count_op(g, "Softmax"), 0);
+      expect_same_outputs(before, g);
+    }
+  }
+  // Any other constant Where mask: an additive 0 / -inf weight; an Add's M: passed as it is.
+  for (int kind : {3, 1}) {
+    ir::Graph g = attention_graph({"Mul", kind});
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    SCOPED_TRACE("mask kind " + std::to_string(kind));
+    const ir::Node* a = find_op(g, "Attention");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->attrs.get_int("causal", 0), 0);
+    ASSERT_EQ(a->inputs.size(), 4u);
+    if (kind == 1) {
+      EXPECT_EQ(a->inputs[3], "mask");
+    }
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_1 + Scale_2 + Mask_3 + Softmax_4 + MatMul_5 -> Attention_1 (additive mask '"));
+    expect_same_outputs(before, g);
+  }
+}
+
 TEST(FusePatterns, AttentionNearMisses) {
   {
-    ir::Graph g = attention_graph({"Mul", true});
+    ir::Graph g = attention_graph({"Mul", 4});
     PassLogEntry e = run_pass(g, "fuse_patterns");
     EXPECT_EQ(count_op(g, "Attention"), 0);
-    EXPECT_TRUE(has_line(
-        e.near_misses,
-        "attention at MatMul_5: Softmax_4's input comes from Mask_3, not from a MatMul Q K^T"));
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "attention at MatMul_5: Mask_3's condition 'cond' is computed at run "
+                         "time, not a constant mask"));
+  }
+  {  // a finite fill value is not the same as hiding the key (a fully masked row differs)
+    ir::Graph g = attention_graph({"Mul", 6});
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_EQ(count_op(g, "Attention"), 0);
+    EXPECT_TRUE(has_line(e.near_misses,
+                         "attention at MatMul_5: Mask_3 fills with neither -inf constant (neg_inf, "
+                         "Scale_2:out): not a mask Attention takes"));
   }
   {
     ir::Graph g = attention_graph({"", false, {1, 2, 5, 4}});  // K broadcast over the batch
@@ -370,14 +482,24 @@ TEST(FusePatterns, MatMulAddGelu) {
     g.outputs = {g.add_node("Gelu", {a}, gelu, "Gelu_5")};
     ir::Graph before = g;
     PassLogEntry e = run_pass(g, "fuse_patterns");
-    if (approx == "none") {
-      EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Gelu_5 -> FusedBiasGelu_3"));
-      ASSERT_EQ(g.nodes.size(), 1u);
-      EXPECT_EQ(g.nodes[0].op, "FusedBiasGelu");
-    } else {  // only the exact Gelu is fused; the MatMul + Add still is
-      EXPECT_TRUE(has_line(e.near_misses, "bias_gelu at Gelu_5: Gelu_5 is the tanh approximation"));
-      EXPECT_EQ(count_op(g, "MatMulAdd"), 1);
-    }
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + Gelu_5 -> FusedBiasGelu_3"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "FusedBiasGelu");
+    EXPECT_EQ(g.nodes[0].attrs.get_string("approximate", "?"), approx);
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(FusePatterns, MatMulAddTanhAndSigmoid) {
+  for (std::string act : {"Tanh", "Sigmoid"}) {
+    ir::Graph g;
+    std::string a = linear(g, "MatMul_3", "Add_4");
+    g.outputs = {g.add_node(act, {a}, {}, act + "_5")};
+    ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_3 + Add_4 + " + act + "_5 -> FusedBias" + act + "_3"));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "FusedBias" + act);
     expect_same_outputs(before, g);
   }
 }
@@ -393,11 +515,12 @@ TEST(FusePatterns, MatMulAddKeepsFlagsAndTakesAResidualComputedLater) {
   std::string mm = g.add_node("MatMul", {"x", "W"}, a, "MatMul_0");
   std::string res = g.add_node("Tanh", {"r"}, {}, "Tanh_1");  // C is produced after the MatMul
   std::string sum = g.add_node("Add", {res, mm}, {}, "Add_2");
+  // (the Sigmoid after it is now the GEMM's epilogue as well)
   g.outputs = {g.add_node("Sigmoid", {sum}, {}, "Sigmoid_3")};
   ir::Graph before = g;
   PassLogEntry e = run_pass(g, "fuse_patterns");
-  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_2 -> MatMulAdd_0"));
-  const ir::Node* f = find_op(g, "MatMulAdd");
+  EXPECT_TRUE(has_line(e.rewrites, "fused MatMul_0 + Add_2 + Sigmoid_3 -> FusedBiasSigmoid_0"));
+  const ir::Node* f = find_op(g, "FusedBiasSigmoid");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->inputs, (std::vector<std::string>{"x", "W", res}));
   EXPECT_EQ(f->attrs.get_int("transB", 0), 1);

@@ -37,7 +37,10 @@ TEST_P(OnnxAssetPassSubsets, VerifyAndComputeTheSameOutputs) {
 INSTANTIATE_TEST_SUITE_P(Assets, OnnxAssetPassSubsets,
                          ::testing::Values("mlp_opset13.onnx", "mlp_opset17.onnx",
                                            "transformer_opset13.onnx", "transformer_opset17.onnx",
-                                           "stack_opset13.onnx", "stack_opset17.onnx"),
+                                           "stack_opset13.onnx", "stack_opset17.onnx",
+                                           "decoder_opset13.onnx", "decoder_opset17.onnx",
+                                           "decoder_nomask_opset13.onnx",
+                                           "decoder_nomask_opset17.onnx"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));

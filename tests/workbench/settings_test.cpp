@@ -282,7 +282,8 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                            "absorb_matmul,fuse_patterns,absorb_layout,"
                            "fuse_elementwise",
                            "--patterns",
-                           "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,matmul_add",
+                           "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
+                           "bias_sigmoid,matmul_add",
                            "--planner",
                            "first_fit",
                            "--capture",

@@ -80,26 +80,36 @@ void register_linalg_ops(OpRegistry& r) {
   r.add(matmul_like(
       "MatMulAdd", "alpha * op(A) op(B) + C, C broadcast to the output (a bias or a residual)", 3));
   r.add(matmul_like("FusedBiasRelu", "relu(alpha * op(A) op(B) + bias)", 3));
-  r.add(matmul_like("FusedBiasGelu", "gelu(alpha * op(A) op(B) + bias), the exact (erf) Gelu", 3));
+  r.add(matmul_like("FusedBiasGelu",
+                    "gelu(alpha * op(A) op(B) + bias); attribute approximate: 'none' (erf, the "
+                    "default) or 'tanh'",
+                    3));
+  r.add(matmul_like("FusedBiasTanh", "tanh(alpha * op(A) op(B) + bias)", 3));
+  r.add(matmul_like("FusedBiasSigmoid", "sigmoid(alpha * op(A) op(B) + bias)", 3));
 
   OpSchema s;
   s.name = "Attention";
   s.doc =
-      "softmax(scale * Q K^T) V over the last two dims; attributes scale, k_transposed and "
-      "optional strided views of the operands (attention_layout.h)";
-  s.min_inputs = s.max_inputs = 3;
+      "softmax(scale * Q K^T + mask) V over the last two dims; attributes scale, k_transposed, "
+      "causal, optional strided views of the operands, and an optional additive mask input "
+      "(attention_layout.h)";
+  s.min_inputs = 3;
+  s.max_inputs = 4;
   s.infer = [](const Node& n, const std::vector<TensorType>& in) {
     return std::vector<TensorType>{{DType::f32, attention_layout(n, in).out_shape}};
   };
   s.flops = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
     AttentionLayout a = attention_layout(n, in);
-    return static_cast<double>(a.batch) * a.sq * a.skv * (2.0 * a.d + 2.0 * a.dv + 5.0);
+    // Causal attention skips the keys past the diagonal: only the scored pairs count.
+    return static_cast<double>(a.batch) * a.scored_pairs() *
+           (2.0 * a.d + 2.0 * a.dv + 5.0 + (a.mask ? 1.0 : 0.0));
   };
   // What the operands' views cover, not the whole tensors they point into (Q, K and V are often
   // three slices of one projection).
   s.bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
     AttentionLayout a = attention_layout(n, in);
-    return 4.0 * static_cast<double>(a.q.numel() + a.k.numel() + a.v.numel() + a.out.numel());
+    return 4.0 * static_cast<double>(a.q.numel() + a.k.numel() + a.v.numel() + a.out.numel() +
+                                     (a.mask ? numel(a.mask_shape) : 0));
   };
   // Room for K^T and V of every batch-head repacked into the 32-column panels the CPU GEMM
   // micro-kernel streams (ops/cpu/packed_gemm.h); the scores never leave the kernel's registers
