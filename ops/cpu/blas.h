@@ -57,6 +57,9 @@ struct GemmShape {
 // One core's sgemm rate, in FLOPs per microsecond, for sizing teams (threads_for): about what
 // model-sized products reach here (`fusebox machine` measures the 512 x 512 one at ~200 GFLOP/s).
 inline constexpr double kGemmFlopsPerUs = 150000;
+// One core's rate streaming a weight it cannot keep in cache, in bytes per microsecond: about the
+// roofline's memory bandwidth here (`fusebox machine`: ~40 GB/s). What bounds a GEMV.
+inline constexpr double kWeightBytesPerUs = 40000;
 
 // For i in [0, count): C_i = alpha op(A_i) op(B_i) + beta C_i, with A_i = a_of(i) etc.
 template <typename AOf, typename BOf, typename COf>

@@ -520,9 +520,12 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
   // in that core's cache, not the other's. With fewer rows (a GEMV), columns are split: each
   // thread streams its own share of the weight, which also makes m == 1 use both cores.
   const int64_t panels = panel_count(n);
+  // Its one-core time: the FLOPs at the GEMM rate, or, with few rows (a GEMV), the packed weight
+  // streamed at memory speed, whichever is longer.
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  int nt = threads_for(flops / kGemmFlopsPerUs);
+  const double weight_bytes = 4.0 * static_cast<double>(n) * static_cast<double>(k);
+  int nt = threads_for(std::max(flops / kGemmFlopsPerUs, weight_bytes / kWeightBytesPerUs));
   int tn = static_cast<int>(std::min<int64_t>(nt, panels));
   if (m >= nt * kRowsPerThreadForRowSplit) tn = 1;
   while (nt % tn) --tn;
