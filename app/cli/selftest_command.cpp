@@ -132,6 +132,7 @@ struct Row {
   std::string name;    // the op or the model
   std::string label;   // the case: operand types and attributes, or the model spec
   std::string status;  // "pass", "FAIL", "n/a"
+  bool compared = false;  // outputs of both sides were compared (max_abs and max_rel mean something)
   double max_abs = 0;
   double max_rel = 0;
   double rtol = kRtol;
@@ -254,12 +255,13 @@ void compare(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& 
       row.max_abs = std::max(row.max_abs, err);
       if (!ok && bad++ == 0) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "output %zu element %lld: %.7g, the reference %.7g", o,
+        std::snprintf(buf, sizeof buf, "output %zu element %lld: %.9g, the reference %.9g", o,
                       static_cast<long long>(i), a, b);
         first = buf;
       }
     }
   }
+  row.compared = true;
   if (bad) {
     row.status = "FAIL";
     row.detail = std::to_string(bad) + " of " + std::to_string(total) + " elements differ; first: " + first;
@@ -310,6 +312,8 @@ struct SelftestArgs {
   std::string backend = "cpu";
   bool json = false;
   std::vector<std::string> without_case;  // hidden: pretend these ops have no case (for tests)
+  double rtol = -1;                        // >= 0: every row's, instead of the table's
+  double atol = -1;
 };
 
 // The cases of `op` in the table (empty: no self-test case), minus those `without` names.
@@ -341,8 +345,8 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
     }
     for (const OpCase* c : cases) {
       Row row = make_row("op", op, "");
-      row.rtol = c->rtol;
-      row.atol = c->atol;
+      row.rtol = args.rtol >= 0 ? args.rtol : c->rtol;
+      row.atol = args.atol >= 0 ? args.atol : c->atol;
       try {
         row.label = case_label(*c);
         std::vector<ir::Tensor> inputs;
@@ -366,6 +370,8 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
       if (model == name) spec = sized;
     Row row = make_row("model", name, spec);
     Row capture = make_row("capture", name, spec);
+    if (args.rtol >= 0) row.rtol = capture.rtol = args.rtol;
+    if (args.atol >= 0) row.atol = capture.atol = args.atol;
     try {
       const ir::Graph g = models::build_model(spec, models::kDefaultSeed);
       const std::vector<ir::Tensor> inputs = workbench::random_inputs(g, kSeed);
@@ -383,17 +389,10 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
   return rows;
 }
 
-std::string fmt_err(const Row& r) {
-  if (r.status == "n/a" || (r.status == "FAIL" && r.max_abs == 0 && r.max_rel == 0)) return "-";
+std::string fmt_err(const Row& r, double value) {
+  if (!r.compared) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2e", r.max_abs);
-  return buf;
-}
-
-std::string fmt_rel(const Row& r) {
-  if (r.status == "n/a" || (r.status == "FAIL" && r.max_abs == 0 && r.max_rel == 0)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2e", r.max_rel);
+  std::snprintf(buf, sizeof buf, "%.2e", value);
   return buf;
 }
 
@@ -411,7 +410,7 @@ void print_text(const std::vector<Row>& rows, const std::string& target, const s
   for (const Row& r : rows) {
     std::string label = r.label.size() > 60 ? r.label.substr(0, 57) + "..." : r.label;
     std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", r.kind.c_str(), static_cast<int>(wn), r.name.c_str(),
-                static_cast<int>(wl), label.c_str(), r.status.c_str(), fmt_err(r).c_str(), fmt_rel(r).c_str(),
+                static_cast<int>(wl), label.c_str(), r.status.c_str(), fmt_err(r, r.max_abs).c_str(), fmt_err(r, r.max_rel).c_str(),
                 r.detail.c_str());
     (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
   }
@@ -429,10 +428,10 @@ nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, 
   for (const Row& r : rows) {
     nlohmann::json x = {{"kind", r.kind}, {"name", r.name},  {"case", r.label}, {"status", r.status},
                         {"rtol", r.rtol}, {"atol", r.atol}, {"detail", r.detail}};
-    // null where nothing was compared; JSON has no infinity.
-    const bool compared = r.status == "pass" || (r.status == "FAIL" && (r.max_abs != 0 || r.max_rel != 0));
-    x["max_abs"] = compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
-    x["max_rel"] = compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
+    // null where nothing was compared, and for an infinite error (a NaN or infinity on one side
+    // only: the detail names the element), which JSON cannot write.
+    x["max_abs"] = r.compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
+    x["max_rel"] = r.compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
     j["rows"].push_back(x);
     (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
   }
@@ -453,6 +452,20 @@ void add_selftest_command(CLI::App& app) {
       "Example: fusebox selftest --backend cuda");
   cmd->add_option("--backend", args->backend, "backend to test")->capture_default_str();
   cmd->add_flag("--json", args->json, "print the table as JSON");
+  const CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        double v = -1;
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+        }
+        return v >= 0 && std::isfinite(v) ? "" : "expected a number >= 0, got \"" + text + "\"";
+      },
+      "NUMBER >= 0");
+  cmd->add_option("--rtol", args->rtol, "relative tolerance for every row (default: each op's, 1e-3 for most)")
+      ->check(non_negative);
+  cmd->add_option("--atol", args->atol, "absolute tolerance for every row (default: each op's, 1e-4 for most)")
+      ->check(non_negative);
   cmd->add_option("--without-case", args->without_case, "treat OP as having no self-test case (tests)")
       ->group("");
   cmd->callback([args] {

@@ -117,6 +117,31 @@ TEST(Selftest, AnOpWithoutACaseIsAFailingRow) {
   EXPECT_NE(text.out.find("1 failed"), std::string::npos) << text.out;
 }
 
+// The comparison's failing side: fusing changes the rounding of every builtin model's outputs, so
+// at zero tolerance each model row fails, naming how many elements differ and the first one.
+TEST(Selftest, AMismatchBeyondTheToleranceIsAFailingRowAndExit1) {
+  Result r = run_cli("selftest --json --rtol 0 --atol 0", /*with_stderr=*/false);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  int failed = 0, model_rows = 0;
+  for (const auto& row : j["rows"]) {
+    failed += row["status"] == "FAIL";
+    EXPECT_EQ(row["rtol"], 0.0) << row.dump();
+    if (row["kind"] != "model") continue;
+    ++model_rows;
+    EXPECT_EQ(row["status"], "FAIL") << row.dump();
+    EXPECT_GT(row["max_abs"].get<double>(), 0.0) << row.dump();
+    EXPECT_LT(row["max_abs"].get<double>(), 1e-3) << row.dump();
+    EXPECT_NE(row["detail"].get<std::string>().find(" elements differ; first: output 0 element "), std::string::npos)
+        << row.dump();
+  }
+  EXPECT_EQ(model_rows, static_cast<int>(fusebox::models::builtin_model_names().size()));
+  EXPECT_EQ(j["failed"], failed);
+  Result bad = run_cli("selftest --rtol -1");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--rtol: expected a number >= 0, got \"-1\""), std::string::npos) << bad.out;
+}
+
 TEST(Selftest, AnUnknownBackendIsExit2WithAHint) {
   Result r = run_cli("selftest --backend nope");
   EXPECT_EQ(r.code, 2) << r.out;
