@@ -33,5 +33,6 @@ void add_machine_command(CLI::App& app);
 void add_settings_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+void add_selftest_command(CLI::App& app);
 
 }  // namespace fusebox::cli

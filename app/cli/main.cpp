@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   fusebox::cli::add_settings_command(app);
   fusebox::cli::add_graph_command(app);
   fusebox::cli::add_check_command(app);
+  fusebox::cli::add_selftest_command(app);
   // CLI11 says only "A subcommand is required" for a mistyped command: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

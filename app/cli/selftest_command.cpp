@@ -1,0 +1,501 @@
+// fusebox selftest: does a backend compute what the CPU computes? Every op the backend has a
+// kernel for runs on a small graph, and every builtin model runs with all passes, on the target
+// and on the reference (the CPU backend, eager executor, passes none); the outputs are compared
+// element by element and the verdict is one row each.
+//
+// With the target "cpu" itself the target side is the compiled executor (and, for the models, the
+// passes' fused kernels) against that same eager, unoptimized reference: the planner's arena
+// (aliasing, scratch), the compiled dispatch and every fusion are checked against the plainest way
+// of running the graph. An op of the target's kernel table without a case in kOpCases is a FAIL
+// row ("no self-test case"), so adding a kernel without adding its case is caught here.
+//
+// Rows have a kind ("op", "model", "capture"); the CUDA backend will add "cupti" rows (kernels
+// correlated to ops) with the same columns.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/workbench/model_source.h"
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/exec/backend.h"
+#include "core/exec/plugin.h"
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
+#include "core/models/builtin_models.h"
+#include "core/models/weights.h"
+
+namespace fusebox::cli {
+
+namespace {
+
+using ir::DType;
+
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-4;
+constexpr uint64_t kSeed = 7;
+
+// One operand of a case: its type, the range its seeded values are drawn from (uniform; integers
+// for i64), and whether it is a weight (a constant the kernel may repack at compile time) or a
+// graph input.
+struct Operand {
+  DType dtype;
+  ir::Shape shape;
+  double lo = -2.0;
+  double hi = 2.0;
+  bool weight = false;
+};
+
+// One self-test case of an op. `attrs` is JSON: numbers, strings, lists of integers or strings.
+struct OpCase {
+  const char* op;
+  std::vector<Operand> operands;
+  const char* attrs = "{}";
+  double rtol = kRtol;
+  double atol = kAtol;
+};
+
+Operand f32(ir::Shape s, double lo = -2.0, double hi = 2.0) { return {DType::f32, std::move(s), lo, hi, false}; }
+Operand i64(ir::Shape s, double lo, double hi) { return {DType::i64, std::move(s), lo, hi, false}; }
+Operand weight(ir::Shape s, double lo = -1.0, double hi = 1.0) { return {DType::f32, std::move(s), lo, hi, true}; }
+
+// The table: op -> case(s). Shapes are small and odd-sized (tails of vector loops), with
+// broadcasting where the op broadcasts. The looser tolerances are where a device's math may
+// differ from the CPU's (GEMM accumulation order and TF32, transcendental approximations).
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = {
+      {"Add", {f32({2, 3, 9}), f32({9})}},
+      {"Sub", {f32({2, 3, 9}), f32({2, 1, 9})}},
+      {"Mul", {f32({4, 17}), f32({4, 17})}},
+      {"Div", {f32({4, 17}), f32({17}, 0.5, 2.0)}},
+      {"Pow", {f32({4, 17}, 0.1, 2.0), f32({1}, 0.5, 3.0)}},
+      {"Relu", {f32({3, 41})}},
+      {"Tanh", {f32({3, 41})}},
+      {"Sigmoid", {f32({3, 41})}},
+      {"Exp", {f32({3, 41})}},
+      {"Erf", {f32({3, 41})}},
+      {"Sqrt", {f32({3, 41}, 0.0, 4.0)}},
+      {"Neg", {f32({3, 41})}},
+      {"Gelu", {f32({3, 41})}},
+      {"Gelu", {f32({3, 41})}, R"({"approximate": "tanh"})"},
+      {"Cast", {f32({4, 9}, -5.0, 5.0)}, R"({"to": "i64"})"},
+      {"Cast", {i64({4, 9}, -50, 50)}, R"({"to": "f32"})"},
+      {"Where", {i64({4, 9}, 0, 1), f32({4, 9}), f32({9})}},
+      {"FusedElementwise",
+       {f32({4, 17}), f32({17}), f32({4, 17})},
+       R"({"program": ["Add i0 i1", "Relu r0", "Mul r1 i2"]})"},
+      {"Reshape", {f32({2, 3, 4})}, R"({"shape": [6, -1]})"},
+      {"Identity", {f32({2, 3})}},
+      {"Flatten", {f32({2, 3, 4})}, R"({"axis": 1})"},
+      {"Squeeze", {f32({2, 1, 4})}, R"({"axes": [1]})"},
+      {"Unsqueeze", {f32({2, 4})}, R"({"axes": [1]})"},
+      {"Transpose", {f32({2, 3, 5})}, R"({"perm": [2, 0, 1]})"},
+      {"Slice", {f32({4, 10})}, R"({"starts": [1, 2], "ends": [3, 9], "axes": [0, 1], "steps": [1, 2]})"},
+      {"Concat", {f32({2, 3}), f32({2, 5})}, R"({"axis": 1})"},
+      {"Gather", {weight({10, 8}), i64({2, 3}, 0, 9)}, R"({"axis": 0})"},
+      {"MatMul", {f32({2, 5, 33}), weight({33, 12})}, "{}", kRtol, 1e-3},
+      {"MatMul", {f32({4, 33}), f32({12, 33})}, R"({"transB": 1, "alpha": 0.5})", kRtol, 1e-3},
+      {"MatMulAdd", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
+      {"FusedBiasRelu", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
+      {"FusedBiasGelu", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
+      {"FusedBiasGelu", {f32({3, 33}), weight({33, 8}), weight({8})}, R"({"approximate": "tanh"})", kRtol, 1e-3},
+      {"FusedBiasTanh", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
+      {"FusedBiasSigmoid", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
+      {"Attention", {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})}, R"({"scale": 0.35})", kRtol, 1e-3},
+      {"Attention", {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})}, R"({"scale": 0.35, "causal": 1})",
+       kRtol, 1e-3},
+      {"Attention",
+       {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({7, 7}, -4.0, 0.0)},
+       R"({"scale": 0.35})",
+       kRtol,
+       1e-3},
+      {"Softmax", {f32({3, 5, 7})}, R"({"axis": -1})"},
+      {"LayerNorm", {f32({2, 5, 16}), weight({16}), weight({16})}, R"({"axis": -1, "epsilon": 1e-5})"},
+      {"SkipLayerNorm", {f32({2, 5, 16}), f32({2, 5, 16}), weight({16}), weight({16})}, R"({"epsilon": 1e-5})"},
+      {"ReduceMean", {f32({2, 5, 16})}, R"({"axes": [-1], "keepdims": 1})"},
+  };
+  return cases;
+}
+
+// Builtin models at sizes that run in well under a second eagerly; a builtin model not listed
+// here runs at its default options.
+const std::vector<std::pair<std::string, std::string>>& model_sizes() {
+  static const std::vector<std::pair<std::string, std::string>> sizes = {
+      {"mlp", "mlp:dims=64-48-10,batch=4"},
+      {"transformer", "transformer:seq=16,d=64,heads=4,ffn=128,batch=2"},
+      {"stack", "stack:layers=2,seq=16,d=64,heads=4,ffn=128,batch=1"},
+  };
+  return sizes;
+}
+
+struct Row {
+  std::string kind;    // "op", "model", "capture" (later: "cupti")
+  std::string name;    // the op or the model
+  std::string label;   // the case: operand types and attributes, or the model spec
+  std::string status;  // "pass", "FAIL", "n/a"
+  bool compared = false;  // outputs of both sides were compared (max_abs and max_rel mean something)
+  double max_abs = 0;
+  double max_rel = 0;
+  double rtol = kRtol;
+  double atol = kAtol;
+  std::string detail;  // why it failed or does not apply
+};
+
+Row make_row(const std::string& kind, const std::string& name, const std::string& label) {
+  Row r;
+  r.kind = kind;
+  r.name = name;
+  r.label = label;
+  return r;
+}
+
+ir::Attributes attrs_from_json(const char* text) {
+  ir::Attributes a;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  for (const auto& [key, v] : j.items()) {
+    if (v.is_number_integer()) {
+      a.set(key, v.get<int64_t>());
+    } else if (v.is_number()) {
+      a.set(key, v.get<double>());
+    } else if (v.is_string()) {
+      a.set(key, v.get<std::string>());
+    } else if (v.is_array() && !v.empty() && v[0].is_string()) {
+      a.set(key, v.get<std::vector<std::string>>());
+    } else if (v.is_array()) {
+      a.set(key, v.get<std::vector<int64_t>>());
+    } else {
+      throw Error("self-test case attribute '" + key + "': unsupported JSON value " + v.dump());
+    }
+  }
+  return a;
+}
+
+ir::Tensor seeded(const Operand& o, std::mt19937& rng) {
+  ir::Tensor t(o.dtype, o.shape);
+  if (o.dtype == DType::f32) {
+    std::uniform_real_distribution<float> d(static_cast<float>(o.lo), static_cast<float>(o.hi));
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  } else {
+    std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(o.lo), static_cast<int64_t>(o.hi));
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = d(rng);
+  }
+  return t;
+}
+
+std::string case_label(const OpCase& c) {
+  std::string s;
+  for (const Operand& o : c.operands)
+    s += (s.empty() ? "" : " ") + std::string(o.weight ? "w:" : "") + ir::dtype_name(o.dtype) +
+         ir::shape_str(o.shape);
+  const ir::Attributes attrs = attrs_from_json(c.attrs);
+  if (!attrs.all().empty()) s += " " + attrs.to_string();
+  return s;
+}
+
+// A one-node graph running the case, its graph inputs in order.
+ir::Graph op_graph(const OpCase& c, std::vector<ir::Tensor>& inputs) {
+  std::mt19937 rng(kSeed);
+  ir::Graph g;
+  g.name = std::string("selftest.") + c.op;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < c.operands.size(); ++i) {
+    const Operand& o = c.operands[i];
+    ir::Tensor value = seeded(o, rng);
+    const std::string name = (o.weight ? "w" : "x") + std::to_string(i);
+    if (o.weight) {
+      g.add_weight(name, std::move(value));
+    } else {
+      g.add_input(name, o.dtype, o.shape);
+      inputs.push_back(std::move(value));
+    }
+    names.push_back(name);
+  }
+  g.add_node(c.op, names, attrs_from_json(c.attrs), std::string("selftest.") + c.op);
+  g.outputs = g.nodes.back().outputs;
+  return g;
+}
+
+// Compares `got` with `want` output by output: |got - want| <= atol + rtol |want| everywhere
+// (NaN matches NaN, infinities must be equal; i64 outputs must be equal). Fills max_abs and
+// max_rel (relative to |want| over elements with |want| >= atol) and, on a mismatch, the detail.
+void compare(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& want, Row& row) {
+  if (got.size() != want.size()) {
+    row.status = "FAIL";
+    row.detail = std::to_string(got.size()) + " outputs, the reference has " + std::to_string(want.size());
+    return;
+  }
+  int64_t bad = 0, total = 0;
+  std::string first;
+  for (size_t o = 0; o < got.size(); ++o) {
+    const ir::Tensor& g = got[o];
+    const ir::Tensor& w = want[o];
+    if (g.dtype() != w.dtype() || g.shape() != w.shape()) {
+      row.status = "FAIL";
+      row.detail = "output " + std::to_string(o) + " is " + ir::dtype_name(g.dtype()) + ir::shape_str(g.shape()) +
+                   ", the reference's " + ir::dtype_name(w.dtype()) + ir::shape_str(w.shape());
+      return;
+    }
+    const bool exact = g.dtype() == DType::i64;
+    for (int64_t i = 0; i < g.numel(); ++i) {
+      const double a = exact ? static_cast<double>(g.data<int64_t>()[i]) : g.data<float>()[i];
+      const double b = exact ? static_cast<double>(w.data<int64_t>()[i]) : w.data<float>()[i];
+      ++total;
+      bool ok;
+      double err = 0;
+      if (std::isnan(b) || std::isnan(a)) {
+        ok = std::isnan(a) && std::isnan(b);
+        err = ok ? 0 : INFINITY;
+      } else if (std::isinf(b) || std::isinf(a)) {
+        ok = a == b;
+        err = ok ? 0 : INFINITY;
+      } else {
+        err = std::abs(a - b);
+        ok = exact ? err == 0 : err <= row.atol + row.rtol * std::abs(b);
+        if (std::abs(b) >= row.atol) row.max_rel = std::max(row.max_rel, err / std::abs(b));
+      }
+      row.max_abs = std::max(row.max_abs, err);
+      if (!ok && bad++ == 0) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "output %zu element %lld: %.9g, the reference %.9g", o,
+                      static_cast<long long>(i), a, b);
+        first = buf;
+      }
+    }
+  }
+  row.compared = true;
+  if (bad) {
+    row.status = "FAIL";
+    row.detail = std::to_string(bad) + " of " + std::to_string(total) + " elements differ; first: " + first;
+  } else {
+    row.status = "pass";
+  }
+}
+
+exec::SessionOptions reference_options() {
+  exec::SessionOptions o;
+  o.backend = "cpu";
+  o.executor = "eager";
+  o.passes = "none";
+  return o;
+}
+
+// Runs `graph` on the reference and on the target and compares; an exception on either side is
+// the row's failure, named by side.
+void run_and_compare(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+                     const exec::SessionOptions& target, Row& row, bool replay = false) {
+  std::vector<ir::Tensor> want, got;
+  try {
+    exec::Session ref(graph, reference_options());
+    want = ref.run(inputs);
+  } catch (const std::exception& e) {
+    row.status = "FAIL";
+    row.detail = std::string("the reference failed: ") + e.what();
+    return;
+  }
+  try {
+    exec::Session s(graph, target);
+    if (target.capture && !s.capture_note().empty()) {
+      row.status = "n/a";
+      row.detail = "not applicable: " + s.capture_note();
+      return;
+    }
+    got = s.run(inputs);
+    if (replay) got = s.run(inputs);  // the first run captured; this one replays
+  } catch (const std::exception& e) {
+    row.status = "FAIL";
+    row.detail = "backend '" + target.backend + "' failed: " + e.what();
+    return;
+  }
+  compare(got, want, row);
+}
+
+struct SelftestArgs {
+  std::string backend = "cpu";
+  bool json = false;
+  std::vector<std::string> without_case;  // hidden: pretend these ops have no case (for tests)
+  double rtol = -1;                        // >= 0: every row's, instead of the table's
+  double atol = -1;
+};
+
+// The cases of `op` in the table (empty: no self-test case), minus those `without` names.
+std::vector<const OpCase*> selftest_cases_for(const std::string& op, const std::set<std::string>& without) {
+  std::vector<const OpCase*> out;
+  if (without.count(op)) return out;
+  for (const OpCase& c : op_cases())
+    if (op == c.op) out.push_back(&c);
+  return out;
+}
+
+std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) {
+  std::vector<Row> rows;
+  const std::set<std::string> without(args.without_case.begin(), args.without_case.end());
+  std::vector<std::string> ops = backend.kernels().ops();
+  std::sort(ops.begin(), ops.end());
+  exec::SessionOptions op_target;
+  op_target.backend = args.backend;
+  op_target.executor = "compiled";
+  op_target.passes = "none";  // the op itself, not what a pass would make of it
+  for (const std::string& op : ops) {
+    const std::vector<const OpCase*> cases = selftest_cases_for(op, without);
+    if (cases.empty()) {
+      Row row = make_row("op", op, "");
+      row.status = "FAIL";
+      row.detail = "no self-test case: add one for " + op + " to app/cli/selftest_command.cpp";
+      rows.push_back(row);
+      continue;
+    }
+    for (const OpCase* c : cases) {
+      Row row = make_row("op", op, "");
+      row.rtol = args.rtol >= 0 ? args.rtol : c->rtol;
+      row.atol = args.atol >= 0 ? args.atol : c->atol;
+      try {
+        row.label = case_label(*c);
+        std::vector<ir::Tensor> inputs;
+        const ir::Graph g = op_graph(*c, inputs);
+        run_and_compare(g, inputs, op_target, row);
+      } catch (const std::exception& e) {
+        row.status = "FAIL";
+        row.detail = std::string("the case is invalid: ") + e.what();
+      }
+      rows.push_back(row);
+    }
+  }
+
+  exec::SessionOptions model_target;
+  model_target.backend = args.backend;
+  model_target.executor = "compiled";
+  model_target.passes = "all";
+  for (const std::string& name : models::builtin_model_names()) {
+    std::string spec = name;
+    for (const auto& [model, sized] : model_sizes())
+      if (model == name) spec = sized;
+    Row row = make_row("model", name, spec);
+    Row capture = make_row("capture", name, spec);
+    if (args.rtol >= 0) row.rtol = capture.rtol = args.rtol;
+    if (args.atol >= 0) row.atol = capture.atol = args.atol;
+    try {
+      const ir::Graph g = models::build_model(spec, models::kDefaultSeed);
+      const std::vector<ir::Tensor> inputs = workbench::random_inputs(g, kSeed);
+      run_and_compare(g, inputs, model_target, row);
+      exec::SessionOptions captured = model_target;
+      captured.capture = true;
+      run_and_compare(g, inputs, captured, capture, /*replay=*/true);
+    } catch (const std::exception& e) {
+      row.status = capture.status = "FAIL";
+      row.detail = capture.detail = std::string("the model could not be built: ") + e.what();
+    }
+    rows.push_back(row);
+    rows.push_back(capture);
+  }
+  return rows;
+}
+
+std::string fmt_err(const Row& r, double value) {
+  if (!r.compared) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", value);
+  return buf;
+}
+
+void print_text(const std::vector<Row>& rows, const std::string& target, const std::string& description) {
+  size_t wn = 4, wl = 4;
+  for (const Row& r : rows) {
+    wn = std::max(wn, r.name.size());
+    wl = std::max(wl, std::min<size_t>(r.label.size(), 60));
+  }
+  std::printf("selftest: backend '%s' (%s), compiled executor, against cpu, eager executor, passes none\n",
+              target.c_str(), description.c_str());
+  std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", "kind", static_cast<int>(wn), "name", static_cast<int>(wl),
+              "case", "result", "max abs", "max rel", "detail");
+  int pass = 0, fail = 0, na = 0;
+  for (const Row& r : rows) {
+    std::string label = r.label.size() > 60 ? r.label.substr(0, 57) + "..." : r.label;
+    std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", r.kind.c_str(), static_cast<int>(wn), r.name.c_str(),
+                static_cast<int>(wl), label.c_str(), r.status.c_str(), fmt_err(r, r.max_abs).c_str(), fmt_err(r, r.max_rel).c_str(),
+                r.detail.c_str());
+    (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
+  }
+  std::printf("%d passed, %d failed, %d not applicable\n", pass, fail, na);
+}
+
+nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, const std::string& description) {
+  nlohmann::json j;
+  j["backend"] = target;
+  j["description"] = description;
+  j["target"] = "compiled executor; ops with passes none, models with all passes";
+  j["reference"] = "cpu, eager executor, passes none";
+  j["rows"] = nlohmann::json::array();
+  int pass = 0, fail = 0, na = 0;
+  for (const Row& r : rows) {
+    nlohmann::json x = {{"kind", r.kind}, {"name", r.name},  {"case", r.label}, {"status", r.status},
+                        {"rtol", r.rtol}, {"atol", r.atol}, {"detail", r.detail}};
+    // null where nothing was compared, and for an infinite error (a NaN or infinity on one side
+    // only: the detail names the element), which JSON cannot write.
+    x["max_abs"] = r.compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
+    x["max_rel"] = r.compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
+    j["rows"].push_back(x);
+    (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
+  }
+  j["passed"] = pass;
+  j["failed"] = fail;
+  j["not_applicable"] = na;
+  return j;
+}
+
+}  // namespace
+
+void add_selftest_command(CLI::App& app) {
+  auto args = std::make_shared<SelftestArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "selftest",
+      "Run every op the backend has a kernel for and every builtin model on it and on the CPU\n"
+      "(eager executor, passes none), and print whether their outputs agree (exit 1 if any does not).\n"
+      "Example: fusebox selftest --backend cuda");
+  cmd->add_option("--backend", args->backend, "backend to test")->capture_default_str();
+  cmd->add_flag("--json", args->json, "print the table as JSON");
+  const CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        double v = -1;
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+        }
+        return v >= 0 && std::isfinite(v) ? "" : "expected a number >= 0, got \"" + text + "\"";
+      },
+      "NUMBER >= 0");
+  cmd->add_option("--rtol", args->rtol, "relative tolerance for every row (default: each op's, 1e-3 for most)")
+      ->check(non_negative);
+  cmd->add_option("--atol", args->atol, "absolute tolerance for every row (default: each op's, 1e-4 for most)")
+      ->check(non_negative);
+  cmd->add_option("--without-case", args->without_case, "treat OP as having no self-test case (tests)")
+      ->group("");
+  cmd->callback([args] {
+    exec::register_plugin_backends();
+    exec::BackendRegistry& registry = exec::BackendRegistry::instance();
+    const std::vector<std::string> known = registry.known();
+    if (std::find(known.begin(), known.end(), args->backend) == known.end())
+      throw Error("--backend: unknown backend '" + args->backend + "' (" + suggest(args->backend, known) + ")");
+    // Throws the backend's own sentence when it cannot run here (main exits 2 with it).
+    std::unique_ptr<exec::Backend> backend = registry.create(args->backend);
+    const std::vector<Row> rows = run_selftest(*args, *backend);
+    if (args->json)
+      std::cout << to_json(rows, args->backend, backend->description()).dump(2) << "\n";
+    else
+      print_text(rows, args->backend, backend->description());
+    std::cout.flush();
+    std::fflush(stdout);
+    for (const Row& r : rows)
+      if (r.status == "FAIL") throw CommandFailed{1};
+  });
+}
+
+}  // namespace fusebox::cli
