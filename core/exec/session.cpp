@@ -75,6 +75,11 @@ std::vector<ir::Tensor> Session::run(const std::vector<ir::Tensor>& inputs) {
   return outputs;
 }
 
+void Session::set_threads(int threads) {
+  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+  options_.threads = threads;
+}
+
 void Session::run_raw(const void* const* inputs, void* const* outputs) {
   ExecutionObserver* obs = options_.observer;
   int64_t index = runs_++;

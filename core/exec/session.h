@@ -67,6 +67,9 @@ class Session {
   // Why options().capture does not apply here ("" when it is off or applies).
   const std::string& capture_note() const { return capture_note_; }
   void set_observer(ExecutionObserver* observer) { options_.observer = observer; }
+  // The kernel threads of the runs from now on (nothing is prepared per thread count: the same
+  // plan and kernels run at any). Throws fusebox::Error for threads < 1.
+  void set_threads(int threads);
 
  private:
   SessionOptions options_;

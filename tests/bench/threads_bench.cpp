@@ -6,20 +6,21 @@
 //   build/tests/bench/fusebox_bench_threads [--rounds 15] [--ms 20] [--threads 1,2]
 //       [--assets DIR] [--json] [--check] [MODEL...]
 //
-// Method: one Session per thread count for the same model (compiled executor, all passes,
-// greedy_by_size). A round runs each session for about --ms milliseconds of calls, alternating
-// which goes first, and takes each side's median call; the ratio t_b / t_a is computed inside each
-// round. The table gives the median over rounds of each side and of the ratio, and the ratio's
-// 25th-75th percentile band over rounds. A model counts as slower at b threads only when even the
-// band's low end is above 1 + 2% (three rounds in four slower): beyond noise. With --check the
-// exit status is 1 when a model is slower.
+// Method: one Session for the model (compiled executor, all passes, greedy_by_size), run at each
+// thread count in turn (Session::set_threads; the plan, the arena and the prepared kernels are the
+// same, so only the threads differ; two Sessions would also differ in where their arenas and
+// packed weights landed, worth +-5% on a 1.6 us model). A round runs each thread count for about
+// --ms milliseconds of calls, alternating which goes first, and takes each side's median call; the
+// ratio t_b / t_a is computed inside each round. The table gives the median over rounds of each
+// side and of the ratio, and the ratio's 25th-75th percentile band over rounds. A model counts as
+// slower at b threads only when even the band's low end is above 1 + 2% (three rounds in four
+// slower): beyond noise. With --check the exit status is 1 when a model is slower.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -57,18 +58,18 @@ double quantile(std::vector<double> v, double q) {
 }
 
 struct Side {
-  std::unique_ptr<exec::Session> session;
-  std::vector<const void*> in;
-  std::vector<void*> out;
+  int threads = 1;
   std::vector<double> medians_us;  // one per round
 };
 
-// Median call time of `calls` calls, in microseconds.
-double median_call_us(Side& s, int calls) {
+// Median call time of `calls` calls at `threads`, in microseconds.
+double median_call_us(exec::Session& session, const std::vector<const void*>& in,
+                      const std::vector<void*>& out, int threads, int calls) {
+  session.set_threads(threads);
   std::vector<double> t(static_cast<size_t>(calls));
   for (double& x : t) {
     const auto t0 = std::chrono::steady_clock::now();
-    s.session->run_raw(s.in.data(), s.out.data());
+    session.run_raw(in.data(), out.data());
     x = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
   return quantile(std::move(t), 0.5);
@@ -83,27 +84,25 @@ struct Row {
 Row race(const std::string& model, int a_threads, int b_threads, int rounds, double ms) {
   ir::Graph graph = workbench::load_model(model, 1);
   std::vector<ir::Tensor> inputs = workbench::random_inputs(graph, 1);
-  std::vector<ir::Tensor> outputs[2];
+  exec::Session session(graph, exec::SessionOptions{});
+  std::vector<ir::Tensor> outputs = session.run(inputs);  // checks shapes once
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (auto& t : inputs) in.push_back(t.bytes());
+  for (auto& t : outputs) out.push_back(t.bytes());
   Side sides[2];
-  const int counts[2] = {a_threads, b_threads};
-  for (int i = 0; i < 2; ++i) {
-    exec::SessionOptions opt;
-    opt.threads = counts[i];
-    sides[i].session = std::make_unique<exec::Session>(graph, opt);
-    outputs[i] = sides[i].session->run(inputs);  // checks shapes once
-    for (auto& t : inputs) sides[i].in.push_back(t.bytes());
-    for (auto& t : outputs[i]) sides[i].out.push_back(t.bytes());
-  }
-  // Calls per round: about `ms` of the one-thread side, at least 5.
-  for (int i = 0; i < 2; ++i) median_call_us(sides[i], 20);  // warm-up (and fork/join measured)
-  const double probe = median_call_us(sides[0], 20);
+  sides[0].threads = a_threads;
+  sides[1].threads = b_threads;
+  // Warm-up (and the fork/join cost measured), then calls per round: about `ms` of the a side.
+  for (const Side& s : sides) median_call_us(session, in, out, s.threads, 20);
+  const double probe = median_call_us(session, in, out, a_threads, 20);
   const int calls = std::max(5, static_cast<int>(ms * 1000.0 / std::max(probe, 0.01)));
   std::vector<double> ratios;
   for (int r = 0; r < rounds; ++r) {
     const int first = r % 2;
     double m[2];
-    m[first] = median_call_us(sides[first], calls);
-    m[1 - first] = median_call_us(sides[1 - first], calls);
+    m[first] = median_call_us(session, in, out, sides[first].threads, calls);
+    m[1 - first] = median_call_us(session, in, out, sides[1 - first].threads, calls);
     sides[0].medians_us.push_back(m[0]);
     sides[1].medians_us.push_back(m[1]);
     ratios.push_back(m[1] / m[0]);

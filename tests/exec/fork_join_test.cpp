@@ -6,7 +6,12 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "core/base/error.h"
+#include "core/exec/session.h"
+#include "core/models/builtin_models.h"
+#include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/parallel.h"
+#include "tests/support/graph_eval.h"
 
 namespace fusebox::cpu {
 namespace {
@@ -34,6 +39,25 @@ TEST(ForkJoin, SmallWorkStaysOnTheCallingThreadLargeWorkSplits) {
   EXPECT_EQ(chunks_at_two_threads(static_cast<int64_t>(share_us), 1), 1);
   // Work worth far more than any fork/join (1000 s of it): both threads.
   EXPECT_EQ(chunks_at_two_threads(1'000'000'000, 1), 2);
+}
+
+// One Session at two thread counts (what fusebox_bench_threads compares): the same outputs, and
+// a count below 1 refused.
+TEST(SessionThreads, SetThreadsChangesTheRunsNotTheResults) {
+  register_backend();
+  ir::Graph g = models::build_model("mlp:batch=64", 1);
+  exec::Session s(g, exec::SessionOptions{});
+  const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 2);
+  const std::vector<ir::Tensor> one = s.run(inputs);
+  s.set_threads(2);
+  EXPECT_EQ(s.options().threads, 2);
+  const std::vector<ir::Tensor> two = s.run(inputs);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i)
+    for (int64_t j = 0; j < one[i].numel(); ++j)
+      EXPECT_NEAR(one[i].data<float>()[j], two[i].data<float>()[j], 1e-4);
+  EXPECT_THROW(s.set_threads(0), fusebox::Error);
+  EXPECT_EQ(s.options().threads, 2);
 }
 
 }  // namespace
