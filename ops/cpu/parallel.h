@@ -24,9 +24,10 @@ namespace fusebox::cpu {
 // speed-up (stack 0.64x, transformer 0.60x, mlp batch 64 0.57x of their 1-thread time).
 inline constexpr double kMinShareOfForkJoin = 6;
 
-// The cost of one fork/join of a `threads`-thread team on the calling thread's pool, in ns:
-// the 25th percentile of back-to-back empty parallel regions, measured once per process and team
-// size on first use (at most ~20 ms), and again (at most once a second) while it is above
+// The cost of one fork/join of a `threads`-thread team on the calling thread's pool, in ns: the
+// lowest of five bursts' 25th percentiles of back-to-back empty parallel regions (a process busy
+// on the other core during one burst inflates only that one), measured once per process and team
+// size on first use (at most ~25 ms), and again (at most once a second) while it is above
 // 200 us, a wait for a busy core rather than a fork/join. FUSEBOX_FORK_JOIN_NS=<ns> in the
 // environment fixes it instead (0 splits every loop that has an item for each thread: tests use
 // it to reach the threaded paths).

@@ -184,7 +184,7 @@ int main_impl(int argc, char** argv) {
   } else {
     std::printf("fork/join at %d threads: %.2f us (%s)\n", b, cpu::fork_join_ns(b) / 1000.0,
                 std::getenv("FUSEBOX_FORK_JOIN_NS") ? "FUSEBOX_FORK_JOIN_NS"
-                                                    : "measured: 25th percentile of back-to-back regions");
+                                                    : "measured: lowest of 5 bursts' 25th percentiles of back-to-back regions");
     std::printf("%d rounds of ~%.0f ms per side, interleaved; ratio = t%d / t%d inside each round\n\n",
                 rounds, ms, b, a);
     std::printf("| model | %d thread(s) median us | %d threads median us | t%d/t%d median | p25-p75 | verdict |\n",
