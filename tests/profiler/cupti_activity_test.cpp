@@ -12,6 +12,7 @@
 #include "profiler/cupti_activity.h"
 #include "profiler/exporters.h"
 #include "profiler_test_util.h"
+#include "sqlite_reader.h"
 
 using namespace fusebox;
 using namespace fusebox::profiler;
@@ -210,29 +211,7 @@ TEST(CuptiActivity, ChromeTraceHasKernelsOnDeviceStreamTracksWithFlowsFromTheirL
   }
 }
 
-struct Db {
-  sqlite3* db = nullptr;
-  explicit Db(const std::string& path) { EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK); }
-  ~Db() { sqlite3_close(db); }
-  std::vector<std::vector<std::string>> rows(const std::string& q) {
-    std::vector<std::vector<std::string>> out;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-      ADD_FAILURE() << q << ": " << sqlite3_errmsg(db);
-      return out;
-    }
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      std::vector<std::string> row;
-      for (int c = 0; c < sqlite3_column_count(st); ++c) {
-        const unsigned char* t = sqlite3_column_text(st, c);
-        row.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
-      }
-      out.push_back(row);
-    }
-    sqlite3_finalize(st);
-    return out;
-  }
-};
+using Db = ptest::Sql;
 
 TEST(CuptiActivity, SqliteKernelRowsCarryShortAndDemangledNames) {
   Synthetic s = synthetic(4);
