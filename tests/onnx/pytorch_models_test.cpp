@@ -25,17 +25,25 @@ struct Case {
 
 std::string asset(const std::string& file) { return std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/" + file; }
 
-class PyTorchModels : public ::testing::TestWithParam<Case> {};
-
-TEST_P(PyTorchModels, MatchPyTorchWithAllPasses) {
-  const Case& c = GetParam();
+// The case's export imported (constants folded on the CPU), its input and PyTorch's output.
+struct Loaded {
+  ir::Graph graph;
+  ir::Tensor x, want;
+};
+Loaded load(const Case& c) {
   cpu::register_backend();
   auto cpu = cpu::make_backend();
   models::OnnxImportOptions opt;
   opt.evaluator = cpu.get();
-  ir::Graph g = models::import_onnx_file(asset(c.model + ".onnx"), opt);
-  ir::Tensor x = ir::read_npy(asset(c.prefix + ".x.npy"));
-  ir::Tensor want = ir::read_npy(asset(c.prefix + "." + c.output + ".npy"));
+  return {models::import_onnx_file(asset(c.model + ".onnx"), opt), ir::read_npy(asset(c.prefix + ".x.npy")),
+          ir::read_npy(asset(c.prefix + "." + c.output + ".npy"))};
+}
+
+class PyTorchModels : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PyTorchModels, MatchPyTorchWithAllPasses) {
+  const Case& c = GetParam();
+  const auto [g, x, want] = load(c);
   ASSERT_EQ(g.inputs.size(), 1u);
   ASSERT_EQ(g.outputs.size(), 1u);
   for (const char* executor : {"eager", "interpreted", "compiled"}) {
@@ -60,13 +68,7 @@ TEST_P(PyTorchModels, MatchPyTorchWithAllPasses) {
 // as the import would still show here.
 TEST_P(PyTorchModels, MatchPyTorchWithEverySubsetOfPasses) {
   const Case& c = GetParam();
-  cpu::register_backend();
-  auto cpu = cpu::make_backend();
-  models::OnnxImportOptions opt;
-  opt.evaluator = cpu.get();
-  ir::Graph g = models::import_onnx_file(asset(c.model + ".onnx"), opt);
-  ir::Tensor x = ir::read_npy(asset(c.prefix + ".x.npy"));
-  ir::Tensor want = ir::read_npy(asset(c.prefix + "." + c.output + ".npy"));
+  const auto [g, x, want] = load(c);
   const std::vector<std::string> names = passes::PassRegistry::instance().names();
   for (unsigned mask = 0; mask < (1u << names.size()); ++mask) {
     std::string list;
