@@ -151,11 +151,13 @@ TEST(Selftest, AnUnknownBackendIsExit2WithAHint) {
   EXPECT_NE(near.out.find("unknown backend 'cpuu' (did you mean 'cpu'?)"), std::string::npos) << near.out;
 }
 
+#ifdef FUSEBOX_CUDA_PLUGIN
 bool driver_present() {
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h) dlclose(h);
   return h != nullptr;
 }
+#endif
 
 TEST(Selftest, CudaWithoutADriverIsExit2WithTheReason) {
 #ifndef FUSEBOX_CUDA_PLUGIN
