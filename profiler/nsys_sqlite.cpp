@@ -12,7 +12,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "profiler/cupti_activity.h"
+#include "core/base/symbols.h"
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 

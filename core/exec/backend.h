@@ -22,6 +22,8 @@ class CapturedRun {
  public:
   virtual ~CapturedRun() = default;
   virtual void replay() = 0;
+  // What was captured, for the report ("a CUDA graph of 42 nodes").
+  virtual std::string describe() const { return ""; }
 };
 
 class Backend {

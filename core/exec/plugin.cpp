@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/exec/backend.h"
 #include "core/exec/plugin_abi.h"
@@ -75,6 +76,20 @@ PluginProbe probe_backend_plugin(const std::string& path) {
   out.reason = out.available ? "" : info.reason;
   out.description = info.description;
   if (!out.available && out.reason.empty()) out.reason = path + " says the backend is unavailable but not why";
+  if (out.available && !info.create_backend) {
+    out.available = false;
+    out.reason = path + " says the device works but gives no backend (its create_backend is null)";
+  }
+  if (out.available) {
+    const auto create = info.create_backend;
+    out.create = [create, path]() -> std::unique_ptr<Backend> {
+      char error[512] = {0};
+      void* made = create(error, sizeof error);
+      error[sizeof error - 1] = 0;
+      if (!made) throw Error(path + " could not make its backend: " + (error[0] ? error : "it did not say why"));
+      return std::unique_ptr<Backend>(static_cast<Backend*>(made));
+    };
+  }
   return out;
 }
 
@@ -90,9 +105,7 @@ void register_plugin_backends() {
       }
       const PluginProbe probe = probe_backend_plugin(path);
       if (!probe.available) return LazyBackend{nullptr, probe.reason};
-      // Version 1 of the ABI stops at availability: the device works, the kernels are not there.
-      return LazyBackend{nullptr, "a CUDA device works here (" + probe.description +
-                                      ") but the plugin has no kernels yet, so it cannot run graphs"};
+      return LazyBackend{probe.create, ""};
     });
   });
 }

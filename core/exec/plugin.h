@@ -7,15 +7,22 @@
 //
 //   exec::register_plugin_backends();   // at start-up: "cuda" is known, nothing is loaded
 //   BackendRegistry::instance().status() // loads and probes it: {"cuda", "no NVIDIA driver: ..."}
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace fusebox::exec {
 
+class Backend;
+
 struct PluginProbe {
   bool available = false;
   std::string reason;       // why not, when !available
   std::string description;  // what the plugin found
+  // Makes the plugin's backend (set when available). Throws fusebox::Error with the plugin's
+  // sentence when making it fails (e.g. the device ran out of memory).
+  std::function<std::unique_ptr<Backend>()> create;
 };
 
 // Loads the plugin at `path` and asks it. Never throws: failures are the reason.

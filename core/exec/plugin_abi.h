@@ -6,10 +6,15 @@
  * it with the ABI version it was built with; the plugin fills `info` and returns 0, or returns
  * non-zero when it cannot speak that version (and says so in info->reason).
  *
- * Version 1 answers availability: whether the device works here and, when it does not, one
+ * Version 1 answered availability only: whether the device works here and, when it does not, one
  * sentence saying why (no driver, the toolkit's stub library, a driver older than the runtime,
- * the runtime's own error). Later versions add the backend's function table (memory, copies,
- * kernels, activity). */
+ * the runtime's own error).
+ *
+ * Version 2 adds the backend itself. The plugin links the same libfusebox_core.so as the host
+ * (core is a shared library, so the dynamic loader hands the plugin the copy already loaded: one
+ * set of registries), and create_backend returns a `fusebox::exec::Backend*` made with `new`,
+ * owned by the caller. That pointer is the only C++ object that crosses; it is typed void* here
+ * so this header stays C. create_backend is set only when available == 1. */
 #ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 #define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 
@@ -19,7 +24,7 @@
 extern "C" {
 #endif
 
-#define FUSEBOX_PLUGIN_ABI_VERSION 1u
+#define FUSEBOX_PLUGIN_ABI_VERSION 2u
 #define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
 
 typedef struct FuseboxPluginInfo {
@@ -28,6 +33,9 @@ typedef struct FuseboxPluginInfo {
   int32_t available;      /* 1 when the device works here (version 1: a probe kernel ran) */
   char reason[512];       /* when not available: one sentence saying why */
   char description[256];  /* what was found: "CUDA runtime 13.0; driver 12.4; 1 device: NVIDIA H100" */
+  /* Version 2: a new backend (a fusebox::exec::Backend*, owned by the caller), or null with
+   * `error` filled (one sentence) when making it failed. Set only when available == 1. */
+  void* (*create_backend)(char* error, uint32_t error_size);
 } FuseboxPluginInfo;
 
 typedef int32_t (*FuseboxPluginOpen)(uint32_t host_abi_version, FuseboxPluginInfo* info);

@@ -1,9 +1,10 @@
-// libfusebox_cuda.so's entry point: says whether CUDA works here and, when it does not, why, in
+// libfusebox_cuda.so's entry point (plugin ABI 2): says whether CUDA works here and, when it does not, why, in
 // one sentence, checking in the order a user would fix things: is there a driver at all, is it
 // the toolkit's stub, is it older than the runtime this plugin carries, what does the runtime
 // say, and does a kernel actually run. Only this symbol is exported (hidden visibility); the
 // CUDA runtime is linked in statically and the driver is only ever dlopen'ed, so loading this
-// file needs nothing but libc.
+// file needs only core and the toolkit's cuBLAS and CUPTI. When CUDA works, it hands out
+// create_backend, which makes the backend (cuda_backend.h).
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -13,7 +14,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/base/error.h"
 #include "core/exec/plugin_abi.h"
+#include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/probe.h"
 
 namespace {
@@ -36,6 +39,18 @@ std::string loaded_path(void* handle) {
   link_map* map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) return map->l_name;
   return "libcuda.so.1";
+}
+
+// ABI version 2's create_backend: a new CudaBackend, or null with the reason.
+void* create_backend(char* error, uint32_t error_size) {
+  try {
+    return fusebox::cuda::make_backend().release();
+  } catch (const std::exception& e) {
+    say(error, error_size, "%s", e.what());
+  } catch (...) {
+    say(error, error_size, "an unknown error");
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -103,6 +118,7 @@ extern "C" __attribute__((visibility("default"))) int32_t fusebox_plugin_open(ui
     return 0;
   }
   info->available = 1;
+  info->create_backend = create_backend;
   say(info->description, sizeof info->description, "CUDA runtime %s, driver %s, %d device%s, device 0: %s",
       runtime.c_str(), version_text(driver_version).c_str(), count, count == 1 ? "" : "s", device);
   return 0;

@@ -9,12 +9,14 @@
 #include <sstream>
 
 #include "core/base/error.h"
-#include "profiler/cupti_activity.h"
+#include "core/base/symbols.h"
+#include "ops/cuda/host/cupti_records.h"
 #include "profiler/exporters.h"
-#include "profiler_test_util.h"
-#include "sqlite_reader.h"
+#include "tests/profiler/profiler_test_util.h"
+#include "tests/profiler/sqlite_reader.h"
 
 using namespace fusebox;
+using namespace fusebox::cuda;
 using namespace fusebox::profiler;
 
 namespace {

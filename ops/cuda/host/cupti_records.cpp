@@ -1,13 +1,11 @@
-#include "profiler/cupti_activity.h"
+#include "ops/cuda/host/cupti_records.h"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
+#include <algorithm>
 
 #include "core/base/error.h"
+#include "core/base/symbols.h"
 
-namespace fusebox::profiler {
+namespace fusebox::cuda {
 
 namespace {
 
@@ -21,19 +19,6 @@ void check_times(uint64_t start, uint64_t end, const std::string& what) {
                 std::to_string(end) + " ns)");
 }
 
-// Index of the '<' or '(' that opens the group closing at `close` (a '>' or ')'), or npos.
-size_t open_of(const std::string& s, size_t close) {
-  int depth = 0;
-  for (size_t i = close + 1; i-- > 0;) {
-    const char c = s[i];
-    if (c == '>' || c == ')') ++depth;
-    if (c == '<' || c == '(') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::string::npos;
-}
-
 }  // namespace
 
 std::string memcpy_kind_name(uint8_t copy_kind) {
@@ -41,42 +26,6 @@ std::string memcpy_kind_name(uint8_t copy_kind) {
   if (copy_kind < 1 || copy_kind > 10)
     throw Error("unknown CUPTI memcpy kind " + std::to_string(copy_kind) + " (valid: 1..10)");
   return kNames[copy_kind - 1];
-}
-
-std::string demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
-}
-
-std::string kernel_short_name(const std::string& name) {
-  std::string s = demangle(name);
-  // Parameters: the group the name ends with ("(float const*, int)"), and any cv-qualifiers.
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  if (!s.empty() && s.back() == ')') {
-    const size_t open = open_of(s, s.size() - 1);
-    if (open != std::string::npos) s.erase(open);
-  }
-  // Template arguments of the function itself.
-  while (!s.empty() && s.back() == '>') {
-    const size_t open = open_of(s, s.size() - 1);
-    if (open == std::string::npos) break;
-    s.erase(open);
-  }
-  // Return type and enclosing scopes: what follows the last space or "::" outside any group.
-  int depth = 0;
-  size_t begin = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '<' || c == '(') ++depth;
-    if (c == '>' || c == ')') --depth;
-    if (depth != 0) continue;
-    if (c == ' ') begin = i + 1;
-    if (c == ':' && i + 1 < s.size() && s[i + 1] == ':') begin = i + 2;
-  }
-  s = s.substr(begin);
-  return s.empty() ? name : s;
 }
 
 exec::DeviceActivity to_activity(const CuptiKernelRecord& k, const CuptiClock& clock) {
@@ -118,6 +67,20 @@ exec::DeviceActivity to_activity(const CuptiMemcpyRecord& m, const CuptiClock& c
   return a;
 }
 
+exec::DeviceActivity to_activity(const CuptiMemsetRecord& m, const CuptiClock& clock) {
+  check_times(m.start, m.end, "memset record (correlation " + std::to_string(m.correlationId) + ")");
+  exec::DeviceActivity a;
+  a.kind = exec::ActivityKind::Memset;
+  a.name = "Memset";
+  a.start_ns = host_time(m.start, clock);
+  a.end_ns = host_time(m.end, clock);
+  a.device = static_cast<int32_t>(m.deviceId);
+  a.stream = static_cast<int32_t>(m.streamId);
+  a.correlation_id = m.correlationId;
+  a.bytes = m.bytes;
+  return a;
+}
+
 exec::DeviceActivity to_activity(const CuptiApiRecord& r, const CuptiClock& clock) {
   if (r.name.empty())
     throw Error("runtime API record " + std::to_string(r.correlationId) + " (cbid " + std::to_string(r.cbid) +
@@ -138,4 +101,20 @@ exec::DeviceActivity to_activity(const CuptiApiRecord& r, const CuptiClock& cloc
   return a;
 }
 
-}  // namespace fusebox::profiler
+std::vector<exec::DeviceActivity> to_activities(const CuptiBatch& batch, const CuptiClock& clock) {
+  std::vector<exec::DeviceActivity> out;
+  out.reserve(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() + batch.apis.size());
+  for (const auto& r : batch.kernels) out.push_back(to_activity(r, clock));
+  for (const auto& r : batch.memcpys) out.push_back(to_activity(r, clock));
+  for (const auto& r : batch.memsets) out.push_back(to_activity(r, clock));
+  for (const auto& r : batch.apis) out.push_back(to_activity(r, clock));
+  for (auto& a : out) {
+    const auto it = batch.external.find(a.correlation_id);
+    if (it != batch.external.end() && it->second > 0) a.node_index = static_cast<int32_t>(it->second - 1);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const exec::DeviceActivity& x, const exec::DeviceActivity& y) { return x.start_ns < y.start_ns; });
+  return out;
+}
+
+}  // namespace fusebox::cuda

@@ -1,0 +1,215 @@
+// The CUDA backend: memory, copies, the stream and library handles, CUDA graphs, and CUPTI
+// activity. The kernels are in the family files (cuda_backend.h lists them).
+#include "ops/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "core/base/error.h"
+#include "core/ir/op_schema.h"
+#include "ops/cuda/cuda_util.h"
+#include "ops/cuda/cupti_collector.h"
+#include "ops/cuda/host/staging.h"
+
+namespace fusebox::cuda {
+namespace {
+
+// cuBLAS's workspace, set once so that no GEMM allocates while a run is being captured into a
+// CUDA graph (cuBLAS asks for one when capturing). 32 MiB is what NVIDIA advises for Hopper.
+constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;
+constexpr size_t kDeviceAlignment = 256;  // cudaMalloc's alignment; what every arena offset keeps
+
+// Pinned host memory for staging, freed with cudaFreeHost.
+struct Pinned {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  ~Pinned() {
+    if (ptr) cudaFreeHost(ptr);
+  }
+  void reserve(size_t want) {
+    if (want <= bytes) return;
+    if (ptr) cudaFreeHost(ptr);
+    ptr = nullptr;
+    bytes = 0;
+    check(cudaMallocHost(&ptr, want), "cudaMallocHost of " + std::to_string(want) + " staging bytes");
+    bytes = want;
+  }
+};
+
+class CudaGraphRun final : public exec::CapturedRun {
+ public:
+  CudaGraphRun(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, size_t nodes)
+      : graph_(graph), exec_(exec), stream_(stream), nodes_(nodes) {}
+  ~CudaGraphRun() override {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  void replay() override { check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+  std::string describe() const override {
+    return "a CUDA graph of " + std::to_string(nodes_) + " node" + (nodes_ == 1 ? "" : "s");
+  }
+
+ private:
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+  size_t nodes_;
+};
+
+class CudaBackend final : public exec::Backend {
+ public:
+  CudaBackend() {
+    check(cudaSetDevice(0), "cudaSetDevice(0)");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    device_name_ = prop.name;
+    sm_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    shared_.sm_count = prop.multiProcessorCount;
+    shared_.max_shared_per_block = static_cast<int>(prop.sharedMemPerBlockOptin);
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cublasCreate(&blas_), "cublasCreate");
+    check(cublasSetStream(blas_, stream_), "cublasSetStream");
+    check(cudaMalloc(&shared_.workspace, kBlasWorkspaceBytes), "cudaMalloc of the cuBLAS workspace");
+    shared_.workspace_bytes = kBlasWorkspaceBytes;
+    check(cublasSetWorkspace(blas_, shared_.workspace, shared_.workspace_bytes), "cublasSetWorkspace");
+    check(cublasLtCreate(&shared_.lt), "cublasLtCreate");
+    context_.device = 0;
+    context_.stream = stream_;
+    context_.blas = blas_;
+    context_.backend_data = &shared_;
+    wants_op_events_ = true;  // CUPTI external correlation ids tie kernels to ops
+    host_memory_ = false;
+
+    add_matmul_kernels(kernels_);
+    add_elementwise_kernels(kernels_);
+    add_fused_elementwise_kernels(kernels_);
+    add_normalization_kernels(kernels_);
+    add_layout_kernels(kernels_);
+    add_attention_kernels(kernels_);
+
+    cupti_note_ = CuptiCollector::instance().start();
+  }
+
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    if (shared_.lt) cublasLtDestroy(shared_.lt);
+    if (blas_) cublasDestroy(blas_);
+    if (shared_.workspace) cudaFree(shared_.workspace);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string description() const override {
+    std::string d = "CUDA: " + device_name_ + " (" + sm_ + ", " + std::to_string(shared_.sm_count) + " SMs), cuBLAS " +
+                    std::to_string(blas_version());
+    d += cupti_note_.empty() ? ", CUPTI activity on" : ", " + cupti_note_;
+    return d;
+  }
+  const exec::KernelTable& kernels() const override { return kernels_.table; }
+
+  bool supports(const std::string& op, const std::vector<ir::TensorType>& /*inputs*/) const override {
+    return kernels_.table.find(op) != nullptr;
+  }
+  size_t alignment() const override { return kDeviceAlignment; }
+  size_t scratch_bytes(const exec::KernelContext& ctx) const override {
+    if (!kernels_.table.find(ctx.node.op)) throw Error("backend 'cuda' has no kernel for op '" + ctx.node.op + "'");
+    auto it = kernels_.scratch.find(ctx.node.op);
+    return it != kernels_.scratch.end() ? it->second(ctx) : ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
+  }
+  // Host threads do not speed up a GPU: the count is checked and otherwise not used.
+  void bind_threads(int threads) const override {
+    if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+  }
+
+  void on_op_begin(size_t node_index) override { CuptiCollector::instance().push_op(node_index); }
+  void on_op_end(size_t /*node_index*/) override { CuptiCollector::instance().pop_op(); }
+
+  bool can_capture() const override { return true; }
+  void begin_capture() override {
+    check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  std::unique_ptr<exec::CapturedRun> end_capture() override {
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture (a kernel in the run may not be capturable)");
+    size_t nodes = 0;
+    cudaGraphGetNodes(graph, nullptr, &nodes);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e != cudaSuccess) cudaGraphDestroy(graph);
+    check(e, "cudaGraphInstantiate");
+    return std::make_unique<CudaGraphRun>(graph, exec, stream_, nodes);
+  }
+
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes ? bytes : kDeviceAlignment), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    return std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  }
+  std::shared_ptr<const void> upload(const ir::Tensor& weight) override {
+    const size_t bytes = weight.nbytes();
+    std::shared_ptr<void> d = allocate(bytes);
+    if (bytes) check(cudaMemcpy(d.get(), weight.bytes(), bytes, cudaMemcpyHostToDevice), "uploading a weight");
+    return d;
+  }
+
+  // Caller's bytes -> pinned slot -> device, asynchronously on the stream (host/staging.h).
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    if (!bytes) return;
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    if (!in_ || !in_->fits(bytes)) {
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      const size_t capacity = staging_capacity_for(bytes);
+      pinned_in_.reserve(capacity);
+      in_ = std::make_unique<StagingRing>(capacity);
+    }
+    const StagingRing::Slot slot = in_->reserve(bytes);
+    if (slot.wait_first) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    char* staged = static_cast<char*>(pinned_in_.ptr) + slot.offset;
+    std::memcpy(staged, src, bytes);
+    check(cudaMemcpyAsync(dst, staged, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync to the device");
+  }
+  // Device -> pinned buffer (async, after everything queued), wait, -> caller's bytes.
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    if (!bytes) return;
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    pinned_out_.reserve(staging_capacity_for(bytes));
+    check(cudaMemcpyAsync(pinned_out_.ptr, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync to the host");
+    sync_locked();
+    std::memcpy(dst, pinned_out_.ptr, bytes);
+  }
+  void synchronize() override {
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    sync_locked();
+  }
+  std::vector<exec::DeviceActivity> take_activity() override { return CuptiCollector::instance().take(); }
+
+ private:
+  void sync_locked() {
+    // A kernel's launch error stays with the runtime until asked: ask, then wait.
+    check(cudaGetLastError(), "a kernel launch");
+    check(cudaStreamSynchronize(stream_), "running the kernels (cudaStreamSynchronize)");
+    if (in_) in_->drained();
+  }
+  int blas_version() const {
+    int v = 0;
+    cublasGetVersion(blas_, &v);
+    return v;
+  }
+
+  CudaKernels kernels_;
+  CudaShared shared_;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  std::string device_name_, sm_, cupti_note_;
+  std::mutex staging_mu_;
+  Pinned pinned_in_, pinned_out_;
+  std::unique_ptr<StagingRing> in_;
+};
+
+}  // namespace
+
+std::unique_ptr<exec::Backend> make_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace fusebox::cuda

@@ -1,0 +1,50 @@
+#pragma once
+// Helpers for the CUDA backend's host code (g++, C++20): what a kernel's run() reads from its
+// ExecContext, and turning a CUDA error into fusebox::Error. A run() never throws: a launch that
+// fails leaves its error with the runtime, and Backend::synchronize() reports it.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "core/base/error.h"
+#include "core/exec/kernel.h"
+#include "core/exec/kernel_util.h"
+
+namespace fusebox::cuda {
+
+using exec::fail;
+using exec::input_ptr;
+using exec::output_ptr;
+using exec::require_arity;
+using exec::require_dtype;
+using exec::state_of;
+
+// What the backend shares with its kernels beyond the stream and the cuBLAS handle
+// (ExecContext::backend_data).
+struct CudaShared {
+  cublasLtHandle_t lt = nullptr;   // cuBLASLt, for GEMMs with a bias/activation epilogue
+  void* workspace = nullptr;       // cuBLAS(Lt) workspace, device memory, fixed (graph capture needs it)
+  size_t workspace_bytes = 0;
+  int sm_count = 1;                // multiprocessors on the device (elementwise_geometry)
+  int max_shared_per_block = 48 * 1024;  // bytes of shared memory a block may use (opt-in limit)
+};
+
+inline cudaStream_t stream_of(const exec::KernelArgs& a) { return static_cast<cudaStream_t>(a.context->stream); }
+inline cublasHandle_t blas_of(const exec::KernelArgs& a) { return static_cast<cublasHandle_t>(a.context->blas); }
+inline const CudaShared& shared_of(const exec::KernelArgs& a) {
+  return *static_cast<const CudaShared*>(a.context->backend_data);
+}
+
+// "what: cudaErrorMemoryAllocation (out of memory)" as fusebox::Error, unless e is success.
+inline void check(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess)
+    throw Error(what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+inline void check(cublasStatus_t s, const std::string& what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(what + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
+}
+
+}  // namespace fusebox::cuda
