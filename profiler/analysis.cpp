@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -50,6 +51,41 @@ std::vector<RunView> runs_of(const Recording& r, int64_t skip_runs) {
   }
   return runs;
 }
+
+// Each op span's time: on a GPU, the GPU time of the kernels it launched (the span itself only
+// measures launching them); elsewhere the span.
+class OpTimes {
+ public:
+  explicit OpTimes(const Recording& r) {
+    std::map<uint32_t, int64_t> launched_at;  // correlation id -> runtime call's host start
+    for (const exec::DeviceActivity& a : r.device)
+      if (a.kind == exec::ActivityKind::Runtime) launched_at[a.correlation_id] = a.start_ns;
+    if (launched_at.empty()) return;
+    std::map<int32_t, std::vector<const Span*>> by_node;  // op spans of a node, by start time
+    for (const Span& s : r.spans)
+      if (s.kind == SpanKind::Op) by_node[s.node].push_back(&s);
+    for (const exec::DeviceActivity& a : r.device) {
+      if (a.kind != exec::ActivityKind::Kernel || a.node_index < 0) continue;
+      const auto t = launched_at.find(a.correlation_id);
+      const auto spans = by_node.find(a.node_index);
+      if (t == launched_at.end() || spans == by_node.end()) continue;
+      // The last span of that node starting at or before the launch, if the launch is inside it.
+      const auto& v = spans->second;
+      auto it = std::upper_bound(v.begin(), v.end(), t->second,
+                                 [](int64_t when, const Span* s) { return when < s->start_ns; });
+      if (it == v.begin()) continue;
+      const Span* s = *std::prev(it);
+      if (t->second <= s->end_ns) gpu_[s] += static_cast<double>(a.end_ns - a.start_ns);
+    }
+  }
+  double operator()(const Span* s) const {
+    const auto it = gpu_.find(s);
+    return it != gpu_.end() ? it->second : static_cast<double>(s->end_ns - s->start_ns);
+  }
+
+ private:
+  std::map<const Span*, double> gpu_;
+};
 
 std::string shapes_str(const std::vector<std::vector<int64_t>>& shapes) {
   std::string s;
@@ -126,13 +162,14 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   a.roofline = roof;
   a.threads = r.threads;
   std::vector<RunView> runs = runs_of(r, o.skip_runs);
+  const OpTimes op_time(r);
   std::map<int32_t, std::vector<double>> node_samples;
   std::vector<double> run_ns, kernel_ns, gap_ns, edge_ns;
   for (const RunView& rv : runs) {
     double k = 0, g = 0;
     for (size_t i = 0; i < rv.ops.size(); ++i) {
       const Span* s = rv.ops[i];
-      double d = static_cast<double>(s->end_ns - s->start_ns);
+      const double d = op_time(s);
       k += d;
       if (i > 0) g += static_cast<double>(s->start_ns - rv.ops[i - 1]->end_ns);
       node_samples[s->node].push_back(d);
@@ -305,12 +342,13 @@ Comparison compare(const Recording& a, const Recording& b, int64_t skip_runs) {
   std::map<std::string, OpTypeDiff> types;
   auto side = [&](const Recording& r, bool is_a, double& run_ns, double& kernel_ns) {
     std::vector<RunView> runs = runs_of(r, skip_runs);
+    const OpTimes op_time(r);
     std::vector<double> rn, kn;
     std::map<std::string, double> type_total;
     for (const RunView& rv : runs) {
       double k = 0;
       for (const Span* s : rv.ops) {
-        double d = static_cast<double>(s->end_ns - s->start_ns);
+        const double d = op_time(s);
         k += d;
         if (s->node >= 0 && static_cast<size_t>(s->node) < r.nodes.size()) type_total[r.nodes[static_cast<size_t>(s->node)].op] += d;
       }

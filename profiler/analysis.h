@@ -1,6 +1,8 @@
 #pragma once
 // Analysis of a recording against the machine's roofline: where the time goes and why.
-//  - per op type and per node, over all recorded runs: count, total, mean, min, median;
+//  - per op type and per node, over all recorded runs: count, total, mean, min, median. An op
+//    whose kernels ran on a GPU is timed by their GPU time (device activity: a kernel belongs to
+//    the op span its launch call was made in), not by the span, which only measured launching;
 //  - achieved GFLOP/s and GB/s (FLOPs and bytes from the op schemas, over the median time);
 //  - a bottleneck per op with the numbers that decide it:
 //      overhead-bound  when the median time is within `overhead_factor` x the dispatch floor

@@ -105,6 +105,46 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
+// One flush: kernels, copies, a memset and launches, with the external correlation records CUPTI
+// writes for ids pushed around each op's launches (node index + 1). Each activity gets its node;
+// the input copy, launched outside any op, gets none; all come out in start order.
+TEST(CuptiActivity, ABatchTiesEachLaunchToItsNodeThroughExternalIds) {
+  const CuptiClock clock{0, 0};
+  CuptiBatch b;
+  CuptiMemcpyRecord in;
+  in.copyKind = 1, in.bytes = 4096, in.start = 100, in.end = 200, in.correlationId = 1;
+  b.memcpys.push_back(in);
+  CuptiApiRecord launch0, launch1;
+  launch0.name = "cudaLaunchKernel_v7000", launch0.start = 300, launch0.end = 310, launch0.correlationId = 2;
+  launch1.name = "cudaLaunchKernel_v7000", launch1.start = 320, launch1.end = 330, launch1.correlationId = 3;
+  b.apis = {launch1, launch0};  // flushes need not be in order
+  CuptiKernelRecord k0, k1;
+  k0.name = kGemm, k0.start = 400, k0.end = 900, k0.correlationId = 2;
+  k1.name = "add_kernel", k1.start = 950, k1.end = 1000, k1.correlationId = 3;
+  for (CuptiKernelRecord* k : {&k0, &k1}) k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
+  b.kernels = {k1, k0};
+  CuptiMemsetRecord zero;
+  zero.bytes = 64, zero.value = 0, zero.start = 340, zero.end = 350, zero.correlationId = 4;
+  b.memsets.push_back(zero);
+  b.external = {{2, 5 + 1}, {3, 7 + 1}, {4, 7 + 1}};  // node 5 launched k0; node 7 k1 and the memset
+
+  const std::vector<exec::DeviceActivity> out = to_activities(b, clock);
+  ASSERT_EQ(out.size(), 6u);
+  std::vector<std::string> names;
+  for (const auto& a : out) names.push_back(a.name + "@" + std::to_string(a.node_index));
+  EXPECT_EQ(names, (std::vector<std::string>{"HtoD@-1", "cudaLaunchKernel@5", "cudaLaunchKernel@7", "Memset@7",
+                                             std::string(kGemmDemangled) + "@5", "add_kernel@7"}));
+  EXPECT_EQ(out[3].kind, exec::ActivityKind::Memset);
+  EXPECT_EQ(out[3].bytes, 64u);
+
+  // An external id of 0 names no node (ids are node + 1).
+  b.external[2] = 0;
+  for (const auto& a : to_activities(b, clock))
+    if (a.correlation_id == 2) {
+      EXPECT_EQ(a.node_index, -1) << a.name;
+    }
+}
+
 TEST(CuptiActivity, BadRecordsAreRefusedWithTheReason) {
   CuptiKernelRecord k;
   k.name = "k";

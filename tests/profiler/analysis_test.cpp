@@ -139,3 +139,57 @@ TEST(Analysis, RealModelPassesOffVsOn) {
   EXPECT_FALSE(a.by_type.empty());
   EXPECT_GT(a.breakdown.kernel_ns, 0);
 }
+
+// On a GPU the op span only measures launching: the op's time is its kernels' GPU time. A kernel
+// belongs to the op span its launch call (the runtime record with its correlation id) was made in.
+TEST(Analysis, AnOpOnAGpuIsTimedByItsKernelsNotItsLaunchSpan) {
+  Recording r = synth({{"MatMul", 1e6, 1e5, 3000}, {"Add", 1e3, 1e4, 2000}}, 2, 100, 100);
+  uint32_t correlation = 1;
+  for (const Span& s : r.spans) {
+    if (s.kind != SpanKind::Op) continue;
+    // Two kernels for MatMul (7 us + 1 us of GPU time), none for Add (it stays span-timed).
+    if (s.node != 0) continue;
+    for (const int64_t gpu_ns : {7000, 1000}) {
+      exec::DeviceActivity launch;
+      launch.kind = exec::ActivityKind::Runtime;
+      launch.name = "cudaLaunchKernel";
+      launch.start_ns = s.start_ns + 10;
+      launch.end_ns = s.start_ns + 20;
+      launch.correlation_id = correlation;
+      exec::DeviceActivity kernel;
+      kernel.kind = exec::ActivityKind::Kernel;
+      kernel.name = "gemm";
+      kernel.start_ns = s.end_ns + 50000;  // the GPU runs it later, for longer than the launch took
+      kernel.end_ns = kernel.start_ns + gpu_ns;
+      kernel.correlation_id = correlation++;
+      kernel.node_index = 0;
+      r.device.push_back(launch);
+      r.device.push_back(kernel);
+    }
+  }
+  // A kernel whose launch is outside every span of its node (e.g. copied in before the run) and
+  // one naming no node change nothing.
+  exec::DeviceActivity stray;
+  stray.kind = exec::ActivityKind::Kernel;
+  stray.start_ns = 0;
+  stray.end_ns = 999999;
+  stray.node_index = -1;
+  r.device.push_back(stray);
+
+  const Analysis a = analyze(r, test_roof());
+  std::map<std::string, const OpRow*> by;
+  for (const OpRow& row : a.by_type) by[row.op] = &row;
+  EXPECT_EQ(by["MatMul"]->stats.median_ns, 8000) << "the two kernels' GPU time, not the 3 us span";
+  EXPECT_EQ(by["MatMul"]->stats.count, 2);
+  EXPECT_GE(by["Add"]->stats.median_ns, 2000);
+  EXPECT_LE(by["Add"]->stats.median_ns, 2001);
+  EXPECT_EQ(a.by_type.front().op, "MatMul");
+
+  // The same recording with its device activity dropped is timed by spans again.
+  r.device.clear();
+  const Analysis spans = analyze(r, test_roof());
+  for (const OpRow& row : spans.by_type)
+    if (row.op == "MatMul") {
+      EXPECT_LE(row.stats.median_ns, 3001);
+    }
+}
