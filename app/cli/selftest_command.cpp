@@ -9,9 +9,13 @@
 // of running the graph. An op of the target's kernel table without a case in kOpCases is a FAIL
 // row ("no self-test case"), so adding a kernel without adding its case is caught here.
 //
-// Rows have a kind ("op", "model", "capture"); the CUDA backend will add "cupti" rows (kernels
-// correlated to ops) with the same columns.
+// Rows have a kind: "op", "model", "capture" (one run captured, e.g. into a CUDA graph, then
+// replayed) and "trace" (the backend's device activity: every kernel tied to the op that launched
+// it; not applicable where the backend records none, as on the CPU). Model rows also time the model
+// on the target and on the CPU (compiled executor, all passes, median of interleaved runs), so a
+// GPU user sees CPU vs GPU latency per model.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -148,6 +152,8 @@ struct Row {
   double rtol = kRtol;
   double atol = kAtol;
   std::string detail;  // why it failed or does not apply
+  double target_us = -1;  // model rows: median latency on the target and on the CPU (-1: not timed)
+  double cpu_us = -1;
 };
 
 Row make_row(const std::string& kind, const std::string& name, const std::string& label) {
@@ -318,6 +324,54 @@ void run_and_compare(const ir::Graph& graph, const std::vector<ir::Tensor>& inpu
   compare(got, want, row);
 }
 
+// Median latency of `graph` on the target and on the CPU (same executor, passes and threads),
+// timed in interleaved rounds so that drift on the machine hits both sides alike.
+void time_model(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, const exec::SessionOptions& target,
+                Row& row) {
+  constexpr int kRounds = 15;
+  exec::SessionOptions cpu = target;
+  cpu.backend = "cpu";
+  exec::Session on_target(graph, target), on_cpu(graph, cpu);
+  on_target.run(inputs);  // warm-up: first-touch, lazy library set-up
+  on_cpu.run(inputs);
+  std::vector<double> t_target, t_cpu;
+  for (int i = 0; i < kRounds; ++i) {
+    for (auto [s, out] : {std::pair{&on_target, &t_target}, std::pair{&on_cpu, &t_cpu}}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      s->run(inputs);  // returns host tensors: the device work is finished
+      out->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  for (auto* v : {&t_target, &t_cpu}) std::sort(v->begin(), v->end());
+  row.target_us = t_target[kRounds / 2];
+  row.cpu_us = t_cpu[kRounds / 2];
+}
+
+// One run's device activity (after a warm-up run, whose activity is dropped): every kernel must be
+// tied to an op of the graph the session ran.
+void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, const exec::SessionOptions& target,
+                 Row& row) {
+  try {
+    exec::Session s(graph, target);
+    s.run(inputs);
+    s.backend().take_activity();
+    s.run(inputs);
+    const std::vector<exec::DeviceActivity> activity = s.backend().take_activity();
+    if (activity.empty()) {
+      row.status = "n/a";
+      row.detail = "not applicable: backend '" + target.backend + "' recorded no device activity (" +
+                   s.backend().description() + ")";
+      return;
+    }
+    const exec::KernelCorrelation c = exec::check_kernel_correlation(activity, s.graph().nodes.size());
+    row.status = c.ok() ? "pass" : "FAIL";
+    row.detail = c.summary();
+  } catch (const std::exception& e) {
+    row.status = "FAIL";
+    row.detail = "backend '" + target.backend + "' failed: " + e.what();
+  }
+}
+
 struct SelftestArgs {
   std::string backend = "cpu";
   bool json = false;
@@ -380,6 +434,7 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
       if (model == name) spec = sized;
     Row row = make_row("model", name, spec);
     Row capture = make_row("capture", name, spec);
+    Row trace = make_row("trace", name, spec);
     if (args.rtol >= 0) row.rtol = capture.rtol = args.rtol;
     if (args.atol >= 0) row.atol = capture.atol = args.atol;
     try {
@@ -389,12 +444,15 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
       exec::SessionOptions captured = model_target;
       captured.capture = true;
       run_and_compare(g, inputs, captured, capture, /*replay=*/true);
+      if (row.status == "pass") time_model(g, inputs, model_target, row);
+      check_trace(g, inputs, model_target, trace);
     } catch (const std::exception& e) {
-      row.status = capture.status = "FAIL";
-      row.detail = capture.detail = std::string("the model could not be built: ") + e.what();
+      row.status = capture.status = trace.status = "FAIL";
+      row.detail = capture.detail = trace.detail = std::string("the model could not be built: ") + e.what();
     }
     rows.push_back(row);
     rows.push_back(capture);
+    rows.push_back(trace);
   }
   return rows;
 }
@@ -419,9 +477,15 @@ void print_text(const std::vector<Row>& rows, const std::string& target, const s
   int pass = 0, fail = 0, na = 0;
   for (const Row& r : rows) {
     std::string label = r.label.size() > 60 ? r.label.substr(0, 57) + "..." : r.label;
+    std::string detail = r.detail;
+    if (r.target_us >= 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.1f us here, %.1f us on cpu", r.target_us, r.cpu_us);
+      detail = detail.empty() ? buf : detail + "; " + buf;
+    }
     std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", r.kind.c_str(), static_cast<int>(wn), r.name.c_str(),
                 static_cast<int>(wl), label.c_str(), r.status.c_str(), fmt_err(r, r.max_abs).c_str(), fmt_err(r, r.max_rel).c_str(),
-                r.detail.c_str());
+                detail.c_str());
     (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
   }
   std::printf("%d passed, %d failed, %d not applicable\n", pass, fail, na);
@@ -442,6 +506,10 @@ nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, 
     // only: the detail names the element), which JSON cannot write.
     x["max_abs"] = r.compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
     x["max_rel"] = r.compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
+    if (r.target_us >= 0) {
+      x["latency_us"] = r.target_us;
+      x["cpu_latency_us"] = r.cpu_us;
+    }
     j["rows"].push_back(x);
     (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
   }

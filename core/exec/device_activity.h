@@ -2,8 +2,10 @@
 // Device activity records: what a GPU did and when, as plain data. A GPU backend fills them
 // (from CUPTI) without knowing the profiler; the profiler turns them into tracks and export rows
 // without knowing CUDA. Times are nanoseconds on the host's monotonic clock.
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fusebox::exec {
 
@@ -27,5 +29,18 @@ struct DeviceActivity {
   uint8_t copy_kind = 0;    // CUPTI_ACTIVITY_MEMCPY_KIND_* for Memcpy records
   int32_t node_index = -1;  // graph node whose range launched it, when known
 };
+
+// Whether a trace's kernels are tied to the ops that launched them (CUPTI external correlation):
+// every kernel must name a node of the graph it ran (0 <= node_index < node_count).
+struct KernelCorrelation {
+  size_t kernels = 0;          // Kernel records
+  size_t correlated = 0;       // of those, naming a node of the graph
+  size_t ops_with_kernels = 0; // distinct nodes named
+  std::vector<std::string> uncorrelated;  // names of the kernels that name no node (first few)
+  bool ok() const { return kernels > 0 && correlated == kernels; }
+  // "412 kernels, all tied to 38 ops" or what is wrong.
+  std::string summary() const;
+};
+KernelCorrelation check_kernel_correlation(const std::vector<DeviceActivity>& activity, size_t node_count);
 
 }  // namespace fusebox::exec

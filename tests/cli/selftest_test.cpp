@@ -44,7 +44,7 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["failed"], 0);
-  std::map<std::string, int> op_rows, model_rows, capture_rows;
+  std::map<std::string, int> op_rows, model_rows, capture_rows, trace_rows;
   for (const auto& row : j["rows"]) {
     for (const char* key : {"kind", "name", "case", "status", "max_abs", "max_rel", "rtol", "atol", "detail"})
       EXPECT_TRUE(row.contains(key)) << key << " in " << row.dump();
@@ -57,6 +57,17 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
       ++model_rows[name];
       EXPECT_EQ(row["status"], "pass") << row.dump();
       EXPECT_LE(row["max_abs"].get<double>(), 1e-3) << row.dump();
+      // Timed on the target and on the CPU: here both are the CPU.
+      ASSERT_TRUE(row.contains("latency_us") && row.contains("cpu_latency_us")) << row.dump();
+      EXPECT_GT(row["latency_us"].get<double>(), 0) << row.dump();
+      EXPECT_GT(row["cpu_latency_us"].get<double>(), 0) << row.dump();
+    } else if (kind == "trace") {
+      ++trace_rows[name];
+      EXPECT_EQ(row["status"], "n/a") << row.dump();
+      EXPECT_EQ(row["detail"].get<std::string>().rfind(
+                    "not applicable: backend 'cpu' recorded no device activity (CPU: ", 0),
+                0u)
+          << row.dump();
     } else if (kind == "capture") {
       ++capture_rows[name];
       EXPECT_EQ(row["status"], "n/a") << row.dump();
@@ -73,6 +84,7 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
   for (const std::string& m : models) {
     EXPECT_EQ(model_rows[m], 1) << m;
     EXPECT_EQ(capture_rows[m], 1) << m;
+    EXPECT_EQ(trace_rows[m], 1) << m;
   }
   int passed = 0;
   for (const auto& row : j["rows"]) passed += row["status"] == "pass";
@@ -86,7 +98,8 @@ TEST(Selftest, TheTextTableHasARowPerOpAndATotal) {
     EXPECT_NE(r.out.find("\nop       " + op + " "), std::string::npos) << op << "\n" << r.out;
   for (const std::string& m : fusebox::models::builtin_model_names())
     EXPECT_NE(r.out.find("\nmodel    " + m + " "), std::string::npos) << m << "\n" << r.out;
-  EXPECT_NE(r.out.find(" 0 failed, 3 not applicable\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed, 6 not applicable\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" us here, "), std::string::npos) << "model rows carry both latencies\n" << r.out;
 }
 
 // An op the backend has a kernel for but the command has no case for (simulated by the hidden

@@ -422,3 +422,36 @@ TEST(BackendContract, ConstantFoldingEvaluatesOnTheCpuWhateverTheBackend) {
 
 }  // namespace
 }  // namespace fusebox
+
+namespace fusebox::exec {
+namespace {
+
+DeviceActivity kernel(const std::string& name, int32_t node) {
+  DeviceActivity a;
+  a.kind = ActivityKind::Kernel;
+  a.name = name;
+  a.node_index = node;
+  return a;
+}
+
+// The self-test's check that a GPU trace ties every kernel to the op that launched it.
+TEST(KernelCorrelationCheck, EveryKernelMustNameANodeOfTheGraph) {
+  DeviceActivity copy;
+  copy.kind = ActivityKind::Memcpy;  // copies and launches are not kernels: not counted
+  const std::vector<DeviceActivity> good = {copy, kernel("gemm", 0), kernel("bias", 0), kernel("softmax", 2)};
+  KernelCorrelation c = check_kernel_correlation(good, 3);
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(c.summary(), "3 kernels, all tied to 2 ops");
+
+  const std::vector<DeviceActivity> bad = {kernel("gemm", 0), kernel("stray", -1), kernel("past_the_end", 3)};
+  c = check_kernel_correlation(bad, 3);
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.summary(), "2 of 3 kernels are tied to no op of the graph (stray, past_the_end)");
+
+  c = check_kernel_correlation({copy}, 3);
+  EXPECT_FALSE(c.ok()) << "a GPU trace without kernels shows nothing was recorded";
+  EXPECT_EQ(c.summary(), "no kernel records");
+}
+
+}  // namespace
+}  // namespace fusebox::exec
