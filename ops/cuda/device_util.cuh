@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/cuda/host/launch_geometry.h"
 #include "ops/cuda/strided_index.h"
 
 namespace fusebox::cuda {
@@ -61,6 +62,11 @@ __device__ __forceinline__ float block_max(float v, float* warps) {
 // Which row a block of row_geometry (host/launch_geometry.h) works on.
 __device__ __forceinline__ int64_t block_row() {
   return static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
+// A LaunchGeometry's dims as CUDA's (launch_geometry.h keeps them within the launch limits).
+inline dim3 to_dim3(const Dim3& d) {
+  return dim3(static_cast<unsigned>(d.x), static_cast<unsigned>(d.y), static_cast<unsigned>(d.z));
 }
 
 }  // namespace fusebox::cuda

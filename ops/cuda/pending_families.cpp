@@ -3,7 +3,6 @@
 #include "ops/cuda/cuda_backend.h"
 
 namespace fusebox::cuda {
-void add_matmul_kernels(CudaKernels&) {}
 void add_elementwise_kernels(CudaKernels&) {}
 void add_fused_elementwise_kernels(CudaKernels&) {}
 void add_normalization_kernels(CudaKernels&) {}
