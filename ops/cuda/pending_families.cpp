@@ -6,5 +6,4 @@ namespace fusebox::cuda {
 void add_elementwise_kernels(CudaKernels&) {}
 void add_fused_elementwise_kernels(CudaKernels&) {}
 void add_layout_kernels(CudaKernels&) {}
-void add_attention_kernels(CudaKernels&) {}
 }  // namespace fusebox::cuda
