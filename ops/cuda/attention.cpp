@@ -31,8 +31,9 @@ constexpr size_t kSharedLimit = 48 * 1024;
 // The leading (batch, head) dims of a view as a StridedIndex over the batch-head number.
 StridedIndex lead_index(const exec::KernelContext& ctx, const ir::AttentionLayout& a, const ir::StridedView& view) {
   const size_t r = a.lead.size();
-  return strided_index(ctx, std::vector<int64_t>(a.lead.begin(), a.lead.end()),
-                       std::vector<int64_t>(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(r)));
+  return strided_index(
+      ctx, std::vector<int64_t>(a.lead.begin(), a.lead.end()),
+      std::vector<int64_t>(view.strides.begin(), view.strides.begin() + static_cast<std::ptrdiff_t>(r)));
 }
 
 std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
@@ -101,10 +102,14 @@ void run_attention(const exec::KernelArgs& args) {
                    st.has_mask ? input_ptr<float>(args, 3) : nullptr, output_ptr<float>(args, 0), p, stream_of(args));
 }
 
-size_t attention_scratch(const exec::KernelContext&) { return 0; }
+size_t attention_scratch(const exec::KernelContext&) {
+  return 0;
+}
 
 }  // namespace
 
-void add_attention_kernels(CudaKernels& k) { k.add("Attention", {prepare_attention, run_attention}, attention_scratch); }
+void add_attention_kernels(CudaKernels& k) {
+  k.add("Attention", {prepare_attention, run_attention}, attention_scratch);
+}
 
 }  // namespace fusebox::cuda

@@ -20,10 +20,10 @@ namespace {
 __global__ void attention_kernel(const float* q, const float* k, const float* v, const float* mask, float* out,
                                  AttentionParams p) {
   extern __shared__ float shared[];
-  float* qs = shared;          // [d]: the query row
-  float* ps = qs + p.d;        // [blockDim.x]: the chunk's probabilities
+  float* qs = shared;            // [d]: the query row
+  float* ps = qs + p.d;          // [blockDim.x]: the chunk's probabilities
   float* acc = ps + blockDim.x;  // [dv]: the output row so far
-  float* warps = acc + p.dv;   // one float per warp, for the reductions
+  float* warps = acc + p.dv;     // one float per warp, for the reductions
   const int64_t r = block_row();
   if (r >= p.batch * p.sq) return;
   const int64_t b = r / p.sq, i = r % p.sq;

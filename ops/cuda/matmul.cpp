@@ -141,14 +141,16 @@ std::shared_ptr<LtPlan> make_lt_plan(const MatMulState& st) {
                     CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align)) == CUBLAS_STATUS_SUCCESS;
   int found = 0;
-  ok = ok && cublasLtMatmulAlgoGetHeuristic(handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &p->heuristic,
-                                            &found) == CUBLAS_STATUS_SUCCESS;
+  ok = ok && cublasLtMatmulAlgoGetHeuristic(handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &p->heuristic, &found) ==
+                 CUBLAS_STATUS_SUCCESS;
   cublasLtMatmulPreferenceDestroy(pref);
   if (!ok || found < 1 || p->heuristic.state != CUBLAS_STATUS_SUCCESS) return nullptr;
   return p;
 }
 
-bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+bool fits_int(int64_t v) {
+  return v >= 0 && v <= INT_MAX;
+}
 
 MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, EpilogueAct act) {
   const size_t inputs = epilogue == Epilogue::None ? 2 : 3;
@@ -223,7 +225,9 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ep
   return st;
 }
 
-bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kLtAlignment == 0; }
+bool aligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % kLtAlignment == 0;
+}
 
 // The GEMMs (cuBLAS) into out with the given beta; k == 0 handled by the caller.
 void run_gemms(const MatMulState& st, cublasHandle_t blas, const float* a, const float* b, float* out, float beta) {
@@ -286,8 +290,9 @@ void run_matmul(const exec::KernelArgs& args) {
 }
 
 exec::KernelDef matmul_kernel(Epilogue epilogue, EpilogueAct act = EpilogueAct::kNone) {
-  return {[epilogue, act](const exec::KernelContext& ctx) { return exec::make_state(prepare_matmul(ctx, epilogue, act)); },
-          run_matmul};
+  return {
+      [epilogue, act](const exec::KernelContext& ctx) { return exec::make_state(prepare_matmul(ctx, epilogue, act)); },
+      run_matmul};
 }
 
 }  // namespace

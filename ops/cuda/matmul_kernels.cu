@@ -54,8 +54,8 @@ void launch_broadcast_copy(const float* src, const StridedIndex& src_index, floa
   broadcast_copy_kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, stream>>>(src, src_index, out, n);
 }
 
-void launch_bias_activation(float* out, const float* bias, const StridedIndex& bias_index, int64_t n,
-                            EpilogueAct act, int sm_count, cudaStream_t stream) {
+void launch_bias_activation(float* out, const float* bias, const StridedIndex& bias_index, int64_t n, EpilogueAct act,
+                            int sm_count, cudaStream_t stream) {
   const LaunchGeometry g = elementwise_geometry(n, sm_count);
   if (g.empty()) return;
   bias_activation_kernel<<<to_dim3(g.grid), to_dim3(g.block), 0, stream>>>(out, bias, bias_index, n, act);

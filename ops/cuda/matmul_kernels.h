@@ -26,7 +26,7 @@ void launch_broadcast_copy(const float* src, const StridedIndex& src_index, floa
                            cudaStream_t stream);
 
 // out[i] = act(out[i] + bias[offset(i)]) for i < n; bias may be null (then just the activation).
-void launch_bias_activation(float* out, const float* bias, const StridedIndex& bias_index, int64_t n,
-                            EpilogueAct act, int sm_count, cudaStream_t stream);
+void launch_bias_activation(float* out, const float* bias, const StridedIndex& bias_index, int64_t n, EpilogueAct act,
+                            int sm_count, cudaStream_t stream);
 
 }  // namespace fusebox::cuda

@@ -47,8 +47,7 @@ std::shared_ptr<const void> prepare_softmax(const exec::KernelContext& ctx) {
 }
 
 void run_softmax(const exec::KernelArgs& args) {
-  launch_softmax(input_ptr<float>(args, 0), output_ptr<float>(args, 0), state_of<SoftmaxParams>(args),
-                 stream_of(args));
+  launch_softmax(input_ptr<float>(args, 0), output_ptr<float>(args, 0), state_of<SoftmaxParams>(args), stream_of(args));
 }
 
 // ---- LayerNorm -----------------------------------------------------------------------------
@@ -97,8 +96,8 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
 std::shared_ptr<const void> prepare_skip_layer_norm(const exec::KernelContext& ctx) {
   LayerNormState st = layer_norm_state(ctx, 2);
   if (ctx.inputs[1].shape != ctx.inputs[0].shape)
-    fail(ctx, "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " + ir::shape_str(ctx.inputs[1].shape) +
-                  " differ");
+    fail(ctx,
+         "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " + ir::shape_str(ctx.inputs[1].shape) + " differ");
   st.skip = true;
   return exec::make_state(st);
 }
@@ -136,8 +135,8 @@ std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) 
     if (reduce[d]) p.count *= x[d];
   }
   if (ir::numel(kept_dims) != p.out_numel)
-    fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not hold the kept dims " +
-                  ir::shape_str(kept_dims));
+    fail(ctx,
+         "output " + ir::shape_str(ctx.outputs[0].shape) + " does not hold the kept dims " + ir::shape_str(kept_dims));
   p.kept = strided_index(ctx, kept_dims, kept_strides);
   p.reduced = strided_index(ctx, reduced_dims, reduced_strides);
   check_rows(ctx, p.out_numel, p.count);

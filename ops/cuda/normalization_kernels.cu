@@ -97,7 +97,7 @@ void launch_layer_norm(const float* x, const float* skip, const float* scale, co
   const LaunchGeometry g = row_geometry(p.rows, p.d > 0 ? p.d : 1);
   if (g.empty()) return;
   layer_norm_kernel<<<to_dim3(g.grid), to_dim3(g.block), g.shared_bytes, stream>>>(x, skip, scale, bias, y, mean_out,
-                                                                                    inv_std_out, p);
+                                                                                   inv_std_out, p);
 }
 
 void launch_reduce_mean(const float* x, float* y, const ReduceMeanParams& p, cudaStream_t stream) {

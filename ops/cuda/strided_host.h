@@ -17,8 +17,8 @@ inline StridedIndex strided_index(const exec::KernelContext& ctx, const std::vec
                                   const std::vector<int64_t>& strides) {
   const CollapsedStrides c = collapse_strided(dims, strides);
   if (c.dims.size() > static_cast<size_t>(kMaxStridedRank))
-    fail(ctx, "strided walk needs " + std::to_string(c.dims.size()) + " dims after collapsing " +
-                  ir::shape_str(dims) + "; the CUDA kernels support at most " + std::to_string(kMaxStridedRank));
+    fail(ctx, "strided walk needs " + std::to_string(c.dims.size()) + " dims after collapsing " + ir::shape_str(dims) +
+                  "; the CUDA kernels support at most " + std::to_string(kMaxStridedRank));
   StridedIndex idx;
   idx.rank = static_cast<int>(c.dims.size());
   for (size_t d = 0; d < c.dims.size(); ++d) {

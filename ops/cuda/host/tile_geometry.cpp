@@ -50,7 +50,8 @@ GemmBatches split_gemm_batches(const std::vector<int64_t>& a_offsets, const std:
     const int64_t sa = per > 1 ? a_offsets[1] - a_offsets[0] : 0;
     const int64_t sb = per > 1 ? b_offsets[1] - b_offsets[0] : 0;
     bool ok = true;
-    for (size_t c = 0; ok && c < n; c += per) ok = arithmetic(a_offsets, c, per, sa) && arithmetic(b_offsets, c, per, sb);
+    for (size_t c = 0; ok && c < n; c += per)
+      ok = arithmetic(a_offsets, c, per, sa) && arithmetic(b_offsets, c, per, sb);
     if (!ok) continue;
     GemmBatches g;
     g.per_call = static_cast<int64_t>(per);
