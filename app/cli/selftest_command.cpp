@@ -435,8 +435,8 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
     Row row = make_row("model", name, spec);
     Row capture = make_row("capture", name, spec);
     Row trace = make_row("trace", name, spec);
-    if (args.rtol >= 0) row.rtol = capture.rtol = args.rtol;
-    if (args.atol >= 0) row.atol = capture.atol = args.atol;
+    if (args.rtol >= 0) row.rtol = capture.rtol = trace.rtol = args.rtol;
+    if (args.atol >= 0) row.atol = capture.atol = trace.atol = args.atol;
     try {
       const ir::Graph g = models::build_model(spec, models::kDefaultSeed);
       const std::vector<ir::Tensor> inputs = workbench::random_inputs(g, kSeed);

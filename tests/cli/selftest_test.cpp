@@ -119,7 +119,7 @@ TEST(Selftest, AnOpWithoutACaseIsAFailingRow) {
                 0u)
           << row.dump();
       EXPECT_TRUE(row["max_abs"].is_null());
-    } else if (row["kind"] != "capture") {
+    } else if (row["kind"] != "capture" && row["kind"] != "trace") {  // those two do not apply on the CPU
       EXPECT_EQ(row["status"], "pass") << row.dump();
     }
   }
