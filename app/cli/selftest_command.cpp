@@ -315,7 +315,10 @@ void run_and_compare(const ir::Graph& graph, const std::vector<ir::Tensor>& inpu
       return;
     }
     got = s.run(inputs);
-    if (replay) got = s.run(inputs);  // the first run captured; this one replays
+    if (replay) {
+      got = s.run(inputs);  // the first run captured; this one replays
+      row.detail = "replayed " + s.executor().captured();
+    }
   } catch (const std::exception& e) {
     row.status = "FAIL";
     row.detail = "backend '" + target.backend + "' failed: " + e.what();

@@ -286,6 +286,7 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
     result->recording = recorder.finish(be.take_activity());
     result->analysis = profiler::analyze(*result->recording, roof);
   }
+  result->captured = executor.captured();
   for (size_t i = 0; i < result->outputs.size(); ++i)
     result->output_summaries.push_back(summarize_output(g.outputs[i], result->outputs[i]));
   ++executions_[static_cast<size_t>(Stage::Measure)];

@@ -71,6 +71,7 @@ nlohmann::json to_json(const RunResult& r, bool detail) {
   // Asked for, and whether it applied: a setting that does not apply is said so, with why.
   j["capture"] = {{"asked", s.capture}, {"applied", s.capture && r.capture_note.empty()}};
   if (!r.capture_note.empty()) j["capture"]["not_applicable"] = r.capture_note;
+  if (!r.captured.empty()) j["capture"]["captured"] = r.captured;
   j["latency_us"] = to_json(r.latency);
   j["arena_bytes"] = r.plan->arena_bytes;
   j["lower_bound_bytes"] = r.plan->lower_bound_bytes;
@@ -102,7 +103,8 @@ std::string report_text(const RunResult& r) {
   if (!s.patterns_off.empty()) out << "patterns   off: " << join(s.patterns_off, ", ") << "\n";
   if (s.capture)
     out << "capture    "
-        << (r.capture_note.empty() ? "on: one run captured, every later run a replay"
+        << (r.capture_note.empty() ? "on: one run captured, every later run a replay" +
+                                         (r.captured.empty() ? std::string() : " (" + r.captured + ")")
                                    : "not applicable: " + r.capture_note)
         << "\n";
   out << "nodes      ";

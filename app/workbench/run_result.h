@@ -59,6 +59,8 @@ struct RunResult {
   // When settings.capture is on but does not apply here: why ("backend 'cpu' cannot capture a
   // run (it has no graph capture)"); "" when it is off or applies (the runs were replays).
   std::string capture_note;
+  // When the runs were replays: what was captured ("a CUDA graph of 42 nodes, ..."), else "".
+  std::string captured;
   Latency latency;                                          // `iters` runs without hooks
   std::optional<profiler::Recording> recording;             // `profile_runs` recorded runs
   std::optional<profiler::Analysis> analysis;               // of the recording

@@ -42,6 +42,7 @@ class CompiledExecutor final : public Executor {
 
   std::string name() const override { return "compiled"; }
   bool captures() const override { return capture_; }
+  std::string captured() const override { return captured_ ? captured_->describe() : ""; }
 
   void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) override {
     Backend& backend = *program_.backend;

@@ -34,6 +34,8 @@ class Executor {
   // Whether runs are captured once and replayed (only the compiled executor, only when asked
   // and the backend can).
   virtual bool captures() const { return false; }
+  // What the captured run is, once one was captured ("a CUDA graph of 42 nodes"); "" before.
+  virtual std::string captured() const { return ""; }
   // Host pointers, one per graph input / output, in graph order. Sizes come from the graph.
   virtual void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -40,15 +41,18 @@ struct Pinned {
 
 class CudaGraphRun final : public exec::CapturedRun {
  public:
-  CudaGraphRun(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, size_t nodes)
-      : graph_(graph), exec_(exec), stream_(stream), nodes_(nodes) {}
+  CudaGraphRun(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, size_t nodes, size_t graph_memory)
+      : graph_(graph), exec_(exec), stream_(stream), nodes_(nodes), graph_memory_(graph_memory) {}
   ~CudaGraphRun() override {
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
   }
   void replay() override { check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+  // The graph's own device memory: what its memory nodes hold beyond the arena, the weights and
+  // the cuBLAS workspace, which the backend owns and the graph only addresses.
   std::string describe() const override {
-    return "a CUDA graph of " + std::to_string(nodes_) + " node" + (nodes_ == 1 ? "" : "s");
+    return "a CUDA graph of " + std::to_string(nodes_) + " node" + (nodes_ == 1 ? "" : "s") + ", holding " +
+           std::to_string(graph_memory_) + " bytes of graph-owned device memory";
   }
 
  private:
@@ -56,6 +60,7 @@ class CudaGraphRun final : public exec::CapturedRun {
   cudaGraphExec_t exec_;
   cudaStream_t stream_;
   size_t nodes_;
+  size_t graph_memory_;
 };
 
 class CudaBackend final : public exec::Backend {
@@ -139,7 +144,9 @@ class CudaBackend final : public exec::Backend {
     const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
     if (e != cudaSuccess) cudaGraphDestroy(graph);
     check(e, "cudaGraphInstantiate");
-    return std::make_unique<CudaGraphRun>(graph, exec, stream_, nodes);
+    uint64_t graph_memory = 0;  // the driver's cuuint64_t
+    cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &graph_memory);
+    return std::make_unique<CudaGraphRun>(graph, exec, stream_, nodes, static_cast<size_t>(graph_memory));
   }
 
   std::shared_ptr<void> allocate(size_t bytes) override {

@@ -75,6 +75,7 @@ class TestCapture final : public exec::CapturedRun {
     for (const auto& l : launches_) l.fn(l.args);
     stream_.replayed += static_cast<int64_t>(launches_.size());
   }
+  std::string describe() const override { return std::to_string(launches_.size()) + " recorded launches"; }
 
  private:
   TestStream& stream_;
@@ -245,6 +246,7 @@ TEST(BackendContract, CompiledExecutorCapturesOneRunAndReplaysIt) {
   exec::Session s(g, o);
   EXPECT_TRUE(s.executor().captures());
   EXPECT_EQ(s.capture_note(), "");
+  EXPECT_EQ(s.executor().captured(), "") << "nothing is captured before the first run";
   TestStream& st = test_backend(s).stream();
   size_t kernels = 0;
   for (const auto& n : s.graph().nodes) kernels += !ir::OpRegistry::instance().get(n.op).view;
@@ -257,6 +259,8 @@ TEST(BackendContract, CompiledExecutorCapturesOneRunAndReplaysIt) {
   EXPECT_EQ(st.replayed, static_cast<int64_t>(3 * kernels));
   // Op events were sent while capturing (a GPU backend tags the captured launches), not on replays.
   EXPECT_EQ(st.events.size(), 2 * kernels);
+  // What was captured is the backend's to say (the report shows it).
+  EXPECT_EQ(s.executor().captured(), std::to_string(kernels) + " recorded launches");
 }
 
 TEST(BackendContract, CaptureIsReportedNotApplicableWhereItCannotBe) {
