@@ -1,0 +1,129 @@
+// The CUDA backend on a GPU: what the self-test (`fusebox selftest --backend cuda`, also a CTest
+// test) does not cover on its own. Each test skips, saying why, where the backend cannot run (no
+// driver, no device, the plugin not built): on machines without a GPU every test here is SKIPPED
+// with the backend's own sentence.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/exec/plugin.h"
+#include "core/exec/session.h"
+#include "core/models/builtin_models.h"
+#include "ops/cpu/cpu_backend.h"
+#include "tests/support/graph_eval.h"
+
+namespace fusebox {
+namespace {
+
+// The CUDA backend, or the reason there is none (then the test skips with it).
+std::unique_ptr<exec::Backend> cuda_or_reason(std::string& reason) {
+  cpu::register_backend();
+  exec::register_plugin_backends();
+  for (const auto& [name, why] : exec::BackendRegistry::instance().status()) {
+    if (name != "cuda") continue;
+    if (!why.empty()) {
+      reason = why;
+      return nullptr;
+    }
+    return exec::BackendRegistry::instance().create("cuda");
+  }
+  reason = "no backend named 'cuda' is registered";
+  return nullptr;
+}
+
+#define REQUIRE_CUDA(backend)                                              \
+  std::string skip_reason;                                                 \
+  std::unique_ptr<exec::Backend> backend = cuda_or_reason(skip_reason);   \
+  if (!backend) GTEST_SKIP() << "no CUDA backend here: " << skip_reason
+
+std::vector<ir::Tensor> run_on(const ir::Graph& g, const std::vector<ir::Tensor>& inputs, const std::string& backend,
+                               bool capture = false) {
+  exec::SessionOptions o;
+  o.backend = backend;
+  o.capture = capture;
+  exec::Session s(g, o);
+  return s.run(inputs);
+}
+
+void expect_close(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].shape(), want[o].shape()) << what;
+    for (int64_t i = 0; i < got[o].numel(); ++i) {
+      const float a = got[o].data<float>()[i], b = want[o].data<float>()[i];
+      ASSERT_NEAR(a, b, 1e-3 + 1e-3 * std::abs(b)) << what << ": output " << o << " element " << i;
+    }
+  }
+}
+
+// Copies through the pinned staging ring, of sizes that wrap it and outgrow it, come back intact.
+TEST(CudaDevice, CopiesThroughPinnedStagingComeBackIntact) {
+  REQUIRE_CUDA(be);
+  for (const size_t bytes : {size_t{1}, size_t{4096}, size_t{700} << 10, size_t{1} << 20, (size_t{3} << 20) + 3}) {
+    std::vector<unsigned char> host(bytes), back(bytes, 0);
+    std::iota(host.begin(), host.end(), static_cast<unsigned char>(bytes));
+    std::shared_ptr<void> d = be->allocate(bytes);
+    for (int round = 0; round < 3; ++round) be->copy_to_device(d.get(), host.data(), bytes);  // wraps the ring
+    be->copy_to_host(back.data(), d.get(), bytes);
+    EXPECT_EQ(std::memcmp(host.data(), back.data(), bytes), 0) << bytes << " bytes";
+  }
+}
+
+// A run captured into a CUDA graph and replayed with new inputs computes what the CPU does.
+TEST(CudaDevice, AReplayedGraphTakesNewInputs) {
+  REQUIRE_CUDA(be);
+  const ir::Graph g = models::build_model("transformer:seq=16,d=64,heads=4,ffn=128,batch=2", 3);
+  exec::SessionOptions o;
+  o.backend = "cuda";
+  o.capture = true;
+  exec::Session s(g, o);
+  ASSERT_EQ(s.capture_note(), "");
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const std::vector<ir::Tensor> inputs = testing::random_inputs(g, seed);
+    expect_close(s.run(inputs), run_on(g, inputs, "cpu"), "inputs " + std::to_string(seed));
+  }
+  EXPECT_NE(s.executor().captured().find("a CUDA graph of "), std::string::npos) << s.executor().captured();
+}
+
+// CUPTI: the run's input copies are HtoD records of the inputs' bytes, and every kernel is tied to
+// an op of the graph.
+TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
+  REQUIRE_CUDA(be);
+  if (be->description().find("CUPTI activity on") == std::string::npos)
+    GTEST_SKIP() << "CUPTI is not collecting here: " << be->description();
+  const ir::Graph g = models::build_model("mlp", 3);
+  const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 1);
+  exec::SessionOptions o;
+  o.backend = "cuda";
+  exec::Session s(g, o);
+  s.run(inputs);
+  s.backend().take_activity();
+  s.run(inputs);
+  const std::vector<exec::DeviceActivity> a = s.backend().take_activity();
+  uint64_t in_bytes = 0, want_in = 0;
+  for (const auto& t : inputs) want_in += t.nbytes();
+  for (const auto& x : a)
+    if (x.kind == exec::ActivityKind::Memcpy && x.name == "HtoD") in_bytes += x.bytes;
+  EXPECT_EQ(in_bytes, want_in);
+  const exec::KernelCorrelation c = exec::check_kernel_correlation(a, s.graph().nodes.size());
+  EXPECT_TRUE(c.ok()) << c.summary();
+}
+
+// Every builtin model, all passes, against the CPU (the self-test does this too; here a failure
+// names the model in the test log).
+TEST(CudaDevice, BuiltinModelsMatchTheCpu) {
+  REQUIRE_CUDA(be);
+  for (const std::string& name : models::builtin_model_names()) {
+    const ir::Graph g = models::build_model(name, 3);
+    const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 9);
+    expect_close(run_on(g, inputs, "cuda"), run_on(g, inputs, "cpu"), name);
+  }
+}
+
+}  // namespace
+}  // namespace fusebox
