@@ -4,7 +4,6 @@
 
 namespace fusebox::cuda {
 void add_matmul_kernels(CudaKernels&) {}
-void add_fused_elementwise_kernels(CudaKernels&) {}
 void add_normalization_kernels(CudaKernels&) {}
 void add_layout_kernels(CudaKernels&) {}
 void add_attention_kernels(CudaKernels&) {}
