@@ -5,6 +5,5 @@
 namespace fusebox::cuda {
 void add_matmul_kernels(CudaKernels&) {}
 void add_normalization_kernels(CudaKernels&) {}
-void add_layout_kernels(CudaKernels&) {}
 void add_attention_kernels(CudaKernels&) {}
 }  // namespace fusebox::cuda
