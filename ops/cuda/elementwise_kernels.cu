@@ -12,6 +12,9 @@ namespace fusebox::cuda {
 
 namespace {
 
+// Kernels whose parameter structs are indexed at run time take them as __grid_constant__ (sm_70+):
+// read in place from the parameter bank instead of copied to each thread's local memory.
+
 // The grid of a grid-stride loop over n items; an empty grid when n == 0.
 bool ew_grid(int64_t n, int sm_count, dim3* grid, dim3* block) {
   const LaunchGeometry g = elementwise_geometry(n, sm_count < 1 ? 1 : sm_count);
@@ -49,7 +52,7 @@ __device__ __forceinline__ T binary_op(T a, T b) {
 
 // No __restrict__ in this file: an in-place op (y aliasing an input) is allowed, as on the CPU.
 template <EwBinaryOp Op, typename T, typename I>
-__global__ void binary_kernel(EwBinaryParams p, const T* a, const T* b, T* y) {
+__global__ void binary_kernel(const __grid_constant__ EwBinaryParams p, const T* a, const T* b, T* y) {
   const I n = static_cast<I>(p.numel);
   const int rank = p.walk.rank;
   for (I i = first_index<I>(); i < n; i += grid_stride<I>()) {
@@ -64,7 +67,7 @@ __global__ void binary_kernel(EwBinaryParams p, const T* a, const T* b, T* y) {
 // Pow with one exponent for the whole output: x^2 and x^3 are multiplications, as on the CPU
 // (its SquareOp / CubeOp paths for the variance and tanh-Gelu patterns), anything else powf.
 template <typename I>
-__global__ void pow_const_kernel(EwBinaryParams p, const float* a, const float* b, float* y) {
+__global__ void pow_const_kernel(const __grid_constant__ EwBinaryParams p, const float* a, const float* b, float* y) {
   const I n = static_cast<I>(p.numel);
   const int rank = p.walk.rank;
   const float e = b[0];
@@ -176,7 +179,7 @@ __global__ void cast_i64_f32_kernel(int64_t numel, const int64_t* x, float* y) {
 // T is a same-size unsigned word: the branches are copied by value, bit for bit (NaN payloads
 // included), whatever the dtype.
 template <typename T, typename I>
-__global__ void where_kernel(EwWhereParams p, const int64_t* c, const T* a,
+__global__ void where_kernel(const __grid_constant__ EwWhereParams p, const int64_t* c, const T* a,
                              const T* b, T* y) {
   const I n = static_cast<I>(p.numel);
   const int rank = p.walk.rank;

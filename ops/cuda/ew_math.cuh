@@ -49,6 +49,8 @@ __device__ __forceinline__ int64_t ew_div(int64_t a, int64_t b) {
   if (b == -1) return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a));
   return a / b;  // truncates toward zero, as ONNX asks
 }
-__device__ __forceinline__ int64_t ew_neg(int64_t x) { return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x)); }
+__device__ __forceinline__ int64_t ew_neg(int64_t x) {
+  return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x));
+}
 
 }  // namespace fusebox::cuda

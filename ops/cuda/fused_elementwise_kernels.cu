@@ -16,6 +16,9 @@ namespace fusebox::cuda {
 
 namespace {
 
+// Kernels whose parameter structs are indexed at run time take them as __grid_constant__ (sm_70+):
+// read in place from the parameter bank instead of copied to each thread's local memory.
+
 // The input pointers, by value in the kernel's parameters (512 bytes), so a launch needs no
 // device-side table and stays graph-capturable.
 struct FusedInputs {
@@ -61,7 +64,7 @@ __device__ __forceinline__ bool is_binary(FusedOp op) { return op <= FusedOp::Po
 // No __restrict__: the output may be a full-size input (in place); each thread reads its own
 // element of it before writing that element.
 template <typename I>
-__global__ void fused_kernel(FusedParams p, FusedInputs in, float* y) {
+__global__ void fused_kernel(const __grid_constant__ FusedParams p, const __grid_constant__ FusedInputs in, float* y) {
   const I n = static_cast<I>(p.numel);
   const I step = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
   const int rank = p.rank, last = p.count - 1;

@@ -10,6 +10,9 @@ namespace fusebox::cuda {
 
 namespace {
 
+// Kernels whose parameter structs are indexed at run time take them as __grid_constant__ (sm_70+):
+// read in place from the parameter bank instead of copied to each thread's local memory.
+
 bool ew_grid(int64_t n, int sm_count, dim3* grid, dim3* block) {
   const LaunchGeometry g = elementwise_geometry(n, sm_count < 1 ? 1 : sm_count);
   if (g.empty()) return false;
@@ -30,7 +33,7 @@ __device__ __forceinline__ I grid_stride() {
 // ---- strided copies --------------------------------------------------------------------------
 
 template <typename T, typename I>
-__global__ void strided_gather_kernel(StridedCopyParams p, const T* x, T* y) {
+__global__ void strided_gather_kernel(const __grid_constant__ StridedCopyParams p, const T* x, T* y) {
   const I n = static_cast<I>(p.numel);
   const int rank = p.rank;
   for (I i = first_index<I>(); i < n; i += grid_stride<I>()) {
@@ -51,7 +54,7 @@ __global__ void strided_gather_kernel(StridedCopyParams p, const T* x, T* y) {
 // input). A block moves one 32 x 32 tile at a time: it reads the tile along the input's rows and
 // writes it along the output's, both coalesced, through shared memory padded by a column.
 template <typename T>
-__global__ void transpose_tiles_kernel(StridedCopyParams p, const T* x, T* y) {
+__global__ void transpose_tiles_kernel(const __grid_constant__ StridedCopyParams p, const T* x, T* y) {
   extern __shared__ __align__(8) unsigned char smem[];
   T* tile = reinterpret_cast<T*>(smem);  // [kTileDim][kTileDim + 1], indexed [c][r]
   constexpr int kPitch = kTileDim + 1;
@@ -112,7 +115,7 @@ void strided_copy_typed(const StridedCopyParams& p, const void* x, void* y, cuda
 // ---- Concat ----------------------------------------------------------------------------------
 
 template <typename T, typename I>
-__global__ void concat_kernel(ConcatBatch b, T* y) {
+__global__ void concat_kernel(const __grid_constant__ ConcatBatch b, T* y) {
   const I width = static_cast<I>(b.begin[b.count]);
   const I n = static_cast<I>(b.outer) * width;
   for (I e = first_index<I>(); e < n; e += grid_stride<I>()) {

@@ -44,7 +44,8 @@ int64_t tile_count(int64_t batches, int64_t rows, int64_t cols) {
 
 LaunchGeometry tile_geometry(int64_t tiles, int sm_count, size_t elem_bytes) {
   if (tiles < 0) throw std::invalid_argument("tile_geometry: negative tile count " + std::to_string(tiles));
-  if (sm_count < 1) throw std::invalid_argument("tile_geometry: sm_count must be >= 1, got " + std::to_string(sm_count));
+  if (sm_count < 1)
+    throw std::invalid_argument("tile_geometry: sm_count must be >= 1, got " + std::to_string(sm_count));
   if (elem_bytes != 4 && elem_bytes != 8)
     throw std::invalid_argument("tile_geometry: element size must be 4 or 8 bytes, got " + std::to_string(elem_bytes));
   LaunchGeometry g;
