@@ -12,10 +12,12 @@
 // against the uncollapsed broadcast strides.
 #include <cstdint>
 
+#ifndef FUSEBOX_HD
 #ifdef __CUDACC__
 #define FUSEBOX_HD __host__ __device__ __forceinline__
 #else
 #define FUSEBOX_HD inline
+#endif
 #endif
 
 namespace fusebox::cuda {

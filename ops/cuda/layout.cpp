@@ -15,6 +15,7 @@
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/layout_kernels.h"
+#include "ops/cuda/layout_params.h"
 #include "ops/cuda/strided_walk.h"
 
 namespace fusebox::cuda {
@@ -45,103 +46,27 @@ void run_strided_copy(const exec::KernelArgs& args) {
                       shared_of(args).sm_count);
 }
 
-StridedCopyParams strided_copy_params(const exec::KernelContext& ctx, const ir::Shape& out,
-                                      const std::vector<int64_t>& strides, int64_t base) {
-  StridedCopyParams p{};
-  p.elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.inputs[0].dtype));
-  p.numel = ir::numel(out);
-  p.base = base;
-  p.index32 = p.numel <= kIndex32Limit && ir::numel(ctx.inputs[0].shape) <= kIndex32Limit;
-  const CollapsedWalk w = collapse_walk(out, {strides});
-  if (w.dims.size() > static_cast<size_t>(kLayoutMaxDims))
-    fail(ctx, "the strided copy needs " + std::to_string(w.dims.size()) + " dims after collapsing " +
-                  ir::shape_str(out) + "; the CUDA kernel supports at most " + std::to_string(kLayoutMaxDims));
-  p.rank = static_cast<int32_t>(w.dims.size());
-  for (int d = 0; d < p.rank; ++d) {
-    p.dims[d] = w.dims[static_cast<size_t>(d)];
-    p.strides[d] = w.strides[0][static_cast<size_t>(d)];
-  }
-  const int r = p.rank;
-  if (r == 1 && p.strides[0] == 1) {
-    p.kind = CopyKind::Memcpy;
-  } else if (p.strides[r - 1] == 1) {
-    p.kind = CopyKind::Gather;  // the CPU's row copies: reads along the innermost dim coalesce
-  } else if (r >= 2 && p.strides[r - 2] == 1) {
-    p.kind = CopyKind::Tiles;
-  } else {
-    p.kind = CopyKind::Gather;
-  }
-  return p;
-}
-
 std::shared_ptr<const void> prepare_transpose(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  std::vector<int64_t> perm = ctx.node.attrs.get_ints("perm");
-  if (perm.empty())
-    for (size_t i = 0; i < x.size(); ++i) perm.push_back(static_cast<int64_t>(x.size() - 1 - i));
-  if (perm.size() != x.size()) fail(ctx, "perm does not match the input rank");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  ir::Shape out;
-  std::vector<int64_t> strides;
-  std::vector<bool> seen(x.size(), false);
-  for (int64_t p : perm) {
-    int ax = 0;
-    try {
-      ax = ir::normalize_axis(p, x.size(), "Transpose");
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
-    if (seen[ax]) fail(ctx, "perm is not a permutation");
-    seen[ax] = true;
-    out.push_back(x[ax]);
-    strides.push_back(in_strides[ax]);
+  StridedCopyParams p{};
+  try {
+    p = make_transpose(ctx.inputs[0].shape, ctx.inputs[0].dtype, ctx.node.attrs.get_ints("perm"));
+  } catch (const Error& e) {
+    fail(ctx, e.what());
   }
-  return exec::make_state(strided_copy_params(ctx, out, strides, 0));
+  return exec::make_state(p);
 }
 
-// The first index read along each sliced axis and the step, with the schema's clamping (ONNX
-// rules); the output shape (and so each count) comes from the schema.
 std::shared_ptr<const void> prepare_slice(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  const ir::Shape& out = ctx.outputs[0].shape;
-  auto starts = ctx.node.attrs.get_ints("starts");
-  auto axes = ctx.node.attrs.get_ints("axes");
-  auto steps = ctx.node.attrs.get_ints("steps");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size() || out.size() != x.size())
-    fail(ctx, "starts/axes/steps differ in length");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  std::vector<int64_t> start(x.size(), 0), step(x.size(), 1);
-  std::vector<bool> seen(x.size(), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int ax = 0;
-    try {
-      ax = ir::normalize_axis(axes[i], x.size(), "Slice");
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
-    if (seen[ax]) fail(ctx, "axis " + std::to_string(axes[i]) + " is sliced twice");
-    seen[ax] = true;
-    if (steps[i] == 0) fail(ctx, "step 0");
-    const int64_t dim = x[ax];
-    if (out[ax] == 0 || dim == 0) continue;  // nothing is read along this axis
-    int64_t b = starts[i];
-    if (b < 0) b += dim;
-    b = steps[i] > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
-    start[ax] = b;
-    step[ax] = steps[i];
+  StridedCopyParams p{};
+  try {
+    p = make_slice(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.inputs[0].dtype, ctx.node.attrs.get_ints("starts"),
+                   ctx.node.attrs.get_ints("axes"), ctx.node.attrs.get_ints("steps"));
+  } catch (const Error& e) {
+    fail(ctx, e.what());
   }
-  int64_t base = 0;
-  std::vector<int64_t> strides(x.size());
-  for (size_t d = 0; d < x.size(); ++d) {
-    base += start[d] * in_strides[d];
-    strides[d] = step[d] * in_strides[d];
-  }
-  return exec::make_state(strided_copy_params(ctx, out, strides, base));
+  return exec::make_state(p);
 }
 
 // ---- Concat --------------------------------------------------------------------------------
@@ -189,30 +114,14 @@ void run_concat(const exec::KernelArgs& args) {
   const auto& p = state_of<ConcatParams>(args);
   const cudaStream_t stream = stream_of(args);
   const int sm_count = shared_of(args).sm_count;
-  ConcatBatch b{};
-  b.elem_bytes = p.elem_bytes;
-  b.index32 = p.index32;
-  b.outer = p.outer;
-  b.row = p.row;
-  int64_t offset = 0;  // where the next input's chunk starts in an output row
-  for (int32_t i = 0; i < p.count; ++i) {
-    const int64_t chunk = p.chunk[i];
-    if (chunk > 0) {
-      if (b.count == 0) {
-        b.out_offset = offset;
-        b.begin[0] = 0;
-      }
-      b.src[b.count] = args.inputs[i];
-      b.begin[b.count + 1] = b.begin[b.count] + chunk;
-      ++b.count;
-      if (b.count == kConcatBatch) {
-        launch_concat_batch(b, args.outputs[0], stream, sm_count);
-        b.count = 0;
-      }
-    }
-    offset += chunk;
-  }
-  if (b.count > 0) launch_concat_batch(b, args.outputs[0], stream, sm_count);
+  ConcatBatch proto{};
+  proto.elem_bytes = p.elem_bytes;
+  proto.index32 = p.index32;
+  proto.outer = p.outer;
+  proto.row = p.row;
+  void* y = args.outputs[0];
+  for_each_concat_batch(proto, p.count, p.chunk, args.inputs,
+                        [&](const ConcatBatch& b) { launch_concat_batch(b, y, stream, sm_count); });
 }
 
 // ---- Gather --------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/host/launch_geometry.h"
+#include "ops/cuda/layout_index.cuh"
 #include "ops/cuda/layout_kernels.h"
 
 namespace fusebox::cuda {
@@ -35,18 +36,7 @@ __device__ __forceinline__ I grid_stride() {
 template <typename T, typename I>
 __global__ void strided_gather_kernel(const __grid_constant__ StridedCopyParams p, const T* x, T* y) {
   const I n = static_cast<I>(p.numel);
-  const int rank = p.rank;
-  for (I i = first_index<I>(); i < n; i += grid_stride<I>()) {
-    I rem = i, off = static_cast<I>(p.base);
-#pragma unroll
-    for (int d = kLayoutMaxDims - 1; d >= 0; --d) {
-      if (d >= rank) continue;
-      const I dim = static_cast<I>(p.dims[d]);
-      off += (rem % dim) * static_cast<I>(p.strides[d]);
-      rem /= dim;
-    }
-    y[i] = x[off];
-  }
+  for (I i = first_index<I>(); i < n; i += grid_stride<I>()) y[i] = x[strided_offset(p, i)];
 }
 
 // Batched matrix transpose: the output is [batch, rows, cols] (contiguous), and input element
@@ -58,31 +48,20 @@ __global__ void transpose_tiles_kernel(const __grid_constant__ StridedCopyParams
   extern __shared__ __align__(8) unsigned char smem[];
   T* tile = reinterpret_cast<T*>(smem);  // [kTileDim][kTileDim + 1], indexed [c][r]
   constexpr int kPitch = kTileDim + 1;
-  const int r = p.rank;
-  const int64_t rows = p.dims[r - 2], cols = p.dims[r - 1], sc = p.strides[r - 1];
-  const int64_t row_tiles = (rows + kTileDim - 1) / kTileDim, col_tiles = (cols + kTileDim - 1) / kTileDim;
-  const int64_t per_batch = row_tiles * col_tiles;
-  const int64_t tiles = p.numel / (rows * cols) * per_batch;
+  const int64_t tiles = transpose_tiles(p);
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t batch = t / per_batch, in_batch = t % per_batch;
-    const int64_t r0 = in_batch / col_tiles * kTileDim, c0 = in_batch % col_tiles * kTileDim;
-    int64_t in_base = p.base, rem = batch;
-    for (int d = r - 3; d >= 0; --d) {
-      in_base += (rem % p.dims[d]) * p.strides[d];
-      rem /= p.dims[d];
-    }
+    const TransposeTile w = transpose_tile(p, t);
     // Read: threadIdx.x runs along the input's contiguous rows.
     for (int j = ty; j < kTileDim; j += kTileBlockRows) {
-      const int64_t rr = r0 + tx, cc = c0 + j;
-      if (rr < rows && cc < cols) tile[j * kPitch + tx] = x[in_base + rr + cc * sc];
+      const int64_t rr = w.r0 + tx, cc = w.c0 + j;
+      if (rr < w.rows && cc < w.cols) tile[j * kPitch + tx] = x[w.in_base + rr + cc * w.col_stride];
     }
     __syncthreads();
     // Write: threadIdx.x runs along the output's contiguous columns.
-    T* out = y + batch * rows * cols;
     for (int j = ty; j < kTileDim; j += kTileBlockRows) {
-      const int64_t rr = r0 + j, cc = c0 + tx;
-      if (rr < rows && cc < cols) out[rr * cols + cc] = tile[tx * kPitch + j];
+      const int64_t rr = w.r0 + j, cc = w.c0 + tx;
+      if (rr < w.rows && cc < w.cols) y[w.out_base + rr * w.cols + cc] = tile[tx * kPitch + j];
     }
     __syncthreads();  // the next tile overwrites this one
   }
@@ -95,8 +74,8 @@ void strided_copy_typed(const StridedCopyParams& p, const void* x, void* y, cuda
   if (p.kind == CopyKind::Tiles) {
     const int r = p.rank;
     const int64_t rows = p.dims[r - 2], cols = p.dims[r - 1];
-    const LaunchGeometry g =
-        tile_geometry(tile_count(p.numel / (rows * cols), rows, cols), sm_count < 1 ? 1 : sm_count, sizeof(T));
+    const LaunchGeometry g = tile_geometry(tile_count(p.numel / (rows * cols), rows, cols), sm_count < 1 ? 1 : sm_count,
+                                           sizeof(T));
     if (g.empty()) return;
     const dim3 grid(static_cast<unsigned>(g.grid.x));
     const dim3 block(static_cast<unsigned>(g.block.x), static_cast<unsigned>(g.block.y));
@@ -116,23 +95,11 @@ void strided_copy_typed(const StridedCopyParams& p, const void* x, void* y, cuda
 
 template <typename T, typename I>
 __global__ void concat_kernel(const __grid_constant__ ConcatBatch b, T* y) {
-  const I width = static_cast<I>(b.begin[b.count]);
-  const I n = static_cast<I>(b.outer) * width;
+  const I n = static_cast<I>(b.outer) * static_cast<I>(b.begin[b.count]);
   for (I e = first_index<I>(); e < n; e += grid_stride<I>()) {
-    const I o = e / width, c = e % width;
-    // The input whose columns hold c: a binary search over the batch's column starts.
-    int lo = 0, hi = b.count - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (static_cast<I>(b.begin[mid]) <= c) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    const I begin = static_cast<I>(b.begin[lo]), chunk = static_cast<I>(b.begin[lo + 1]) - begin;
-    const T* src = static_cast<const T*>(b.src[lo]);
-    y[o * static_cast<I>(b.row) + static_cast<I>(b.out_offset) + c] = src[o * chunk + (c - begin)];
+    I src = 0, dst = 0;
+    const int j = concat_locate(b, e, &src, &dst);
+    y[dst] = static_cast<const T*>(b.src[j])[src];
   }
 }
 
@@ -150,14 +117,10 @@ void concat_typed(const ConcatBatch& b, void* y, cudaStream_t s, dim3 g, dim3 bl
 
 template <typename T, typename I>
 __global__ void gather_kernel(GatherParams p, const T* x, const int64_t* indices, T* y) {
-  const I slice = static_cast<I>(p.slice), count = static_cast<I>(p.count);
-  const I n = static_cast<I>(p.outer) * count * slice;
+  const I n = static_cast<I>(p.outer) * static_cast<I>(p.count) * static_cast<I>(p.slice);
   for (I e = first_index<I>(); e < n; e += grid_stride<I>()) {
-    const I s = e % slice, u = e / slice;
-    const I o = u / count;
-    int64_t j = indices[u % count];
-    if (j < 0) j += p.axis_dim;
-    y[e] = j < 0 || j >= p.axis_dim ? T{0} : x[(o * static_cast<I>(p.axis_dim) + static_cast<I>(j)) * slice + s];
+    const I src = gather_source(p, indices, e);
+    y[e] = src < 0 ? T{0} : x[src];
   }
 }
 
