@@ -8,8 +8,8 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/broadcast_index.cuh"
-#include "ops/cuda/ew_math.cuh"
 #include "ops/cuda/fused_elementwise_kernels.h"
+#include "ops/cuda/fused_eval.cuh"
 #include "ops/cuda/host/launch_geometry.h"
 
 namespace fusebox::cuda {
@@ -25,49 +25,13 @@ struct FusedInputs {
   const float* ptr[kFusedMaxInputs];
 };
 
-__device__ __forceinline__ float apply(FusedOp op, float a, float b) {
-  switch (op) {
-    case FusedOp::Add:
-      return ew_add(a, b);
-    case FusedOp::Sub:
-      return ew_sub(a, b);
-    case FusedOp::Mul:
-      return ew_mul(a, b);
-    case FusedOp::Div:
-      return ew_div(a, b);
-    case FusedOp::Pow:
-      return ew_pow(a, b);
-    case FusedOp::Relu:
-      return ew_relu(a);
-    case FusedOp::Gelu:
-      return ew_gelu_erf(a);
-    case FusedOp::GeluTanh:
-      return ew_gelu_tanh(a);
-    case FusedOp::Tanh:
-      return ew_tanh(a);
-    case FusedOp::Sigmoid:
-      return ew_sigmoid(a);
-    case FusedOp::Exp:
-      return ew_exp(a);
-    case FusedOp::Erf:
-      return ew_erf(a);
-    case FusedOp::Sqrt:
-      return ew_sqrt(a);
-    case FusedOp::Neg:
-      return ew_neg(a);
-  }
-  return 0.0f;
-}
-
-__device__ __forceinline__ bool is_binary(FusedOp op) { return op <= FusedOp::Pow; }
-
 // No __restrict__: the output may be a full-size input (in place); each thread reads its own
 // element of it before writing that element.
 template <typename I>
 __global__ void fused_kernel(const __grid_constant__ FusedParams p, const __grid_constant__ FusedInputs in, float* y) {
   const I n = static_cast<I>(p.numel);
   const I step = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
-  const int rank = p.rank, last = p.count - 1;
+  const int rank = p.rank;
   // Every register is written before it is read (prepare() checked the program); zeroed once per
   // thread only so the compiler can see that.
   float regs[kFusedMaxRegisters] = {};
@@ -75,23 +39,7 @@ __global__ void fused_kernel(const __grid_constant__ FusedParams p, const __grid
        i += step) {
     I idx[kFusedMaxDims];
     decompose_index<kFusedMaxDims>(i, rank, p.dims, idx);
-    auto load = [&](uint8_t o) -> float {
-      if (o & kFusedRegister) return regs[o & 0x7F];
-      return in.ptr[o][masked_offset<kFusedMaxDims>(p.mask[o], i, rank, p.dims, idx)];
-    };
-    float result = 0.0f;
-    for (int k = 0; k <= last; ++k) {
-      const FusedInstr ins = p.program[k];
-      const float a = load(ins.a);
-      const float b = is_binary(ins.op) ? load(ins.b) : 0.0f;
-      const float v = apply(ins.op, a, b);
-      if (k == last) {
-        result = v;
-      } else {
-        regs[ins.dst] = v;
-      }
-    }
-    y[i] = result;
+    y[i] = fused_eval(p, in.ptr, i, idx, regs);
   }
 }
 
