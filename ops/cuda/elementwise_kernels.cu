@@ -151,20 +151,10 @@ void unary_f32(const EwUnaryParams& p, const void* x, void* y, cudaStream_t s, d
 
 // ---- Cast ----------------------------------------------------------------------------------
 
-// f32 -> i64 truncates toward zero; out-of-range values saturate and NaN becomes 0 (the CPU's
-// f32_to_i64: the plain conversion of those is undefined in C++, and differs on the GPU).
-__device__ __forceinline__ int64_t f32_to_i64(float x) {
-  constexpr float kLimit = 9.223372036854775808e18f;  // 2^63
-  if (x != x) return 0;
-  if (x >= kLimit) return INT64_MAX;
-  if (x < -kLimit) return INT64_MIN;
-  return static_cast<int64_t>(x);
-}
-
 template <typename I>
 __global__ void cast_f32_i64_kernel(int64_t numel, const float* x, int64_t* y) {
   const I n = static_cast<I>(numel);
-  for (I i = first_index<I>(); i < n; i += grid_stride<I>()) y[i] = f32_to_i64(x[i]);
+  for (I i = first_index<I>(); i < n; i += grid_stride<I>()) y[i] = ew_f32_to_i64(x[i]);
 }
 
 // Round to nearest, as static_cast<float>(int64_t) on the CPU.

@@ -65,4 +65,14 @@ FUSEBOX_HD int64_t ew_neg(int64_t x) {
   return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x));
 }
 
+// f32 -> i64 truncates toward zero; out-of-range values saturate and NaN becomes 0 (the CPU's
+// f32_to_i64: the plain conversion of those is undefined in C++, and differs on the GPU).
+FUSEBOX_HD int64_t ew_f32_to_i64(float x) {
+  constexpr float kLimit = 9.223372036854775808e18f;  // 2^63
+  if (x != x) return 0;
+  if (x >= kLimit) return INT64_MAX;
+  if (x < -kLimit) return INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
 }  // namespace fusebox::cuda
