@@ -6,17 +6,17 @@
 // Transpose and Slice are strided reads of the input into a contiguous output, collapsed as on
 // the CPU (strided_walk.h), and run by the same three cases: one contiguous run (a device copy),
 // the last two collapsed dims swapped (32 x 32 shared-memory tiles), anything else (one thread
-// per output element).
-#include <algorithm>
+// per output element). Their parameters come from layout_params.h, which the host test of the
+// kernels' index arithmetic (tests/cuda/layout_index_test.cpp) shares.
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "core/ir/shape.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/layout_kernels.h"
 #include "ops/cuda/layout_params.h"
-#include "ops/cuda/strided_walk.h"
+#include "ops/cuda/strided_walk.h"  // kIndex32Limit
 
 namespace fusebox::cuda {
 
