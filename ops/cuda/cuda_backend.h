@@ -39,7 +39,7 @@ void add_matmul_kernels(CudaKernels& k);       // MatMul, MatMulAdd, FusedBias{R
 void add_elementwise_kernels(CudaKernels& k);  // unary/binary math, Gelu, Cast, Where
 void add_fused_elementwise_kernels(CudaKernels& k);  // FusedElementwise
 void add_normalization_kernels(CudaKernels& k);      // Softmax, LayerNorm, SkipLayerNorm, ReduceMean
-void add_layout_kernels(CudaKernels& k);       // Transpose, Concat, Slice, Gather
+void add_layout_kernels(CudaKernels& k);       // Transpose, Concat, Slice, Gather, view copies
 void add_attention_kernels(CudaKernels& k);    // Attention
 
 }  // namespace fusebox::cuda

@@ -31,4 +31,29 @@ LaunchGeometry row_geometry(int64_t rows, int64_t cols) {
   return g;
 }
 
+int64_t tile_count(int64_t batches, int64_t rows, int64_t cols) {
+  if (batches < 0 || rows < 0 || cols < 0)
+    throw std::invalid_argument("tile_count: negative size " + std::to_string(batches) + " x " + std::to_string(rows) +
+                                " x " + std::to_string(cols));
+  const int64_t row_tiles = (rows + kTileDim - 1) / kTileDim, col_tiles = (cols + kTileDim - 1) / kTileDim;
+  int64_t per_matrix = 0, total = 0;
+  if (__builtin_mul_overflow(row_tiles, col_tiles, &per_matrix) || __builtin_mul_overflow(per_matrix, batches, &total))
+    throw std::invalid_argument("tile_count: too many tiles");
+  return total;
+}
+
+LaunchGeometry tile_geometry(int64_t tiles, int sm_count, size_t elem_bytes) {
+  if (tiles < 0) throw std::invalid_argument("tile_geometry: negative tile count " + std::to_string(tiles));
+  if (sm_count < 1)
+    throw std::invalid_argument("tile_geometry: sm_count must be >= 1, got " + std::to_string(sm_count));
+  if (elem_bytes != 4 && elem_bytes != 8)
+    throw std::invalid_argument("tile_geometry: element size must be 4 or 8 bytes, got " + std::to_string(elem_bytes));
+  LaunchGeometry g;
+  g.block.x = kTileDim;
+  g.block.y = kTileBlockRows;
+  g.grid.x = std::min<int64_t>(tiles, static_cast<int64_t>(sm_count) * kBlocksPerSm);
+  g.shared_bytes = static_cast<size_t>(kTileDim) * (kTileDim + 1) * elem_bytes;
+  return g;
+}
+
 }  // namespace fusebox::cuda

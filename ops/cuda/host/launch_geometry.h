@@ -43,4 +43,25 @@ LaunchGeometry row_geometry(int64_t rows, int64_t cols);
 // Which row a block of row_geometry works on: blockIdx.y * gridDim.x + blockIdx.x.
 inline int64_t row_of_block(int64_t block_x, int64_t block_y, int64_t grid_x) { return block_y * grid_x + block_x; }
 
+// ---- tiled transposes (Transpose, Slice) ----------------------------------------------------------
+
+// A batched matrix transpose (the input's rows are the output's columns) moves 32 x 32 tiles
+// through shared memory, so both the reads and the writes of a warp are contiguous. A block of
+// 32 x 8 threads moves one tile at a time (each thread 4 elements per tile), in a grid-stride
+// loop over the tiles.
+inline constexpr int kTileDim = 32;
+inline constexpr int kTileBlockRows = 8;
+
+// Tiles covering `batches` matrices of rows x cols (partial tiles at the edges count as
+// tiles). 0 when any size is 0. Throws std::invalid_argument for negative sizes or when the count
+// does not fit in int64.
+int64_t tile_count(int64_t batches, int64_t rows, int64_t cols);
+
+// `tiles` tiles of elements `elem_bytes` wide (4 or 8): blocks of kTileDim x kTileBlockRows
+// threads, at most kBlocksPerSm per SM (the loop covers the rest), and dynamic shared memory
+// for one tile padded by a column (kTileDim x (kTileDim + 1) elements), so a warp reading a
+// column of the tile hits 32 different banks. tiles == 0: empty. Throws std::invalid_argument
+// for tiles < 0, sm_count < 1 or an element size other than 4 or 8.
+LaunchGeometry tile_geometry(int64_t tiles, int sm_count, size_t elem_bytes);
+
 }  // namespace fusebox::cuda

@@ -1,0 +1,166 @@
+// The CUDA backend's layout ops: Transpose, Slice, Concat, Gather, and the view ops (Reshape,
+// Identity, Flatten, Squeeze, Unsqueeze) for callers that do not alias them. The same ops,
+// attributes and edge cases as the CPU's (ops/cpu/layout.cpp); the device code is in
+// layout_kernels.cu.
+//
+// Transpose and Slice are strided reads of the input into a contiguous output, collapsed as on
+// the CPU (strided_walk.h), and run by the same three cases: one contiguous run (a device copy),
+// the last two collapsed dims swapped (32 x 32 shared-memory tiles), anything else (one thread
+// per output element). Their parameters come from layout_params.h, which the host test of the
+// kernels' index arithmetic (tests/cuda/layout_index_test.cpp) shares.
+#include <memory>
+#include <string>
+
+#include "core/ir/shape.h"
+#include "ops/cuda/cuda_backend.h"
+#include "ops/cuda/cuda_util.h"
+#include "ops/cuda/layout_kernels.h"
+#include "ops/cuda/layout_params.h"
+#include "ops/cuda/strided_walk.h"  // kIndex32Limit
+
+namespace fusebox::cuda {
+
+namespace {
+
+// ---- views ---------------------------------------------------------------------------------
+
+struct CopyParams {
+  size_t bytes = 0;
+};
+
+// Executors alias view ops and never call this; the eager fallback may, with its own output.
+void run_view_copy(const exec::KernelArgs& args) {
+  launch_copy(args.inputs[0], args.outputs[0], state_of<CopyParams>(args).bytes, stream_of(args));
+}
+
+std::shared_ptr<const void> prepare_view_copy(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  if (ctx.outputs[0].nbytes() != ctx.inputs[0].nbytes()) fail(ctx, "view changes the byte size");
+  return exec::make_state(CopyParams{ctx.inputs[0].nbytes()});
+}
+
+// ---- strided copies: Transpose and Slice ---------------------------------------------------
+
+void run_strided_copy(const exec::KernelArgs& args) {
+  launch_strided_copy(state_of<StridedCopyParams>(args), args.inputs[0], args.outputs[0], stream_of(args),
+                      shared_of(args).sm_count);
+}
+
+std::shared_ptr<const void> prepare_transpose(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  StridedCopyParams p{};
+  try {
+    p = make_transpose(ctx.inputs[0].shape, ctx.inputs[0].dtype, ctx.node.attrs.get_ints("perm"));
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  return exec::make_state(p);
+}
+
+std::shared_ptr<const void> prepare_slice(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  StridedCopyParams p{};
+  try {
+    p = make_slice(ctx.inputs[0].shape, ctx.outputs[0].shape, ctx.inputs[0].dtype, ctx.node.attrs.get_ints("starts"),
+                   ctx.node.attrs.get_ints("axes"), ctx.node.attrs.get_ints("steps"));
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  return exec::make_state(p);
+}
+
+// ---- Concat --------------------------------------------------------------------------------
+
+// Per input, the elements it contributes per outer index; run() groups the non-empty ones into
+// launches of kConcatBatch inputs (the input pointers are only known there).
+struct ConcatParams {
+  int32_t count = 0;
+  int32_t elem_bytes = 4;
+  bool index32 = false;
+  int64_t outer = 0;  // product of dims before the axis
+  int64_t row = 0;    // output elements per outer index
+  int64_t chunk[kConcatMaxInputs] = {};
+};
+
+std::shared_ptr<const void> prepare_concat(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& out = ctx.outputs[0].shape;
+  if (out.empty()) fail(ctx, "cannot concat scalars");
+  if (ctx.inputs.size() > static_cast<size_t>(kConcatMaxInputs))
+    fail(ctx, std::to_string(ctx.inputs.size()) + " inputs; the CUDA kernel takes at most " +
+                  std::to_string(kConcatMaxInputs));
+  int axis = 0;
+  try {
+    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), out.size(), "Concat");
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  auto p = std::make_shared<ConcatParams>();
+  p->count = static_cast<int32_t>(ctx.inputs.size());
+  p->elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.outputs[0].dtype));
+  p->outer = ir::numel(ir::Shape(out.begin(), out.begin() + axis));
+  const int64_t inner = ir::numel(ir::Shape(out.begin() + axis + 1, out.end()));
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const auto& t = ctx.inputs[i];
+    if (t.dtype != ctx.outputs[0].dtype || t.shape.size() != out.size()) fail(ctx, "inputs differ in dtype or rank");
+    p->chunk[i] = t.shape[axis] * inner;
+    p->row += p->chunk[i];
+  }
+  p->index32 = ir::numel(out) <= kIndex32Limit;
+  return std::static_pointer_cast<const void>(std::shared_ptr<const ConcatParams>(std::move(p)));
+}
+
+void run_concat(const exec::KernelArgs& args) {
+  const auto& p = state_of<ConcatParams>(args);
+  const cudaStream_t stream = stream_of(args);
+  const int sm_count = shared_of(args).sm_count;
+  ConcatBatch proto{};
+  proto.elem_bytes = p.elem_bytes;
+  proto.index32 = p.index32;
+  proto.outer = p.outer;
+  proto.row = p.row;
+  void* y = args.outputs[0];
+  for_each_concat_batch(proto, p.count, p.chunk, args.inputs,
+                        [&](const ConcatBatch& b) { launch_concat_batch(b, y, stream, sm_count); });
+}
+
+// ---- Gather --------------------------------------------------------------------------------
+
+void run_gather(const exec::KernelArgs& args) {
+  launch_gather(state_of<GatherParams>(args), args.inputs[0], input_ptr<int64_t>(args, 1), args.outputs[0],
+                stream_of(args), shared_of(args).sm_count);
+}
+
+std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  require_dtype(ctx, 1, ir::DType::i64);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  if (x.empty()) fail(ctx, "data must have rank >= 1");
+  int axis = 0;
+  try {
+    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "Gather");
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+  GatherParams p{};
+  p.elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.inputs[0].dtype));
+  p.outer = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
+  p.axis_dim = x[axis];
+  p.count = ir::numel(ctx.inputs[1].shape);
+  p.slice = ir::numel(ir::Shape(x.begin() + axis + 1, x.end()));
+  p.index32 = ir::numel(x) <= kIndex32Limit && ir::numel(ctx.outputs[0].shape) <= kIndex32Limit;
+  return exec::make_state(p);
+}
+
+}  // namespace
+
+void add_layout_kernels(CudaKernels& k) {
+  for (const char* op : {"Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze"})
+    k.add(op, exec::KernelDef{prepare_view_copy, run_view_copy});
+  k.add("Transpose", exec::KernelDef{prepare_transpose, run_strided_copy});
+  k.add("Slice", exec::KernelDef{prepare_slice, run_strided_copy});
+  k.add("Concat", exec::KernelDef{prepare_concat, run_concat});
+  k.add("Gather", exec::KernelDef{prepare_gather, run_gather});
+}
+
+}  // namespace fusebox::cuda

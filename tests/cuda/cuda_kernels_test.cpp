@@ -1,0 +1,346 @@
+// The CUDA element-wise, FusedElementwise and layout kernels against the CPU's: each case runs
+// one node through both backends' kernels (prepare, then run on the CUDA backend's stream) and
+// compares the outputs, exactly for integers and copies, within a few ulp-scale tolerance for
+// float math (CUDA's expf/erff/tanhf/powf against the CPU's polynomials). Also what the CUDA
+// prepare() refuses. Skipped where the plugin is not built or cannot make a backend (no driver,
+// no GPU): these need a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/exec/plugin.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace fusebox;
+using namespace fusebox::optest;
+
+namespace {
+
+exec::Backend* cuda_backend() {
+#ifdef FUSEBOX_CUDA_PLUGIN
+  static std::unique_ptr<exec::Backend> backend = []() -> std::unique_ptr<exec::Backend> {
+    const exec::PluginProbe p = exec::probe_backend_plugin(FUSEBOX_CUDA_PLUGIN);
+    if (!p.available || !p.create) return nullptr;
+    try {
+      return p.create();
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }();
+  return backend.get();
+#else
+  return nullptr;
+#endif
+}
+
+#define REQUIRE_GPU()                                                            \
+  exec::Backend* gpu = cuda_backend();                                           \
+  if (!gpu) GTEST_SKIP() << "no CUDA backend here (plugin not built, no driver or no GPU)"
+
+// Runs `op` through the CUDA backend: inputs copied to device memory, outputs filled with a
+// marker first (0xFF bytes: NaN / -1) so unwritten elements show, then copied back.
+std::vector<Tensor> run_cuda(exec::Backend& gpu, const std::string& op, const std::vector<Tensor>& inputs,
+                             const ir::Attributes& attrs = {}) {
+  ir::Node node = make_node(op, inputs.size(), 1, attrs);
+  std::vector<ir::TensorType> in_types;
+  for (const auto& t : inputs) in_types.push_back({t.dtype(), t.shape()});
+  std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
+  const exec::KernelDef* kernel = gpu.kernels().find(op);
+  if (!kernel) throw Error("no CUDA kernel for " + op);
+  const size_t scratch_bytes = gpu.scratch_bytes(exec::KernelContext{node, in_types, out_types});
+  exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
+  std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
+
+  std::vector<std::shared_ptr<void>> keep;
+  std::vector<const void*> in_ptrs;
+  for (const auto& t : inputs) {
+    keep.push_back(gpu.allocate(std::max<size_t>(t.nbytes(), 1)));
+    if (t.nbytes()) gpu.copy_to_device(keep.back().get(), t.bytes(), t.nbytes());
+    in_ptrs.push_back(keep.back().get());
+  }
+  std::vector<Tensor> outputs;
+  std::vector<void*> out_ptrs;
+  for (const auto& t : out_types) {
+    outputs.emplace_back(t.dtype, t.shape);
+    Tensor& o = outputs.back();
+    std::memset(o.bytes(), 0xFF, o.nbytes());
+    keep.push_back(gpu.allocate(std::max<size_t>(o.nbytes(), 1)));
+    if (o.nbytes()) gpu.copy_to_device(keep.back().get(), o.bytes(), o.nbytes());
+    out_ptrs.push_back(keep.back().get());
+  }
+  std::shared_ptr<void> scratch = scratch_bytes ? gpu.allocate(scratch_bytes) : nullptr;
+  exec::KernelArgs args{in_ptrs.data(), out_ptrs.data(), scratch.get(), state.get(), gpu.context()};
+  kernel->run(args);
+  gpu.synchronize();
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (outputs[k].nbytes()) gpu.copy_to_host(outputs[k].bytes(), out_ptrs[k], outputs[k].nbytes());
+  return outputs;
+}
+
+// CUDA vs CPU: same dtype and shape; i64 exact; f32 within atol + rtol * |cpu|, NaN where the
+// CPU has NaN, infinities equal.
+void expect_same(const Tensor& gpu, const Tensor& cpu, const std::string& what, float rtol = 2e-6f,
+                 float atol = 1e-6f) {
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < cpu.numel() && bad < 5; ++i) {
+    if (cpu.dtype() == DType::i64) {
+      if (gpu.data<int64_t>()[i] != cpu.data<int64_t>()[i]) {
+        ADD_FAILURE() << what << ": element " << i << " is " << gpu.data<int64_t>()[i] << ", the CPU has "
+                      << cpu.data<int64_t>()[i];
+        ++bad;
+      }
+      continue;
+    }
+    const float g = gpu.data<float>()[i], c = cpu.data<float>()[i];
+    bool ok;
+    if (std::isnan(c)) {
+      ok = std::isnan(g);
+    } else if (std::isinf(c)) {
+      ok = g == c;
+    } else {
+      ok = std::abs(g - c) <= atol + rtol * std::abs(c);
+    }
+    if (!ok) {
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", the CPU has " << c;
+      ++bad;
+    }
+  }
+}
+
+void compare(exec::Backend& gpu, const std::string& op, const std::vector<Tensor>& inputs,
+             const ir::Attributes& attrs = {}, float rtol = 2e-6f, float atol = 1e-6f) {
+  const std::string what = op + " " + attrs.to_string() + " on " + [&] {
+    std::string s;
+    for (const auto& t : inputs) s += ir::shape_str(t.shape()) + " ";
+    return s;
+  }();
+  Tensor want = run1(op, inputs, attrs);
+  Tensor got = run_cuda(gpu, op, inputs, attrs)[0];
+  expect_same(got, want, what, rtol, atol);
+}
+
+void expect_refused(exec::Backend& gpu, const std::string& op, const std::vector<ir::TensorType>& in_types,
+                    const ir::Attributes& attrs, const std::string& fragment) {
+  ir::Node node = make_node(op, in_types.size(), 1, attrs);
+  std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
+  const exec::KernelDef* kernel = gpu.kernels().find(op);
+  ASSERT_TRUE(kernel) << op;
+  exec::KernelContext ctx{node, in_types, out_types, 0};
+  try {
+    kernel->prepare(ctx);
+    ADD_FAILURE() << op << ": prepare() accepted what it should refuse (" << fragment << ")";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+Tensor f32_values(const Shape& shape, const std::vector<float>& v) {
+  Tensor t(DType::f32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = v[static_cast<size_t>(i) % v.size()];
+  return t;
+}
+
+Tensor i64_values(const Shape& shape, const std::vector<int64_t>& v) {
+  Tensor t(DType::i64, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = v[static_cast<size_t>(i) % v.size()];
+  return t;
+}
+
+// ---- element-wise ----------------------------------------------------------------------------
+
+TEST(CudaElementwise, BinaryOpsBroadcastLikeTheCpu) {
+  REQUIRE_GPU();
+  std::mt19937 rng(7);
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{1000}, {1000}},          {{64, 256}, {256}},   {{64, 1}, {1, 48}},  {{3, 1, 5, 1}, {1, 4, 1, 6}},
+      {{2, 3, 4}, {}},           {{}, {7}},            {{0, 5}, {5}},       {{5, 1, 1, 7}, {1, 3, 2, 1}},
+      {{2, 1, 2, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2, 1, 2}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& [a, b] : shapes) {
+      compare(*gpu, op, {random_f32(a, rng), random_f32(b, rng, 0.5f, 2.0f)});
+      compare(*gpu, op, {random_i64(a, rng, -1000, 1000), random_i64(b, rng, -5, 5)});
+    }
+  }
+}
+
+TEST(CudaElementwise, I64ArithmeticWrapsAndDividesWithoutTrapping) {
+  REQUIRE_GPU();
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  Tensor a = i64_values({6}, {lo, hi, 7, -7, 5, lo});
+  Tensor b = i64_values({6}, {-1, 1, 0, 2, -2, 0});
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) compare(*gpu, op, {a, b});
+  compare(*gpu, "Neg", {a});
+}
+
+TEST(CudaElementwise, PowWithConstantAndElementwiseExponents) {
+  REQUIRE_GPU();
+  std::mt19937 rng(3);
+  Tensor x = random_f32({32, 33}, rng, 0.1f, 3.0f);
+  for (float e : {2.0f, 3.0f, 0.5f, -1.5f}) compare(*gpu, "Pow", {x, f32_values({}, {e})}, {}, 4e-6f);
+  compare(*gpu, "Pow", {x, f32_values({33}, {2.0f, 3.0f, 0.25f})}, {}, 4e-6f);
+  compare(*gpu, "Pow", {f32_values({4}, {-2.0f, -8.0f, 0.0f, -0.0f}), f32_values({}, {3.0f})});
+}
+
+TEST(CudaElementwise, UnaryMathAndGeluForms) {
+  REQUIRE_GPU();
+  std::mt19937 rng(11);
+  Tensor x = random_f32({4099}, rng, -6.0f, 6.0f);
+  Tensor edges = f32_values({10}, {0.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(),
+                                   std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                                   -90.0f, 88.0f, 1e-30f, -1e30f, 20.0f});
+  for (const char* op : {"Relu", "Neg", "Sqrt", "Exp", "Erf", "Sigmoid", "Tanh"}) {
+    compare(*gpu, op, {x}, {}, 4e-6f);
+    compare(*gpu, op, {edges}, {}, 4e-6f);
+  }
+  for (const char* mode : {"none", "tanh"}) {
+    compare(*gpu, "Gelu", {x}, attrs_of({{"approximate", std::string(mode)}}), 4e-6f);
+    compare(*gpu, "Gelu", {edges}, attrs_of({{"approximate", std::string(mode)}}), 4e-6f);
+  }
+  compare(*gpu, "Gelu", {x}, {}, 4e-6f);  // default: none
+}
+
+TEST(CudaElementwise, CastSaturatesAndRounds) {
+  REQUIRE_GPU();
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor f = f32_values({9}, {1.9f, -1.9f, 0.5f, std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1e19f, -1e19f,
+                              9.2233715e18f});
+  compare(*gpu, "Cast", {f}, attrs_of({{"to", std::string("i64")}}));
+  compare(*gpu, "Cast", {f}, attrs_of({{"to", std::string("f32")}}));
+  Tensor i = i64_values({4}, {(int64_t{1} << 53) + 1, -3, std::numeric_limits<int64_t>::max(), 16777217});
+  compare(*gpu, "Cast", {i}, attrs_of({{"to", std::string("f32")}}));
+  compare(*gpu, "Cast", {i}, attrs_of({{"to", std::string("i64")}}));
+}
+
+TEST(CudaElementwise, WhereBroadcastsThreeOperands) {
+  REQUIRE_GPU();
+  std::mt19937 rng(5);
+  Tensor c = random_i64({4, 1, 6}, rng, 0, 1);
+  compare(*gpu, "Where", {c, random_f32({5, 1}, rng), random_f32({4, 5, 6}, rng)});
+  compare(*gpu, "Where", {c, random_i64({1}, rng, -9, 9), random_i64({6}, rng, -9, 9)});
+  compare(*gpu, "Where", {random_i64({}, rng, 0, 1), random_f32({3}, rng), random_f32({2, 3}, rng)});
+}
+
+TEST(CudaElementwise, PrepareRefusesWhatItCannotRun) {
+  REQUIRE_GPU();
+  const Shape a = {2, 1, 2, 1, 2, 1, 2, 1, 2}, b = {1, 2, 1, 2, 1, 2, 1, 2, 1};
+  expect_refused(*gpu, "Add", {{DType::f32, a}, {DType::f32, b}}, {}, "at most 8");
+}
+
+// ---- FusedElementwise ------------------------------------------------------------------------
+
+ir::Attributes program(std::vector<std::string> p) { return attrs_of({{"program", std::move(p)}}); }
+
+TEST(CudaFusedElementwise, ProgramsMatchTheCpu) {
+  REQUIRE_GPU();
+  std::mt19937 rng(13);
+  // The exporters' erf-Gelu chain over a biased matmul output.
+  Tensor x = random_f32({64, 256}, rng), bias = random_f32({256}, rng);
+  compare(*gpu, "FusedElementwise", {x, bias, f32_values({}, {0.70710678f}), f32_values({}, {0.5f})},
+          program({"Add i0 i1", "Mul r0 i2", "Erf r1", "Add r2 i3", "Add r3 i3", "Mul r0 r4", "Mul r5 i3"}), 4e-6f);
+  // Short rows ([1000, 3] + [3]), every op, a scalar-only instruction and a reused result.
+  Tensor s = random_f32({1000, 3}, rng, 0.1f, 2.0f), t = random_f32({3}, rng, 0.1f, 2.0f);
+  Tensor u = f32_values({}, {1.5f});
+  compare(*gpu, "FusedElementwise", {s, t, u},
+          program({"Sub i0 i1", "Div r0 i2", "Pow i0 i2", "Relu r0", "Gelu r1", "GeluTanh r2", "Tanh r3", "Sigmoid r4",
+                   "Exp i2", "Sqrt i0", "Neg r5", "Mul i2 i2", "Add r6 r7", "Add r12 r8", "Add r13 r9", "Add r14 r10",
+                   "Add r15 r11"}),
+          4e-6f);
+}
+
+TEST(CudaFusedElementwise, BroadcastsEveryInputAndRunsLongPrograms) {
+  REQUIRE_GPU();
+  std::mt19937 rng(17);
+  std::vector<Tensor> in = {random_f32({4, 1, 8}, rng), random_f32({1, 5, 1}, rng), random_f32({8}, rng),
+                            random_f32({4, 5, 8}, rng), random_f32({}, rng)};
+  std::vector<std::string> p = {"Add i0 i1", "Mul r0 i2"};
+  for (int k = 2; k < 64; ++k)
+    p.push_back(std::string(k % 2 ? "Add r" : "Mul r") + std::to_string(k - 1) + (k % 3 ? " i3" : " i4"));
+  compare(*gpu, "FusedElementwise", in, program(p), 1e-4f, 1e-4f);
+}
+
+TEST(CudaFusedElementwise, RefusesWhatTheCpuRefuses) {
+  REQUIRE_GPU();
+  // 17 results alive at once.
+  std::vector<std::string> p;
+  for (int k = 0; k < 17; ++k) p.push_back("Neg i0");
+  std::string sum = "Add r0 r1";
+  p.push_back(sum);
+  for (int k = 2; k < 17; ++k) p.push_back("Add r" + std::to_string(16 + k - 1) + " r" + std::to_string(k));
+  expect_refused(*gpu, "FusedElementwise", {{DType::f32, {8}}}, program(p), "intermediate results alive");
+}
+
+// ---- layout ----------------------------------------------------------------------------------
+
+TEST(CudaLayout, TransposeEveryCopyKind) {
+  REQUIRE_GPU();
+  std::mt19937 rng(19);
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{2, 3, 4, 5}, {0, 1, 2, 3}},   // one contiguous run
+      {{2, 7, 3, 16}, {0, 2, 1, 3}},  // head split: rows
+      {{100, 70}, {1, 0}},            // matrix: tiles with partial edges
+      {{3, 64, 33}, {0, 2, 1}},       // batched tiles
+      {{4, 5, 6}, {2, 1, 0}},         // general gather
+      {{1, 9, 1, 4}, {3, 1, 0, 2}},   // size-1 dims dropped
+      {{2, 3}, {}},                   // default: reversed
+      {{}, {}},                       // a scalar
+      {{0, 4}, {1, 0}}};              // empty
+  for (const auto& [shape, perm] : cases) {
+    ir::Attributes attrs;
+    if (!perm.empty()) attrs.set("perm", perm);
+    compare(*gpu, "Transpose", {random_f32(shape, rng)}, attrs);
+    compare(*gpu, "Transpose", {random_i64(shape, rng, -100, 100)}, attrs);
+  }
+}
+
+TEST(CudaLayout, SliceWithStepsAndClamping) {
+  REQUIRE_GPU();
+  std::mt19937 rng(23);
+  Tensor x = random_f32({6, 10, 8}, rng);
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  compare(*gpu, "Slice", {x}, attrs_of({{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{4}}}));
+  compare(*gpu, "Slice", {x},
+          attrs_of({{"starts", std::vector<int64_t>{-1, 2}}, {"ends", std::vector<int64_t>{-big, big}},
+                    {"axes", std::vector<int64_t>{1, 2}}, {"steps", std::vector<int64_t>{-2, 3}}}));
+  compare(*gpu, "Slice", {x},
+          attrs_of({{"starts", std::vector<int64_t>{20}}, {"ends", std::vector<int64_t>{-20}},
+                    {"axes", std::vector<int64_t>{-1}}, {"steps", std::vector<int64_t>{-1}}}));
+  compare(*gpu, "Slice", {random_i64({5, 4}, rng, -9, 9)},
+          attrs_of({{"starts", std::vector<int64_t>{3}}, {"ends", std::vector<int64_t>{3}}}));
+}
+
+TEST(CudaLayout, ConcatAcrossBatchesOfInputs) {
+  REQUIRE_GPU();
+  std::mt19937 rng(29);
+  for (int64_t axis : {0, 1, 2, -1}) {
+    std::vector<Tensor> in;
+    for (int k = 0; k < 40; ++k) {
+      Shape s = {3, 4, 5};
+      s[static_cast<size_t>(axis < 0 ? 2 : axis)] = k % 7 == 3 ? 0 : 1 + k % 3;
+      in.push_back(random_f32(s, rng));
+    }
+    compare(*gpu, "Concat", in, attrs_of({{"axis", axis}}));
+  }
+  compare(*gpu, "Concat", {random_i64({2, 3}, rng, -9, 9), random_i64({2, 5}, rng, -9, 9)},
+          attrs_of({{"axis", int64_t{1}}}));
+}
+
+TEST(CudaLayout, GatherWithNegativeAndOutOfRangeIndices) {
+  REQUIRE_GPU();
+  std::mt19937 rng(31);
+  Tensor table = random_f32({10, 16}, rng);
+  compare(*gpu, "Gather", {table, i64_values({2, 4}, {0, 9, -1, -10, 10, -11, 3, 3})});
+  compare(*gpu, "Gather", {random_i64({3, 7, 2}, rng, -9, 9), i64_values({5}, {6, -7, 0, 7, 2})},
+          attrs_of({{"axis", int64_t{1}}}));
+  compare(*gpu, "Gather", {random_f32({4, 5}, rng), i64_values({}, {-2})}, attrs_of({{"axis", int64_t{-1}}}));
+}
+
+}  // namespace
