@@ -23,26 +23,35 @@ using namespace fusebox::optest;
 
 namespace {
 
-exec::Backend* cuda_backend() {
-#ifdef FUSEBOX_CUDA_PLUGIN
+// The CUDA backend (made once), or null with why there is none.
+exec::Backend* cuda_backend(std::string& why) {
+  static std::string reason;
   static std::unique_ptr<exec::Backend> backend = []() -> std::unique_ptr<exec::Backend> {
-    const exec::PluginProbe p = exec::probe_backend_plugin(FUSEBOX_CUDA_PLUGIN);
-    if (!p.available || !p.create) return nullptr;
+    const std::string path = exec::find_backend_plugin("cuda");
+    if (path.empty()) {
+      reason = "the CUDA plugin was not built";
+      return nullptr;
+    }
+    const exec::PluginProbe p = exec::probe_backend_plugin(path);
+    if (!p.available || !p.create) {
+      reason = p.reason;
+      return nullptr;
+    }
     try {
       return p.create();
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      reason = e.what();
       return nullptr;
     }
   }();
+  why = reason;
   return backend.get();
-#else
-  return nullptr;
-#endif
 }
 
-#define REQUIRE_GPU()                                                            \
-  exec::Backend* gpu = cuda_backend();                                           \
-  if (!gpu) GTEST_SKIP() << "no CUDA backend here (plugin not built, no driver or no GPU)"
+#define REQUIRE_GPU()                                \
+  std::string why_no_gpu;                            \
+  exec::Backend* gpu = cuda_backend(why_no_gpu);     \
+  if (!gpu) GTEST_SKIP() << "no CUDA backend here: " << why_no_gpu
 
 // Runs `op` through the CUDA backend: inputs copied to device memory, outputs filled with a
 // marker first (0xFF bytes: NaN / -1) so unwritten elements show, then copied back.
