@@ -161,7 +161,7 @@ void CuptiCollector::pop_op() {
 
 std::vector<exec::DeviceActivity> CuptiCollector::take() {
   if (!active_) return {};
-  cuptiActivityFlushAll(1);  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: incomplete buffers too
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // incomplete buffers too
   CuptiBatch batch;
   {
     Pending& p = pending();
