@@ -66,6 +66,21 @@ class CudaGraphRun final : public exec::CapturedRun {
 class CudaBackend final : public exec::Backend {
  public:
   CudaBackend() {
+    try {
+      set_up();
+    } catch (...) {
+      release();  // what was made before the failing call; the destructor will not run
+      throw;
+    }
+  }
+
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    release();
+  }
+
+ private:
+  void set_up() {
     check(cudaSetDevice(0), "cudaSetDevice(0)");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -97,13 +112,17 @@ class CudaBackend final : public exec::Backend {
     cupti_note_ = CuptiCollector::instance().start();
   }
 
-  ~CudaBackend() override {
-    cudaStreamSynchronize(stream_);
+  void release() {
     if (shared_.lt) cublasLtDestroy(shared_.lt);
     if (blas_) cublasDestroy(blas_);
     if (shared_.workspace) cudaFree(shared_.workspace);
     if (stream_) cudaStreamDestroy(stream_);
+    shared_ = CudaShared{};
+    blas_ = nullptr;
+    stream_ = nullptr;
   }
+
+ public:
 
   std::string name() const override { return "cuda"; }
   std::string description() const override {
