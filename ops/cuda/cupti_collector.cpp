@@ -16,15 +16,24 @@ namespace {
 constexpr size_t kBufferBytes = size_t{4} << 20;
 constexpr size_t kBufferAlignment = 8;  // CUPTI's requirement for activity buffers
 
-// What the buffer callbacks (CUPTI's threads) hand over to take() (the caller's thread).
+CuptiClock clock_now() {
+  CuptiClock c;
+  uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  c.cupti_ns = static_cast<int64_t>(t);
+  c.host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return c;
+}
+
+// What the buffer callbacks (CUPTI's threads) hand over to take() (the caller's thread): records
+// already converted (a kernel's name lives in CUPTI's buffer, which is freed once read), and the
+// external correlation ids that take() attaches.
 struct Pending {
   std::mutex mu;
-  std::vector<CuptiKernelRecord> kernels;
-  std::vector<CuptiMemcpyRecord> memcpys;
-  std::vector<CuptiMemsetRecord> memsets;
-  std::vector<CuptiApiRecord> apis;
+  CuptiClock clock;  // read once, when collection starts
+  std::vector<exec::DeviceActivity> activity;
   std::unordered_map<uint32_t, uint64_t> external;  // correlation id -> external id (node + 1)
-  size_t dropped = 0;
+  size_t dropped = 0;  // records CUPTI dropped or that did not convert
 };
 
 Pending& pending() {
@@ -55,70 +64,38 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::lock_guard<std::mutex> lock(p.mu);
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    switch (record->kind) {
-      case CUPTI_ACTIVITY_KIND_KERNEL:
-      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        CuptiKernelRecord r;
-        r.start = k->start, r.end = k->end;
-        r.deviceId = k->deviceId, r.contextId = k->contextId, r.streamId = k->streamId;
-        r.correlationId = k->correlationId;
-        r.gridX = k->gridX, r.gridY = k->gridY, r.gridZ = k->gridZ;
-        r.blockX = k->blockX, r.blockY = k->blockY, r.blockZ = k->blockZ;
-        r.registersPerThread = k->registersPerThread;
-        r.staticSharedMemory = k->staticSharedMemory, r.dynamicSharedMemory = k->dynamicSharedMemory;
-        r.name = k->name ? k->name : "";
-        p.kernels.push_back(std::move(r));
-        break;
+    try {
+      switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+          p.activity.push_back(to_activity(*reinterpret_cast<const CUpti_ActivityKernel10*>(record), p.clock));
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+          p.activity.push_back(to_activity(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record), p.clock));
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+          p.activity.push_back(to_activity(*reinterpret_cast<const CUpti_ActivityMemset4*>(record), p.clock));
+          break;
+        case CUPTI_ACTIVITY_KIND_RUNTIME: {
+          const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+          p.activity.push_back(to_activity(*api, callback_name(api->cbid), p.clock));
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+          if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) p.external[e->correlationId] = e->externalId;
+          break;
+        }
+        default:
+          break;
       }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        CuptiMemcpyRecord r;
-        r.copyKind = m->copyKind, r.bytes = m->bytes, r.start = m->start, r.end = m->end;
-        r.deviceId = m->deviceId, r.contextId = m->contextId, r.streamId = m->streamId;
-        r.correlationId = m->correlationId;
-        p.memcpys.push_back(r);
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        CuptiMemsetRecord r;
-        r.value = m->value, r.bytes = m->bytes, r.start = m->start, r.end = m->end;
-        r.deviceId = m->deviceId, r.contextId = m->contextId, r.streamId = m->streamId;
-        r.correlationId = m->correlationId;
-        p.memsets.push_back(r);
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_RUNTIME: {
-        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-        CuptiApiRecord r;
-        r.cbid = a->cbid, r.start = a->start, r.end = a->end;
-        r.processId = a->processId, r.threadId = a->threadId, r.correlationId = a->correlationId;
-        r.name = callback_name(a->cbid);
-        p.apis.push_back(std::move(r));
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-        const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-        if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) p.external[e->correlationId] = e->externalId;
-        break;
-      }
-      default:
-        break;
+    } catch (const std::exception&) {
+      ++p.dropped;  // a malformed record; a callback on CUPTI's thread must not throw
     }
   }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) p.dropped += dropped;
   std::free(buffer);
-}
-
-CuptiClock clock_now() {
-  CuptiClock c;
-  uint64_t t = 0;
-  cuptiGetTimestamp(&t);
-  c.cupti_ns = static_cast<int64_t>(t);
-  c.host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  return c;
 }
 
 }  // namespace
@@ -131,6 +108,7 @@ CuptiCollector& CuptiCollector::instance() {
 std::string CuptiCollector::start() {
   if (started_) return note_;
   started_ = true;
+  pending().clock = clock_now();  // before any callback can read it
   CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                       CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -162,17 +140,16 @@ void CuptiCollector::pop_op() {
 std::vector<exec::DeviceActivity> CuptiCollector::take() {
   if (!active_) return {};
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // incomplete buffers too
-  CuptiBatch batch;
+  std::vector<exec::DeviceActivity> out;
+  std::unordered_map<uint32_t, uint64_t> external;
   {
     Pending& p = pending();
     std::lock_guard<std::mutex> lock(p.mu);
-    batch.kernels.swap(p.kernels);
-    batch.memcpys.swap(p.memcpys);
-    batch.memsets.swap(p.memsets);
-    batch.apis.swap(p.apis);
-    batch.external.swap(p.external);
+    out.swap(p.activity);
+    external.swap(p.external);
   }
-  return to_activities(batch, clock_now());
+  attach_nodes(out, external);
+  return out;
 }
 
 }  // namespace fusebox::cuda

@@ -6,15 +6,19 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <unordered_map>
 #include <sstream>
 
 #include "core/base/error.h"
 #include "core/base/symbols.h"
+#ifdef FUSEBOX_HAVE_CUPTI_HEADERS
 #include "ops/cuda/host/cupti_records.h"
+#endif
 #include "profiler/exporters.h"
 #include "tests/profiler/profiler_test_util.h"
 #include "tests/profiler/sqlite_reader.h"
 
+#ifdef FUSEBOX_HAVE_CUPTI_HEADERS  // the toolkit's cupti_activity.h (record types only)
 using namespace fusebox;
 using namespace fusebox::cuda;
 using namespace fusebox::profiler;
@@ -39,7 +43,7 @@ TEST(CuptiActivity, DemanglesAndShortensKernelNames) {
 
 TEST(CuptiActivity, RecordsBecomeDeviceActivityOnTheHostClock) {
   const CuptiClock clock{5'000'000, 1'000};  // CUPTI's 5 ms is the host's 1 us
-  CuptiKernelRecord k;
+  CUpti_ActivityKernel10 k{};
   k.name = kGemm;
   k.start = 5'002'000;
   k.end = 5'009'000;
@@ -64,7 +68,7 @@ TEST(CuptiActivity, RecordsBecomeDeviceActivityOnTheHostClock) {
   EXPECT_EQ(a.registers, 40);
   EXPECT_EQ(a.shared_memory, 3072);
 
-  CuptiMemcpyRecord m;
+  CUpti_ActivityMemcpy6 m{};
   m.copyKind = 2;
   m.bytes = 1 << 20;
   m.start = 5'010'000;
@@ -78,22 +82,19 @@ TEST(CuptiActivity, RecordsBecomeDeviceActivityOnTheHostClock) {
   EXPECT_EQ(a.bytes, uint64_t{1} << 20);
   EXPECT_EQ(a.end_ns - a.start_ns, 2'500);
 
-  CuptiApiRecord r;
+  CUpti_ActivityAPI r{};
   r.cbid = 211;
-  r.name = "cudaLaunchKernel_v7000";
   r.start = 5'000'500;
   r.end = 5'001'000;
   r.threadId = 777;
   r.correlationId = 42;
-  a = to_activity(r, clock);
+  a = to_activity(r, "cudaLaunchKernel_v7000", clock);
   EXPECT_EQ(a.kind, exec::ActivityKind::Runtime);
   EXPECT_EQ(a.name, "cudaLaunchKernel");
   EXPECT_EQ(a.start_ns, 1'500);
   EXPECT_EQ(a.thread_id, 777u);
-  r.name = "cudaMemcpy_v3020";
-  EXPECT_EQ(to_activity(r, clock).name, "cudaMemcpy");
-  r.name = "cudaStreamSynchronize";
-  EXPECT_EQ(to_activity(r, clock).name, "cudaStreamSynchronize");
+  EXPECT_EQ(to_activity(r, "cudaMemcpy_v3020", clock).name, "cudaMemcpy");
+  EXPECT_EQ(to_activity(r, "cudaStreamSynchronize", clock).name, "cudaStreamSynchronize");
 }
 
 std::string error_of(const std::function<void()>& fn) {
@@ -110,25 +111,26 @@ std::string error_of(const std::function<void()>& fn) {
 // the input copy, launched outside any op, gets none; all come out in start order.
 TEST(CuptiActivity, ABatchTiesEachLaunchToItsNodeThroughExternalIds) {
   const CuptiClock clock{0, 0};
-  CuptiBatch b;
-  CuptiMemcpyRecord in;
+  CUpti_ActivityMemcpy6 in{};
   in.copyKind = 1, in.bytes = 4096, in.start = 100, in.end = 200, in.correlationId = 1;
-  b.memcpys.push_back(in);
-  CuptiApiRecord launch0, launch1;
-  launch0.name = "cudaLaunchKernel_v7000", launch0.start = 300, launch0.end = 310, launch0.correlationId = 2;
-  launch1.name = "cudaLaunchKernel_v7000", launch1.start = 320, launch1.end = 330, launch1.correlationId = 3;
-  b.apis = {launch1, launch0};  // flushes need not be in order
-  CuptiKernelRecord k0, k1;
+  CUpti_ActivityAPI launch0{}, launch1{};
+  launch0.start = 300, launch0.end = 310, launch0.correlationId = 2;
+  launch1.start = 320, launch1.end = 330, launch1.correlationId = 3;
+  CUpti_ActivityKernel10 k0{}, k1{};
   k0.name = kGemm, k0.start = 400, k0.end = 900, k0.correlationId = 2;
   k1.name = "add_kernel", k1.start = 950, k1.end = 1000, k1.correlationId = 3;
-  for (CuptiKernelRecord* k : {&k0, &k1}) k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
-  b.kernels = {k1, k0};
-  CuptiMemsetRecord zero;
+  for (CUpti_ActivityKernel10* k : {&k0, &k1}) k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
+  CUpti_ActivityMemset4 zero{};
   zero.bytes = 64, zero.value = 0, zero.start = 340, zero.end = 350, zero.correlationId = 4;
-  b.memsets.push_back(zero);
-  b.external = {{2, 5 + 1}, {3, 7 + 1}, {4, 7 + 1}};  // node 5 launched k0; node 7 k1 and the memset
+  // In the order a flush may give them: not by time.
+  const std::vector<exec::DeviceActivity> flushed = {
+      to_activity(k1, clock),   to_activity(k0, clock), to_activity(in, clock),
+      to_activity(launch1, "cudaLaunchKernel_v7000", clock), to_activity(launch0, "cudaLaunchKernel_v7000", clock),
+      to_activity(zero, clock)};
+  std::unordered_map<uint32_t, uint64_t> external = {{2, 5 + 1}, {3, 7 + 1}, {4, 7 + 1}};  // node 5: k0; 7: k1, memset
 
-  const std::vector<exec::DeviceActivity> out = to_activities(b, clock);
+  std::vector<exec::DeviceActivity> out = flushed;
+  attach_nodes(out, external);
   ASSERT_EQ(out.size(), 6u);
   std::vector<std::string> names;
   for (const auto& a : out) names.push_back(a.name + "@" + std::to_string(a.node_index));
@@ -138,15 +140,17 @@ TEST(CuptiActivity, ABatchTiesEachLaunchToItsNodeThroughExternalIds) {
   EXPECT_EQ(out[3].bytes, 64u);
 
   // An external id of 0 names no node (ids are node + 1).
-  b.external[2] = 0;
-  for (const auto& a : to_activities(b, clock))
+  external[2] = 0;
+  out = flushed;
+  attach_nodes(out, external);
+  for (const auto& a : out)
     if (a.correlation_id == 2) {
       EXPECT_EQ(a.node_index, -1) << a.name;
     }
 }
 
 TEST(CuptiActivity, BadRecordsAreRefusedWithTheReason) {
-  CuptiKernelRecord k;
+  CUpti_ActivityKernel10 k{};
   k.name = "k";
   k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
   k.start = 10, k.end = 5;
@@ -158,16 +162,16 @@ TEST(CuptiActivity, BadRecordsAreRefusedWithTheReason) {
   EXPECT_EQ(error_of([&] { to_activity(k, {}); }),
             "kernel record 'k' (correlation 3) has grid (1,1,1) block (1,0,1): every dimension must be >= 1");
   k.blockY = 1;
-  k.name.clear();
+  k.name = "";
   EXPECT_EQ(error_of([&] { to_activity(k, {}); }), "kernel record 3 has no name");
-  CuptiMemcpyRecord m;
+  CUpti_ActivityMemcpy6 m{};
   m.copyKind = 11;
   EXPECT_EQ(error_of([&] { to_activity(m, {}); }), "unknown CUPTI memcpy kind 11 (valid: 1..10)");
   m.copyKind = 0;
   EXPECT_NE(error_of([&] { to_activity(m, {}); }), "");
-  CuptiApiRecord r;
+  CUpti_ActivityAPI r{};
   r.cbid = 211;
-  EXPECT_EQ(error_of([&] { to_activity(r, {}); }), "runtime API record 0 (cbid 211) has no name");
+  EXPECT_EQ(error_of([&] { to_activity(r, "", {}); }), "runtime API record 0 (cbid 211) has no name");
 }
 
 // A recording with synthetic GPU work from CUPTI-like records: per run of `launches`, a runtime
@@ -187,13 +191,12 @@ Synthetic synthetic(int launches) {
   uint64_t t = 1'000'000'000 + 10'000;
   uint32_t corr = 1;
   auto call = [&](const char* name, uint64_t start, uint64_t len, uint32_t c) {
-    CuptiApiRecord a;
-    a.name = name;
+    CUpti_ActivityAPI a{};
     a.start = start;
     a.end = start + len;
     a.correlationId = c;
     a.threadId = static_cast<uint32_t>(r.main_tid);
-    r.device.push_back(to_activity(a, clock));
+    r.device.push_back(to_activity(a, name, clock));
     const std::string shown = r.device.back().name;
     s.calls[shown].first += static_cast<int64_t>(len);
     s.calls[shown].second += 1;
@@ -201,7 +204,7 @@ Synthetic synthetic(int launches) {
   for (int i = 0; i < launches; ++i, ++corr) {
     const bool gemm = i % 2 == 0;
     call("cudaLaunchKernel_v7000", t, 2'000, corr);
-    CuptiKernelRecord k;
+    CUpti_ActivityKernel10 k{};
     k.name = gemm ? kGemm : "relu_kernel";
     k.start = t + 5'000;
     k.end = k.start + (gemm ? 3'000 : 1'000);
@@ -216,7 +219,7 @@ Synthetic synthetic(int launches) {
     t = k.end + 1'000;
   }
   call("cudaMemcpy_v3020", t, 9'000, corr);
-  CuptiMemcpyRecord m;
+  CUpti_ActivityMemcpy6 m{};
   m.copyKind = 2;
   m.bytes = 4096;
   m.start = t + 1'000;
@@ -358,3 +361,5 @@ TEST(CuptiActivity, NsysStatsReadsTheKernelAndRuntimeFiguresPutIn) {
 }
 
 }  // namespace
+
+#endif  // FUSEBOX_HAVE_CUPTI_HEADERS

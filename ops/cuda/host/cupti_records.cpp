@@ -28,9 +28,9 @@ std::string memcpy_kind_name(uint8_t copy_kind) {
   return kNames[copy_kind - 1];
 }
 
-exec::DeviceActivity to_activity(const CuptiKernelRecord& k, const CuptiClock& clock) {
-  if (k.name.empty()) throw Error("kernel record " + std::to_string(k.correlationId) + " has no name");
-  const std::string what = "kernel record '" + k.name + "' (correlation " + std::to_string(k.correlationId) + ")";
+exec::DeviceActivity to_activity(const CUpti_ActivityKernel10& k, const CuptiClock& clock) {
+  if (!k.name || !*k.name) throw Error("kernel record " + std::to_string(k.correlationId) + " has no name");
+  const std::string what = "kernel record '" + std::string(k.name) + "' (correlation " + std::to_string(k.correlationId) + ")";
   check_times(k.start, k.end, what);
   for (int32_t d : {k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ})
     if (d <= 0)
@@ -52,7 +52,7 @@ exec::DeviceActivity to_activity(const CuptiKernelRecord& k, const CuptiClock& c
   return a;
 }
 
-exec::DeviceActivity to_activity(const CuptiMemcpyRecord& m, const CuptiClock& clock) {
+exec::DeviceActivity to_activity(const CUpti_ActivityMemcpy6& m, const CuptiClock& clock) {
   exec::DeviceActivity a;
   a.kind = exec::ActivityKind::Memcpy;
   a.name = memcpy_kind_name(m.copyKind);
@@ -67,7 +67,7 @@ exec::DeviceActivity to_activity(const CuptiMemcpyRecord& m, const CuptiClock& c
   return a;
 }
 
-exec::DeviceActivity to_activity(const CuptiMemsetRecord& m, const CuptiClock& clock) {
+exec::DeviceActivity to_activity(const CUpti_ActivityMemset4& m, const CuptiClock& clock) {
   check_times(m.start, m.end, "memset record (correlation " + std::to_string(m.correlationId) + ")");
   exec::DeviceActivity a;
   a.kind = exec::ActivityKind::Memset;
@@ -81,14 +81,14 @@ exec::DeviceActivity to_activity(const CuptiMemsetRecord& m, const CuptiClock& c
   return a;
 }
 
-exec::DeviceActivity to_activity(const CuptiApiRecord& r, const CuptiClock& clock) {
-  if (r.name.empty())
+exec::DeviceActivity to_activity(const CUpti_ActivityAPI& r, const std::string& name, const CuptiClock& clock) {
+  if (name.empty())
     throw Error("runtime API record " + std::to_string(r.correlationId) + " (cbid " + std::to_string(r.cbid) +
                 ") has no name");
-  check_times(r.start, r.end, "runtime API record '" + r.name + "'");
+  check_times(r.start, r.end, "runtime API record '" + name + "'");
   exec::DeviceActivity a;
   a.kind = exec::ActivityKind::Runtime;
-  a.name = r.name;
+  a.name = name;
   // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the suffix is the API version it came in.
   const size_t v = a.name.rfind("_v");
   if (v != std::string::npos && v + 2 < a.name.size() &&
@@ -101,20 +101,13 @@ exec::DeviceActivity to_activity(const CuptiApiRecord& r, const CuptiClock& cloc
   return a;
 }
 
-std::vector<exec::DeviceActivity> to_activities(const CuptiBatch& batch, const CuptiClock& clock) {
-  std::vector<exec::DeviceActivity> out;
-  out.reserve(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() + batch.apis.size());
-  for (const auto& r : batch.kernels) out.push_back(to_activity(r, clock));
-  for (const auto& r : batch.memcpys) out.push_back(to_activity(r, clock));
-  for (const auto& r : batch.memsets) out.push_back(to_activity(r, clock));
-  for (const auto& r : batch.apis) out.push_back(to_activity(r, clock));
-  for (auto& a : out) {
-    const auto it = batch.external.find(a.correlation_id);
-    if (it != batch.external.end() && it->second > 0) a.node_index = static_cast<int32_t>(it->second - 1);
+void attach_nodes(std::vector<exec::DeviceActivity>& activity, const std::unordered_map<uint32_t, uint64_t>& external) {
+  for (auto& a : activity) {
+    const auto it = external.find(a.correlation_id);
+    if (it != external.end() && it->second > 0) a.node_index = static_cast<int32_t>(it->second - 1);
   }
-  std::stable_sort(out.begin(), out.end(),
+  std::stable_sort(activity.begin(), activity.end(),
                    [](const exec::DeviceActivity& x, const exec::DeviceActivity& y) { return x.start_ns < y.start_ns; });
-  return out;
 }
 
 }  // namespace fusebox::cuda
