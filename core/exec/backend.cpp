@@ -15,6 +15,11 @@ std::vector<std::string> KernelTable::ops() const {
   return out;
 }
 
+void Backend::select_isa(const std::string& isa) {
+  if (isa != "auto")
+    throw Error("backend '" + name() + "' has one instruction-set level: isa must be auto, got '" + isa + "'");
+}
+
 void Backend::begin_capture() {
   throw Error("backend '" + name() + "' cannot capture a run (it has no graph capture)");
 }

@@ -72,6 +72,16 @@ class Backend {
   // each other's. Throws fusebox::Error for threads < 1.
   virtual void bind_threads(int threads) const = 0;
 
+  // Instruction-set levels, for a backend whose kernels have several paths (the CPU: "avx512",
+  // "avx2", "portable"): the ones this machine runs, best first; empty for a backend with one.
+  virtual std::vector<std::string> isa_levels() const { return {}; }
+  // Kernels prepared from now on use `isa` ("auto": the best this machine runs); kernels
+  // prepared before keep theirs. Throws fusebox::Error naming what this machine runs when it
+  // cannot run that level. The default takes only "auto".
+  virtual void select_isa(const std::string& isa);
+  // The level select_isa chose ("avx2"); "" for a backend with one.
+  virtual std::string isa() const { return ""; }
+
   // Device memory, 64-byte aligned; freed when the returned pointer's last copy goes.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
   // Makes a weight available on the device; the result stays valid while it is held.

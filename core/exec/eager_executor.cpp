@@ -42,7 +42,7 @@ class EagerExecutor final : public Executor {
         if (observer) observer->on_op_begin(i);
         if (op_events) backend.on_op_begin(i);
         const KernelDef* kernel = backend.kernels().find(node.op);
-        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
+        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants, backend.context()};
         std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
         std::vector<const void*> ins;
         for (const auto& t : node.inputs) ins.push_back(live.at(t).get());

@@ -18,7 +18,7 @@ std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& no
     throw Error("node '" + node.name + "': backend '" + backend.name() + "' has no kernel for op '" +
                 node.op + "'");
   size_t scratch_bytes = backend.scratch_bytes(KernelContext{node, in_types, out_types});
-  KernelContext ctx{node, in_types, out_types, scratch_bytes};
+  KernelContext ctx{node, in_types, out_types, scratch_bytes, nullptr, backend.context()};
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
   std::vector<ir::Tensor> outputs;

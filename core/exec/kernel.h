@@ -51,6 +51,10 @@ struct KernelContext {
   // prepare time: a kernel may repack a weight once here (e.g. GEMM panels) and keep the packed
   // copy in its state. May be null altogether (e.g. when folding constants).
   const std::vector<const ir::Tensor*>* constants = nullptr;
+  // What the kernel will run with (its backend's context()), for choices made once in prepare:
+  // the CPU backend's says which instruction-set level to use (ops/cpu/isa.h). May be null
+  // (constant folding, tests): a kernel then takes its backend's default.
+  const ExecContext* context = nullptr;
 };
 
 using PrepareFn = std::function<std::shared_ptr<const void>(const KernelContext&)>;

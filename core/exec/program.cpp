@@ -33,7 +33,7 @@ Program build_program(const ir::Graph& graph, Backend& backend) {
       try {
         // The same question the planner asked (memory_rules), so the region it placed fits.
         pn.scratch_bytes = backend.scratch_bytes(KernelContext{node, pn.inputs, pn.outputs});
-        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants};
+        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants, backend.context()};
         if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
       } catch (const Error& e) {
         throw Error("node '" + node.name + "' (" + node.op + "): " + e.what());

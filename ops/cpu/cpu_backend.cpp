@@ -8,6 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/ir/op_schema.h"
+#include "ops/cpu/isa.h"
 
 namespace fusebox::cpu {
 
@@ -16,7 +17,9 @@ namespace {
 class CpuBackend final : public exec::Backend {
  public:
   CpuBackend() {
-    host_memory_ = true;  // kernels get null stream and handles (context_ stays empty)
+    host_memory_ = true;  // kernels get null stream and handles; backend_data: the ISA level
+    config_.isa = auto_isa();
+    context_.backend_data = &config_;
     add_matmul_kernels(table_);
     add_elementwise_kernels(table_);
     add_fused_elementwise_kernels(table_);
@@ -27,7 +30,7 @@ class CpuBackend final : public exec::Backend {
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return std::string("CPU: ") + openblas_get_config();
+    return std::string("CPU (") + isa_name(config_.isa) + "): " + openblas_get_config();
   }
   const exec::KernelTable& kernels() const override { return table_; }
 
@@ -50,6 +53,11 @@ class CpuBackend final : public exec::Backend {
     omp_set_num_threads(threads);
   }
 
+  // Kernels read the level in prepare (kernel_isa) and keep it in their state.
+  std::vector<std::string> isa_levels() const override { return cpu::isa_levels(); }
+  void select_isa(const std::string& isa) override { config_.isa = parse_isa(isa); }
+  std::string isa() const override { return isa_name(config_.isa); }
+
   std::shared_ptr<void> allocate(size_t bytes) override {
     size_t padded = (bytes + ir::kAlignment - 1) / ir::kAlignment * ir::kAlignment;
     if (padded == 0) padded = ir::kAlignment;
@@ -70,6 +78,7 @@ class CpuBackend final : public exec::Backend {
 
  private:
   exec::KernelTable table_;
+  CpuContext config_;  // what context_.backend_data points at
 };
 
 }  // namespace

@@ -1,0 +1,119 @@
+#include "ops/cpu/isa.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/base/error.h"
+#include "core/exec/kernel.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+constexpr Isa kAll[] = {Isa::kAvx512, Isa::kAvx2, Isa::kPortable};  // best first
+
+std::string runs_text() {
+  std::string s;
+  for (const auto& name : isa_levels()) s += (s.empty() ? "" : " | ") + name;
+  return s;
+}
+
+// The level `text` names (without "auto") and whether it exists; no check of the CPU.
+bool lookup(const std::string& text, Isa& out) {
+  for (Isa isa : kAll)
+    if (text == isa_name(isa)) {
+      out = isa;
+      return true;
+    }
+  return false;
+}
+
+Isa checked(const std::string& text, const std::string& where) {
+  Isa isa{};
+  if (!lookup(text, isa))
+    throw Error(where + "unknown isa '" + text + "' (valid: auto | avx512 | avx2 | portable)");
+  if (!cpu_runs(isa)) {
+    const std::string model = cpu_model_name();
+    const std::string what = isa == Isa::kAvx512 ? "AVX-512 (F, BW, DQ, VL)" : "AVX2 and FMA";
+    throw Error(where + "isa '" + text + "': this CPU" + (model.empty() ? "" : " (" + model + ")") +
+                " has no " + what + "; it runs " + runs_text());
+  }
+  return isa;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kPortable:
+      break;
+  }
+  return "portable";
+}
+
+bool cpu_runs(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: {
+      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                              __builtin_cpu_supports("fma");
+      return has;
+    }
+    case Isa::kAvx2: {
+      static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      return has;
+    }
+    case Isa::kPortable:
+      break;
+  }
+  return true;
+}
+
+std::vector<std::string> isa_levels() {
+  std::vector<std::string> out;
+  for (Isa isa : kAll)
+    if (cpu_runs(isa)) out.push_back(isa_name(isa));
+  return out;
+}
+
+Isa auto_isa() {
+  static const Isa isa = [] {
+    const char* env = std::getenv("FUSEBOX_ISA");
+    if (env && *env && std::string(env) != "auto") return checked(env, "FUSEBOX_ISA: ");
+    for (Isa level : kAll)
+      if (cpu_runs(level)) return level;
+    return Isa::kPortable;
+  }();
+  return isa;
+}
+
+Isa parse_isa(const std::string& text) {
+  if (text == "auto") return auto_isa();
+  return checked(text, "");
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) return "";
+    std::string v = line.substr(colon + 1);
+    const size_t b = v.find_first_not_of(" \t");
+    return b == std::string::npos ? "" : v.substr(b);
+  }
+  return "";
+}
+
+Isa kernel_isa(const exec::KernelContext& ctx) {
+  if (ctx.context && ctx.context->backend_data)
+    return static_cast<const CpuContext*>(ctx.context->backend_data)->isa;
+  return auto_isa();
+}
+
+}  // namespace fusebox::cpu
