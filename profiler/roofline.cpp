@@ -16,6 +16,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/machine.h"
 #include "core/exec/session.h"
 #include "core/ir/op_schema.h"
 #include "profiler/fma_peak.h"
@@ -71,27 +72,12 @@ exec::SessionOptions session_options(const RooflineOptions& o, int threads) {
   opt.backend = o.backend;
   opt.executor = "compiled";
   opt.threads = threads;
+  opt.isa = o.isa;
   opt.passes = "none";  // measure exactly the graph we built
   return opt;
 }
 
 }  // namespace
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string v = line.substr(colon + 1);
-        v.erase(0, v.find_first_not_of(" \t"));
-        if (!v.empty()) return v;
-      }
-    }
-  }
-  return "unknown CPU";
-}
 
 int hardware_threads() {
   unsigned n = std::thread::hardware_concurrency();
@@ -130,8 +116,17 @@ std::string machine_cache_path() {
   return base + "/fusebox/machine.json";
 }
 
-std::string machine_key(const std::string& backend) {
-  return cpu_model_name() + "|" + std::to_string(hardware_threads()) + " threads|" + backend;
+std::string machine_key(const std::string& backend, const std::string& isa) {
+  return cpu_model_name() + "|" + std::to_string(hardware_threads()) + " threads|" + backend +
+         (isa.empty() ? "" : "|" + isa);
+}
+
+std::string resolved_isa(const std::string& backend, const std::string& isa) {
+  // Only the CPU has levels; another backend is not created (a GPU context) just to say so.
+  if (backend != "cpu" && isa == "auto") return "";
+  auto be = exec::BackendRegistry::instance().create(backend);
+  be->select_isa(isa);
+  return be->isa();
 }
 
 double Roofline::peak_gflops(int threads) const {
@@ -156,7 +151,7 @@ nlohmann::json Roofline::to_json() const {
   nlohmann::json f = nlohmann::json::object();
   for (const auto& [t, v] : fma_gflops) f[std::to_string(t)] = v;
   return {{"key", key}, {"cpu_model", cpu_model}, {"hardware_threads", hardware_threads},
-          {"backend", backend}, {"gemm_gflops", g}, {"gemm_n", gemm_n}, {"bandwidth_gbs", bandwidth_gbs},
+          {"backend", backend}, {"isa", isa}, {"gemm_gflops", g}, {"gemm_n", gemm_n}, {"bandwidth_gbs", bandwidth_gbs},
           {"bandwidth_bytes", bandwidth_bytes}, {"dispatch_floor_ns", dispatch_floor_ns},
           {"fma_gflops", f}, {"fma_isa", fma_isa}, {"measured_at", measured_at}};
 }
@@ -168,6 +163,7 @@ Roofline Roofline::from_json(const nlohmann::json& j) {
     r.cpu_model = j.value("cpu_model", "");
     r.hardware_threads = j.value("hardware_threads", 1);
     r.backend = j.value("backend", "cpu");
+    r.isa = j.value("isa", "");
     for (const auto& [t, v] : j.at("gemm_gflops").items()) r.gemm_gflops[std::stoi(t)] = v.get<double>();
     r.gemm_n = j.value("gemm_n", 0);
     r.bandwidth_gbs = j.at("bandwidth_gbs").get<double>();
@@ -189,7 +185,8 @@ Roofline Roofline::from_json(const nlohmann::json& j) {
 std::string Roofline::to_text() const {
   std::ostringstream os;
   char buf[256];
-  os << "machine: " << cpu_model << " (" << hardware_threads << " hardware threads), backend " << backend << "\n";
+  os << "machine: " << cpu_model << " (" << hardware_threads << " hardware threads), backend " << backend
+     << (isa.empty() ? "" : ", isa " + isa) << "\n";
   for (const auto& [t, g] : fma_gflops) {
     std::snprintf(buf, sizeof buf, "  FMA peak (%s), %d thread%s: %8.1f GFLOP/s   (independent FMAs in registers)\n",
                   fma_isa.c_str(), t, t == 1 ? " " : "s", g);
@@ -217,9 +214,10 @@ std::string Roofline::to_text() const {
 Roofline measure_roofline(const RooflineOptions& o) {
   Roofline r;
   r.backend = o.backend;
+  r.isa = resolved_isa(o.backend, o.isa);
   r.cpu_model = cpu_model_name();
   r.hardware_threads = hardware_threads();
-  r.key = machine_key(o.backend);
+  r.key = machine_key(o.backend, r.isa);
   r.measured_at = utc_now();
   const int max_threads = o.max_threads > 0 ? o.max_threads : r.hardware_threads;
 
@@ -239,7 +237,8 @@ Roofline measure_roofline(const RooflineOptions& o) {
     for (int t : counts) {
       exec::Session s(g, session_options(o, t));
       r.gemm_gflops[t] = flops / fastest_run_ns(s, o.seconds_per_measure);
-      const FmaPeak fma = measure_fma_peak(t, o.seconds_per_measure);
+      // The level's own FMA peak (a backend with no levels: the CPU's best).
+      const FmaPeak fma = measure_fma_peak(t, o.seconds_per_measure, r.isa.empty() ? "auto" : r.isa);
       r.fma_gflops[t] = fma.gflops;
       r.fma_isa = fma.isa;
     }
@@ -280,7 +279,7 @@ Roofline measure_roofline(const RooflineOptions& o) {
 
 Roofline machine_roofline(bool refresh, const RooflineOptions& options, const std::string& cache_path) {
   const std::string path = cache_path.empty() ? machine_cache_path() : cache_path;
-  const std::string key = machine_key(options.backend);
+  const std::string key = machine_key(options.backend, resolved_isa(options.backend, options.isa));
   nlohmann::json cache = nlohmann::json::object();
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {

@@ -6,7 +6,7 @@
 //   - dispatch floor: the per-op cost of the compiled loop over a chain of one-element ops;
 // and, beside them, the physical limit they are judged against:
 //   - FMA peak GFLOP/s per thread count: independent FMAs in registers (fma_peak.h).
-// Cached per machine (CPU model + hardware threads + backend) in
+// Cached per machine (CPU model + hardware threads + backend + instruction-set level) in
 // $XDG_CACHE_HOME/fusebox/machine.json (default ~/.cache/fusebox/machine.json), written atomically.
 #include <map>
 #include <string>
@@ -16,17 +16,18 @@
 namespace fusebox::profiler {
 
 struct Roofline {
-  std::string key;         // "<cpu model>|<hardware threads> threads|<backend>"
+  std::string key;         // "<cpu model>|<hardware threads> threads|<backend>[|<isa>]"
   std::string cpu_model;
   int hardware_threads = 1;
   std::string backend = "cpu";
+  std::string isa;         // the backend's instruction-set level ("avx2"); "" for one with none
   std::map<int, double> gemm_gflops;  // threads -> GFLOP/s
   int gemm_n = 0;                     // the square GEMM size measured
   double bandwidth_gbs = 0;           // GB/s (1e9 bytes/s)
   double bandwidth_bytes = 0;         // working set of the bandwidth graph
   double dispatch_floor_ns = 0;       // per op, compiled executor
   std::map<int, double> fma_gflops;   // threads -> GFLOP/s of the FMA loop (the physical limit)
-  std::string fma_isa;                // "avx512", "avx2", "scalar"
+  std::string fma_isa;                // the FMA loop that ran: "avx512", "avx2", "scalar"
   std::string measured_at;            // UTC time
 
   // Peak GFLOP/s for `threads` (the nearest measured count at or below it).
@@ -42,6 +43,7 @@ struct Roofline {
 
 struct RooflineOptions {
   std::string backend = "cpu";
+  std::string isa = "auto";        // the backend's level (Backend::select_isa)
   int max_threads = 0;             // 0: hardware threads
   int gemm_n = 512;
   double bandwidth_min_bytes = 0;  // 0: 4x the last-level cache, at least 64 MiB
@@ -49,11 +51,14 @@ struct RooflineOptions {
   double seconds_per_measure = 0.15;  // time budget per figure
 };
 
-std::string cpu_model_name();
 int hardware_threads();
 size_t last_level_cache_bytes();
 std::string machine_cache_path();  // $XDG_CACHE_HOME/fusebox/machine.json or ~/.cache/...
-std::string machine_key(const std::string& backend);
+// `isa`: the level as the backend resolved it ("avx2"), "" for a backend with none.
+std::string machine_key(const std::string& backend, const std::string& isa = "");
+// The level `isa` ("auto", ...) resolves to on `backend` ("" for a backend with none). Throws
+// fusebox::Error for a level this machine does not run.
+std::string resolved_isa(const std::string& backend, const std::string& isa);
 
 // Measures now (no cache). Throws fusebox::Error if the backend is unknown or unavailable.
 Roofline measure_roofline(const RooflineOptions& options = {});

@@ -17,6 +17,7 @@ struct MachineArgs {
   bool refresh = false;
   bool json = false;
   std::string backend = "cpu";
+  std::string isa = "auto";
 };
 }  // namespace
 
@@ -28,10 +29,14 @@ void add_machine_command(CLI::App& app) {
       "Example: fusebox machine --refresh");
   cmd->add_flag("--refresh", args->refresh, "measure again and update the cache");
   cmd->add_option("--backend", args->backend, "backend to measure")->capture_default_str();
+  cmd->add_option("--isa", args->isa,
+                  "CPU instruction-set level: auto | avx512 | avx2 | portable (its own FMA peak and GEMM)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print as JSON");
   cmd->callback([args] {
     profiler::RooflineOptions o;
     o.backend = args->backend;
+    o.isa = args->isa;
     profiler::Roofline r = profiler::machine_roofline(args->refresh, o);
     // What the CPU kernels size their thread teams by (ops/cpu/parallel.h): measured now, by this
     // process, not cached (it depends on the OpenMP wait policy and on what else runs).

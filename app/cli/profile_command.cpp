@@ -76,9 +76,10 @@ void profile(const ProfileArgs& a) {
   if (!a.out.empty()) ensure_writable_dir(a.out, "--out");
 
   profiler::NvtxRanges::name_this_thread("fusebox main");
-  workbench::Pipeline pipeline([&](const std::string& backend) {
+  workbench::Pipeline pipeline([&](const std::string& backend, const std::string& isa) {
     profiler::RooflineOptions ro;
     ro.backend = backend;
+    ro.isa = isa.empty() ? "auto" : isa;
     return profiler::machine_roofline(a.refresh_machine, ro);
   });
   auto r = pipeline.run(s);

@@ -13,6 +13,7 @@
 #include "core/models/builtin_models.h"
 #include "core/planner/plan.h"
 #include "core/planner/strategies.h"
+#include "ops/cpu/isa.h"
 
 namespace fusebox::ui {
 namespace {
@@ -86,6 +87,23 @@ void SettingsBar::draw(const Frame& frame) {
   }
   item_tooltip("Intra-op threads for the kernels and BLAS (OpenMP), applied to each run on the "
                "thread that runs it. Only the measuring is redone.");
+
+  // The CPU's instruction-set level: the levels this CPU lacks are listed greyed out, saying so.
+  ImGui::SameLine();
+  const std::vector<std::string> runs = cpu::isa_levels();
+  std::vector<std::pair<std::string, std::string>> levels = {{"auto", ""}};
+  for (const char* level : {"avx512", "avx2", "portable"}) {
+    const bool here = std::find(runs.begin(), runs.end(), level) != runs.end();
+    levels.emplace_back(level, here ? "" : "this CPU cannot run " + std::string(level));
+  }
+  const workbench::RunResult* shown = frame.result();
+  const std::string isa_text =
+      s.isa == "auto" && shown && !shown->isa.empty() ? "auto (" + shown->isa + ")" : s.isa;
+  combo(frame, "isa", "isa", isa_text, levels,
+        "The CPU kernels' instruction-set level: avx512 (16 floats a register), avx2 (8), or "
+        "portable (plain C++, OpenBLAS for GEMMs). auto takes the best this CPU runs. Kernels are "
+        "prepared again (weights repacked); the op table and the roofline follow the level.",
+        em * 6);
 
   ImGui::SameLine();
   std::vector<std::string> planners = planner::strategy_names();

@@ -14,10 +14,11 @@ void StatusLine::draw(const Frame& frame, const std::string& command_error) {
   if (const workbench::RunResult* r = frame.result()) {
     char buf[256];
     const auto& plan = r->plan;
-    std::snprintf(buf, sizeof buf, "median %s | %zu nodes (%zu loaded) | arena %s (%.2fx bound) | %s",
+    std::snprintf(buf, sizeof buf, "median %s | %zu nodes (%zu loaded) | arena %s (%.2fx bound) | %s%s%s",
                   r->measured() ? format_us(r->latency.median_us).c_str() : "(measuring)", r->graph().nodes.size(),
                   r->model->graph.nodes.size(), plan ? format_bytes(static_cast<double>(plan->arena_bytes)).c_str() : "-",
-                  plan ? plan->ratio() : 0.0, r->settings.label().c_str());
+                  plan ? plan->ratio() : 0.0, r->isa.empty() ? "" : r->isa.c_str(), r->isa.empty() ? "" : " | ",
+                  r->settings.label().c_str());
     text = buf;
   } else {
     text = "no result yet";

@@ -41,6 +41,7 @@ struct PlanKey {
 struct CompileKey {
   OptimizeKey optimize;
   std::string backend;
+  std::string isa;  // kernels fix their instruction-set level (and weight packing) in prepare
   bool operator==(const CompileKey&) const = default;
 };
 struct BindKey {
@@ -116,9 +117,10 @@ const char* stage_name(Stage stage) {
 
 Pipeline::Pipeline(RooflineSource roofline) : caches_(std::make_unique<Caches>()), roofline_(std::move(roofline)) {
   if (!roofline_)
-    roofline_ = [](const std::string& backend) {
+    roofline_ = [](const std::string& backend, const std::string& isa) {
       profiler::RooflineOptions o;
       o.backend = backend;
+      o.isa = isa.empty() ? "auto" : isa;
       return profiler::machine_roofline(false, o);
     };
 }
@@ -140,9 +142,9 @@ exec::Backend& Pipeline::backend(const std::string& name) {
   return *b;
 }
 
-const profiler::Roofline& Pipeline::roofline(const std::string& backend) {
-  auto it = rooflines_.find(backend);
-  if (it == rooflines_.end()) it = rooflines_.emplace(backend, roofline_(backend)).first;
+const profiler::Roofline& Pipeline::roofline(const std::string& backend, const std::string& isa) {
+  auto it = rooflines_.find({backend, isa});
+  if (it == rooflines_.end()) it = rooflines_.emplace(std::make_pair(backend, isa), roofline_(backend, isa)).first;
   return it->second;
 }
 
@@ -186,6 +188,8 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   // Optimize: constant folding evaluates on the CPU whatever the target; the passes ask the
   // target what it supports.
   exec::Backend& be = backend(s.backend);
+  be.select_isa(s.isa);  // refuses a level this machine cannot run, before any work
+  result->isa = be.isa();
   const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
   result->optimized = stage(Stage::Optimize, caches_->optimize.find(ok), [&]() -> auto& {
     exec::OptimizeOptions o;
@@ -211,7 +215,7 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
 
   // Compile.
   result->backend_description = be.description();
-  const CompileKey ck{ok, s.backend};
+  const CompileKey ck{ok, s.backend, result->isa};
   std::shared_ptr<const exec::Compiled> compiled = stage(Stage::Compile, caches_->compile.find(ck), [&]() -> auto& {
     return caches_->compile.put(ck, exec::compile(result->optimized, be));
   });
@@ -260,7 +264,7 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
   }
   result->latency = summarize(std::move(samples));
   if (s.profile_runs > 0) {
-    const profiler::Roofline& roof = roofline(s.backend);
+    const profiler::Roofline& roof = roofline(s.backend, result->isa);
     be.bind_threads(s.threads);  // measuring the roofline may have bound others
     size_t events = static_cast<size_t>(s.profile_runs) * (2 * g.nodes.size() + 2) + 16;
     profiler::Recorder recorder(events);

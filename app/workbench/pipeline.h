@@ -4,7 +4,7 @@
 //   load      model, dims, seed, inputs (and the files' modification times)
 //   optimize  load + passes and patterns off
 //   plan      optimize + planner
-//   compile   optimize + backend           (kernels prepared, weights uploaded and packed)
+//   compile   optimize + backend + isa     (kernels prepared, weights uploaded and packed)
 //   bind      compile + plan + executor    (the executor and its arena)
 //   measure   always: threads, warmup, iters, profile_runs
 //
@@ -40,9 +40,10 @@ struct Cancelled {};
 
 class Pipeline {
  public:
-  // The roofline the analysis classifies against, per backend name. The default reads the
+  // The roofline the analysis classifies against, per backend name and instruction-set level
+  // (as the backend resolved it: "avx2"; "" for a backend with none). The default reads the
   // machine cache (profiler::machine_roofline), measuring once when there is none.
-  using RooflineSource = std::function<profiler::Roofline(const std::string& backend)>;
+  using RooflineSource = std::function<profiler::Roofline(const std::string& backend, const std::string& isa)>;
   explicit Pipeline(RooflineSource roofline = {});
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
@@ -66,12 +67,12 @@ class Pipeline {
   struct Caches;
   std::unique_ptr<Caches> caches_;
   RooflineSource roofline_;
-  std::map<std::string, profiler::Roofline> rooflines_;
+  std::map<std::pair<std::string, std::string>, profiler::Roofline> rooflines_;  // (backend, isa)
   std::array<int64_t, kStageCount> executions_{};
   uint64_t sequence_ = 0;
 
   exec::Backend& backend(const std::string& name);
-  const profiler::Roofline& roofline(const std::string& backend);
+  const profiler::Roofline& roofline(const std::string& backend, const std::string& isa);
 };
 
 }  // namespace fusebox::workbench

@@ -68,6 +68,7 @@ nlohmann::json to_json(const RunResult& r, bool detail) {
   j["executor"] = s.executor;
   j["backend"] = s.backend;
   j["threads"] = s.threads;
+  j["isa"] = r.isa;  // the level that ran (settings.isa: what was asked, e.g. "auto")
   // Asked for, and whether it applied: a setting that does not apply is said so, with why.
   j["capture"] = {{"asked", s.capture}, {"applied", s.capture && r.capture_note.empty()}};
   if (!r.capture_note.empty()) j["capture"]["not_applicable"] = r.capture_note;
@@ -97,7 +98,8 @@ std::string report_text(const RunResult& r) {
   std::ostringstream out;
   char line[256];
   out << "model      " << s.model << "\n";
-  out << "backend    " << s.backend << ", executor " << s.executor << ", " << s.threads << " thread(s)\n";
+  out << "backend    " << s.backend << (r.isa.empty() ? "" : " (" + r.isa + ")") << ", executor " << s.executor
+      << ", " << s.threads << " thread(s)\n";
   out << "passes     " << s.passes_text() << " (" << r.model->graph.nodes.size() << " -> " << g.nodes.size()
       << " nodes)\n";
   if (!s.patterns_off.empty()) out << "patterns   off: " << join(s.patterns_off, ", ") << "\n";

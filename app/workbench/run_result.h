@@ -56,6 +56,7 @@ struct RunResult {
   std::shared_ptr<const planner::ExecutionPlan> plan;
   std::shared_ptr<const planner::PlanIndex> plan_index;    // buffer <-> tensors <-> nodes
   std::string backend_description;
+  std::string isa;  // the CPU instruction-set level the kernels ran ("avx2"); "" on a backend with none
   // When settings.capture is on but does not apply here: why ("backend 'cpu' cannot capture a
   // run (it has no graph capture)"); "" when it is off or applies (the runs were replays).
   std::string capture_note;

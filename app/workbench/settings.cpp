@@ -422,6 +422,11 @@ const std::vector<FieldDef>& fields() {
     t.push_back(integer_field<int>("threads", "--threads",
                                    "intra-op threads (one pool shared with BLAS)",
                                    &Settings::threads, 1, 256));
+    t.push_back(name_field("isa",
+                           "CPU instruction-set level of the kernels (auto: the best this CPU runs)",
+                           &Settings::isa, "isa", [] {
+                             return std::vector<std::string>{"auto", "avx512", "avx2", "portable"};
+                           }));
     t.push_back(switches_field("passes", "the passes that run (see `fusebox passes`)",
                                &Settings::passes_off, "pass", pass_names));
     t.push_back(switches_field("patterns", "the fusion patterns fuse_patterns tries",
@@ -531,6 +536,7 @@ std::string Settings::label() const {
   std::string s = "passes=" + passes_text() + " executor=" + executor +
                   " threads=" + std::to_string(threads) + " planner=" + planner +
                   " backend=" + backend;
+  if (isa != "auto") s += " isa=" + isa;
   if (!patterns_off.empty()) s += " patterns_off=" + join(patterns_off, ",");
   if (capture) s += " capture=on";
   return s;

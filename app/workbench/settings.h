@@ -32,6 +32,9 @@ struct Settings {
   std::string backend = "cpu";         // exec::BackendRegistry names (unavailable ones included)
   std::string executor = "compiled";   // exec::executor_names()
   int threads = 1;                     // 1..256
+  // CPU instruction-set level (ops/cpu/isa.h): auto | avx512 | avx2 | portable. A level this
+  // machine cannot run is refused when a run starts, naming the ones it can.
+  std::string isa = "auto";
   std::set<std::string> passes_off;    // passes::PassRegistry names switched off (empty: all on)
   std::set<std::string> patterns_off;  // passes::FusionRegistry pattern names switched off
   std::string planner = "greedy_by_size";  // planner::strategy_names() or planner::kBestPlanner
@@ -48,11 +51,12 @@ struct Settings {
   // "all", "none" or "absorb_matmul,dce" (the enabled ones, in pipeline order).
   std::string passes_text() const;
   // One line: "passes=all executor=compiled threads=1 planner=greedy_by_size backend=cpu", plus
-  // " patterns_off=attention,gelu" when any pattern is off and " capture=on" when it is on.
+  // " isa=avx2" when it is not auto, " patterns_off=attention,gelu" when any pattern is off and
+  // " capture=on" when it is on.
   std::string label() const;
 };
 
-// The field keys in table order: "model", "backend", "executor", "threads", "passes",
+// The field keys in table order: "model", "backend", "executor", "threads", "isa", "passes",
 // "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
 // the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags' `omit` takes.
 std::vector<std::string> settings_keys();

@@ -31,6 +31,7 @@ Session::Session(ir::Graph model, SessionOptions options)
     throw Error("unknown executor '" + options_.executor + "' (valid: " + join(executor_names(), ", ") + ")");
   ExecutionObserver* obs = options_.observer;
   backend_ = BackendRegistry::instance().create(options_.backend);
+  backend_->select_isa(options_.isa);
   if (backend_->name() != "cpu") cpu_evaluator_ = BackendRegistry::instance().create("cpu");
 
   OptimizeOptions opt;

@@ -26,6 +26,9 @@ struct SessionOptions {
   std::string backend = "cpu";
   std::string executor = "compiled";
   int threads = 1;
+  // Instruction-set level of the backend's kernels (Backend::select_isa): "auto" | "avx512" |
+  // "avx2" | "portable" on the CPU.
+  std::string isa = "auto";
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"
   std::set<std::string> disabled_patterns;  // fusion patterns fuse_patterns skips
   std::string planner = "greedy_by_size";

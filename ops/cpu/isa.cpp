@@ -1,9 +1,9 @@
 #include "ops/cpu/isa.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "core/base/error.h"
+#include "core/base/machine.h"
 #include "core/exec/kernel.h"
 
 namespace fusebox::cpu {
@@ -33,9 +33,8 @@ Isa checked(const std::string& text, const std::string& where) {
   if (!lookup(text, isa))
     throw Error(where + "unknown isa '" + text + "' (valid: auto | avx512 | avx2 | portable)");
   if (!cpu_runs(isa)) {
-    const std::string model = cpu_model_name();
     const std::string what = isa == Isa::kAvx512 ? "AVX-512 (F, BW, DQ, VL)" : "AVX2 and FMA";
-    throw Error(where + "isa '" + text + "': this CPU" + (model.empty() ? "" : " (" + model + ")") +
+    throw Error(where + "isa '" + text + "': this CPU (" + cpu_model_name() + ")" +
                 " has no " + what + "; it runs " + runs_text());
   }
   return isa;
@@ -94,20 +93,6 @@ Isa auto_isa() {
 Isa parse_isa(const std::string& text) {
   if (text == "auto") return auto_isa();
   return checked(text, "");
-}
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) return "";
-    std::string v = line.substr(colon + 1);
-    const size_t b = v.find_first_not_of(" \t");
-    return b == std::string::npos ? "" : v.substr(b);
-  }
-  return "";
 }
 
 Isa kernel_isa(const exec::KernelContext& ctx) {

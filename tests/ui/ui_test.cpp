@@ -5,6 +5,7 @@
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "app/ui/widgets.h"
 #include "app/ui/window.h"
 #include "core/base/error.h"
+#include "core/exec/backend.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {
@@ -143,6 +145,32 @@ TEST_F(UiTest, FlipsThroughTheCommandFunctionRedrawTheNewResult) {
   EXPECT_FALSE(app_->arena.drawn.eager_note);
   EXPECT_EQ(result().settings.threads, 2);
   EXPECT_EQ(app_->runner().snapshot().error, nullptr);
+}
+
+// The isa switch, live: each level this CPU runs re-prepares the kernels, and the status line and
+// the op table show the level that ran; a level the CPU lacks keeps the last good result and says
+// why in the status line.
+TEST_F(UiTest, TheIsaSwitchFlipsLiveAndTheStatusLineNamesTheLevel) {
+  start("mlp:batch=16");
+  const auto levels = exec::BackendRegistry::instance().create("cpu")->isa_levels();
+  for (const auto& level : levels) {
+    run("isa=" + level);
+    EXPECT_EQ(result().isa, level);
+    EXPECT_EQ(app_->runner().snapshot().error, nullptr) << level;
+    EXPECT_NE(app_->status.drawn_text.find("| " + level + " |"), std::string::npos) << app_->status.drawn_text;
+    EXPECT_GT(app_->ops.drawn.rows, 0u);
+  }
+  if (std::find(levels.begin(), levels.end(), "avx512") == levels.end()) {
+    const auto good = app_->runner().result();
+    app_->command("isa=avx512");
+    settle();
+    const auto snap = app_->runner().snapshot();
+    ASSERT_TRUE(snap.error);
+    EXPECT_NE(snap.error->message.find("has no AVX-512"), std::string::npos) << snap.error->message;
+    EXPECT_EQ(snap.result, good);
+    frame();
+    EXPECT_NE(app_->status.drawn_text.find("has no AVX-512"), std::string::npos) << app_->status.drawn_text;
+  }
 }
 
 TEST_F(UiTest, ASelectedNodeLightsUpInEveryPanel) {

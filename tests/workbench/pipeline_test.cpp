@@ -53,8 +53,52 @@ TEST(Pipeline, EachFlipRerunsOnlyItsDownstreamStages) {
   s.passes_off.clear();
   s.patterns_off.clear();
   EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "passes back: graph, plan and kernels cached";
+  s.isa = "portable";
+  EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 1, 1, 1})) << "isa: kernels prepared (weights packed) again";
+  s.isa = "auto";
+  EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "isa back: its kernels are still cached";
   s.seed = 7;
   EXPECT_EQ(delta(p, s), (Counts{1, 1, 1, 1, 1, 1})) << "seed: new weights";
+}
+
+// Each instruction-set level this CPU runs gives the same outputs as the portable one (to
+// rounding: the packed GEMMs sum in another order than OpenBLAS), and the result names the level
+// that ran; a level the CPU lacks is refused before any work, naming the ones it runs.
+TEST(Pipeline, EveryIsaLevelThisCpuRunsAgreesAndSaysWhichRan) {
+  Pipeline p(fixed_roofline);
+  Settings s = small_settings();
+  s.isa = "portable";
+  auto portable = p.run(s);
+  EXPECT_EQ(portable->isa, "portable");
+  EXPECT_NE(report_text(*portable).find("backend    cpu (portable)"), std::string::npos) << report_text(*portable);
+  auto levels = exec::BackendRegistry::instance().create("cpu")->isa_levels();
+  ASSERT_FALSE(levels.empty());
+  EXPECT_EQ(levels.back(), "portable");
+  for (const std::string level : {"avx512", "avx2"}) {
+    s.isa = level;
+    if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
+      try {
+        p.run(s);
+        ADD_FAILURE() << level << " was not refused";
+      } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("isa '" + level + "': this CPU"), std::string::npos) << m;
+        EXPECT_NE(m.find("it runs " + levels.front()), std::string::npos) << m;
+      }
+      continue;
+    }
+    auto r = p.run(s);
+    EXPECT_EQ(r->isa, level);
+    ASSERT_EQ(r->outputs.size(), portable->outputs.size());
+    for (size_t o = 0; o < r->outputs.size(); ++o) {
+      const float* a = r->outputs[o].data<float>();
+      const float* b = portable->outputs[o].data<float>();
+      for (int64_t i = 0; i < r->outputs[o].numel(); ++i)
+        ASSERT_NEAR(a[i], b[i], 1e-4 + 1e-4 * std::fabs(b[i])) << level << " output " << o << " element " << i;
+    }
+  }
+  s.isa = "auto";
+  EXPECT_EQ(p.run(s)->isa, levels.front());
 }
 
 // Capture asked of a backend that cannot capture: the run goes on, and the result says the

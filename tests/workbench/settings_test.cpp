@@ -96,6 +96,7 @@ Settings custom() {
   s.backend = kAbsentBackend;
   s.executor = "eager";
   s.threads = 3;
+  s.isa = "portable";
   s.passes_off = {"constant_fold", "dce"};
   s.patterns_off = {"attention"};
   s.planner = "first_fit";
@@ -170,6 +171,8 @@ TEST_F(SettingsTest, LabelIsOneLineWithPatternsOffOnlyWhenAny) {
             "patterns_off=attention,gelu");
   s.capture = true;
   EXPECT_NE(s.label().find(" capture=on"), std::string::npos) << s.label();
+  s.isa = "avx2";
+  EXPECT_NE(s.label().find(" backend=cpu isa=avx2"), std::string::npos) << s.label();
   EXPECT_FALSE(s.pattern_on("gelu"));
   EXPECT_TRUE(s.pattern_on("layernorm"));
 }
@@ -235,7 +238,7 @@ TEST_F(SettingsTest, KeyValueSetsEveryField) {
   apply_all(
       s,
       "model=model.onnx; dims.batch=4 dims.seq=16 seed=18446744073709551615 "
-      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3;"
+      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 isa=portable;"
       "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit capture=on "
       "warmup=0 iters=7 profile_runs=2",
       "--a");
@@ -278,6 +281,8 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                            "eager",
                            "--threads",
                            "3",
+                           "--isa",
+                           "portable",
                            "--passes",
                            "absorb_matmul,fuse_patterns,absorb_layout,"
                            "fuse_elementwise",
@@ -591,6 +596,7 @@ TEST_F(SettingsTest, HelpListsEveryFieldWithSyntaxAndDefault) {
             std::string::npos)
       << help;
   EXPECT_NE(help.find("passes.NAME=on | off"), std::string::npos) << help;
+  EXPECT_NE(help.find("value: auto | avx512 | avx2 | portable; default: auto"), std::string::npos) << help;
   EXPECT_NE(help.find("names: " + valid_patterns()), std::string::npos) << help;
 }
 

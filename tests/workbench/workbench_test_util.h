@@ -16,10 +16,11 @@ inline void register_cpu() {
 }
 
 // A roofline with round figures, so tests never measure the machine.
-inline profiler::Roofline fixed_roofline(const std::string& backend) {
+inline profiler::Roofline fixed_roofline(const std::string& backend, const std::string& isa = "") {
   profiler::Roofline r;
   r.key = "test";
   r.backend = backend;
+  r.isa = isa;
   r.gemm_gflops[1] = 100;
   r.gemm_gflops[2] = 200;
   r.bandwidth_gbs = 20;
