@@ -37,7 +37,7 @@ double millis(const std::function<void()>& fn) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-profiler::Roofline no_roofline(const std::string&) { return {}; }
+profiler::Roofline no_roofline(const std::string&, const std::string&) { return {}; }
 
 }  // namespace
 
