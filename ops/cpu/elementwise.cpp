@@ -18,8 +18,6 @@
 #include <limits>
 #include <string>
 
-#include "ops/cpu/avx2.h"
-#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/ew_ops.h"
 #include "ops/cpu/kernel_util.h"
@@ -171,28 +169,11 @@ void act_impl(const EwState& st, const exec::KernelArgs& args) {
   });
 }
 
-FUSEBOX_AVX512 void exp_span512(const float* x, float* y, int64_t n) {
-  map_span512<exp512>(x, y, n);
-}
-FUSEBOX_AVX2 void exp_span256(const float* x, float* y, int64_t n) {
-  map_span256<exp256>(x, y, n);
-}
-
 void exp_impl(const EwState& st, const exec::KernelArgs& args) {
   const float* x = input_ptr<float>(args, 0);
   float* y = output_ptr<float>(args, 0);
   parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
-    switch (st.isa) {
-      case Isa::kAvx512:
-        exp_span512(x + begin, y + begin, end - begin);
-        break;
-      case Isa::kAvx2:
-        exp_span256(x + begin, y + begin, end - begin);
-        break;
-      case Isa::kPortable:
-        for (int64_t i = begin; i < end; ++i) y[i] = exp_f32(x[i]);
-        break;
-    }
+    exp_span(st.isa, x + begin, y + begin, end - begin);
   });
 }
 

@@ -628,6 +628,28 @@ void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n) {
   }
 }
 
+FUSEBOX_AVX512 void exp_span512(const float* x, float* y, int64_t n) {
+  map_span512<exp512>(x, y, n);
+}
+FUSEBOX_AVX2 void exp_span256(const float* x, float* y, int64_t n) {
+  map_span256<exp256>(x, y, n);
+}
+
+void exp_span(Isa isa, const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  switch (isa) {
+    case Isa::kAvx512:
+      exp_span512(x, y, n);
+      return;
+    case Isa::kAvx2:
+      exp_span256(x, y, n);
+      return;
+    case Isa::kPortable:
+      map_span(x, y, n, exp_f32);
+      return;
+  }
+}
+
 PackedB PackedB::pack(Isa isa, const float* b, int64_t k, int64_t n, bool trans_b) {
   PackedB out;
   k = std::max<int64_t>(k, 0);

@@ -106,6 +106,8 @@ struct GemmEpilogue {
 // y[i] = act(x[i]) for n floats (in place is fine) on `isa`'s vector code: the epilogue as a
 // pass, for results the GEMM could not finish in registers and for the element-wise ops.
 void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n);
+// y[i] = exp(x[i]) (exp_f32 of math.h; exp512 / exp256 on the vector paths), in place is fine.
+void exp_span(Isa isa, const float* x, float* y, int64_t n);
 
 // C[m x n] = alpha op(A)[m x k] B + beta C, with k and n those of b, then the epilogue. A row-major with leading
 // dim lda (trans_a: A stored k x m); C row-major with leading dim ldc. beta == 0 never reads C.
