@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/ir/attention_layout.h"
+#include "ops/cpu/avx2.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/cpu_backend.h"
@@ -46,7 +47,9 @@ namespace fusebox::cpu {
 
 namespace {
 
-constexpr int64_t kRows = 14;    // query rows per block: one row block of the GEMM micro-kernel
+// Query rows per block: one row block of the GEMM micro-kernel (AVX-512: 14; AVX2: 12, two of
+// its 6-row blocks).
+constexpr int64_t kRows = 14;
 constexpr int64_t kChunk = 256;  // keys per softmax chunk (a multiple of the 32-column panels)
 
 struct AttentionState {
@@ -61,6 +64,8 @@ struct AttentionState {
   std::vector<int64_t> m_off;  // the additive mask's per-head offsets and strides
   int64_t m_rs = 0, m_cs = 0;
   size_t k_panel_floats = 0, v_panel_floats = 0;  // scratch per head
+  Isa isa = Isa::kPortable;  // kernel_isa at prepare: the packing, GEMM and softmax path
+  int64_t block_rows = kRows;  // query rows per block for that path (<= kRows)
 };
 
 std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
@@ -100,8 +105,10 @@ std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
     st.m_rs = a.mask->strides[r];
     st.m_cs = a.mask->strides[r + 1];
   }
-  st.k_panel_floats = packed_b_floats(st.d, st.skv);
-  st.v_panel_floats = packed_b_floats(st.skv, st.dv);
+  st.isa = kernel_isa(ctx);
+  st.block_rows = st.isa == Isa::kAvx2 ? 12 : kRows;
+  st.k_panel_floats = packed_b_floats(st.isa, st.d, st.skv);
+  st.v_panel_floats = packed_b_floats(st.isa, st.skv, st.dv);
   const size_t need =
       static_cast<size_t>(st.batch) * (st.k_panel_floats + st.v_panel_floats) * sizeof(float);
   if (ctx.scratch_bytes < need)
@@ -126,14 +133,16 @@ float* v_panels(const AttentionState& st, float* scratch, int64_t b) {
 Packed pack_head(const AttentionState& st, const float* k, const float* v, float* scratch,
                  int64_t b) {
   // K^T[p][j] = K[j][p]: row stride (along D) k_cs, column stride (along keys) k_rs.
-  return {pack_b_into(k_panels(st, scratch, b), k + st.k_off[b], st.d, st.skv, st.k_cs, st.k_rs),
-          pack_b_into(v_panels(st, scratch, b), v + st.v_off[b], st.skv, st.dv, st.v_rs, st.v_cs)};
+  return {pack_b_into(st.isa, k_panels(st, scratch, b), k + st.k_off[b], st.d, st.skv, st.k_cs,
+                      st.k_rs),
+          pack_b_into(st.isa, v_panels(st, scratch, b), v + st.v_off[b], st.skv, st.dv, st.v_rs,
+                      st.v_cs)};
 }
 
 // The same views once pack_head has run (possibly on another thread).
 Packed packed_head(const AttentionState& st, float* scratch, int64_t b) {
-  return {panels_view(k_panels(st, scratch, b), st.d, st.skv),
-          panels_view(v_panels(st, scratch, b), st.skv, st.dv)};
+  return {panels_view(st.isa, k_panels(st, scratch, b), st.d, st.skv),
+          panels_view(st.isa, v_panels(st, scratch, b), st.skv, st.dv)};
 }
 
 // One chunk of the online softmax over `rows` score rows of `kc` floats (ld apart): folds the
@@ -193,6 +202,39 @@ FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int
   }
 }
 
+// The same with AVX2 (8 lanes, masked tail).
+FUSEBOX_AVX2 void softmax_chunk_avx2(float* s, int64_t rows, int64_t kc, int64_t ld,
+                                     float* row_max, float* row_sum, float* correction) {
+  const int64_t full = kc / 8 * 8;
+  const int64_t rest = kc - full;
+  const __m256i tail = tail_mask256(rest);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < rows; ++i) {
+    float* srow = s + i * ld;
+    __m256 vmax = _mm256_set1_ps(row_max[i]);
+    for (int64_t j = 0; j < full; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(srow + j));
+    if (rest)
+      vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(neg_inf, _mm256_maskload_ps(srow + full, tail),
+                                                  _mm256_castsi256_ps(tail)));
+    const float m = hmax256(vmax);
+    const __m256 vm = _mm256_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
+    __m256 vsum = _mm256_setzero_ps();
+    for (int64_t j = 0; j < full; j += 8) {
+      const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(srow + j), vm));
+      _mm256_storeu_ps(srow + j, e);
+      vsum = _mm256_add_ps(vsum, e);
+    }
+    if (rest) {
+      const __m256 e = exp256(_mm256_sub_ps(_mm256_maskload_ps(srow + full, tail), vm));
+      _mm256_maskstore_ps(srow + full, tail, e);
+      vsum = _mm256_add_ps(vsum, _mm256_and_ps(e, _mm256_castsi256_ps(tail)));
+    }
+    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
+    row_sum[i] = row_sum[i] * correction[i] + hsum256(vsum);
+    row_max[i] = m;
+  }
+}
+
 // Adds the mask to score rows [i0, i0 + rows) x keys [c0, c0 + kc) of head b (s: ld apart), and
 // for causal attention sets the keys past each row's diagonal to -inf.
 void mask_scores(const AttentionState& st, const float* mask, float* s, int64_t ld, int64_t b,
@@ -223,7 +265,6 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, con
   std::fill(row_sum, row_sum + rows, 0.0f);
   const float* qb = q + st.q_off[b] + i0 * st.q_rs;
   float* ob = out + st.o_off[b] + i0 * st.o_rs;
-  const bool avx512 = p.kt.layout == PanelLayout::kPanels;  // panels are packed only with AVX-512
   // Causal: the keys this block sees, rounded up to a whole 32-key panel (cols() takes whole
   // panels); the keys past the diagonal inside it are masked below.
   const int64_t keys =
@@ -232,10 +273,17 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, con
     const int64_t kc = std::min(kChunk, keys - c0);
     sgemm_panels(rows, st.scale, qb, st.q_rs, st.q_cs, p.kt.cols(c0, kc), 0.0f, s, kChunk);
     if (mask || st.causal) mask_scores(st, mask, s, kChunk, b, i0, rows, c0, kc);
-    if (avx512)
-      softmax_chunk_avx512(s, rows, kc, kChunk, row_max, row_sum, correction);
-    else
-      softmax_chunk(s, rows, kc, kChunk, row_max, row_sum, correction);
+    switch (st.isa) {
+      case Isa::kAvx512:
+        softmax_chunk_avx512(s, rows, kc, kChunk, row_max, row_sum, correction);
+        break;
+      case Isa::kAvx2:
+        softmax_chunk_avx2(s, rows, kc, kChunk, row_max, row_sum, correction);
+        break;
+      case Isa::kPortable:
+        softmax_chunk(s, rows, kc, kChunk, row_max, row_sum, correction);
+        break;
+    }
     if (c0 > 0) {  // earlier chunks were weighted against a smaller max: rescale them
       for (int64_t i = 0; i < rows; ++i) {
         if (correction[i] == 1.0f) continue;
@@ -252,21 +300,22 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, con
   }
 }
 
-// Query rows of a head in blocks of nearly equal size, at most kRows each.
-int64_t row_blocks(int64_t sq) {
-  return (sq + kRows - 1) / kRows;
+// Query rows of a head in blocks of nearly equal size, at most st.block_rows each.
+int64_t row_blocks(const AttentionState& st) {
+  return (st.sq + st.block_rows - 1) / st.block_rows;
 }
-void block_range(int64_t sq, int64_t blk, int64_t* i0, int64_t* rows) {
-  const int64_t blocks = row_blocks(sq);
+void block_range(const AttentionState& st, int64_t blk, int64_t* i0, int64_t* rows) {
+  const int64_t sq = st.sq;
+  const int64_t blocks = row_blocks(st);
   *i0 = sq * blk / blocks;
   *rows = sq * (blk + 1) / blocks - *i0;
 }
 
 void attend_head(const AttentionState& st, const Packed& p, const float* q, const float* mask,
                  float* out, int64_t b) {
-  for (int64_t blk = 0; blk < row_blocks(st.sq); ++blk) {
+  for (int64_t blk = 0; blk < row_blocks(st); ++blk) {
     int64_t i0, rows;
-    block_range(st.sq, blk, &i0, &rows);
+    block_range(st, blk, &i0, &rows);
     attend_block(st, p, q, mask, out, b, i0, rows);
   }
 }
@@ -289,8 +338,8 @@ void run_attention(const exec::KernelArgs& args) {
   const float* v = input_ptr<float>(args, 2);
   const float* mask = st.has_mask ? input_ptr<float>(args, 3) : nullptr;
   float* scratch = static_cast<float*>(args.scratch);
-  const int64_t blocks = row_blocks(st.sq);
-  const double block_flops = 2.0 * static_cast<double>(std::min(kRows, st.sq)) *
+  const int64_t blocks = row_blocks(st);
+  const double block_flops = 2.0 * static_cast<double>(std::min(st.block_rows, st.sq)) *
                              static_cast<double>(st.skv) * static_cast<double>(st.d + st.dv);
   const int threads =
       threads_for(static_cast<double>(st.batch * blocks) * block_flops / kGemmFlopsPerUs);
@@ -308,7 +357,7 @@ void run_attention(const exec::KernelArgs& args) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t b = t / blocks;
       int64_t i0, rows;
-      block_range(st.sq, t % blocks, &i0, &rows);
+      block_range(st, t % blocks, &i0, &rows);
       attend_block(st, packed_head(st, scratch, b), q, mask, out, b, i0, rows);
     }
   });

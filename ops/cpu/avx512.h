@@ -1,7 +1,7 @@
 #pragma once
-// AVX-512 code paths chosen at run time: functions marked FUSEBOX_AVX512 are compiled for
-// AVX-512 whatever the build's -march, and run only where cpu_has_avx512() says the CPU has it
-// (the portable code next to them runs elsewhere). One place for the target list and the check.
+// AVX-512 code paths: functions marked FUSEBOX_AVX512 are compiled for AVX-512 whatever the
+// build's -march, and run only where the kernel's Isa (isa.h, fixed in prepare) is kAvx512 (the
+// AVX2 and portable code next to them runs elsewhere). One place for the target list.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -9,13 +9,6 @@
 #define FUSEBOX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 
 namespace fusebox::cpu {
-
-inline bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-  return has;
-}
 
 // exp of 16 floats: exp_f32 (math.h) in registers. The same Cephes polynomial on r = x - n ln 2;
 // 2^n is applied with vscalefps, which needs no split for n = 128. Below ln(FLT_MIN) the result
@@ -101,13 +94,14 @@ FUSEBOX_AVX512 inline __m512 gelu_tanh512(__m512 x) {
   return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-// y[i] = gelu_erf(x[i]) for n floats (in place is fine).
-FUSEBOX_AVX512 inline void gelu_erf_span512(const float* x, float* y, int64_t n) {
+// y[i] = F(x[i]) for n floats with a 16-wide F (in place is fine); the tail is masked.
+template <__m512 (*F)(__m512)>
+FUSEBOX_AVX512 inline void map_span512(const float* x, float* y, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, gelu_erf512(_mm512_loadu_ps(x + i)));
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, F(_mm512_loadu_ps(x + i)));
   if (i < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, gelu_erf512(_mm512_maskz_loadu_ps(m, x + i)));
+    _mm512_mask_storeu_ps(y + i, m, F(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 

@@ -18,11 +18,11 @@
 #include <limits>
 #include <string>
 
-#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/ew_ops.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
+#include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/strided.h"
 
@@ -37,6 +37,8 @@ struct EwState {
   StridedPlan plan;  // binary and Where: inputs broadcast to the output
   int64_t numel = 0;
   EwImpl impl = nullptr;
+  Isa isa = Isa::kPortable;      // unary math: kernel_isa at prepare picks the vector code
+  GemmAct act = GemmAct::kNone;  // Gelu / Tanh / Sigmoid: the function (gemm_act_span)
 };
 
 void run_ew(const exec::KernelArgs& args) {
@@ -142,6 +144,7 @@ EwState unary_state(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   EwState st;
   st.numel = ir::numel(ctx.inputs[0].shape);
+  st.isa = kernel_isa(ctx);
   return st;
 }
 
@@ -156,19 +159,34 @@ exec::KernelDef unary_kernel(EwImpl f32, EwImpl i64 = nullptr) {
   return {prepare, run_ew};
 }
 
-// Exact Gelu with AVX-512 where the CPU has it: GCC vectorizes gelu_erf_f32 as a fully masked
-// loop, about half as fast.
-void gelu_erf_impl(const EwState& st, const exec::KernelArgs& args) {
+// Gelu (both forms), Tanh and Sigmoid on the state's Isa: explicit AVX-512 / AVX2 code where the
+// kernel runs it (GCC vectorizes the scalar forms as fully masked loops, about half as fast).
+void act_impl(const EwState& st, const exec::KernelArgs& args) {
   const float* x = input_ptr<float>(args, 0);
   float* y = output_ptr<float>(args, 0);
-  const bool avx512 = cpu_has_avx512();
   parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
-    if (avx512) {
-      gelu_erf_span512(x + begin, y + begin, end - begin);
-    } else {
-      for (int64_t i = begin; i < end; ++i) y[i] = gelu_erf_f32(x[i]);
-    }
+    gemm_act_span(st.isa, st.act, x + begin, y + begin, end - begin);
   });
+}
+
+void exp_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
+    exp_span(st.isa, x + begin, y + begin, end - begin);
+  });
+}
+
+// Tanh, Sigmoid: act_impl with the function fixed.
+exec::KernelDef act_kernel(GemmAct act) {
+  auto prepare = [act](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    require_dtype(ctx, 0, ir::DType::f32);
+    st.act = act;
+    st.impl = act_impl;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
 }
 
 exec::KernelDef gelu_kernel() {
@@ -176,10 +194,11 @@ exec::KernelDef gelu_kernel() {
     EwState st = unary_state(ctx);
     require_dtype(ctx, 0, ir::DType::f32);
     const std::string mode = ctx.node.attrs.get_string("approximate", "none");
+    st.impl = act_impl;
     if (mode == "none") {
-      st.impl = gelu_erf_impl;
+      st.act = GemmAct::kGelu;
     } else if (mode == "tanh") {
-      st.impl = unary_impl<float, GeluTanhF, kGrainMath>;
+      st.act = GemmAct::kGeluTanh;
     } else {
       fail(ctx, "approximate must be 'none' or 'tanh', got '" + mode + "'");
     }
@@ -295,9 +314,9 @@ void add_elementwise_kernels(exec::KernelTable& table) {
   table.add("Pow", binary_kernel(pow_impl, nullptr));
 
   table.add("Relu", unary_kernel(unary_impl<float, ReluF, kGrainSimple>));
-  table.add("Tanh", unary_kernel(unary_impl<float, TanhF, kGrainMath>));
-  table.add("Sigmoid", unary_kernel(unary_impl<float, SigmoidF, kGrainMath>));
-  table.add("Exp", unary_kernel(unary_impl<float, ExpF, kGrainMath>));
+  table.add("Tanh", act_kernel(GemmAct::kTanh));
+  table.add("Sigmoid", act_kernel(GemmAct::kSigmoid));
+  table.add("Exp", unary_kernel(exp_impl));
   table.add("Erf", unary_kernel(unary_impl<float, ErfF, kGrainMath>));
   table.add("Sqrt", unary_kernel(sqrt_impl));
   table.add("Neg", unary_kernel(unary_impl<float, NegF, kGrainSimple>,

@@ -8,8 +8,9 @@
 // that dim, its bytes are the same.
 //
 // Weights: when B is a weight (known at prepare time) and not batched, it is packed once into
-// the panels of packed_sgemm (packed_gemm.h: AVX-512, no per-call repacking) and every call
-// multiplies against the packed copy. Activations x activations (attention) stay on OpenBLAS.
+// the panels of packed_sgemm (packed_gemm.h: the AVX-512 or AVX2 micro-kernel of the kernel's Isa,
+// fixed in prepare; no per-call repacking) and every call multiplies against the packed copy. The
+// portable Isa keeps B where it is and calls OpenBLAS. Activations x activations (attention) stay on OpenBLAS.
 // With a packed weight and a bias row ([N]: broadcast over rows), the bias and the activation are
 // the GEMM's epilogue, applied in registers before each tile is stored: no pass over the output
 // before (writing the bias) or after (the activation).
@@ -57,6 +58,7 @@ struct MatMulState {
   StridedPlan bias_plan;                    // input 2 broadcast to the output (operand 0)
   std::shared_ptr<const PackedB> packed_b;  // set when B is a plain weight matrix
   bool bias_in_gemm = false;  // packed_b and C is a bias row: the GEMM epilogue adds it
+  Isa isa = Isa::kPortable;   // kernel_isa at prepare: the GEMM path and the activation pass
 };
 
 // Offsets (in elements) of each broadcast batch matrix of an operand with batch dims `own`
@@ -125,9 +127,10 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ge
       fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds the BLAS int range");
   const ir::Tensor* weight_b =
       ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
-  if (weight_b && ir::numel(b_batch) == 1 && packed_gemm_available())
+  st.isa = kernel_isa(ctx);
+  if (weight_b && ir::numel(b_batch) == 1 && st.isa != Isa::kPortable)
     st.packed_b = std::make_shared<const PackedB>(
-        PackedB::pack(weight_b->data<float>(), st.k, st.n, st.trans_b));
+        PackedB::pack(st.isa, weight_b->data<float>(), st.k, st.n, st.trans_b));
 
   if (epilogue != Epilogue::None) {
     try {
@@ -181,11 +184,10 @@ void add_bias_relu(const StridedPlan& plan, const float* bias, float* out) {
   });
 }
 
-// out[i] = f(out[i]): the activation after a GEMM that could not take it as its epilogue.
-template <int64_t Grain, typename F>
-void activate_in_place(float* out, int64_t n, F f) {
-  parallel_for(n, Grain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = f(out[i]);
+// out[i] = act(out[i]): the activation after a GEMM that could not take it as its epilogue.
+void activate_in_place(Isa isa, GemmAct act, float* out, int64_t n) {
+  parallel_for(n, act == GemmAct::kRelu ? kGrainSimple : kGrainMath, [&](int64_t begin, int64_t end) {
+    gemm_act_span(isa, act, out + begin, out + begin, end - begin);
   });
 }
 
@@ -223,25 +225,7 @@ void run_matmul(const exec::KernelArgs& args) {
       // before it is read.)
       write_bias(st.bias_plan, bias, out);
       run_gemms(st, a, b, out, 1.0f);
-      switch (st.act) {
-        case GemmAct::kNone:
-          break;
-        case GemmAct::kRelu:
-          activate_in_place<kGrainSimple>(out, st.out_numel, relu_f32);
-          break;
-        case GemmAct::kGelu:
-          activate_in_place<kGrainMath>(out, st.out_numel, gelu_erf_f32);
-          break;
-        case GemmAct::kGeluTanh:
-          activate_in_place<kGrainMath>(out, st.out_numel, gelu_tanh_f32);
-          break;
-        case GemmAct::kTanh:
-          activate_in_place<kGrainMath>(out, st.out_numel, tanh_f32);
-          break;
-        case GemmAct::kSigmoid:
-          activate_in_place<kGrainMath>(out, st.out_numel, sigmoid_f32);
-          break;
-      }
+      if (st.act != GemmAct::kNone) activate_in_place(st.isa, st.act, out, st.out_numel);
       break;
   }
 }

@@ -16,6 +16,7 @@
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
+#include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/strided.h"
 
@@ -33,13 +34,35 @@ int64_t chunks_of(int64_t n) {
 
 struct SoftmaxState {
   int64_t outer = 1, n = 1, inner = 1;
+  Isa isa = Isa::kPortable;  // kernel_isa at prepare: the exp of contiguous rows
 };
+
+// softmax_row (math.h) with the exponentials on `isa`'s explicit vector code (exp_span): the
+// portable loop leaves exp_f32 to the compiler's vectorizer.
+void softmax_row_isa(Isa isa, const float* x, float* y, int64_t n) {
+  if (isa == Isa::kPortable) {
+    softmax_row(x, y, n);
+    return;
+  }
+  float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
+  exp_span(isa, y, y, n);
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i) sum += y[i];
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+}
 
 std::shared_ptr<const void> prepare_softmax(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   require_dtype(ctx, 0, ir::DType::f32);
   const ir::Shape& x = ctx.inputs[0].shape;
   SoftmaxState st;
+  st.isa = kernel_isa(ctx);
   if (!x.empty()) {  // a scalar is one row of one element
     int axis = 0;
     try {
@@ -89,7 +112,7 @@ void run_softmax(const exec::KernelArgs& args) {
     parallel_for(st.outer, std::max<int64_t>(1, kGrainMath / st.n),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t r = begin; r < end; ++r)
-                     softmax_row(x + r * st.n, y + r * st.n, st.n);
+                     softmax_row_isa(st.isa, x + r * st.n, y + r * st.n, st.n);
                  });
     return;
   }

@@ -1,4 +1,4 @@
-// Packed-B sgemm with an AVX-512 micro-kernel (Goto/BLIS structure, B packed once).
+// Packed-B sgemm with AVX-512 and AVX2 + FMA micro-kernels (Goto/BLIS structure, B packed once).
 //
 // Layout and blocking:
 //  * B (the weight) is packed at prepare time into panels of kNr = 32 columns (two zmm
@@ -18,6 +18,14 @@
 //    (edges, small m) use the same template with fewer rows; when that leaves fewer than 8
 //    independent accumulators (4-cycle FMA latency x 2 FMA ports) the K loop is split over several
 //    accumulator sets, summed at the end, so a GEMV still issues two FMAs per cycle.
+//
+// The AVX2 path (16 ymm registers) reads the same panels. Its micro-kernel is 6 x 16: 6 rows x 2
+// ymm = 12 accumulators + 2 B registers + 1 A broadcast, run on each 16-column half of a panel
+// (B row stride = the panel width). Blocks of 1 or 2 rows (a GEMV) take the whole 32-column panel
+// at once (4 ymm per row), so B streams sequentially, and split K over accumulator sets to keep 8
+// FMA chains in flight (Zen 3: 4-cycle FMA latency, 2 FMA pipes). Its A block is at most 6 x 512
+// floats (12 KiB, in the 32 KiB L1d), and the panels one row block sweeps take up to 256 KiB of
+// the 512 KiB per-core L2 of a Zen 3.
 #include "ops/cpu/packed_gemm.h"
 
 #include <immintrin.h>
@@ -29,6 +37,7 @@
 #include <new>
 #include <utility>
 
+#include "ops/cpu/avx2.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/kernel_util.h"
@@ -50,15 +59,20 @@ constexpr int64_t kL2BudgetBytes = 1 << 20;
 // Rows per thread from which C is split by rows rather than by columns.
 constexpr int64_t kRowsPerThreadForRowSplit = 32;
 
-bool g_force_portable = false;
+// The AVX2 path: rows per micro-kernel, its A buffer (6 rows of up to 512 columns, padded as
+// above) and its L2 share (Zen 3: 512 KiB per core).
+constexpr int kMr2 = 6;
+constexpr int64_t kABufFloats2 = kMr2 * (512 + 16);
+constexpr int64_t kL2BudgetBytes2 = 256 << 10;
+static_assert(kABufFloats2 <= kABufFloats, "one stack buffer serves both paths");
 
-// Row stride (floats) of the A buffer for an R-row block: a multiple of 16 plus 16.
-constexpr int64_t a_stride(int rows) {
-  return (kABufFloats / rows - 16) / 16 * 16 + 16;
+// Row stride (floats) of an A buffer of buf floats for an R-row block: a multiple of 16 plus 16.
+constexpr int64_t a_stride(int rows, int64_t buf = kABufFloats) {
+  return (buf / rows - 16) / 16 * 16 + 16;
 }
 // Longest kc an R-row block takes.
-constexpr int64_t max_kc(int rows) {
-  return a_stride(rows) - 16;
+constexpr int64_t max_kc(int rows, int64_t buf = kABufFloats) {
+  return a_stride(rows, buf) - 16;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,11 +186,153 @@ constexpr std::array<std::array<std::array<KernelFn, 2>, kMr>, 6> kKernels = {
     make_kernels<GemmAct::kTanh>(std::make_index_sequence<kMr>{}),
     make_kernels<GemmAct::kSigmoid>(std::make_index_sequence<kMr>{})};
 
+// ---------------------------------------------------------------------------------------------
+// AVX2 micro-kernel: C[R x 8 NV] (+)= Abuf[R x kc] * B[kc x 8 NV], B rows ldb floats apart (the
+// panel width: 32, or 16 for a narrow last panel). a: row r at a + r * a_stride(R, kABufFloats2).
+// last: valid columns of the last vector (1..8; C and bias are masked past it, B is zero-padded
+// so it is read whole). Otherwise as micro_kernel above.
+template <int R, int NV, GemmAct ACT>
+FUSEBOX_AVX2 void micro_kernel_avx2(int64_t kc, const float* __restrict a,
+                                    const float* __restrict b, int64_t ldb, float* __restrict c,
+                                    int64_t ldc, float beta, int last,
+                                    const float* __restrict bias) {
+  constexpr int64_t kAs = a_stride(R, kABufFloats2);
+  // Independent accumulator sets over K, enough for 8 chains in flight (at most 14 registers
+  // with the B vectors and the broadcast: R * NV * kU <= 12 for every R, NV used).
+  constexpr int kU = std::max(1, (8 + R * NV - 1) / (R * NV));
+  __m256 acc[kU][R][NV];
+#pragma GCC unroll 64
+  for (int u = 0; u < kU; ++u)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm256_setzero_ps();
+
+  int64_t p = 0;
+  for (; p + kU <= kc; p += kU) {
+#pragma GCC unroll 8
+    for (int u = 0; u < kU; ++u) {
+      const float* bp = b + (p + u) * ldb;
+      __m256 bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(bp + 8 * v);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m256 av = _mm256_broadcast_ss(a + r * kAs + p + u);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm256_fmadd_ps(av, bv[v], acc[u][r][v]);
+      }
+    }
+  }
+  for (; p < kc; ++p) {
+    const float* bp = b + p * ldb;
+    __m256 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(bp + 8 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * kAs + p);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm256_fmadd_ps(av, bv[v], acc[0][r][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int u = 1; u < kU; ++u)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm256_add_ps(acc[0][r][v], acc[u][r][v]);
+
+  // Interior vectors load and store all 8 lanes; the last one is masked when partial.
+  const __m256i mask = tail_mask256(last);
+  const bool partial = last < 8;
+  const __m256 vbeta = _mm256_set1_ps(beta);
+  __m256 vbias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    vbias[v] = _mm256_setzero_ps();
+    if (bias)
+      vbias[v] = v == NV - 1 && partial ? _mm256_maskload_ps(bias + 8 * v, mask)
+                                        : _mm256_loadu_ps(bias + 8 * v);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* cr = c + r * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const bool masked = v == NV - 1 && partial;
+      __m256 x = acc[0][r][v];
+      if (beta != 0.0f) {
+        const __m256 old =
+            masked ? _mm256_maskload_ps(cr + 8 * v, mask) : _mm256_loadu_ps(cr + 8 * v);
+        x = _mm256_fmadd_ps(vbeta, old, x);
+      }
+      if (bias) x = _mm256_add_ps(x, vbias[v]);
+      if constexpr (ACT == GemmAct::kRelu)
+        x = relu256(x);
+      else if constexpr (ACT == GemmAct::kGelu)
+        x = gelu_erf256(x);
+      else if constexpr (ACT == GemmAct::kGeluTanh)
+        x = gelu_tanh256(x);
+      else if constexpr (ACT == GemmAct::kTanh)
+        x = tanh256(x);
+      else if constexpr (ACT == GemmAct::kSigmoid)
+        x = sigmoid256(x);
+      if (masked)
+        _mm256_maskstore_ps(cr + 8 * v, mask, x);
+      else
+        _mm256_storeu_ps(cr + 8 * v, x);
+    }
+  }
+}
+
+using KernelFn2 = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, float,
+                           int, const float*);
+
+// Blocks of 1-2 rows run whole 32-column panels (NV up to 4), wider blocks 16-column halves (NV
+// up to 2): the other combinations would not fit in 16 registers and are never called.
+template <int R, int NV, GemmAct ACT>
+constexpr KernelFn2 kernel2_or_null() {
+  if constexpr (R <= 2 || NV <= 2)
+    return &micro_kernel_avx2<R, NV, ACT>;
+  else
+    return nullptr;
+}
+template <GemmAct ACT, size_t... I>
+constexpr std::array<std::array<KernelFn2, 4>, sizeof...(I)> make_kernels2(
+    std::index_sequence<I...>) {
+  return {{{kernel2_or_null<static_cast<int>(I) + 1, 1, ACT>(),
+            kernel2_or_null<static_cast<int>(I) + 1, 2, ACT>(),
+            kernel2_or_null<static_cast<int>(I) + 1, 3, ACT>(),
+            kernel2_or_null<static_cast<int>(I) + 1, 4, ACT>()}...}};
+}
+// kKernels2[act][R - 1][NV - 1], in GemmAct order.
+constexpr std::array<std::array<std::array<KernelFn2, 4>, kMr2>, 6> kKernels2 = {
+    make_kernels2<GemmAct::kNone>(std::make_index_sequence<kMr2>{}),
+    make_kernels2<GemmAct::kRelu>(std::make_index_sequence<kMr2>{}),
+    make_kernels2<GemmAct::kGelu>(std::make_index_sequence<kMr2>{}),
+    make_kernels2<GemmAct::kGeluTanh>(std::make_index_sequence<kMr2>{}),
+    make_kernels2<GemmAct::kTanh>(std::make_index_sequence<kMr2>{}),
+    make_kernels2<GemmAct::kSigmoid>(std::make_index_sequence<kMr2>{})};
+
+// One R-row block times one panel (`width` floats per row, `valid` columns used) on AVX2.
+void panel_avx2(GemmAct act, int r, int64_t kc, const float* abuf, const float* panel,
+                int64_t width, int64_t valid, float* c, int64_t ldc, float beta,
+                const float* bias) {
+  const auto& table = kKernels2[static_cast<int>(act)][r - 1];
+  const int64_t step = r <= 2 ? width : 16;  // whole panel, or its 16-column halves
+  for (int64_t h = 0; h < valid; h += step) {
+    const int64_t cols = std::min(step, valid - h);
+    const int64_t nv = (cols + 7) / 8;
+    table[nv - 1](kc, abuf, panel + h, width, c + h, ldc, beta,
+                  static_cast<int>(cols - 8 * (nv - 1)), bias ? bias + h : nullptr);
+  }
+}
+
 // Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
-// times alpha, into buf (row r at buf + r * a_stride(rows)).
+// times alpha, into buf (row r at buf + r * stride).
 void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
-            float alpha, float* __restrict buf) {
-  const int64_t stride = a_stride(rows);
+            float alpha, float* __restrict buf, int64_t stride) {
   if (cs == 1) {
     for (int r = 0; r < rows; ++r) {
       const float* __restrict src = a + (i0 + r) * rs + p0;
@@ -206,37 +362,46 @@ const float* panel_at(const PanelsView& b, int64_t j, int64_t p0) {
   return b.data + j * kNr * b.k_stride + (b.k0 + p0) * width;
 }
 
-// Rows [m0, m1) x panels [j0, j1), the panels small enough to stay in L2.
+// Rows [m0, m1) x panels [j0, j1), the panels small enough to stay in L2, on b.isa's kernels.
 void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, const float* a,
                 int64_t rs, int64_t cs, const PanelsView& b, float beta, float* c, int64_t ldc,
                 const GemmEpilogue& ep, float* abuf) {
+  const bool avx2 = b.isa == Isa::kAvx2;
+  const int mr = avx2 ? kMr2 : kMr;
+  const int64_t buf = avx2 ? kABufFloats2 : kABufFloats;
   const int64_t k = b.k, n = b.n;
   // Row blocks of nearly equal size (64 rows -> 13,13,13,13,12 rather than 14,14,14,14,8).
   const int64_t rows = m1 - m0;
-  const int64_t blocks = (rows + kMr - 1) / kMr;
+  const int64_t blocks = (rows + mr - 1) / mr;
   int64_t i0 = m0;
   for (int64_t blk = 0; blk < blocks; ++blk) {
     const int r = static_cast<int>(rows / blocks + (blk < rows % blocks ? 1 : 0));
-    const int64_t kc_max = max_kc(r);
+    const int64_t kc_max = max_kc(r, buf);
     const int64_t kblocks = (k + kc_max - 1) / kc_max;
     const int64_t kc_even = (k + kblocks - 1) / kblocks;
     for (int64_t p0 = 0; p0 < k; p0 += kc_even) {
       const int64_t kc = std::min(kc_even, k - p0);
-      pack_a(a, rs, cs, i0, r, p0, kc, alpha, abuf);
+      pack_a(a, rs, cs, i0, r, p0, kc, alpha, abuf, a_stride(r, buf));
       // The first K block applies beta; the later ones accumulate onto it; the last one applies
       // the epilogue.
       const float blk_beta = p0 == 0 ? beta : 1.0f;
       const bool last = p0 + kc >= k;
+      const GemmAct act = last ? ep.act : GemmAct::kNone;
       for (int64_t j = j0; j < j1; ++j) {
         const int64_t col = j * kNr;
         const int64_t valid = std::min(kNr, n - col);
+        const float* bias = last && ep.bias ? ep.bias + col : nullptr;
+        if (avx2) {
+          panel_avx2(act, r, kc, abuf, panel_at(b, j, p0), valid > 16 ? kNr : 16, valid,
+                     c + i0 * ldc + col, ldc, blk_beta, bias);
+          continue;
+        }
         const int nv = valid > 16 ? 2 : 1;
         const int64_t tail = valid - 16 * (nv - 1);
         const auto mask = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
-        const GemmAct act = last ? ep.act : GemmAct::kNone;
         kKernels[static_cast<int>(act)][r - 1][nv - 1](kc, abuf, panel_at(b, j, p0),
                                                        c + i0 * ldc + col, ldc, blk_beta, mask,
-                                                       last && ep.bias ? ep.bias + col : nullptr);
+                                                       bias);
       }
     }
     i0 += r;
@@ -250,8 +415,9 @@ void gemm_block(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
   alignas(64) float abuf[kABufFloats];
   // Every row block streams all the panels it multiplies from L2, so take them in chunks that
   // fit there (the A block is re-copied per chunk, a small cost next to the FLOPs it feeds).
+  const int64_t budget = b.isa == Isa::kAvx2 ? kL2BudgetBytes2 : kL2BudgetBytes;
   const int64_t panel_bytes = std::max<int64_t>(1, b.k * kNr * static_cast<int64_t>(sizeof(float)));
-  const int64_t chunk_max = std::max<int64_t>(1, kL2BudgetBytes / panel_bytes);
+  const int64_t chunk_max = std::max<int64_t>(1, budget / panel_bytes);
   const int64_t chunks = (j1 - j0 + chunk_max - 1) / chunk_max;
   for (int64_t ch = 0; ch < chunks; ++ch) {
     const int64_t cj0 = j0 + (j1 - j0) * ch / chunks, cj1 = j0 + (j1 - j0) * (ch + 1) / chunks;
@@ -323,6 +489,80 @@ void apply_epilogue(int64_t m0, int64_t m1, int64_t n, float* c, int64_t ldc,
   }
 }
 
+template <typename F>
+void map_span(const float* x, float* y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+FUSEBOX_AVX512 void act_span512(GemmAct act, const float* x, float* y, int64_t n) {
+  switch (act) {
+    case GemmAct::kNone:
+      if (x != y) std::memmove(y, x, static_cast<size_t>(n) * sizeof(float));
+      break;
+    case GemmAct::kRelu:
+      map_span(x, y, n, relu_f32);
+      break;
+    case GemmAct::kGelu:
+      map_span512<gelu_erf512>(x, y, n);
+      break;
+    case GemmAct::kGeluTanh:
+      map_span512<gelu_tanh512>(x, y, n);
+      break;
+    case GemmAct::kTanh:
+      map_span512<tanh512>(x, y, n);
+      break;
+    case GemmAct::kSigmoid:
+      map_span512<sigmoid512>(x, y, n);
+      break;
+  }
+}
+
+FUSEBOX_AVX2 void act_span256(GemmAct act, const float* x, float* y, int64_t n) {
+  switch (act) {
+    case GemmAct::kNone:
+      if (x != y) std::memmove(y, x, static_cast<size_t>(n) * sizeof(float));
+      break;
+    case GemmAct::kRelu:
+      map_span256<relu256>(x, y, n);
+      break;
+    case GemmAct::kGelu:
+      map_span256<gelu_erf256>(x, y, n);
+      break;
+    case GemmAct::kGeluTanh:
+      map_span256<gelu_tanh256>(x, y, n);
+      break;
+    case GemmAct::kTanh:
+      map_span256<tanh256>(x, y, n);
+      break;
+    case GemmAct::kSigmoid:
+      map_span256<sigmoid256>(x, y, n);
+      break;
+  }
+}
+
+void act_span_portable(GemmAct act, const float* x, float* y, int64_t n) {
+  switch (act) {
+    case GemmAct::kNone:
+      if (x != y) std::memmove(y, x, static_cast<size_t>(n) * sizeof(float));
+      break;
+    case GemmAct::kRelu:
+      map_span(x, y, n, relu_f32);
+      break;
+    case GemmAct::kGelu:
+      map_span(x, y, n, gelu_erf_f32);
+      break;
+    case GemmAct::kGeluTanh:
+      map_span(x, y, n, gelu_tanh_f32);
+      break;
+    case GemmAct::kTanh:
+      map_span(x, y, n, tanh_f32);
+      break;
+    case GemmAct::kSigmoid:
+      map_span(x, y, n, sigmoid_f32);
+      break;
+  }
+}
+
 // C = beta C over m x n (k == 0 or alpha == 0); beta == 0 writes zeros without reading.
 void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
@@ -373,37 +613,80 @@ PackedB& PackedB::operator=(const PackedB& other) {
   return *this;
 }
 
-PackedB PackedB::pack(const float* b, int64_t k, int64_t n, bool trans_b) {
+void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  switch (isa) {
+    case Isa::kAvx512:
+      act_span512(act, x, y, n);
+      return;
+    case Isa::kAvx2:
+      act_span256(act, x, y, n);
+      return;
+    case Isa::kPortable:
+      act_span_portable(act, x, y, n);
+      return;
+  }
+}
+
+FUSEBOX_AVX512 void exp_span512(const float* x, float* y, int64_t n) {
+  map_span512<exp512>(x, y, n);
+}
+FUSEBOX_AVX2 void exp_span256(const float* x, float* y, int64_t n) {
+  map_span256<exp256>(x, y, n);
+}
+
+void exp_span(Isa isa, const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  switch (isa) {
+    case Isa::kAvx512:
+      exp_span512(x, y, n);
+      return;
+    case Isa::kAvx2:
+      exp_span256(x, y, n);
+      return;
+    case Isa::kPortable:
+      map_span(x, y, n, exp_f32);
+      return;
+  }
+}
+
+PackedB PackedB::pack(Isa isa, const float* b, int64_t k, int64_t n, bool trans_b) {
   PackedB out;
   k = std::max<int64_t>(k, 0);
   n = std::max<int64_t>(n, 0);
   out.packed_ = true;
-  out.size_ = packed_b_floats(k, n);
+  out.size_ = packed_b_floats(isa, k, n);
   out.data_ = allocate(out.size_);
-  out.view_ = pack_b_into(out.data_.get(), b, k, n, trans_b ? 1 : n, trans_b ? k : 1);
+  out.view_ = pack_b_into(isa, out.data_.get(), b, k, n, trans_b ? 1 : n, trans_b ? k : 1);
   return out;
 }
 
-size_t packed_b_floats(int64_t k, int64_t n) {
+PanelLayout panel_layout(Isa isa) {
+  return isa == Isa::kPortable ? PanelLayout::kPlain : PanelLayout::kPanels;
+}
+
+size_t packed_b_floats(Isa isa, int64_t k, int64_t n) {
   if (k <= 0 || n <= 0) return 0;
   // Every panel is reserved 32 wide; a narrow last panel (<= 16 columns) uses half of its slot.
-  if (packed_gemm_available()) return static_cast<size_t>(panel_count(n) * kNr * k);
+  if (panel_layout(isa) == PanelLayout::kPanels)
+    return static_cast<size_t>(panel_count(n) * kNr * k);
   return static_cast<size_t>(k * n);
 }
 
-PanelsView panels_view(const float* dst, int64_t k, int64_t n) {
+PanelsView panels_view(Isa isa, const float* dst, int64_t k, int64_t n) {
   PanelsView v;
   v.data = dst;
   v.k = std::max<int64_t>(k, 0);
   v.n = std::max<int64_t>(n, 0);
-  v.layout = packed_gemm_available() ? PanelLayout::kPanels : PanelLayout::kPlain;
+  v.isa = isa;
+  v.layout = panel_layout(isa);
   v.k_stride = v.layout == PanelLayout::kPanels ? v.k : v.n;
   return v;
 }
 
-PanelsView pack_b_into(float* dst, const float* b, int64_t k, int64_t n, int64_t row_stride,
-                       int64_t col_stride) {
-  const PanelsView v = panels_view(dst, k, n);
+PanelsView pack_b_into(Isa isa, float* dst, const float* b, int64_t k, int64_t n,
+                       int64_t row_stride, int64_t col_stride) {
+  const PanelsView v = panels_view(isa, dst, k, n);
   k = v.k;
   n = v.n;
   if (v.layout == PanelLayout::kPlain) {
@@ -426,7 +709,7 @@ PanelsView pack_b_into(float* dst, const float* b, int64_t k, int64_t n, int64_t
       }
     } else {  // columns of op(B) are its rows in memory (K read as K^T): transpose
       int64_t done_cols = 0, done_rows = 0;
-      if (row_stride == 1) {
+      if (row_stride == 1 && isa == Isa::kAvx512) {
         transpose_into_panel(b + col * col_stride, col_stride, k, valid, width, panel);
         done_cols = valid / 16 * 16;
         done_rows = k / 16 * 16;
@@ -456,16 +739,6 @@ PanelsView PanelsView::cols(int64_t j0, int64_t count) const {
   v.n = count;
   return v;
 }
-
-bool packed_gemm_available() {
-  return cpu_has_avx512() && !g_force_portable;
-}
-
-namespace detail {
-void force_portable_gemm(bool on) {
-  g_force_portable = on;
-}
-}  // namespace detail
 
 void sgemm_panels(int64_t m, float alpha, const float* a, int64_t a_row_stride,
                   int64_t a_col_stride, const PanelsView& b, float beta, float* c, int64_t ldc,

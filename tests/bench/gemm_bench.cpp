@@ -1,16 +1,21 @@
-// packed_sgemm (AVX-512, B packed once) against OpenBLAS on the model shapes, C = A B^T with B an
-// nn.Linear weight [N, K] (trans_b), at 1 and 2 threads. Three contenders:
-//   Packed     packed_sgemm, weight packed before timing (as at prepare time)
+// packed_sgemm (B packed once) against OpenBLAS on the model shapes and 512^3, C = A B^T with B
+// an nn.Linear weight [N, K] (trans_b), at 1 and 2 threads. The contenders, registered
+// interleaved (every contender of a shape runs before the next shape), so ratios come from one
+// run under the same machine conditions:
+//   Packed/<isa> packed_sgemm on each Isa this CPU runs (avx512, avx2: the micro-kernels;
+//                portable: the plain copy through OpenBLAS), weight packed before timing
 //   Blas       sgemm() from blas.h: cblas_sgemm called directly, OpenBLAS threading itself
 //   BlasMany   sgemm_many(): how the MatMul kernel calls OpenBLAS (threads split by us)
 // OpenBLAS runs with whatever OPENBLAS_CORETYPE the environment sets (Haswell on our machines).
 //
 //   build/tests/bench/fusebox_bench_gemm --benchmark_min_time=0.5
+//   build/tests/bench/fusebox_bench_gemm --benchmark_filter='/t:1$' (one thread only)
 // Reports GFLOPs (2 M N K per iteration) per run.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <cstdint>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -39,11 +44,11 @@ void set_counters(benchmark::State& state, const Operands& o) {
                  " t" + std::to_string(omp_get_max_threads()));
 }
 
-// Args: m, n, k, threads.
-void BM_Packed(benchmark::State& state) {
+// Args: m, n, k, threads; the Isa is bound at registration.
+void BM_Packed(benchmark::State& state, Isa isa) {
   omp_set_num_threads(static_cast<int>(state.range(3)));
   Operands o(state.range(0), state.range(1), state.range(2));
-  const PackedB packed = PackedB::pack(o.b.data(), o.k, o.n, /*trans_b=*/true);
+  const PackedB packed = PackedB::pack(isa, o.b.data(), o.k, o.n, /*trans_b=*/true);
   for (auto _ : state) {
     packed_sgemm(o.m, 1.0f, o.a.data(), o.k, false, packed, 0.0f, o.c.data(), o.n);
     benchmark::DoNotOptimize(o.c.data());
@@ -84,26 +89,43 @@ void BM_BlasMany(benchmark::State& state) {
   set_counters(state, o);
 }
 
-void shapes(benchmark::internal::Benchmark* b) {
+void register_all() {
   const int64_t list[][3] = {
-      {1, 512, 784},   {1, 512, 512},   {1, 10, 512},                     // MLP, batch 1
+      {512, 512, 512},                                                    // square
+      {1, 512, 784},   {1, 512, 512},   {1, 10, 512},   {1, 4096, 1024},  // MLP, batch 1; GEMV
       {64, 512, 784},  {64, 512, 512},  {64, 10, 512},                    // MLP, batch 64
       {64, 256, 256},  {64, 1024, 256}, {64, 256, 1024},                  // transformer, seq 64
       {128, 256, 256}, {128, 1024, 256}, {128, 256, 1024},                // transformer, seq 128
   };
   for (int threads : {1, 2}) {
-    for (const auto& s : list) b->Args({s[0], s[1], s[2], threads});
+    for (const auto& s : list) {
+      std::vector<benchmark::internal::Benchmark*> runs;
+      for (Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kPortable})
+        if (cpu_runs(isa))
+          runs.push_back(benchmark::RegisterBenchmark(
+              (std::string("BM_Packed/") + isa_name(isa)).c_str(), BM_Packed, isa));
+      runs.push_back(benchmark::RegisterBenchmark("BM_Blas", BM_Blas));
+      runs.push_back(benchmark::RegisterBenchmark("BM_BlasMany", BM_BlasMany));
+      for (auto* b : runs) {
+        b->Args({s[0], s[1], s[2], threads});
+        b->ArgNames({"m", "n", "k", "t"});
+        // Two threads: wall time (the other OpenMP thread's work is not in the main thread's CPU
+        // time). One thread: its CPU time, which leaves out the time the thread spent preempted,
+        // so figures taken while other processes load the machine still mean throughput.
+        if (threads > 1) b->UseRealTime();
+      }
+    }
   }
-  b->ArgNames({"m", "n", "k", "t"});
-  // Wall time: the other OpenMP thread's work is not in the main thread's CPU time.
-  b->UseRealTime();
 }
-
-BENCHMARK(BM_Packed)->Apply(shapes);
-BENCHMARK(BM_Blas)->Apply(shapes);
-BENCHMARK(BM_BlasMany)->Apply(shapes);
 
 }  // namespace
 }  // namespace fusebox::cpu
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  fusebox::cpu::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

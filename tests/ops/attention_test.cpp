@@ -106,14 +106,29 @@ TEST(Attention, DefaultScaleIsOne) {
                1e-5, "default");
 }
 
+// The schema's scratch is what the panel paths (AVX-512, AVX2: one packing) need exactly: packed
+// K^T and V per batch-head. The portable path packs plain rows, which take less, so there the
+// kernel asks for its own, smaller need.
 TEST(Attention, PrepareNeedsTheSchemasScratch) {
+  const int64_t batch = 2, sq = 4, skv = 6, d = 8, dv = 3;
   const std::vector<ir::TensorType> in = {
-      {DType::f32, {2, 4, 8}}, {DType::f32, {2, 6, 8}}, {DType::f32, {2, 6, 3}}};
-  const std::vector<ir::TensorType> out = {{DType::f32, {2, 4, 3}}};
-  const size_t need = ir::node_scratch_bytes(make_node("Attention", 3, 1, {}), in, out);
-  ASSERT_GT(need, 0u);
-  EXPECT_THROW(prepare_only("Attention", in, out, {}, need - 1), Error);
-  EXPECT_NO_THROW(prepare_only("Attention", in, out, {}, need));
+      {DType::f32, {batch, sq, d}}, {DType::f32, {batch, skv, d}}, {DType::f32, {batch, skv, dv}}};
+  const std::vector<ir::TensorType> out = {{DType::f32, {batch, sq, dv}}};
+  const size_t schema = ir::node_scratch_bytes(make_node("Attention", 3, 1, {}), in, out);
+  ASSERT_GT(schema, 0u);
+  for (cpu::Isa isa : runnable_isas()) {
+    SCOPED_TRACE(cpu::isa_name(isa));
+    ScopedIsa scoped(isa);
+    const size_t need = static_cast<size_t>(batch) *
+                        (cpu::packed_b_floats(isa, d, skv) + cpu::packed_b_floats(isa, skv, dv)) *
+                        sizeof(float);
+    if (isa == cpu::Isa::kPortable)
+      EXPECT_LE(need, schema);
+    else
+      EXPECT_EQ(need, schema);
+    EXPECT_THROW(prepare_only("Attention", in, out, {}, need - 1), Error);
+    EXPECT_NO_THROW(prepare_only("Attention", in, out, {}, need));
+  }
 }
 
 // Causal and additive masks, alone and together, against the reference with the mask in its
@@ -278,13 +293,16 @@ TEST(Attention, ReadsAndWritesThroughStridedViews) {
   check_strided_views();
 }
 
-// The same on the path CPUs without AVX-512 take (K and V packed as plain rows, OpenBLAS).
-TEST(Attention, PortablePathAgrees) {
-  cpu::detail::force_portable_gemm(true);
-  check_long_sequences();
-  check_strided_views();
-  check_masks();
-  cpu::detail::force_portable_gemm(false);
+// The same on every path this CPU runs (AVX-512 and AVX2: K and V packed into panels; portable:
+// plain rows and OpenBLAS), whichever the default is.
+TEST(Attention, EveryIsaAgrees) {
+  for (cpu::Isa isa : runnable_isas()) {
+    SCOPED_TRACE(cpu::isa_name(isa));
+    ScopedIsa scoped(isa);
+    check_long_sequences();
+    check_strided_views();
+    check_masks();
+  }
 }
 
 // Every op with a schema has a CPU kernel (the CPU backend is the reference backend).

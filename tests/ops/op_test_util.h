@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/isa.h"
 
 namespace fusebox::optest {
 
@@ -60,6 +62,40 @@ inline void fill_marker(Tensor& t) {
   }
 }
 
+// The Isa kernels are prepared with (ops/cpu/isa.h): by default none is given, so kernels take
+// auto_isa() (the best this CPU runs, or FUSEBOX_ISA). A ScopedIsa makes run_op and prepare_only
+// hand the kernels a CPU context with that level, as the backend does, for tests that loop over
+// every path the CPU runs.
+inline std::optional<cpu::Isa>& test_isa() {
+  static std::optional<cpu::Isa> isa;
+  return isa;
+}
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(cpu::Isa isa) : saved_(test_isa()) { test_isa() = isa; }
+  ~ScopedIsa() { test_isa() = saved_; }
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+
+ private:
+  std::optional<cpu::Isa> saved_;
+};
+// The levels this CPU runs, best first.
+inline std::vector<cpu::Isa> runnable_isas() {
+  std::vector<cpu::Isa> out;
+  for (cpu::Isa isa : {cpu::Isa::kAvx512, cpu::Isa::kAvx2, cpu::Isa::kPortable})
+    if (cpu::cpu_runs(isa)) out.push_back(isa);
+  return out;
+}
+// Points ctx at a CPU context for test_isa(), when one is set (the two contexts must outlive it).
+inline void apply_test_isa(exec::KernelContext& ctx, exec::ExecContext& exec_ctx,
+                           cpu::CpuContext& cpu_ctx) {
+  if (!test_isa()) return;
+  cpu_ctx.isa = *test_isa();
+  exec_ctx.backend_data = &cpu_ctx;
+  ctx.context = &exec_ctx;
+}
+
 // Runs `op` on `inputs` with the CPU backend at `threads` threads and returns its outputs.
 inline std::vector<Tensor> run_op(const std::string& op, const std::vector<Tensor>& inputs,
                                   const ir::Attributes& attrs = {}, int threads = 1,
@@ -72,6 +108,9 @@ inline std::vector<Tensor> run_op(const std::string& op, const std::vector<Tenso
   if (!kernel) throw Error("no CPU kernel for " + op);
   const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
+  exec::ExecContext exec_ctx;
+  cpu::CpuContext cpu_ctx;
+  apply_test_isa(ctx, exec_ctx, cpu_ctx);
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
   std::vector<Tensor> outputs;
@@ -107,6 +146,9 @@ inline void prepare_only(const std::string& op, const std::vector<ir::TensorType
   const exec::KernelDef* kernel = cpu_backend().kernels().find(op);
   if (!kernel) throw Error("no CPU kernel for " + op);
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
+  exec::ExecContext exec_ctx;
+  cpu::CpuContext cpu_ctx;
+  apply_test_isa(ctx, exec_ctx, cpu_ctx);
   if (kernel->prepare) kernel->prepare(ctx);
 }
 

@@ -1,14 +1,15 @@
 // packed_sgemm against a double-precision reference loop: many shapes (edges of the 14 x 32
 // micro-kernel, K blocking, the model shapes), trans_a / trans_b, alpha != 1, beta 0 over a C
 // full of NaN (must not leak) and beta != 0, leading dims longer than the rows (the padding of A
-// holds NaN, that of C a sentinel that must survive), at 1 and 2 threads, on the AVX-512 path and
-// on the portable one.
+// holds NaN, that of C a sentinel that must survive), at 1 and 2 threads, on every Isa this CPU
+// runs (AVX-512 14 x 32 and AVX2 6 x 16 micro-kernels over the same panels, portable OpenBLAS).
 #include "ops/cpu/packed_gemm.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <array>
+#include <tuple>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,6 +24,8 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kSentinel = 12345.0f;
 
+Isa g_isa = Isa::kPortable;  // the path the current test runs (set by the fixture)
+
 struct Case {
   int64_t m, n, k;
   bool trans_a = false, trans_b = false;
@@ -35,7 +38,7 @@ std::string describe(const Case& t) {
   s << "m=" << t.m << " n=" << t.n << " k=" << t.k << " trans_a=" << t.trans_a
     << " trans_b=" << t.trans_b << " alpha=" << t.alpha << " beta=" << t.beta
     << " pad_a=" << t.pad_a << " pad_c=" << t.pad_c << " threads=" << omp_get_max_threads()
-    << " avx512=" << packed_gemm_available();
+    << " isa=" << isa_name(g_isa);
   return s.str();
 }
 
@@ -57,7 +60,8 @@ bool check(const Case& t, std::mt19937& rng) {
     for (int64_t j = 0; j < t.n; ++j) c[i * ldc + j] = t.beta == 0.0f ? kNaN : dist(rng);
   const std::vector<float> c0 = c;
 
-  const PackedB packed = PackedB::pack(b.data(), t.k, t.n, t.trans_b);
+  const PackedB packed = PackedB::pack(g_isa, b.data(), t.k, t.n, t.trans_b);
+  EXPECT_EQ(packed.isa(), g_isa);
   EXPECT_EQ(packed.k(), t.k);
   EXPECT_EQ(packed.n(), t.n);
   EXPECT_FALSE(packed.empty());
@@ -137,16 +141,16 @@ std::vector<Case> cases() {
   return out;
 }
 
-class PackedGemmTest : public ::testing::TestWithParam<int> {
+// (threads, Isa): every Isa is instantiated; the ones this CPU does not run are skipped.
+class PackedGemmTest : public ::testing::TestWithParam<std::tuple<int, Isa>> {
  protected:
   void SetUp() override {
+    g_isa = std::get<1>(GetParam());
+    if (!cpu_runs(g_isa)) GTEST_SKIP() << "this CPU does not run " << isa_name(g_isa);
     saved_threads_ = omp_get_max_threads();
-    omp_set_num_threads(GetParam());
+    omp_set_num_threads(std::get<0>(GetParam()));
   }
-  void TearDown() override {
-    omp_set_num_threads(saved_threads_);
-    detail::force_portable_gemm(false);
-  }
+  void TearDown() override { omp_set_num_threads(saved_threads_); }
   int saved_threads_ = 1;
 };
 
@@ -158,9 +162,8 @@ TEST_P(PackedGemmTest, MatchesReference) {
   }
 }
 
-TEST_P(PackedGemmTest, PortablePathMatchesReference) {
-  detail::force_portable_gemm(true);
-  EXPECT_FALSE(packed_gemm_available());
+// A few awkward cases with fixed seeds (the panel paths also run them through MatchesReference).
+TEST_P(PackedGemmTest, SelectedCasesMatchReference) {
   std::mt19937 rng(7);
   for (const Case& t : {Case{1, 10, 512}, Case{17, 33, 100, true, false, 0.5f, 0.0f, 3, 2},
                         Case{64, 256, 257, false, true, 1.0f, 1.0f, 0, 5}, Case{3, 7, 0},
@@ -181,10 +184,12 @@ bool check_views(int64_t m, int64_t k, int64_t n, int64_t b_rs, int64_t b_cs, in
   for (float& v : b) v = dist(rng);
   std::vector<float> a(static_cast<size_t>((m - 1) * a_rs + (kc - 1) * a_cs + 1));
   for (float& v : a) v = dist(rng);
-  std::vector<float, std::allocator<float>> store(packed_b_floats(k, n) + 16);
+  std::vector<float, std::allocator<float>> store(packed_b_floats(g_isa, k, n) + 16);
   float* dst =
       reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(store.data()) + 63) & ~uintptr_t{63});
-  const PanelsView full = pack_b_into(dst, b.data(), k, n, b_rs, b_cs);
+  const PanelsView full = pack_b_into(g_isa, dst, b.data(), k, n, b_rs, b_cs);
+  EXPECT_EQ(full.isa, g_isa);
+  EXPECT_EQ(full.layout, g_isa == Isa::kPortable ? PanelLayout::kPlain : PanelLayout::kPanels);
   const PanelsView view = full.rows(p0, kc).cols(j0, nc);
   const int64_t ldc = nc + 3;
   std::vector<float> c(static_cast<size_t>(m * ldc), kSentinel);
@@ -213,8 +218,7 @@ bool check_views(int64_t m, int64_t k, int64_t n, int64_t b_rs, int64_t b_cs, in
 }
 
 TEST_P(PackedGemmTest, PackedViewsMatchReference) {
-  for (bool portable : {false, true}) {
-    detail::force_portable_gemm(portable);
+  {
     std::mt19937 rng(11);
     // K^T as attention packs it: K [n keys, k dims] with row stride 96 read transposed.
     EXPECT_TRUE(check_views(14, 64, 128, 1, 96, 64, 1, 0, 64, 32, 64, 0.0f, rng));
@@ -223,8 +227,12 @@ TEST_P(PackedGemmTest, PackedViewsMatchReference) {
     // A read transposed (unit row stride) and with no unit stride at all.
     EXPECT_TRUE(check_views(5, 20, 50, 50, 1, 1, 7, 3, 17, 0, 50, 0.5f, rng));
     EXPECT_TRUE(check_views(6, 20, 33, 1, 20, 40, 2, 0, 20, 0, 33, 0.0f, rng));
+    // One and two rows (the AVX2 whole-panel kernels) and 12 rows (two 6-row blocks) against a
+    // narrow last panel and a window of rows.
+    EXPECT_TRUE(check_views(1, 70, 45, 45, 1, 70, 1, 5, 60, 0, 45, 0.0f, rng));
+    EXPECT_TRUE(check_views(2, 33, 80, 1, 33, 33, 1, 0, 33, 32, 48, 1.0f, rng));
+    EXPECT_TRUE(check_views(12, 64, 100, 1, 64, 64, 1, 0, 64, 0, 100, 0.0f, rng));
   }
-  detail::force_portable_gemm(false);
 }
 
 // The epilogue (bias row + activation in registers) against a double loop, on shapes that split
@@ -232,13 +240,12 @@ TEST_P(PackedGemmTest, PackedViewsMatchReference) {
 // may apply it), beta != 0, on both paths.
 TEST_P(PackedGemmTest, EpilogueMatchesReference) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (bool portable : {false, true}) {
-    detail::force_portable_gemm(portable);
+  {
     std::mt19937 rng(13);
     for (GemmAct act : {GemmAct::kNone, GemmAct::kRelu, GemmAct::kGelu, GemmAct::kGeluTanh,
                         GemmAct::kTanh, GemmAct::kSigmoid}) {
       for (auto [m, n, k] : {std::array<int64_t, 3>{128, 768, 256}, {1, 10, 784}, {70, 45, 1300},
-                             {5, 33, 0}}) {
+                             {5, 33, 0}, {2, 70, 100}, {7, 19, 33}}) {
         for (float beta : {0.0f, 0.5f}) {
           std::vector<float> a(static_cast<size_t>(std::max<int64_t>(1, m * k)));
           std::vector<float> b(static_cast<size_t>(std::max<int64_t>(1, k * n)));
@@ -246,7 +253,7 @@ TEST_P(PackedGemmTest, EpilogueMatchesReference) {
           for (auto* v : {&a, &b, &bias, &c})
             for (float& x : *v) x = dist(rng);
           const std::vector<float> c0 = c;
-          const PackedB packed = PackedB::pack(b.data(), k, n, false);
+          const PackedB packed = PackedB::pack(g_isa, b.data(), k, n, false);
           packed_sgemm(m, 1.0f, a.data(), k, false, packed, beta, c.data(), n,
                        {bias.data(), act});
           int bad = 0;
@@ -267,17 +274,56 @@ TEST_P(PackedGemmTest, EpilogueMatchesReference) {
               if (!(std::abs(got - v) <= 1e-4 + 1e-4 * std::abs(v)) && bad++ < 3)
                 ADD_FAILURE() << "epilogue act " << static_cast<int>(act) << " m=" << m
                               << " n=" << n << " k=" << k << " beta=" << beta
-                              << " portable=" << portable << ": C[" << i << "][" << j
+                              << " isa=" << isa_name(g_isa) << ": C[" << i << "][" << j
                               << "] = " << got << ", want " << v;
             }
         }
       }
     }
   }
-  detail::force_portable_gemm(false);
+}
+
+// NaN through the epilogue: ReLU keeps it (max(x, 0) would make it 0), and so does every other
+// activation; +-inf saturate where the function does (the scalar functions of math.h agree).
+TEST_P(PackedGemmTest, EpilogueKeepsNaN) {
+  const int64_t m = 3, n = 20, k = 4;
+  std::vector<float> a(m * k, 1.0f), b(k * n, 0.25f), bias(n, 0.0f);
+  bias[0] = kNaN;
+  bias[1] = std::numeric_limits<float>::infinity();
+  bias[2] = -std::numeric_limits<float>::infinity();
+  bias[3] = -3.0f;  // 1 - 3 = -2
+  const PackedB packed = PackedB::pack(g_isa, b.data(), k, n, false);
+  for (GemmAct act : {GemmAct::kRelu, GemmAct::kGelu, GemmAct::kGeluTanh, GemmAct::kTanh,
+                      GemmAct::kSigmoid}) {
+    std::vector<float> c(m * n, kSentinel);
+    packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, c.data(), n, {bias.data(), act});
+    for (int64_t i = 0; i < m; ++i) {
+      EXPECT_TRUE(std::isnan(c[i * n])) << static_cast<int>(act) << " " << c[i * n];
+      const float pos = c[i * n + 1], neg = c[i * n + 2], minus2 = c[i * n + 3];
+      if (act == GemmAct::kRelu) {
+        EXPECT_EQ(pos, std::numeric_limits<float>::infinity());
+        EXPECT_EQ(neg, 0.0f);
+        EXPECT_EQ(minus2, 0.0f);
+      } else if (act == GemmAct::kTanh) {
+        EXPECT_EQ(pos, 1.0f);
+        EXPECT_EQ(neg, -1.0f);
+      } else if (act == GemmAct::kSigmoid) {
+        EXPECT_EQ(pos, 1.0f);
+        EXPECT_EQ(neg, 0.0f);
+      } else {  // Gelu forms: x for +inf (-inf gives NaN, as in math.h: -inf * 0)
+        EXPECT_EQ(pos, std::numeric_limits<float>::infinity());
+        EXPECT_NEAR(minus2, act == GemmAct::kGelu ? -0.0455003f : -0.0454023f, 1e-5f);
+      }
+      EXPECT_EQ(c[i * n + 4], c[4]);  // every row the same
+    }
+  }
 }
 
 // Called from inside a parallel region it runs on the calling thread: each thread its own C.
+// On the panel paths the result is bit-identical (the same kernel, blocking and summation order
+// on every thread). On the portable path OpenBLAS may choose a different blocking (or threading)
+// inside a region than outside, which changes the summation order, so there the copies must only
+// agree with each other to rounding.
 TEST_P(PackedGemmTest, InsideParallelRegion) {
   std::mt19937 rng(3);
   const int64_t m = 33, n = 100, k = 257;
@@ -285,19 +331,33 @@ TEST_P(PackedGemmTest, InsideParallelRegion) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
-  const PackedB packed = PackedB::pack(b.data(), k, n, false);
+  const PackedB packed = PackedB::pack(g_isa, b.data(), k, n, false);
   std::vector<float> want(m * n, kNaN);
   packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, want.data(), n);
   std::vector<std::vector<float>> got(4, std::vector<float>(m * n, kNaN));
 #pragma omp parallel for num_threads(2)
   for (int t = 0; t < 4; ++t)
     packed_sgemm(m, 1.0f, a.data(), k, false, packed, 0.0f, got[t].data(), n);
-  for (const auto& g : got) EXPECT_EQ(g, want);
+  for (const auto& g : got) {
+    if (g_isa != Isa::kPortable) {
+      EXPECT_EQ(g, want);
+      continue;
+    }
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(g[i], want[i], 1e-4f) << i;
+  }
+  // And both against the double-precision reference.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        ref += static_cast<double>(a[i * k + p]) * static_cast<double>(b[p * n + j]);
+      EXPECT_NEAR(want[i * n + j], ref, 1e-4) << i << "," << j;
+    }
 }
 
 TEST_P(PackedGemmTest, ZeroSizes) {
   // k == 0: C = beta C; beta == 0 writes zeros over NaN.
-  const PackedB empty_k = PackedB::pack(nullptr, 0, 5, false);
+  const PackedB empty_k = PackedB::pack(g_isa, nullptr, 0, 5, false);
   EXPECT_FALSE(empty_k.empty());
   std::vector<float> c(10, kNaN);
   packed_sgemm(2, 1.0f, nullptr, 1, false, empty_k, 0.0f, c.data(), 5);
@@ -306,7 +366,7 @@ TEST_P(PackedGemmTest, ZeroSizes) {
   packed_sgemm(2, 1.0f, nullptr, 1, false, empty_k, 0.5f, d.data(), 5);
   for (float v : d) EXPECT_EQ(v, 1.0f);
   // m == 0 and n == 0 touch nothing.
-  const PackedB empty_n = PackedB::pack(nullptr, 4, 0, true);
+  const PackedB empty_n = PackedB::pack(g_isa, nullptr, 4, 0, true);
   packed_sgemm(3, 1.0f, nullptr, 4, false, empty_n, 0.0f, nullptr, 1);
   packed_sgemm(0, 1.0f, nullptr, 4, false, empty_k, 0.0f, nullptr, 5);
   EXPECT_TRUE(PackedB().empty());
@@ -315,7 +375,7 @@ TEST_P(PackedGemmTest, ZeroSizes) {
 TEST_P(PackedGemmTest, CopyAndMove) {
   std::vector<float> b(7 * 40);
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 13) - 6.0f;
-  PackedB p = PackedB::pack(b.data(), 7, 40, false);
+  PackedB p = PackedB::pack(g_isa, b.data(), 7, 40, false);
   PackedB copy = p;
   PackedB moved = std::move(p);
   EXPECT_TRUE(p.empty());  // NOLINT(bugprone-use-after-move): moved-from is documented empty
@@ -330,8 +390,14 @@ TEST_P(PackedGemmTest, CopyAndMove) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, PackedGemmTest, ::testing::Values(1, 2),
-                         [](const auto& info) { return std::to_string(info.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, PackedGemmTest,
+                         ::testing::Combine(::testing::Values(1, 2),
+                                            ::testing::Values(Isa::kAvx512, Isa::kAvx2,
+                                                              Isa::kPortable)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "threads_" +
+                                  isa_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace fusebox::cpu
