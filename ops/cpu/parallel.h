@@ -20,6 +20,10 @@
 // kContentionWindowNs of team regions, the teams took longer than kLossRatio of that work, the
 // cores are not ours: threads_for steps every team down to 1 for a back-off (100 ms, doubling to
 // 1.6 s while the contention lasts), then lets teams form again, and the next window decides.
+// Measured (fusebox_bench_threads --busy 1, 2-core Zen 3): t2/t1 was 10x (stack), 13x
+// (transformer), 16x (mlp batch 64) without the step-down and 1.0x with it. FUSEBOX_STEP_DOWN=0
+// turns it off (to see the collapse). Not covered: OpenBLAS called outside our regions with a
+// thread count above 1 forks its own teams, which are neither timed nor stepped down.
 #include <omp.h>
 
 #include <algorithm>
@@ -43,7 +47,8 @@ inline constexpr double kMinShareOfForkJoin = 6;
 // size on first use (at most ~25 ms), and again (at most once a second) while it is above
 // 200 us, a wait for a busy core rather than a fork/join. FUSEBOX_FORK_JOIN_NS=<ns> in the
 // environment fixes it instead (0 splits every loop that has an item for each thread: tests use
-// it to reach the threaded paths).
+// it to reach the threaded paths); it also turns off the contention step-down below, so a fixed
+// cost decides every team.
 double fork_join_ns(int threads);
 
 // The team size that pays off for `work_us` microseconds of one-thread work, at most `threads`:
