@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -101,6 +102,114 @@ double fork_join_ns(int threads) {
   m.at_ms.store(now_ms());
   m.ns.store(v, std::memory_order_release);
   return v;
+}
+
+// Contention detection (parallel.h). One state for the process: a busy core is busy for every
+// calling thread's pool.
+namespace detail {
+
+std::atomic<bool> g_stepped_down{false};
+
+namespace {
+
+struct Contention {
+  std::atomic<int64_t> wall_ns{0}, work_ns{0};  // the open window's totals
+  std::atomic<int64_t> until_ns{0};             // end of the current step-down
+  std::atomic<int64_t> backoff_ns{kStepDownMinNs};
+  std::atomic<int64_t> windows{0}, step_downs{0};
+  std::mutex mu;  // closing a window
+};
+
+Contention& contention() {
+  static Contention c;
+  return c;
+}
+
+bool step_down_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("FUSEBOX_STEP_DOWN");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+bool timing_teams() {
+  static const bool timing = step_down_enabled() && fork_join_override() < 0;
+  return timing;
+}
+
+bool stepped_down_now() {
+  Contention& c = contention();
+  if (now_ns() < c.until_ns.load(std::memory_order_relaxed)) return true;
+  // The back-off is over: teams form again, and the next window says whether they still lose.
+  g_stepped_down.store(false, std::memory_order_relaxed);
+  return false;
+}
+
+void note_team(int64_t wall_ns, const int64_t* busy_ns, const int64_t* items, int threads) {
+  Contention& c = contention();
+  const int64_t work = team_work_ns(busy_ns, items, threads);
+  const int64_t wall = c.wall_ns.fetch_add(wall_ns, std::memory_order_relaxed) + wall_ns;
+  c.work_ns.fetch_add(work, std::memory_order_relaxed);
+  if (wall < kContentionWindowNs) return;
+  std::lock_guard<std::mutex> lock(c.mu);
+  const int64_t w = c.wall_ns.exchange(0, std::memory_order_relaxed);
+  const int64_t k = c.work_ns.exchange(0, std::memory_order_relaxed);
+  if (w < kContentionWindowNs) {  // another thread closed this window meanwhile
+    c.wall_ns.fetch_add(w, std::memory_order_relaxed);
+    c.work_ns.fetch_add(k, std::memory_order_relaxed);
+    return;
+  }
+  c.windows.fetch_add(1, std::memory_order_relaxed);
+  if (!window_lost(w, k)) {
+    c.backoff_ns.store(kStepDownMinNs, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t backoff = c.backoff_ns.load(std::memory_order_relaxed);
+  c.backoff_ns.store(std::min(backoff * 2, kStepDownMaxNs), std::memory_order_relaxed);
+  c.until_ns.store(now_ns() + backoff, std::memory_order_relaxed);
+  c.step_downs.fetch_add(1, std::memory_order_relaxed);
+  g_stepped_down.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+ContentionStats contention_stats() {
+  detail::Contention& c = detail::contention();
+  return {c.windows.load(std::memory_order_relaxed), c.step_downs.load(std::memory_order_relaxed)};
+}
+
+void reset_contention() {
+  detail::Contention& c = detail::contention();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.wall_ns = 0;
+  c.work_ns = 0;
+  c.until_ns = 0;
+  c.backoff_ns = kStepDownMinNs;
+  c.windows = 0;
+  c.step_downs = 0;
+  detail::g_stepped_down = false;
+}
+
+bool window_lost(int64_t wall_ns, int64_t work_ns) {
+  return static_cast<double>(wall_ns) > kLossRatio * static_cast<double>(work_ns);
+}
+
+int64_t team_work_ns(const int64_t* busy_ns, const int64_t* items, int threads) {
+  double rate = -1;  // the fastest thread's ns per item
+  for (int t = 0; t < threads; ++t)
+    if (items[t] > 0) {
+      const double r = static_cast<double>(busy_ns[t]) / static_cast<double>(items[t]);
+      if (rate < 0 || r < rate) rate = r;
+    }
+  if (rate < 0) return 0;
+  double work = 0;
+  for (int t = 0; t < threads; ++t)
+    if (items[t] > 0)
+      work += std::min(static_cast<double>(busy_ns[t]), 2.0 * rate * static_cast<double>(items[t]));
+  return static_cast<int64_t>(work);
 }
 
 int threads_for(double work_us, int threads, double (*fork_join)(int)) {

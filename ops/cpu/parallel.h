@@ -9,9 +9,26 @@
 // take about a microsecond on one core); threads_for picks the largest team for which every
 // thread gets at least kMinShareOfForkJoin fork/joins' worth of it. Small models therefore run
 // their small ops inline at any thread count, and 2 threads are never slower than 1 for them.
+//
+// Contention. libgomp's workers spin at its barriers (GOMP_SPINCOUNT, read from the environment
+// when libgomp loads, before any of our code runs: we cannot change it). When another process is
+// busy on the cores the team needs, a spinning thread holds its core while the thread it waits for
+// waits for a core: every fork/join then costs a scheduler tick (4-12 ms measured here, where the
+// op is tens of us), and 2 threads ran the stack model 14x slower than 1. So every team region
+// is timed (two clock reads per thread, ~50 ns against a >= 15 us region): its wall time against
+// the work its threads did (what one thread would have taken). When, over a window of about
+// kContentionWindowNs of team regions, the teams took longer than kLossRatio of that work, the
+// cores are not ours: threads_for steps every team down to 1 for a back-off (100 ms, doubling to
+// 1.6 s while the contention lasts), then lets teams form again, and the next window decides.
+// Measured (fusebox_bench_threads --busy 1, 2-core Zen 3): t2/t1 was 10x (stack), 13x
+// (transformer), 16x (mlp batch 64) without the step-down and 1.0x with it. FUSEBOX_STEP_DOWN=0
+// turns it off (to see the collapse). Not covered: OpenBLAS called outside our regions with a
+// thread count above 1 forks its own teams, which are neither timed nor stepped down.
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace fusebox::cpu {
@@ -30,7 +47,8 @@ inline constexpr double kMinShareOfForkJoin = 6;
 // size on first use (at most ~25 ms), and again (at most once a second) while it is above
 // 200 us, a wait for a busy core rather than a fork/join. FUSEBOX_FORK_JOIN_NS=<ns> in the
 // environment fixes it instead (0 splits every loop that has an item for each thread: tests use
-// it to reach the threaded paths).
+// it to reach the threaded paths); it also turns off the contention step-down below, so a fixed
+// cost decides every team.
 double fork_join_ns(int threads);
 
 // The team size that pays off for `work_us` microseconds of one-thread work, at most `threads`:
@@ -40,12 +58,61 @@ int threads_for(double work_us, int threads, double (*fork_join)(int) = fork_joi
 // FUSEBOX_FORK_JOIN_NS's text as a cost in ns: a number >= 0, else -1 (unset or unreadable).
 double parse_fork_join_override(const char* text);
 
+// Contention detection (see the top of this file). A window closes once its team regions took
+// this long in all; the teams step down when their wall time exceeded kLossRatio of the work
+// their threads did (uncontended 2-thread teams take 0.5-0.6 of it; a team stalled on a busy
+// core takes several times it).
+inline constexpr int64_t kContentionWindowNs = 10'000'000;
+inline constexpr double kLossRatio = 0.9;
+inline constexpr int64_t kStepDownMinNs = 100'000'000, kStepDownMaxNs = 1'600'000'000;
+
+namespace detail {
+// True while teams are stepped down to one thread; read on every threads_for call.
+extern std::atomic<bool> g_stepped_down;
+// Whether the step-down still holds (false once its back-off is over: teams form again).
+bool stepped_down_now();
+// Whether regions are timed at all (not under FUSEBOX_FORK_JOIN_NS or FUSEBOX_STEP_DOWN=0).
+bool timing_teams();
+// One team region: its wall time and its threads' (busy ns, items) pairs.
+void note_team(int64_t wall_ns, const int64_t* busy_ns, const int64_t* items, int threads);
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline constexpr int kTimedTeam = 64;  // larger teams are not timed
+}  // namespace detail
+
+// Whether contention has stepped teams down to one thread right now.
+inline bool stepped_down() {
+  return detail::g_stepped_down.load(std::memory_order_relaxed) && detail::stepped_down_now();
+}
+
+// What the contention detector has seen since the process started (for tests and benchmarks).
+struct ContentionStats {
+  int64_t windows = 0;     // windows closed
+  int64_t step_downs = 0;  // windows that stepped teams down
+};
+ContentionStats contention_stats();
+// Forgets what the detector has seen and ends any step-down (tests).
+void reset_contention();
+
+// Judges one window's totals: should the teams step down? (wall > kLossRatio * work.)
+bool window_lost(int64_t wall_ns, int64_t work_ns);
+
+// The one-thread work a team region did, from its threads' busy times and item counts: the sum of
+// the busy times, each capped at twice its items' worth at the fastest thread's rate per item (a
+// thread descheduled in the middle of its chunk counts what the chunk was worth, not the wait;
+// items may cost up to twice as much as each other).
+int64_t team_work_ns(const int64_t* busy_ns, const int64_t* items, int threads);
+
 // The team for work_us of work at the calling thread's thread count (omp_get_max_threads);
-// 1 inside a parallel region.
+// 1 inside a parallel region, and 1 while contention has stepped teams down.
 inline int threads_for(double work_us) {
   if (omp_in_parallel()) return 1;
   const int threads = omp_get_max_threads();
-  return threads <= 1 ? 1 : threads_for(work_us, threads);
+  if (threads <= 1 || stepped_down()) return 1;
+  return threads_for(work_us, threads);
 }
 
 // Calls fn(begin, end) on disjoint chunks covering [0, n) over exactly min(team, n) threads: for
@@ -58,13 +125,31 @@ void parallel_for_team(int64_t n, int team, Fn&& fn) {
     fn(int64_t{0}, n);
     return;
   }
+  const int64_t chunk = (n + nt - 1) / nt;
+  if (nt > detail::kTimedTeam || !detail::timing_teams()) {
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num();
+      const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
+      if (b < e) fn(b, e);
+    }
+    return;
+  }
+  // Timed: each thread's busy time and items, and the region's wall time (contention detection).
+  int64_t busy[detail::kTimedTeam], items[detail::kTimedTeam];
+  int got = nt;
+  const int64_t fork = detail::now_ns();
 #pragma omp parallel num_threads(nt)
   {
-    int t = omp_get_thread_num();
-    int64_t chunk = (n + nt - 1) / nt;
-    int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
+    const int t = omp_get_thread_num();
+    if (t == 0) got = omp_get_num_threads();
+    const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
+    const int64_t start = detail::now_ns();
     if (b < e) fn(b, e);
+    busy[t] = detail::now_ns() - start;
+    items[t] = e - b;
   }
+  detail::note_team(detail::now_ns() - fork, busy, items, std::min(got, nt));
 }
 
 // Calls fn(begin, end) on disjoint chunks covering [0, n). `grain` is the number of items that

@@ -4,7 +4,11 @@
 // MODELs given (builtin specs or .onnx files).
 //
 //   build/tests/bench/fusebox_bench_threads [--rounds 15] [--ms 20] [--threads 1,2]
-//       [--assets DIR] [--json] [--check] [MODEL...]
+//       [--assets DIR] [--busy N] [--json] [--check] [MODEL...]
+//
+// --busy N starts N processes spinning for the whole benchmark (the contention a desktop always
+// has: another process busy on a core); FUSEBOX_STEP_DOWN=0 turns off the step-down that keeps 2
+// threads from collapsing there (ops/cpu/parallel.h), to see the collapse.
 //
 // Method: one Session for the model (compiled executor, all passes, greedy_by_size), run at each
 // thread count in turn (Session::set_threads; the plan, the arena and the prepared kernels are the
@@ -15,6 +19,11 @@
 // side and of the ratio, and the ratio's 25th-75th percentile band over rounds. A model counts as
 // slower at b threads only when even the band's low end is above 1 + 2% (three rounds in four
 // slower): beyond noise. With --check the exit status is 1 when a model is slower.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -56,6 +65,29 @@ double quantile(std::vector<double> v, double q) {
   const double f = pos - static_cast<double>(i);
   return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
+
+// N processes spinning until this object goes (or this process dies, or 10 minutes pass).
+class Busy {
+ public:
+  explicit Busy(int n) {
+    for (int i = 0; i < n; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(600);
+        for (;;) asm volatile("" ::: "memory");
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~Busy() {
+    for (pid_t pid : pids_) kill(pid, SIGKILL);
+    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
 
 struct Side {
   int threads = 1;
@@ -125,6 +157,7 @@ int main_impl(int argc, char** argv) {
   std::vector<std::string> models;
   std::string assets = "assets/models";
   bool json = false, check = false;
+  int busy = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -142,18 +175,20 @@ int main_impl(int argc, char** argv) {
       b = std::stoi(parts[1]);
     } else if (arg == "--assets") {
       assets = value();
+    } else if (arg == "--busy") {
+      busy = std::stoi(value());
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--check") {
       check = true;
     } else if (!arg.empty() && arg[0] == '-') {
       throw Error("unknown option '" + arg +
-                  "' (use --rounds N --ms MS --threads A,B --assets DIR --json --check MODEL...)");
+                  "' (use --rounds N --ms MS --threads A,B --assets DIR --busy N --json --check MODEL...)");
     } else {
       models.push_back(arg);
     }
   }
-  if (rounds < 1 || ms <= 0 || a < 1 || b < 1) throw Error("--rounds, --ms and --threads must be positive");
+  if (rounds < 1 || ms <= 0 || a < 1 || b < 1 || busy < 0) throw Error("--rounds, --ms and --threads must be positive");
   if (models.empty()) {
     models = kBuiltins;
     std::vector<std::string> files;
@@ -164,6 +199,11 @@ int main_impl(int argc, char** argv) {
     models.insert(models.end(), files.begin(), files.end());
   }
   cpu::register_backend();
+  // The fork/join cost is measured before the busy processes start (as a desktop app measures it
+  // while its render thread idles): measured beside them it is a scheduler slice, and every op
+  // would stay on one thread for that reason alone.
+  if (busy > 0) cpu::fork_join_ns(b);
+  Busy spinning(busy);
   std::vector<Row> rows;
   for (const auto& m : models) {
     rows.push_back(race(m, a, b, rounds, ms));
@@ -185,8 +225,12 @@ int main_impl(int argc, char** argv) {
     std::printf("fork/join at %d threads: %.2f us (%s)\n", b, cpu::fork_join_ns(b) / 1000.0,
                 std::getenv("FUSEBOX_FORK_JOIN_NS") ? "FUSEBOX_FORK_JOIN_NS"
                                                     : "measured: lowest of 5 bursts' 25th percentiles of back-to-back regions");
-    std::printf("%d rounds of ~%.0f ms per side, interleaved; ratio = t%d / t%d inside each round\n\n",
+    std::printf("%d rounds of ~%.0f ms per side, interleaved; ratio = t%d / t%d inside each round\n",
                 rounds, ms, b, a);
+    const cpu::ContentionStats st = cpu::contention_stats();
+    std::printf("%d busy processes; contention windows %lld, step-downs %lld%s\n\n", busy,
+                static_cast<long long>(st.windows), static_cast<long long>(st.step_downs),
+                std::getenv("FUSEBOX_STEP_DOWN") ? " (FUSEBOX_STEP_DOWN set)" : "");
     std::printf("| model | %d thread(s) median us | %d threads median us | t%d/t%d median | p25-p75 | verdict |\n",
                 a, b, b, a);
     std::printf("|---|---|---|---|---|---|\n");
