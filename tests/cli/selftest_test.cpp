@@ -65,7 +65,7 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
       ++trace_rows[name];
       EXPECT_EQ(row["status"], "n/a") << row.dump();
       EXPECT_EQ(row["detail"].get<std::string>().rfind(
-                    "not applicable: backend 'cpu' recorded no device activity (CPU: ", 0),
+                    "not applicable: backend 'cpu' recorded no device activity (CPU (", 0),
                 0u)
           << row.dump();
     } else if (kind == "capture") {

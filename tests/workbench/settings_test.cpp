@@ -396,7 +396,7 @@ TEST_F(SettingsTest, JsonErrorsNameThePathAndSuggest) {
             "s.json: /planer: unknown key 'planer' (did you mean 'planner'?)");
   EXPECT_EQ(json_error(R"({"frobnicate": 1})"),
             "s.json: /frobnicate: unknown key 'frobnicate' (valid: model, backend, executor, "
-            "threads, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
+            "threads, isa, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
             "dims)");
   EXPECT_EQ(json_error(R"({"capture": "yes"})"), "s.json: /capture: expected true or false, got \"yes\"");
   EXPECT_EQ(json_error(R"({"passes": {"fuse_patern": false}})"),
