@@ -19,10 +19,6 @@
 // side and of the ratio, and the ratio's 25th-75th percentile band over rounds. A model counts as
 // slower at b threads only when even the band's low end is above 1 + 2% (three rounds in four
 // slower): beyond noise. With --check the exit status is 1 when a model is slower.
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -34,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/busy_processes.h"
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -66,28 +63,6 @@ double quantile(std::vector<double> v, double q) {
   return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
 
-// N processes spinning until this object goes (or this process dies, or 10 minutes pass).
-class Busy {
- public:
-  explicit Busy(int n) {
-    for (int i = 0; i < n; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        alarm(600);
-        for (;;) asm volatile("" ::: "memory");
-      }
-      if (pid > 0) pids_.push_back(pid);
-    }
-  }
-  ~Busy() {
-    for (pid_t pid : pids_) kill(pid, SIGKILL);
-    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
-  }
-
- private:
-  std::vector<pid_t> pids_;
-};
 
 struct Side {
   int threads = 1;
@@ -203,7 +178,7 @@ int main_impl(int argc, char** argv) {
   // while its render thread idles): measured beside them it is a scheduler slice, and every op
   // would stay on one thread for that reason alone.
   if (busy > 0) cpu::fork_join_ns(b);
-  Busy spinning(busy);
+  testing::BusyProcesses spinning(busy, 600);
   std::vector<Row> rows;
   for (const auto& m : models) {
     rows.push_back(race(m, a, b, rounds, ms));

@@ -6,10 +6,6 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,36 +17,15 @@
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/parallel.h"
+#include "tests/support/busy_processes.h"
 #include "tests/support/graph_eval.h"
 
 namespace fusebox::cpu {
 namespace {
 
-// Processes spinning on all the cores this one may use but one, for the life of the object: a
-// 2-thread team then needs a core another process is busy on. Each child dies with this process
-// (PR_SET_PDEATHSIG) and after 60 s at most (alarm), whatever happens to the test.
-class BusyProcesses {
- public:
-  explicit BusyProcesses(int count) {
-    for (int i = 0; i < count; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        alarm(60);
-        for (;;) asm volatile("" ::: "memory");
-      }
-      if (pid > 0) pids_.push_back(pid);
-    }
-  }
-  ~BusyProcesses() {
-    for (pid_t pid : pids_) kill(pid, SIGKILL);
-    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
-  }
-  size_t size() const { return pids_.size(); }
-
- private:
-  std::vector<pid_t> pids_;
-};
+// Processes spinning on all the cores this one may use but one: a 2-thread team then needs a
+// core another process is busy on.
+using testing::BusyProcesses;
 
 int usable_cores() {
   cpu_set_t set;
