@@ -6,6 +6,10 @@
 //                portable: the plain copy through OpenBLAS), weight packed before timing
 //   Blas       sgemm() from blas.h: cblas_sgemm called directly, OpenBLAS threading itself
 //   BlasMany   sgemm_many(): how the MatMul kernel calls OpenBLAS (threads split by us)
+// and, on the FFN's first layer, the fused epilogues of packed_sgemm at each Isa:
+//   Epilogue/<isa>/<act>  bias + none | relu | gelu (erf) | gelu_tanh | tanh | sigmoid in the
+//                         store, GFLOPs counting the GEMM's 2 M N K only, so a costly epilogue
+//                         shows as fewer GFLOP/s than none's
 // OpenBLAS runs with whatever OPENBLAS_CORETYPE the environment sets (Haswell on our machines).
 //
 //   build/tests/bench/fusebox_bench_gemm --benchmark_min_time=0.5
@@ -51,6 +55,23 @@ void BM_Packed(benchmark::State& state, Isa isa) {
   const PackedB packed = PackedB::pack(isa, o.b.data(), o.k, o.n, /*trans_b=*/true);
   for (auto _ : state) {
     packed_sgemm(o.m, 1.0f, o.a.data(), o.k, false, packed, 0.0f, o.c.data(), o.n);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, o);
+}
+
+// Args: m, n, k, threads; the Isa and the activation are bound at registration.
+void BM_Epilogue(benchmark::State& state, Isa isa, GemmAct act) {
+  omp_set_num_threads(static_cast<int>(state.range(3)));
+  Operands o(state.range(0), state.range(1), state.range(2));
+  const PackedB packed = PackedB::pack(isa, o.b.data(), o.k, o.n, /*trans_b=*/true);
+  const std::vector<float> bias(static_cast<size_t>(o.n), 0.25f);
+  GemmEpilogue ep;
+  ep.bias = bias.data();
+  ep.act = act;
+  for (auto _ : state) {
+    packed_sgemm(o.m, 1.0f, o.a.data(), o.k, false, packed, 0.0f, o.c.data(), o.n, ep);
     benchmark::DoNotOptimize(o.c.data());
     benchmark::ClobberMemory();
   }
@@ -108,6 +129,27 @@ void register_all() {
       runs.push_back(benchmark::RegisterBenchmark("BM_BlasMany", BM_BlasMany));
       for (auto* b : runs) {
         b->Args({s[0], s[1], s[2], threads});
+        b->ArgNames({"m", "n", "k", "t"});
+        if (threads > 1) b->UseRealTime();
+      }
+    }
+    // The FFN's first layer (transformer, seq 64 and 128) with each epilogue, interleaved.
+    for (const int64_t m : {64, 128}) {
+      const struct {
+        GemmAct act;
+        const char* name;
+      } acts[] = {{GemmAct::kNone, "none"},      {GemmAct::kRelu, "relu"},
+                  {GemmAct::kGelu, "gelu"},      {GemmAct::kGeluTanh, "gelu_tanh"},
+                  {GemmAct::kTanh, "tanh"},      {GemmAct::kSigmoid, "sigmoid"}};
+      std::vector<benchmark::internal::Benchmark*> runs;
+      for (Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kPortable})
+        if (cpu_runs(isa))
+          for (const auto& a : acts)
+            runs.push_back(benchmark::RegisterBenchmark(
+                (std::string("BM_Epilogue/") + isa_name(isa) + "/" + a.name).c_str(), BM_Epilogue,
+                isa, a.act));
+      for (auto* b : runs) {
+        b->Args({m, 1024, 256, threads});
         b->ArgNames({"m", "n", "k", "t"});
         // Two threads: wall time (the other OpenMP thread's work is not in the main thread's CPU
         // time). One thread: its CPU time, which leaves out the time the thread spent preempted,
