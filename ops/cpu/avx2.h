@@ -21,7 +21,12 @@ FUSEBOX_AVX2 inline __m256i tail_mask256(int64_t count) {
 // 2^n is applied as two factors 2^(n/2) 2^(n - n/2) built in the exponent field (AVX2 has no
 // vscalefps), so n = 128 needs no special case. Below ln(FLT_MIN) the result is 0 (no
 // denormals), NaN stays NaN.
-FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
+//
+// exp256_unfixed is the same without the last two steps: below ln(FLT_MIN) it gives exp(ln
+// FLT_MIN) (about 1.2e-38) instead of 0, and for NaN it gives exp(89) = inf. For callers in
+// which neither changes the result (gelu_tanh256: x / (1 + e) is the same for e = 0 and 1.2e-38,
+// and NaN for a NaN x either way), two compares and two blends fewer.
+FUSEBOX_AVX2 inline __m256 exp256_unfixed(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.33654475f);
   // min/max return their second operand for NaN: xc is finite, so the conversion is defined.
   __m256 xc = _mm256_min_ps(x, _mm256_set1_ps(89.0f));
@@ -43,8 +48,13 @@ FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
   const __m256i bias = _mm256_set1_epi32(127);
   const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  __m256 res = _mm256_mul_ps(_mm256_mul_ps(y, f1), f2);
-  res = _mm256_blendv_ps(res, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  return _mm256_mul_ps(_mm256_mul_ps(y, f1), f2);
+}
+
+FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654475f);
+  const __m256 res = _mm256_blendv_ps(exp256_unfixed(x), _mm256_setzero_ps(),
+                                      _mm256_cmp_ps(x, lo, _CMP_LT_OQ));  // x < lo: 0
   return _mm256_blendv_ps(res, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN in, NaN out
 }
 
@@ -106,7 +116,7 @@ FUSEBOX_AVX2 inline __m256 gelu_tanh256(__m256 x) {
   const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
   const __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
                                  _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
-  const __m256 e = exp256(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
+  const __m256 e = exp256_unfixed(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
   return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
