@@ -22,9 +22,9 @@
 #include "ops/cpu/ew_ops.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
-#include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/strided.h"
+#include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
 

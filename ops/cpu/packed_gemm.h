@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "ops/cpu/isa.h"
+#include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
 
@@ -95,19 +96,12 @@ class PackedB {
 };
 
 // What the GEMM applies to each result in registers before storing it, so that a bias and an
-// activation cost no pass over C: C = act(alpha op(A) B + beta C + bias).
-// kGelu: the exact (erf) form; kGeluTanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-enum class GemmAct : uint8_t { kNone, kRelu, kGelu, kGeluTanh, kTanh, kSigmoid };
+// activation cost no pass over C: C = act(alpha op(A) B + beta C + bias) (GemmAct: vector_math.h).
 struct GemmEpilogue {
   const float* bias = nullptr;  // n floats added to every row; null: none
   GemmAct act = GemmAct::kNone;
 };
 
-// y[i] = act(x[i]) for n floats (in place is fine) on `isa`'s vector code: the epilogue as a
-// pass, for results the GEMM could not finish in registers and for the element-wise ops.
-void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n);
-// y[i] = exp(x[i]) (exp_f32 of math.h; exp512 / exp256 on the vector paths), in place is fine.
-void exp_span(Isa isa, const float* x, float* y, int64_t n);
 
 // C[m x n] = alpha op(A)[m x k] B + beta C, with k and n those of b, then the epilogue. A row-major with leading
 // dim lda (trans_a: A stored k x m); C row-major with leading dim ldc. beta == 0 never reads C.

@@ -13,7 +13,7 @@
 
 #include "ops/cpu/isa.h"
 #include "ops/cpu/math.h"
-#include "ops/cpu/packed_gemm.h"
+#include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
 namespace {
