@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "core/base/error.h"
+#include "core/base/machine.h"
 
 namespace fusebox::profiler {
 namespace {
@@ -83,30 +84,22 @@ struct Probe {
   float (*block)(int64_t);
 };
 
-bool runs_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-}
-bool runs_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 Probe probe_for(const std::string& isa) {
   const Probe p512{"avx512", 16, kChains512, &fma_block_avx512};
   const Probe p256{"avx2", 8, kChains256, &fma_block_avx2};
   const Probe scalar{"scalar", 1, kChainsScalar, &fma_block_scalar};
   if (isa == "avx512") {
-    if (!runs_avx512()) throw Error("FMA peak for isa 'avx512': this CPU has no AVX-512");
+    if (!cpu_has_avx512()) throw Error("FMA peak for isa 'avx512': this CPU has no AVX-512");
     return p512;
   }
   if (isa == "avx2") {
-    if (!runs_avx2()) throw Error("FMA peak for isa 'avx2': this CPU has no AVX2 and FMA");
+    if (!cpu_has_avx2_fma()) throw Error("FMA peak for isa 'avx2': this CPU has no AVX2 and FMA");
     return p256;
   }
   if (isa != "auto" && isa != "portable")
     throw Error("FMA peak: unknown isa '" + isa + "' (valid: auto | avx512 | avx2 | portable)");
   // auto and portable: the best loop the CPU runs (portable GEMMs are OpenBLAS's own kernels).
-  return runs_avx512() ? p512 : runs_avx2() ? p256 : scalar;
+  return cpu_has_avx512() ? p512 : cpu_has_avx2_fma() ? p256 : scalar;
 }
 
 volatile float g_sink = 0;  // keeps the loops from being optimized away

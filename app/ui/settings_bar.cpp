@@ -92,9 +92,9 @@ void SettingsBar::draw(const Frame& frame) {
   ImGui::SameLine();
   const std::vector<std::string> runs = cpu::isa_levels();
   std::vector<std::pair<std::string, std::string>> levels = {{"auto", ""}};
-  for (const char* level : {"avx512", "avx2", "portable"}) {
+  for (const std::string& level : cpu::isa_names()) {
     const bool here = std::find(runs.begin(), runs.end(), level) != runs.end();
-    levels.emplace_back(level, here ? "" : "this CPU cannot run " + std::string(level));
+    levels.emplace_back(level, here ? "" : "this CPU cannot run " + level);
   }
   const workbench::RunResult* shown = frame.result();
   const std::string isa_text =

@@ -27,6 +27,7 @@
 #include "core/planner/plan.h"
 #include "core/planner/strategies.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/isa.h"
 
 namespace fusebox::workbench {
 
@@ -425,7 +426,9 @@ const std::vector<FieldDef>& fields() {
     t.push_back(name_field("isa",
                            "CPU instruction-set level of the kernels (auto: the best this CPU runs)",
                            &Settings::isa, "isa", [] {
-                             return std::vector<std::string>{"auto", "avx512", "avx2", "portable"};
+                             std::vector<std::string> names = cpu::isa_names();
+                             names.insert(names.begin(), "auto");
+                             return names;
                            }));
     t.push_back(switches_field("passes", "the passes that run (see `fusebox passes`)",
                                &Settings::passes_off, "pass", pass_names));

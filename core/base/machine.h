@@ -8,4 +8,10 @@ namespace fusebox {
 // The CPU's model name ("AMD EPYC 7B13") from /proc/cpuinfo; "unknown CPU" when there is none.
 std::string cpu_model_name();
 
+// Whether this CPU (and the OS, which must save the wider registers) runs AVX-512 F, BW, DQ and
+// VL with FMA; AVX2 with FMA. The CPU backend's levels (ops/cpu/isa.h) and the profiler's FMA
+// probes (profiler/fma_peak.cpp) both ask here.
+bool cpu_has_avx512();
+bool cpu_has_avx2_fma();
+
 }  // namespace fusebox

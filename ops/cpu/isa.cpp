@@ -4,6 +4,7 @@
 
 #include "core/base/error.h"
 #include "core/base/machine.h"
+#include "core/base/strings.h"
 #include "core/exec/kernel.h"
 
 namespace fusebox::cpu {
@@ -13,9 +14,7 @@ namespace {
 constexpr Isa kAll[] = {Isa::kAvx512, Isa::kAvx2, Isa::kPortable};  // best first
 
 std::string runs_text() {
-  std::string s;
-  for (const auto& name : isa_levels()) s += (s.empty() ? "" : " | ") + name;
-  return s;
+  return join(isa_levels(), " | ");
 }
 
 // The level `text` names (without "auto") and whether it exists; no check of the CPU.
@@ -31,7 +30,7 @@ bool lookup(const std::string& text, Isa& out) {
 Isa checked(const std::string& text, const std::string& where) {
   Isa isa{};
   if (!lookup(text, isa))
-    throw Error(where + "unknown isa '" + text + "' (valid: auto | avx512 | avx2 | portable)");
+    throw Error(where + "unknown isa '" + text + "' (valid: auto | " + join(isa_names(), " | ") + ")");
   if (!cpu_runs(isa)) {
     const std::string what = isa == Isa::kAvx512 ? "AVX-512 (F, BW, DQ, VL)" : "AVX2 and FMA";
     throw Error(where + "isa '" + text + "': this CPU (" + cpu_model_name() + ")" +
@@ -56,20 +55,20 @@ const char* isa_name(Isa isa) {
 
 bool cpu_runs(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: {
-      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                              __builtin_cpu_supports("fma");
-      return has;
-    }
-    case Isa::kAvx2: {
-      static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-      return has;
-    }
+    case Isa::kAvx512:
+      return cpu_has_avx512();
+    case Isa::kAvx2:
+      return cpu_has_avx2_fma();
     case Isa::kPortable:
       break;
   }
   return true;
+}
+
+std::vector<std::string> isa_names() {
+  std::vector<std::string> out;
+  for (Isa isa : kAll) out.push_back(isa_name(isa));
+  return out;
 }
 
 std::vector<std::string> isa_levels() {

@@ -26,6 +26,8 @@ enum class Isa : uint8_t { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
 const char* isa_name(Isa isa);
 // Whether this CPU (and the OS, which must save the wider registers) runs `isa`.
 bool cpu_runs(Isa isa);
+// Every level, best first: {"avx512", "avx2", "portable"} (what `isa` takes besides "auto").
+std::vector<std::string> isa_names();
 // The levels this CPU runs, best first: e.g. {"avx2", "portable"}.
 std::vector<std::string> isa_levels();
 // The best level the CPU runs; FUSEBOX_ISA=<level> in the environment lowers it (an unknown name
