@@ -103,7 +103,7 @@ void SettingsBar::draw(const Frame& frame) {
         "The CPU kernels' instruction-set level: avx512 (16 floats a register), avx2 (8), or "
         "portable (plain C++, OpenBLAS for GEMMs). auto takes the best this CPU runs. Kernels are "
         "prepared again (weights repacked); the op table and the roofline follow the level.",
-        em * 6);
+        em * 7.5f);
 
   ImGui::SameLine();
   std::vector<std::string> planners = planner::strategy_names();
