@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/observer.h"
+#include "core/backend/observer.h"
 #include "core/exec/session.h"
 
 namespace fusebox::profiler {

@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/exec/device_activity.h"
-#include "core/exec/observer.h"
+#include "core/backend/device_activity.h"
+#include "core/backend/observer.h"
 #include "core/exec/session.h"
 
 namespace fusebox::profiler {

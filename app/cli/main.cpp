@@ -5,7 +5,7 @@
 
 #include "app/cli/commands.h"
 #include "core/base/error.h"
-#include "ops/cpu/cpu_backend.h"
+#include "app/workbench/backends.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
       "Example: fusebox run transformer:seq=128 --executor compiled --iters 200"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "fusebox 0.1.0");
-  fusebox::cpu::register_backend();
+  fusebox::workbench::register_backends();
   fusebox::cli::add_run_command(app);
   fusebox::cli::add_passes_command(app);
   fusebox::cli::add_plan_command(app);

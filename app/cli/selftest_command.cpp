@@ -31,8 +31,8 @@
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/exec/backend.h"
-#include "core/exec/plugin.h"
+#include "core/backend/backend.h"
+#include "app/workbench/backends.h"
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "core/models/builtin_models.h"
@@ -550,7 +550,7 @@ void add_selftest_command(CLI::App& app) {
   cmd->add_option("--without-case", args->without_case, "treat OP as having no self-test case (tests)")
       ->group("");
   cmd->callback([args] {
-    exec::register_plugin_backends();
+    workbench::register_backends();
     exec::BackendRegistry& registry = exec::BackendRegistry::instance();
     const std::vector<std::string> known = registry.known();
     if (std::find(known.begin(), known.end(), args->backend) == known.end())

@@ -21,7 +21,7 @@
 #include "app/workbench/report.h"
 #include "app/workbench/scenario.h"
 #include "core/base/error.h"
-#include "ops/cpu/cpu_backend.h"
+#include "app/workbench/backends.h"
 
 namespace {
 
@@ -92,7 +92,7 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
 
 int main(int argc, char** argv) {
   using namespace fusebox;
-  cpu::register_backend();
+  workbench::register_backends();
   CLI::App cli(
       "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "
       "threads, and watch the graph, the arena and the trace change, measured.\n"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/ui/widgets.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/exec/executor.h"
 #include "core/models/builtin_models.h"
 #include "core/planner/plan.h"

@@ -13,7 +13,7 @@
 
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
-#include "core/exec/device_activity.h"
+#include "core/backend/device_activity.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::ui {

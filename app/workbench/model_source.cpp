@@ -5,12 +5,12 @@
 #include <memory>
 #include <random>
 
+#include "app/workbench/backends.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/ir/npy.h"
 #include "core/models/builtin_models.h"
 #include "core/models/onnx_import.h"
-#include "ops/cpu/cpu_backend.h"
 
 namespace fusebox::workbench {
 
@@ -20,10 +20,9 @@ bool is_model_file(const std::string& model) {
 
 ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std::string, int64_t>& dims) {
   if (is_model_file(model)) {
-    static const std::unique_ptr<exec::Backend> evaluator = cpu::make_backend();  // folds shape arithmetic
     models::OnnxImportOptions options;
     options.dims = dims;
-    options.evaluator = evaluator.get();
+    options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }
   if (!dims.empty()) throw Error("--dim applies to .onnx models only ('" + model + "' is a builtin spec)");

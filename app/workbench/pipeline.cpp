@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/workbench/backends.h"
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
 #include "core/planner/plan_index.h"
@@ -133,6 +134,7 @@ exec::Backend& Pipeline::backend(const std::string& name) {
   auto& b = backends_[name];
   if (!b) {
     try {
+      register_backends();
       b = exec::BackendRegistry::instance().create(name);
     } catch (...) {
       backends_.erase(name);

@@ -22,7 +22,7 @@
 
 #include "app/workbench/run_result.h"
 #include "app/workbench/settings.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "profiler/roofline.h"
 
 namespace fusebox::workbench {

@@ -18,15 +18,15 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/exec/backend.h"
-#include "core/exec/plugin.h"
+#include "core/backend/backend.h"
+#include "app/workbench/backends.h"
 #include "core/exec/executor.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/fusion_patterns.h"
 #include "core/passes/pass_manager.h"
 #include "core/planner/plan.h"
 #include "core/planner/strategies.h"
-#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/isa.h"
 #include "ops/cpu/isa.h"
 
 namespace fusebox::workbench {
@@ -55,11 +55,9 @@ std::vector<std::string> planner_names() {
 }
 
 // Every registered backend, the unavailable ones included: whether one can run here is the
-// pipeline's question (it says why not), not a property of the setting. The CPU backend is
-// always there, so it is registered here too (idempotent) rather than trusting every caller.
+// pipeline's question (it says why not), not a property of the setting.
 std::vector<std::string> backend_names() {
-  cpu::register_backend();
-  exec::register_plugin_backends();  // known by name; loaded only when a run asks for one
+  register_backends();
   return exec::BackendRegistry::instance().known();
 }
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/observer.h"
+#include "core/backend/observer.h"
 #include "core/exec/program.h"
 #include "core/planner/plan.h"
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/graph.h"
 
 namespace fusebox::exec {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/exec/executor.h"
-#include "core/exec/observer.h"
+#include "core/backend/observer.h"
 #include "core/exec/program.h"
 #include "core/ir/graph.h"
 #include "core/passes/pass_manager.h"

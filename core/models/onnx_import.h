@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/graph.h"
 #include "core/ir/tensor.h"
 

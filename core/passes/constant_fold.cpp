@@ -6,7 +6,7 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 #include "core/ir/op_schema.h"
 #include "core/passes/pass_manager.h"
 

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/exec/backend.h"
-#include "core/exec/observer.h"
+#include "core/backend/backend.h"
+#include "core/backend/observer.h"
 #include "core/ir/graph.h"
 
 namespace fusebox::passes {

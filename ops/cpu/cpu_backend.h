@@ -3,7 +3,7 @@
 // OpenMP thread pool shared by our kernels and BLAS. Always available.
 #include <memory>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 
 namespace fusebox::cpu {
 

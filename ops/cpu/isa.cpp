@@ -5,7 +5,7 @@
 #include "core/base/error.h"
 #include "core/base/machine.h"
 #include "core/base/strings.h"
-#include "core/exec/kernel.h"
+#include "core/backend/kernel.h"
 
 namespace fusebox::cpu {
 

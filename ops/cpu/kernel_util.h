@@ -1,10 +1,10 @@
 #pragma once
-// Helpers shared by the CPU kernel files: the generic ones from core/exec/kernel_util.h (typed
+// Helpers shared by the CPU kernel files: the generic ones from core/backend/kernel_util.h (typed
 // access to KernelArgs, prepare-time checks naming the node) and the grain sizes that decide when
 // a loop is worth splitting across threads.
 #include <cstdint>
 
-#include "core/exec/kernel_util.h"
+#include "core/backend/kernel_util.h"
 
 namespace fusebox::cpu {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/exec/backend.h"
-#include "core/exec/kernel.h"
+#include "core/backend/backend.h"
+#include "core/backend/kernel.h"
 
 namespace fusebox::cuda {
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/exec/kernel.h"
-#include "core/exec/kernel_util.h"
+#include "core/backend/kernel.h"
+#include "core/backend/kernel_util.h"
 
 namespace fusebox::cuda {
 

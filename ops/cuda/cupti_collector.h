@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/device_activity.h"
+#include "core/backend/device_activity.h"
 
 namespace fusebox::cuda {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/exec/plugin_abi.h"
+#include "core/backend/plugin_abi.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/probe.h"
 

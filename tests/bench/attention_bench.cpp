@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
 #include "ops/cpu/cpu_backend.h"

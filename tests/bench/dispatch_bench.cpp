@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "ops/cpu/cpu_backend.h"

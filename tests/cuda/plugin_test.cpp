@@ -14,8 +14,8 @@
 #include <algorithm>
 
 #include "core/base/error.h"
-#include "core/exec/backend.h"
-#include "core/exec/plugin.h"
+#include "core/backend/backend.h"
+#include "core/backend/plugin.h"
 
 namespace fusebox::exec {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/plugin.h"
+#include "core/backend/plugin.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace fusebox;

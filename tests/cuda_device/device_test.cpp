@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/backend.h"
-#include "core/exec/plugin.h"
+#include "core/backend/backend.h"
+#include "core/backend/plugin.h"
 #include "core/exec/session.h"
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 #include "core/exec/session.h"
 #include "core/ir/op_schema.h"
 #include "core/models/builtin_models.h"

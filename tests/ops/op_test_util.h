@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
 #include "ops/cpu/cpu_backend.h"

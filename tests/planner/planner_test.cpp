@@ -6,7 +6,7 @@
 #include <random>
 
 #include "core/base/error.h"
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 #include "core/exec/stages.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/pass_manager.h"

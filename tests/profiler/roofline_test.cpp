@@ -10,7 +10,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "profiler/fma_peak.h"
 #include "profiler/roofline.h"
 #include "profiler_test_util.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 #include "core/ir/graph.h"
 #include "ops/cpu/cpu_backend.h"
 

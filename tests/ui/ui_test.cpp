@@ -17,7 +17,7 @@
 #include "app/ui/widgets.h"
 #include "app/ui/window.h"
 #include "core/base/error.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {

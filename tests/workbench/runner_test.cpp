@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/workbench/runner.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::workbench {

@@ -14,7 +14,7 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/passes/fusion_patterns.h"
 #include "core/passes/pass_manager.h"
 #include "ops/cpu/cpu_backend.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 
 namespace fusebox::models::onnx_import {
 

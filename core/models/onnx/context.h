@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/graph.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"

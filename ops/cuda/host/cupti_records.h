@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/exec/device_activity.h"
+#include "core/backend/device_activity.h"
 
 namespace fusebox::cuda {
 

@@ -6,14 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/exec/plugin_abi.h"
+#include "core/backend/plugin_abi.h"
 
 #ifdef FAKE_AVAILABLE
 // The plugin's backend is the core's own stand-in, made by the one copy of core the host loaded:
 // it registers "made_by_fake_plugin" in the registry, which the host must then see.
 #include <memory>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 namespace {
 // A backend with no kernels on host memory: enough to be made, named and destroyed by the host.
 class FakeBackend final : public fusebox::exec::Backend {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/device_activity.h"
-#include "core/exec/kernel.h"
+#include "core/backend/device_activity.h"
+#include "core/backend/kernel.h"
 #include "core/ir/tensor.h"
 
 namespace fusebox::exec {

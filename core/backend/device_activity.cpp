@@ -1,4 +1,4 @@
-#include "core/exec/device_activity.h"
+#include "core/backend/device_activity.h"
 
 #include <set>
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/exec/kernel.h"
+#include "core/backend/kernel.h"
 #include "core/ir/dtype.h"
 
 namespace fusebox::exec {

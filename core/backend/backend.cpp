@@ -1,4 +1,4 @@
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "core/exec/evaluate.h"
+#include "core/backend/evaluate.h"
 
 #include "core/base/error.h"
 #include "core/ir/op_schema.h"

@@ -3,7 +3,7 @@
 // evaluate static subgraphs at load time) and by tests. Allocates; not for the hot path.
 #include <vector>
 
-#include "core/exec/backend.h"
+#include "core/backend/backend.h"
 #include "core/ir/node.h"
 #include "core/ir/tensor.h"
 

@@ -1,4 +1,4 @@
-#include "core/exec/plugin.h"
+#include "core/backend/plugin.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/exec/backend.h"
-#include "core/exec/plugin_abi.h"
+#include "core/backend/backend.h"
+#include "core/backend/plugin_abi.h"
 
 namespace fusebox::exec {
 namespace {
