@@ -12,7 +12,7 @@ void add_passes_command(CLI::App& app) {
       "List the optimization passes in pipeline order; pick them with --passes on run/plan.\n"
       "Example: fusebox passes; fusebox run transformer --passes absorb_matmul,fuse_patterns,dce --explain");
   cmd->callback([] {
-    for (const auto& p : passes::PassRegistry::instance().passes())
+    for (const auto& p : passes::PassRegistry::instance().entries())
       std::printf("%-18s %s\n", p.name.c_str(), p.description.c_str());
   });
 }

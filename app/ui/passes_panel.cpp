@@ -55,7 +55,7 @@ void PassesPanel::draw(const Frame& frame) {
     for (const auto& r : fuse->rewrites) ++fired[r.pattern];
   }
 
-  for (const passes::PassInfo& pass : passes::PassRegistry::instance().passes()) {
+  for (const passes::PassInfo& pass : passes::PassRegistry::instance().entries()) {
     bool on = frame.settings.pass_on(pass.name);
     ImGui::PushID(pass.name.c_str());
     if (ImGui::Checkbox(pass.name.c_str(), &on)) {
@@ -85,7 +85,7 @@ void PassesPanel::draw(const Frame& frame) {
     if (pass.name == "fuse_patterns") {
       ImGui::Indent();
       ImGui::BeginDisabled(!on);
-      for (const passes::FusionPattern& pattern : passes::FusionRegistry::instance().patterns()) {
+      for (const passes::FusionPattern& pattern : passes::FusionRegistry::instance().entries()) {
         bool pattern_on = frame.settings.pattern_on(pattern.name);
         ImGui::PushID(pattern.name.c_str());
         const auto it = fired.find(pattern.name);

@@ -72,7 +72,7 @@ void SettingsBar::draw(const Frame& frame) {
         em * 5);
 
   ImGui::SameLine();
-  combo(frame, "executor", "executor", s.executor, available(exec::executor_names()),
+  combo(frame, "executor", "executor", s.executor, available(exec::executors().names()),
         "eager: allocates every output per op and dispatches by op name, like PyTorch eager.\n"
         "interpreted: walks the graph over the planned arena, looking kernels up per op.\n"
         "compiled: a flat list of prepared kernel calls over the arena, no lookups.",
@@ -106,7 +106,7 @@ void SettingsBar::draw(const Frame& frame) {
         em * 7.5f);
 
   ImGui::SameLine();
-  std::vector<std::string> planners = planner::strategy_names();
+  std::vector<std::string> planners = planner::strategies().names();
   planners.emplace_back(planner::kBestPlanner);
   combo(frame, "planner", "planner", s.planner, available(planners),
         "How buffers are placed in the arena: naive gives every tensor its own bytes; the others "

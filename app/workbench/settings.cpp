@@ -44,12 +44,12 @@ std::vector<std::string> pass_names() {
 
 std::vector<std::string> pattern_names() {
   std::vector<std::string> names;
-  for (const auto& p : passes::FusionRegistry::instance().patterns()) names.push_back(p.name);
+  for (const auto& p : passes::FusionRegistry::instance().entries()) names.push_back(p.name);
   return names;
 }
 
 std::vector<std::string> planner_names() {
-  std::vector<std::string> names = planner::strategy_names();
+  std::vector<std::string> names = planner::strategies().names();
   names.push_back(planner::kBestPlanner);
   return names;
 }
@@ -417,7 +417,7 @@ const std::vector<FieldDef>& fields() {
     t.push_back(
         name_field("backend", "device to run on", &Settings::backend, "backend", backend_names));
     t.push_back(name_field("executor", "how ops are dispatched", &Settings::executor, "executor",
-                           exec::executor_names));
+                           [] { return exec::executors().names(); }));
     t.push_back(integer_field<int>("threads", "--threads",
                                    "intra-op threads (one pool shared with BLAS)",
                                    &Settings::threads, 1, 256));

@@ -30,14 +30,14 @@ struct Settings {
   // Input name -> .npy file (--input NAME=FILE.npy); the other inputs are seeded random.
   std::map<std::string, std::string> inputs;
   std::string backend = "cpu";         // exec::BackendRegistry names (unavailable ones included)
-  std::string executor = "compiled";   // exec::executor_names()
+  std::string executor = "compiled";   // exec::executors().names()
   int threads = 1;                     // 1..256
   // CPU instruction-set level (ops/cpu/isa.h): auto | avx512 | avx2 | portable. A level this
   // machine cannot run is refused when a run starts, naming the ones it can.
   std::string isa = "auto";
   std::set<std::string> passes_off;    // passes::PassRegistry names switched off (empty: all on)
   std::set<std::string> patterns_off;  // passes::FusionRegistry pattern names switched off
-  std::string planner = "greedy_by_size";  // planner::strategy_names() or planner::kBestPlanner
+  std::string planner = "greedy_by_size";  // planner::strategies().names() or planner::kBestPlanner
   // Capture one run and replay it (CUDA graphs): the compiled executor on a backend that can;
   // elsewhere the result says why it does not apply (RunResult::capture_note).
   bool capture = false;

@@ -35,40 +35,22 @@ BackendRegistry& BackendRegistry::instance() {
 
 void BackendRegistry::add(const std::string& name, BackendFactory factory) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  for (auto& [n, e] : entries_) {
-    if (n == name) {
-      e = Entry{std::move(factory), "", nullptr};
-      return;
-    }
-  }
-  entries_.push_back({name, Entry{std::move(factory), "", nullptr}});
+  entries_.add(name, Entry{std::move(factory), "", nullptr});
 }
 
 void BackendRegistry::add_unavailable(const std::string& name, const std::string& reason) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  for (auto& [n, e] : entries_) {
-    if (n == name) {
-      e = Entry{nullptr, reason, nullptr};
-      return;
-    }
-  }
-  entries_.push_back({name, Entry{nullptr, reason, nullptr}});
+  entries_.add(name, Entry{nullptr, reason, nullptr});
 }
 
 void BackendRegistry::add_lazy(const std::string& name, std::function<LazyBackend()> load) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  for (auto& [n, e] : entries_) {
-    if (n == name) {
-      e = Entry{nullptr, "", std::move(load)};
-      return;
-    }
-  }
-  entries_.push_back({name, Entry{nullptr, "", std::move(load)}});
+  entries_.add(name, Entry{nullptr, "", std::move(load)});
 }
 
 void BackendRegistry::resolve() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  for (auto& [n, e] : entries_) {
+  for (Entry& e : entries_.entries()) {
     if (!e.load) continue;
     auto load = std::exchange(e.load, nullptr);
     LazyBackend got = load();
@@ -80,35 +62,31 @@ void BackendRegistry::resolve() const {
 std::unique_ptr<Backend> BackendRegistry::create(const std::string& name) const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   resolve();
-  for (const auto& [n, e] : entries_) {
-    if (n != name) continue;
-    if (!e.factory) throw Error("backend '" + name + "' is unavailable: " + e.unavailable_reason);
-    return e.factory();
-  }
-  throw Error("unknown backend '" + name + "' (known: " + join(known(), ", ") + ")");
+  const Entry* e = entries_.find(name);
+  if (!e) throw Error("unknown backend '" + name + "' (known: " + join(known(), ", ") + ")");
+  if (!e->factory) throw Error("backend '" + name + "' is unavailable: " + e->unavailable_reason);
+  return e->factory();
 }
 
 std::vector<std::string> BackendRegistry::names() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   resolve();
   std::vector<std::string> out;
-  for (const auto& [n, e] : entries_)
+  for (const auto& [n, e] : entries_.items())
     if (e.factory) out.push_back(n);
   return out;
 }
 
 std::vector<std::string> BackendRegistry::known() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [n, e] : entries_) out.push_back(n);
-  return out;
+  return entries_.names();
 }
 
 std::vector<std::pair<std::string, std::string>> BackendRegistry::status() const {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   resolve();
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [n, e] : entries_) out.push_back({n, e.unavailable_reason});
+  for (const auto& [n, e] : entries_.items()) out.push_back({n, e.unavailable_reason});
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/backend/device_activity.h"
 #include "core/backend/kernel.h"
+#include "core/base/registry.h"
 #include "core/ir/tensor.h"
 
 namespace fusebox::exec {
@@ -107,7 +108,9 @@ struct LazyBackend {
   std::string unavailable_reason;
 };
 
-// Known backends by name. A backend that cannot run here is registered with the reason.
+// Known backends by name; one that cannot run here is registered with the reason. A
+// core/base/registry.h Registry inside, behind a lock, since plugins resolve lazily from any
+// thread. names() is the available ones; known() every registered one.
 class BackendRegistry {
  public:
   static BackendRegistry& instance();
@@ -131,7 +134,7 @@ class BackendRegistry {
   };
   void resolve() const;  // runs the pending loads
   mutable std::recursive_mutex mu_;
-  mutable std::vector<std::pair<std::string, Entry>> entries_;
+  mutable Registry<Entry> entries_{"backend"};
 };
 
 }  // namespace fusebox::exec

@@ -6,7 +6,7 @@
 //   passes.add("dce", {...});                  // appends; the same name again replaces in place
 //   const PassInfo* p = passes.find("dce");    // nullptr when unknown
 //   const PassInfo& q = passes.get("dcee");    // throws: unknown pass 'dcee' (did you mean 'dce'?)
-//   for (const auto& [name, info] : passes) ...  // in the order added
+//   for (const PassInfo& p : passes.entries()) ...  // in the order added
 //   passes.names();                            // {"dce", ...}, in the order added
 //
 // Passes, fusion patterns, op schemas, ONNX handlers, planner strategies, executors, backends,
@@ -15,6 +15,8 @@
 // it is always kept. A registry is not thread-safe for writers: builtin entries are added once,
 // on first use, before anyone reads (the owners guard that with a function-local static).
 #include <cstddef>
+#include <functional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,9 +46,21 @@ class Registry {
     items_.emplace_back(std::move(name), std::move(entry));
     return items_.back().second;
   }
+  // Entries that carry their own name (PassInfo, FusionPattern, OpSchema, ...) are added by it.
+  Entry& add(Entry entry)
+    requires requires(const Entry& e) { std::string(e.name); }
+  {
+    std::string name = entry.name;
+    return add(std::move(name), std::move(entry));
+  }
 
-  const Entry* find(std::string_view name) const {
-    auto it = index_.find(std::string(name));
+  const Entry* find(std::string_view name) const {  // no allocation: executors look up per op
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &items_[it->second].second;
+  }
+
+  Entry* find(std::string_view name) {
+    auto it = index_.find(name);
     return it == index_.end() ? nullptr : &items_[it->second].second;
   }
 
@@ -68,13 +82,19 @@ class Registry {
   const std::string& kind() const { return kind_; }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
-  auto begin() const { return items_.begin(); }
-  auto end() const { return items_.end(); }
+  // The entries in the order added; items() pairs each with its name.
+  auto entries() const { return std::views::values(items_); }
+  auto entries() { return std::views::values(items_); }
+  const std::vector<Item>& items() const { return items_; }
 
  private:
   std::string kind_;
   std::vector<Item> items_;
-  std::unordered_map<std::string, size_t> index_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index_;
 };
 
 }  // namespace fusebox

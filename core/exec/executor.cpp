@@ -5,16 +5,31 @@
 
 namespace fusebox::exec {
 
-std::vector<std::string> executor_names() { return {"eager", "interpreted", "compiled"}; }
+const Registry<ExecutorDef>& executors() {
+  static const Registry<ExecutorDef> all = [] {
+    Registry<ExecutorDef> r("executor");
+    r.add({"eager", "allocates per op, dispatches by op name each run (as eager frameworks do)",
+           [](const Program& program, const planner::ExecutionPlan&, const ExecutorOptions&) {
+             return make_eager_executor(program);
+           }});
+    r.add({"interpreted", "one arena, dispatches by op name each run",
+           [](const Program& program, const planner::ExecutionPlan& plan, const ExecutorOptions&) {
+             return make_interpreted_executor(program, plan);
+           }});
+    r.add({"compiled", "one arena, kernels and pointers resolved once; can capture and replay",
+           [](const Program& program, const planner::ExecutionPlan& plan, const ExecutorOptions& options) {
+             return make_compiled_executor(
+                 program, plan, options.capture && capture_unavailable_reason("compiled", *program.backend).empty());
+           }});
+    return r;
+  }();
+  return all;
+}
 
 std::unique_ptr<Executor> make_executor(const std::string& name, const Program& program,
                                         const planner::ExecutionPlan& plan, const ExecutorOptions& options) {
-  if (name == "eager") return make_eager_executor(program);
-  if (name == "interpreted") return make_interpreted_executor(program, plan);
-  if (name == "compiled")
-    return make_compiled_executor(program, plan,
-                                  options.capture && capture_unavailable_reason(name, *program.backend).empty());
-  throw Error("unknown executor '" + name + "' (valid: " + join(executor_names(), ", ") + ")");
+  if (const ExecutorDef* def = executors().find(name)) return def->make(program, plan, options);
+  throw Error("unknown executor '" + name + "' (valid: " + join(executors().names(), ", ") + ")");
 }
 
 std::string capture_unavailable_reason(const std::string& executor, const Backend& backend) {

@@ -13,11 +13,13 @@
 // Capture (ExecutorOptions::capture): the compiled executor, on a backend that can_capture(),
 // records its first run as one captured run (a CUDA graph) and replays it on every later run.
 // A replayed run launches no kernel itself, so it calls no op hook or op event.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/backend/observer.h"
+#include "core/base/registry.h"
 #include "core/exec/program.h"
 #include "core/planner/plan.h"
 
@@ -40,7 +42,13 @@ class Executor {
   virtual void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) = 0;
 };
 
-std::vector<std::string> executor_names();  // eager, interpreted, compiled
+// The executors by name (core/base/registry.h), in the order the window offers them.
+struct ExecutorDef {
+  std::string name;         // "compiled"
+  std::string description;  // one line
+  std::function<std::unique_ptr<Executor>(const Program&, const planner::ExecutionPlan&, const ExecutorOptions&)> make;
+};
+const Registry<ExecutorDef>& executors();  // eager, interpreted, compiled
 // Binds `plan` (made for program.graph) to the program: the interpreted and compiled executors
 // allocate its arena now; the eager one ignores it (it allocates per op, as eager frameworks do).
 // Both must outlive the executor. Throws fusebox::Error for an unknown name (listing the valid

@@ -26,9 +26,9 @@ Session::Session(ir::Graph model, SessionOptions options)
     : options_(std::move(options)), original_(std::move(model)) {
   if (options_.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options_.threads));
   bool known_executor = false;
-  for (const auto& n : executor_names()) known_executor |= n == options_.executor;
+  for (const auto& n : executors().names()) known_executor |= n == options_.executor;
   if (!known_executor)
-    throw Error("unknown executor '" + options_.executor + "' (valid: " + join(executor_names(), ", ") + ")");
+    throw Error("unknown executor '" + options_.executor + "' (valid: " + join(executors().names(), ", ") + ")");
   ExecutionObserver* obs = options_.observer;
   backend_ = BackendRegistry::instance().create(options_.backend);
   backend_->select_isa(options_.isa);

@@ -15,27 +15,6 @@ OpRegistry& OpRegistry::instance() {
   return *registry;
 }
 
-void OpRegistry::add(OpSchema schema) {
-  std::string name = schema.name;
-  schemas_[name] = std::move(schema);
-}
-
-const OpSchema* OpRegistry::find(const std::string& op) const {
-  auto it = schemas_.find(op);
-  return it == schemas_.end() ? nullptr : &it->second;
-}
-
-const OpSchema& OpRegistry::get(const std::string& op) const {
-  if (const OpSchema* s = find(op)) return *s;
-  throw Error("unknown op '" + op + "' (known ops: " + join(names(), ", ") + ")");
-}
-
-std::vector<std::string> OpRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& [name, _] : schemas_) out.push_back(name);
-  return out;
-}
-
 std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs) {
   const OpSchema& s = OpRegistry::instance().get(node.op);
   const std::string where = "node '" + node.name + "' (" + node.op + ")";

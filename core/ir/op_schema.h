@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/registry.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
 #include "core/ir/dtype.h"
@@ -49,16 +50,12 @@ struct OpCost {
   double bytes = 0;  // bytes read + written by the kernel, assuming no cache reuse across ops
 };
 
-class OpRegistry {
+// The op schemas (core/base/registry.h), the builtin ones registered on first use by family
+// (core/ir/ops/*.cpp).
+class OpRegistry : public Registry<OpSchema> {
  public:
+  OpRegistry() : Registry("op") {}
   static OpRegistry& instance();
-  void add(OpSchema schema);
-  const OpSchema* find(const std::string& op) const;
-  const OpSchema& get(const std::string& op) const;  // throws naming the op and listing known ones
-  std::vector<std::string> names() const;
-
- private:
-  std::map<std::string, OpSchema> schemas_;
 };
 
 // Infers output types of `node` from its input types, checking arity first. Errors name the node.

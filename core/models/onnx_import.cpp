@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -307,6 +308,10 @@ ir::Tensor read_onnx_tensor_file(const std::string& path, std::string* name) {
   return onnx_import::tensor_from_proto(proto, nullptr, dir_of(path), path);
 }
 
-std::vector<std::string> onnx_supported_ops() { return HandlerRegistry::instance().ops(); }
+std::vector<std::string> onnx_supported_ops() {
+  std::vector<std::string> ops = HandlerRegistry::instance().names();
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
 
 }  // namespace fusebox::models

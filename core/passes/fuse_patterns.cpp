@@ -27,28 +27,6 @@ FusionRegistry& FusionRegistry::instance() {
   return *registry;
 }
 
-void FusionRegistry::add(FusionPattern pattern) {
-  for (auto& p : patterns_) {
-    if (p.name == pattern.name) {
-      p = std::move(pattern);
-      return;
-    }
-  }
-  patterns_.push_back(std::move(pattern));
-}
-
-const FusionPattern* FusionRegistry::find(const std::string& name) const {
-  for (const auto& p : patterns_)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-std::vector<std::string> FusionRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& p : patterns_) out.push_back(p.name);
-  return out;
-}
-
 std::vector<std::pair<size_t, std::string>> operands_from(const GraphUses& uses,
                                                           const ir::Node& node,
                                                           const std::string& op) {
@@ -110,7 +88,7 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
 
 PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
-  for (const FusionPattern& pattern : FusionRegistry::instance().patterns()) {
+  for (const FusionPattern& pattern : FusionRegistry::instance().entries()) {
     if (ctx.disabled_patterns.count(pattern.name))
       continue;  // switched off: no rewrite, no near miss
     std::optional<GraphUses> uses;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/registry.h"
 #include "core/ir/graph.h"
 #include "core/passes/rewrite_utils.h"
 
@@ -50,16 +51,12 @@ struct FusionPattern {
   TryMatchFn try_match;
 };
 
-class FusionRegistry {
+// The patterns in the order they are tried (core/base/registry.h); the builtin ones are
+// registered on first use, in order.
+class FusionRegistry : public Registry<FusionPattern> {
  public:
-  static FusionRegistry& instance();  // builtin patterns registered on first use, in order
-  void add(FusionPattern pattern);    // appends; same name replaces in place
-  const std::vector<FusionPattern>& patterns() const { return patterns_; }  // tried in this order
-  const FusionPattern* find(const std::string& name) const;
-  std::vector<std::string> names() const;  // in the order they are tried
-
- private:
-  std::vector<FusionPattern> patterns_;
+  FusionRegistry() : Registry("fusion pattern") {}
+  static FusionRegistry& instance();
 };
 
 inline void register_fusion(FusionPattern pattern) {

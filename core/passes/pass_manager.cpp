@@ -27,28 +27,6 @@ PassRegistry& PassRegistry::instance() {
   return *registry;
 }
 
-void PassRegistry::add(PassInfo info) {
-  for (auto& p : passes_) {
-    if (p.name == info.name) {
-      p = std::move(info);
-      return;
-    }
-  }
-  passes_.push_back(std::move(info));
-}
-
-const PassInfo* PassRegistry::find(const std::string& name) const {
-  for (const auto& p : passes_)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-std::vector<std::string> PassRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto& p : passes_) out.push_back(p.name);
-  return out;
-}
-
 void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss) {
   for (const auto& m : misses)
     if (m.text == miss.text) return;
@@ -80,7 +58,7 @@ std::vector<std::string> parse_pass_list(const std::string& text) {
     wanted.insert(name);
   }
   std::vector<std::string> out;
-  for (const auto& p : registry.passes())
+  for (const auto& p : registry.entries())
     if (wanted.count(p.name)) out.push_back(p.name);
   return out;
 }
@@ -97,7 +75,7 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
                   ")");
 
   PassLog log;
-  for (const auto& pass : registry.passes()) {
+  for (const auto& pass : registry.entries()) {
     PassLogEntry entry;
     entry.pass = pass.name;
     entry.enabled = std::find(enabled.begin(), enabled.end(), pass.name) != enabled.end();

@@ -17,6 +17,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/observer.h"
+#include "core/base/registry.h"
 #include "core/ir/graph.h"
 
 namespace fusebox::passes {
@@ -87,18 +88,13 @@ struct PassInfo {
   bool to_fixed_point = false;  // rerun while it changes something (capped)
 };
 
-class PassRegistry {
+// The passes in pipeline order (core/base/registry.h: add appends, the same name replaces in
+// place). The builtin passes are registered on first use (explicit calls, not static
+// initializers, which static libraries drop).
+class PassRegistry : public Registry<PassInfo> {
  public:
-  // The builtin passes are registered on first use (explicit calls, not static initializers,
-  // which static libraries drop).
+  PassRegistry() : Registry("pass") {}
   static PassRegistry& instance();
-  void add(PassInfo info);  // appends; a pass with the same name is replaced in place
-  const std::vector<PassInfo>& passes() const { return passes_; }  // in pipeline order
-  const PassInfo* find(const std::string& name) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::vector<PassInfo> passes_;
 };
 
 struct PassLogEntry {

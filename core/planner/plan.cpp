@@ -22,9 +22,9 @@ size_t arena_of(const std::vector<Buffer>& buffers, const std::vector<size_t>& o
 
 ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name, const MemoryRules& rules) {
   const bool best = strategy_name == kBestPlanner;
-  const Strategy* strategy = best ? nullptr : find_strategy(strategy_name);
+  const Strategy* strategy = best ? nullptr : strategies().find(strategy_name);
   if (!best && !strategy)
-    throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategy_names(), ", ") +
+    throw Error("unknown planner '" + strategy_name + "' (valid: " + join(strategies().names(), ", ") +
                 ", " + kBestPlanner + ")");
   Lifetimes lt = analyze_lifetimes(graph, rules);
   ExecutionPlan plan;
@@ -33,7 +33,7 @@ ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name
   if (best) {
     if (strategies().empty()) throw Error("planner 'best': no strategy is registered");
     size_t smallest = 0;
-    for (const Strategy& s : strategies()) {
+    for (const Strategy& s : strategies().entries()) {
       std::vector<size_t> o = s.place(lt.buffers);
       const size_t arena = arena_of(lt.buffers, o);
       plan.tried.emplace_back(s.name, arena);

@@ -83,27 +83,19 @@ std::vector<size_t> greedy_by_size(const std::vector<Buffer>& b) {
 
 }  // namespace
 
-const std::vector<Strategy>& strategies() {
-  static const std::vector<Strategy> all = {
-      {"naive", "no reuse: every buffer gets its own bytes (what an allocator-free eager run needs)", naive},
-      {"first_fit", "in execution order, the lowest gap that fits among buffers alive at the same time", first_fit},
-      {"best_fit", "in execution order, the smallest gap that fits (less fragmentation than first_fit)", best_fit},
-      {"greedy_by_size", "largest buffers first, each in the best-fitting gap (TFLite/XLA offset planning)",
-       greedy_by_size},
-  };
+const Registry<Strategy>& strategies() {
+  static const Registry<Strategy> all = [] {
+    Registry<Strategy> r("planner");
+    r.add({"naive", "no reuse: every buffer gets its own bytes (what an allocator-free eager run needs)", naive});
+    r.add({"first_fit", "in execution order, the lowest gap that fits among buffers alive at the same time",
+           first_fit});
+    r.add({"best_fit", "in execution order, the smallest gap that fits (less fragmentation than first_fit)",
+           best_fit});
+    r.add({"greedy_by_size", "largest buffers first, each in the best-fitting gap (TFLite/XLA offset planning)",
+           greedy_by_size});
+    return r;
+  }();
   return all;
-}
-
-const Strategy* find_strategy(const std::string& name) {
-  for (const auto& s : strategies())
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-std::vector<std::string> strategy_names() {
-  std::vector<std::string> names;
-  for (const auto& s : strategies()) names.push_back(s.name);
-  return names;
 }
 
 }  // namespace fusebox::planner

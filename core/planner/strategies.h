@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/registry.h"
 #include "core/planner/lifetimes.h"
 
 namespace fusebox::planner {
@@ -18,8 +19,7 @@ struct Strategy {
   StrategyFn place;
 };
 
-const std::vector<Strategy>& strategies();
-const Strategy* find_strategy(const std::string& name);
-std::vector<std::string> strategy_names();
+// Every strategy, by name (core/base/registry.h): strategies().find("first_fit"), .names().
+const Registry<Strategy>& strategies();
 
 }  // namespace fusebox::planner

@@ -19,7 +19,8 @@ TEST(Registry, KeepsTheOrderAddedAndReplacesInPlace) {
   EXPECT_EQ(*r.find("a"), 20);
   EXPECT_EQ(r.size(), 3u);
   int sum = 0;
-  for (const auto& [name, value] : r) sum += value;
+  for (int value : r.entries()) sum += value;
+  EXPECT_EQ(r.items()[1].first, "a");
   EXPECT_EQ(sum, 24);
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 TEST(FusionRegistry, BuiltinPatternsInOrder) {
   std::vector<std::string> names;
-  for (const auto& p : FusionRegistry::instance().patterns()) names.push_back(p.name);
+  for (const auto& p : FusionRegistry::instance().entries()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "skip_layernorm", "attention",
                                              "bias_relu", "bias_gelu", "bias_tanh", "bias_sigmoid",
                                              "matmul_add"}));

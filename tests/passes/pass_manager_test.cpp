@@ -35,7 +35,7 @@ using fusebox::testing::linear_relu;
 
 TEST(PassRegistry, BuiltinPassesInPipelineOrder) {
   EXPECT_EQ(PassRegistry::instance().names(), kBuiltin);
-  for (const auto& p : PassRegistry::instance().passes()) {
+  for (const auto& p : PassRegistry::instance().entries()) {
     EXPECT_FALSE(p.description.empty()) << p.name;
     EXPECT_TRUE(p.run) << p.name;
   }
@@ -298,7 +298,7 @@ TEST(RunPipeline, AnUnknownFusionPatternIsAnErrorListingTheValidOnes) {
             "bias_relu, bias_gelu, bias_tanh, bias_sigmoid, matmul_add)");
   EXPECT_EQ(g.nodes.size(), linear_relu().nodes.size()) << "checked before any pass runs";
   const FusionRegistry& fusions = FusionRegistry::instance();
-  EXPECT_EQ(fusions.names().size(), fusions.patterns().size());
+  EXPECT_EQ(fusions.names().size(), fusions.entries().size());
   ASSERT_TRUE(fusions.find("attention"));
   EXPECT_EQ(fusions.find("attention")->name, "attention");
   EXPECT_FALSE(fusions.find("atention"));

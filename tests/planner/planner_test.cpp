@@ -50,7 +50,7 @@ TEST(Planner, EveryStrategyOnEveryBuiltinModelAndPassSubset) {
       passes::PassContext ctx;
       ctx.evaluator = backend.get();
       passes::run_pipeline(g, enabled, ctx);
-      for (const auto& strategy : planner::strategy_names())
+      for (const auto& strategy : planner::strategies().names())
         expect_valid(planner::make_plan(g, strategy, cpu_rules()), std::string(spec) + " " + strategy + " mask " + std::to_string(mask));
     }
   }
@@ -146,7 +146,7 @@ TEST(Planner, RandomGraphs) {
     }
     g.outputs = {pool.back()};
     if (rng() % 2) g.outputs.push_back(pool[rng() % pool.size()]);
-    for (const auto& strategy : planner::strategy_names())
+    for (const auto& strategy : planner::strategies().names())
       expect_valid(planner::make_plan(g, strategy, cpu_rules()), g.name + " " + strategy);
   }
 }
@@ -160,7 +160,7 @@ TEST(Planner, BestKeepsTheSmallestArena) {
     ASSERT_EQ(best.tried.size(), planner::strategies().size()) << spec;
     std::string want;
     size_t smallest = SIZE_MAX;
-    for (const auto& s : planner::strategies()) {
+    for (const auto& s : planner::strategies().entries()) {
       const size_t arena = planner::make_plan(g, s.name, cpu_rules()).arena_bytes;
       if (arena < smallest) {
         smallest = arena;
@@ -203,7 +203,7 @@ TEST(Planner, AlignmentAndScratchComeFromTheRules) {
   rules.scratch = [](const ir::Node& n, const std::vector<ir::TensorType>&, const std::vector<ir::TensorType>&) {
     return n.op == "Relu" ? size_t{300} : size_t{0};
   };
-  for (const auto& strategy : planner::strategy_names()) {
+  for (const auto& strategy : planner::strategies().names()) {
     planner::ExecutionPlan plan = planner::make_plan(g, strategy, rules);
     EXPECT_EQ(plan.alignment, 128u);
     for (const auto& p : plan.placements) {

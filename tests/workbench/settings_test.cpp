@@ -30,7 +30,7 @@ std::string valid_passes() {
 
 std::string valid_patterns() {
   std::vector<std::string> names;
-  for (const auto& p : passes::FusionRegistry::instance().patterns()) names.push_back(p.name);
+  for (const auto& p : passes::FusionRegistry::instance().entries()) names.push_back(p.name);
   return join(names, ", ");
 }
 

@@ -357,22 +357,6 @@ HandlerRegistry& HandlerRegistry::instance() {
   return *r;
 }
 
-void HandlerRegistry::add(OnnxHandler handler) {
-  std::string op = handler.op;
-  handlers_[op] = std::move(handler);
-}
-
-const OnnxHandler* HandlerRegistry::find(const std::string& op) const {
-  auto it = handlers_.find(op);
-  return it == handlers_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> HandlerRegistry::ops() const {
-  std::vector<std::string> v;
-  for (const auto& [op, h] : handlers_) v.push_back(op);
-  return v;
-}
-
 std::string HandlerRegistry::unsupported_reason(const std::string& domain, const std::string& op, int64_t opset) const {
   if (!domain.empty() && domain != "ai.onnx") return "domain '" + domain + "' is not supported";
   const OnnxHandler* h = find(op);

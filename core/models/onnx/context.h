@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/base/registry.h"
 #include "core/ir/graph.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
@@ -118,24 +119,20 @@ class ImportContext {
 
 // One handler per ONNX op type (default domain). It converts `node` through `ctx`.
 struct OnnxHandler {
-  std::string op;
+  std::string name;        // the ONNX op type: "MatMul"
   int64_t min_opset = 1;   // first opset whose semantics the handler implements
   int64_t max_opset = 21;  // last opset it knows
   std::vector<std::string> attributes;  // every attribute it understands; others are refused
   std::function<void(ImportContext& ctx, const OnnxNode& node)> convert;
 };
 
-class HandlerRegistry {
+// The ONNX handlers by op type (core/base/registry.h), registered on first use by family.
+class HandlerRegistry : public Registry<OnnxHandler> {
  public:
+  HandlerRegistry() : Registry("ONNX handler") {}
   static HandlerRegistry& instance();
-  void add(OnnxHandler handler);
-  const OnnxHandler* find(const std::string& op) const;
-  std::vector<std::string> ops() const;
   // "" when `op` at `opset` has a handler, else the reason ("no handler", "needs opset >= 17").
   std::string unsupported_reason(const std::string& domain, const std::string& op, int64_t opset) const;
-
- private:
-  std::map<std::string, OnnxHandler> handlers_;
 };
 
 // Handler families, one file each (registered on first use of the registry).
