@@ -328,7 +328,10 @@ std::string TracePanel::command(const std::string& key, const std::string& value
 
 bool TracePanel::ensure_model(const Frame& frame) {
   if (!result_or_empty_state(frame, "trace")) return false;
-  if (!measured_or_note(frame, "trace")) return false;
+  if (!measured_or_note(frame, "trace")) {
+    drawn.measuring = true;
+    return false;
+  }
   const workbench::RunResult& result = *frame.result();
   if (!result.recording) {
     ImGui::TextDisabled("trace: no recorded runs (profile_runs=0): set profile_runs > 0");

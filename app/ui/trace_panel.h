@@ -39,6 +39,7 @@ struct TracePanel {
     size_t selected_spans = 0;  // op spans of the selected node outlined
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
+    bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
 
  private:

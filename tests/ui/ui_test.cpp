@@ -319,6 +319,31 @@ TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   EXPECT_EQ(app_->runner().result()->settings, first->settings);
 }
 
+// While a flip is measured the Runner publishes its result unmeasured first: the trace says so
+// (as the op table does) instead of drawing a result with no recording.
+TEST_F(UiTest, TraceShowsTheMeasuringNoteUntilTheResultIsMeasured) {
+  start("mlp");
+  ASSERT_GT(app_->trace.drawn.spans, 0u);
+  EXPECT_FALSE(app_->trace.drawn.measuring);
+  app_->script("iters=4000");
+  bool seen_unmeasured = false;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (!app_->idle() && Clock::now() < deadline) {
+    const auto r = app_->runner().result();
+    frame();
+    // The frame drew `r` when it is the published result both before and after it.
+    if (!r || r->measured() || r != app_->runner().result()) continue;
+    seen_unmeasured = true;
+    EXPECT_TRUE(app_->trace.drawn.measuring);
+    EXPECT_EQ(app_->trace.drawn.spans, 0u);
+    EXPECT_EQ(app_->ops.drawn.rows, 0u);
+  }
+  EXPECT_TRUE(seen_unmeasured) << "no frame saw the unmeasured result";
+  settle();
+  EXPECT_FALSE(app_->trace.drawn.measuring);
+  EXPECT_GT(app_->trace.drawn.spans, 0u);
+}
+
 }  // namespace
 }  // namespace fusebox::ui
 
