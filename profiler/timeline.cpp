@@ -99,13 +99,8 @@ class Builder {
         t_.tracks.push_back({std::move(label), api ? TrackKind::CudaApi : TrackKind::GpuStream,
                              std::vector<TimelineRow>(1)});
       }
-      TimelineItem it;
-      it.t0 = rel(a.start_ns);
-      it.t1 = std::max(it.t0, rel(a.end_ns));
-      it.index = static_cast<int32_t>(i);
-      it.node = a.node_index;
-      it.kind = item_kind(a.kind);
-      t_.tracks[track].rows[0].items.push_back(it);
+      t_.tracks[track].rows[0].items.push_back(
+          item(a.start_ns, a.end_ns, i, a.node_index, item_kind(a.kind)));
     }
   }
 
@@ -159,6 +154,17 @@ class Builder {
 
  private:
   double rel(int64_t t) const { return static_cast<double>(t - t_.base_ns); }
+  // A bar from absolute times; one that ends before it starts is drawn as an instant.
+  TimelineItem item(int64_t start_ns, int64_t end_ns, size_t index, int32_t node,
+                    TimelineItemKind kind) const {
+    TimelineItem it;
+    it.t0 = rel(start_ns);
+    it.t1 = std::max(it.t0, rel(end_ns));
+    it.index = static_cast<int32_t>(index);
+    it.node = node;
+    it.kind = kind;
+    return it;
+  }
 
   // A track of the spans `keep` accepts, one row per nesting depth.
   template <typename Keep>
@@ -172,13 +178,8 @@ class Builder {
     for (size_t i = 0; i < rec_.spans.size(); ++i) {
       const Span& s = rec_.spans[i];
       if (!keep(s)) continue;
-      TimelineItem it;
-      it.t0 = rel(s.start_ns);
-      it.t1 = std::max(it.t0, rel(s.end_ns));
-      it.index = static_cast<int32_t>(i);
-      it.node = s.node;
-      it.kind = item_kind(s.kind);
-      track.rows[row_of_depth(depths, s.depth)].items.push_back(it);
+      track.rows[row_of_depth(depths, s.depth)].items.push_back(
+          item(s.start_ns, s.end_ns, i, s.node, item_kind(s.kind)));
     }
     t_.tracks.push_back(std::move(track));
   }
