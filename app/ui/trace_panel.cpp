@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/ui/plot.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
 #include "core/backend/device_activity.h"
@@ -25,10 +26,8 @@ constexpr double kMarginFraction = 0.02;  // room left and right of the displaye
 constexpr double kZoomStep = 1.25;        // per wheel notch
 constexpr float kTickSpacingPx = 90;
 constexpr float kTrackGapPx = 5;
-constexpr ImU32 kPlotBg = IM_COL32(26, 27, 31, 255);
 constexpr ImU32 kTrackBgOdd = IM_COL32(255, 255, 255, 8);
 constexpr ImU32 kGridColor = IM_COL32(255, 255, 255, 20);
-constexpr ImU32 kAxisText = IM_COL32(185, 185, 185, 255);
 constexpr ImU32 kLabelText = IM_COL32(220, 220, 220, 255);
 constexpr ImU32 kSeparator = IM_COL32(255, 255, 255, 35);
 constexpr ImU32 kSpanEdge = IM_COL32(0, 0, 0, 120);
@@ -41,15 +40,6 @@ constexpr ImU32 kRuntimeColor = IM_COL32(124, 124, 136, 255);
 constexpr ImU32 kCounterFill = IM_COL32(70, 170, 190, 200);
 constexpr ImU32 kCounterTop = IM_COL32(140, 225, 240, 255);
 constexpr ImU32 kHoverEdge = IM_COL32(255, 255, 255, 255);
-
-// 1, 2 or 5 x 10^k, the smallest at or above `raw`.
-double nice_step(double raw) {
-  if (!(raw > 0)) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
-}
 
 // A tick label: the unit follows the view's magnitude, the decimals the tick step, so
 // neighbouring ticks never print the same text ("1.200 ms", "1.202 ms").
