@@ -17,6 +17,7 @@
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 #include "profiler/roofline.h"
+#include "profiler/timeline.h"
 
 namespace fusebox::cli {
 
@@ -28,6 +29,7 @@ struct ProfileArgs {
   std::string format = "chrome,nvtxt,sqlite";
   std::string nvtxt_timebase = "manual";
   bool refresh_machine = false;
+  bool timeline = false;
   size_t top = 15;
 };
 
@@ -89,6 +91,7 @@ void profile(const ProfileArgs& a) {
             << rec.node_count << " nodes, arena " << format_bytes(static_cast<double>(rec.arena_bytes))
             << ", " << s.profile_runs << " recorded runs\n\n";
   std::cout << an.to_text(a.top);
+  if (a.timeline) std::cout << "\n" << profiler::timeline_text(profiler::build_timeline(rec));
   HookOverhead h = hook_overhead(*r);
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -138,6 +141,8 @@ void add_profile_command(CLI::App& app) {
                   "manual (ImportNvtxt --cmd create) | monotonic_raw (--cmd merge into an nsys capture)")
       ->capture_default_str();
   cmd->add_option("--top", args->top, "nodes shown in the per-node table")->capture_default_str();
+  cmd->add_flag("--timeline", args->timeline,
+                "print the trace panel's timeline: each track's spans and busy time, each run's range");
   cmd->add_flag("--refresh-machine", args->refresh_machine, "re-measure the machine roofline first");
   cmd->callback([args] { profile(*args); });
 }

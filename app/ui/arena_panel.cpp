@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/ui/plot.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
 #include "core/ir/graph.h"
@@ -25,9 +26,7 @@ constexpr double kZoomStep = 1.2;    // per wheel notch
 constexpr double kMinViewSteps = 2;  // zooming in further shows nothing new
 constexpr double kHeadroom = 1.1;    // above the arena line, for its label
 constexpr size_t kMaxListed = 6;     // names listed per tooltip line before "+N more"
-constexpr ImU32 kPlotBg = IM_COL32(26, 27, 31, 255);
 constexpr ImU32 kGridColor = IM_COL32(255, 255, 255, 22);
-constexpr ImU32 kAxisText = IM_COL32(185, 185, 185, 255);
 constexpr ImU32 kArenaLine = IM_COL32(235, 235, 235, 230);
 constexpr ImU32 kBoundLine = IM_COL32(110, 215, 120, 235);
 constexpr ImU32 kLiveLine = IM_COL32(120, 200, 255, 190);
@@ -44,15 +43,6 @@ ImU32 hash_color(const std::string& name) {
     h *= 16777619u;
   }
   return ImColor::HSV(static_cast<float>(h % 360) / 360.0f, 0.5f, 0.9f);
-}
-
-// 1, 2 or 5 x 10^k, the smallest at or above `raw`.
-double nice_step(double raw) {
-  if (!(raw > 0)) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
 }
 
 // A byte step that reads well in its unit: 1-2-5 steps of B, KiB, MiB or GiB.
@@ -139,34 +129,59 @@ void same_line_if_fits(float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+int selected_node(const Frame& frame, const ir::Graph& graph) {
+  if (frame.selection.empty()) return -1;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].name == frame.selection.node) return static_cast<int>(n);
+  return -1;
+}
+
 }  // namespace
 
+// This frame's canvas, plot and view, shared by the drawing helpers.
+struct ArenaPanel::Plot {
+  ImDrawList* dl = nullptr;
+  ImRect canvas, plot;
+  float plot_w = 1, plot_h = 1, line_h = 0;
+  bool hovered = false, active = false, released = false;
+  double full = 1;                            // steps in this result
+  double view_x0 = 0, view_w = 1, y_max = 1;  // set once the input moved the view
+  float x_of(double step) const {
+    return plot.Min.x + static_cast<float>((step - view_x0) / view_w * plot_w);
+  }
+  float y_of(double bytes) const { return plot.Max.y - static_cast<float>(bytes / y_max * plot_h); }
+  ImRect rect_of(const planner::Placement& p) const {
+    ImRect r(x_of(p.buffer.first), y_of(static_cast<double>(p.offset + p.buffer.bytes)),
+             x_of(p.buffer.last + 1), y_of(static_cast<double>(p.offset)));
+    if (r.GetHeight() < kMinRectPx) r.Min.y = r.Max.y - kMinRectPx;
+    return r;
+  }
+};
+
+std::vector<PanelSwitch> ArenaPanel::switches() {
+  return {
+      {"zoom", {"fit"}, "", "show every step",
+       [this](const std::string&, const workbench::RunResult*) {
+         fitted_ = true;
+         return std::string();
+       }},
+      {"color", {"kind", "buffer"}, "",
+       "fill by the producing node's op kind, or by a hash of the buffer name",
+       [this](const std::string& v, const workbench::RunResult*) {
+         color_by_ = v == "kind" ? ColorBy::Kind : ColorBy::Buffer;
+         return std::string();
+       }},
+      {"live", {"on", "off"}, "", "the live-bytes curve",
+       [this](const std::string& v, const workbench::RunResult*) {
+         show_live_ = v == "on";
+         return std::string();
+       }},
+  };
+}
+
 std::string ArenaPanel::command(const std::string& key, const std::string& value,
-                                const workbench::RunResult* /*result*/) {
-  if (key == "zoom") {
-    if (value != "fit") return "arena.zoom: unknown value '" + value + "' (valid: fit)";
-    fitted_ = true;
-    return "";
-  }
-  if (key == "color") {
-    if (value == "kind")
-      color_by_ = ColorBy::Kind;
-    else if (value == "buffer")
-      color_by_ = ColorBy::Buffer;
-    else
-      return "arena.color: unknown value '" + value + "' (valid: kind, buffer)";
-    return "";
-  }
-  if (key == "live") {
-    if (value == "on")
-      show_live_ = true;
-    else if (value == "off")
-      show_live_ = false;
-    else
-      return "arena.live: unknown value '" + value + "' (valid: on, off)";
-    return "";
-  }
-  return "arena: unknown key '" + key + "' (valid: zoom, color, live)";
+                                const workbench::RunResult* result) {
+  return run_switch("arena", switches(), key, value, result);
 }
 
 void ArenaPanel::draw(const Frame& frame) {
@@ -182,36 +197,7 @@ void ArenaPanel::draw(const Frame& frame) {
   const planner::PlanIndex& ix = *result.plan_index;
   const ir::Graph& graph = result.graph();
   const bool eager = result.settings.executor == "eager";
-
-  // Header: the numbers that matter, then the switches.
-  {
-    std::string planner = plan.strategy;
-    if (result.settings.planner == planner::kBestPlanner) planner = "best: " + planner;
-    ImGui::Text("arena %s = %.2fx lower bound (planner %s)",
-                format_bytes(static_cast<double>(plan.arena_bytes)).c_str(), plan.ratio(),
-                planner.c_str());
-    if (ImGui::RadioButton("op kind", color_by_ == ColorBy::Kind))
-      frame.command("arena.color=kind");
-    item_tooltip("Fill each buffer with the colour of the op kind that writes it.");
-    ImGui::SameLine();
-    if (ImGui::RadioButton("buffer", color_by_ == ColorBy::Buffer))
-      frame.command("arena.color=buffer");
-    item_tooltip("Fill each buffer with a colour of its own (a hash of its name).");
-    ImGui::SameLine();
-    bool live = show_live_;
-    if (ImGui::Checkbox("live bytes", &live))
-      frame.command(live ? "arena.live=on" : "arena.live=off");
-    item_tooltip(
-        "The bytes live at each step (what any plan must hold): the lower bound is its peak.");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("fit")) frame.command("arena.zoom=fit");
-    item_tooltip("Show every step (or double-click the plot). Wheel zooms, drag pans.");
-    char detail[128];
-    std::snprintf(detail, sizeof detail, "%zu buffers, %zu steps, hatched: kernel scratch",
-                  plan.placements.size(), graph.nodes.size());
-    same_line_if_fits(ImGui::CalcTextSize(detail).x);
-    ImGui::TextDisabled("%s", detail);
-  }
+  draw_header(frame, result);
   if (eager) {
     ImGui::PushStyleColor(ImGuiCol_Text, kEagerColor);
     ImGui::TextWrapped(
@@ -221,222 +207,40 @@ void ArenaPanel::draw(const Frame& frame) {
     drawn.eager_note = true;
   }
 
-  // Canvas: one invisible button takes the mouse; everything else is draw-list work.
-  ImVec2 size = ImGui::GetContentRegionAvail();
-  size.x = std::max(size.x, 160.0f);
-  size.y = std::max(size.y, 120.0f);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const bool released = ImGui::InvisibleButton("##arena_canvas", size);
-  const bool hovered = ImGui::IsItemHovered();
-  const bool active = ImGui::IsItemActive();
-  if (ImGui::IsItemActivated()) dragging_ = false;
-  const ImGuiIO& io = ImGui::GetIO();
-  const float line_h = ImGui::GetTextLineHeight();
-  const ImRect canvas(origin, ImVec2(origin.x + size.x, origin.y + size.y));
-  const ImRect plot(canvas.Min.x + kAxisLeftPx, canvas.Min.y + line_h + 6, canvas.Max.x - 10,
-                    canvas.Max.y - (line_h + 10));
-  const float plot_w = std::max(plot.GetWidth(), 1.0f);
-  const float plot_h = std::max(plot.GetHeight(), 1.0f);
-
-  int num_steps = static_cast<int>(std::max(graph.nodes.size(), plan.live_bytes.size()));
-  for (const planner::Placement& p : plan.placements)
-    num_steps = std::max(num_steps, p.buffer.last + 1);
-  num_steps = std::max(num_steps, 1);
-  const double full = num_steps;
-
-  // The view: fitted, or clamped into the steps this result has.
-  auto clamp_view = [&] {
-    double w = std::clamp(view_x1_ - view_x0_, std::min(kMinViewSteps, full), full);
-    view_x0_ = std::clamp(view_x0_, 0.0, full - w);
-    view_x1_ = view_x0_ + w;
-    if (w >= full) fitted_ = true;
-  };
-  if (fitted_) {
-    view_x0_ = 0;
-    view_x1_ = full;
-  }
-  clamp_view();
-  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-    fitted_ = true;
-    view_x0_ = 0;
-    view_x1_ = full;
-  } else if (hovered && io.MouseWheel != 0) {
-    // Zoom around the step under the cursor, so it stays put.
-    const double w = view_x1_ - view_x0_;
-    const double at =
-        view_x0_ + (std::clamp(io.MousePos.x, plot.Min.x, plot.Max.x) - plot.Min.x) / plot_w * w;
-    const double nw =
-        std::clamp(w * std::pow(kZoomStep, -io.MouseWheel), std::min(kMinViewSteps, full), full);
-    view_x0_ = at - (at - view_x0_) * nw / w;
-    view_x1_ = view_x0_ + nw;
-    fitted_ = false;
-    clamp_view();
-  }
-  if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
-    dragging_ = true;
-    const double shift = -io.MouseDelta.x / plot_w * (view_x1_ - view_x0_);
-    if (shift != 0 && !fitted_) {
-      view_x0_ += shift;
-      view_x1_ += shift;
-      clamp_view();
-    }
-  }
-  const bool clicked = released && !dragging_;
-
-  const double view_w = view_x1_ - view_x0_;
-  const double y_max = std::max<double>({static_cast<double>(plan.arena_bytes),
-                                         static_cast<double>(plan.lower_bound_bytes), 64.0}) *
-                       kHeadroom;
-  auto x_of = [&](double step) {
-    return plot.Min.x + static_cast<float>((step - view_x0_) / view_w * plot_w);
-  };
-  auto y_of = [&](double bytes) { return plot.Max.y - static_cast<float>(bytes / y_max * plot_h); };
-
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(canvas.Min, canvas.Max, true);
-  dl->AddRectFilled(plot.Min, plot.Max, kPlotBg);
-
-  // Byte axis: grid lines and labels on the left.
-  {
-    const double step = nice_byte_step(y_max, std::max(2, static_cast<int>(plot_h / (line_h * 3))));
-    for (double v = 0; v <= y_max; v += step) {
-      const float y = y_of(v);
-      dl->AddLine(ImVec2(plot.Min.x, y), ImVec2(plot.Max.x, y), kGridColor);
-      const std::string label = format_bytes(v);
-      const float tw = ImGui::CalcTextSize(label.c_str()).x;
-      dl->AddText(ImVec2(plot.Min.x - tw - 6, y - line_h / 2), kAxisText, label.c_str());
-    }
-    dl->AddText(ImVec2(canvas.Min.x + 4, canvas.Min.y + 2), kAxisText, "bytes");
-  }
-  // Step axis: labels under the middle of each labelled step.
-  {
-    const double step = std::max(1.0, nice_step(view_w / std::max(1.0f, plot_w / 50)));
-    for (double s = std::floor(view_x0_ / step) * step; s < view_x1_; s += step) {
-      if (s < view_x0_ - 0.5) continue;
-      const float x = x_of(s);
-      dl->AddLine(ImVec2(x, plot.Min.y), ImVec2(x, plot.Max.y), kGridColor);
-      char label[32];
-      std::snprintf(label, sizeof label, "%.0f", s);
-      const float cx = x_of(s + 0.5);
-      const float tw = ImGui::CalcTextSize(label).x;
-      if (cx - tw / 2 >= plot.Min.x - 2 && cx + tw / 2 <= plot.Max.x + 2)
-        dl->AddText(ImVec2(cx - tw / 2, plot.Max.y + 3), kAxisText, label);
-    }
-    dl->AddText(ImVec2(canvas.Min.x + 4, plot.Max.y + 3), kAxisText, "step");
-  }
-
-  dl->PushClipRect(plot.Min, plot.Max, true);
-  const int sel_node = [&] {
-    if (frame.selection.empty()) return -1;
-    for (size_t n = 0; n < graph.nodes.size(); ++n)
-      if (graph.nodes[n].name == frame.selection.node) return static_cast<int>(n);
-    return -1;
-  }();
+  Plot p = layout_plot(plan, graph);
+  handle_input(p);
+  p.view_x0 = view_x0_;
+  p.view_w = view_x1_ - view_x0_;
+  p.y_max = std::max<double>({static_cast<double>(plan.arena_bytes),
+                              static_cast<double>(plan.lower_bound_bytes), 64.0}) *
+            kHeadroom;
+  p.dl = ImGui::GetWindowDrawList();
+  p.dl->PushClipRect(p.canvas.Min, p.canvas.Max, true);
+  p.dl->AddRectFilled(p.plot.Min, p.plot.Max, kPlotBg);
+  draw_axes(p);
+  p.dl->PushClipRect(p.plot.Min, p.plot.Max, true);
+  const int sel_node = selected_node(frame, graph);
   // The selected node's step: a band behind the buffers.
   if (sel_node >= 0)
-    dl->AddRectFilled(ImVec2(x_of(sel_node), plot.Min.y), ImVec2(x_of(sel_node + 1), plot.Max.y),
-                      (kSelectionColor & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 45));
-
-  // The buffers. Fitted, every one is drawn (tests count them); zoomed, those off screen are not.
-  auto rect_of = [&](const planner::Placement& p) {
-    ImRect r(x_of(p.buffer.first), y_of(static_cast<double>(p.offset + p.buffer.bytes)),
-             x_of(p.buffer.last + 1), y_of(static_cast<double>(p.offset)));
-    if (r.GetHeight() < kMinRectPx) r.Min.y = r.Max.y - kMinRectPx;
-    return r;
-  };
-  const uint8_t alpha = eager ? 150 : 235;  // the eager executor does not use this arena
-  int hovered_buffer = -1;
-  for (size_t b = 0; b < plan.placements.size(); ++b) {
-    const planner::Placement& p = plan.placements[b];
-    if (!fitted_ && (p.buffer.last + 1 < view_x0_ || p.buffer.first > view_x1_)) continue;
-    const ImRect r = rect_of(p);
-    ImU32 fill = 0;
-    if (color_by_ == ColorBy::Buffer) {
-      fill = (hash_color(p.buffer.name) & ~IM_COL32_A_MASK) |
-             (static_cast<ImU32>(alpha) << IM_COL32_A_SHIFT);
-    } else {
-      const int node = b < ix.buffers.size() && !ix.buffers[b].producers.empty()
-                           ? ix.buffers[b].producers.front()
-                           : -1;
-      const workbench::NodeKind kind =
-          node >= 0 && static_cast<size_t>(node) < graph.nodes.size()
-              ? workbench::node_kind(graph.nodes[static_cast<size_t>(node)].op)
-              : workbench::NodeKind::Input;
-      fill = rgb(workbench::node_kind_rgb(kind), alpha);
-    }
-    dl->AddRectFilled(r.Min, r.Max, fill);
-    if (p.buffer.scratch) {
-      hatch(dl, r, plot);
-      dl->AddRect(r.Min, r.Max, kScratchEdge, 0, 0, 1.5f);
-    } else if (r.GetWidth() > 3 && r.GetHeight() > 3) {
-      dl->AddRect(r.Min, r.Max, kRectEdge);
-    }
-    ++drawn.rects;
-    if (hovered && r.Contains(io.MousePos) && plot.Contains(io.MousePos))
-      hovered_buffer = static_cast<int>(b);
-  }
-
-  // Live bytes per step, as a step curve.
-  if (show_live_ && !plan.live_bytes.empty()) {
-    const int s0 = std::max(0, static_cast<int>(std::floor(view_x0_)));
-    const int s1 = std::min(static_cast<int>(plan.live_bytes.size()),
-                            static_cast<int>(std::ceil(view_x1_)) + 1);
-    for (int s = s0; s < s1; ++s) {
-      const float y = y_of(static_cast<double>(plan.live_bytes[static_cast<size_t>(s)]));
-      dl->PathLineTo(ImVec2(x_of(s), y));
-      dl->PathLineTo(ImVec2(x_of(s + 1), y));
-    }
-    dl->PathStroke(kLiveLine, 0, 1.5f);
-  }
-
-  // The arena size and the lower bound, labelled above their lines.
-  {
-    const float ya = y_of(static_cast<double>(plan.arena_bytes));
-    const float yb = y_of(static_cast<double>(plan.lower_bound_bytes));
-    dl->AddLine(ImVec2(plot.Min.x, ya), ImVec2(plot.Max.x, ya), kArenaLine, 1.5f);
-    dashed_hline(dl, plot.Min.x, plot.Max.x, yb, kBoundLine, 1.5f);
-    const std::string arena_label = "arena " + format_bytes(static_cast<double>(plan.arena_bytes));
-    const std::string bound_label =
-        "lower bound " + format_bytes(static_cast<double>(plan.lower_bound_bytes));
-    const float aw = ImGui::CalcTextSize(arena_label.c_str()).x;
-    dl->AddText(ImVec2(plot.Max.x - aw - 6, ya - line_h - 1), kArenaLine, arena_label.c_str());
-    // When the two lines nearly coincide the labels share a row: bound left, arena right.
-    dl->AddText(ImVec2(plot.Min.x + 6, yb - line_h - 1), kBoundLine, bound_label.c_str());
-  }
-
-  // The selected node's buffers, outlined on top of everything.
-  if (sel_node >= 0 && static_cast<size_t>(sel_node) < ix.buffers_of_node.size()) {
-    for (int b : ix.buffers_of_node[static_cast<size_t>(sel_node)]) {
-      if (b < 0 || static_cast<size_t>(b) >= plan.placements.size()) continue;
-      ImRect r = rect_of(plan.placements[static_cast<size_t>(b)]);
-      // Inside the box: its edge pixels are then the selection colour, not a blend.
-      dl->AddRect(r.Min, r.Max, kSelectionColor, 0, 0, 4.0f);
-      r.ClipWithFull(plot);
-      if (r.GetWidth() > 0 && r.GetHeight() > 0) drawn.selected_rects.push_back(r);
-    }
-  }
+    p.dl->AddRectFilled(ImVec2(p.x_of(sel_node), p.plot.Min.y),
+                        ImVec2(p.x_of(sel_node + 1), p.plot.Max.y),
+                        (kSelectionColor & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 45));
+  const int hovered_buffer = draw_buffers(p, plan, ix, graph, eager ? 150 : 235);
+  if (show_live_) draw_live(p, plan);
+  draw_arena_lines(p, plan);
+  draw_selection(p, plan, ix, sel_node);
   if (hovered_buffer >= 0) {
-    ImRect r = rect_of(plan.placements[static_cast<size_t>(hovered_buffer)]);
-    dl->AddRect(r.Min, r.Max, IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+    ImRect r = p.rect_of(plan.placements[static_cast<size_t>(hovered_buffer)]);
+    p.dl->AddRect(r.Min, r.Max, IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
   }
-  dl->PopClipRect();
-  // The selected node's step number, marked on the step axis over the regular labels.
-  if (sel_node >= 0) {
-    const std::string label = std::to_string(sel_node);
-    const float tw = ImGui::CalcTextSize(label.c_str()).x;
-    const float cx = x_of(sel_node + 0.5);
-    if (cx >= plot.Min.x && cx <= plot.Max.x) {
-      dl->AddRectFilled(ImVec2(cx - tw / 2 - 3, plot.Max.y + 1),
-                        ImVec2(cx + tw / 2 + 3, plot.Max.y + 3 + line_h), kSelectionColor);
-      dl->AddText(ImVec2(cx - tw / 2, plot.Max.y + 3), IM_COL32(0, 0, 0, 255), label.c_str());
-    }
-  }
-  dl->PopClipRect();
+  p.dl->PopClipRect();
+  if (sel_node >= 0) mark_step(p, sel_node);
+  p.dl->PopClipRect();
 
   if (hovered_buffer >= 0 && !dragging_)
     draw_tooltip(plan.placements[static_cast<size_t>(hovered_buffer)],
                  static_cast<size_t>(hovered_buffer), ix, graph);
-  if (clicked) {
+  if (p.released && !dragging_) {
     const int node =
         hovered_buffer >= 0 ? node_of_buffer(ix, static_cast<size_t>(hovered_buffer)) : -1;
     if (node >= 0 && static_cast<size_t>(node) < graph.nodes.size())
@@ -444,6 +248,227 @@ void ArenaPanel::draw(const Frame& frame) {
     else
       frame.command("select=");
   }
+}
+
+// The numbers that matter, then the switches.
+void ArenaPanel::draw_header(const Frame& frame, const workbench::RunResult& result) const {
+  const planner::ExecutionPlan& plan = *result.plan;
+  std::string planner = plan.strategy;
+  if (result.settings.planner == planner::kBestPlanner) planner = "best: " + planner;
+  ImGui::Text("arena %s = %.2fx lower bound (planner %s)",
+              format_bytes(static_cast<double>(plan.arena_bytes)).c_str(), plan.ratio(),
+              planner.c_str());
+  if (ImGui::RadioButton("op kind", color_by_ == ColorBy::Kind)) frame.command("arena.color=kind");
+  item_tooltip("Fill each buffer with the colour of the op kind that writes it.");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("buffer", color_by_ == ColorBy::Buffer))
+    frame.command("arena.color=buffer");
+  item_tooltip("Fill each buffer with a colour of its own (a hash of its name).");
+  ImGui::SameLine();
+  bool live = show_live_;
+  if (ImGui::Checkbox("live bytes", &live))
+    frame.command(live ? "arena.live=on" : "arena.live=off");
+  item_tooltip(
+      "The bytes live at each step (what any plan must hold): the lower bound is its peak.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("fit")) frame.command("arena.zoom=fit");
+  item_tooltip("Show every step (or double-click the plot). Wheel zooms, drag pans.");
+  char detail[128];
+  std::snprintf(detail, sizeof detail, "%zu buffers, %zu steps, hatched: kernel scratch",
+                plan.placements.size(), result.graph().nodes.size());
+  same_line_if_fits(ImGui::CalcTextSize(detail).x);
+  ImGui::TextDisabled("%s", detail);
+}
+
+// One invisible button takes the mouse; everything else is draw-list work.
+ArenaPanel::Plot ArenaPanel::layout_plot(const planner::ExecutionPlan& plan,
+                                         const ir::Graph& graph) {
+  Plot p;
+  ImVec2 size = ImGui::GetContentRegionAvail();
+  size.x = std::max(size.x, 160.0f);
+  size.y = std::max(size.y, 120.0f);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  p.released = ImGui::InvisibleButton("##arena_canvas", size);
+  p.hovered = ImGui::IsItemHovered();
+  p.active = ImGui::IsItemActive();
+  if (ImGui::IsItemActivated()) dragging_ = false;
+  p.line_h = ImGui::GetTextLineHeight();
+  p.canvas = ImRect(origin, ImVec2(origin.x + size.x, origin.y + size.y));
+  p.plot = ImRect(p.canvas.Min.x + kAxisLeftPx, p.canvas.Min.y + p.line_h + 6,
+                  p.canvas.Max.x - 10, p.canvas.Max.y - (p.line_h + 10));
+  p.plot_w = std::max(p.plot.GetWidth(), 1.0f);
+  p.plot_h = std::max(p.plot.GetHeight(), 1.0f);
+  int num_steps = static_cast<int>(std::max(graph.nodes.size(), plan.live_bytes.size()));
+  for (const planner::Placement& pl : plan.placements)
+    num_steps = std::max(num_steps, pl.buffer.last + 1);
+  p.full = std::max(num_steps, 1);
+  return p;
+}
+
+// The view: fitted, or clamped into the steps this result has.
+void ArenaPanel::clamp_view(double full) {
+  const double w = std::clamp(view_x1_ - view_x0_, std::min(kMinViewSteps, full), full);
+  view_x0_ = std::clamp(view_x0_, 0.0, full - w);
+  view_x1_ = view_x0_ + w;
+  if (w >= full) fitted_ = true;
+}
+
+// Double-click fits, the wheel zooms around the step under the cursor, a drag pans.
+void ArenaPanel::handle_input(const Plot& p) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const double full = p.full;
+  if (fitted_) {
+    view_x0_ = 0;
+    view_x1_ = full;
+  }
+  clamp_view(full);
+  if (p.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    fitted_ = true;
+    view_x0_ = 0;
+    view_x1_ = full;
+  } else if (p.hovered && io.MouseWheel != 0) {
+    const double w = view_x1_ - view_x0_;
+    const double at = view_x0_ + (std::clamp(io.MousePos.x, p.plot.Min.x, p.plot.Max.x) -
+                                  p.plot.Min.x) / p.plot_w * w;
+    const double nw =
+        std::clamp(w * std::pow(kZoomStep, -io.MouseWheel), std::min(kMinViewSteps, full), full);
+    view_x0_ = at - (at - view_x0_) * nw / w;
+    view_x1_ = view_x0_ + nw;
+    fitted_ = false;
+    clamp_view(full);
+  }
+  if (p.active && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+    dragging_ = true;
+    const double shift = -io.MouseDelta.x / p.plot_w * (view_x1_ - view_x0_);
+    if (shift != 0 && !fitted_) {
+      view_x0_ += shift;
+      view_x1_ += shift;
+      clamp_view(full);
+    }
+  }
+}
+
+// Bytes up the left with grid lines; steps along the bottom, labelled under their middles.
+void ArenaPanel::draw_axes(const Plot& p) const {
+  ImDrawList* dl = p.dl;
+  const ImRect& plot = p.plot;
+  const double byte_step =
+      nice_byte_step(p.y_max, std::max(2, static_cast<int>(p.plot_h / (p.line_h * 3))));
+  for (double v = 0; v <= p.y_max; v += byte_step) {
+    const float y = p.y_of(v);
+    dl->AddLine(ImVec2(plot.Min.x, y), ImVec2(plot.Max.x, y), kGridColor);
+    const std::string label = format_bytes(v);
+    const float tw = ImGui::CalcTextSize(label.c_str()).x;
+    dl->AddText(ImVec2(plot.Min.x - tw - 6, y - p.line_h / 2), kAxisText, label.c_str());
+  }
+  dl->AddText(ImVec2(p.canvas.Min.x + 4, p.canvas.Min.y + 2), kAxisText, "bytes");
+  const double step = std::max(1.0, nice_step(p.view_w / std::max(1.0f, p.plot_w / 50)));
+  const double view_x1 = p.view_x0 + p.view_w;
+  for (double s = std::floor(p.view_x0 / step) * step; s < view_x1; s += step) {
+    if (s < p.view_x0 - 0.5) continue;
+    const float x = p.x_of(s);
+    dl->AddLine(ImVec2(x, plot.Min.y), ImVec2(x, plot.Max.y), kGridColor);
+    char label[32];
+    std::snprintf(label, sizeof label, "%.0f", s);
+    const float cx = p.x_of(s + 0.5);
+    const float tw = ImGui::CalcTextSize(label).x;
+    if (cx - tw / 2 >= plot.Min.x - 2 && cx + tw / 2 <= plot.Max.x + 2)
+      dl->AddText(ImVec2(cx - tw / 2, plot.Max.y + 3), kAxisText, label);
+  }
+  dl->AddText(ImVec2(p.canvas.Min.x + 4, plot.Max.y + 3), kAxisText, "step");
+}
+
+ImU32 ArenaPanel::fill_of(size_t b, const planner::Placement& pl, const planner::PlanIndex& ix,
+                          const ir::Graph& graph, uint8_t alpha) const {
+  if (color_by_ == ColorBy::Buffer)
+    return (hash_color(pl.buffer.name) & ~IM_COL32_A_MASK) |
+           (static_cast<ImU32>(alpha) << IM_COL32_A_SHIFT);
+  const int node =
+      b < ix.buffers.size() && !ix.buffers[b].producers.empty() ? ix.buffers[b].producers.front()
+                                                                : -1;
+  const workbench::NodeKind kind = node >= 0 && static_cast<size_t>(node) < graph.nodes.size()
+                                       ? workbench::node_kind(graph.nodes[static_cast<size_t>(node)].op)
+                                       : workbench::NodeKind::Input;
+  return rgb(workbench::node_kind_rgb(kind), alpha);
+}
+
+// The buffers. Fitted, every one is drawn (tests count them); zoomed, those off screen are not.
+// Returns the hovered one, or -1.
+int ArenaPanel::draw_buffers(const Plot& p, const planner::ExecutionPlan& plan,
+                             const planner::PlanIndex& ix, const ir::Graph& graph, uint8_t alpha) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const double view_x1 = p.view_x0 + p.view_w;
+  int hovered_buffer = -1;
+  for (size_t b = 0; b < plan.placements.size(); ++b) {
+    const planner::Placement& pl = plan.placements[b];
+    if (!fitted_ && (pl.buffer.last + 1 < p.view_x0 || pl.buffer.first > view_x1)) continue;
+    const ImRect r = p.rect_of(pl);
+    p.dl->AddRectFilled(r.Min, r.Max, fill_of(b, pl, ix, graph, alpha));
+    if (pl.buffer.scratch) {
+      hatch(p.dl, r, p.plot);
+      p.dl->AddRect(r.Min, r.Max, kScratchEdge, 0, 0, 1.5f);
+    } else if (r.GetWidth() > 3 && r.GetHeight() > 3) {
+      p.dl->AddRect(r.Min, r.Max, kRectEdge);
+    }
+    ++drawn.rects;
+    if (p.hovered && r.Contains(mouse) && p.plot.Contains(mouse)) hovered_buffer = static_cast<int>(b);
+  }
+  return hovered_buffer;
+}
+
+// Live bytes per step, as a step curve.
+void ArenaPanel::draw_live(const Plot& p, const planner::ExecutionPlan& plan) const {
+  if (plan.live_bytes.empty()) return;
+  const int s0 = std::max(0, static_cast<int>(std::floor(p.view_x0)));
+  const int s1 = std::min(static_cast<int>(plan.live_bytes.size()),
+                          static_cast<int>(std::ceil(p.view_x0 + p.view_w)) + 1);
+  for (int s = s0; s < s1; ++s) {
+    const float y = p.y_of(static_cast<double>(plan.live_bytes[static_cast<size_t>(s)]));
+    p.dl->PathLineTo(ImVec2(p.x_of(s), y));
+    p.dl->PathLineTo(ImVec2(p.x_of(s + 1), y));
+  }
+  p.dl->PathStroke(kLiveLine, 0, 1.5f);
+}
+
+// The arena size and the lower bound, labelled above their lines.
+void ArenaPanel::draw_arena_lines(const Plot& p, const planner::ExecutionPlan& plan) const {
+  ImDrawList* dl = p.dl;
+  const float ya = p.y_of(static_cast<double>(plan.arena_bytes));
+  const float yb = p.y_of(static_cast<double>(plan.lower_bound_bytes));
+  dl->AddLine(ImVec2(p.plot.Min.x, ya), ImVec2(p.plot.Max.x, ya), kArenaLine, 1.5f);
+  dashed_hline(dl, p.plot.Min.x, p.plot.Max.x, yb, kBoundLine, 1.5f);
+  const std::string arena_label = "arena " + format_bytes(static_cast<double>(plan.arena_bytes));
+  const std::string bound_label =
+      "lower bound " + format_bytes(static_cast<double>(plan.lower_bound_bytes));
+  const float aw = ImGui::CalcTextSize(arena_label.c_str()).x;
+  dl->AddText(ImVec2(p.plot.Max.x - aw - 6, ya - p.line_h - 1), kArenaLine, arena_label.c_str());
+  // When the two lines nearly coincide the labels share a row: bound left, arena right.
+  dl->AddText(ImVec2(p.plot.Min.x + 6, yb - p.line_h - 1), kBoundLine, bound_label.c_str());
+}
+
+// The selected node's buffers, outlined on top of everything.
+void ArenaPanel::draw_selection(const Plot& p, const planner::ExecutionPlan& plan,
+                                const planner::PlanIndex& ix, int sel_node) {
+  if (sel_node < 0 || static_cast<size_t>(sel_node) >= ix.buffers_of_node.size()) return;
+  for (int b : ix.buffers_of_node[static_cast<size_t>(sel_node)]) {
+    if (b < 0 || static_cast<size_t>(b) >= plan.placements.size()) continue;
+    ImRect r = p.rect_of(plan.placements[static_cast<size_t>(b)]);
+    // Inside the box: its edge pixels are then the selection colour, not a blend.
+    p.dl->AddRect(r.Min, r.Max, kSelectionColor, 0, 0, 4.0f);
+    r.ClipWithFull(p.plot);
+    if (r.GetWidth() > 0 && r.GetHeight() > 0) drawn.selected_rects.push_back(r);
+  }
+}
+
+// The selected node's step number, marked on the step axis over the regular labels.
+void ArenaPanel::mark_step(const Plot& p, int sel_node) const {
+  const std::string label = std::to_string(sel_node);
+  const float tw = ImGui::CalcTextSize(label.c_str()).x;
+  const float cx = p.x_of(sel_node + 0.5);
+  if (cx < p.plot.Min.x || cx > p.plot.Max.x) return;
+  p.dl->AddRectFilled(ImVec2(cx - tw / 2 - 3, p.plot.Max.y + 1),
+                      ImVec2(cx + tw / 2 + 3, p.plot.Max.y + 3 + p.line_h), kSelectionColor);
+  p.dl->AddText(ImVec2(cx - tw / 2, p.plot.Max.y + 3), IM_COL32(0, 0, 0, 255), label.c_str());
 }
 
 }  // namespace fusebox::ui

@@ -17,12 +17,18 @@
 #include <vector>
 
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
+#include "core/ir/graph.h"
+#include "core/planner/plan.h"
+#include "core/planner/plan_index.h"
 #include "app/workbench/run_result.h"
 
 namespace fusebox::ui {
 
 struct ArenaPanel {
   void draw(const Frame& frame);
+  // The "arena.<key>=<value>" commands (zoom, color, live) as a table (app/ui/panel_switch.h).
+  std::vector<PanelSwitch> switches();
   // Runs "arena.<key>=<value>"; returns "" or an error sentence listing the valid values.
   std::string command(const std::string& key, const std::string& value,
                       const workbench::RunResult* result);
@@ -36,6 +42,23 @@ struct ArenaPanel {
 
  private:
   enum class ColorBy : uint8_t { Kind, Buffer };
+  struct Plot;  // this frame's canvas, plot and view
+
+  void draw_header(const Frame& frame, const workbench::RunResult& result) const;
+  Plot layout_plot(const planner::ExecutionPlan& plan, const ir::Graph& graph);
+  void clamp_view(double full);
+  void handle_input(const Plot& p);
+  void draw_axes(const Plot& p) const;
+  ImU32 fill_of(size_t b, const planner::Placement& pl, const planner::PlanIndex& ix,
+                const ir::Graph& graph, uint8_t alpha) const;
+  int draw_buffers(const Plot& p, const planner::ExecutionPlan& plan, const planner::PlanIndex& ix,
+                   const ir::Graph& graph, uint8_t alpha);
+  void draw_live(const Plot& p, const planner::ExecutionPlan& plan) const;
+  void draw_arena_lines(const Plot& p, const planner::ExecutionPlan& plan) const;
+  void draw_selection(const Plot& p, const planner::ExecutionPlan& plan,
+                      const planner::PlanIndex& ix, int sel_node);
+  void mark_step(const Plot& p, int sel_node) const;
+
   ColorBy color_by_ = ColorBy::Kind;
   bool show_live_ = true;
   bool fitted_ = true;                // the view follows the step count of whatever result comes

@@ -22,7 +22,98 @@ void delta(double a, double b) {
   ImGui::TextColored(color, "%+.1f%%", pct);
 }
 
+// The header row of a table: what the rows are, then baseline, current and change.
+void setup_columns(const char* rows) {
+  ImGui::TableSetupColumn(rows);
+  ImGui::TableSetupColumn("baseline");
+  ImGui::TableSetupColumn("current");
+  ImGui::TableSetupColumn("change");
+  ImGui::TableHeadersRow();
+}
+
+constexpr ImGuiTableFlags kTableFlags =
+    ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp;
+
+void summary_row(const char* name, const std::string& a, const std::string& b, double va,
+                 double vb) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(name);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(a.c_str());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(b.c_str());
+  ImGui::TableNextColumn();
+  delta(va, vb);
+}
+
+// Latency, nodes, arena, lower bound and kernel time, side by side.
+void draw_summary(const workbench::RunComparison& c) {
+  if (!ImGui::BeginTable("summary", 4, kTableFlags)) return;
+  setup_columns("");
+  summary_row("median latency", format_us(c.latency_us_a), format_us(c.latency_us_b),
+              c.latency_us_a, c.latency_us_b);
+  summary_row("nodes", std::to_string(c.ops.nodes_a), std::to_string(c.ops.nodes_b),
+              static_cast<double>(c.ops.nodes_a), static_cast<double>(c.ops.nodes_b));
+  summary_row("arena", format_bytes(static_cast<double>(c.ops.arena_a)),
+              format_bytes(static_cast<double>(c.ops.arena_b)), static_cast<double>(c.ops.arena_a),
+              static_cast<double>(c.ops.arena_b));
+  summary_row("lower bound", format_bytes(static_cast<double>(c.lower_bound_a)),
+              format_bytes(static_cast<double>(c.lower_bound_b)),
+              static_cast<double>(c.lower_bound_a), static_cast<double>(c.lower_bound_b));
+  if (c.ops.run_ns_a > 0 && c.ops.run_ns_b > 0)
+    summary_row("kernel time / run", format_ns(c.ops.kernel_ns_a), format_ns(c.ops.kernel_ns_b),
+                c.ops.kernel_ns_a, c.ops.kernel_ns_b);
+  ImGui::EndTable();
+}
+
+// Time per run in each op type, with the types that appeared or went.
+void draw_op_types(const workbench::RunComparison& c) {
+  if (c.ops.op_types.empty() ||
+      !ImGui::BeginTable("optypes", 4, kTableFlags | ImGuiTableFlags_ScrollY))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  setup_columns("op type (time per run)");
+  for (const auto& d : c.ops.op_types) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%s", d.op.c_str());
+    ImGui::TableNextColumn();
+    ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_a).c_str(), static_cast<long long>(d.nodes_a));
+    ImGui::TableNextColumn();
+    ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_b).c_str(), static_cast<long long>(d.nodes_b));
+    ImGui::TableNextColumn();
+    if (d.nodes_a == 0)
+      ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "new");
+    else if (d.nodes_b == 0)
+      ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "gone");
+    else
+      delta(d.ns_per_run_a, d.ns_per_run_b);
+  }
+  ImGui::EndTable();
+}
+
+// The ops that appeared, vanished or changed, folded.
+void draw_op_lists(const workbench::RunComparison& c) {
+  if (c.ops.new_ops.empty() && c.ops.vanished_ops.empty() && c.ops.changed_ops.empty()) return;
+  if (!ImGui::TreeNode("ops", "%zu new, %zu gone, %zu changed ops", c.ops.new_ops.size(),
+                       c.ops.vanished_ops.size(), c.ops.changed_ops.size()))
+    return;
+  for (const auto& o : c.ops.new_ops) ImGui::BulletText("new: %s", o.c_str());
+  for (const auto& o : c.ops.vanished_ops) ImGui::BulletText("gone: %s", o.c_str());
+  for (const auto& o : c.ops.changed_ops) ImGui::BulletText("%s: %s", o.name.c_str(), o.what.c_str());
+  ImGui::TreePop();
+}
+
 }  // namespace
+
+// None yet: pinning is the App's (pin, unpin).
+std::vector<PanelSwitch> ComparePanel::switches() { return {}; }
+
+std::string ComparePanel::command(const std::string& key, const std::string& value,
+                                  const workbench::RunResult* result) {
+  return run_switch("compare", switches(), key, value, result);
+}
 
 void ComparePanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Compare);
@@ -57,81 +148,9 @@ void ComparePanel::draw(const Frame& frame) {
   ImGui::Text("speed-up %.2fx", c.speedup());
   ImGui::SameLine();
   ImGui::TextDisabled("(baseline median / current median)");
-
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp;
-  if (ImGui::BeginTable("summary", 4, flags)) {
-    ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn("baseline");
-    ImGui::TableSetupColumn("current");
-    ImGui::TableSetupColumn("change");
-    ImGui::TableHeadersRow();
-    auto row = [](const char* name, const std::string& a, const std::string& b, double va,
-                  double vb) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(a.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(b.c_str());
-      ImGui::TableNextColumn();
-      delta(va, vb);
-    };
-    row("median latency", format_us(c.latency_us_a), format_us(c.latency_us_b), c.latency_us_a,
-        c.latency_us_b);
-    row("nodes", std::to_string(c.ops.nodes_a), std::to_string(c.ops.nodes_b),
-        static_cast<double>(c.ops.nodes_a), static_cast<double>(c.ops.nodes_b));
-    row("arena", format_bytes(static_cast<double>(c.ops.arena_a)),
-        format_bytes(static_cast<double>(c.ops.arena_b)), static_cast<double>(c.ops.arena_a),
-        static_cast<double>(c.ops.arena_b));
-    row("lower bound", format_bytes(static_cast<double>(c.lower_bound_a)),
-        format_bytes(static_cast<double>(c.lower_bound_b)), static_cast<double>(c.lower_bound_a),
-        static_cast<double>(c.lower_bound_b));
-    if (c.ops.run_ns_a > 0 && c.ops.run_ns_b > 0) {
-      row("kernel time / run", format_ns(c.ops.kernel_ns_a), format_ns(c.ops.kernel_ns_b),
-          c.ops.kernel_ns_a, c.ops.kernel_ns_b);
-    }
-    ImGui::EndTable();
-  }
-
-  if (!c.ops.op_types.empty() && ImGui::BeginTable("optypes", 4, flags | ImGuiTableFlags_ScrollY)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("op type (time per run)");
-    ImGui::TableSetupColumn("baseline");
-    ImGui::TableSetupColumn("current");
-    ImGui::TableSetupColumn("change");
-    ImGui::TableHeadersRow();
-    for (const auto& d : c.ops.op_types) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%s", d.op.c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_a).c_str(),
-                  static_cast<long long>(d.nodes_a));
-      ImGui::TableNextColumn();
-      ImGui::Text("%s (%lld)", format_ns(d.ns_per_run_b).c_str(),
-                  static_cast<long long>(d.nodes_b));
-      ImGui::TableNextColumn();
-      if (d.nodes_a == 0)
-        ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "new");
-      else if (d.nodes_b == 0)
-        ImGui::TextColored(ImVec4(0.6f, 0.8f, 1, 1), "gone");
-      else
-        delta(d.ns_per_run_a, d.ns_per_run_b);
-    }
-    ImGui::EndTable();
-  }
-  if (!c.ops.new_ops.empty() || !c.ops.vanished_ops.empty() || !c.ops.changed_ops.empty()) {
-    if (ImGui::TreeNode("ops", "%zu new, %zu gone, %zu changed ops", c.ops.new_ops.size(),
-                        c.ops.vanished_ops.size(), c.ops.changed_ops.size())) {
-      for (const auto& o : c.ops.new_ops) ImGui::BulletText("new: %s", o.c_str());
-      for (const auto& o : c.ops.vanished_ops) ImGui::BulletText("gone: %s", o.c_str());
-      for (const auto& o : c.ops.changed_ops)
-        ImGui::BulletText("%s: %s", o.name.c_str(), o.what.c_str());
-      ImGui::TreePop();
-    }
-  }
+  draw_summary(c);
+  draw_op_types(c);
+  draw_op_lists(c);
 }
 
 }  // namespace fusebox::ui

@@ -4,14 +4,21 @@
 // or changed. The comparison is computed once per (baseline, current) pair.
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
 #include "app/workbench/compare.h"
 
 namespace fusebox::ui {
 
 struct ComparePanel {
   void draw(const Frame& frame);
+  // "compare.<key>=<value>": none yet (the table is empty; pin and unpin are the App's).
+  std::vector<PanelSwitch> switches();
+  std::string command(const std::string& key, const std::string& value,
+                      const workbench::RunResult* result);
 
   struct Drawn {
     bool compared = false;  // a comparison was drawn (a baseline is pinned and a result exists)

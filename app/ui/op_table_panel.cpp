@@ -63,19 +63,90 @@ void breakdown_bar(const profiler::Breakdown& b) {
                       static_cast<long long>(b.ops_per_run));
 }
 
+// The table's columns; the first names the rows (op types or nodes).
+void setup_columns(bool by_node) {
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
+  ImGui::TableSetupColumn("count", 0, 0.8f);
+  ImGui::TableSetupColumn(
+      "total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
+      1.2f);
+  ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
+  ImGui::TableSetupColumn("median", ImGuiTableColumnFlags_PreferSortDescending, 1.2f);
+  ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
+  ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
+  ImGui::TableSetupColumn("bound", 0, 1.6f);
+  ImGui::TableHeadersRow();
+}
+
+// By the column the user clicked, in its direction.
+void sort_rows(std::vector<const profiler::OpRow*>& rows, bool by_node) {
+  ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs();
+  if (!sort || sort->SpecsCount == 0) return;
+  const ImGuiTableColumnSortSpecs spec = sort->Specs[0];
+  auto key = [&](const profiler::OpRow* row) -> double {
+    switch (spec.ColumnIndex) {
+      case kCount: return static_cast<double>(by_node ? row->stats.count : row->instances);
+      case kTotal: return row->stats.total_ns;
+      case kShare: return row->share;
+      case kMedian: return row->stats.median_ns;
+      case kGflops: return row->gflops;
+      case kGbs: return row->gbs;
+      case kBound: return static_cast<double>(row->bound);
+      default: return 0;
+    }
+  };
+  const bool ascending = spec.SortDirection == ImGuiSortDirection_Ascending;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const profiler::OpRow* x, const profiler::OpRow* y) {
+                     if (spec.ColumnIndex == kOp) return ascending ? x->key < y->key : x->key > y->key;
+                     return ascending ? key(x) < key(y) : key(x) > key(y);
+                   });
+}
+
+// The figures right of the name: count, total, share, median, rates, bound.
+void draw_figures(const profiler::OpRow& row, bool by_node) {
+  ImGui::TableNextColumn();
+  ImGui::Text("%lld", static_cast<long long>(by_node ? row.stats.count : row.instances));
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(format_ns(row.stats.total_ns).c_str());
+  ImGui::TableNextColumn();
+  ImGui::Text("%.1f", 100 * row.share);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(format_ns(row.stats.median_ns).c_str());
+  ImGui::TableNextColumn();
+  ImGui::Text("%.1f", row.gflops);
+  ImGui::TableNextColumn();
+  ImGui::Text("%.1f", row.gbs);
+  ImGui::TableNextColumn();
+  ImGui::PushStyleColor(ImGuiCol_Text, bound_color(row.bound));
+  ImGui::TextUnformatted(profiler::bound_name(row.bound));
+  ImGui::PopStyleColor();
+}
+
+void row_tooltip(const profiler::OpRow& row) {
+  ImGui::SetTooltip(
+      "%s (%s)\n%s FLOP, %s moved per call\n%s\nmin %s, median %s, max %s over %lld calls",
+      row.key.c_str(), row.op.c_str(), format_count(row.flops).c_str(),
+      format_bytes(row.bytes).c_str(), row.why.c_str(), format_ns(row.stats.min_ns).c_str(),
+      format_ns(row.stats.median_ns).c_str(), format_ns(row.stats.max_ns).c_str(),
+      static_cast<long long>(row.stats.count));
+}
+
 }  // namespace
 
+std::vector<PanelSwitch> OpTablePanel::switches() {
+  return {
+      {"group", {"type", "node"}, "", "one row per op type, or one per node",
+       [this](const std::string& v, const workbench::RunResult*) {
+         by_node = v == "node";
+         return std::string();
+       }},
+  };
+}
+
 std::string OpTablePanel::command(const std::string& key, const std::string& value) {
-  if (key == "group") {
-    if (value == "type")
-      by_node = false;
-    else if (value == "node")
-      by_node = true;
-    else
-      return "ops.group: expected type or node, got '" + value + "'";
-    return "";
-  }
-  return "ops: unknown switch '" + key + "' (valid: group)";
+  return run_switch("ops", switches(), key, value, nullptr);
 }
 
 void OpTablePanel::draw(const Frame& frame) {
@@ -100,60 +171,19 @@ void OpTablePanel::draw(const Frame& frame) {
                       a.breakdown.run_gflops(), 100 * a.fma_fraction(), a.roofline.fma_peak_gflops(a.threads),
                       a.threads, a.threads == 1 ? "" : "s", a.roofline.peak_gflops(a.threads),
                       a.roofline.bandwidth_gbs, format_ns(a.roofline.dispatch_floor_ns).c_str());
+  draw_table(frame, r, a);
+}
 
+void OpTablePanel::draw_table(const Frame& frame, const workbench::RunResult& r,
+                              const profiler::Analysis& a) {
   std::vector<const profiler::OpRow*> rows;
   for (const auto& row : by_node ? a.by_node : a.by_type) rows.push_back(&row);
-
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("ops", kColumns, flags)) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
-  ImGui::TableSetupColumn("count", 0, 0.8f);
-  ImGui::TableSetupColumn(
-      "total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
-      1.2f);
-  ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
-  ImGui::TableSetupColumn("median", ImGuiTableColumnFlags_PreferSortDescending, 1.2f);
-  ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
-  ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
-  ImGui::TableSetupColumn("bound", 0, 1.6f);
-  ImGui::TableHeadersRow();
-
-  if (ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
-    const ImGuiTableColumnSortSpecs spec = sort->Specs[0];
-    auto key = [&](const profiler::OpRow* row) -> double {
-      switch (spec.ColumnIndex) {
-        case kCount:
-          return static_cast<double>(by_node ? row->stats.count : row->instances);
-        case kTotal:
-          return row->stats.total_ns;
-        case kShare:
-          return row->share;
-        case kMedian:
-          return row->stats.median_ns;
-        case kGflops:
-          return row->gflops;
-        case kGbs:
-          return row->gbs;
-        case kBound:
-          return static_cast<double>(row->bound);
-        default:
-          return 0;
-      }
-    };
-    std::stable_sort(
-        rows.begin(), rows.end(), [&](const profiler::OpRow* x, const profiler::OpRow* y) {
-          if (spec.ColumnIndex == kOp) {
-            return spec.SortDirection == ImGuiSortDirection_Ascending ? x->key < y->key
-                                                                      : x->key > y->key;
-          }
-          return spec.SortDirection == ImGuiSortDirection_Ascending ? key(x) < key(y)
-                                                                    : key(x) > key(y);
-        });
-  }
-
+  setup_columns(by_node);
+  sort_rows(rows, by_node);
   // The selected node's op type, for the by-type table.
   std::string selected_op;
   for (const auto& n : r.graph().nodes) {
@@ -164,53 +194,36 @@ void OpTablePanel::draw(const Frame& frame) {
     ImGui::TableNextColumn();
     const bool selected = by_node ? row->key == frame.selection.node
                                   : (!selected_op.empty() && row->op == selected_op);
-    const ImU32 kind = rgb(workbench::node_kind_rgb(workbench::node_kind(row->op)));
-    const ImVec2 c = ImGui::GetCursorScreenPos();
-    const float sw = ImGui::GetFontSize() * 0.6f;
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(c.x, c.y + 3), ImVec2(c.x + sw, c.y + 3 + sw),
-                                              kind);
-    ImGui::SetCursorScreenPos(ImVec2(c.x + sw + 4, c.y));
-    if (ImGui::Selectable(row->key.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
-      if (by_node) {
-        frame.command("select=" + (selected ? std::string() : row->key));
-      } else if (!selected) {
-        // Selects the type's slowest node.
-        for (const auto& n : a.by_node) {
-          if (n.op == row->op) {
-            frame.command("select=" + n.key);
-            break;
-          }
-        }
-      }
-    }
-    if (selected) drawn.selected_row = ImRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip(
-          "%s (%s)\n%s FLOP, %s moved per call\n%s\nmin %s, median %s, max %s over %lld calls",
-          row->key.c_str(), row->op.c_str(), format_count(row->flops).c_str(),
-          format_bytes(row->bytes).c_str(), row->why.c_str(), format_ns(row->stats.min_ns).c_str(),
-          format_ns(row->stats.median_ns).c_str(), format_ns(row->stats.max_ns).c_str(),
-          static_cast<long long>(row->stats.count));
-    }
-    ImGui::TableNextColumn();
-    ImGui::Text("%lld", static_cast<long long>(by_node ? row->stats.count : row->instances));
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_ns(row->stats.total_ns).c_str());
-    ImGui::TableNextColumn();
-    ImGui::Text("%.1f", 100 * row->share);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_ns(row->stats.median_ns).c_str());
-    ImGui::TableNextColumn();
-    ImGui::Text("%.1f", row->gflops);
-    ImGui::TableNextColumn();
-    ImGui::Text("%.1f", row->gbs);
-    ImGui::TableNextColumn();
-    ImGui::PushStyleColor(ImGuiCol_Text, bound_color(row->bound));
-    ImGui::TextUnformatted(profiler::bound_name(row->bound));
-    ImGui::PopStyleColor();
+    draw_name(frame, a, *row, selected);
+    draw_figures(*row, by_node);
     ++drawn.rows;
   }
   ImGui::EndTable();
+}
+
+// The row's name after its op kind's colour; a click selects the node (or the type's slowest).
+void OpTablePanel::draw_name(const Frame& frame, const profiler::Analysis& a,
+                             const profiler::OpRow& row, bool selected) {
+  const ImU32 kind = rgb(workbench::node_kind_rgb(workbench::node_kind(row.op)));
+  const ImVec2 c = ImGui::GetCursorScreenPos();
+  const float sw = ImGui::GetFontSize() * 0.6f;
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(c.x, c.y + 3), ImVec2(c.x + sw, c.y + 3 + sw),
+                                            kind);
+  ImGui::SetCursorScreenPos(ImVec2(c.x + sw + 4, c.y));
+  if (ImGui::Selectable(row.key.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+    if (by_node) {
+      frame.command("select=" + (selected ? std::string() : row.key));
+    } else if (!selected) {
+      for (const auto& n : a.by_node) {
+        if (n.op == row.op) {
+          frame.command("select=" + n.key);
+          break;
+        }
+      }
+    }
+  }
+  if (selected) drawn.selected_row = ImRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+  if (ImGui::IsItemHovered()) row_tooltip(row);
 }
 
 }  // namespace fusebox::ui

@@ -7,14 +7,18 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
+#include "profiler/analysis.h"
 
 namespace fusebox::ui {
 
 struct OpTablePanel {
   void draw(const Frame& frame);
-  // "ops.group=type|node".
+  // "ops.group=type|node", as a table (app/ui/panel_switch.h).
+  std::vector<PanelSwitch> switches();
   std::string command(const std::string& key, const std::string& value);
 
   bool by_node = false;
@@ -22,6 +26,11 @@ struct OpTablePanel {
     size_t rows = 0;
     std::optional<ImRect> selected_row;  // screen rect of the selected node's row (or its type's)
   } drawn;
+
+ private:
+  void draw_table(const Frame& frame, const workbench::RunResult& r, const profiler::Analysis& a);
+  void draw_name(const Frame& frame, const profiler::Analysis& a, const profiler::OpRow& row,
+                 bool selected);
 };
 
 }  // namespace fusebox::ui

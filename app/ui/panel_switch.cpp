@@ -16,6 +16,7 @@ std::string run_switch(const std::string& panel, const std::vector<PanelSwitch>&
                        const std::string& key, const std::string& value,
                        const workbench::RunResult* result) {
   const PanelSwitch* s = find_switch(table, key);
+  if (!s && table.empty()) return panel + ": unknown key '" + key + "' (it has no switches)";
   if (!s) {
     std::vector<std::string> keys;
     for (const auto& t : table) keys.push_back(t.key);

@@ -36,7 +36,41 @@ std::string log_line(const passes::PassLogEntry* e) {
   return buf;
 }
 
+// Each fusion pattern a checkbox under fuse_patterns, with how often it fired on this run.
+// Returns the checkboxes drawn.
+size_t draw_patterns(const Frame& frame, bool fuse_on, const std::map<std::string, int>& fired) {
+  size_t drawn = 0;
+  ImGui::Indent();
+  ImGui::BeginDisabled(!fuse_on);
+  for (const passes::FusionPattern& pattern : passes::FusionRegistry::instance().entries()) {
+    bool pattern_on = frame.settings.pattern_on(pattern.name);
+    ImGui::PushID(pattern.name.c_str());
+    const auto it = fired.find(pattern.name);
+    const std::string label =
+        pattern.name + (it != fired.end() ? "  x" + std::to_string(it->second) : "");
+    if (ImGui::Checkbox(label.c_str(), &pattern_on)) {
+      frame.command("patterns." + pattern.name + "=" + (pattern_on ? "on" : "off"));
+    }
+    ++drawn;
+    item_tooltip(pattern.description +
+                 (it != fired.end() ? "\nFired " + std::to_string(it->second) + " times on this run."
+                                    : "\nDid not fire on this run."));
+    ImGui::PopID();
+  }
+  ImGui::EndDisabled();
+  ImGui::Unindent();
+  return drawn;
+}
+
 }  // namespace
+
+// None: the checkboxes are settings (passes.<name>, patterns.<name>), which the App runs.
+std::vector<PanelSwitch> PassesPanel::switches() { return {}; }
+
+std::string PassesPanel::command(const std::string& key, const std::string& value,
+                                 const workbench::RunResult* result) {
+  return run_switch("passes", switches(), key, value, result);
+}
 
 void PassesPanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Passes);
@@ -82,28 +116,7 @@ void PassesPanel::draw(const Frame& frame) {
       }
       ImGui::Unindent();
     }
-    if (pass.name == "fuse_patterns") {
-      ImGui::Indent();
-      ImGui::BeginDisabled(!on);
-      for (const passes::FusionPattern& pattern : passes::FusionRegistry::instance().entries()) {
-        bool pattern_on = frame.settings.pattern_on(pattern.name);
-        ImGui::PushID(pattern.name.c_str());
-        const auto it = fired.find(pattern.name);
-        const std::string label =
-            pattern.name + (it != fired.end() ? "  x" + std::to_string(it->second) : "");
-        if (ImGui::Checkbox(label.c_str(), &pattern_on)) {
-          frame.command("patterns." + pattern.name + "=" + (pattern_on ? "on" : "off"));
-        }
-        ++drawn.patterns;
-        item_tooltip(pattern.description +
-                     (it != fired.end()
-                          ? "\nFired " + std::to_string(it->second) + " times on this run."
-                          : "\nDid not fire on this run."));
-        ImGui::PopID();
-      }
-      ImGui::EndDisabled();
-      ImGui::Unindent();
-    }
+    if (pass.name == "fuse_patterns") drawn.patterns += draw_patterns(frame, on, fired);
     ImGui::PopID();
   }
   if (stale && frame.snap.busy) ImGui::TextDisabled("(running the new setting...)");

@@ -1,5 +1,6 @@
 #pragma once
-// The trace panel: the recorded runs as a timeline, nsys style. One track per source, labelled
+// The trace panel: the recorded runs as a timeline, nsys style. It draws profiler::Timeline
+// (profiler/timeline.h: tracks, rows, run ranges, the median run), built once per result. One track per source, labelled
 // on the left: NVTX-style ranges (runs and stages), each CPU thread (nested spans by depth: the
 // run on top, its ops below), each GPU stream and the CUDA API calls when the backend reported
 // device activity, and the arena's live bytes as a counter. Shows the median run by default.
@@ -18,12 +19,16 @@
 #include <vector>
 
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
 #include "app/workbench/run_result.h"
+#include "profiler/timeline.h"
 
 namespace fusebox::ui {
 
 struct TracePanel {
   void draw(const Frame& frame);
+  // The "trace.<key>=<value>" commands (run, zoom, pan) as a table (app/ui/panel_switch.h).
+  std::vector<PanelSwitch> switches();
   // Runs "trace.<key>=<value>"; returns "" or an error sentence listing the valid values.
   std::string command(const std::string& key, const std::string& value,
                       const workbench::RunResult* result);
@@ -34,52 +39,52 @@ struct TracePanel {
     size_t selected_spans = 0;  // op spans of the selected node outlined
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
+    bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
 
  private:
-  enum class ItemKind : uint8_t { Stage, Run, Op, Kernel, Memcpy, Memset, Runtime };
-  // One bar. Times are ns relative to base_ns_ (doubles keep ns precision at that scale).
-  struct Item {
-    double t0 = 0, t1 = 0;
-    int32_t index = 0;  // into recording.spans, or recording.device for device kinds
-    int32_t node = -1;  // graph node, or -1
-    ImU32 color = 0;
-    ItemKind kind = ItemKind::Op;
-  };
-  struct Row {
-    std::vector<Item> items;  // sorted by t0
-    double max_len = 0;       // longest item: how far before the view a visible one can start
-  };
-  struct Track {
-    std::string label;
-    std::vector<Row> rows;
-  };
-  struct ItemRef {
-    uint32_t track = 0, row = 0, item = 0;
-  };
-  struct RunRange {
-    int64_t run = 0;
-    double t0 = 0, t1 = 0;
-    size_t ops = 0;
-  };
   enum class RunMode : uint8_t { Median, All, One };
+  // This frame's layout and mouse, shared by the drawing helpers.
+  struct Canvas;
+  struct Hover {
+    const profiler::TimelineItem* item = nullptr;
+    size_t merged = 0;  // > 1: sub-pixel items drawn as one bar
+  };
 
+  bool ensure_model(const Frame& frame);  // false (a note drawn) when there is nothing to draw
   void rebuild(const workbench::RunResult& result);
+  const profiler::RunRange* shown_run() const;  // null with run=all or no runs
   void update_range();
   void clamp_view();
   void fit_view();
+  void pan_view(double shift);
+  void zoom_view(double at, double new_width);
+  std::string set_run(const std::string& value, const workbench::RunResult* result);
+  std::string set_zoom(const std::string& value);
+  std::string set_pan(const std::string& value);
+
+  void draw_header(const Frame& frame);
+  Canvas layout_canvas();
+  void handle_input(const Canvas& c);
+  void reveal_selection();
+  void draw_axis(const Canvas& c) const;
+  void draw_label(const Canvas& c, const profiler::TimelineItem& it, float x0, float x1,
+                  float y0) const;
+  void draw_row(const Canvas& c, const profiler::TimelineRow& row, float y0, Hover& hover);
+  float draw_tracks(const Canvas& c, Hover& hover);
+  double draw_counter(const Canvas& c, float y) const;  // the hovered value, or -1
+  void draw_selection(const Canvas& c);
+  void draw_hover_edge(const Canvas& c, const Hover& hover) const;
+  void draw_tooltip(const Hover& hover, double counter_value) const;
+  void handle_click(const Frame& frame, const Canvas& c, const Hover& hover) const;
+  ImU32 color_of(const profiler::TimelineItem& it) const;
 
   // Built once per result.
   const workbench::RunResult* built_for_ = nullptr;
   uint64_t built_sequence_ = 0;
-  int64_t base_ns_ = 0;
-  std::vector<Track> tracks_;
-  std::vector<std::pair<double, double>> counter_;  // (t, arena live bytes), sorted by t
-  double counter_max_ = 1;
-  std::vector<RunRange> runs_;  // by start time
-  size_t median_run_ = 0;       // index into runs_
-  double extent_t0_ = 0, extent_t1_ = 0;
-  std::vector<std::vector<ItemRef>> op_items_of_node_;  // per node, by start time
+  const profiler::Recording* rec_ = nullptr;  // the drawn result's recording
+  profiler::Timeline timeline_;
+  std::vector<ImU32> node_color_;  // per node, by its op kind
 
   // The view.
   RunMode mode_ = RunMode::Median;

@@ -175,6 +175,18 @@ TEST(Cli, CompareRunsTwoSettingsOfOneModel) {
   EXPECT_NE(bad.out.find("did you mean 'fuse_patterns'"), std::string::npos) << bad.out;
 }
 
+TEST(Cli, ProfilePrintsTheTimelineWhenAsked) {
+  Result r = run_cli("profile mlp --iters 2 --warmup 0 --profile-runs 3 --timeline");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("timeline: 2 tracks, 3 runs, median run "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  NVTX  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  CPU "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  median\n"), std::string::npos) << r.out;
+  Result plain = run_cli("profile mlp --iters 2 --warmup 0 --profile-runs 3");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("timeline:"), std::string::npos) << plain.out;
+}
+
 TEST(Cli, SettingsPrintsEveryKeyAndAFileToStartFrom) {
   Result help = run_cli("settings");
   EXPECT_EQ(help.code, 0) << help.out;

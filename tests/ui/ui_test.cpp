@@ -319,6 +319,64 @@ TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   EXPECT_EQ(app_->runner().result()->settings, first->settings);
 }
 
+// The panels' switches as tables: each panel's commands, their errors and their help come from
+// one table (app/ui/panel_switch.h). No window needed.
+TEST(PanelSwitches, EachPanelDeclaresItsCommandsAndRefusesOthersByName) {
+  ArenaPanel arena;
+  EXPECT_EQ(arena.command("color", "buffer", nullptr), "");
+  EXPECT_EQ(arena.command("color", "bufer", nullptr),
+            "arena.color: unknown value 'bufer' (did you mean 'buffer'?)");
+  EXPECT_EQ(arena.command("live", "maybe", nullptr), "arena.live: unknown value 'maybe' (valid: on, off)");
+  EXPECT_EQ(arena.command("zom", "fit", nullptr), "arena: unknown key 'zom' (did you mean 'zoom'?)");
+  TracePanel trace;
+  EXPECT_EQ(trace.command("run", "all", nullptr), "");
+  EXPECT_EQ(trace.command("run", "x", nullptr),
+            "trace.run: expected median, all or a run number, got 'x'");
+  EXPECT_EQ(trace.command("zoom", "0", nullptr),
+            "trace.zoom: expected fit or a factor > 0 (2 zooms in 2x), got '0'");
+  EXPECT_EQ(trace.command("pan", "", nullptr),
+            "trace.pan: expected a fraction of the view (0.25 right, -0.25 left), got ''");
+  OpTablePanel ops;
+  EXPECT_EQ(ops.command("group", "node"), "");
+  EXPECT_TRUE(ops.by_node);
+  EXPECT_EQ(ops.command("group", "op"), "ops.group: unknown value 'op' (valid: type, node)");
+  ComparePanel compare;
+  EXPECT_TRUE(compare.switches().empty());
+  EXPECT_EQ(compare.command("x", "1", nullptr), "compare: unknown key 'x' (it has no switches)");
+  PassesPanel passes;
+  EXPECT_TRUE(passes.switches().empty());
+  const std::string help = switches_help("trace", trace.switches());
+  EXPECT_NE(help.find("trace.run=median | all | <n>"), std::string::npos) << help;
+  EXPECT_NE(help.find("trace.pan=<fraction>"), std::string::npos) << help;
+  EXPECT_NE(switches_help("arena", arena.switches()).find("arena.color=kind|buffer"),
+            std::string::npos);
+}
+
+// While a flip is measured the Runner publishes its result unmeasured first: the trace says so
+// (as the op table does) instead of drawing a result with no recording.
+TEST_F(UiTest, TraceShowsTheMeasuringNoteUntilTheResultIsMeasured) {
+  start("mlp");
+  ASSERT_GT(app_->trace.drawn.spans, 0u);
+  EXPECT_FALSE(app_->trace.drawn.measuring);
+  app_->script("iters=4000");
+  bool seen_unmeasured = false;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (!app_->idle() && Clock::now() < deadline) {
+    const auto r = app_->runner().result();
+    frame();
+    // The frame drew `r` when it is the published result both before and after it.
+    if (!r || r->measured() || r != app_->runner().result()) continue;
+    seen_unmeasured = true;
+    EXPECT_TRUE(app_->trace.drawn.measuring);
+    EXPECT_EQ(app_->trace.drawn.spans, 0u);
+    EXPECT_EQ(app_->ops.drawn.rows, 0u);
+  }
+  EXPECT_TRUE(seen_unmeasured) << "no frame saw the unmeasured result";
+  settle();
+  EXPECT_FALSE(app_->trace.drawn.measuring);
+  EXPECT_GT(app_->trace.drawn.spans, 0u);
+}
+
 }  // namespace
 }  // namespace fusebox::ui
 

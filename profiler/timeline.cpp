@@ -1,0 +1,279 @@
+#include "profiler/timeline.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/base/strings.h"
+
+namespace fusebox::profiler {
+
+namespace {
+
+// "812 ns", "12.3 us", "4.56 ms"
+std::string time_text(double ns) {
+  char buf[64];
+  if (std::fabs(ns) < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (std::fabs(ns) < 1e6) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else if (std::fabs(ns) < 1e9) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  return buf;
+}
+
+// Rows by nesting depth, depths with no spans left out.
+std::vector<int32_t> compact_depths(std::vector<int32_t> depths) {
+  std::sort(depths.begin(), depths.end());
+  depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
+  return depths;
+}
+
+size_t row_of_depth(const std::vector<int32_t>& depths, int32_t depth) {
+  return static_cast<size_t>(std::lower_bound(depths.begin(), depths.end(), depth) -
+                             depths.begin());
+}
+
+TimelineItemKind item_kind(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::Stage: return TimelineItemKind::Stage;
+    case SpanKind::Run: return TimelineItemKind::Run;
+    case SpanKind::Op: return TimelineItemKind::Op;
+  }
+  return TimelineItemKind::Op;
+}
+
+TimelineItemKind item_kind(exec::ActivityKind kind) {
+  switch (kind) {
+    case exec::ActivityKind::Kernel: return TimelineItemKind::Kernel;
+    case exec::ActivityKind::Memcpy: return TimelineItemKind::Memcpy;
+    case exec::ActivityKind::Memset: return TimelineItemKind::Memset;
+    case exec::ActivityKind::Runtime: return TimelineItemKind::Runtime;
+  }
+  return TimelineItemKind::Kernel;
+}
+
+int64_t earliest_ns(const Recording& rec) {
+  int64_t base = INT64_MAX;
+  for (const Span& s : rec.spans) base = std::min(base, s.start_ns);
+  for (const exec::DeviceActivity& a : rec.device) base = std::min(base, a.start_ns);
+  return base == INT64_MAX ? 0 : base;
+}
+
+class Builder {
+ public:
+  Builder(const Recording& rec, Timeline& t) : rec_(rec), t_(t) {}
+
+  void span_tracks() {
+    add_span_track("NVTX", TrackKind::Nvtx, [](const Span& s) { return s.kind != SpanKind::Op; });
+    std::vector<std::pair<int32_t, std::string>> threads = rec_.thread_names;
+    for (const Span& s : rec_.spans) {
+      const bool named = std::any_of(threads.begin(), threads.end(),
+                                     [&](const auto& th) { return th.first == s.tid; });
+      if (!named) threads.push_back({s.tid, "thread " + std::to_string(s.tid)});
+    }
+    for (const auto& [tid, name] : threads)
+      add_span_track("CPU " + name, TrackKind::Cpu, [tid](const Span& s) { return s.tid == tid; });
+  }
+
+  // One track per (device, stream), and the API calls per host thread.
+  void device_tracks() {
+    std::map<std::pair<int64_t, int64_t>, size_t> stream_track;
+    std::map<uint32_t, size_t> api_track;
+    for (size_t i = 0; i < rec_.device.size(); ++i) {
+      const exec::DeviceActivity& a = rec_.device[i];
+      const bool api = a.kind == exec::ActivityKind::Runtime;
+      size_t track = 0;
+      bool fresh = false;
+      if (api) {
+        const auto [pos, added] = api_track.try_emplace(a.thread_id, t_.tracks.size());
+        track = pos->second, fresh = added;
+      } else {
+        const auto [pos, added] = stream_track.try_emplace({a.device, a.stream}, t_.tracks.size());
+        track = pos->second, fresh = added;
+      }
+      if (fresh) {
+        std::string label = api ? "CUDA API " + std::to_string(a.thread_id)
+                                : "GPU " + std::to_string(a.device) + " stream " +
+                                      std::to_string(a.stream);
+        t_.tracks.push_back({std::move(label), api ? TrackKind::CudaApi : TrackKind::GpuStream,
+                             std::vector<TimelineRow>(1)});
+      }
+      t_.tracks[track].rows[0].items.push_back(
+          item(a.start_ns, a.end_ns, i, a.node_index, item_kind(a.kind)));
+    }
+  }
+
+  // Sorts each row, measures it and the extent, and indexes the op spans per node.
+  void index_items() {
+    t_.op_items_of_node.assign(rec_.nodes.size(), {});
+    t_.extent_t0 = INFINITY;
+    t_.extent_t1 = -INFINITY;
+    for (size_t t = 0; t < t_.tracks.size(); ++t) {
+      for (size_t r = 0; r < t_.tracks[t].rows.size(); ++r) {
+        TimelineRow& row = t_.tracks[t].rows[r];
+        std::stable_sort(row.items.begin(), row.items.end(),
+                         [](const TimelineItem& a, const TimelineItem& b) { return a.t0 < b.t0; });
+        for (size_t i = 0; i < row.items.size(); ++i) {
+          const TimelineItem& it = row.items[i];
+          row.max_len = std::max(row.max_len, it.t1 - it.t0);
+          t_.extent_t0 = std::min(t_.extent_t0, it.t0);
+          t_.extent_t1 = std::max(t_.extent_t1, it.t1);
+          // Op spans on CPU tracks are what a selection outlines (NVTX holds no ops).
+          if (it.kind == TimelineItemKind::Op && it.node >= 0 &&
+              static_cast<size_t>(it.node) < t_.op_items_of_node.size())
+            t_.op_items_of_node[static_cast<size_t>(it.node)].push_back(
+                {static_cast<uint32_t>(t), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+        }
+      }
+    }
+    for (auto& refs : t_.op_items_of_node)
+      std::sort(refs.begin(), refs.end(), [&](const TimelineItemRef& a, const TimelineItemRef& b) {
+        return t_.item(a).t0 < t_.item(b).t0;
+      });
+    if (!std::isfinite(t_.extent_t0)) t_.extent_t0 = t_.extent_t1 = 0;
+  }
+
+  void counter() {
+    t_.counter_max = std::max(1.0, static_cast<double>(rec_.arena_bytes));
+    for (const CounterSample& c : rec_.arena_live) {
+      t_.counter.push_back({rel(c.t_ns), c.value});
+      t_.counter_max = std::max(t_.counter_max, c.value);
+    }
+    std::stable_sort(t_.counter.begin(), t_.counter.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+
+  void runs() {
+    for (const Span& s : rec_.spans)
+      if (s.kind == SpanKind::Run) t_.runs.push_back({s.run, rel(s.start_ns), rel(s.end_ns), 0});
+    for (RunRange& r : t_.runs)
+      for (const Span& s : rec_.spans) r.ops += s.kind == SpanKind::Op && s.run == r.run;
+    t_.median_run = median_run_index(t_.runs);
+  }
+
+ private:
+  double rel(int64_t t) const { return static_cast<double>(t - t_.base_ns); }
+  // A bar from absolute times; one that ends before it starts is drawn as an instant.
+  TimelineItem item(int64_t start_ns, int64_t end_ns, size_t index, int32_t node,
+                    TimelineItemKind kind) const {
+    TimelineItem it;
+    it.t0 = rel(start_ns);
+    it.t1 = std::max(it.t0, rel(end_ns));
+    it.index = static_cast<int32_t>(index);
+    it.node = node;
+    it.kind = kind;
+    return it;
+  }
+
+  // A track of the spans `keep` accepts, one row per nesting depth.
+  template <typename Keep>
+  void add_span_track(std::string label, TrackKind kind, Keep keep) {
+    std::vector<int32_t> depths;
+    for (const Span& s : rec_.spans)
+      if (keep(s)) depths.push_back(s.depth);
+    if (depths.empty()) return;
+    depths = compact_depths(std::move(depths));
+    TimelineTrack track{std::move(label), kind, std::vector<TimelineRow>(depths.size())};
+    for (size_t i = 0; i < rec_.spans.size(); ++i) {
+      const Span& s = rec_.spans[i];
+      if (!keep(s)) continue;
+      track.rows[row_of_depth(depths, s.depth)].items.push_back(
+          item(s.start_ns, s.end_ns, i, s.node, item_kind(s.kind)));
+    }
+    t_.tracks.push_back(std::move(track));
+  }
+
+  const Recording& rec_;
+  Timeline& t_;
+};
+
+}  // namespace
+
+bool is_device_item(TimelineItemKind kind) {
+  return kind == TimelineItemKind::Kernel || kind == TimelineItemKind::Memcpy ||
+         kind == TimelineItemKind::Memset || kind == TimelineItemKind::Runtime;
+}
+
+size_t TimelineTrack::span_count() const {
+  size_t n = 0;
+  for (const TimelineRow& r : rows) n += r.items.size();
+  return n;
+}
+
+double TimelineTrack::busy_ns() const {
+  std::vector<std::pair<double, double>> v;
+  for (const TimelineRow& r : rows)
+    for (const TimelineItem& it : r.items) v.push_back({it.t0, it.t1});
+  std::sort(v.begin(), v.end());
+  double busy = 0, open0 = 0, open1 = -INFINITY;
+  for (const auto& [a, b] : v) {
+    if (a > open1) {
+      if (std::isfinite(open1)) busy += open1 - open0;
+      open0 = a, open1 = b;
+    } else {
+      open1 = std::max(open1, b);
+    }
+  }
+  if (std::isfinite(open1)) busy += open1 - open0;
+  return busy;
+}
+
+const RunRange* Timeline::find_run(int64_t run) const {
+  for (const RunRange& r : runs)
+    if (r.run == run) return &r;
+  return nullptr;
+}
+
+size_t median_run_index(const std::vector<RunRange>& runs) {
+  if (runs.empty()) return 0;
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return runs[a].duration() < runs[b].duration();
+  });
+  return order[(order.size() - 1) / 2];
+}
+
+Timeline build_timeline(const Recording& recording) {
+  Timeline t;
+  t.base_ns = earliest_ns(recording);
+  Builder b(recording, t);
+  b.span_tracks();
+  b.device_tracks();
+  b.index_items();
+  b.counter();
+  b.runs();
+  return t;
+}
+
+std::string timeline_text(const Timeline& t) {
+  std::string out = "timeline: " + std::to_string(t.tracks.size()) + " tracks, " +
+                    std::to_string(t.runs.size()) + " runs";
+  if (const RunRange* m = t.median())
+    out += ", median run " + std::to_string(m->run) + " (" + time_text(m->duration()) + ")";
+  out += ", " + time_text(t.extent_t1 - t.extent_t0) + " from the first span to the last\n";
+  char line[256];
+  for (const TimelineTrack& track : t.tracks) {
+    std::snprintf(line, sizeof line, "  %-24s %2zu row%s %7zu spans  busy %s\n",
+                  track.label.c_str(), track.rows.size(), track.rows.size() == 1 ? " " : "s",
+                  track.span_count(), time_text(track.busy_ns()).c_str());
+    out += line;
+  }
+  if (!t.counter.empty()) {
+    std::snprintf(line, sizeof line, "  %-24s counter %zu samples, top of scale %s\n", "arena live",
+                  t.counter.size(), format_bytes(t.counter_max).c_str());
+    out += line;
+  }
+  if (!t.runs.empty()) out += "runs (from the first span):\n";
+  for (size_t i = 0; i < t.runs.size(); ++i) {
+    const RunRange& r = t.runs[i];
+    std::snprintf(line, sizeof line, "  run %-5lld %12s .. %-12s %10s  %4zu ops%s\n",
+                  static_cast<long long>(r.run), time_text(r.t0).c_str(), time_text(r.t1).c_str(),
+                  time_text(r.duration()).c_str(), r.ops, i == t.median_run ? "  median" : "");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace fusebox::profiler

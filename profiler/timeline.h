@@ -1,0 +1,93 @@
+#pragma once
+// The timeline model of a recording (Tracy's Worker/View split: this is the worker's half, the
+// trace panel only draws it, and `fusebox profile --timeline` prints it). Plain C++, no ImGui.
+//
+//   profiler::Timeline t = profiler::build_timeline(recording);
+//   t.tracks    NVTX (stages and runs), one per CPU thread (nested spans by depth: the run on
+//               top, its ops below), one per GPU (device, stream), one per host thread's CUDA API
+//               calls; each track's rows are its nesting depths, those with no span left out
+//   t.counter   arena live bytes, sorted by time
+//   t.runs      each recorded run's range and op count, by start time; t.median_run indexes it
+//
+// Times are ns relative to `base_ns` (the earliest span or device activity), as doubles: they
+// keep ns precision at that scale and the view divides them anyway. Built from the recording
+// and its device activity only, so a recorded GPU trace read into a Recording gets the same model.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/recorder.h"
+
+namespace fusebox::profiler {
+
+enum class TimelineItemKind : uint8_t { Stage, Run, Op, Kernel, Memcpy, Memset, Runtime };
+// Kernel, Memcpy, Memset and Runtime items index recording.device; the others recording.spans.
+bool is_device_item(TimelineItemKind kind);
+
+// One bar.
+struct TimelineItem {
+  double t0 = 0, t1 = 0;
+  int32_t index = 0;  // into recording.spans, or recording.device for device kinds
+  int32_t node = -1;  // graph node, or -1
+  TimelineItemKind kind = TimelineItemKind::Op;
+};
+
+struct TimelineRow {
+  std::vector<TimelineItem> items;  // sorted by t0
+  double max_len = 0;  // longest item: how far before a time window a visible one can start
+};
+
+enum class TrackKind : uint8_t { Nvtx, Cpu, GpuStream, CudaApi };
+
+struct TimelineTrack {
+  std::string label;  // "NVTX", "CPU main", "GPU 0 stream 7", "CUDA API 1234"
+  TrackKind kind = TrackKind::Nvtx;
+  std::vector<TimelineRow> rows;  // by nesting depth (CPU, NVTX); one row for device tracks
+  size_t span_count() const;
+  double busy_ns() const;  // the union of its items' intervals
+};
+
+struct TimelineItemRef {
+  uint32_t track = 0, row = 0, item = 0;
+};
+
+struct RunRange {
+  int64_t run = 0;
+  double t0 = 0, t1 = 0;
+  size_t ops = 0;
+  double duration() const { return t1 - t0; }
+};
+
+struct Timeline {
+  int64_t base_ns = 0;
+  std::vector<TimelineTrack> tracks;
+  std::vector<std::pair<double, double>> counter;  // (t, arena live bytes), sorted by t
+  double counter_max = 1;                          // the plan's arena size or the peak sample
+  std::vector<RunRange> runs;                      // by start time
+  size_t median_run = 0;                           // index into runs (when there are any)
+  double extent_t0 = 0, extent_t1 = 0;             // every item
+  std::vector<std::vector<TimelineItemRef>> op_items_of_node;  // per node, by start time
+
+  const TimelineItem& item(const TimelineItemRef& ref) const {
+    return tracks[ref.track].rows[ref.row].items[ref.item];
+  }
+  const RunRange* median() const { return runs.empty() ? nullptr : &runs[median_run]; }
+  const RunRange* find_run(int64_t run) const;  // null when not recorded
+};
+
+Timeline build_timeline(const Recording& recording);
+
+// The run whose duration is the analysis's median run time (Breakdown::run_ns: the median of
+// the run durations). With an even count the analysis averages the middle two; a run has to be
+// picked, and it is the shorter of them. Equal durations keep start-time order. 0 when empty.
+size_t median_run_index(const std::vector<RunRange>& runs);
+
+// One line per track (spans, busy time), the counter, then the run ranges with the median marked:
+//   timeline: 5 tracks, 20 runs, median run 7 (1.23 ms)
+//     NVTX                 2 rows     21 spans  busy 25.1 ms
+//     ...
+std::string timeline_text(const Timeline& timeline);
+
+}  // namespace fusebox::profiler

@@ -1,0 +1,197 @@
+// The timeline model (profiler/timeline.h) from hand-built recordings: which tracks, how many
+// rows, which stream an activity lands on, the run ranges and which run is the median.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "profiler/analysis.h"
+#include "profiler/timeline.h"
+
+namespace fusebox::profiler {
+namespace {
+
+Span span(SpanKind kind, const std::string& name, int64_t t0, int64_t t1, int32_t tid,
+          int32_t depth, int64_t run = -1, int32_t node = -1) {
+  Span s;
+  s.kind = kind;
+  s.name = name;
+  s.start_ns = t0;
+  s.end_ns = t1;
+  s.tid = tid;
+  s.depth = depth;
+  s.run = run;
+  s.node = node;
+  return s;
+}
+
+exec::DeviceActivity activity(exec::ActivityKind kind, int64_t t0, int64_t t1, int32_t stream,
+                              uint32_t thread = 0, int32_t node = -1) {
+  exec::DeviceActivity a;
+  a.kind = kind;
+  a.name = "k";
+  a.start_ns = t0;
+  a.end_ns = t1;
+  a.device = 0;
+  a.stream = stream;
+  a.thread_id = thread;
+  a.node_index = node;
+  return a;
+}
+
+// A run of two ops (nodes 0 and 1) on thread 100, starting at `t0` and lasting `len` ns.
+void add_run(Recording& r, int64_t run, int64_t t0, int64_t len) {
+  r.spans.push_back(span(SpanKind::Run, run_range_name(run), t0, t0 + len, 100, 0, run));
+  r.spans.push_back(span(SpanKind::Op, "A", t0 + 1, t0 + 3, 100, 1, run, 0));
+  r.spans.push_back(span(SpanKind::Op, "B", t0 + 4, t0 + len - 1, 100, 1, run, 1));
+}
+
+Recording two_threads() {
+  Recording r;
+  r.thread_names = {{100, "main"}};
+  r.nodes.resize(2);
+  r.spans.push_back(span(SpanKind::Stage, "compile", 1000, 1100, 100, 0));
+  add_run(r, 0, 1200, 30);
+  add_run(r, 1, 1300, 10);
+  add_run(r, 2, 1400, 20);
+  // A worker thread nobody named, spans only at depth 3: one row, not four.
+  r.spans.push_back(span(SpanKind::Op, "helper", 1210, 1215, 200, 3, 0, -1));
+  r.arena_bytes = 64;
+  r.arena_live = {{1250, 100, 32}, {1201, 100, 96}, {1300, 100, 0}};
+  return r;
+}
+
+TEST(Timeline, TracksAndNestingRows) {
+  const Timeline t = build_timeline(two_threads());
+  EXPECT_EQ(t.base_ns, 1000);
+  ASSERT_EQ(t.tracks.size(), 3u);
+  EXPECT_EQ(t.tracks[0].label, "NVTX");
+  EXPECT_EQ(t.tracks[0].kind, TrackKind::Nvtx);
+  EXPECT_EQ(t.tracks[1].label, "CPU main");
+  EXPECT_EQ(t.tracks[2].label, "CPU thread 200");
+  // NVTX: the stage and the three runs, all at depth 0.
+  ASSERT_EQ(t.tracks[0].rows.size(), 1u);
+  EXPECT_EQ(t.tracks[0].span_count(), 4u);
+  // main: runs on row 0, their ops on row 1.
+  ASSERT_EQ(t.tracks[1].rows.size(), 2u);
+  EXPECT_EQ(t.tracks[1].rows[0].items.size(), 4u);  // stage + 3 runs
+  EXPECT_EQ(t.tracks[1].rows[1].items.size(), 6u);
+  for (const TimelineItem& it : t.tracks[1].rows[1].items) EXPECT_EQ(it.kind, TimelineItemKind::Op);
+  EXPECT_EQ(t.tracks[1].rows[0].max_len, 100);  // the stage
+  // The unnamed thread's depth 3 is its only row.
+  ASSERT_EQ(t.tracks[2].rows.size(), 1u);
+  EXPECT_EQ(t.tracks[2].rows[0].items[0].t0, 210);
+  EXPECT_EQ(t.extent_t0, 0);
+  EXPECT_EQ(t.extent_t1, 420);
+}
+
+TEST(Timeline, RunRangesAndTheMedianRun) {
+  const Recording rec = two_threads();
+  const Timeline t = build_timeline(rec);
+  ASSERT_EQ(t.runs.size(), 3u);
+  EXPECT_EQ(t.runs[0].run, 0);
+  EXPECT_EQ(t.runs[0].t0, 200);
+  EXPECT_EQ(t.runs[0].t1, 230);
+  EXPECT_EQ(t.runs[1].ops, 2u);
+  // Durations 30, 10, 20: the median is run 2, and its duration is the analysis's median run.
+  ASSERT_NE(t.median(), nullptr);
+  EXPECT_EQ(t.median()->run, 2);
+  EXPECT_EQ(t.median()->duration(), analyze(rec, Roofline{}).breakdown.run_ns);
+  EXPECT_EQ(t.find_run(1), &t.runs[1]);
+  EXPECT_EQ(t.find_run(7), nullptr);
+}
+
+TEST(Timeline, EvenRunCountPicksTheShorterMiddleRun) {
+  Recording rec;
+  rec.nodes.resize(2);
+  add_run(rec, 0, 0, 40);
+  add_run(rec, 1, 100, 10);
+  add_run(rec, 2, 200, 30);
+  add_run(rec, 3, 300, 20);
+  const Timeline t = build_timeline(rec);
+  ASSERT_NE(t.median(), nullptr);
+  EXPECT_EQ(t.median()->run, 3);  // 20 ns; the analysis averages 20 and 30
+  EXPECT_EQ(analyze(rec, Roofline{}).breakdown.run_ns, 25);
+  // Equal durations keep start-time order: the lower middle of (0, 1, 2, 3) is run 1.
+  Recording same;
+  same.nodes.resize(2);
+  for (int i = 0; i < 4; ++i) add_run(same, i, 100 * i, 20);
+  EXPECT_EQ(build_timeline(same).median()->run, 1);
+  EXPECT_EQ(median_run_index({}), 0u);
+}
+
+TEST(Timeline, OpSpansPerNodeByStartTime) {
+  const Timeline t = build_timeline(two_threads());
+  ASSERT_EQ(t.op_items_of_node.size(), 2u);
+  ASSERT_EQ(t.op_items_of_node[0].size(), 3u);
+  double last = -1;
+  for (const TimelineItemRef& ref : t.op_items_of_node[0]) {
+    const TimelineItem& it = t.item(ref);
+    EXPECT_EQ(ref.track, 1u);
+    EXPECT_EQ(it.node, 0);
+    EXPECT_GT(it.t0, last);
+    last = it.t0;
+  }
+}
+
+TEST(Timeline, ArenaCounterSortedWithItsScale) {
+  const Timeline t = build_timeline(two_threads());
+  ASSERT_EQ(t.counter.size(), 3u);
+  EXPECT_EQ(t.counter[0].first, 201);
+  EXPECT_EQ(t.counter[0].second, 96);
+  EXPECT_EQ(t.counter[2].first, 300);
+  EXPECT_EQ(t.counter_max, 96);  // the peak sample is above the arena's 64 bytes
+}
+
+TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
+  Recording rec;  // a recorded GPU trace: device activity only, no spans
+  rec.nodes.resize(3);
+  rec.device.push_back(activity(exec::ActivityKind::Kernel, 500, 600, 7, 0, 2));
+  rec.device.push_back(activity(exec::ActivityKind::Runtime, 100, 150, 0, 42));
+  rec.device.push_back(activity(exec::ActivityKind::Memcpy, 300, 400, 9));
+  rec.device.push_back(activity(exec::ActivityKind::Kernel, 200, 260, 7));
+  rec.device.push_back(activity(exec::ActivityKind::Memset, 450, 470, 7));
+  const Timeline t = build_timeline(rec);
+  EXPECT_EQ(t.base_ns, 100);
+  ASSERT_EQ(t.tracks.size(), 3u);  // by first appearance
+  EXPECT_EQ(t.tracks[0].label, "GPU 0 stream 7");
+  EXPECT_EQ(t.tracks[0].kind, TrackKind::GpuStream);
+  EXPECT_EQ(t.tracks[1].label, "CUDA API 42");
+  EXPECT_EQ(t.tracks[1].kind, TrackKind::CudaApi);
+  EXPECT_EQ(t.tracks[2].label, "GPU 0 stream 9");
+  const TimelineRow& s7 = t.tracks[0].rows.at(0);
+  ASSERT_EQ(s7.items.size(), 3u);  // sorted by start: kernel, memset, kernel
+  EXPECT_EQ(s7.items[0].t0, 100);
+  EXPECT_EQ(s7.items[0].index, 3);
+  EXPECT_EQ(s7.items[1].kind, TimelineItemKind::Memset);
+  EXPECT_EQ(s7.items[2].node, 2);
+  EXPECT_TRUE(is_device_item(s7.items[2].kind));
+  EXPECT_EQ(t.tracks[0].busy_ns(), 60 + 20 + 100);
+  EXPECT_TRUE(t.runs.empty());
+  EXPECT_EQ(t.median(), nullptr);
+  // Kernels are not op spans: nothing for a selection to outline.
+  EXPECT_TRUE(t.op_items_of_node[2].empty());
+}
+
+TEST(Timeline, BusyTimeIsTheUnionOfOverlappingSpans) {
+  const Timeline t = build_timeline(two_threads());
+  // main: stage 0..100, runs 200..230, 300..310, 400..420; the ops lie inside the runs.
+  EXPECT_EQ(t.tracks[1].busy_ns(), 100 + 30 + 10 + 20);
+}
+
+TEST(Timeline, TextHasOneLinePerTrackAndTheRuns) {
+  const std::string text = timeline_text(build_timeline(two_threads()));
+  EXPECT_NE(text.find("timeline: 3 tracks, 3 runs, median run 2 (20 ns)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  CPU main                  2 rows      10 spans  busy 160 ns\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("CPU thread 200"), std::string::npos) << text;
+  EXPECT_NE(text.find("arena live"), std::string::npos) << text;
+  EXPECT_NE(text.find("  run 2           400 ns .. 420 ns            20 ns     2 ops  median\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace fusebox::profiler
