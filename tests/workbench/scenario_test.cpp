@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/workbench/checks.h"
 #include "app/workbench/scenario.h"
 #include "core/base/error.h"
 #include "tests/workbench/workbench_test_util.h"
@@ -162,6 +163,27 @@ TEST(Scenario, EveryShippedScenarioLoads) {
     ++n;
   }
   EXPECT_GE(n, 8u);
+}
+
+// The schema lists the check kinds twice (the kind enum and one oneOf branch each): both must be
+// exactly the registry's names, in its order for the enum, so the two cannot drift.
+TEST(Scenario, TheSchemasCheckKindsAreTheRegistrys) {
+  const nlohmann::json schema =
+      read_json_file(std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/scenario.schema.json", "schema");
+  const nlohmann::json& check = schema.at("$defs").at("check");
+  EXPECT_EQ(check.at("properties").at("check").at("enum").get<std::vector<std::string>>(), check_kinds());
+  std::vector<std::string> branches;
+  for (const auto& branch : check.at("oneOf")) {
+    const nlohmann::json& kind = branch.at("properties").at("check");
+    if (kind.contains("const")) branches.push_back(kind.at("const").get<std::string>());
+    for (const auto& k : kind.value("enum", nlohmann::json::array())) branches.push_back(k.get<std::string>());
+  }
+  EXPECT_EQ(branches, check_kinds());
+  EXPECT_EQ(check_kinds_registry().names(), check_kinds());
+  for (const auto& [name, kind] : check_kinds_registry()) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(kind.validate && kind.evaluate && kind.describe) << "every kind carries all three";
+  }
 }
 
 TEST(Scenario, SavedSettingsLoadBackAsTheSameSettings) {
