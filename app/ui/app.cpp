@@ -72,20 +72,15 @@ App::App(const workbench::Settings& settings, workbench::Pipeline::RooflineSourc
 }
 
 std::string App::enter_step(size_t step) {
-  if (!walkthrough.scenario) return "step: no scenario loaded (File > Open a scenario .json)";
-  const auto& steps = walkthrough.scenario->steps;
-  if (step >= steps.size()) {
-    return "step: no step " + std::to_string(step) + " (the scenario has steps 0.." + std::to_string(steps.size() - 1) + ")";
-  }
-  walkthrough.step = step;
-  const workbench::ScenarioStep& s = steps[step];
-  const bool changed = !(s.settings == settings_);
-  settings_ = s.settings;
-  if (changed || !walkthrough.results.count(step)) request_run();
+  if (!walkthrough_) return "step: no scenario loaded (File > Open a scenario .json)";
+  const workbench::Settings& next = walkthrough_->enter(step);
+  const bool changed = !(next == settings_);
+  settings_ = next;
+  if (changed || !walkthrough_->has_result(step)) request_run();
   focus_ = PanelId::Walkthrough;
-  if (!s.look_at.panel.empty()) {
+  if (const std::string& panel = walkthrough_->current().look_at.panel; !panel.empty()) {
     for (int i = 0; i < kPanelCount; ++i)
-      if (s.look_at.panel == panel_name(static_cast<PanelId>(i))) focus_ = static_cast<PanelId>(i);
+      if (panel == panel_name(static_cast<PanelId>(i))) focus_ = static_cast<PanelId>(i);
   }
   bring_tab_ = PanelId::Walkthrough;
   look_at_pending_ = true;
@@ -93,13 +88,13 @@ std::string App::enter_step(size_t step) {
 }
 
 void App::apply_look_at() {
-  if (!look_at_pending_ || !walkthrough.scenario) return;
+  if (!look_at_pending_ || !walkthrough_) return;
   const auto result = runner_.result();
   if (!result || !(result->settings == settings_)) return;
   look_at_pending_ = false;
-  const workbench::LookAt& l = walkthrough.scenario->steps.at(walkthrough.step).look_at;
+  const workbench::LookAt& l = walkthrough_->current().look_at;
   try {
-    workbench::validate_look_at(*walkthrough.scenario, walkthrough.step, *result);
+    workbench::validate_look_at(walkthrough_->scenario(), walkthrough_->step(), *result);
   } catch (const Error& e) {
     command_error_ = e.what();
     return;
@@ -153,9 +148,7 @@ std::string App::run_command(const std::string& text) {
       screenshot_ = value;
     } else if (verb == "scenario" || (verb == "open" && value.ends_with(".json"))) {
       if (value.empty()) return "scenario: give a scenario file (scenario=scenarios/interview.json)";
-      auto loaded = std::make_shared<const workbench::Scenario>(workbench::load_scenario(value));
-      walkthrough.scenario = std::move(loaded);
-      walkthrough.results.clear();
+      walkthrough_.emplace(std::make_shared<const workbench::Scenario>(workbench::load_scenario(value)));
       // Room for the step's text and checks: the bottom-right grows, the trace gives a little.
       bottom_split_ = std::min(bottom_split_, 0.45f);
       trace_height_ = std::min(trace_height_, 0.2f);
@@ -337,11 +330,11 @@ void App::draw_save_dialog() {
 
 void App::draw() {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
-  walkthrough.observe(snap.result);
+  if (walkthrough_) walkthrough_->observe(snap.result);
   apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
-              [this](const std::string& c) { clicked_.push_back(c); }};
+              [this](const std::string& c) { clicked_.push_back(c); }, playing()};
 
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -420,7 +413,7 @@ void App::draw() {
         ImGui::EndTabItem();
       }
     };
-    if (walkthrough.scenario) {
+    if (walkthrough_) {
       tab("walkthrough", PanelId::Walkthrough);
       tab("compare", PanelId::Compare);
     } else {

@@ -38,6 +38,7 @@
 #include "app/ui/trace_panel.h"
 #include "app/ui/walkthrough_panel.h"
 #include "app/workbench/runner.h"
+#include "app/workbench/walkthrough.h"
 
 namespace fusebox::ui {
 
@@ -79,6 +80,8 @@ class App {
   const Selection& selection() const { return selection_; }
   PanelId focus() const { return focus_; }
   const std::string& last_command_error() const { return command_error_; }
+  // The scenario being played (scenario=, step=), or null.
+  const workbench::Walkthrough* playing() const { return walkthrough_ ? &*walkthrough_ : nullptr; }
 
   // The panels (public: tests read their Drawn records).
   SettingsBar settings_bar;
@@ -102,6 +105,7 @@ class App {
   void apply_look_at();
 
   workbench::Runner runner_;
+  std::optional<workbench::Walkthrough> walkthrough_;
   workbench::Settings settings_;
   Selection selection_;
   PanelId focus_ = PanelId::Graph;

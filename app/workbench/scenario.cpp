@@ -293,24 +293,6 @@ CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
   return evaluate(scenario, scenario.steps.at(step).checks.at(index), *results.at(step), results, step);
 }
 
-ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline) {
-  ScenarioRun run;
-  run.scenario = &scenario;
-  std::vector<std::shared_ptr<const RunResult>> results;
-  for (size_t i = 0; i < scenario.steps.size(); ++i) {
-    std::shared_ptr<const RunResult> r;
-    try {
-      r = pipeline.run(scenario.steps[i].settings);
-    } catch (const Error& e) {
-      throw Error(scenario.path + ": /steps/" + std::to_string(i) + ": " + e.what());
-    }
-    results.push_back(r);
-    validate_look_at(scenario, i, *r);
-    run.steps.push_back({r, evaluate_checks(scenario, i, results)});
-  }
-  return run;
-}
-
 bool ScenarioRun::structural_ok() const {
   for (const auto& s : steps)
     for (const auto& c : s.checks)

@@ -100,8 +100,9 @@ struct ScenarioRun {
   nlohmann::json to_json() const;
 };
 
-// Runs every step on `pipeline` (stages shared between steps, as the UI shares them). Throws
-// fusebox::Error for a step that cannot run or a check naming what the graph lacks.
+// Runs every step on `pipeline` (stages shared between steps, as the UI shares them) through a
+// workbench::Walkthrough (walkthrough.h), the player fusebox-ui steps too. Throws fusebox::Error
+// for a step that cannot run or a check naming what the graph lacks.
 ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline);
 
 }  // namespace fusebox::workbench

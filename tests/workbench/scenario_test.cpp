@@ -8,6 +8,7 @@
 
 #include "app/workbench/checks.h"
 #include "app/workbench/scenario.h"
+#include "app/workbench/walkthrough.h"
 #include "core/base/error.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -150,6 +151,48 @@ TEST(Scenario, ChecksPassAndFailOnTheResultsFigures) {
   const std::string text = run.to_text();
   EXPECT_NE(text.find("FAIL exact    node_count at_most=55"), std::string::npos) << text;
   EXPECT_EQ(run.to_json()["steps"][1]["checks"][0]["passed"], true);
+}
+
+// The player fusebox-ui steps: entering a step hands back its settings, only a result of the
+// current step's settings is kept, and the live checks are pending until it is in, then say
+// which hold (a check against a step that has not run names it and hides no other check).
+TEST(Walkthrough, StepsRecordsAndChecksLive) {
+  test::register_cpu();
+  const std::string path = write("walk.json", R"({"name": "w", "model": ")" + kSmall + R"(",
+      "settings": {"iters": 2, "warmup": 0, "profile_runs": 1},
+      "steps": [
+        {"title": "none", "set": {"passes": "none"}, "checks": [{"check": "node_count", "equals": 56}]},
+        {"title": "all", "set": {"passes": "all"},
+         "checks": [{"check": "node_count", "equals": 9}, {"check": "outputs_match_previous"},
+                    {"check": "op_absent", "op": "Softmax"}]}]})");
+  Walkthrough walk(std::make_shared<const Scenario>(load_scenario(path)));
+  EXPECT_EQ(walk.steps(), 2u);
+  try {
+    walk.enter(2);
+    ADD_FAILURE() << "step 2 entered";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "step: no step 2 (the scenario has steps 0..1)");
+  }
+  Pipeline p(fixed_roofline);
+  const auto r1 = p.run(walk.enter(1));
+  EXPECT_EQ(walk.step(), 1u);
+  EXPECT_EQ(walk.live_checks().checks.at(0).state, -1) << "pending before the step ran";
+  const auto r0 = p.run(walk.scenario().steps[0].settings);
+  EXPECT_FALSE(walk.observe(r0)) << "another step's settings";
+  EXPECT_TRUE(walk.observe(r1));
+  const Walkthrough::LiveChecks& live = walk.live_checks();
+  ASSERT_EQ(live.checks.size(), 3u);
+  EXPECT_EQ(live.checks[0].state, 1) << live.checks[0].figures;
+  EXPECT_EQ(live.checks[1].state, -1) << "step 0 has not run";
+  EXPECT_NE(live.checks[1].figures.find("step 0 has no result"), std::string::npos) << live.checks[1].figures;
+  EXPECT_EQ(live.checks[2].state, 1) << live.checks[2].figures;
+  EXPECT_EQ(live.error, live.checks[1].figures);
+  EXPECT_THROW(walk.outcome(), Error);
+  walk.enter(0);
+  EXPECT_TRUE(walk.observe(r0));
+  walk.enter(1);
+  EXPECT_EQ(walk.live_checks().checks[1].state, 1) << "re-evaluated once step 0 is in";
+  EXPECT_EQ(walk.outcome().checks.size(), 3u);
 }
 
 TEST(Scenario, EveryShippedScenarioLoads) {
