@@ -113,7 +113,12 @@ void App::apply_look_at() {
 
 void App::request_run() { runner_.request(settings_); }
 
-bool App::idle() const { return queue_.empty() && !runner_.snapshot().busy; }
+bool App::idle_drawing() const {
+  const workbench::Runner::Snapshot snap = runner_.snapshot();
+  return !snap.busy && snap.result == drawn_result_ && !layouts_.busy();
+}
+
+bool App::idle() const { return queue_.empty() && idle_drawing(); }
 
 std::string App::command(const std::string& text) {
   std::string error;
@@ -334,7 +339,8 @@ void App::draw() {
   apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
-              [this](const std::string& c) { clicked_.push_back(c); }, playing()};
+              [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_};
+  drawn_result_ = snap.result;
 
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -435,7 +441,8 @@ void App::draw() {
     const std::string& next = queue_.front();
     const std::string verb = trim(next.substr(0, next.find('=')));
     const auto now = runner_.snapshot();
-    const bool waiting = reads_result(verb) && now.busy;  // busy from the moment of a request
+    // Busy from the moment of a request; wait and screenshot also wait for the graph's layout.
+    const bool waiting = reads_result(verb) && (now.busy || ((verb == "wait" || verb == "screenshot") && !idle_drawing()));
     if (!waiting) {
       const std::string error = command(next);
       queue_.pop_front();

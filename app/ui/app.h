@@ -37,6 +37,7 @@
 #include "app/ui/status_line.h"
 #include "app/ui/trace_panel.h"
 #include "app/ui/walkthrough_panel.h"
+#include "app/workbench/graph_layout.h"
 #include "app/workbench/runner.h"
 #include "app/workbench/walkthrough.h"
 
@@ -72,8 +73,11 @@ class App {
   // Files dropped on the window: opened as models (the last one wins).
   void drop_files(const std::vector<std::string>& paths);
 
-  // No script pending and the runner idle.
+  // Nothing left to wait for: no script pending, the runner idle, the last frame drew its latest
+  // result and no graph layout is running (scripts, screenshots and the tests wait on this).
   bool idle() const;
+  // The graph layouts the graph panel asked for (busy while one runs).
+  const workbench::LayoutCache& layouts() const { return layouts_; }
 
   workbench::Runner& runner() { return runner_; }
   const workbench::Settings& settings() const { return settings_; }
@@ -96,6 +100,7 @@ class App {
 
  private:
   std::string run_command(const std::string& text);
+  bool idle_drawing() const;  // idle() but for the script
   void request_run();
   void handle_keys();
   void draw_menu();
@@ -106,6 +111,8 @@ class App {
 
   workbench::Runner runner_;
   std::optional<workbench::Walkthrough> walkthrough_;
+  workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
+  std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
   workbench::Settings settings_;
   Selection selection_;
   PanelId focus_ = PanelId::Graph;

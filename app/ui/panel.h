@@ -21,6 +21,7 @@
 #include "app/workbench/settings.h"
 
 namespace fusebox::workbench {
+class LayoutCache;
 class Walkthrough;
 }
 
@@ -46,6 +47,7 @@ struct Frame {
   PanelId focus = PanelId::Graph;             // the focused panel draws a highlighted border
   std::function<void(const std::string&)> command;
   const workbench::Walkthrough* walkthrough = nullptr;  // the scenario being played, or null
+  workbench::LayoutCache* layouts = nullptr;  // the App's graph layouts (the graph panel asks it)
 
   const workbench::RunResult* result() const { return snap.result.get(); }
 };
