@@ -6,13 +6,19 @@
 #include <cstddef>
 #include <string>
 
+#include <vector>
+
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
 
 namespace fusebox::ui {
 
 struct WalkthroughPanel {
   // Draws frame.walkthrough (the App's player; null when no scenario is loaded).
   void draw(const Frame& frame);
+  // "walkthrough.<key>=<value>": none yet. Entering a step changes the settings, so stepping is
+  // the App's step=N (the arrows issue it), not a switch of the panel's own.
+  std::vector<PanelSwitch> switches() { return {}; }
 
   struct Drawn {
     size_t checks = 0, passed = 0, pending = 0;  // the current step's checks and their state
