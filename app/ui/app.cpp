@@ -110,14 +110,19 @@ std::string App::command(const std::string& text) {
 Registry<App::Verb> App::make_verbs() {
   Registry<Verb> v("command");
   auto verb = [&](const char* name, std::string usage, std::string help, bool reads, auto run) {
-    v.add(name, Verb{std::move(usage), std::move(help), reads, false, std::function<std::string(const std::string&)>(run)});
+    v.add(name, Verb{std::move(usage), std::move(help), reads, false,
+                     std::function<std::string(const std::string&)>(run)});
   };
-  verb("open", "open=", "open=PATH loads a model file or a scenario (.json); open alone shows File > Open", false,
-       [this](const std::string& value) { return value.ends_with(".json") ? open_scenario(value) : open_model(value); });
+  verb("open",
+       "open=", "open=PATH loads a model file or a scenario (.json); open alone shows File > Open",
+       false, [this](const std::string& value) {
+         return value.ends_with(".json") ? open_scenario(value) : open_model(value);
+       });
   verb("scenario", "scenario=", "scenario=PATH loads a scenario and enters its first step", true,
        [this](const std::string& value) { return open_scenario(value); });
-  verb("step", "step=", "step=N enters step N of the scenario (0-based): its settings, then its look_at", true,
-       [this](const std::string& value) -> std::string {
+  verb("step",
+       "step=", "step=N enters step N of the scenario (0-based): its settings, then its look_at",
+       true, [this](const std::string& value) -> std::string {
          size_t n = 0;
          try {
            n = static_cast<size_t>(parse_int(value, "step"));
@@ -126,7 +131,8 @@ Registry<App::Verb> App::make_verbs() {
          }
          return enter_step(n);
        });
-  verb("save", "save=", "save=PATH writes the current settings as a one-step scenario (File > Save)", true,
+  verb("save",
+       "save=", "save=PATH writes the current settings as a one-step scenario (File > Save)", true,
        [this](const std::string& value) {
          if (value.empty()) {
            save_dialog_ = true;
@@ -144,20 +150,22 @@ Registry<App::Verb> App::make_verbs() {
     request_run();
     return "";
   });
-  verb("pin", "pin", "pins the current result as the compare baseline", true, [this](const std::string&) -> std::string {
-    if (!runner_.result()) return "pin: no result to pin yet";
-    runner_.pin_baseline();
-    bring_tab_ = PanelId::Compare;
-    return "";
-  });
+  verb("pin", "pin", "pins the current result as the compare baseline", true,
+       [this](const std::string&) -> std::string {
+         if (!runner_.result()) return "pin: no result to pin yet";
+         runner_.pin_baseline();
+         bring_tab_ = PanelId::Compare;
+         return "";
+       });
   verb("unpin", "unpin", "drops the compare baseline", false, [this](const std::string&) {
     runner_.clear_baseline();
     return "";
   });
   // Nothing to do when it runs: in a script it has already waited for the runs and layouts.
-  verb("wait", "wait", "in a script: waits for the runs requested so far and the graph's layout", true,
-       [](const std::string&) { return ""; });
-  verb("screenshot", "screenshot=", "in a script: saves the window as PNG once the runs before it finished", true,
+  verb("wait", "wait", "in a script: waits for the runs requested so far and the graph's layout",
+       true, [](const std::string&) { return ""; });
+  verb("screenshot",
+       "screenshot=", "in a script: saves the window as PNG once the runs before it finished", true,
        [this](const std::string& value) -> std::string {
          if (value.empty()) return "screenshot: give a path (screenshot=view.png)";
          screenshot_ = value;
@@ -180,13 +188,16 @@ Registry<App::PanelRow> App::make_panels() {
   auto row = [&](PanelRow r) { p.add(panel_name(r.id), std::move(r)); };
   // In the order the keys 1-7 and the View menu list them.
   row({PanelId::Graph, [this] { return graph.switches(); }, nullptr});
-  row({PanelId::Arena, nullptr, [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
+  row({PanelId::Arena, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
          return arena.command(k, v, r);
        }});
-  row({PanelId::Trace, nullptr, [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
+  row({PanelId::Trace, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
          return trace.command(k, v, r);
        }});
-  row({PanelId::Ops, nullptr, [this](const std::string& k, const std::string& v, const workbench::RunResult*) {
+  row({PanelId::Ops, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult*) {
          return ops.command(k, v);
        }});
   row({PanelId::Compare, nullptr, nullptr});
@@ -217,7 +228,8 @@ const App::PanelRow* App::panel_for(const std::string& verb) const {
   return row;
 }
 
-std::string App::run_panel_switch(const PanelRow& row, const std::string& verb, const std::string& value) {
+std::string App::run_panel_switch(const PanelRow& row, const std::string& verb,
+                                  const std::string& value) {
   const std::string key = verb.substr(verb.find('.') + 1);
   const auto result = runner_.result();
   if (row.command) return row.command(key, value, result.get());
@@ -298,7 +310,8 @@ std::string App::select(const std::string& node) {
 
 std::string App::focus_panel(const std::string& name) {
   const PanelRow* row = panels_.find(name);
-  if (!row) return "panel: unknown panel '" + name + "' (valid: " + join(panels_.names(), ", ") + ")";
+  if (!row)
+    return "panel: unknown panel '" + name + "' (valid: " + join(panels_.names(), ", ") + ")";
   focus_ = row->id;
   if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough) bring_tab_ = focus_;
   return "";

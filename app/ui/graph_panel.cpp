@@ -233,64 +233,69 @@ std::string GraphPanel::command(const std::string& key, const std::string& value
 
 std::vector<PanelSwitch> GraphPanel::switches() {
   return {
-      {"view", {}, "final | <pass> | <pass>:before | <pass>:after",
+      {"view",
+       {},
+       "final | <pass> | <pass>:before | <pass>:after",
        "the final graph, or the graph before or after a pass that changed it",
        [this](const std::string& value, const workbench::RunResult* result) -> std::string {
-        const std::vector<std::string> passes = changed_passes(result);
-        if (value == "final") {
-          view_pass_.clear();
-          view_before_ = false;
-          return "";
-        }
-        std::string pass = value;
-        bool before = false;
-        if (const size_t colon = value.rfind(':'); colon != std::string::npos) {
-          const std::string side = value.substr(colon + 1);
-          pass = value.substr(0, colon);
-          if (side == "before") {
-            before = true;
-          } else if (side != "after") {
-            return "'" + value +
-                   "' should end in :before or :after (valid: " + valid_views(passes) + ")";
-          }
-        }
-        if (pass.empty())
-          return "no pass named in '" + value + "' (valid: " + valid_views(passes) + ")";
-        // Without a log (no result yet) the pass is taken on trust; the draw shows pass_view's error.
-        if (result && result->optimized &&
-            std::find(passes.begin(), passes.end(), pass) == passes.end()) {
-          std::string why = "is not a pass";
-          for (const passes::PassLogEntry& e : result->optimized->log.entries)
-            if (e.pass == pass) why = e.enabled ? "did not change the graph" : "is switched off";
-          return "'" + pass + "' " + why + " (valid: " + valid_views(passes) + ")";
-        }
-        view_pass_ = pass;
-        view_before_ = before;
-        return "";
+         const std::vector<std::string> passes = changed_passes(result);
+         if (value == "final") {
+           view_pass_.clear();
+           view_before_ = false;
+           return "";
+         }
+         std::string pass = value;
+         bool before = false;
+         if (const size_t colon = value.rfind(':'); colon != std::string::npos) {
+           const std::string side = value.substr(colon + 1);
+           pass = value.substr(0, colon);
+           if (side == "before") {
+             before = true;
+           } else if (side != "after") {
+             return "'" + value +
+                    "' should end in :before or :after (valid: " + valid_views(passes) + ")";
+           }
+         }
+         if (pass.empty())
+           return "no pass named in '" + value + "' (valid: " + valid_views(passes) + ")";
+         // Without a log (no result yet) the pass is taken on trust; the draw shows pass_view's
+         // error.
+         if (result && result->optimized &&
+             std::find(passes.begin(), passes.end(), pass) == passes.end()) {
+           std::string why = "is not a pass";
+           for (const passes::PassLogEntry& e : result->optimized->log.entries)
+             if (e.pass == pass) why = e.enabled ? "did not change the graph" : "is switched off";
+           return "'" + pass + "' " + why + " (valid: " + valid_views(passes) + ")";
+         }
+         view_pass_ = pass;
+         view_before_ = before;
+         return "";
        }},
-      {"zoom", {}, "fit | <number> | <percent>%", "fit the graph in the panel, or zoom to a factor (1 = 100%)",
+      {"zoom",
+       {},
+       "fit | <number> | <percent>%",
+       "fit the graph in the panel, or zoom to a factor (1 = 100%)",
        [this](const std::string& value, const workbench::RunResult*) -> std::string {
-        if (value == "fit") {
-          fit_requested_ = true;
-          zoom_requested_.reset();
-          return "";
-        }
-        const bool percent = !value.empty() && value.back() == '%';
-        double zoom = 0;
-        try {
-          zoom = parse_double(percent ? value.substr(0, value.size() - 1) : value, "graph.zoom");
-        } catch (const Error&) {
-          return "'" + value + "' is not a number (valid: fit, or a zoom such as 1 = 100%)";
-        }
-        if (percent) zoom /= 100;
-        if (!(zoom >= kMinZoom && zoom <= kMaxZoom)) {
-          char range[96];
-          std::snprintf(range, sizeof range, "from %g to %g", kMinZoom, kMaxZoom);
-          return value + " is out of range (valid: fit, or a zoom " + range +
-                 ", 1 = 100%)";
-        }
-        zoom_requested_ = static_cast<float>(zoom);
-        return "";
+         if (value == "fit") {
+           fit_requested_ = true;
+           zoom_requested_.reset();
+           return "";
+         }
+         const bool percent = !value.empty() && value.back() == '%';
+         double zoom = 0;
+         try {
+           zoom = parse_double(percent ? value.substr(0, value.size() - 1) : value, "graph.zoom");
+         } catch (const Error&) {
+           return "'" + value + "' is not a number (valid: fit, or a zoom such as 1 = 100%)";
+         }
+         if (percent) zoom /= 100;
+         if (!(zoom >= kMinZoom && zoom <= kMaxZoom)) {
+           char range[96];
+           std::snprintf(range, sizeof range, "from %g to %g", kMinZoom, kMaxZoom);
+           return value + " is out of range (valid: fit, or a zoom " + range + ", 1 = 100%)";
+         }
+         zoom_requested_ = static_cast<float>(zoom);
+         return "";
        }},
   };
 }

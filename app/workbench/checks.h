@@ -45,7 +45,7 @@ const Registry<CheckKind>& check_kinds_registry();
 
 bool has_node(const ir::Graph& g, const std::string& name);
 // Throws fusebox::Error "<path>: <pointer>: no node 'x' in this step's graph (did you mean ...)".
-[[noreturn]] void throw_no_node(const Scenario& sc, const std::string& pointer, const std::string& node,
-                                const ir::Graph& g);
+[[noreturn]] void throw_no_node(const Scenario& sc, const std::string& pointer,
+                                const std::string& node, const ir::Graph& g);
 
 }  // namespace fusebox::workbench

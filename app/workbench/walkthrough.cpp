@@ -6,14 +6,17 @@
 
 namespace fusebox::workbench {
 
-Walkthrough::Walkthrough(std::shared_ptr<const Scenario> scenario) : scenario_(std::move(scenario)) {
-  if (!scenario_ || scenario_->steps.empty()) throw Error("a walkthrough needs a scenario with at least one step");
+Walkthrough::Walkthrough(std::shared_ptr<const Scenario> scenario)
+    : scenario_(std::move(scenario)) {
+  if (!scenario_ || scenario_->steps.empty())
+    throw Error("a walkthrough needs a scenario with at least one step");
 }
 
 const Settings& Walkthrough::enter(size_t n) {
   const auto& all = scenario_->steps;
   if (n >= all.size()) {
-    throw Error("step: no step " + std::to_string(n) + " (the scenario has steps 0.." + std::to_string(all.size() - 1) + ")");
+    throw Error("step: no step " + std::to_string(n) + " (the scenario has steps 0.." +
+                std::to_string(all.size() - 1) + ")");
   }
   step_ = n;
   return all[n].settings;
@@ -25,7 +28,9 @@ bool Walkthrough::observe(const std::shared_ptr<const RunResult>& result) {
   return true;
 }
 
-void Walkthrough::record(std::shared_ptr<const RunResult> result) { results_[step_] = std::move(result); }
+void Walkthrough::record(std::shared_ptr<const RunResult> result) {
+  results_[step_] = std::move(result);
+}
 
 std::vector<std::shared_ptr<const RunResult>> Walkthrough::results_through(size_t step) const {
   std::vector<std::shared_ptr<const RunResult>> out(step + 1);
@@ -36,7 +41,9 @@ std::vector<std::shared_ptr<const RunResult>> Walkthrough::results_through(size_
 
 StepOutcome Walkthrough::outcome() const {
   const auto results = results_through(step_);
-  if (!results[step_]) throw Error(scenario_->path + ": /steps/" + std::to_string(step_) + ": step " + std::to_string(step_) + " has no result");
+  if (!results[step_])
+    throw Error(scenario_->path + ": /steps/" + std::to_string(step_) + ": step " +
+                std::to_string(step_) + " has no result");
   validate_look_at(*scenario_, step_, *results[step_]);
   return {results[step_], evaluate_checks(*scenario_, step_, results)};
 }
