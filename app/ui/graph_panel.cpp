@@ -224,6 +224,78 @@ void outline(ImDrawList* dl, const ImRect& r, ImU32 color, float thickness, floa
   dl->AddRect(o.Min, o.Max, color, 0, 0, thickness);
 }
 
+// The rewrite log's lines for one frame: a click selects the line's node, hovering outlines its
+// nodes in the graph (collected in hover_nodes, drawn next frame).
+struct LogLines {
+  const Frame& frame;
+  const workbench::LaidOutGraph* entry;
+  bool before;  // the view is a pass's "before": a rewrite's removed nodes are the ones shown
+  std::vector<std::string> hover_nodes;
+
+  bool in_graph(const std::string& node) const {
+    return entry && !node.empty() && entry->node_index.count(node) != 0;
+  }
+  void rewrite(const passes::Rewrite& r);
+  void near_miss(const passes::NearMiss& m);
+  void pass_lines(const passes::PassLogEntry& e);
+};
+
+void LogLines::rewrite(const passes::Rewrite& r) {
+  // The nodes it touched that the drawn graph has: what it made (after), what it took (before).
+  std::vector<std::string> nodes;
+  if (before) {
+    nodes = r.removed;
+  } else {
+    nodes = r.added;
+    nodes.insert(nodes.end(), r.changed.begin(), r.changed.end());
+  }
+  std::erase_if(nodes, [&](const std::string& n) { return !in_graph(n); });
+  const std::string target = nodes.empty() ? std::string() : nodes.front();
+  bool hovered = false;
+  const bool clicked =
+      log_line(r.text, nodes.empty() ? kTextDim : ImGui::GetColorU32(ImGuiCol_Text),
+               !target.empty() && target == frame.selection.node, &hovered);
+  if (hovered) {
+    hover_nodes = nodes;
+    std::string tip = "pattern: " + r.pattern;
+    if (!r.removed.empty()) tip += "\nremoved: " + join(r.removed, ", ");
+    if (!r.added.empty()) tip += "\nadded: " + join(r.added, ", ");
+    if (!r.changed.empty()) tip += "\nedited: " + join(r.changed, ", ");
+    tip += nodes.empty() ? "\n(none of its nodes is in the graph shown)"
+                         : "\nclick to select " + target;
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
+  if (clicked && !target.empty()) issue(frame, "select=" + target);
+}
+
+void LogLines::near_miss(const passes::NearMiss& m) {
+  const bool here = in_graph(m.node);
+  bool hovered = false;
+  const bool clicked = log_line("near miss: " + m.text, here ? kNearMissColor : kTextDim,
+                                here && m.node == frame.selection.node, &hovered);
+  if (hovered) {
+    if (here) hover_nodes = {m.node};
+    std::string tip = "pattern: " + m.pattern;
+    if (!m.node.empty()) tip += "\nnode: " + m.node;
+    tip += here ? "\nclick to select it" : "\n(its node is not in the graph shown)";
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
+  if (clicked && here) issue(frame, "select=" + m.node);
+}
+
+void LogLines::pass_lines(const passes::PassLogEntry& e) {
+  for (size_t i = 0; i < e.rewrites.size(); ++i) {
+    ImGui::PushID(static_cast<int>(i));
+    rewrite(e.rewrites[i]);
+    ImGui::PopID();
+  }
+  for (size_t i = 0; i < e.near_misses.size(); ++i) {
+    ImGui::PushID(static_cast<int>(e.rewrites.size() + i));
+    near_miss(e.near_misses[i]);
+    ImGui::PopID();
+  }
+}
+
 }  // namespace
 
 std::string GraphPanel::command(const std::string& key, const std::string& value,
@@ -654,68 +726,9 @@ void GraphPanel::draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& 
 }
 
 void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
-  std::vector<std::string> hover_nodes;
   ImGui::BeginChild("##graph_log", size, true);
   const workbench::RunResult* result = frame.result();
-  auto in_graph = [&](const std::string& node) {
-    return entry && !node.empty() && entry->node_index.count(node) != 0;
-  };
-  const bool before = !view_pass_.empty() && view_before_;
-
-  auto rewrite_line = [&](const passes::Rewrite& r) {
-    // The nodes it touched that the drawn graph has: what it made (after), what it took (before).
-    std::vector<std::string> nodes;
-    if (before) {
-      nodes = r.removed;
-    } else {
-      nodes = r.added;
-      nodes.insert(nodes.end(), r.changed.begin(), r.changed.end());
-    }
-    std::erase_if(nodes, [&](const std::string& n) { return !in_graph(n); });
-    const std::string target = nodes.empty() ? std::string() : nodes.front();
-    bool hovered = false;
-    const bool clicked =
-        log_line(r.text, nodes.empty() ? kTextDim : ImGui::GetColorU32(ImGuiCol_Text),
-                 !target.empty() && target == frame.selection.node, &hovered);
-    if (hovered) {
-      hover_nodes = nodes;
-      std::string tip = "pattern: " + r.pattern;
-      if (!r.removed.empty()) tip += "\nremoved: " + join(r.removed, ", ");
-      if (!r.added.empty()) tip += "\nadded: " + join(r.added, ", ");
-      if (!r.changed.empty()) tip += "\nedited: " + join(r.changed, ", ");
-      tip += nodes.empty() ? "\n(none of its nodes is in the graph shown)"
-                           : "\nclick to select " + target;
-      ImGui::SetTooltip("%s", tip.c_str());
-    }
-    if (clicked && !target.empty()) issue(frame, "select=" + target);
-  };
-  auto near_miss_line = [&](const passes::NearMiss& m) {
-    const bool here = in_graph(m.node);
-    bool hovered = false;
-    const bool clicked = log_line("near miss: " + m.text, here ? kNearMissColor : kTextDim,
-                                  here && m.node == frame.selection.node, &hovered);
-    if (hovered) {
-      if (here) hover_nodes = {m.node};
-      std::string tip = "pattern: " + m.pattern;
-      if (!m.node.empty()) tip += "\nnode: " + m.node;
-      tip += here ? "\nclick to select it" : "\n(its node is not in the graph shown)";
-      ImGui::SetTooltip("%s", tip.c_str());
-    }
-    if (clicked && here) issue(frame, "select=" + m.node);
-  };
-  auto entry_lines = [&](const passes::PassLogEntry& e) {
-    for (size_t i = 0; i < e.rewrites.size(); ++i) {
-      ImGui::PushID(static_cast<int>(i));
-      rewrite_line(e.rewrites[i]);
-      ImGui::PopID();
-    }
-    for (size_t i = 0; i < e.near_misses.size(); ++i) {
-      ImGui::PushID(static_cast<int>(e.rewrites.size() + i));
-      near_miss_line(e.near_misses[i]);
-      ImGui::PopID();
-    }
-  };
-
+  LogLines lines{frame, entry, !view_pass_.empty() && view_before_, {}};
   if (!result->optimized) {
     dim_wrapped("no pass log: the run stopped before optimize");
   } else if (!view_pass_.empty()) {
@@ -728,7 +741,7 @@ void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
       ImGui::TextWrapped("%s: %zu rewrites, %zu near misses", it->pass.c_str(), it->rewrites.size(),
                          it->near_misses.size());
       ImGui::Separator();
-      entry_lines(*it);
+      lines.pass_lines(*it);
     }
   } else {
     bool any = false;
@@ -741,7 +754,7 @@ void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
       if (ImGui::TreeNodeEx("##pass", ImGuiTreeNodeFlags_DefaultOpen,
                             "%s  (%zu rewrites, %zu near misses)", e.pass.c_str(),
                             e.rewrites.size(), e.near_misses.size())) {
-        entry_lines(e);
+        lines.pass_lines(e);
         ImGui::TreePop();
       }
       ImGui::PopID();
@@ -749,7 +762,7 @@ void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
     if (!any) dim_wrapped("no pass rewrote anything or came close");
   }
   ImGui::EndChild();
-  log_hover_nodes_ = std::move(hover_nodes);
+  log_hover_nodes_ = std::move(lines.hover_nodes);
 }
 
 }  // namespace fusebox::ui
