@@ -6,6 +6,7 @@
 #include "app/cli/commands.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/scenario.h"
+#include "app/workbench/walkthrough.h"
 
 namespace fusebox::cli {
 
@@ -19,13 +20,15 @@ struct CheckArgs {
 
 void check(const CheckArgs& a) {
   // Every file is read and validated before anything runs: a typo in the last one costs nothing.
-  std::vector<workbench::Scenario> scenarios;
-  for (const auto& f : a.files) scenarios.push_back(workbench::load_scenario(f));
+  std::vector<std::shared_ptr<const workbench::Scenario>> scenarios;
+  for (const auto& f : a.files) scenarios.push_back(std::make_shared<const workbench::Scenario>(workbench::load_scenario(f)));
   bool ok = true;
   nlohmann::json all = nlohmann::json::array();
   for (const auto& sc : scenarios) {
+    // The player fusebox-ui steps, here playing every step.
+    workbench::Walkthrough walk(sc);
     workbench::Pipeline pipeline;
-    const workbench::ScenarioRun run = workbench::run_scenario(sc, pipeline);
+    const workbench::ScenarioRun run = walk.play(pipeline);
     ok &= run.structural_ok() && (!a.strict || run.measured_ok());
     if (a.json) all.push_back(run.to_json());
     else std::cout << run.to_text() << "\n";

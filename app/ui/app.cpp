@@ -29,26 +29,6 @@ std::vector<std::string> split_commands(const std::string& text) {
   return out;
 }
 
-// Commands a script runs only once the runs requested before them have finished.
-bool reads_result(const std::string& verb) {
-  return verb == "select" || verb == "step" || verb == "scenario" || verb == "save" || verb == "pin" || verb == "wait" || verb == "screenshot" ||
-         verb == "panel" || verb.starts_with("graph.") || verb.starts_with("arena.") ||
-         verb.starts_with("trace.") || verb.starts_with("ops.") || verb.starts_with("compare.");
-}
-
-std::optional<PanelId> panel_from_name(const std::string& name) {
-  for (int i = 0; i < kPanelCount; ++i) {
-    if (name == panel_name(static_cast<PanelId>(i))) return static_cast<PanelId>(i);
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> panel_names() {
-  std::vector<std::string> names;
-  for (int i = 0; i < kPanelCount; ++i) names.emplace_back(panel_name(static_cast<PanelId>(i)));
-  return names;
-}
-
 // A draggable split between two regions, `length` long: `fraction` of `total` goes to the first.
 void splitter(const char* id, bool vertical, float* fraction, float total, float thickness, float length) {
   ImGui::InvisibleButton(id, vertical ? ImVec2(thickness, length) : ImVec2(length, thickness));
@@ -67,39 +47,31 @@ void splitter(const char* id, bool vertical, float* fraction, float total, float
 
 App::App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline,
          const std::string& scenario)
-    : runner_(std::move(roofline)), settings_(settings) {
+    : verbs_(make_verbs()), panels_(make_panels()), runner_(std::move(roofline)), settings_(settings) {
   if (scenario.empty() || !command("scenario=" + scenario).empty()) request_run();
 }
 
 std::string App::enter_step(size_t step) {
-  if (!walkthrough.scenario) return "step: no scenario loaded (File > Open a scenario .json)";
-  const auto& steps = walkthrough.scenario->steps;
-  if (step >= steps.size()) {
-    return "step: no step " + std::to_string(step) + " (the scenario has steps 0.." + std::to_string(steps.size() - 1) + ")";
-  }
-  walkthrough.step = step;
-  const workbench::ScenarioStep& s = steps[step];
-  const bool changed = !(s.settings == settings_);
-  settings_ = s.settings;
-  if (changed || !walkthrough.results.count(step)) request_run();
+  if (!walkthrough_) return "step: no scenario loaded (File > Open a scenario .json)";
+  const workbench::Settings& next = walkthrough_->enter(step);
+  const bool changed = !(next == settings_);
+  settings_ = next;
+  if (changed || !walkthrough_->has_result(step)) request_run();
   focus_ = PanelId::Walkthrough;
-  if (!s.look_at.panel.empty()) {
-    for (int i = 0; i < kPanelCount; ++i)
-      if (s.look_at.panel == panel_name(static_cast<PanelId>(i))) focus_ = static_cast<PanelId>(i);
-  }
+  if (const PanelRow* row = panels_.find(walkthrough_->current().look_at.panel)) focus_ = row->id;
   bring_tab_ = PanelId::Walkthrough;
   look_at_pending_ = true;
   return "";
 }
 
 void App::apply_look_at() {
-  if (!look_at_pending_ || !walkthrough.scenario) return;
+  if (!look_at_pending_ || !walkthrough_) return;
   const auto result = runner_.result();
   if (!result || !(result->settings == settings_)) return;
   look_at_pending_ = false;
-  const workbench::LookAt& l = walkthrough.scenario->steps.at(walkthrough.step).look_at;
+  const workbench::LookAt& l = walkthrough_->current().look_at;
   try {
-    workbench::validate_look_at(*walkthrough.scenario, walkthrough.step, *result);
+    workbench::validate_look_at(walkthrough_->scenario(), walkthrough_->step(), *result);
   } catch (const Error& e) {
     command_error_ = e.what();
     return;
@@ -118,7 +90,12 @@ void App::apply_look_at() {
 
 void App::request_run() { runner_.request(settings_); }
 
-bool App::idle() const { return queue_.empty() && !runner_.snapshot().busy; }
+bool App::idle_drawing() const {
+  const workbench::Runner::Snapshot snap = runner_.snapshot();
+  return !snap.busy && snap.result == drawn_result_ && !layouts_.busy();
+}
+
+bool App::idle() const { return queue_.empty() && idle_drawing(); }
 
 std::string App::command(const std::string& text) {
   std::string error;
@@ -130,110 +107,223 @@ std::string App::command(const std::string& text) {
   return error;
 }
 
+Registry<App::Verb> App::make_verbs() {
+  Registry<Verb> v("command");
+  auto verb = [&](const char* name, std::string usage, std::string help, bool reads, auto run) {
+    v.add(name, Verb{std::move(usage), std::move(help), reads, false,
+                     std::function<std::string(const std::string&)>(run)});
+  };
+  verb("open",
+       "open=", "open=PATH loads a model file or a scenario (.json); open alone shows File > Open",
+       false, [this](const std::string& value) {
+         return value.ends_with(".json") ? open_scenario(value) : open_model(value);
+       });
+  verb("scenario", "scenario=", "scenario=PATH loads a scenario and enters its first step", true,
+       [this](const std::string& value) { return open_scenario(value); });
+  verb("step",
+       "step=", "step=N enters step N of the scenario (0-based): its settings, then its look_at",
+       true, [this](const std::string& value) -> std::string {
+         size_t n = 0;
+         try {
+           n = static_cast<size_t>(parse_int(value, "step"));
+         } catch (const Error&) {
+           return "step: expected a step number, got '" + value + "'";
+         }
+         return enter_step(n);
+       });
+  verb("save",
+       "save=", "save=PATH writes the current settings as a one-step scenario (File > Save)", true,
+       [this](const std::string& value) {
+         if (value.empty()) {
+           save_dialog_ = true;
+           return "";
+         }
+         const std::string name = std::filesystem::path(value).stem().string();
+         write_file_atomically(value, workbench::scenario_json(name, settings_).dump(2) + "\n");
+         return "";
+       });
+  verb("select", "select=", "select=NODE selects a node in every panel; select= clears", true,
+       [this](const std::string& value) { return select(value); });
+  verb("panel", "panel=", "panel=NAME focuses a panel (keys 1-7)", true,
+       [this](const std::string& value) { return focus_panel(value); });
+  verb("run", "run", "runs the current settings again (space)", false, [this](const std::string&) {
+    request_run();
+    return "";
+  });
+  verb("pin", "pin", "pins the current result as the compare baseline", true,
+       [this](const std::string&) -> std::string {
+         if (!runner_.result()) return "pin: no result to pin yet";
+         runner_.pin_baseline();
+         bring_tab_ = PanelId::Compare;
+         return "";
+       });
+  verb("unpin", "unpin", "drops the compare baseline", false, [this](const std::string&) {
+    runner_.clear_baseline();
+    return "";
+  });
+  // Nothing to do when it runs: in a script it has already waited for the runs and layouts.
+  verb("wait", "wait", "in a script: waits for the runs requested so far and the graph's layout",
+       true, [](const std::string&) { return ""; });
+  verb("screenshot",
+       "screenshot=", "in a script: saves the window as PNG once the runs before it finished", true,
+       [this](const std::string& value) -> std::string {
+         if (value.empty()) return "screenshot: give a path (screenshot=view.png)";
+         screenshot_ = value;
+         return "";
+       });
+  verb("quit", "quit", "closes the window", false, [this](const std::string&) {
+    quit_ = true;
+    return "";
+  });
+  for (const char* name : {"wait", "screenshot"}) {
+    Verb again = v.get(name);
+    again.waits_for_layouts = true;
+    v.add(name, std::move(again));
+  }
+  return v;
+}
+
+Registry<App::PanelRow> App::make_panels() {
+  Registry<PanelRow> p("panel");
+  auto row = [&](PanelRow r) { p.add(panel_name(r.id), std::move(r)); };
+  // In the order the keys 1-7 and the View menu list them.
+  row({PanelId::Graph, [this] { return graph.switches(); }, nullptr});
+  row({PanelId::Arena, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
+         return arena.command(k, v, r);
+       }});
+  row({PanelId::Trace, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
+         return trace.command(k, v, r);
+       }});
+  row({PanelId::Ops, nullptr,
+       [this](const std::string& k, const std::string& v, const workbench::RunResult*) {
+         return ops.command(k, v);
+       }});
+  row({PanelId::Compare, nullptr, nullptr});
+  row({PanelId::Passes, nullptr, nullptr, false});  // passes.<pass>=on|off is a setting
+  row({PanelId::Walkthrough, [this] { return walkthrough.switches(); }, nullptr, false});
+  return p;
+}
+
 std::string App::run_command(const std::string& text) {
   const size_t eq = text.find('=');
   const std::string verb = trim(text.substr(0, eq));
   const std::string value = eq == std::string::npos ? "" : trim(text.substr(eq + 1));
-  const auto snap_result = runner_.result();
   try {
-    if (verb == "run") {
-      request_run();
-    } else if (verb == "pin") {
-      if (!snap_result) return "pin: no result to pin yet";
-      runner_.pin_baseline();
-      bring_tab_ = PanelId::Compare;
-    } else if (verb == "unpin") {
-      runner_.clear_baseline();
-    } else if (verb == "quit") {
-      quit_ = true;
-    } else if (verb == "wait") {
-      // Nothing to do now: in a script it has already waited for the runs before it.
-    } else if (verb == "screenshot") {
-      if (value.empty()) return "screenshot: give a path (screenshot=view.png)";
-      screenshot_ = value;
-    } else if (verb == "scenario" || (verb == "open" && value.ends_with(".json"))) {
-      if (value.empty()) return "scenario: give a scenario file (scenario=scenarios/interview.json)";
-      auto loaded = std::make_shared<const workbench::Scenario>(workbench::load_scenario(value));
-      walkthrough.scenario = std::move(loaded);
-      walkthrough.results.clear();
-      // Room for the step's text and checks: the bottom-right grows, the trace gives a little.
-      bottom_split_ = std::min(bottom_split_, 0.45f);
-      trace_height_ = std::min(trace_height_, 0.2f);
-      selection_ = {};
-      return enter_step(0);
-    } else if (verb == "step") {
-      size_t n = 0;
-      try {
-        n = static_cast<size_t>(parse_int(value, "step"));
-      } catch (const Error&) {
-        return "step: expected a step number, got '" + value + "'";
-      }
-      return enter_step(n);
-    } else if (verb == "save") {
-      if (value.empty()) {
-        save_dialog_ = true;
-        return "";
-      }
-      const std::string name = std::filesystem::path(value).stem().string();
-      write_file_atomically(value, workbench::scenario_json(name, settings_).dump(2) + "\n");
-    } else if (verb == "open") {
-      if (value.empty()) {  // the dialog
-        open_dialog_ = true;
-        return "";
-      }
-      settings_.model = value;
-      settings_.dims.clear();
-      settings_.inputs.clear();
-      selection_ = {};
-      request_run();
-    } else if (verb == "select") {
-      if (!value.empty() && snap_result) {
-        // Any graph of the run: the one that ran, the model as loaded and every pass's snapshot
-        // (the graph panel's before/after views show nodes a later pass removed).
-        std::vector<std::string> names;
-        auto add = [&](const ir::Graph& g) {
-          for (const auto& n : g.nodes) names.push_back(n.name);
-        };
-        add(snap_result->graph());
-        if (snap_result->model) add(snap_result->model->graph);
-        for (const auto& e : snap_result->optimized->log.entries) {
-          if (e.snapshot) add(*e.snapshot);
-        }
-        if (std::find(names.begin(), names.end(), value) == names.end()) {
-          std::string msg = "select: no node '" + value + "' in the graph";
-          if (auto near = closest(value, names); !near.empty()) msg += " (did you mean '" + near + "'?)";
-          return msg;
-        }
-      }
-      selection_.node = value;
-    } else if (verb == "panel") {
-      auto id = panel_from_name(value);
-      if (!id) return "panel: unknown panel '" + value + "' (valid: " + join(panel_names(), ", ") + ")";
-      focus_ = *id;
-      if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough) bring_tab_ = focus_;
-    } else if (verb.starts_with("graph.")) {
-      return graph.command(verb.substr(6), value, snap_result.get());
-    } else if (verb.starts_with("arena.")) {
-      return arena.command(verb.substr(6), value, snap_result.get());
-    } else if (verb.starts_with("trace.")) {
-      return trace.command(verb.substr(6), value, snap_result.get());
-    } else if (verb.starts_with("ops.")) {
-      return ops.command(verb.substr(4), value);
-    } else if (eq == std::string::npos) {
-      return "unknown command '" + text +
-             "' (commands: KEY=VALUE settings, open=, scenario=, step=, save=, select=, panel=, run, "
-             "pin, unpin, graph.*=, arena.*=, trace.*=, ops.*=, wait, screenshot=, quit)";
-    } else {
-      workbench::Settings next = settings_;
-      workbench::apply(next, text, "command");
-      if (next.model != settings_.model) selection_ = {};
-      const bool changed = !(next == settings_);
-      settings_ = std::move(next);
-      if (changed) request_run();
-    }
+    if (const Verb* v = verbs_.find(verb)) return v->run(value);
+    if (const PanelRow* row = panel_for(verb)) return run_panel_switch(*row, verb, value);
+    if (eq == std::string::npos) return unknown_command(text);
+    return apply_setting(text);
   } catch (const Error& e) {
     return e.what();
   }
+}
+
+const App::PanelRow* App::panel_for(const std::string& verb) const {
+  const size_t dot = verb.find('.');
+  if (dot == std::string::npos) return nullptr;
+  const PanelRow* row = panels_.find(verb.substr(0, dot));
+  if (!row || (!row->command && (!row->switches || row->switches().empty()))) return nullptr;
+  return row;
+}
+
+std::string App::run_panel_switch(const PanelRow& row, const std::string& verb,
+                                  const std::string& value) {
+  const std::string key = verb.substr(verb.find('.') + 1);
+  const auto result = runner_.result();
+  if (row.command) return row.command(key, value, result.get());
+  return run_switch(panel_name(row.id), row.switches(), key, value, result.get());
+}
+
+bool App::reads_result(const std::string& verb) const {
+  if (const Verb* v = verbs_.find(verb)) return v->reads_result;
+  const size_t dot = verb.find('.');
+  const PanelRow* row = dot == std::string::npos ? nullptr : panels_.find(verb.substr(0, dot));
+  if (!row) return false;
+  if (row->switches && !row->command) {
+    const auto table = row->switches();
+    if (const PanelSwitch* s = find_switch(table, verb.substr(dot + 1))) return s->reads_result;
+  }
+  return row->reads_result;
+}
+
+bool App::waits_for_layouts(const std::string& verb) const {
+  const Verb* v = verbs_.find(verb);
+  return v && v->waits_for_layouts;
+}
+
+std::string App::unknown_command(const std::string& text) const {
+  std::vector<std::string> known = {"KEY=VALUE settings"};
+  for (const auto& [name, verb] : verbs_) known.push_back(verb.usage);
+  for (const auto& [name, row] : panels_)
+    if (row.command || (row.switches && !row.switches().empty())) known.push_back(name + ".*=");
+  return "unknown command '" + text + "' (commands: " + join(known, ", ") + ")";
+}
+
+std::string App::open_scenario(const std::string& path) {
+  if (path.empty()) return "scenario: give a scenario file (scenario=scenarios/interview.json)";
+  walkthrough_.emplace(std::make_shared<const workbench::Scenario>(workbench::load_scenario(path)));
+  // Room for the step's text and checks: the bottom-right grows, the trace gives a little.
+  bottom_split_ = std::min(bottom_split_, 0.45f);
+  trace_height_ = std::min(trace_height_, 0.2f);
+  selection_ = {};
+  return enter_step(0);
+}
+
+std::string App::open_model(const std::string& path) {
+  if (path.empty()) {  // the dialog
+    open_dialog_ = true;
+    return "";
+  }
+  settings_.model = path;
+  settings_.dims.clear();
+  settings_.inputs.clear();
+  selection_ = {};
+  request_run();
+  return "";
+}
+
+std::string App::select(const std::string& node) {
+  const auto result = runner_.result();
+  if (!node.empty() && result) {
+    // Any graph of the run: the one that ran, the model as loaded and every pass's snapshot
+    // (the graph panel's before/after views show nodes a later pass removed).
+    std::vector<std::string> names;
+    auto add = [&](const ir::Graph& g) {
+      for (const auto& n : g.nodes) names.push_back(n.name);
+    };
+    add(result->graph());
+    if (result->model) add(result->model->graph);
+    for (const auto& e : result->optimized->log.entries) {
+      if (e.snapshot) add(*e.snapshot);
+    }
+    if (std::find(names.begin(), names.end(), node) == names.end()) {
+      std::string msg = "select: no node '" + node + "' in the graph";
+      if (auto near = closest(node, names); !near.empty()) msg += " (did you mean '" + near + "'?)";
+      return msg;
+    }
+  }
+  selection_.node = node;
+  return "";
+}
+
+std::string App::focus_panel(const std::string& name) {
+  const PanelRow* row = panels_.find(name);
+  if (!row)
+    return "panel: unknown panel '" + name + "' (valid: " + join(panels_.names(), ", ") + ")";
+  focus_ = row->id;
+  if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough) bring_tab_ = focus_;
+  return "";
+}
+
+std::string App::apply_setting(const std::string& text) {
+  workbench::Settings next = settings_;
+  workbench::apply(next, text, "command");
+  if (next.model != settings_.model) selection_ = {};
+  const bool changed = !(next == settings_);
+  settings_ = std::move(next);
+  if (changed) request_run();
   return "";
 }
 
@@ -251,10 +341,10 @@ void App::handle_keys() {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) command("run");
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) command("select=");
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) open_dialog_ = true;
-  for (int i = 0; i < kPanelCount; ++i) {
-    if (!io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_1 + i, false)) {
-      command(std::string("panel=") + panel_name(static_cast<PanelId>(i)));
-    }
+  int key = GLFW_KEY_1;
+  for (const auto& [name, row] : panels_) {
+    if (!io.KeyCtrl && key <= GLFW_KEY_9 && ImGui::IsKeyPressed(key, false)) command("panel=" + name);
+    ++key;
   }
 }
 
@@ -270,12 +360,11 @@ void App::draw_menu() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (int i = 0; i < kPanelCount; ++i) {
-      const auto id = static_cast<PanelId>(i);
-      const std::string shortcut = std::to_string(i + 1);
-      if (ImGui::MenuItem(panel_name(id), shortcut.c_str(), focus_ == id)) {
-        clicked_.push_back(std::string("panel=") + panel_name(id));
-      }
+    int shortcut = 1;
+    for (const auto& [name, row] : panels_) {
+      const std::string keys = shortcut <= 9 ? std::to_string(shortcut) : "";
+      if (ImGui::MenuItem(name.c_str(), keys.c_str(), focus_ == row.id)) clicked_.push_back("panel=" + name);
+      ++shortcut;
     }
     ImGui::EndMenu();
   }
@@ -337,11 +426,12 @@ void App::draw_save_dialog() {
 
 void App::draw() {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
-  walkthrough.observe(snap.result);
+  if (walkthrough_) walkthrough_->observe(snap.result);
   apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
-              [this](const std::string& c) { clicked_.push_back(c); }};
+              [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_};
+  drawn_result_ = snap.result;
 
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -355,7 +445,17 @@ void App::draw() {
   ImGui::PopStyleVar();
   draw_menu();
   settings_bar.draw(frame);
+  draw_panels(frame);
+  status.draw(frame, command_error_);
+  draw_open_dialog();
+  draw_save_dialog();
+  ImGui::End();
+  run_clicked_and_script();
+}
 
+// The panels in their rows, with the splits between them: passes | graph | arena, then the
+// trace, then ops | the compare and walkthrough tabs.
+void App::draw_panels(const Frame& frame) {
   const float gap = 6;
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -408,49 +508,49 @@ void App::draw() {
   splitter("##split_bottom", true, &bottom_split_, avail.x, gap, bottom_h);
   ImGui::SameLine(0, 0);
   ImGui::BeginChild("compare", ImVec2(0, bottom_h), true);
-  if (ImGui::BeginTabBar("bottom_right")) {
-    // The tab a command asked for comes forward; otherwise the walkthrough leads when a scenario
-    // is loaded and compare when none is.
-    const std::optional<PanelId> bring = std::exchange(bring_tab_, std::nullopt);
-    auto tab = [&](const char* label, PanelId id) {
-      const ImGuiTabItemFlags flags = bring == id ? ImGuiTabItemFlags_SetSelected : 0;
-      if (ImGui::BeginTabItem(label, nullptr, flags)) {
-        if (id == PanelId::Walkthrough) walkthrough.draw(frame);
-        else compare.draw(frame);
-        ImGui::EndTabItem();
-      }
-    };
-    if (walkthrough.scenario) {
-      tab("walkthrough", PanelId::Walkthrough);
-      tab("compare", PanelId::Compare);
-    } else {
-      tab("compare", PanelId::Compare);
-      tab("walkthrough", PanelId::Walkthrough);
-    }
-    ImGui::EndTabBar();
-  }
+  draw_bottom_tabs(frame);
   ImGui::EndChild();
+}
 
-  status.draw(frame, command_error_);
-  draw_open_dialog();
-  draw_save_dialog();
-  ImGui::End();
-
-  // What this frame's clicks asked for, then the next step of the script.
-  for (const std::string& c : std::exchange(clicked_, {})) command(c);
-  if (!queue_.empty() && !screenshot_) {
-    const std::string& next = queue_.front();
-    const std::string verb = trim(next.substr(0, next.find('=')));
-    const auto now = runner_.snapshot();
-    const bool waiting = reads_result(verb) && now.busy;  // busy from the moment of a request
-    if (!waiting) {
-      const std::string error = command(next);
-      queue_.pop_front();
-      if (!error.empty()) {
-        script_error_ = error;
-        queue_.clear();
-      }
+// The bottom-right tabs. The tab a command asked for comes forward; otherwise the walkthrough
+// leads when a scenario is loaded and compare when none is.
+void App::draw_bottom_tabs(const Frame& frame) {
+  if (!ImGui::BeginTabBar("bottom_right")) return;
+  const std::optional<PanelId> bring = std::exchange(bring_tab_, std::nullopt);
+  auto tab = [&](const char* label, PanelId id) {
+    const ImGuiTabItemFlags flags = bring == id ? ImGuiTabItemFlags_SetSelected : 0;
+    if (ImGui::BeginTabItem(label, nullptr, flags)) {
+      if (id == PanelId::Walkthrough) walkthrough.draw(frame);
+      else compare.draw(frame);
+      ImGui::EndTabItem();
     }
+  };
+  if (walkthrough_) {
+    tab("walkthrough", PanelId::Walkthrough);
+    tab("compare", PanelId::Compare);
+  } else {
+    tab("compare", PanelId::Compare);
+    tab("walkthrough", PanelId::Walkthrough);
+  }
+  ImGui::EndTabBar();
+}
+
+// What this frame's clicks asked for, then the next step of the script: a command that reads the
+// result waits until the runs requested before it finished (busy from the moment of a request),
+// and wait and screenshot also for the graph's layouts.
+void App::run_clicked_and_script() {
+  for (const std::string& c : std::exchange(clicked_, {})) command(c);
+  if (queue_.empty() || screenshot_) return;
+  const std::string& next = queue_.front();
+  const std::string verb = trim(next.substr(0, next.find('=')));
+  const bool waiting =
+      reads_result(verb) && (runner_.snapshot().busy || (waits_for_layouts(verb) && !idle_drawing()));
+  if (waiting) return;
+  const std::string error = command(next);
+  queue_.pop_front();
+  if (!error.empty()) {
+    script_error_ = error;
+    queue_.clear();
   }
 }
 

@@ -18,10 +18,16 @@
 //   pin | unpin        pins the current result as the compare baseline, or drops it
 //   graph.K=V, arena.K=V, trace.K=V, ops.K=V
 //                      a panel's own switches (graph.view=fuse_patterns:before, trace.run=median)
+//
+// The verbs are one table (App::verbs_: usage, help, whether a script waits for the run first,
+// handler) and the panels another (App::panels_: id, and the panel's switch table or command),
+// so dispatch, the script's waiting, the View menu, the keys 1-7 and the unknown-command message
+// all come from them: a new verb is one row, a new panel its file, its row and its draw call.
 //   wait               in a script: waits for the runs requested so far
 //   screenshot=PATH    in a script: saves the window as PNG once the runs before it finished
 //   quit               closes the window
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,12 +38,16 @@
 #include "app/ui/graph_panel.h"
 #include "app/ui/op_table_panel.h"
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
 #include "app/ui/passes_panel.h"
 #include "app/ui/settings_bar.h"
 #include "app/ui/status_line.h"
 #include "app/ui/trace_panel.h"
 #include "app/ui/walkthrough_panel.h"
+#include "app/workbench/graph_layout.h"
 #include "app/workbench/runner.h"
+#include "app/workbench/walkthrough.h"
+#include "core/base/registry.h"
 
 namespace fusebox::ui {
 
@@ -71,14 +81,19 @@ class App {
   // Files dropped on the window: opened as models (the last one wins).
   void drop_files(const std::vector<std::string>& paths);
 
-  // No script pending and the runner idle.
+  // Nothing left to wait for: no script pending, the runner idle, the last frame drew its latest
+  // result and no graph layout is running (scripts, screenshots and the tests wait on this).
   bool idle() const;
+  // The graph layouts the graph panel asked for (busy while one runs).
+  const workbench::LayoutCache& layouts() const { return layouts_; }
 
   workbench::Runner& runner() { return runner_; }
   const workbench::Settings& settings() const { return settings_; }
   const Selection& selection() const { return selection_; }
   PanelId focus() const { return focus_; }
   const std::string& last_command_error() const { return command_error_; }
+  // The scenario being played (scenario=, step=), or null.
+  const workbench::Walkthrough* playing() const { return walkthrough_ ? &*walkthrough_ : nullptr; }
 
   // The panels (public: tests read their Drawn records).
   SettingsBar settings_bar;
@@ -92,16 +107,58 @@ class App {
   StatusLine status;
 
  private:
+  // A command verb: "step" in "step=2".
+  struct Verb {
+    std::string usage;  // "step=", "run": how the unknown-command message lists it
+    std::string help;
+    bool reads_result = false;       // a script runs it once the runs requested before it finished
+    bool waits_for_layouts = false;  // ... and the graph's layouts (wait, screenshot)
+    std::function<std::string(const std::string& value)> run;  // "" or the error
+  };
+  // A panel: its id (its name is panel_name(id)) and its "<name>.<key>=<value>" switches, as a
+  // PanelSwitch table or, until it has one, its command function; neither: its prefix is a
+  // settings key's (passes.fuse_patterns=off).
+  struct PanelRow {
+    PanelId id;
+    std::function<std::vector<PanelSwitch>()> switches;
+    std::function<std::string(const std::string& key, const std::string& value,
+                              const workbench::RunResult* result)> command;
+    bool reads_result = true;  // for `command`; a table's switches say it each
+  };
+  Registry<Verb> make_verbs();
+  Registry<PanelRow> make_panels();
+
   std::string run_command(const std::string& text);
+  const PanelRow* panel_for(const std::string& verb) const;  // "graph.view" -> graph's row
+  std::string run_panel_switch(const PanelRow& row, const std::string& verb, const std::string& value);
+  bool reads_result(const std::string& verb) const;
+  bool waits_for_layouts(const std::string& verb) const;
+  std::string unknown_command(const std::string& text) const;
+  // The verbs' handlers that are more than a line.
+  std::string open_scenario(const std::string& path);
+  std::string open_model(const std::string& path);
+  std::string select(const std::string& node);
+  std::string focus_panel(const std::string& name);
+  std::string apply_setting(const std::string& text);
+
+  bool idle_drawing() const;  // idle() but for the script
   void request_run();
   void handle_keys();
   void draw_menu();
   void draw_open_dialog();
   void draw_save_dialog();
+  void draw_panels(const Frame& frame);
+  void draw_bottom_tabs(const Frame& frame);
+  void run_clicked_and_script();
   std::string enter_step(size_t step);
   void apply_look_at();
 
+  Registry<Verb> verbs_;
+  Registry<PanelRow> panels_;
   workbench::Runner runner_;
+  std::optional<workbench::Walkthrough> walkthrough_;
+  workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
+  std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
   workbench::Settings settings_;
   Selection selection_;
   PanelId focus_ = PanelId::Graph;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "app/ui/widgets.h"
+#include "app/workbench/graph_layout.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/exec/stages.h"
@@ -21,8 +22,6 @@ namespace fusebox::ui {
 
 namespace {
 
-constexpr size_t kMaxCachedLayouts = 8;
-constexpr size_t kEdgeLabelMaxNodes = 400;  // above this dot is twice as slow with labels
 constexpr float kMinZoom = 0.005f;          // a 1,000-node graph still fits a small panel
 constexpr float kMaxZoom = 8;
 constexpr float kMaxFitZoom = 1.5f;  // fitting a tiny graph should not blow it up
@@ -31,7 +30,7 @@ constexpr float kWheelStep = 1.2f;   // zoom factor per wheel notch
 // Font sizes graph_layout gives dot, in points: boxes were sized for text this big.
 constexpr float kNodeFontPt = 10;
 constexpr float kIoFontPt = 9;
-constexpr float kEdgeFontPt = 8;
+constexpr float kEdgeFontPt = static_cast<float>(workbench::kEdgeLabelFontPt);
 constexpr float kMinTextPx = 6;  // smaller text is noise, and costs a lot at 1,000 boxes
 constexpr float kMinEdgeLabelPx = 7;
 constexpr float kTextPaddingPt = 4;  // inside a box, each side
@@ -87,10 +86,6 @@ ImRect layout_rect(const workbench::LayoutBox& b) {
                 static_cast<float>(b.x + b.width / 2), static_cast<float>(b.y + b.height / 2));
 }
 
-ImVec2 point(const workbench::LayoutPoint& p) {
-  return ImVec2(static_cast<float>(p.x), static_cast<float>(p.y));
-}
-
 // Passes whose log entry changed the graph: the ones with a before and an after to draw.
 std::vector<std::string> changed_passes(const workbench::RunResult* result) {
   std::vector<std::string> passes;
@@ -105,10 +100,6 @@ std::string valid_views(const std::vector<std::string>& passes) {
   for (const std::string& p : passes) text += ", " + p + "[:before|:after]";
   if (passes.empty()) text += "; no pass changed the graph";
   return text;
-}
-
-std::string shape_of(const ir::Graph& g, const std::string& tensor) {
-  return g.has_tensor(tensor) ? ir::shape_str(g.tensor(tensor).shape) : std::string("[?]");
 }
 
 // "x  [1,64,256] f32", for tooltips.
@@ -233,74 +224,152 @@ void outline(ImDrawList* dl, const ImRect& r, ImU32 color, float thickness, floa
   dl->AddRect(o.Min, o.Max, color, 0, 0, thickness);
 }
 
-}  // namespace
+// The rewrite log's lines for one frame: a click selects the line's node, hovering outlines its
+// nodes in the graph (collected in hover_nodes, drawn next frame).
+struct LogLines {
+  const Frame& frame;
+  const workbench::LaidOutGraph* entry;
+  bool before;  // the view is a pass's "before": a rewrite's removed nodes are the ones shown
+  std::vector<std::string> hover_nodes;
 
-GraphPanel::~GraphPanel() {
-  // The workers read graphs their owners keep alive; wait so none outlives the panel.
-  for (auto& [key, entry] : layouts_)
-    if (entry->job.valid()) entry->job.wait();
+  bool in_graph(const std::string& node) const {
+    return entry && !node.empty() && entry->node_index.count(node) != 0;
+  }
+  void rewrite(const passes::Rewrite& r);
+  void near_miss(const passes::NearMiss& m);
+  void pass_lines(const passes::PassLogEntry& e);
+};
+
+void LogLines::rewrite(const passes::Rewrite& r) {
+  // The nodes it touched that the drawn graph has: what it made (after), what it took (before).
+  std::vector<std::string> nodes;
+  if (before) {
+    nodes = r.removed;
+  } else {
+    nodes = r.added;
+    nodes.insert(nodes.end(), r.changed.begin(), r.changed.end());
+  }
+  std::erase_if(nodes, [&](const std::string& n) { return !in_graph(n); });
+  const std::string target = nodes.empty() ? std::string() : nodes.front();
+  bool hovered = false;
+  const bool clicked =
+      log_line(r.text, nodes.empty() ? kTextDim : ImGui::GetColorU32(ImGuiCol_Text),
+               !target.empty() && target == frame.selection.node, &hovered);
+  if (hovered) {
+    hover_nodes = nodes;
+    std::string tip = "pattern: " + r.pattern;
+    if (!r.removed.empty()) tip += "\nremoved: " + join(r.removed, ", ");
+    if (!r.added.empty()) tip += "\nadded: " + join(r.added, ", ");
+    if (!r.changed.empty()) tip += "\nedited: " + join(r.changed, ", ");
+    tip += nodes.empty() ? "\n(none of its nodes is in the graph shown)"
+                         : "\nclick to select " + target;
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
+  if (clicked && !target.empty()) issue(frame, "select=" + target);
 }
+
+void LogLines::near_miss(const passes::NearMiss& m) {
+  const bool here = in_graph(m.node);
+  bool hovered = false;
+  const bool clicked = log_line("near miss: " + m.text, here ? kNearMissColor : kTextDim,
+                                here && m.node == frame.selection.node, &hovered);
+  if (hovered) {
+    if (here) hover_nodes = {m.node};
+    std::string tip = "pattern: " + m.pattern;
+    if (!m.node.empty()) tip += "\nnode: " + m.node;
+    tip += here ? "\nclick to select it" : "\n(its node is not in the graph shown)";
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
+  if (clicked && here) issue(frame, "select=" + m.node);
+}
+
+void LogLines::pass_lines(const passes::PassLogEntry& e) {
+  for (size_t i = 0; i < e.rewrites.size(); ++i) {
+    ImGui::PushID(static_cast<int>(i));
+    rewrite(e.rewrites[i]);
+    ImGui::PopID();
+  }
+  for (size_t i = 0; i < e.near_misses.size(); ++i) {
+    ImGui::PushID(static_cast<int>(e.rewrites.size() + i));
+    near_miss(e.near_misses[i]);
+    ImGui::PopID();
+  }
+}
+
+}  // namespace
 
 std::string GraphPanel::command(const std::string& key, const std::string& value,
                                 const workbench::RunResult* result) {
-  if (key == "view") {
-    const std::vector<std::string> passes = changed_passes(result);
-    if (value == "final") {
-      view_pass_.clear();
-      view_before_ = false;
-      return "";
-    }
-    std::string pass = value;
-    bool before = false;
-    if (const size_t colon = value.rfind(':'); colon != std::string::npos) {
-      const std::string side = value.substr(colon + 1);
-      pass = value.substr(0, colon);
-      if (side == "before") {
-        before = true;
-      } else if (side != "after") {
-        return "graph.view: '" + value +
-               "' should end in :before or :after (valid: " + valid_views(passes) + ")";
-      }
-    }
-    if (pass.empty())
-      return "graph.view: no pass named in '" + value + "' (valid: " + valid_views(passes) + ")";
-    // Without a log (no result yet) the pass is taken on trust; the draw shows pass_view's error.
-    if (result && result->optimized &&
-        std::find(passes.begin(), passes.end(), pass) == passes.end()) {
-      std::string why = "is not a pass";
-      for (const passes::PassLogEntry& e : result->optimized->log.entries)
-        if (e.pass == pass) why = e.enabled ? "did not change the graph" : "is switched off";
-      return "graph.view: '" + pass + "' " + why + " (valid: " + valid_views(passes) + ")";
-    }
-    view_pass_ = pass;
-    view_before_ = before;
-    return "";
-  }
-  if (key == "zoom") {
-    if (value == "fit") {
-      fit_requested_ = true;
-      zoom_requested_.reset();
-      return "";
-    }
-    const bool percent = !value.empty() && value.back() == '%';
-    double zoom = 0;
-    try {
-      zoom = parse_double(percent ? value.substr(0, value.size() - 1) : value, "graph.zoom");
-    } catch (const Error&) {
-      return "graph.zoom: '" + value + "' is not a number (valid: fit, or a zoom such as 1 = 100%)";
-    }
-    if (percent) zoom /= 100;
-    if (!(zoom >= kMinZoom && zoom <= kMaxZoom)) {
-      char range[96];
-      std::snprintf(range, sizeof range, "from %g to %g", kMinZoom, kMaxZoom);
-      return "graph.zoom: " + value + " is out of range (valid: fit, or a zoom " + range +
-             ", 1 = 100%)";
-    }
-    zoom_requested_ = static_cast<float>(zoom);
-    return "";
-  }
-  return "unknown graph switch '" + key +
-         "' (valid: graph.view=final|<pass>|<pass>:before|<pass>:after, graph.zoom=fit|<number>)";
+  return run_switch("graph", switches(), key, value, result);
+}
+
+std::vector<PanelSwitch> GraphPanel::switches() {
+  return {
+      {"view",
+       {},
+       "final | <pass> | <pass>:before | <pass>:after",
+       "the final graph, or the graph before or after a pass that changed it",
+       [this](const std::string& value, const workbench::RunResult* result) -> std::string {
+         const std::vector<std::string> passes = changed_passes(result);
+         if (value == "final") {
+           view_pass_.clear();
+           view_before_ = false;
+           return "";
+         }
+         std::string pass = value;
+         bool before = false;
+         if (const size_t colon = value.rfind(':'); colon != std::string::npos) {
+           const std::string side = value.substr(colon + 1);
+           pass = value.substr(0, colon);
+           if (side == "before") {
+             before = true;
+           } else if (side != "after") {
+             return "'" + value +
+                    "' should end in :before or :after (valid: " + valid_views(passes) + ")";
+           }
+         }
+         if (pass.empty())
+           return "no pass named in '" + value + "' (valid: " + valid_views(passes) + ")";
+         // Without a log (no result yet) the pass is taken on trust; the draw shows pass_view's
+         // error.
+         if (result && result->optimized &&
+             std::find(passes.begin(), passes.end(), pass) == passes.end()) {
+           std::string why = "is not a pass";
+           for (const passes::PassLogEntry& e : result->optimized->log.entries)
+             if (e.pass == pass) why = e.enabled ? "did not change the graph" : "is switched off";
+           return "'" + pass + "' " + why + " (valid: " + valid_views(passes) + ")";
+         }
+         view_pass_ = pass;
+         view_before_ = before;
+         return "";
+       }},
+      {"zoom",
+       {},
+       "fit | <number> | <percent>%",
+       "fit the graph in the panel, or zoom to a factor (1 = 100%)",
+       [this](const std::string& value, const workbench::RunResult*) -> std::string {
+         if (value == "fit") {
+           fit_requested_ = true;
+           zoom_requested_.reset();
+           return "";
+         }
+         const bool percent = !value.empty() && value.back() == '%';
+         double zoom = 0;
+         try {
+           zoom = parse_double(percent ? value.substr(0, value.size() - 1) : value, "graph.zoom");
+         } catch (const Error&) {
+           return "'" + value + "' is not a number (valid: fit, or a zoom such as 1 = 100%)";
+         }
+         if (percent) zoom /= 100;
+         if (!(zoom >= kMinZoom && zoom <= kMaxZoom)) {
+           char range[96];
+           std::snprintf(range, sizeof range, "from %g to %g", kMinZoom, kMaxZoom);
+           return value + " is out of range (valid: fit, or a zoom " + range + ", 1 = 100%)";
+         }
+         zoom_requested_ = static_cast<float>(zoom);
+         return "";
+       }},
+  };
 }
 
 void GraphPanel::resolve_view(const Frame& frame) {
@@ -334,84 +403,7 @@ void GraphPanel::resolve_view(const Frame& frame) {
   view_ = std::move(v);
 }
 
-std::shared_ptr<GraphPanel::LayoutEntry> GraphPanel::layout_for(const Frame& frame,
-                                                                const ir::Graph& graph) {
-  const bool labels = graph.nodes.size() <= kEdgeLabelMaxNodes;
-  std::shared_ptr<LayoutEntry>& slot = layouts_[LayoutKey(&graph, labels)];
-  if (!slot) {
-    auto entry = std::make_shared<LayoutEntry>();
-    entry->owner = frame.snap.result;
-    entry->graph = &graph;
-    entry->edge_labels = labels;
-    for (size_t i = 0; i < graph.nodes.size(); ++i)
-      entry->node_index.emplace(graph.nodes[i].name, i);
-    workbench::LayoutOptions options;
-    options.edge_labels = labels;
-    try {
-      // The worker holds its own reference to the result: the graph outlives the job even if
-      // the entry is dropped. The graph is immutable, so reading it on both threads is safe.
-      entry->job = std::async(std::launch::async, [owner = entry->owner, g = &graph, options] {
-        return workbench::layout_graph(*g, options);
-      });
-    } catch (const std::exception& e) {
-      entry->error = std::string("could not start the layout: ") + e.what();
-    }
-    slot = entry;
-  }
-  std::shared_ptr<LayoutEntry> entry = slot;  // `slot` may go with the eviction below
-  entry->last_used = frame_counter_;
-
-  // Collect every finished job (also of graphs no longer shown, so they can be evicted).
-  for (auto& [key, e] : layouts_) {
-    if (!e->job.valid() || e->job.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-      continue;
-    try {
-      e->layout = e->job.get();
-    } catch (const std::exception& ex) {
-      e->error = ex.what();
-      continue;
-    }
-    const workbench::GraphLayout& l = *e->layout;
-    e->edge_bounds.clear();
-    e->edge_bounds.reserve(l.edges.size());
-    for (const workbench::LayoutEdge& edge : l.edges) {
-      ImRect r(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
-      for (const workbench::LayoutPoint& p : edge.points) r.Add(point(p));
-      if (edge.arrow_tip) r.Add(point(*edge.arrow_tip));
-      if (edge.label_pos) {
-        // Room for the label around its centre: about half a point per character, each side.
-        const float half_w = 0.35f * kEdgeFontPt * static_cast<float>(edge.label.size());
-        const ImVec2 c = point(*edge.label_pos);
-        r.Add(ImRect(c.x - half_w, c.y - kEdgeFontPt, c.x + half_w, c.y + kEdgeFontPt));
-      }
-      r.Expand(2);
-      e->edge_bounds.push_back(r);
-    }
-    e->labels.clear();
-    e->labels.reserve(l.boxes.size());
-    for (const workbench::LayoutBox& b : l.boxes)
-      e->labels.push_back(b.node >= 0 ? b.op + "\n" + b.name
-                                      : b.name + "\n" + shape_of(*e->graph, b.name));
-  }
-  evict_layouts();
-  return entry;
-}
-
-void GraphPanel::evict_layouts() {
-  while (layouts_.size() > kMaxCachedLayouts) {
-    auto victim = layouts_.end();
-    for (auto it = layouts_.begin(); it != layouts_.end(); ++it) {
-      const LayoutEntry& e = *it->second;
-      // A running job's future would block here in its destructor: let it finish first.
-      if (e.running() || e.last_used == frame_counter_ || it->second == shown_) continue;
-      if (victim == layouts_.end() || e.last_used < victim->second->last_used) victim = it;
-    }
-    if (victim == layouts_.end()) return;
-    layouts_.erase(victim);
-  }
-}
-
-void GraphPanel::fit(const LayoutEntry& entry, ImVec2 canvas) {
+void GraphPanel::fit(const Entry& entry, ImVec2 canvas) {
   const float w = std::max(1.0f, static_cast<float>(entry.layout->width));
   const float h = std::max(1.0f, static_cast<float>(entry.layout->height));
   const float room_w = std::max(1.0f, canvas.x - 2 * kFitMargin);
@@ -428,7 +420,6 @@ void GraphPanel::zoom_around(float new_zoom, ImVec2 anchor) {
 }
 
 void GraphPanel::draw(const Frame& frame) {
-  ++frame_counter_;
   drawn = Drawn{};
   hovered_box_.reset();
   draw_focus_border(frame, PanelId::Graph);
@@ -457,33 +448,9 @@ void GraphPanel::draw(const Frame& frame) {
   canvas_size = ImVec2(std::max(canvas_size.x, 1.0f), std::max(canvas_size.y, 1.0f));
   log_size = ImVec2(std::max(log_size.x, 1.0f), std::max(log_size.y, 1.0f));
 
-  std::shared_ptr<LayoutEntry> entry;
-  if (view_.graph) entry = layout_for(frame, *view_.graph);
-  if (entry && entry->layout && entry != shown_) {
-    // Each graph keeps its own pan and zoom; one seen for the first time is fitted.
-    if (shown_) {
-      shown_->pan = pan_;
-      shown_->zoom = zoom_;
-    }
-    shown_ = entry;
-    if (entry->shown) {
-      pan_ = entry->pan;
-      zoom_ = entry->zoom;
-    } else {
-      entry->shown = true;
-      fit_requested_ = true;
-    }
-  }
-  if (entry && entry->layout) {
-    if (fit_requested_) {
-      fit(*entry, canvas_size);
-      fit_requested_ = false;
-    }
-    if (zoom_requested_) {
-      zoom_around(*zoom_requested_, scale(canvas_size, 0.5f));
-      zoom_requested_.reset();
-    }
-  }
+  std::shared_ptr<const Entry> entry;
+  if (view_.graph && frame.layouts) entry = frame.layouts->request(frame.snap.result, *view_.graph);
+  show(entry, canvas_size);
 
   draw_toolbar(frame);
 
@@ -492,38 +459,65 @@ void GraphPanel::draw(const Frame& frame) {
       "##graph_canvas", canvas_size, false,
       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
   ImGui::PopStyleVar();
-  if (entry && entry->layout) {
-    draw_canvas(frame, *entry, canvas_size);
-  } else {
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(origin, add(origin, canvas_size), kCanvasColor);
-    std::string message;
-    ImU32 color = kTextDim;
-    if (!view_.error.empty()) {
-      message = view_.error;
-      color = kErrorColor;
-    } else if (entry && !entry->error.empty()) {
-      message = entry->error;
-      color = kErrorColor;
-    } else if (entry) {
-      message = "laying out " + std::to_string(entry->graph->nodes.size()) + " nodes...";
-      drawn.layout_pending = true;
-    }
-    const float wrap = std::max(1.0f, canvas_size.x - 2 * kFitMargin);
-    const ImVec2 size = ImGui::CalcTextSize(message.c_str(), nullptr, false, wrap);
-    ImGui::SetCursorScreenPos(
-        ImVec2(origin.x + std::max(kFitMargin, (canvas_size.x - size.x) / 2),
-               origin.y + std::max(kFitMargin, (canvas_size.y - size.y) / 2)));
-    ImGui::PushStyleColor(ImGuiCol_Text, color);
-    ImGui::PushTextWrapPos(origin.x + canvas_size.x - kFitMargin - ImGui::GetWindowPos().x);
-    ImGui::TextUnformatted(message.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::PopStyleColor();
-  }
+  if (entry && entry->layout) draw_canvas(frame, *entry, canvas_size);
+  else draw_placeholder(entry.get(), canvas_size);
   ImGui::EndChild();
 
   if (side_by_side) ImGui::SameLine();
   draw_log(frame, entry.get(), log_size);
+}
+
+// Makes a finished layout the one on screen: each graph keeps its own pan and zoom while its
+// layout is cached, and one seen for the first time is fitted. Then the fit or zoom asked for.
+void GraphPanel::show(const std::shared_ptr<const Entry>& entry, ImVec2 canvas_size) {
+  std::erase_if(saved_views_, [](const auto& kv) { return kv.first.expired(); });
+  if (!entry || !entry->layout) return;
+  if (entry != shown_) {
+    if (shown_) saved_views_[shown_] = {pan_, zoom_};
+    shown_ = entry;
+    if (auto it = saved_views_.find(std::weak_ptr<const Entry>(entry)); it != saved_views_.end()) {
+      pan_ = it->second.pan;
+      zoom_ = it->second.zoom;
+    } else {
+      fit_requested_ = true;
+    }
+  }
+  if (fit_requested_) {
+    fit(*entry, canvas_size);
+    fit_requested_ = false;
+  }
+  if (zoom_requested_) {
+    zoom_around(*zoom_requested_, scale(canvas_size, 0.5f));
+    zoom_requested_.reset();
+  }
+}
+
+// The canvas without a graph: the view's or the layout's error, or "laying out N nodes...".
+void GraphPanel::draw_placeholder(const Entry* entry, ImVec2 canvas_size) {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(origin, add(origin, canvas_size), kCanvasColor);
+  std::string message;
+  ImU32 color = kTextDim;
+  if (!view_.error.empty()) {
+    message = view_.error;
+    color = kErrorColor;
+  } else if (entry && !entry->error.empty()) {
+    message = entry->error;
+    color = kErrorColor;
+  } else if (entry) {
+    message = "laying out " + std::to_string(entry->graph->nodes.size()) + " nodes...";
+    drawn.layout_pending = true;
+  }
+  const float wrap = std::max(1.0f, canvas_size.x - 2 * kFitMargin);
+  const ImVec2 size = ImGui::CalcTextSize(message.c_str(), nullptr, false, wrap);
+  ImGui::SetCursorScreenPos(
+      ImVec2(origin.x + std::max(kFitMargin, (canvas_size.x - size.x) / 2),
+             origin.y + std::max(kFitMargin, (canvas_size.y - size.y) / 2)));
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::PushTextWrapPos(origin.x + canvas_size.x - kFitMargin - ImGui::GetWindowPos().x);
+  ImGui::TextUnformatted(message.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
 }
 
 void GraphPanel::draw_toolbar(const Frame& frame) {
@@ -567,68 +561,86 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
   }
 }
 
-void GraphPanel::draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size) {
-  const workbench::GraphLayout& layout = *entry.layout;
-  const ir::Graph& graph = *entry.graph;
-  ImGuiIO& io = ImGui::GetIO();
-  const ImVec2 canvas_min = ImGui::GetCursorScreenPos();
-  const ImRect canvas(canvas_min, add(canvas_min, size));
+void GraphPanel::draw_canvas(const Frame& frame, const Entry& entry, ImVec2 size) {
+  const Canvas canvas = canvas_input(frame, entry, size);
+  const std::optional<size_t> selected = follow_selection(frame, entry, canvas);
+  const Transform t{add(canvas.rect.Min, pan_), zoom_};
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(canvas.rect.Min, canvas.rect.Max, true);
+  dl->AddRectFilled(canvas.rect.Min, canvas.rect.Max, kCanvasColor);
+  const ImRect visible(t.to_layout(canvas.rect.Min), t.to_layout(canvas.rect.Max));
+  // Edges first, boxes over them, outlines over every box so a neighbour never hides one.
+  draw_edges(dl, entry, canvas, visible, selected);
+  draw_boxes(dl, entry, canvas, visible);
+  draw_outlines(frame, dl, entry, canvas, visible, selected);
+  dl->PopClipRect();
+  if (hovered_box_ && !canvas.active) box_tooltip(*entry.graph, entry.layout->boxes[*hovered_box_]);
+}
 
+// The mouse on the canvas: drag pans, the wheel zooms, hovering finds a box, a click selects it
+// (or clears the selection on empty space), a double-click on empty space fits.
+GraphPanel::Canvas GraphPanel::canvas_input(const Frame& frame, const Entry& entry, ImVec2 size) {
+  const workbench::GraphLayout& layout = *entry.layout;
+  ImGuiIO& io = ImGui::GetIO();
+  Canvas c;
+  c.size = size;
+  c.rect = ImRect(ImGui::GetCursorScreenPos(), add(ImGui::GetCursorScreenPos(), size));
   const bool released = ImGui::InvisibleButton(
       "##graph_input", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   ImGui::SetItemUsingMouseWheel();  // the wheel zooms here instead of scrolling a parent
-  const bool hovered = ImGui::IsItemHovered();
-  const bool active = ImGui::IsItemActive();
+  c.hovered = ImGui::IsItemHovered();
+  c.active = ImGui::IsItemActive();
   const float threshold_sq = io.MouseDragThreshold * io.MouseDragThreshold;
-  const bool dragged = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > threshold_sq;
+  c.dragged = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > threshold_sq;
 
-  if (active && ((ImGui::IsMouseDown(ImGuiMouseButton_Left) && dragged) ||
-                 ImGui::IsMouseDown(ImGuiMouseButton_Middle)))
+  if (c.active && ((ImGui::IsMouseDown(ImGuiMouseButton_Left) && c.dragged) ||
+                   ImGui::IsMouseDown(ImGuiMouseButton_Middle)))
     pan_ = add(pan_, io.MouseDelta);
-  if (hovered && io.MouseWheel != 0)
-    zoom_around(zoom_ * std::pow(kWheelStep, io.MouseWheel), sub(io.MousePos, canvas_min));
+  if (c.hovered && io.MouseWheel != 0)
+    zoom_around(zoom_ * std::pow(kWheelStep, io.MouseWheel), sub(io.MousePos, c.rect.Min));
 
-  Transform t{add(canvas_min, pan_), zoom_};
-  if (hovered && !(active && dragged)) {
-    const ImVec2 p = t.to_layout(io.MousePos);
+  if (c.hovered && !(c.active && c.dragged)) {
+    const ImVec2 p = Transform{add(c.rect.Min, pan_), zoom_}.to_layout(io.MousePos);
     hovered_box_ = layout.box_at(p.x, p.y);
   }
-  if (released && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !dragged) {
+  if (released && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !c.dragged) {
     if (!hovered_box_)
       issue(frame, "select=");
     else if (layout.boxes[*hovered_box_].node >= 0)  // inputs and outputs are not selectable
       issue(frame, "select=" + layout.boxes[*hovered_box_].name);
   }
-  if (hovered && !hovered_box_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-    fit(entry, size);
-    t = Transform{add(canvas_min, pan_), zoom_};
-  }
+  if (c.hovered && !hovered_box_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) fit(entry, size);
+  return c;
+}
 
-  // A selection made elsewhere (the op table, a rewrite) that is off screen: bring it here.
+// The selected node's box, if this graph has it; a selection made elsewhere (the op table, a
+// rewrite) that is off screen is brought to the centre.
+std::optional<size_t> GraphPanel::follow_selection(const Frame& frame, const Entry& entry,
+                                                   const Canvas& canvas) {
   std::optional<size_t> selected;
   if (auto it = entry.node_index.find(frame.selection.node); it != entry.node_index.end())
     selected = it->second;
-  if (frame.selection.node != last_selection_) {
-    last_selection_ = frame.selection.node;
-    if (selected && !canvas.Contains(t.box(layout.boxes[*selected]))) {
-      const workbench::LayoutBox& b = layout.boxes[*selected];
-      pan_ = ImVec2(size.x / 2 - static_cast<float>(b.x) * zoom_,
-                    size.y / 2 - static_cast<float>(b.y) * zoom_);
-      t = Transform{add(canvas_min, pan_), zoom_};
-    }
+  if (frame.selection.node == last_selection_) return selected;
+  last_selection_ = frame.selection.node;
+  if (!selected) return selected;
+  const workbench::LayoutBox& b = entry.layout->boxes[*selected];
+  if (!canvas.rect.Contains(Transform{add(canvas.rect.Min, pan_), zoom_}.box(b))) {
+    pan_ = ImVec2(canvas.size.x / 2 - static_cast<float>(b.x) * zoom_,
+                  canvas.size.y / 2 - static_cast<float>(b.y) * zoom_);
   }
+  return selected;
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(canvas.Min, canvas.Max, true);
-  dl->AddRectFilled(canvas.Min, canvas.Max, kCanvasColor);
-  const ImRect visible(t.to_layout(canvas.Min), t.to_layout(canvas.Max));
+void GraphPanel::draw_edges(ImDrawList* dl, const Entry& entry, const Canvas& canvas,
+                            const ImRect& visible, std::optional<size_t> selected) {
+  const workbench::GraphLayout& layout = *entry.layout;
+  const Transform t{add(canvas.rect.Min, pan_), zoom_};
   ImFont* font = ImGui::GetFont();
-
-  // Edges first, boxes over them.
   const float edge_font = kEdgeFontPt * zoom_;
   const bool edge_labels = entry.edge_labels && edge_font >= kMinEdgeLabelPx;
   for (size_t i = 0; i < layout.edges.size(); ++i) {
-    if (!visible.Overlaps(entry.edge_bounds[i])) continue;
+    const workbench::LayoutRect& bounds = entry.edge_bounds[i];
+    if (!visible.Overlaps(ImRect(bounds.x0, bounds.y0, bounds.x1, bounds.y1))) continue;
     const workbench::LayoutEdge& e = layout.edges[i];
     ++drawn.edges;
     const bool on_selected = selected && (e.from == *selected || e.to == *selected);
@@ -654,7 +666,12 @@ void GraphPanel::draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size
                   kEdgeLabelColor, text);
     }
   }
+}
 
+void GraphPanel::draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& canvas,
+                            const ImRect& visible) {
+  const workbench::GraphLayout& layout = *entry.layout;
+  const Transform t{add(canvas.rect.Min, pan_), zoom_};
   for (size_t i = 0; i < layout.boxes.size(); ++i) {
     const workbench::LayoutBox& b = layout.boxes[i];
     if (!visible.Overlaps(layout_rect(b))) continue;
@@ -676,8 +693,14 @@ void GraphPanel::draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size
     box_text(dl, r, entry.labels[i], (io_box ? kIoFontPt : kNodeFontPt) * zoom_,
              kTextPaddingPt * zoom_);
   }
+}
 
-  // Outlines over every box, so a neighbour never hides one.
+// The pass view's highlights, the hovered rewrite's nodes, the hovered box and the selection.
+void GraphPanel::draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& entry,
+                               const Canvas& canvas, const ImRect& visible,
+                               std::optional<size_t> selected) {
+  const workbench::GraphLayout& layout = *entry.layout;
+  const Transform t{add(canvas.rect.Min, pan_), zoom_};
   auto visible_box = [&](const std::string& name) -> std::optional<ImRect> {
     auto it = entry.node_index.find(name);
     if (it == entry.node_index.end()) return std::nullopt;
@@ -700,74 +723,12 @@ void GraphPanel::draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size
       drawn.selected_box = *r;
     }
   }
-  dl->PopClipRect();
-
-  if (hovered_box_ && !active) box_tooltip(graph, layout.boxes[*hovered_box_]);
 }
 
-void GraphPanel::draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 size) {
-  std::vector<std::string> hover_nodes;
+void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
   ImGui::BeginChild("##graph_log", size, true);
   const workbench::RunResult* result = frame.result();
-  auto in_graph = [&](const std::string& node) {
-    return entry && !node.empty() && entry->node_index.count(node) != 0;
-  };
-  const bool before = !view_pass_.empty() && view_before_;
-
-  auto rewrite_line = [&](const passes::Rewrite& r) {
-    // The nodes it touched that the drawn graph has: what it made (after), what it took (before).
-    std::vector<std::string> nodes;
-    if (before) {
-      nodes = r.removed;
-    } else {
-      nodes = r.added;
-      nodes.insert(nodes.end(), r.changed.begin(), r.changed.end());
-    }
-    std::erase_if(nodes, [&](const std::string& n) { return !in_graph(n); });
-    const std::string target = nodes.empty() ? std::string() : nodes.front();
-    bool hovered = false;
-    const bool clicked =
-        log_line(r.text, nodes.empty() ? kTextDim : ImGui::GetColorU32(ImGuiCol_Text),
-                 !target.empty() && target == frame.selection.node, &hovered);
-    if (hovered) {
-      hover_nodes = nodes;
-      std::string tip = "pattern: " + r.pattern;
-      if (!r.removed.empty()) tip += "\nremoved: " + join(r.removed, ", ");
-      if (!r.added.empty()) tip += "\nadded: " + join(r.added, ", ");
-      if (!r.changed.empty()) tip += "\nedited: " + join(r.changed, ", ");
-      tip += nodes.empty() ? "\n(none of its nodes is in the graph shown)"
-                           : "\nclick to select " + target;
-      ImGui::SetTooltip("%s", tip.c_str());
-    }
-    if (clicked && !target.empty()) issue(frame, "select=" + target);
-  };
-  auto near_miss_line = [&](const passes::NearMiss& m) {
-    const bool here = in_graph(m.node);
-    bool hovered = false;
-    const bool clicked = log_line("near miss: " + m.text, here ? kNearMissColor : kTextDim,
-                                  here && m.node == frame.selection.node, &hovered);
-    if (hovered) {
-      if (here) hover_nodes = {m.node};
-      std::string tip = "pattern: " + m.pattern;
-      if (!m.node.empty()) tip += "\nnode: " + m.node;
-      tip += here ? "\nclick to select it" : "\n(its node is not in the graph shown)";
-      ImGui::SetTooltip("%s", tip.c_str());
-    }
-    if (clicked && here) issue(frame, "select=" + m.node);
-  };
-  auto entry_lines = [&](const passes::PassLogEntry& e) {
-    for (size_t i = 0; i < e.rewrites.size(); ++i) {
-      ImGui::PushID(static_cast<int>(i));
-      rewrite_line(e.rewrites[i]);
-      ImGui::PopID();
-    }
-    for (size_t i = 0; i < e.near_misses.size(); ++i) {
-      ImGui::PushID(static_cast<int>(e.rewrites.size() + i));
-      near_miss_line(e.near_misses[i]);
-      ImGui::PopID();
-    }
-  };
-
+  LogLines lines{frame, entry, !view_pass_.empty() && view_before_, {}};
   if (!result->optimized) {
     dim_wrapped("no pass log: the run stopped before optimize");
   } else if (!view_pass_.empty()) {
@@ -780,7 +741,7 @@ void GraphPanel::draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 s
       ImGui::TextWrapped("%s: %zu rewrites, %zu near misses", it->pass.c_str(), it->rewrites.size(),
                          it->near_misses.size());
       ImGui::Separator();
-      entry_lines(*it);
+      lines.pass_lines(*it);
     }
   } else {
     bool any = false;
@@ -793,7 +754,7 @@ void GraphPanel::draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 s
       if (ImGui::TreeNodeEx("##pass", ImGuiTreeNodeFlags_DefaultOpen,
                             "%s  (%zu rewrites, %zu near misses)", e.pass.c_str(),
                             e.rewrites.size(), e.near_misses.size())) {
-        entry_lines(e);
+        lines.pass_lines(e);
         ImGui::TreePop();
       }
       ImGui::PopID();
@@ -801,7 +762,7 @@ void GraphPanel::draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 s
     if (!any) dim_wrapped("no pass rewrote anything or came close");
   }
   ImGui::EndChild();
-  log_hover_nodes_ = std::move(hover_nodes);
+  log_hover_nodes_ = std::move(lines.hover_nodes);
 }
 
 }  // namespace fusebox::ui

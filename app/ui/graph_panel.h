@@ -4,8 +4,9 @@
 // picker for the graph before or after any pass that changed it (the nodes that pass touched
 // outlined in red), and beside it the rewrites and near misses that explain the picture.
 //
-// Layouts run off the UI thread (a 1,000-node graph takes a few hundred ms in dot) and are cached
-// per graph; the panel shows "laying out N nodes..." until one is ready.
+// Layouts run off the UI thread in the App's workbench::LayoutCache (a 1,000-node graph takes a
+// few hundred ms in dot), which App::idle() consults; the panel shows "laying out N nodes..."
+// until one is ready.
 //
 //   graph.view=final | <pass> | <pass>:before | <pass>:after
 //   graph.zoom=fit | <number>   (1 = 100%)
@@ -14,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "app/ui/panel.h"
+#include "app/ui/panel_switch.h"
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/run_result.h"
 #include "core/ir/graph.h"
@@ -31,16 +32,14 @@
 namespace fusebox::ui {
 
 struct GraphPanel {
-  GraphPanel() = default;
-  ~GraphPanel();  // waits for the layouts still running
-  GraphPanel(const GraphPanel&) = delete;
-  GraphPanel& operator=(const GraphPanel&) = delete;
-
+  // Draws the current result's graph, laid out by frame.layouts (the App's cache).
   void draw(const Frame& frame);
   // A "graph.<key>=<value>" switch (the App strips "graph."). Returns "" or an error sentence
   // naming the key and the valid values. `result` (may be null) validates pass names.
   std::string command(const std::string& key, const std::string& value,
                       const workbench::RunResult* result);
+  // The same switches as a table: the App's dispatch, help and "waits for the run" come from it.
+  std::vector<PanelSwitch> switches();
 
   // What the last frame drew, in screen coordinates (tests assert on it).
   struct Drawn {
@@ -53,27 +52,18 @@ struct GraphPanel {
   } drawn;
 
  private:
-  // One graph's layout, running or done. Touched only on the UI thread; the worker only fills
-  // the future, so the future is the one synchronisation point.
-  struct LayoutEntry {
-    std::shared_ptr<const workbench::RunResult> owner;  // keeps `graph` alive
-    const ir::Graph* graph = nullptr;
-    bool edge_labels = false;
-    std::future<workbench::GraphLayout> job;  // valid while the worker runs (or is unread)
-    std::optional<workbench::GraphLayout> layout;
-    std::string error;                        // the layout failed
-    std::vector<ImRect> edge_bounds;          // layout coordinates, for culling
-    std::vector<std::string> labels;          // the two lines of each box, "\n" between
-    std::unordered_map<std::string, size_t> node_index;  // node name -> box
-    uint64_t last_used = 0;
-    // The view of this graph, kept while another one is shown.
-    bool shown = false;
+  using Entry = workbench::LaidOutGraph;
+  // The pan and zoom of a graph not shown now, kept while its layout is cached.
+  struct SavedView {
     ImVec2 pan{0, 0};
     float zoom = 1;
-
-    bool running() const { return job.valid(); }
   };
-  using LayoutKey = std::pair<const ir::Graph*, bool>;  // graph, edge labels
+  // Where the canvas is this frame, and how layout points map onto it.
+  struct Canvas {
+    ImRect rect;
+    ImVec2 size;
+    bool hovered = false, active = false, dragged = false;
+  };
 
   // The graph picked by the view, and what to say about it.
   struct ViewState {
@@ -87,12 +77,19 @@ struct GraphPanel {
   };
 
   void resolve_view(const Frame& frame);
-  std::shared_ptr<LayoutEntry> layout_for(const Frame& frame, const ir::Graph& graph);
-  void evict_layouts();
+  void show(const std::shared_ptr<const Entry>& entry, ImVec2 canvas_size);
   void draw_toolbar(const Frame& frame);
-  void draw_canvas(const Frame& frame, LayoutEntry& entry, ImVec2 size);
-  void draw_log(const Frame& frame, const LayoutEntry* entry, ImVec2 size);
-  void fit(const LayoutEntry& entry, ImVec2 canvas);
+  void draw_placeholder(const Entry* entry, ImVec2 canvas_size);
+  void draw_canvas(const Frame& frame, const Entry& entry, ImVec2 size);
+  Canvas canvas_input(const Frame& frame, const Entry& entry, ImVec2 size);
+  std::optional<size_t> follow_selection(const Frame& frame, const Entry& entry, const Canvas& canvas);
+  void draw_edges(ImDrawList* dl, const Entry& entry, const Canvas& canvas, const ImRect& visible,
+                  std::optional<size_t> selected);
+  void draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& canvas, const ImRect& visible);
+  void draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& entry, const Canvas& canvas,
+                     const ImRect& visible, std::optional<size_t> selected);
+  void draw_log(const Frame& frame, const Entry* entry, ImVec2 size);
+  void fit(const Entry& entry, ImVec2 canvas);
   void zoom_around(float new_zoom, ImVec2 anchor);  // anchor relative to the canvas origin
 
   // The view picked ("" = the final graph).
@@ -106,9 +103,8 @@ struct GraphPanel {
   bool fit_requested_ = false;
   std::optional<float> zoom_requested_;
 
-  std::map<LayoutKey, std::shared_ptr<LayoutEntry>> layouts_;
-  std::shared_ptr<LayoutEntry> shown_;  // the entry pan_ and zoom_ belong to
-  uint64_t frame_counter_ = 0;
+  std::shared_ptr<const Entry> shown_;  // the layout pan_ and zoom_ belong to
+  std::map<std::weak_ptr<const Entry>, SavedView, std::owner_less<>> saved_views_;
   std::string last_selection_;  // the selection the view last reacted to
   std::optional<size_t> hovered_box_;
   std::vector<std::string> log_hover_nodes_;  // nodes of the rewrite hovered last frame

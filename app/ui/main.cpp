@@ -68,7 +68,7 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
     } else {
       if (shot_frames++ == 0) shot_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       // The graph is laid out off the UI thread: wait for it, then let the panels fit.
-      const bool ready = shot_frames >= frames && !app.graph.drawn.layout_pending;
+      const bool ready = shot_frames >= frames && !app.layouts().busy();
       window.end_frame(ready);
       if (ready) {
         window.save_png(*shot);

@@ -20,6 +20,11 @@
 #include "app/workbench/runner.h"
 #include "app/workbench/settings.h"
 
+namespace fusebox::workbench {
+class LayoutCache;
+class Walkthrough;
+}
+
 namespace fusebox::ui {
 
 // The selection every panel shows: a node of the current result's graph, by name.
@@ -41,6 +46,8 @@ struct Frame {
   const Selection& selection;
   PanelId focus = PanelId::Graph;             // the focused panel draws a highlighted border
   std::function<void(const std::string&)> command;
+  const workbench::Walkthrough* walkthrough = nullptr;  // the scenario being played, or null
+  workbench::LayoutCache* layouts = nullptr;  // the App's graph layouts (the graph panel asks it)
 
   const workbench::RunResult* result() const { return snap.result.get(); }
 };

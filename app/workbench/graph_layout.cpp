@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/ir/op_schema.h"
+#include "core/ir/shape.h"
 #include "core/passes/pass_manager.h"
 
 // The two plugins we need, linked in (app/workbench/CMakeLists.txt links Debian's
@@ -483,6 +485,107 @@ PassView pass_view(const RunResult& result, const std::string& pass, bool before
                  std::to_string(view.highlight.size()) +
                  (before ? " removed by it (red)" : " added or edited by it (red)");
   return view;
+}
+
+namespace {
+
+// What drawing a finished layout needs every frame: edge bounds for culling, box labels.
+void finish(LaidOutGraph& e) {
+  const GraphLayout& l = *e.layout;
+  e.edge_bounds.clear();
+  e.edge_bounds.reserve(l.edges.size());
+  for (const LayoutEdge& edge : l.edges) {
+    double x0 = HUGE_VAL, y0 = HUGE_VAL, x1 = -HUGE_VAL, y1 = -HUGE_VAL;
+    auto add = [&](double x, double y) {
+      x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+    };
+    for (const LayoutPoint& p : edge.points) add(p.x, p.y);
+    if (edge.arrow_tip) add(edge.arrow_tip->x, edge.arrow_tip->y);
+    if (edge.label_pos) {
+      // Room for the label around its centre: about half a point per character, each side.
+      const double half_w = 0.35 * kEdgeLabelFontPt * static_cast<double>(edge.label.size());
+      add(edge.label_pos->x - half_w, edge.label_pos->y - kEdgeLabelFontPt);
+      add(edge.label_pos->x + half_w, edge.label_pos->y + kEdgeLabelFontPt);
+    }
+    e.edge_bounds.push_back({static_cast<float>(x0 - 2), static_cast<float>(y0 - 2), static_cast<float>(x1 + 2),
+                             static_cast<float>(y1 + 2)});
+  }
+  e.labels.clear();
+  e.labels.reserve(l.boxes.size());
+  for (const LayoutBox& b : l.boxes) {
+    const std::string shape = e.graph->has_tensor(b.name) ? ir::shape_str(e.graph->tensor(b.name).shape) : "[?]";
+    e.labels.push_back(b.node >= 0 ? b.op + "\n" + b.name : b.name + "\n" + shape);
+  }
+}
+
+}  // namespace
+
+LayoutCache::~LayoutCache() {
+  // The workers read graphs their owners keep alive; wait so none outlives the cache.
+  for (auto& [key, slot] : slots_)
+    if (slot.job.valid()) slot.job.wait();
+}
+
+std::shared_ptr<const LaidOutGraph> LayoutCache::request(std::shared_ptr<const RunResult> owner,
+                                                         const ir::Graph& graph) {
+  const bool labels = graph.nodes.size() <= kEdgeLabelMaxNodes;
+  Slot& slot = slots_[{&graph, labels}];
+  if (!slot.entry) {
+    auto entry = std::make_shared<LaidOutGraph>();
+    entry->owner = std::move(owner);
+    entry->graph = &graph;
+    entry->edge_labels = labels;
+    for (size_t i = 0; i < graph.nodes.size(); ++i) entry->node_index.emplace(graph.nodes[i].name, i);
+    LayoutOptions options;
+    options.edge_labels = labels;
+    try {
+      // The worker holds its own reference to the result: the graph outlives the job even if
+      // the entry is dropped. The graph is immutable, so reading it on both threads is safe.
+      slot.job = std::async(std::launch::async, [keep = entry->owner, g = &graph, options] {
+        return layout_graph(*g, options);
+      });
+    } catch (const std::exception& e) {
+      entry->error = std::string("could not start the layout: ") + e.what();
+    }
+    slot.entry = std::move(entry);
+  }
+  slot.last_used = ++requests_;
+  std::shared_ptr<const LaidOutGraph> out = slot.entry;  // `slot` may go with the eviction below
+  poll();
+  evict(requests_);
+  return out;
+}
+
+void LayoutCache::poll() {
+  // Every finished job, also of graphs no longer asked for, so they can be evicted.
+  for (auto& [key, slot] : slots_) {
+    if (!slot.job.valid() || slot.job.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+    try {
+      slot.entry->layout = slot.job.get();
+    } catch (const std::exception& ex) {
+      slot.entry->error = ex.what();
+      continue;
+    }
+    finish(*slot.entry);
+  }
+}
+
+bool LayoutCache::busy() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& kv) { return kv.second.job.valid(); });
+}
+
+void LayoutCache::evict(uint64_t now) {
+  while (slots_.size() > capacity_) {
+    auto victim = slots_.end();
+    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
+      const Slot& s = it->second;
+      // A running job's future would block here in its destructor: let it finish first.
+      if (s.job.valid() || s.last_used == now || s.entry.use_count() > 1) continue;
+      if (victim == slots_.end() || s.last_used < victim->second.last_used) victim = it;
+    }
+    if (victim == slots_.end()) return;
+    slots_.erase(victim);
+  }
 }
 
 }  // namespace fusebox::workbench

@@ -16,9 +16,14 @@
 // the graph.
 #include <cstddef>
 #include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "app/workbench/run_result.h"
@@ -122,5 +127,66 @@ struct PassView {
 // Throws fusebox::Error for an unknown pass (listing the valid ones), a pass switched off, or a
 // pass that did not change the graph (there is nothing to show).
 PassView pass_view(const RunResult& result, const std::string& pass, bool before);
+
+// Edge labels' font size as dot is given it, in points (boxes were sized for text this big).
+inline constexpr double kEdgeLabelFontPt = 8;
+
+// A rectangle in layout coordinates (points, y down).
+struct LayoutRect {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// One graph's layout as a LayoutCache hands it out: pending until `layout` (or `error`) is set,
+// then with what drawing it every frame needs, computed once.
+struct LaidOutGraph {
+  std::shared_ptr<const RunResult> owner;  // keeps `graph` alive
+  const ir::Graph* graph = nullptr;
+  bool edge_labels = false;
+  std::optional<GraphLayout> layout;  // set once the job finished
+  std::string error;                  // the layout failed (or could not start)
+  std::vector<LayoutRect> edge_bounds;  // per edge, with its arrowhead and label: for culling
+  std::vector<std::string> labels;      // the two lines of each box, "\n" between
+  std::unordered_map<std::string, size_t> node_index;  // node name -> box
+
+  bool pending() const { return !layout && error.empty(); }
+};
+
+// Graph layouts off the calling thread, cached per graph: a 1,000-node graph takes a few hundred
+// ms in dot. The fusebox-ui App owns one and hands it to the graph panel; App::idle() asks busy()
+// so scripts and screenshots wait for the layouts the panel asked for. Used from one thread (the
+// UI's); the workers only fill their futures.
+class LayoutCache {
+ public:
+  static constexpr size_t kDefaultCapacity = 8;
+  static constexpr size_t kEdgeLabelMaxNodes = 400;  // above this dot is twice as slow with labels
+
+  explicit LayoutCache(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+  ~LayoutCache();  // waits for the layouts still running
+  LayoutCache(const LayoutCache&) = delete;
+  LayoutCache& operator=(const LayoutCache&) = delete;
+
+  // The layout of `graph`, which `owner` keeps alive: started the first time it is asked for
+  // (with edge labels up to kEdgeLabelMaxNodes nodes), pending until its job is collected. Also
+  // collects every finished job and evicts the least recently asked-for layouts beyond the
+  // capacity, never a running one, the one just asked for or one a caller still holds.
+  std::shared_ptr<const LaidOutGraph> request(std::shared_ptr<const RunResult> owner, const ir::Graph& graph);
+  // Collects finished jobs (request does too).
+  void poll();
+  // A layout was started and is not collected yet.
+  bool busy() const;
+  size_t size() const { return slots_.size(); }
+
+ private:
+  struct Slot {
+    std::shared_ptr<LaidOutGraph> entry;
+    std::future<GraphLayout> job;  // valid while the worker runs (or is unread)
+    uint64_t last_used = 0;
+  };
+  void evict(uint64_t now);
+
+  size_t capacity_;
+  uint64_t requests_ = 0;
+  std::map<std::pair<const ir::Graph*, bool>, Slot> slots_;  // (graph, edge labels)
+};
 
 }  // namespace fusebox::workbench

@@ -1,5 +1,7 @@
 #include "app/workbench/scenario.h"
 
+#include "app/workbench/checks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,36 +23,6 @@ namespace fs = std::filesystem;
 
 // The panels a step may look at: the UI's PanelId names but its own (tests/ui keeps the two in step).
 const std::vector<std::string> kPanels = {"graph", "arena", "trace", "ops", "compare", "passes"};
-
-// One check kind: its parameters, which are required, and whether timing decides it.
-struct CheckDef {
-  std::string kind;
-  std::vector<std::string> required, optional;
-  bool measured = false;
-  std::string help;
-};
-
-const std::vector<CheckDef>& check_defs() {
-  static const std::vector<CheckDef> defs = {
-      {"node_count", {}, {"equals", "at_most", "at_least"}, false, "the graph has this many nodes"},
-      {"op_present", {"op"}, {}, false, "a node of this op type is in the graph"},
-      {"op_absent", {"op"}, {}, false, "no node of this op type is in the graph"},
-      {"arena_within_bound", {"percent"}, {}, false, "the arena is within percent% of its lower bound"},
-      {"arena_at_most", {"step"}, {"ratio"}, false, "the arena is at most ratio x that step's arena"},
-      {"pass_changed", {"pass"}, {"changed"}, false, "the pass changed the graph (or, changed: false, did not)"},
-      {"outputs_match_previous", {}, {"tolerance"}, false,
-       "the outputs equal the previous step's, within tolerance x the largest |value|"},
-      {"faster_than", {"step"}, {"ratio"}, true, "the median latency is at least ratio x lower than that step's"},
-      {"op_bound", {"bound"}, {"op", "node"}, true, "the op (or node) is compute-, memory- or overhead-bound"},
-  };
-  return defs;
-}
-
-const CheckDef* find_check(const std::string& kind) {
-  for (const auto& d : check_defs())
-    if (d.kind == kind) return &d;
-  return nullptr;
-}
 
 // Where an error is: "<file>: <pointer>: ".
 struct Where {
@@ -145,7 +117,7 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
   Check c;
   c.pointer = w.pointer;
   c.kind = get_string(j["check"], w.at("check"));
-  const CheckDef* def = find_check(c.kind);
+  const CheckKind* def = check_kinds_registry().find(c.kind);
   if (!def) {
     w.at("check").fail("unknown check '" + c.kind + "' (" + suggest(c.kind, check_kinds()) + ")");
   }
@@ -183,16 +155,8 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
         at.fail("step " + std::to_string(c.step) + " is not an earlier step (this is step " + std::to_string(step_index) + ", counting from 0)");
     }
   }
-  if (c.kind == "node_count" && !c.equals && !c.at_most && !c.at_least) w.fail("node_count needs equals, at_most or at_least");
-  if (c.kind == "op_bound" && c.op.empty() == c.node.empty()) w.fail("op_bound needs exactly one of \"op\" and \"node\"");
-  if (c.kind == "outputs_match_previous" && step_index == 0) w.fail("outputs_match_previous needs a previous step");
+  if (const std::string why = def->validate(c, step_index); !why.empty()) w.fail(why);
   return c;
-}
-
-const passes::PassLogEntry* log_entry(const RunResult& r, const std::string& pass) {
-  for (const auto& e : r.optimized->log.entries)
-    if (e.pass == pass) return &e;
-  return nullptr;
 }
 
 std::string fmt(const char* format, double a, double b = 0, double c = 0) {
@@ -201,130 +165,23 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-[[noreturn]] void no_node(const Scenario& sc, const std::string& pointer, const std::string& node, const ir::Graph& g) {
-  std::vector<std::string> names;
-  for (const auto& n : g.nodes) names.push_back(n.name);
-  const std::string guess = closest(node, names);
-  throw Error(sc.path + ": " + pointer + ": no node '" + node + "' in this step's graph (" +
-              (guess.empty() ? std::to_string(names.size()) + " nodes" : "did you mean '" + guess + "'?") + ")");
-}
-
-bool has_node(const ir::Graph& g, const std::string& name) {
-  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.name == name; });
-}
-
 CheckResult evaluate(const Scenario& sc, const Check& c, const RunResult& r,
                      const std::vector<std::shared_ptr<const RunResult>>& results, size_t step) {
-  CheckResult out{&c, false, ""};
-  const ir::Graph& g = r.graph();
-  auto earlier = [&](int s) -> const RunResult& {
-    if (s < 0 || static_cast<size_t>(s) >= results.size() || !results[s])
-      throw Error(sc.path + ": " + c.pointer + ": step " + std::to_string(s) + " has no result");
-    return *results[s];
-  };
-  if (c.kind == "node_count") {
-    const auto n = static_cast<int64_t>(g.nodes.size());
-    out.passed = (!c.equals || n == *c.equals) && (!c.at_most || n <= *c.at_most) && (!c.at_least || n >= *c.at_least);
-    out.figures = std::to_string(n) + " nodes";
-  } else if (c.kind == "op_present" || c.kind == "op_absent") {
-    const auto n = std::count_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& x) { return x.op == c.op; });
-    out.passed = c.kind == "op_present" ? n > 0 : n == 0;
-    out.figures = std::to_string(n) + " " + c.op + " node" + (n == 1 ? "" : "s");
-  } else if (c.kind == "arena_within_bound") {
-    const double ratio = r.plan->ratio();
-    out.passed = static_cast<double>(r.plan->arena_bytes) <= r.plan->lower_bound_bytes * (1 + c.percent / 100) + 0.5;
-    out.figures = "arena " + format_bytes(static_cast<double>(r.plan->arena_bytes)) + " = " + fmt("%.3fx", ratio) +
-                  " the lower bound " + format_bytes(static_cast<double>(r.plan->lower_bound_bytes)) + " (" + r.plan->strategy + ")";
-  } else if (c.kind == "arena_at_most") {
-    const RunResult& other = earlier(c.step);
-    const double a = static_cast<double>(r.plan->arena_bytes), b = static_cast<double>(other.plan->arena_bytes);
-    out.passed = a <= c.ratio * b + 0.5;
-    out.figures = "arena " + format_bytes(a) + " vs " + format_bytes(b) + " at step " + std::to_string(c.step) + fmt(" (%.3fx)", b > 0 ? a / b : 0);
-  } else if (c.kind == "pass_changed") {
-    const auto* e = log_entry(r, c.pass);
-    const bool changed = e && e->enabled && e->changed;
-    out.passed = changed == c.changed;
-    out.figures = !e || !e->enabled ? c.pass + " is off"
-                  : changed ? c.pass + fmt(" changed the graph: %.0f -> %.0f nodes", static_cast<double>(e->nodes_before), static_cast<double>(e->nodes_after))
-                            : c.pass + " did not change the graph";
-  } else if (c.kind == "outputs_match_previous") {
-    const RunResult& prev = earlier(static_cast<int>(step) - 1);
-    if (prev.outputs.size() != r.outputs.size()) {
-      out.figures = std::to_string(r.outputs.size()) + " outputs vs " + std::to_string(prev.outputs.size());
-    } else {
-      double max_diff = 0, max_abs = 0;
-      bool shapes = true;
-      for (size_t o = 0; o < r.outputs.size(); ++o) {
-        const ir::Tensor& a = r.outputs[o];
-        const ir::Tensor& b = prev.outputs[o];
-        if (a.shape() != b.shape()) {
-          shapes = false;
-          break;
-        }
-        for (int64_t i = 0; i < a.numel(); ++i) {
-          const double x = a.data<float>()[i], y = b.data<float>()[i];
-          max_diff = std::max(max_diff, std::isnan(x) != std::isnan(y) ? INFINITY : std::fabs(x - y));
-          max_abs = std::max(max_abs, std::fabs(y));
-        }
-      }
-      out.passed = shapes && max_diff <= c.tolerance * std::max(1.0, max_abs);
-      out.figures = shapes ? fmt("max |diff| %.3g, largest |value| %.3g", max_diff, max_abs) : "output shapes differ";
-    }
-  } else if (c.kind == "faster_than") {
-    const RunResult& other = earlier(c.step);
-    const double speedup = r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
-    out.passed = speedup >= c.ratio;
-    out.figures = fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
-                  fmt("%.1f us vs %.1f us)", r.latency.median_us, other.latency.median_us);
-  } else if (c.kind == "op_bound") {
-    if (!r.analysis) {
-      out.figures = "no recorded runs (profile_runs = 0)";
-      return out;
-    }
-    if (!c.node.empty() && !has_node(g, c.node)) no_node(sc, c.pointer + "/node", c.node, g);
-    const auto& rows = c.node.empty() ? r.analysis->by_type : r.analysis->by_node;
-    const std::string key = c.node.empty() ? c.op : c.node;
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const profiler::OpRow& row) { return row.key == key; });
-    if (it == rows.end()) {
-      out.figures = "no " + key + " in the recorded runs";
-      return out;
-    }
-    const std::string got = profiler::bound_name(it->bound);
-    out.passed = got.rfind(c.bound, 0) == 0;
-    out.figures = key + " is " + got + ": " + it->why;
-  }
-  return out;
+  return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, r, results, step});
 }
 
 }  // namespace
 
-std::vector<std::string> check_kinds() {
-  std::vector<std::string> out;
-  for (const auto& d : check_defs()) out.push_back(d.kind);
-  return out;
-}
+std::vector<std::string> check_kinds() { return check_kinds_registry().names(); }
 
 bool Check::measured() const {
-  const CheckDef* d = find_check(kind);
-  return d && d->measured;
+  const CheckKind* k = check_kinds_registry().find(kind);
+  return k && k->measured;
 }
 
 std::string Check::describe() const {
-  std::string s = kind;
-  auto add = [&](const std::string& k, const std::string& v) { s += " " + k + "=" + v; };
-  if (equals) add("equals", std::to_string(*equals));
-  if (at_most) add("at_most", std::to_string(*at_most));
-  if (at_least) add("at_least", std::to_string(*at_least));
-  if (!op.empty()) add("op", op);
-  if (!node.empty()) add("node", node);
-  if (!pass.empty()) add("pass", pass);
-  if (kind == "pass_changed" && !changed) add("changed", "false");
-  if (!bound.empty()) add("bound", bound);
-  if (kind == "arena_within_bound") add("percent", fmt("%g", percent));
-  if (kind == "outputs_match_previous") add("tolerance", fmt("%g", tolerance));
-  if (step >= 0) add("step", std::to_string(step));
-  if (kind == "faster_than" || kind == "arena_at_most") add("ratio", fmt("%g", ratio));
-  return s;
+  const CheckKind* k = check_kinds_registry().find(kind);
+  return kind + (k ? k->describe(*this) : "");
 }
 
 Scenario parse_scenario(const json& j, const std::string& path) {
@@ -416,7 +273,7 @@ json scenario_json(const std::string& name, const Settings& settings) {
 void validate_look_at(const Scenario& scenario, size_t step, const RunResult& result) {
   const LookAt& l = scenario.steps.at(step).look_at;
   const std::string at = "/steps/" + std::to_string(step) + "/look_at";
-  if (!l.node.empty() && !has_node(result.graph(), l.node)) no_node(scenario, at + "/node", l.node, result.graph());
+  if (!l.node.empty() && !has_node(result.graph(), l.node)) throw_no_node(scenario, at + "/node", l.node, result.graph());
   if (!l.op.empty() && std::none_of(result.graph().nodes.begin(), result.graph().nodes.end(),
                                     [&](const ir::Node& n) { return n.op == l.op; })) {
     throw Error(scenario.path + ": " + at + "/op: no " + l.op + " node in this step's graph");
@@ -434,24 +291,6 @@ std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
 CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
                            const std::vector<std::shared_ptr<const RunResult>>& results) {
   return evaluate(scenario, scenario.steps.at(step).checks.at(index), *results.at(step), results, step);
-}
-
-ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline) {
-  ScenarioRun run;
-  run.scenario = &scenario;
-  std::vector<std::shared_ptr<const RunResult>> results;
-  for (size_t i = 0; i < scenario.steps.size(); ++i) {
-    std::shared_ptr<const RunResult> r;
-    try {
-      r = pipeline.run(scenario.steps[i].settings);
-    } catch (const Error& e) {
-      throw Error(scenario.path + ": /steps/" + std::to_string(i) + ": " + e.what());
-    }
-    results.push_back(r);
-    validate_look_at(scenario, i, *r);
-    run.steps.push_back({r, evaluate_checks(scenario, i, results)});
-  }
-  return run;
 }
 
 bool ScenarioRun::structural_ok() const {

@@ -30,7 +30,7 @@ namespace fusebox::workbench {
 struct Check {
   std::string kind;     // "node_count", "op_present", ... (check_kinds())
   std::string pointer;  // where it sits in the file: "/steps/2/checks/0"
-  // Parameters; which ones a kind reads is in scenario.cpp's table.
+  // Parameters; which ones a kind reads is in its entry of check_kinds_registry() (checks.h).
   std::optional<int64_t> equals, at_most, at_least;  // node_count
   std::string op, node, pass, bound;
   bool changed = true;      // pass_changed
@@ -100,8 +100,9 @@ struct ScenarioRun {
   nlohmann::json to_json() const;
 };
 
-// Runs every step on `pipeline` (stages shared between steps, as the UI shares them). Throws
-// fusebox::Error for a step that cannot run or a check naming what the graph lacks.
+// Runs every step on `pipeline` (stages shared between steps, as the UI shares them) through a
+// workbench::Walkthrough (walkthrough.h), the player fusebox-ui steps too. Throws fusebox::Error
+// for a step that cannot run or a check naming what the graph lacks.
 ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline);
 
 }  // namespace fusebox::workbench

@@ -64,7 +64,7 @@ class UiTest : public ::testing::Test {
   // more (the panels fit their views on the first frame of a new result), capturing the last.
   void settle() {
     const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (!app_->idle() || app_->graph.drawn.layout_pending) {
+    while (!app_->idle()) {
       ASSERT_LT(Clock::now(), deadline) << "the window never settled";
       frame();
     }
@@ -258,15 +258,15 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
                   {"check": "op_absent", "op": "Attention"}]}]})";
   app_->drop_files({path});
   settle();
-  ASSERT_TRUE(app_->walkthrough.scenario);
-  EXPECT_EQ(app_->walkthrough.step, 0u);
+  ASSERT_TRUE(app_->playing());
+  EXPECT_EQ(app_->playing()->step(), 0u);
   EXPECT_EQ(app_->focus(), PanelId::Graph);
   EXPECT_EQ(result().settings.passes_text(), "none");
   EXPECT_EQ(app_->walkthrough.drawn.checks, 1u);
   EXPECT_EQ(app_->walkthrough.drawn.passed, 1u);
 
   run("step=1");
-  EXPECT_EQ(app_->walkthrough.step, 1u);
+  EXPECT_EQ(app_->playing()->step(), 1u);
   EXPECT_EQ(result().settings.planner, "first_fit");
   EXPECT_EQ(app_->focus(), PanelId::Arena);
   EXPECT_EQ(app_->selection().node, "attn.scores.Attention") << "look_at op selects its first node";
@@ -283,7 +283,7 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
   settle();
   EXPECT_NE(app_->last_command_error().find("/steps/0/set/planner"), std::string::npos) << app_->last_command_error();
   EXPECT_EQ(app_->runner().result(), before);
-  EXPECT_EQ(app_->walkthrough.scenario->name, "walk");
+  EXPECT_EQ(app_->playing()->scenario().name, "walk");
   EXPECT_NE(app_->command("step=7").find("no step 7"), std::string::npos);
 }
 

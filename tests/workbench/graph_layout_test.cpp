@@ -11,6 +11,9 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <thread>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -204,6 +207,62 @@ TEST(GraphLayout, LayoutsFromManyThreadsMatchOneAtATime) {
       EXPECT_EQ(l.boxes[i].y, serial.boxes[i].y);
     }
   }
+}
+
+// Asks `cache` for `g` until its layout is collected (or 60 s pass).
+std::shared_ptr<const LaidOutGraph> laid_out(LayoutCache& cache, const ir::Graph& g) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto entry = cache.request(nullptr, g);
+  while (entry->pending() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    entry = cache.request(nullptr, g);
+  }
+  return entry;
+}
+
+// The App's cache: a request starts a layout off the calling thread and says it is pending (and
+// the cache busy) until the job is collected; the same graph again is the same entry; what a
+// frame draws from (labels, node index, edge bounds) comes with it; beyond its capacity it drops
+// the least recently asked-for layout, never one a caller still holds.
+TEST(LayoutCache, LaysOutOffThreadCachesAndEvicts) {
+  const ir::Graph g = linear_relu();
+  LayoutCache cache(2);
+  EXPECT_FALSE(cache.busy());
+  auto first = cache.request(nullptr, g);
+  EXPECT_TRUE(first->pending() || !cache.busy());
+  EXPECT_EQ(first->graph, &g);
+  EXPECT_TRUE(first->edge_labels) << "a small graph gets its shapes on the edges";
+  auto done = laid_out(cache, g);
+  ASSERT_FALSE(done->pending()) << done->error;
+  EXPECT_EQ(done, first) << "the same graph is the same entry";
+  EXPECT_FALSE(cache.busy()) << "collected";
+  ASSERT_TRUE(done->layout);
+  EXPECT_EQ(done->labels.size(), done->layout->boxes.size());
+  EXPECT_EQ(done->edge_bounds.size(), done->layout->edges.size());
+  EXPECT_EQ(done->labels[0], g.nodes[0].op + "\n" + g.nodes[0].name);
+  EXPECT_EQ(done->node_index.at(g.nodes[1].name), 1u);
+  for (size_t i = 0; i < done->edge_bounds.size(); ++i) {
+    const LayoutRect& r = done->edge_bounds[i];
+    for (const LayoutPoint& p : done->layout->edges[i].points) {
+      EXPECT_LE(r.x0, p.x);
+      EXPECT_GE(r.x1, p.x);
+      EXPECT_LE(r.y0, p.y);
+      EXPECT_GE(r.y1, p.y);
+    }
+  }
+  first.reset();
+
+  // Three more graphs through a cache of two: `held` stays, the others come and go.
+  const ir::Graph a = linear_relu(), b = linear_relu(), c = linear_relu();
+  const auto held = laid_out(cache, a);
+  done.reset();
+  laid_out(cache, b);
+  laid_out(cache, c);
+  EXPECT_LE(cache.size(), 2u);
+  EXPECT_EQ(cache.request(nullptr, a), held) << "held by a caller: never evicted";
+  EXPECT_TRUE(cache.request(nullptr, g)->pending()) << "dropped, so laid out again";
+  laid_out(cache, g);
+  EXPECT_FALSE(cache.busy());
 }
 
 TEST(GraphSvg, OneGroupPerBoxAndTheHighlightedNodesMarked) {

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/workbench/checks.h"
 #include "app/workbench/scenario.h"
+#include "app/workbench/walkthrough.h"
 #include "core/base/error.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -151,6 +153,48 @@ TEST(Scenario, ChecksPassAndFailOnTheResultsFigures) {
   EXPECT_EQ(run.to_json()["steps"][1]["checks"][0]["passed"], true);
 }
 
+// The player fusebox-ui steps: entering a step hands back its settings, only a result of the
+// current step's settings is kept, and the live checks are pending until it is in, then say
+// which hold (a check against a step that has not run names it and hides no other check).
+TEST(Walkthrough, StepsRecordsAndChecksLive) {
+  test::register_cpu();
+  const std::string path = write("walk.json", R"({"name": "w", "model": ")" + kSmall + R"(",
+      "settings": {"iters": 2, "warmup": 0, "profile_runs": 1},
+      "steps": [
+        {"title": "none", "set": {"passes": "none"}, "checks": [{"check": "node_count", "equals": 56}]},
+        {"title": "all", "set": {"passes": "all"},
+         "checks": [{"check": "node_count", "equals": 9}, {"check": "outputs_match_previous"},
+                    {"check": "op_absent", "op": "Softmax"}]}]})");
+  Walkthrough walk(std::make_shared<const Scenario>(load_scenario(path)));
+  EXPECT_EQ(walk.steps(), 2u);
+  try {
+    walk.enter(2);
+    ADD_FAILURE() << "step 2 entered";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "step: no step 2 (the scenario has steps 0..1)");
+  }
+  Pipeline p(fixed_roofline);
+  const auto r1 = p.run(walk.enter(1));
+  EXPECT_EQ(walk.step(), 1u);
+  EXPECT_EQ(walk.live_checks().checks.at(0).state, -1) << "pending before the step ran";
+  const auto r0 = p.run(walk.scenario().steps[0].settings);
+  EXPECT_FALSE(walk.observe(r0)) << "another step's settings";
+  EXPECT_TRUE(walk.observe(r1));
+  const Walkthrough::LiveChecks& live = walk.live_checks();
+  ASSERT_EQ(live.checks.size(), 3u);
+  EXPECT_EQ(live.checks[0].state, 1) << live.checks[0].figures;
+  EXPECT_EQ(live.checks[1].state, -1) << "step 0 has not run";
+  EXPECT_NE(live.checks[1].figures.find("step 0 has no result"), std::string::npos) << live.checks[1].figures;
+  EXPECT_EQ(live.checks[2].state, 1) << live.checks[2].figures;
+  EXPECT_EQ(live.error, live.checks[1].figures);
+  EXPECT_THROW(walk.outcome(), Error);
+  walk.enter(0);
+  EXPECT_TRUE(walk.observe(r0));
+  walk.enter(1);
+  EXPECT_EQ(walk.live_checks().checks[1].state, 1) << "re-evaluated once step 0 is in";
+  EXPECT_EQ(walk.outcome().checks.size(), 3u);
+}
+
 TEST(Scenario, EveryShippedScenarioLoads) {
   test::register_cpu();
   size_t n = 0;
@@ -162,6 +206,27 @@ TEST(Scenario, EveryShippedScenarioLoads) {
     ++n;
   }
   EXPECT_GE(n, 8u);
+}
+
+// The schema lists the check kinds twice (the kind enum and one oneOf branch each): both must be
+// exactly the registry's names, in its order for the enum, so the two cannot drift.
+TEST(Scenario, TheSchemasCheckKindsAreTheRegistrys) {
+  const nlohmann::json schema =
+      read_json_file(std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/scenario.schema.json", "schema");
+  const nlohmann::json& check = schema.at("$defs").at("check");
+  EXPECT_EQ(check.at("properties").at("check").at("enum").get<std::vector<std::string>>(), check_kinds());
+  std::vector<std::string> branches;
+  for (const auto& branch : check.at("oneOf")) {
+    const nlohmann::json& kind = branch.at("properties").at("check");
+    if (kind.contains("const")) branches.push_back(kind.at("const").get<std::string>());
+    for (const auto& k : kind.value("enum", nlohmann::json::array())) branches.push_back(k.get<std::string>());
+  }
+  EXPECT_EQ(branches, check_kinds());
+  EXPECT_EQ(check_kinds_registry().names(), check_kinds());
+  for (const auto& [name, kind] : check_kinds_registry()) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(kind.validate && kind.evaluate && kind.describe) << "every kind carries all three";
+  }
 }
 
 TEST(Scenario, SavedSettingsLoadBackAsTheSameSettings) {

@@ -1,0 +1,278 @@
+#include "app/workbench/checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/base/error.h"
+#include "core/base/strings.h"
+
+namespace fusebox::workbench {
+namespace {
+
+std::string fmt(const char* format, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, a, b, c);
+  return buf;
+}
+
+// " key=value", the shape of every parameter in a description.
+std::string param(const std::string& key, const std::string& value) {
+  return " " + key + "=" + value;
+}
+
+const passes::PassLogEntry* log_entry(const RunResult& r, const std::string& pass) {
+  for (const auto& e : r.optimized->log.entries)
+    if (e.pass == pass) return &e;
+  return nullptr;
+}
+
+std::string describe_step_ratio(const Check& c) {
+  return param("step", std::to_string(c.step)) + param("ratio", fmt("%g", c.ratio));
+}
+
+CheckResult node_count(const CheckInput& in) {
+  const Check& c = in.check;
+  const auto n = static_cast<int64_t>(in.result.graph().nodes.size());
+  const bool passed = (!c.equals || n == *c.equals) && (!c.at_most || n <= *c.at_most) &&
+                      (!c.at_least || n >= *c.at_least);
+  return {&c, passed, std::to_string(n) + " nodes"};
+}
+
+CheckResult op_count(const CheckInput& in, bool present) {
+  const Check& c = in.check;
+  const ir::Graph& g = in.result.graph();
+  const auto n = std::count_if(g.nodes.begin(), g.nodes.end(),
+                               [&](const ir::Node& x) { return x.op == c.op; });
+  return {&c, present ? n > 0 : n == 0,
+          std::to_string(n) + " " + c.op + " node" + (n == 1 ? "" : "s")};
+}
+
+CheckResult arena_within_bound(const CheckInput& in) {
+  const Check& c = in.check;
+  const auto& plan = *in.result.plan;
+  const bool passed =
+      static_cast<double>(plan.arena_bytes) <= plan.lower_bound_bytes * (1 + c.percent / 100) + 0.5;
+  return {&c, passed,
+          "arena " + format_bytes(static_cast<double>(plan.arena_bytes)) + " = " +
+              fmt("%.3fx", plan.ratio()) + " the lower bound " +
+              format_bytes(static_cast<double>(plan.lower_bound_bytes)) + " (" + plan.strategy +
+              ")"};
+}
+
+CheckResult arena_at_most(const CheckInput& in) {
+  const Check& c = in.check;
+  const RunResult& other = in.earlier(c.step);
+  const double a = static_cast<double>(in.result.plan->arena_bytes),
+               b = static_cast<double>(other.plan->arena_bytes);
+  return {&c, a <= c.ratio * b + 0.5,
+          "arena " + format_bytes(a) + " vs " + format_bytes(b) + " at step " +
+              std::to_string(c.step) + fmt(" (%.3fx)", b > 0 ? a / b : 0)};
+}
+
+CheckResult pass_changed(const CheckInput& in) {
+  const Check& c = in.check;
+  const auto* e = log_entry(in.result, c.pass);
+  const bool changed = e && e->enabled && e->changed;
+  return {&c, changed == c.changed,
+          !e || !e->enabled ? c.pass + " is off"
+          : changed         ? c.pass + fmt(" changed the graph: %.0f -> %.0f nodes",
+                                           static_cast<double>(e->nodes_before),
+                                           static_cast<double>(e->nodes_after))
+                            : c.pass + " did not change the graph"};
+}
+
+CheckResult outputs_match_previous(const CheckInput& in) {
+  const Check& c = in.check;
+  const RunResult& r = in.result;
+  const RunResult& prev = in.earlier(static_cast<int>(in.step) - 1);
+  CheckResult out{&c, false, ""};
+  if (prev.outputs.size() != r.outputs.size()) {
+    out.figures =
+        std::to_string(r.outputs.size()) + " outputs vs " + std::to_string(prev.outputs.size());
+    return out;
+  }
+  double max_diff = 0, max_abs = 0;
+  bool shapes = true;
+  for (size_t o = 0; o < r.outputs.size() && shapes; ++o) {
+    const ir::Tensor& a = r.outputs[o];
+    const ir::Tensor& b = prev.outputs[o];
+    if (a.shape() != b.shape()) {
+      shapes = false;
+      break;
+    }
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double x = a.data<float>()[i], y = b.data<float>()[i];
+      max_diff = std::max(max_diff, std::isnan(x) != std::isnan(y) ? INFINITY : std::fabs(x - y));
+      max_abs = std::max(max_abs, std::fabs(y));
+    }
+  }
+  out.passed = shapes && max_diff <= c.tolerance * std::max(1.0, max_abs);
+  out.figures = shapes ? fmt("max |diff| %.3g, largest |value| %.3g", max_diff, max_abs)
+                       : "output shapes differ";
+  return out;
+}
+
+CheckResult faster_than(const CheckInput& in) {
+  const Check& c = in.check;
+  const RunResult& r = in.result;
+  const RunResult& other = in.earlier(c.step);
+  const double speedup =
+      r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
+  return {&c, speedup >= c.ratio,
+          fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
+              fmt("%.1f us vs %.1f us)", r.latency.median_us, other.latency.median_us)};
+}
+
+CheckResult op_bound(const CheckInput& in) {
+  const Check& c = in.check;
+  const RunResult& r = in.result;
+  CheckResult out{&c, false, ""};
+  if (!r.analysis) {
+    out.figures = "no recorded runs (profile_runs = 0)";
+    return out;
+  }
+  if (!c.node.empty() && !has_node(r.graph(), c.node))
+    throw_no_node(in.scenario, c.pointer + "/node", c.node, r.graph());
+  const auto& rows = c.node.empty() ? r.analysis->by_type : r.analysis->by_node;
+  const std::string key = c.node.empty() ? c.op : c.node;
+  auto it = std::find_if(rows.begin(), rows.end(),
+                         [&](const profiler::OpRow& row) { return row.key == key; });
+  if (it == rows.end()) {
+    out.figures = "no " + key + " in the recorded runs";
+    return out;
+  }
+  const std::string got = profiler::bound_name(it->bound);
+  out.passed = got.rfind(c.bound, 0) == 0;
+  out.figures = key + " is " + got + ": " + it->why;
+  return out;
+}
+
+std::string no_rule(const Check&, size_t) {
+  return "";
+}
+
+Registry<CheckKind> make_registry() {
+  Registry<CheckKind> kinds("check");
+  kinds.add("node_count", {{},
+                           {"equals", "at_most", "at_least"},
+                           false,
+                           "the graph has this many nodes",
+                           [](const Check& c, size_t) {
+                             return !c.equals && !c.at_most && !c.at_least
+                                        ? "node_count needs equals, at_most or at_least"
+                                        : "";
+                           },
+                           node_count,
+                           [](const Check& c) {
+                             std::string s;
+                             if (c.equals) s += param("equals", std::to_string(*c.equals));
+                             if (c.at_most) s += param("at_most", std::to_string(*c.at_most));
+                             if (c.at_least) s += param("at_least", std::to_string(*c.at_least));
+                             return s;
+                           }});
+  kinds.add("op_present", {{"op"},
+                           {},
+                           false,
+                           "a node of this op type is in the graph",
+                           no_rule,
+                           [](const CheckInput& in) { return op_count(in, true); },
+                           [](const Check& c) { return param("op", c.op); }});
+  kinds.add("op_absent", {{"op"},
+                          {},
+                          false,
+                          "no node of this op type is in the graph",
+                          no_rule,
+                          [](const CheckInput& in) { return op_count(in, false); },
+                          [](const Check& c) { return param("op", c.op); }});
+  kinds.add("arena_within_bound",
+            {{"percent"},
+             {},
+             false,
+             "the arena is within percent% of its lower bound",
+             no_rule,
+             arena_within_bound,
+             [](const Check& c) { return param("percent", fmt("%g", c.percent)); }});
+  kinds.add("arena_at_most", {{"step"},
+                              {"ratio"},
+                              false,
+                              "the arena is at most ratio x that step's arena",
+                              no_rule,
+                              arena_at_most,
+                              describe_step_ratio});
+  kinds.add("pass_changed", {{"pass"},
+                             {"changed"},
+                             false,
+                             "the pass changed the graph (or, changed: false, did not)",
+                             no_rule,
+                             pass_changed,
+                             [](const Check& c) {
+                               return param("pass", c.pass) +
+                                      (c.changed ? "" : param("changed", "false"));
+                             }});
+  kinds.add("outputs_match_previous",
+            {{},
+             {"tolerance"},
+             false,
+             "the outputs equal the previous step's, within tolerance x the largest |value|",
+             [](const Check&, size_t step) {
+               return step == 0 ? "outputs_match_previous needs a previous step" : "";
+             },
+             outputs_match_previous,
+             [](const Check& c) { return param("tolerance", fmt("%g", c.tolerance)); }});
+  kinds.add("faster_than", {{"step"},
+                            {"ratio"},
+                            true,
+                            "the median latency is at least ratio x lower than that step's",
+                            no_rule,
+                            faster_than,
+                            describe_step_ratio});
+  kinds.add("op_bound", {{"bound"},
+                         {"op", "node"},
+                         true,
+                         "the op (or node) is compute-, memory- or overhead-bound",
+                         [](const Check& c, size_t) {
+                           return c.op.empty() == c.node.empty()
+                                      ? "op_bound needs exactly one of \"op\" and \"node\""
+                                      : "";
+                         },
+                         op_bound,
+                         [](const Check& c) {
+                           return (c.op.empty() ? "" : param("op", c.op)) +
+                                  (c.node.empty() ? "" : param("node", c.node)) +
+                                  param("bound", c.bound);
+                         }});
+  return kinds;
+}
+
+}  // namespace
+
+const RunResult& CheckInput::earlier(int s) const {
+  if (s < 0 || static_cast<size_t>(s) >= results.size() || !results[s])
+    throw Error(scenario.path + ": " + check.pointer + ": step " + std::to_string(s) +
+                " has no result");
+  return *results[s];
+}
+
+const Registry<CheckKind>& check_kinds_registry() {
+  static const Registry<CheckKind> kinds = make_registry();
+  return kinds;
+}
+
+bool has_node(const ir::Graph& g, const std::string& name) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(),
+                     [&](const ir::Node& n) { return n.name == name; });
+}
+
+void throw_no_node(const Scenario& sc, const std::string& pointer, const std::string& node,
+                   const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes) names.push_back(n.name);
+  const std::string guess = closest(node, names);
+  throw Error(
+      sc.path + ": " + pointer + ": no node '" + node + "' in this step's graph (" +
+      (guess.empty() ? std::to_string(names.size()) + " nodes" : "did you mean '" + guess + "'?") +
+      ")");
+}
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,94 @@
+#include "app/workbench/walkthrough.h"
+
+#include <utility>
+
+#include "core/base/error.h"
+
+namespace fusebox::workbench {
+
+Walkthrough::Walkthrough(std::shared_ptr<const Scenario> scenario)
+    : scenario_(std::move(scenario)) {
+  if (!scenario_ || scenario_->steps.empty())
+    throw Error("a walkthrough needs a scenario with at least one step");
+}
+
+const Settings& Walkthrough::enter(size_t n) {
+  const auto& all = scenario_->steps;
+  if (n >= all.size()) {
+    throw Error("step: no step " + std::to_string(n) + " (the scenario has steps 0.." +
+                std::to_string(all.size() - 1) + ")");
+  }
+  step_ = n;
+  return all[n].settings;
+}
+
+bool Walkthrough::observe(const std::shared_ptr<const RunResult>& result) {
+  if (!result || !result->measured() || !(result->settings == current().settings)) return false;
+  results_[step_] = result;
+  return true;
+}
+
+void Walkthrough::record(std::shared_ptr<const RunResult> result) {
+  results_[step_] = std::move(result);
+}
+
+std::vector<std::shared_ptr<const RunResult>> Walkthrough::results_through(size_t step) const {
+  std::vector<std::shared_ptr<const RunResult>> out(step + 1);
+  for (const auto& [i, r] : results_)
+    if (i <= step) out[i] = r;
+  return out;
+}
+
+StepOutcome Walkthrough::outcome() const {
+  const auto results = results_through(step_);
+  if (!results[step_])
+    throw Error(scenario_->path + ": /steps/" + std::to_string(step_) + ": step " +
+                std::to_string(step_) + " has no result");
+  validate_look_at(*scenario_, step_, *results[step_]);
+  return {results[step_], evaluate_checks(*scenario_, step_, results)};
+}
+
+const Walkthrough::LiveChecks& Walkthrough::live_checks() const {
+  const size_t n = current().checks.size();
+  auto inputs = results_through(step_);
+  if (live_valid_ && live_step_ == step_ && live_inputs_ == inputs) return live_;
+  live_valid_ = true;
+  live_step_ = step_;
+  live_inputs_ = std::move(inputs);
+  live_ = LiveChecks{std::vector<LiveCheck>(n), ""};
+  if (!live_inputs_[step_]) return live_;  // this step has not run yet: every check pending
+  // One check at a time, so a check whose earlier step has not run yet does not hide the others.
+  for (size_t k = 0; k < n; ++k) {
+    try {
+      const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_);
+      live_.checks[k] = {out.passed ? 1 : 0, out.figures};
+    } catch (const Error& e) {
+      live_.checks[k].figures = e.what();
+      live_.error = e.what();
+    }
+  }
+  return live_;
+}
+
+ScenarioRun Walkthrough::play(Pipeline& pipeline) {
+  ScenarioRun run;
+  run.scenario = scenario_.get();
+  for (size_t i = 0; i < steps(); ++i) {
+    const Settings& settings = enter(i);
+    try {
+      record(pipeline.run(settings));
+    } catch (const Error& e) {
+      throw Error(scenario_->path + ": /steps/" + std::to_string(i) + ": " + e.what());
+    }
+    run.steps.push_back(outcome());
+  }
+  return run;
+}
+
+ScenarioRun run_scenario(const Scenario& scenario, Pipeline& pipeline) {
+  // The caller owns the scenario and the run points into it: a non-owning handle.
+  Walkthrough walk(std::shared_ptr<const Scenario>(std::shared_ptr<const Scenario>(), &scenario));
+  return walk.play(pipeline);
+}
+
+}  // namespace fusebox::workbench
