@@ -187,22 +187,13 @@ Registry<App::PanelRow> App::make_panels() {
   Registry<PanelRow> p("panel");
   auto row = [&](PanelRow r) { p.add(panel_name(r.id), std::move(r)); };
   // In the order the keys 1-7 and the View menu list them.
-  row({PanelId::Graph, [this] { return graph.switches(); }, nullptr});
-  row({PanelId::Arena, nullptr,
-       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
-         return arena.command(k, v, r);
-       }});
-  row({PanelId::Trace, nullptr,
-       [this](const std::string& k, const std::string& v, const workbench::RunResult* r) {
-         return trace.command(k, v, r);
-       }});
-  row({PanelId::Ops, nullptr,
-       [this](const std::string& k, const std::string& v, const workbench::RunResult*) {
-         return ops.command(k, v);
-       }});
-  row({PanelId::Compare, nullptr, nullptr});
-  row({PanelId::Passes, nullptr, nullptr, false});  // passes.<pass>=on|off is a setting
-  row({PanelId::Walkthrough, [this] { return walkthrough.switches(); }, nullptr, false});
+  row({PanelId::Graph, [this] { return graph.switches(); }});
+  row({PanelId::Arena, [this] { return arena.switches(); }});
+  row({PanelId::Trace, [this] { return trace.switches(); }});
+  row({PanelId::Ops, [this] { return ops.switches(); }});
+  row({PanelId::Compare, [this] { return compare.switches(); }});
+  row({PanelId::Passes, [this] { return passes.switches(); }, false});  // passes.<pass>=on|off is a setting
+  row({PanelId::Walkthrough, [this] { return walkthrough.switches(); }, false});
   return p;
 }
 
@@ -224,7 +215,7 @@ const App::PanelRow* App::panel_for(const std::string& verb) const {
   const size_t dot = verb.find('.');
   if (dot == std::string::npos) return nullptr;
   const PanelRow* row = panels_.find(verb.substr(0, dot));
-  if (!row || (!row->command && (!row->switches || row->switches().empty()))) return nullptr;
+  if (!row || row->switches().empty()) return nullptr;
   return row;
 }
 
@@ -232,7 +223,6 @@ std::string App::run_panel_switch(const PanelRow& row, const std::string& verb,
                                   const std::string& value) {
   const std::string key = verb.substr(verb.find('.') + 1);
   const auto result = runner_.result();
-  if (row.command) return row.command(key, value, result.get());
   return run_switch(panel_name(row.id), row.switches(), key, value, result.get());
 }
 
@@ -241,10 +231,8 @@ bool App::reads_result(const std::string& verb) const {
   const size_t dot = verb.find('.');
   const PanelRow* row = dot == std::string::npos ? nullptr : panels_.find(verb.substr(0, dot));
   if (!row) return false;
-  if (row->switches && !row->command) {
-    const auto table = row->switches();
-    if (const PanelSwitch* s = find_switch(table, verb.substr(dot + 1))) return s->reads_result;
-  }
+  const auto table = row->switches();
+  if (const PanelSwitch* s = find_switch(table, verb.substr(dot + 1))) return s->reads_result;
   return row->reads_result;
 }
 
@@ -255,9 +243,9 @@ bool App::waits_for_layouts(const std::string& verb) const {
 
 std::string App::unknown_command(const std::string& text) const {
   std::vector<std::string> known = {"KEY=VALUE settings"};
-  for (const auto& [name, verb] : verbs_) known.push_back(verb.usage);
-  for (const auto& [name, row] : panels_)
-    if (row.command || (row.switches && !row.switches().empty())) known.push_back(name + ".*=");
+  for (const Verb& verb : verbs_.entries()) known.push_back(verb.usage);
+  for (const auto& [name, row] : panels_.items())
+    if (!row.switches().empty()) known.push_back(name + ".*=");
   return "unknown command '" + text + "' (commands: " + join(known, ", ") + ")";
 }
 
@@ -342,7 +330,7 @@ void App::handle_keys() {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) command("select=");
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) open_dialog_ = true;
   int key = GLFW_KEY_1;
-  for (const auto& [name, row] : panels_) {
+  for (const auto& [name, row] : panels_.items()) {
     if (!io.KeyCtrl && key <= GLFW_KEY_9 && ImGui::IsKeyPressed(key, false)) command("panel=" + name);
     ++key;
   }
@@ -361,7 +349,7 @@ void App::draw_menu() {
   }
   if (ImGui::BeginMenu("View")) {
     int shortcut = 1;
-    for (const auto& [name, row] : panels_) {
+    for (const auto& [name, row] : panels_.items()) {
       const std::string keys = shortcut <= 9 ? std::to_string(shortcut) : "";
       if (ImGui::MenuItem(name.c_str(), keys.c_str(), focus_ == row.id)) clicked_.push_back("panel=" + name);
       ++shortcut;

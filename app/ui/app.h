@@ -120,10 +120,8 @@ class App {
   // settings key's (passes.fuse_patterns=off).
   struct PanelRow {
     PanelId id;
-    std::function<std::vector<PanelSwitch>()> switches;
-    std::function<std::string(const std::string& key, const std::string& value,
-                              const workbench::RunResult* result)> command;
-    bool reads_result = true;  // for `command`; a table's switches say it each
+    std::function<std::vector<PanelSwitch>()> switches;  // "<panel>.<key>=<value>"
+    bool reads_result = true;  // for "<panel>.*" verbs its table lacks (each switch says its own)
   };
   Registry<Verb> make_verbs();
   Registry<PanelRow> make_panels();

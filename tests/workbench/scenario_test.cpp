@@ -223,7 +223,7 @@ TEST(Scenario, TheSchemasCheckKindsAreTheRegistrys) {
   }
   EXPECT_EQ(branches, check_kinds());
   EXPECT_EQ(check_kinds_registry().names(), check_kinds());
-  for (const auto& [name, kind] : check_kinds_registry()) {
+  for (const auto& [name, kind] : check_kinds_registry().items()) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(kind.validate && kind.evaluate && kind.describe) << "every kind carries all three";
   }
