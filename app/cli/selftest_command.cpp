@@ -552,9 +552,8 @@ void add_selftest_command(CLI::App& app) {
   cmd->callback([args] {
     workbench::register_backends();
     exec::BackendRegistry& registry = exec::BackendRegistry::instance();
-    const std::vector<std::string> known = registry.known();
-    if (std::find(known.begin(), known.end(), args->backend) == known.end())
-      throw Error("--backend: unknown backend '" + args->backend + "' (" + suggest(args->backend, known) + ")");
+    workbench::Settings checked;  // the settings table's backend field: its names and message
+    workbench::set_field(checked, "backend", args->backend, "--backend");
     // Throws the backend's own sentence when it cannot run here (main exits 2 with it).
     std::unique_ptr<exec::Backend> backend = registry.create(args->backend);
     const std::vector<Row> rows = run_selftest(*args, *backend);
