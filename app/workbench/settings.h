@@ -3,7 +3,9 @@
 // that every way of giving them goes through: JSON files, KEY=VALUE assignments ("passes=none;
 // threads=2", `--set`, compare's --a/--b), command-line flags, printing and `fusebox settings`.
 // A new setting is one member here and one entry in that table; its flag, JSON key, converter,
-// error messages and help follow from the entry.
+// error messages and help follow from the entry, and what the settings bar draws (its choices and
+// range: setting_fields()). scenarios/scenario.schema.json is written by hand; its entry for the
+// field is checked against the table by tests/workbench/schema_test.cpp.
 //
 // Errors are fusebox::Error naming where the value came from and suggesting the closest valid
 // name: "s.json: /passes/fuse_patern: unknown pass 'fuse_patern' (did you mean 'fuse_patterns'?
