@@ -552,8 +552,11 @@ void add_selftest_command(CLI::App& app) {
   cmd->callback([args] {
     workbench::register_backends();
     exec::BackendRegistry& registry = exec::BackendRegistry::instance();
-    workbench::Settings checked;  // the settings table's backend field: its names and message
-    workbench::set_field(checked, "backend", args->backend, "--backend");
+    // The backend field's names (the settings table's); the message keeps selftest's wording,
+    // "(did you mean 'cpu'?)" without the list, which tests/cli/selftest_test.cpp pins.
+    const std::vector<std::string> known = workbench::setting_field("backend").choices;
+    if (std::find(known.begin(), known.end(), args->backend) == known.end())
+      throw Error("--backend: unknown backend '" + args->backend + "' (" + suggest(args->backend, known) + ")");
     // Throws the backend's own sentence when it cannot run here (main exits 2 with it).
     std::unique_ptr<exec::Backend> backend = registry.create(args->backend);
     const std::vector<Row> rows = run_selftest(*args, *backend);
