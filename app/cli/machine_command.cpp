@@ -34,8 +34,10 @@ void add_machine_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print as JSON");
   cmd->callback([args] {
+    workbench::Settings checked;  // the settings table's backend field: its names and message
+    workbench::set_field(checked, "backend", args->backend, "--backend");
     profiler::RooflineOptions o;
-    o.backend = args->backend;
+    o.backend = checked.backend;
     o.isa = args->isa;
     profiler::Roofline r = profiler::machine_roofline(args->refresh, o);
     // What the CPU kernels size their thread teams by (ops/cpu/parallel.h): measured now, by this

@@ -6,6 +6,7 @@
 #include "app/cli/commands.h"
 #include "core/base/error.h"
 #include "app/workbench/backends.h"
+#include "app/workbench/settings.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -54,7 +55,9 @@ int main(int argc, char** argv) {
   } catch (const fusebox::cli::CommandFailed& e) {
     return e.code;
   } catch (const fusebox::Error& e) {
-    std::fprintf(stderr, "fusebox: error: %s\n", e.what());
+    // Errors name settings (`dims`, `inputs.x`); where the value came from a flag, the flag.
+    std::fprintf(stderr, "fusebox: error: %s\n",
+                 fusebox::workbench::SettingsFlags::in_flag_terms(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fusebox: internal error: %s\n", e.what());

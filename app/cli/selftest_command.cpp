@@ -552,7 +552,9 @@ void add_selftest_command(CLI::App& app) {
   cmd->callback([args] {
     workbench::register_backends();
     exec::BackendRegistry& registry = exec::BackendRegistry::instance();
-    const std::vector<std::string> known = registry.known();
+    // The backend field's names (the settings table's); the message keeps selftest's wording,
+    // "(did you mean 'cpu'?)" without the list, which tests/cli/selftest_test.cpp pins.
+    const std::vector<std::string> known = workbench::setting_field("backend").choices;
     if (std::find(known.begin(), known.end(), args->backend) == known.end())
       throw Error("--backend: unknown backend '" + args->backend + "' (" + suggest(args->backend, known) + ")");
     // Throws the backend's own sentence when it cannot run here (main exits 2 with it).

@@ -3,16 +3,14 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "app/ui/widgets.h"
+#include "app/workbench/settings.h"
 #include "core/backend/backend.h"
-#include "core/exec/executor.h"
 #include "core/models/builtin_models.h"
-#include "core/planner/plan.h"
-#include "core/planner/strategies.h"
 #include "ops/cpu/isa.h"
 
 namespace fusebox::ui {
@@ -45,6 +43,35 @@ std::vector<std::pair<std::string, std::string>> available(const std::vector<std
   return out;
 }
 
+// A combo over the choices of the setting `key` (the field table's names); `unavailable` says
+// why a choice cannot be picked here ("" when it can).
+void field_combo(const Frame& frame, const char* label, const char* key, const std::string& current,
+                 const std::function<std::string(const std::string&)>& unavailable,
+                 const std::string& help, float width) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& name : workbench::setting_field(key).choices)
+    values.emplace_back(name, unavailable ? unavailable(name) : "");
+  combo(frame, label, key, current, values, help, width);
+}
+
+// An integer setting `key` in the field's range: a slider over min..suggested_max when the field
+// suggests a span (ctrl+click types any value the field allows), else a box to type into. The
+// value sent is brought into the field's range.
+void integer_setting(const Frame& frame, const char* label, const char* key, int current,
+                     const std::string& help, float width) {
+  const workbench::SettingField field = workbench::setting_field(key);
+  ImGui::SetNextItemWidth(width);
+  int value = current;
+  const bool changed =
+      field.suggested_max
+          ? ImGui::SliderInt(label, &value, static_cast<int>(field.min.value_or(0)),
+                             static_cast<int>(*field.suggested_max))
+          : ImGui::InputInt(label, &value, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue);
+  const int64_t sent = field.clamp(value);
+  if (changed && sent != current) frame.command(std::string(key) + "=" + std::to_string(sent));
+  item_tooltip(help);
+}
+
 }  // namespace
 
 void SettingsBar::draw(const Frame& frame) {
@@ -65,61 +92,58 @@ void SettingsBar::draw(const Frame& frame) {
   item_tooltip("Open an .onnx model (Ctrl+O); dropping a file on the window works too.");
 
   ImGui::SameLine();
-  std::vector<std::pair<std::string, std::string>> backends;
-  for (const auto& [name, reason] : exec::BackendRegistry::instance().status()) backends.emplace_back(name, reason);
-  combo(frame, "backend", "backend", s.backend, backends,
-        "The device the kernels run on. A backend that cannot run here is listed with the reason.",
-        em * 5);
+  const auto status = exec::BackendRegistry::instance().status();
+  field_combo(frame, "backend", "backend", s.backend,
+              [&](const std::string& name) {
+                for (const auto& [known, reason] : status)
+                  if (known == name) return reason;
+                return std::string("not registered");
+              },
+              "The device the kernels run on. A backend that cannot run here is listed with the "
+              "reason.",
+              em * 5);
 
   ImGui::SameLine();
-  combo(frame, "executor", "executor", s.executor, available(exec::executors().names()),
+  field_combo(frame, "executor", "executor", s.executor, nullptr,
         "eager: allocates every output per op and dispatches by op name, like PyTorch eager.\n"
         "interpreted: walks the graph over the planned arena, looking kernels up per op.\n"
         "compiled: a flat list of prepared kernel calls over the arena, no lookups.",
         em * 7);
 
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(em * 5);
-  int threads = s.threads;
-  const int max_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
-  if (ImGui::SliderInt("threads", &threads, 1, max_threads) && threads != s.threads) {
-    frame.command("threads=" + std::to_string(threads));
-  }
-  item_tooltip("Intra-op threads for the kernels and BLAS (OpenMP), applied to each run on the "
-               "thread that runs it. Only the measuring is redone.");
+  integer_setting(frame, "threads", "threads", s.threads,
+                  "Intra-op threads for the kernels and BLAS (OpenMP), applied to each run on the "
+                  "thread that runs it. Only the measuring is redone. Ctrl+click to type a number "
+                  "beyond this machine's cores.",
+                  em * 5);
 
   // The CPU's instruction-set level: the levels this CPU lacks are listed greyed out, saying so.
   ImGui::SameLine();
   const std::vector<std::string> runs = cpu::isa_levels();
-  std::vector<std::pair<std::string, std::string>> levels = {{"auto", ""}};
-  for (const std::string& level : cpu::isa_names()) {
-    const bool here = std::find(runs.begin(), runs.end(), level) != runs.end();
-    levels.emplace_back(level, here ? "" : "this CPU cannot run " + level);
-  }
   const workbench::RunResult* shown = frame.result();
   const std::string isa_text =
       s.isa == "auto" && shown && !shown->isa.empty() ? "auto (" + shown->isa + ")" : s.isa;
-  combo(frame, "isa", "isa", isa_text, levels,
+  field_combo(frame, "isa", "isa", isa_text,
+              [&](const std::string& level) {
+                const bool here = level == "auto" ||
+                                  std::find(runs.begin(), runs.end(), level) != runs.end();
+                return here ? std::string() : "this CPU cannot run " + level;
+              },
         "The CPU kernels' instruction-set level: avx512 (16 floats a register), avx2 (8), or "
         "portable (plain C++, OpenBLAS for GEMMs). auto takes the best this CPU runs. Kernels are "
         "prepared again (weights repacked); the op table and the roofline follow the level.",
         em * 7.5f);
 
   ImGui::SameLine();
-  std::vector<std::string> planners = planner::strategies().names();
-  planners.emplace_back(planner::kBestPlanner);
-  combo(frame, "planner", "planner", s.planner, available(planners),
+  field_combo(frame, "planner", "planner", s.planner, nullptr,
         "How buffers are placed in the arena: naive gives every tensor its own bytes; the others "
         "reuse memory whose tensor is dead; best tries them all and keeps the smallest arena.",
         em * 8);
 
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(em * 4);
-  int iters = s.iters;
-  if (ImGui::InputInt("iters", &iters, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue) && iters != s.iters) {
-    frame.command("iters=" + std::to_string(std::clamp(iters, 1, 1000000)));
-  }
-  item_tooltip("Measured calls per run (after the warm-up); the latency is their median.");
+  integer_setting(frame, "iters", "iters", s.iters,
+                  "Measured calls per run (after the warm-up); the latency is their median.",
+                  em * 4);
 
   ImGui::SameLine();
   const bool busy = frame.snap.busy;

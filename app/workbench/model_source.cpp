@@ -1,7 +1,6 @@
 #include "app/workbench/model_source.h"
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <random>
 
@@ -25,7 +24,7 @@ ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }
-  if (!dims.empty()) throw Error("--dim applies to .onnx models only ('" + model + "' is a builtin spec)");
+  if (!dims.empty()) throw Error("dims: only a .onnx model has dynamic dims ('" + model + "' is a builtin spec)");
   if (models::is_builtin_model_spec(model)) return models::build_model(model, seed);
   throw Error("unknown model '" + model + "': expected a builtin model (" +
               [] {
@@ -59,32 +58,17 @@ std::vector<ir::Tensor> load_inputs(const ir::Graph& graph, uint64_t seed,
   for (const auto& [name, file] : files) {
     auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
     if (it == graph.inputs.end())
-      throw Error("--input " + name + ": the model has no input '" + name + "' (its inputs: " +
+      throw Error("inputs." + name + ": the model has no input '" + name + "' (its inputs: " +
                   join(graph.inputs, ", ") + ")");
     const ir::TensorInfo& info = graph.tensor(name);
     ir::Tensor t = ir::read_npy(file);
     if (t.dtype() != info.dtype || t.shape() != info.shape)
-      throw Error("--input " + name + "=" + file + ": the file holds " + ir::dtype_name(t.dtype()) +
+      throw Error("inputs." + name + "=" + file + ": the file holds " + ir::dtype_name(t.dtype()) +
                   ir::shape_str(t.shape()) + ", the model expects " + ir::dtype_name(info.dtype) +
                   ir::shape_str(info.shape));
     inputs[static_cast<size_t>(it - graph.inputs.begin())] = std::move(t);
   }
   return inputs;
-}
-
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,
-                                          const std::string& option) {
-  std::map<std::string, int64_t> out;
-  for (const auto& item : items) {
-    size_t eq = item.find('=');
-    int64_t v = 0;
-    const char* end = item.data() + item.size();
-    if (eq == std::string::npos || eq == 0 ||
-        std::from_chars(item.data() + eq + 1, end, v).ptr != end || eq + 1 == item.size() || v < 0)
-      throw Error(option + " '" + item + "': expected NAME=VALUE with VALUE an integer >= 0");
-    out[item.substr(0, eq)] = v;
-  }
-  return out;
 }
 
 }  // namespace fusebox::workbench

@@ -14,14 +14,11 @@ namespace fusebox::workbench {
 bool is_model_file(const std::string& model);
 
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
-// (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (--dim NAME=VALUE).
+// (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting).
+// Messages name the setting (`dims`, `inputs.x`), not a flag: the value may have come from a
+// JSON file or the window.
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims = {});
-
-// Parses repeated "NAME=VALUE" options (--dim) into load_model's dims: throws fusebox::Error
-// naming `option` and the text.
-std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& items,
-                                          const std::string& option);
 
 // Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);

@@ -150,20 +150,29 @@ const profiler::Roofline& Pipeline::roofline(const std::string& backend, const s
   return it->second;
 }
 
-std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::atomic<bool>* cancel,
-                                               Progress* progress, Stage last) {
-  auto check = [&] {
+// One call of run(): what it was asked, what it has made so far, and the stage helper the
+// stages share.
+struct Pipeline::Run {
+  const Settings& s;
+  const std::atomic<bool>* cancel;
+  Progress* progress;
+  Stage last;
+  std::shared_ptr<RunResult> result;
+  exec::Backend* be = nullptr;         // the target, from Optimize on
+  std::shared_ptr<exec::Bound> bound;  // from Bind on
+
+  void check() const {
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled{};
-  };
-  auto result = std::make_shared<RunResult>();
-  result->settings = s;
-  auto stop_after = [&](Stage st) {
-    if (st != last) return false;
-    result->sequence = ++sequence_;
-    return true;
-  };
-  // Runs a stage's `make` unless `cached` already holds its result; records which it was.
-  auto stage = [&](Stage st, auto* cached, auto&& make) -> decltype(auto) {
+  }
+  // Between measured calls: the cancel flag, then one more call done.
+  void step() const {
+    check();
+    if (progress) progress->done.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Runs a stage's `make` unless `cached` already holds its result; records which it was and
+  // counts a real run in `executions`.
+  template <typename T, typename Make>
+  T& stage(Stage st, T* cached, std::array<int64_t, kStageCount>& executions, Make&& make) {
     check();
     if (progress) progress->stage.store(static_cast<int>(st));
     if (cached) {
@@ -171,134 +180,155 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
       return *cached;
     }
     auto t0 = std::chrono::steady_clock::now();
-    auto& value = make();
-    ++executions_[static_cast<size_t>(st)];
+    T& value = make();
+    ++executions[static_cast<size_t>(st)];
     result->stages.push_back({st, millis_since(t0), false});
     return value;
-  };
+  }
+};
 
+std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::atomic<bool>* cancel,
+                                               Progress* progress, Stage last) {
+  Run r{s, cancel, progress, last, std::make_shared<RunResult>(), nullptr, nullptr};
+  r.result->settings = s;
+  if (prepare(r)) measure(r);
+  r.result->sequence = ++sequence_;
+  return r.result;
+}
+
+bool Pipeline::prepare(Run& r) {
+  const Settings& s = r.s;
+  RunResult& result = *r.result;
   // Load.
   const LoadKey lk = load_key(s);
-  result->model = stage(Stage::Load, caches_->load.find(lk), [&]() -> auto& {
+  result.model = r.stage(Stage::Load, caches_->load.find(lk), executions_, [&]() -> auto& {
     auto m = std::make_shared<LoadedModel>();
     m->graph = load_model(s.model, s.seed, s.dims);
     m->inputs = load_inputs(m->graph, s.seed, s.inputs);
     return caches_->load.put(lk, std::move(m));
   });
-  if (stop_after(Stage::Load)) return result;
+  if (r.last == Stage::Load) return false;
 
   // Optimize: constant folding evaluates on the CPU whatever the target; the passes ask the
   // target what it supports.
-  exec::Backend& be = backend(s.backend);
+  exec::Backend& be = *(r.be = &backend(s.backend));
   be.select_isa(s.isa);  // refuses a level this machine cannot run, before any work
-  result->isa = be.isa();
+  result.isa = be.isa();
   const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
-  result->optimized = stage(Stage::Optimize, caches_->optimize.find(ok), [&]() -> auto& {
+  result.optimized = r.stage(Stage::Optimize, caches_->optimize.find(ok), executions_, [&]() -> auto& {
     exec::OptimizeOptions o;
-    o.passes = passes::parse_pass_list(s.passes_text());
+    o.passes = s.passes_on();
     o.disabled_patterns = s.patterns_off;
     o.evaluator = &backend("cpu");
     o.target = &be;
-    return caches_->optimize.put(ok, exec::optimize(result->model->graph, o));
+    return caches_->optimize.put(ok, exec::optimize(result.model->graph, o));
   });
-  if (stop_after(Stage::Optimize)) return result;
+  if (r.last == Stage::Optimize) return false;
 
   // Plan.
   const PlanKey pk{ok, s.planner};
-  const PlanEntry& plan = stage(Stage::Plan, caches_->plan.find(pk), [&]() -> auto& {
+  const PlanEntry& plan = r.stage(Stage::Plan, caches_->plan.find(pk), executions_, [&]() -> auto& {
     PlanEntry e;
-    e.plan = exec::plan_memory(*result->optimized, s.planner, be);
-    e.index = std::make_shared<const planner::PlanIndex>(planner::index_plan(result->optimized->graph, *e.plan));
+    e.plan = exec::plan_memory(*result.optimized, s.planner, be);
+    e.index = std::make_shared<const planner::PlanIndex>(planner::index_plan(result.optimized->graph, *e.plan));
     return caches_->plan.put(pk, std::move(e));
   });
-  result->plan = plan.plan;
-  result->plan_index = plan.index;
-  if (stop_after(Stage::Plan)) return result;
+  result.plan = plan.plan;
+  result.plan_index = plan.index;
+  if (r.last == Stage::Plan) return false;
 
   // Compile.
-  result->backend_description = be.description();
-  const CompileKey ck{ok, s.backend, result->isa};
-  std::shared_ptr<const exec::Compiled> compiled = stage(Stage::Compile, caches_->compile.find(ck), [&]() -> auto& {
-    return caches_->compile.put(ck, exec::compile(result->optimized, be));
-  });
-  if (stop_after(Stage::Compile)) return result;
+  result.backend_description = be.description();
+  const CompileKey ck{ok, s.backend, result.isa};
+  std::shared_ptr<const exec::Compiled> compiled =
+      r.stage(Stage::Compile, caches_->compile.find(ck), executions_, [&]() -> auto& {
+        return caches_->compile.put(ck, exec::compile(result.optimized, be));
+      });
+  if (r.last == Stage::Compile) return false;
 
   // Bind.
   const BindKey bk{ck, s.planner, s.executor, s.capture};
-  result->capture_note = s.capture ? exec::capture_unavailable_reason(s.executor, be) : "";
-  std::shared_ptr<exec::Bound> bound = stage(Stage::Bind, caches_->bind.find(bk), [&]() -> auto& {
+  result.capture_note = s.capture ? exec::capture_unavailable_reason(s.executor, be) : "";
+  r.bound = r.stage(Stage::Bind, caches_->bind.find(bk), executions_, [&]() -> auto& {
     return caches_->bind.put(bk, std::shared_ptr<exec::Bound>(exec::bind_executor(
-                                     compiled, result->plan, s.executor, exec::ExecutorOptions{s.capture})));
+                                     compiled, result.plan, s.executor, exec::ExecutorOptions{s.capture})));
   });
-  if (stop_after(Stage::Bind)) return result;
+  return r.last != Stage::Bind;
+}
 
-  // Measure: warm-up, `iters` timed calls without hooks, then `profile_runs` recorded calls.
-  check();
+void Pipeline::measure(Run& r) {
+  // Warm-up, `iters` timed calls without hooks, then `profile_runs` recorded calls.
+  const Settings& s = r.s;
+  RunResult& result = *r.result;
+  r.check();
   auto t0 = std::chrono::steady_clock::now();
-  if (progress) {
-    progress->stage.store(static_cast<int>(Stage::Measure));
-    progress->done.store(0);
-    progress->total.store(s.warmup + s.iters + s.profile_runs);
+  if (r.progress) {
+    r.progress->stage.store(static_cast<int>(Stage::Measure));
+    r.progress->done.store(0);
+    r.progress->total.store(s.warmup + s.iters + s.profile_runs);
   }
-  const ir::Graph& g = result->optimized->graph;
+  const ir::Graph& g = result.optimized->graph;
   std::vector<const void*> in;
-  for (const auto& t : result->model->inputs) in.push_back(t.bytes());
-  for (const auto& name : g.outputs) result->outputs.emplace_back(g.tensor(name).dtype, g.tensor(name).shape);
+  for (const auto& t : result.model->inputs) in.push_back(t.bytes());
+  for (const auto& name : g.outputs) result.outputs.emplace_back(g.tensor(name).dtype, g.tensor(name).shape);
   std::vector<void*> out;
-  for (auto& t : result->outputs) out.push_back(t.bytes());
-  exec::Executor& executor = *bound->executor;
-  be.bind_threads(s.threads);  // on this thread, for this run's kernels
-  auto step = [&] {
-    check();
-    if (progress) progress->done.fetch_add(1, std::memory_order_relaxed);
-  };
+  for (auto& t : result.outputs) out.push_back(t.bytes());
+  exec::Executor& executor = *r.bound->executor;
+  r.be->bind_threads(s.threads);  // on this thread, for this run's kernels
   for (int i = 0; i < s.warmup; ++i) {
-    step();
+    r.step();
     executor.run(in.data(), out.data(), nullptr);
   }
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(s.iters));
   for (int i = 0; i < s.iters; ++i) {
-    step();
+    r.step();
     auto c0 = std::chrono::steady_clock::now();
     executor.run(in.data(), out.data(), nullptr);
     samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - c0).count());
   }
-  result->latency = summarize(std::move(samples));
-  if (s.profile_runs > 0) {
-    const profiler::Roofline& roof = roofline(s.backend, result->isa);
-    be.bind_threads(s.threads);  // measuring the roofline may have bound others
-    size_t events = static_cast<size_t>(s.profile_runs) * (2 * g.nodes.size() + 2) + 16;
-    profiler::Recorder recorder(events);
-    profiler::NvtxRanges nvtx;
-    nvtx.attach(g);
-    profiler::ObserverTee tee({&recorder, &nvtx});
-    profiler::Recording config;
-    config.model = s.model;
-    config.label = s.label();
-    config.backend = s.backend;
-    config.executor = s.executor;
-    config.passes = s.passes_text();
-    config.planner = result->plan->strategy;
-    config.threads = s.threads;
-    recorder.attach(g, *result->plan, config);
-    be.take_activity();  // drop what the unrecorded calls produced
-    for (int i = 0; i < s.profile_runs; ++i) {
-      step();
-      tee.on_run_begin(i);
-      executor.run(in.data(), out.data(), &tee);
-      tee.on_run_end(i);
-    }
-    result->recording = recorder.finish(be.take_activity());
-    result->analysis = profiler::analyze(*result->recording, roof);
-  }
-  result->captured = executor.captured();
-  for (size_t i = 0; i < result->outputs.size(); ++i)
-    result->output_summaries.push_back(summarize_output(g.outputs[i], result->outputs[i]));
+  result.latency = summarize(std::move(samples));
+  if (s.profile_runs > 0) record(r, in.data(), out.data());
+  result.captured = executor.captured();
+  for (size_t i = 0; i < result.outputs.size(); ++i)
+    result.output_summaries.push_back(summarize_output(g.outputs[i], result.outputs[i]));
   ++executions_[static_cast<size_t>(Stage::Measure)];
-  result->stages.push_back({Stage::Measure, millis_since(t0), false});
-  result->sequence = ++sequence_;
-  return result;
+  result.stages.push_back({Stage::Measure, millis_since(t0), false});
+}
+
+void Pipeline::record(Run& r, const void* const* in, void* const* out) {
+  // `profile_runs` calls through the recorder and NVTX ranges, then the analysis against the
+  // backend's roofline.
+  const Settings& s = r.s;
+  RunResult& result = *r.result;
+  exec::Backend& be = *r.be;
+  const ir::Graph& g = result.optimized->graph;
+  const profiler::Roofline& roof = roofline(s.backend, result.isa);
+  be.bind_threads(s.threads);  // measuring the roofline may have bound others
+  size_t events = static_cast<size_t>(s.profile_runs) * (2 * g.nodes.size() + 2) + 16;
+  profiler::Recorder recorder(events);
+  profiler::NvtxRanges nvtx;
+  nvtx.attach(g);
+  profiler::ObserverTee tee({&recorder, &nvtx});
+  profiler::Recording config;
+  config.model = s.model;
+  config.label = s.label();
+  config.backend = s.backend;
+  config.executor = s.executor;
+  config.passes = s.passes_text();
+  config.planner = result.plan->strategy;
+  config.threads = s.threads;
+  recorder.attach(g, *result.plan, config);
+  be.take_activity();  // drop what the unrecorded calls produced
+  exec::Executor& executor = *r.bound->executor;
+  for (int i = 0; i < s.profile_runs; ++i) {
+    r.step();
+    tee.on_run_begin(i);
+    executor.run(in, out, &tee);
+    tee.on_run_end(i);
+  }
+  result.recording = recorder.finish(be.take_activity());
+  result.analysis = profiler::analyze(*result.recording, roof);
 }
 
 }  // namespace fusebox::workbench

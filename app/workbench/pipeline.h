@@ -71,6 +71,13 @@ class Pipeline {
   std::array<int64_t, kStageCount> executions_{};
   uint64_t sequence_ = 0;
 
+  // run() in its steps: the cached stages up to Bind (false when `last` stops the run before
+  // Measure), the measured calls, and the recorded ones.
+  struct Run;
+  bool prepare(Run& run);
+  void measure(Run& run);
+  void record(Run& run, const void* const* inputs, void* const* outputs);
+
   exec::Backend& backend(const std::string& name);
   const profiler::Roofline& roofline(const std::string& backend, const std::string& isa);
 };

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -26,7 +27,6 @@
 #include "core/passes/pass_manager.h"
 #include "core/planner/plan.h"
 #include "core/planner/strategies.h"
-#include "ops/cpu/isa.h"
 #include "ops/cpu/isa.h"
 
 namespace fusebox::workbench {
@@ -201,6 +201,9 @@ struct FieldDef {
   std::function<std::string()> hint;  // value syntax: "an integer in 1..256", "eager | compiled"
   std::function<std::string()> flag_help;  // the flag's --help text
   Names choices;                           // name-valued fields: the valid names (else null)
+  SettingField::Kind kind = SettingField::Kind::Name;
+  std::optional<int64_t> min, max;         // integers (a map's values): the range
+  std::function<int64_t()> suggested_max;  // a narrower span a control may offer (else null)
   std::string sub_hint;                    // sub-key syntax ("passes.NAME=on|off"); "" when none
 
   // JSON: a value of json_kind is read as text by from_text; an object's entries (fields with
@@ -221,14 +224,32 @@ struct FieldDef {
   std::function<std::string(const Settings&)> to_text;
 };
 
-template <typename T>
-FieldDef integer_field(std::string key, std::string flag, std::string help, T Settings::*member,
-                       T lo, T hi) {
+// What every field starts from: its names, kind and help.
+FieldDef base_field(std::string key, std::string flag, std::string metavar, std::string help,
+                    SettingField::Kind kind) {
   FieldDef f;
   f.key = std::move(key);
   f.flag = std::move(flag);
-  f.metavar = "INT";
+  f.metavar = std::move(metavar);
   f.help = std::move(help);
+  f.kind = kind;
+  return f;
+}
+
+// The range as SettingField gives it: a bound at the type's limit is no bound.
+template <typename T>
+void set_range(FieldDef& f, T lo, T hi) {
+  f.min = static_cast<int64_t>(lo);
+  if (hi != std::numeric_limits<T>::max()) f.max = static_cast<int64_t>(hi);
+}
+
+template <typename T>
+FieldDef integer_field(std::string key, std::string flag, std::string help, T Settings::*member,
+                       T lo, T hi, std::function<int64_t()> suggested_max = nullptr) {
+  FieldDef f = base_field(std::move(key), std::move(flag), "INT", std::move(help),
+                          SettingField::Kind::Integer);
+  set_range(f, lo, hi);
+  f.suggested_max = std::move(suggested_max);
   const std::string range = range_text(lo, hi);
   f.hint = [range] { return "an integer " + range; };
   const std::string bare = range.rfind("in ", 0) == 0 ? range.substr(3) : range;  // "1..256"
@@ -246,11 +267,7 @@ FieldDef integer_field(std::string key, std::string flag, std::string help, T Se
 // A string that must be one of `choices` ("unknown executor 'compild' (did you mean ...").
 FieldDef name_field(std::string key, std::string help, std::string Settings::*member,
                     std::string what, Names choices) {
-  FieldDef f;
-  f.key = key;
-  f.flag = "--" + key;
-  f.metavar = "NAME";
-  f.help = std::move(help);
+  FieldDef f = base_field(key, "--" + key, "NAME", std::move(help), SettingField::Kind::Name);
   f.choices = choices;
   f.hint = [choices] { return join(choices(), " | "); };
   f.flag_help = [hint = f.hint, help = f.help] { return hint() + ": " + help; };
@@ -268,11 +285,8 @@ FieldDef name_field(std::string key, std::string help, std::string Settings::*me
 
 // One switch: on | off | true | false | 1 | 0 as text, a boolean in JSON.
 FieldDef switch_field(std::string key, std::string help, bool Settings::*member) {
-  FieldDef f;
-  f.key = key;
-  f.flag = "--" + key;
-  f.metavar = "on|off";
-  f.help = std::move(help);
+  FieldDef f =
+      base_field(key, "--" + key, "on|off", std::move(help), SettingField::Kind::Switch);
   f.hint = [] { return std::string(kSwitchValues); };
   f.flag_help = [help = f.help] { return std::string(kSwitchValues) + ": " + help; };
   f.json_kind = JsonKind::Bool;
@@ -289,11 +303,7 @@ FieldDef switch_field(std::string key, std::string help, bool Settings::*member)
 // ones on) as a whole, NAME=on|off one at a time, {name: bool} in JSON.
 FieldDef switches_field(std::string key, std::string help, std::set<std::string> Settings::*off,
                         std::string what, Names names) {
-  FieldDef f;
-  f.key = key;
-  f.flag = "--" + key;
-  f.metavar = "LIST";
-  f.help = std::move(help);
+  FieldDef f = base_field(key, "--" + key, "LIST", std::move(help), SettingField::Kind::Switches);
   f.choices = names;
   f.hint = [what] { return "all | none | comma-separated " + what + " names"; };
   f.flag_help = [hint = f.hint, help = f.help] { return hint() + ": " + help; };
@@ -336,11 +346,7 @@ FieldDef map_field(std::string key, std::string flag, std::string metavar, std::
                    std::string entry_expected,
                    std::function<V(const std::string& text, const std::string& where)> value_of,
                    std::function<std::string(const V&)> value_text) {
-  FieldDef f;
-  f.key = key;
-  f.flag = std::move(flag);
-  f.metavar = metavar;
-  f.help = std::move(help);
+  FieldDef f = base_field(key, std::move(flag), metavar, std::move(help), SettingField::Kind::Map);
   f.hint = [metavar] { return metavar + ",..."; };
   f.flag_help = [metavar, help = f.help] { return metavar + ": " + help + " (repeatable)"; };
   f.sub_hint = key + "." + metavar;
@@ -385,13 +391,10 @@ FieldDef map_field(std::string key, std::string flag, std::string metavar, std::
 }
 
 FieldDef model_field() {
-  FieldDef f;
-  f.key = "model";
-  f.flag = "model";
-  f.metavar = "MODEL";
-  f.help =
-      "builtin model spec: mlp | transformer | stack, with options such as "
-      "transformer:seq=128,d=256,heads=4,ffn=1024,batch=1, or a .onnx file";
+  FieldDef f = base_field("model", "model", "MODEL",
+                          "builtin model spec: mlp | transformer | stack, with options such as "
+                          "transformer:seq=128,d=256,heads=4,ffn=1024,batch=1, or a .onnx file",
+                          SettingField::Kind::Model);
   f.hint = [] { return "a builtin spec or a .onnx file"; };
   f.flag_help = [help = f.help] { return help; };
   f.json_kind = JsonKind::String;
@@ -420,7 +423,11 @@ const std::vector<FieldDef>& fields() {
                            [] { return exec::executors().names(); }));
     t.push_back(integer_field<int>("threads", "--threads",
                                    "intra-op threads (one pool shared with BLAS)",
-                                   &Settings::threads, 1, 256));
+                                   &Settings::threads, 1, 256, [] {
+                                     // This machine's cores (at least 2, so a slider moves).
+                                     const int64_t cores = std::thread::hardware_concurrency();
+                                     return std::clamp<int64_t>(cores, 2, 256);
+                                   }));
     t.push_back(name_field("isa",
                            "CPU instruction-set level of the kernels (auto: the best this CPU runs)",
                            &Settings::isa, "isa", [] {
@@ -463,6 +470,7 @@ const std::vector<FieldDef>& fields() {
           return integer_in<int64_t>(text, 0, models::kMaxModelDim, where);
         },
         [](const int64_t& v) { return std::to_string(v); }));
+    set_range<int64_t>(t.back(), 0, models::kMaxModelDim);
     return t;
   }();
   return table;
@@ -529,6 +537,13 @@ bool Settings::pattern_on(const std::string& pattern) const {
   return !patterns_off.count(pattern);
 }
 
+std::vector<std::string> Settings::passes_on() const {
+  std::vector<std::string> on;
+  for (const auto& n : pass_names())
+    if (!passes_off.count(n)) on.push_back(n);
+  return on;
+}
+
 std::string Settings::passes_text() const {
   return list_text(pass_names(), passes_off);
 }
@@ -541,6 +556,35 @@ std::string Settings::label() const {
   if (!patterns_off.empty()) s += " patterns_off=" + join(patterns_off, ",");
   if (capture) s += " capture=on";
   return s;
+}
+
+std::vector<SettingField> setting_fields() {
+  std::vector<SettingField> out;
+  for (const auto& f : fields()) {
+    SettingField d;
+    d.key = f.key;
+    d.flag = f.flag;
+    d.kind = f.kind;
+    if (f.choices) d.choices = f.choices();
+    d.min = f.min;
+    d.max = f.max;
+    if (f.suggested_max) d.suggested_max = f.suggested_max();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+SettingField setting_field(const std::string& key) {
+  if (!find_field(key)) throw Error(unknown_key(key));
+  for (auto& d : setting_fields())
+    if (d.key == key) return d;
+  throw Error(unknown_key(key));
+}
+
+int64_t SettingField::clamp(int64_t value) const {
+  if (min && value < *min) return *min;
+  if (max && value > *max) return *max;
+  return value;
 }
 
 std::vector<std::string> settings_keys() {
@@ -620,6 +664,13 @@ void apply(Settings& settings, const std::string& assignment, const std::string&
     fail(at, "'" + base + "' has no sub-keys (" + join(with, ", ") + " do)");
   }
   f->from_sub_text(settings, key.substr(dot + 1), value, at);
+}
+
+void set_field(Settings& settings, const std::string& key, const std::string& text,
+               const std::string& where) {
+  const FieldDef* f = find_field(key);
+  if (!f) fail(where, unknown_key(key));
+  f->from_text(settings, text, where);
 }
 
 void apply_all(Settings& settings, const std::string& text, const std::string& where) {
@@ -715,9 +766,30 @@ SettingsFlags::SettingsFlags(CLI::App* app, const std::set<std::string>& omit, S
                      ->type_name("KEY=VALUE");
 }
 
-SettingsFlags::~SettingsFlags() = default;
+namespace {
+// The SettingsFlags whose resolve() ran last (one command runs per process), for in_flag_terms.
+const SettingsFlags* last_resolved = nullptr;
+}  // namespace
+
+SettingsFlags::~SettingsFlags() {
+  if (last_resolved == this) last_resolved = nullptr;
+}
+
+std::string SettingsFlags::in_flag_terms(const std::string& message) {
+  if (!last_resolved) return message;
+  for (const auto& b : last_resolved->bound_) {
+    const FieldDef& f = *b->field;
+    if (!b->option->count() || f.flag == "model") continue;
+    // "dims: ..." -> "--dim: ..."; "dims.batch..." -> "--dim batch..." (as the flag's items).
+    if (message.rfind(f.key + ":", 0) == 0) return f.flag + message.substr(f.key.size());
+    if (f.from_item && message.rfind(f.key + ".", 0) == 0)
+      return f.flag + " " + message.substr(f.key.size() + 1);
+  }
+  return message;
+}
 
 Settings SettingsFlags::resolve() const {
+  last_resolved = this;
   Settings s = defaults_;
   if (settings_file_->option->count()) s = load_settings_file(settings_file_->value, s);
   for (const auto& b : bound_) {

@@ -3,7 +3,9 @@
 // that every way of giving them goes through: JSON files, KEY=VALUE assignments ("passes=none;
 // threads=2", `--set`, compare's --a/--b), command-line flags, printing and `fusebox settings`.
 // A new setting is one member here and one entry in that table; its flag, JSON key, converter,
-// error messages and help follow from the entry.
+// error messages and help follow from the entry, and what the settings bar draws (its choices and
+// range: setting_fields()). scenarios/scenario.schema.json is written by hand; its entry for the
+// field is checked against the table by tests/workbench/schema_test.cpp.
 //
 // Errors are fusebox::Error naming where the value came from and suggesting the closest valid
 // name: "s.json: /passes/fuse_patern: unknown pass 'fuse_patern' (did you mean 'fuse_patterns'?
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,6 +51,8 @@ struct Settings {
   bool operator==(const Settings&) const = default;
   bool pass_on(const std::string& pass) const;
   bool pattern_on(const std::string& pattern) const;
+  // The enabled passes, in pipeline order (what exec::OptimizeOptions::passes takes).
+  std::vector<std::string> passes_on() const;
   // "all", "none" or "absorb_matmul,dce" (the enabled ones, in pipeline order).
   std::string passes_text() const;
   // One line: "passes=all executor=compiled threads=1 planner=greedy_by_size backend=cpu", plus
@@ -55,6 +60,35 @@ struct Settings {
   // " capture=on" when it is on.
   std::string label() const;
 };
+
+// One field of the table as a front end sees it: what the settings bar draws its combos and
+// ranges from and what the scenario schema's enums and bounds are checked against, so neither
+// repeats the table's names or numbers.
+struct SettingField {
+  enum class Kind {
+    Model,     // the builtin spec or .onnx file
+    Name,      // one of `choices`
+    Integer,   // in min..max
+    Switch,    // on | off
+    Switches,  // a set of `choices` switched on or off
+    Map,       // NAME -> value (dims: integers in min..max; inputs: .npy files)
+  };
+  std::string key;   // "threads"
+  std::string flag;  // "--threads"; "model" for the positional MODEL
+  Kind kind = Kind::Name;
+  std::vector<std::string> choices;  // Name and Switches: the valid names (registries, now)
+  std::optional<int64_t> min, max;   // Integer, and a Map of integers; no max: unbounded
+  // A narrower span a control may offer (threads: this machine's cores); any value in
+  // min..max is still valid when typed.
+  std::optional<int64_t> suggested_max;
+
+  // `value` brought into min..max.
+  int64_t clamp(int64_t value) const;
+};
+
+// The fields in table order; setting_field throws fusebox::Error for an unknown key.
+std::vector<SettingField> setting_fields();
+SettingField setting_field(const std::string& key);
 
 // The field keys in table order: "model", "backend", "executor", "threads", "isa", "passes",
 // "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
@@ -88,6 +122,11 @@ Settings load_settings_file(const std::string& path, const Settings& base = {});
 // likewise), dims=batch=4,seq=8 and inputs=x=x.npy,y=y.npy (replace the map; empty clears it).
 // `where` starts every message: "--a: passes.fuse_patern: unknown pass ...".
 void apply(Settings& settings, const std::string& assignment, const std::string& where);
+// One whole value of field `key` converted by its entry (as its flag is): `where` starts every
+// message ("--backend: unknown backend 'nope' (valid: cpu, cuda)"). For a command that takes one
+// setting without the rest of SettingsFlags (selftest and machine: --backend).
+void set_field(Settings& settings, const std::string& key, const std::string& text,
+               const std::string& where);
 // Assignments separated by ';' or whitespace: "passes=none; threads=2 planner=first_fit".
 void apply_all(Settings& settings, const std::string& text, const std::string& where);
 
@@ -119,6 +158,13 @@ class SettingsFlags {
   // table order; a flag not given keeps the file's value), then each --set in order. Errors name
   // the flag or file ("--threads: expected an integer in 1..256, got \"x\"").
   Settings resolve() const;
+
+  // An error met while running what the last resolve() of any SettingsFlags returned, in the
+  // terms the user typed: errors raised by the workbench and core name the setting ("dims: ...",
+  // "inputs.x: ...", since the value may have come from a JSON file or the window); where that
+  // field's value came from its flag, the message starts with the flag instead ("--dim: ...",
+  // "--input x: ..."). Anything else comes back as it was. For a front end's top-level catch.
+  static std::string in_flag_terms(const std::string& message);
 
  private:
   struct Bound;  // one field's option and the raw text CLI11 collected for it

@@ -175,7 +175,7 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
         std::string key = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : in.name() + ":" + std::to_string(i);
         auto given = options.dims.find(key);
         if (given != options.dims.end()) {
-          if (given->second < 0) throw Error("--dim " + key + "=" + std::to_string(given->second) + ": must be >= 0");
+          if (given->second < 0) throw Error("dims." + key + "=" + std::to_string(given->second) + ": must be >= 0");
           shape.push_back(given->second);
         } else if (d.has_dim_value()) {
           if (d.dim_value() < 0) throw Error("input '" + in.name() + "' has negative dim " + std::to_string(d.dim_value()));
@@ -192,7 +192,8 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
       std::string msg = "dynamic dims without values:";
       for (const auto& m : missing_dims) msg += " " + m;
       std::string first = missing_dims[0].substr(1, missing_dims[0].find('\'', 1) - 1);
-      throw Error(msg + "; set each with --dim NAME=VALUE (e.g. --dim " + first + "=1)");
+      throw Error(msg + "; set each in the dims setting (e.g. dims." + first + "=1; on the command line --dim " +
+                  first + "=1)");
     }
 
     const HandlerRegistry& reg = HandlerRegistry::instance();

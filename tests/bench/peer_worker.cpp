@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "app/workbench/model_source.h"
+#include "app/workbench/settings.h"
 #include "core/base/error.h"
 #include "core/exec/session.h"
 #include "core/ir/npy.h"
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     exec::SessionOptions opt;
     opt.threads = std::stoi(argv[2]);
     std::map<std::string, std::string> input_files;
-    std::vector<std::string> dims;  // NAME=VALUE
+    workbench::Settings settings;  // only its dims, converted by the settings table
     for (int i = 3; i < argc; ++i) {
       std::string a = argv[i];
       if (a == "--passes" && i + 1 < argc)
@@ -48,14 +49,13 @@ int main(int argc, char** argv) {
       else if (a == "--executor" && i + 1 < argc)
         opt.executor = argv[++i];
       else if (a == "--dim" && i + 1 < argc)
-        dims.push_back(argv[++i]);
+        workbench::apply(settings, std::string("dims.") + argv[++i], "--dim");
       else if (auto eq = a.find('='); eq != std::string::npos)
         input_files[a.substr(0, eq)] = a.substr(eq + 1);
       else
         throw Error("unexpected argument '" + a + "'");
     }
-    exec::Session session(workbench::load_model(argv[1], 1, workbench::parse_dims(dims, "--dim")),
-                          opt);
+    exec::Session session(workbench::load_model(argv[1], 1, settings.dims), opt);
     const ir::Graph& g = session.graph();
     const planner::ExecutionPlan& plan = session.plan();
     nlohmann::json arena_json = nlohmann::json::object();

@@ -445,3 +445,21 @@ TEST(UiPanels, ScenariosCanLookAtEveryPanelButTheWalkthroughItself) {
 
 }  // namespace
 }  // namespace fusebox::ui
+
+namespace fusebox::ui {
+namespace {
+
+// scenarios/scenario.schema.json lists the panels a step can look at: the window's panels
+// (panel_name) but the walkthrough, in their order.
+TEST(UiPanels, TheScenarioSchemaListsTheWindowsPanels) {
+  const nlohmann::json schema = workbench::read_json_file(
+      std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/scenario.schema.json", "schema");
+  std::vector<std::string> panels;
+  for (int i = 0; i < kPanelCount; ++i)
+    if (static_cast<PanelId>(i) != PanelId::Walkthrough) panels.push_back(panel_name(static_cast<PanelId>(i)));
+  EXPECT_EQ(schema.at("$defs").at("step").at("properties").at("look_at").at("properties").at("panel").at("enum"),
+            nlohmann::json(panels));
+}
+
+}  // namespace
+}  // namespace fusebox::ui

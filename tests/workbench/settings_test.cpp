@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/backend/backend.h"
+#include "core/exec/executor.h"
 #include "core/passes/fusion_patterns.h"
 #include "core/passes/pass_manager.h"
 #include "ops/cpu/cpu_backend.h"
@@ -598,6 +600,99 @@ TEST_F(SettingsTest, HelpListsEveryFieldWithSyntaxAndDefault) {
   EXPECT_NE(help.find("passes.NAME=on | off"), std::string::npos) << help;
   EXPECT_NE(help.find("value: auto | avx512 | avx2 | portable; default: auto"), std::string::npos) << help;
   EXPECT_NE(help.find("names: " + valid_patterns()), std::string::npos) << help;
+}
+
+
+// ---- The fields as front ends see them --------------------------------------------------------
+
+TEST_F(SettingsTest, FieldsExposeTheTablesChoicesAndRanges) {
+  const std::vector<SettingField> all = setting_fields();
+  std::vector<std::string> keys;
+  for (const auto& f : all) keys.push_back(f.key);
+  EXPECT_EQ(keys, settings_keys());
+
+  const SettingField threads = setting_field("threads");
+  EXPECT_EQ(threads.kind, SettingField::Kind::Integer);
+  EXPECT_EQ(threads.flag, "--threads");
+  EXPECT_EQ(threads.min, 1);
+  EXPECT_EQ(threads.max, 256);
+  ASSERT_TRUE(threads.suggested_max.has_value());  // this machine's cores, within the range
+  EXPECT_GE(*threads.suggested_max, 2);
+  EXPECT_LE(*threads.suggested_max, 256);
+  EXPECT_EQ(threads.clamp(0), 1);
+  EXPECT_EQ(threads.clamp(300), 256);
+  EXPECT_EQ(threads.clamp(200), 200);
+
+  EXPECT_EQ(setting_field("iters").min, 1);
+  EXPECT_EQ(setting_field("iters").max, 1000000);
+  EXPECT_FALSE(setting_field("iters").suggested_max.has_value());
+  EXPECT_EQ(setting_field("seed").min, 0);
+  EXPECT_FALSE(setting_field("seed").max.has_value()) << "uint64 max: unbounded";
+  EXPECT_EQ(setting_field("dims").max, 1048576);
+  EXPECT_FALSE(setting_field("inputs").min.has_value());
+
+  EXPECT_EQ(setting_field("executor").choices, exec::executors().names());
+  EXPECT_EQ(setting_field("planner").choices.back(), "best");
+  EXPECT_EQ(setting_field("isa").choices.front(), "auto");
+  EXPECT_EQ(setting_field("passes").choices, passes::PassRegistry::instance().names());
+  EXPECT_EQ(setting_field("passes").kind, SettingField::Kind::Switches);
+  const std::vector<std::string> backends = setting_field("backend").choices;
+  EXPECT_NE(std::find(backends.begin(), backends.end(), kAbsentBackend), backends.end())
+      << "an unavailable backend is still a choice";
+  EXPECT_EQ(error_of([] { setting_field("thread"); }), "unknown key 'thread' (did you mean 'threads'?)");
+}
+
+// Every value the table allows is accepted, also beyond a control's suggested span.
+TEST_F(SettingsTest, AValueBeyondTheSuggestedSpanIsValid) {
+  Settings s;
+  apply(s, "threads=" + std::to_string(*setting_field("threads").max), "ui");
+  EXPECT_EQ(s.threads, 256);
+}
+
+TEST_F(SettingsTest, SetFieldConvertsOneValueAsItsFlagDoes) {
+  Settings s;
+  set_field(s, "backend", "cpu", "--backend");
+  EXPECT_EQ(s.backend, "cpu");
+  EXPECT_EQ(error_of([&] { set_field(s, "backend", "cpuu", "--backend"); }).rfind(
+                "--backend: unknown backend 'cpuu' (did you mean 'cpu'? valid: ", 0),
+            0u);
+}
+
+TEST_F(SettingsTest, PassesOnIsTheEnabledListInPipelineOrder) {
+  Settings s;
+  EXPECT_EQ(s.passes_on(), passes::PassRegistry::instance().names());
+  apply(s, "passes=dce,absorb_matmul", "");
+  EXPECT_EQ(s.passes_on(), (std::vector<std::string>{"absorb_matmul", "dce"}));
+  EXPECT_EQ(s.passes_on(), passes::parse_pass_list(s.passes_text())) << "the text it replaced";
+  apply(s, "passes=none", "");
+  EXPECT_TRUE(s.passes_on().empty());
+}
+
+// Errors raised while running name the setting; the CLI puts back the flag the value came from.
+TEST_F(SettingsTest, InFlagTermsNamesTheFlagOnlyWhereTheValueCameFromIt) {
+  {
+    CLI::App app("t");
+    SettingsFlags flags(&app);
+    const char* argv[] = {"fusebox", "m.onnx", "--dim", "batch=4", "--input", "x=x.npy"};
+    app.parse(6, argv);
+    flags.resolve();
+    EXPECT_EQ(SettingsFlags::in_flag_terms("dims: only a .onnx model has dynamic dims"),
+              "--dim: only a .onnx model has dynamic dims");
+    EXPECT_EQ(SettingsFlags::in_flag_terms("inputs.x: the model has no input 'x'"),
+              "--input x: the model has no input 'x'");
+    EXPECT_EQ(SettingsFlags::in_flag_terms("unknown model 'q'"), "unknown model 'q'");
+  }
+  {
+    CLI::App app("t");
+    SettingsFlags flags(&app);
+    const char* argv[] = {"fusebox", "m.onnx", "--set", "dims.batch=4"};
+    app.parse(4, argv);
+    flags.resolve();
+    EXPECT_EQ(SettingsFlags::in_flag_terms("dims: only a .onnx model has dynamic dims"),
+              "dims: only a .onnx model has dynamic dims")
+        << "given with --set, not --dim";
+  }
+  EXPECT_EQ(SettingsFlags::in_flag_terms("dims: x"), "dims: x") << "no SettingsFlags alive";
 }
 
 }  // namespace
