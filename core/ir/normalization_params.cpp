@@ -1,5 +1,7 @@
 #include "core/ir/normalization_params.h"
 
+#include <string>
+
 #include "core/base/error.h"
 
 namespace fusebox::ir {
@@ -13,9 +15,12 @@ AxisSplit softmax_split(const Node& node, const Shape& x) {
   return s;
 }
 
-LayerNormSplit layer_norm_split(const Node& node, const Shape& x, size_t num_inputs,
+LayerNormSplit layer_norm_split(const Node& node, const std::vector<TensorType>& inputs,
                                 int first_param) {
+  const Shape& x = inputs.at(0).shape;
   if (x.empty()) throw Error("input must have rank >= 1");
+  if (first_param == 2 && inputs.at(1).shape != x)
+    throw Error("x " + shape_str(x) + " and skip " + shape_str(inputs[1].shape) + " differ");
   const int axis = normalize_axis(node.attrs.get_int("axis", -1), x.size(), node.op);
   LayerNormSplit s;
   s.norm = Shape(x.begin() + axis, x.end());
@@ -23,7 +28,7 @@ LayerNormSplit layer_norm_split(const Node& node, const Shape& x, size_t num_inp
   s.rows = numel(Shape(x.begin(), x.begin() + axis));
   s.epsilon = node.attrs.get_float("epsilon", 1e-5);
   s.first_param = first_param;
-  s.has_bias = num_inputs > static_cast<size_t>(first_param) + 1;
+  s.has_bias = inputs.size() > static_cast<size_t>(first_param) + 1;
   auto named = [&](size_t i) { return node.outputs.size() > i && !node.outputs[i].empty(); };
   s.write_mean = named(1);
   s.write_inv_std = named(2);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ir/node.h"
+#include "core/ir/op_schema.h"
 #include "core/ir/shape.h"
 
 namespace fusebox::ir {
@@ -33,8 +34,9 @@ struct LayerNormSplit {
   bool write_mean = false, write_inv_std = false;
 };
 
-// `num_inputs` is the node's input count. Throws for a rank-0 x or an axis out of range.
-LayerNormSplit layer_norm_split(const Node& node, const Shape& x, size_t num_inputs,
+// `inputs` are the node's (x first). Throws for a rank-0 x, an axis out of range, or (first_param
+// 2) a skip input whose shape is not x's: SkipLayerNorm does not broadcast.
+LayerNormSplit layer_norm_split(const Node& node, const std::vector<TensorType>& inputs,
                                 int first_param);
 
 // ReduceMean over attribute axes (default: all) of a row-major x: the kept and the reduced dims,

@@ -132,58 +132,40 @@ void run_softmax(const exec::KernelArgs& args) {
 struct LayerNormState {
   int64_t rows = 0, d = 0;
   float epsilon = 1e-5f;
-  int first_param = 1;  // input index of scale (2 with a skip input)
-  bool skip = false;
-  bool has_bias = false;
+  ir::LayerNormSplit split;  // which inputs (skip, bias) and outputs (mean, inv_std) it has
   bool dense_params = true;  // scale (and bias) are full [d] blocks
   StridedPlan params;        // otherwise: operands scale, bias broadcast over the normalized block
-  bool write_mean = false, write_inv_std = false;
 };
 
-LayerNormState layer_norm_state(const exec::KernelContext& ctx, int first_param) {
-  require_arity(ctx, static_cast<size_t>(first_param) + 1, 1);
+// FirstParam: the input index of scale, 1 (LayerNorm) or 2 (SkipLayerNorm: after skip).
+template <int FirstParam>
+std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
+  require_arity(ctx, FirstParam + 1, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
-  const ir::LayerNormSplit ln = or_fail(ctx, [&] {
-    return ir::layer_norm_split(ctx.node, ctx.inputs[0].shape, ctx.inputs.size(), first_param);
-  });
   LayerNormState st;
-  st.rows = ln.rows;
-  st.d = ln.d;
-  st.epsilon = static_cast<float>(ln.epsilon);
-  st.first_param = ln.first_param;
-  st.has_bias = ln.has_bias;
-  st.write_mean = ln.write_mean;
-  st.write_inv_std = ln.write_inv_std;
-  std::vector<ir::Shape> params{ctx.inputs[first_param].shape};
-  if (st.has_bias) params.push_back(ctx.inputs[first_param + 1].shape);
+  st.split = or_fail(ctx, [&] { return ir::layer_norm_split(ctx.node, ctx.inputs, FirstParam); });
+  const ir::LayerNormSplit& ln = st.split;
+  std::vector<ir::Shape> params{ctx.inputs[FirstParam].shape};
+  if (ln.has_bias) params.push_back(ctx.inputs[FirstParam + 1].shape);
   st.params = or_fail(ctx, [&] { return make_broadcast_plan(params, ln.norm); });
   for (int k = 0; k < st.params.operands; ++k)
     st.dense_params = st.dense_params && st.params.contiguous(k);
-  return st;
-}
-
-std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
-  return exec::make_state(layer_norm_state(ctx, 1));
-}
-
-std::shared_ptr<const void> prepare_skip_layer_norm(const exec::KernelContext& ctx) {
-  LayerNormState st = layer_norm_state(ctx, 2);
-  if (ctx.inputs[1].shape != ctx.inputs[0].shape)
-    fail(ctx, "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " +
-                  ir::shape_str(ctx.inputs[1].shape) + " differ");
-  st.skip = true;
+  st.rows = ln.rows;
+  st.d = ln.d;
+  st.epsilon = static_cast<float>(ln.epsilon);
   return exec::make_state(std::move(st));
 }
 
 void run_layer_norm(const exec::KernelArgs& args) {
   const auto& st = state_of<LayerNormState>(args);
   const float* x = input_ptr<float>(args, 0);
-  const float* skip = st.skip ? input_ptr<float>(args, 1) : nullptr;
-  const float* scale = input_ptr<float>(args, st.first_param);
-  const float* bias = st.has_bias ? input_ptr<float>(args, st.first_param + 1) : nullptr;
+  const ir::LayerNormSplit& ln = st.split;
+  const float* skip = ln.first_param == 2 ? input_ptr<float>(args, 1) : nullptr;
+  const float* scale = input_ptr<float>(args, ln.first_param);
+  const float* bias = ln.has_bias ? input_ptr<float>(args, ln.first_param + 1) : nullptr;
   float* y = output_ptr<float>(args, 0);
-  float* mean_out = st.write_mean ? output_ptr<float>(args, 1) : nullptr;
-  float* inv_out = st.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
+  float* mean_out = ln.write_mean ? output_ptr<float>(args, 1) : nullptr;
+  float* inv_out = ln.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
   const int64_t d = st.d;
   parallel_for(
       st.rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(d, 1)),
@@ -358,8 +340,8 @@ void run_reduce_mean(const exec::KernelArgs& args) {
 
 void add_normalization_kernels(exec::KernelTable& table) {
   table.add("Softmax", {prepare_softmax, run_softmax});
-  table.add("LayerNorm", {prepare_layer_norm, run_layer_norm});
-  table.add("SkipLayerNorm", {prepare_skip_layer_norm, run_layer_norm});
+  table.add("LayerNorm", {prepare_layer_norm<1>, run_layer_norm});
+  table.add("SkipLayerNorm", {prepare_layer_norm<2>, run_layer_norm});
   table.add("ReduceMean", {prepare_reduce_mean, run_reduce_mean});
 }
 

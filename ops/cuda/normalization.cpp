@@ -50,15 +50,13 @@ void run_softmax(const exec::KernelArgs& args) {
 struct LayerNormState {
   LayerNormParams p;
   ir::LayerNormSplit split;  // which inputs and outputs the node has
-  bool skip = false;
 };
 
 LayerNormState layer_norm_state(const exec::KernelContext& ctx, int first_param) {
   require_arity(ctx, static_cast<size_t>(first_param) + 1, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
   LayerNormState st;
-  st.split = or_fail(
-      ctx, [&] { return ir::layer_norm_split(ctx.node, ctx.inputs[0].shape, ctx.inputs.size(), first_param); });
+  st.split = or_fail(ctx, [&] { return ir::layer_norm_split(ctx.node, ctx.inputs, first_param); });
   const ir::LayerNormSplit& ln = st.split;
   st.p.d = ln.d;
   st.p.rows = ln.rows;
@@ -75,19 +73,15 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
   return exec::make_state(layer_norm_state(ctx, 1));
 }
 
+// SkipLayerNorm: scale after x and skip; layer_norm_split checks that skip is x's shape.
 std::shared_ptr<const void> prepare_skip_layer_norm(const exec::KernelContext& ctx) {
-  LayerNormState st = layer_norm_state(ctx, 2);
-  if (ctx.inputs[1].shape != ctx.inputs[0].shape)
-    fail(ctx,
-         "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " + ir::shape_str(ctx.inputs[1].shape) + " differ");
-  st.skip = true;
-  return exec::make_state(st);
+  return exec::make_state(layer_norm_state(ctx, 2));
 }
 
 void run_layer_norm(const exec::KernelArgs& args) {
   const auto& st = state_of<LayerNormState>(args);
   const ir::LayerNormSplit& ln = st.split;
-  launch_layer_norm(input_ptr<float>(args, 0), st.skip ? input_ptr<float>(args, 1) : nullptr,
+  launch_layer_norm(input_ptr<float>(args, 0), ln.first_param == 2 ? input_ptr<float>(args, 1) : nullptr,
                     input_ptr<float>(args, ln.first_param),
                     ln.has_bias ? input_ptr<float>(args, ln.first_param + 1) : nullptr, output_ptr<float>(args, 0),
                     ln.write_mean ? output_ptr<float>(args, 1) : nullptr,

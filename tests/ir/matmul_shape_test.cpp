@@ -23,34 +23,32 @@ Node matmul(int64_t trans_a = 0, int64_t trans_b = 0, double alpha = 1.0) {
   return n;
 }
 
+std::string ints(const Ints& v) {
+  return shape_str(v);
+}
+
+// The dims of a product in one line, to compare with the hand-computed one.
+std::string dims(const MatMulShape& s) {
+  return std::string(s.trans_a ? "A^T " : "") + (s.trans_b ? "B^T " : "") + "m " +
+         std::to_string(s.m) + " n " + std::to_string(s.n) + " k " + std::to_string(s.k) + " lda " +
+         std::to_string(s.lda) + " ldb " + std::to_string(s.ldb) + " out " + shape_str(s.out);
+}
+
 TEST(MatMulShape, PlainMatrices) {
   const MatMulShape s = matmul_shape(matmul(0, 0, 0.5), {3, 4}, {4, 5});
-  EXPECT_EQ(s.m, 3);
-  EXPECT_EQ(s.n, 5);
-  EXPECT_EQ(s.k, 4);
-  EXPECT_EQ(s.lda, 4);
-  EXPECT_EQ(s.ldb, 5);
+  EXPECT_EQ(dims(s), "m 3 n 5 k 4 lda 4 ldb 5 out [3,5]");
   EXPECT_DOUBLE_EQ(s.alpha, 0.5);
-  EXPECT_EQ(s.out, (Shape{3, 5}));
   EXPECT_EQ(s.count, 1);
   EXPECT_EQ(s.gemm_m, 3);
-  EXPECT_EQ(s.a_offsets, Ints{0});
-  EXPECT_EQ(s.b_offsets, Ints{0});
+  EXPECT_EQ(ints(s.a_offsets) + ints(s.b_offsets), "[0][0]");
   EXPECT_EQ(s.out_numel(), 15);
   EXPECT_DOUBLE_EQ(s.flops(), 2.0 * 3 * 5 * 4);
 }
 
 TEST(MatMulShape, TransposedOperandsKeepTheirStoredRowLengths) {
   // A stored [4, 3] read as [3, 4]; B stored [5, 4] read as [4, 5].
-  const MatMulShape s = matmul_shape(matmul(1, 1), {4, 3}, {5, 4});
-  EXPECT_TRUE(s.trans_a);
-  EXPECT_TRUE(s.trans_b);
-  EXPECT_EQ(s.m, 3);
-  EXPECT_EQ(s.n, 5);
-  EXPECT_EQ(s.k, 4);
-  EXPECT_EQ(s.lda, 3);
-  EXPECT_EQ(s.ldb, 4);
-  EXPECT_EQ(s.out, (Shape{3, 5}));
+  EXPECT_EQ(dims(matmul_shape(matmul(1, 1), {4, 3}, {5, 4})),
+            "A^T B^T m 3 n 5 k 4 lda 3 ldb 4 out [3,5]");
 }
 
 TEST(MatMulShape, VectorsDropTheirDimFromTheOutput) {
@@ -69,8 +67,7 @@ TEST(MatMulShape, BatchOfDistinctAMatricesTimesOneBFoldsIntoM) {
   EXPECT_EQ(s.count, 6);
   EXPECT_EQ(s.out, (Shape{2, 3, 8, 5}));
   EXPECT_EQ(s.gemm_m, 48);
-  EXPECT_EQ(s.a_offsets, Ints{0});
-  EXPECT_EQ(s.b_offsets, Ints{0});
+  EXPECT_EQ(ints(s.a_offsets) + ints(s.b_offsets), "[0][0]");
   EXPECT_EQ(s.out_numel(), 2 * 3 * 8 * 5);
 }
 

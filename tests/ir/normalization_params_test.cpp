@@ -4,12 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/base/error.h"
 
 namespace fusebox::ir {
 namespace {
 
 using Ints = std::vector<int64_t>;
+
+std::vector<TensorType> f32(const std::vector<Shape>& shapes) {
+  std::vector<TensorType> t;
+  for (const Shape& s : shapes) t.push_back({DType::f32, s});
+  return t;
+}
 
 Node node(const char* op) {
   Node n;
@@ -48,40 +56,41 @@ TEST(SoftmaxSplit, AxisOutOfRangeThrows) {
   EXPECT_THROW(softmax_split(n, {2, 3, 4}), Error);
 }
 
+// Every field of a split, in one line to compare with the hand-computed one.
+std::string str(const LayerNormSplit& s) {
+  return "norm " + shape_str(s.norm) + " rows " + std::to_string(s.rows) + " d " +
+         std::to_string(s.d) + " eps " + std::to_string(s.epsilon) + " scale at " +
+         std::to_string(s.first_param) + (s.has_bias ? " bias" : "") +
+         (s.write_mean ? " mean" : "") + (s.write_inv_std ? " inv_std" : "");
+}
+
 TEST(LayerNormSplit, RowsAndNormalizedBlock) {
   Node n = node("LayerNorm");
   n.attrs.set("axis", int64_t{1});
   n.attrs.set("epsilon", 1e-3);
-  const LayerNormSplit s = layer_norm_split(n, {2, 3, 4}, 3, 1);
-  EXPECT_EQ(s.norm, (Shape{3, 4}));
-  EXPECT_EQ(s.rows, 2);
-  EXPECT_EQ(s.d, 12);
-  EXPECT_DOUBLE_EQ(s.epsilon, 1e-3);
-  EXPECT_EQ(s.first_param, 1);
-  EXPECT_TRUE(s.has_bias);
-  EXPECT_FALSE(s.write_mean);
-  EXPECT_FALSE(s.write_inv_std);
+  EXPECT_EQ(str(layer_norm_split(n, f32({{2, 3, 4}, {3, 4}, {3, 4}}), 1)),
+            "norm [3,4] rows 2 d 12 eps 0.001000 scale at 1 bias");
 }
 
 TEST(LayerNormSplit, DefaultsSkipInputAndOptionalOutputs) {
   Node n = node("SkipLayerNorm");
-  n.outputs = {"y", "", "inv"};                                // Mean omitted, InvStdDev named
-  const LayerNormSplit s = layer_norm_split(n, {5, 8}, 3, 2);  // x, skip, scale: no bias
-  EXPECT_EQ(s.norm, (Shape{8}));
-  EXPECT_EQ(s.rows, 5);
-  EXPECT_EQ(s.d, 8);
-  EXPECT_DOUBLE_EQ(s.epsilon, 1e-5);
-  EXPECT_EQ(s.first_param, 2);
-  EXPECT_FALSE(s.has_bias);
-  EXPECT_FALSE(s.write_mean);
-  EXPECT_TRUE(s.write_inv_std);
+  n.outputs = {"y", "", "inv"};  // Mean omitted, InvStdDev named
+  // x, skip, scale: no bias
+  EXPECT_EQ(str(layer_norm_split(n, f32({{5, 8}, {5, 8}, {8}}), 2)),
+            "norm [8] rows 5 d 8 eps 0.000010 scale at 2 inv_std");
 }
 
 TEST(LayerNormSplit, Errors) {
-  EXPECT_THROW(layer_norm_split(node("LayerNorm"), {}, 2, 1), Error);
+  EXPECT_THROW(layer_norm_split(node("LayerNorm"), f32({{}, {}}), 1), Error);
   Node n = node("LayerNorm");
   n.attrs.set("axis", int64_t{-4});
-  EXPECT_THROW(layer_norm_split(n, {2, 3, 4}, 2, 1), Error);
+  EXPECT_THROW(layer_norm_split(n, f32({{2, 3, 4}, {4}}), 1), Error);
+  try {  // SkipLayerNorm does not broadcast skip
+    layer_norm_split(node("SkipLayerNorm"), f32({{2, 8}, {1, 8}, {8}}), 2);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "x [2,8] and skip [1,8] differ");
+  }
 }
 
 TEST(ReduceSplit, KeptAndReducedDimsWithTheirStrides) {
