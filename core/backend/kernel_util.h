@@ -28,6 +28,17 @@ T* output_ptr(const KernelArgs& args, int i) {
   throw Error("node '" + ctx.node.name + "' (" + ctx.node.op + "): " + message);
 }
 
+// f()'s result; when f throws fusebox::Error (e.g. a core/ir function reading the node's attributes
+// and shapes: ir::matmul_shape, ir::layer_norm_split), fail(ctx, its message), naming the node.
+template <typename F>
+auto or_fail(const KernelContext& ctx, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    fail(ctx, e.what());
+  }
+}
+
 inline void require_dtype(const KernelContext& ctx, size_t input, ir::DType want) {
   if (input >= ctx.inputs.size()) fail(ctx, "missing input " + std::to_string(input));
   if (ctx.inputs[input].dtype != want)

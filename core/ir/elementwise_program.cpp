@@ -94,4 +94,32 @@ std::string format_ew_instr(const EwInstr& instr) {
   return s;
 }
 
+std::vector<int> assign_ew_registers(const std::vector<EwInstr>& program,
+                                     const std::string& kernel) {
+  const int count = static_cast<int>(program.size());
+  std::vector<int> last_use(count, -1);
+  for (int k = 0; k < count; ++k) {
+    const EwInstr& ins = program[k];
+    if (!ins.a.is_input) last_use[ins.a.index] = k;
+    if (ew_is_binary(ins.op) && !ins.b.is_input) last_use[ins.b.index] = k;
+  }
+  std::vector<int> reg(count, -1), free_regs;
+  int used = 0;
+  for (int k = 0; k + 1 < count; ++k) {
+    if (free_regs.empty()) {
+      if (used == kMaxEwLiveResults)
+        throw Error("program keeps more than " + std::to_string(kMaxEwLiveResults) +
+                    " intermediate results alive at once (at instruction " + std::to_string(k) +
+                    "); " + kernel + " supports " + std::to_string(kMaxEwLiveResults) +
+                    ": split the chain into several FusedElementwise nodes");
+      free_regs.push_back(used++);
+    }
+    reg[k] = free_regs.back();
+    free_regs.pop_back();
+    for (int j = 0; j <= k; ++j)
+      if (last_use[j] == k || (j == k && last_use[j] < 0)) free_regs.push_back(reg[j]);
+  }
+  return reg;
+}
+
 }  // namespace fusebox::ir

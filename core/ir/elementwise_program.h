@@ -45,4 +45,13 @@ bool ew_from_op(const std::string& op, const std::string& gelu_approximate, EwOp
 std::vector<EwInstr> parse_ew_program(const std::vector<std::string>& program, int num_inputs);
 std::string format_ew_instr(const EwInstr& instr);
 
+// What every backend's interpreter does with a parsed program before it runs: the register of
+// each instruction's result, by liveness (the last instruction's is -1: it writes the output).
+// Instruction k takes a free register, never one of its own operands' (freed only after it is
+// assigned, so loops never read and write the same buffer), and its operands' registers are
+// freed after their last reader. Throws fusebox::Error when more than kMaxEwLiveResults results
+// would be alive at once; the message names `kernel` ("the CPU kernel") as what supports that many.
+std::vector<int> assign_ew_registers(const std::vector<EwInstr>& program,
+                                     const std::string& kernel);
+
 }  // namespace fusebox::ir

@@ -66,6 +66,21 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   return res;
 }
 
+std::vector<std::vector<int64_t>> broadcast_strides(const std::vector<Shape>& inputs,
+                                                    const Shape& out) {
+  std::vector<std::vector<int64_t>> strides;
+  for (const Shape& s : inputs) {
+    bool ok = s.size() <= out.size();
+    for (size_t i = 0; ok && i < s.size(); ++i) {
+      const int64_t o = out[out.size() - s.size() + i];
+      ok = s[i] == o || s[i] == 1;
+    }
+    if (!ok) throw Error(shape_str(s) + " does not broadcast to " + shape_str(out));
+    strides.push_back(broadcast_strides(s, out));
+  }
+  return strides;
+}
+
 int normalize_axis(int64_t axis, size_t rank, const std::string& what) {
   int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r)

@@ -18,6 +18,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 // when `out` is given and has the same rank (left-padded with 1s otherwise).
 std::vector<int64_t> strides_of(const Shape& shape);
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+// broadcast_strides of every input against one output (the operands of a broadcast walk, as every
+// backend builds them); throws "[3,5] does not broadcast to [4,6]" for the first that does not.
+std::vector<std::vector<int64_t>> broadcast_strides(const std::vector<Shape>& inputs,
+                                                    const Shape& out);
 // Normalizes a possibly negative axis against rank; throws naming `what` when out of range.
 int normalize_axis(int64_t axis, size_t rank, const std::string& what);
 

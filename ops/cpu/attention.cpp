@@ -73,12 +73,8 @@ std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
     fail(ctx, "takes 3 inputs (Q, K, V) and an optional mask, got " +
                   std::to_string(ctx.inputs.size()));
   require_arity(ctx, ctx.inputs.size(), 1);
-  ir::AttentionLayout a;
-  try {
-    a = ir::attention_layout(ctx.node, ctx.inputs);
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::AttentionLayout a =
+      or_fail(ctx, [&] { return ir::attention_layout(ctx.node, ctx.inputs); });
   AttentionState st;
   st.batch = a.batch;
   st.sq = a.sq;

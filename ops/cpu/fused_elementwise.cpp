@@ -253,37 +253,6 @@ void run_fused(const exec::KernelArgs& args) {
 
 // ---- prepare -------------------------------------------------------------------------------
 
-// Register allocation by liveness: instruction k's result takes a free register (never one of
-// its own operands', so loops never read and write the same buffer) and gives it back after its
-// last reader.
-std::vector<int> assign_registers(const exec::KernelContext& ctx,
-                                  const std::vector<ir::EwInstr>& program) {
-  const int count = static_cast<int>(program.size());
-  std::vector<int> last_use(count, -1);
-  for (int k = 0; k < count; ++k) {
-    const ir::EwInstr& ins = program[k];
-    if (!ins.a.is_input) last_use[ins.a.index] = k;
-    if (ir::ew_is_binary(ins.op) && !ins.b.is_input) last_use[ins.b.index] = k;
-  }
-  std::vector<int> reg(count, -1), free_regs;
-  int used = 0;
-  for (int k = 0; k + 1 < count; ++k) {
-    if (free_regs.empty()) {
-      if (used == kMaxRegisters)
-        fail(ctx, "program keeps more than " + std::to_string(kMaxRegisters) +
-                      " intermediate results alive at once (at instruction " + std::to_string(k) +
-                      "); the CPU kernel supports " + std::to_string(kMaxRegisters) +
-                      ": split the chain into several FusedElementwise nodes");
-      free_regs.push_back(used++);
-    }
-    reg[k] = free_regs.back();
-    free_regs.pop_back();
-    for (int j = 0; j <= k; ++j)
-      if (last_use[j] == k || (j == k && last_use[j] < 0)) free_regs.push_back(reg[j]);
-  }
-  return reg;
-}
-
 std::shared_ptr<const void> prepare_fused(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   FusedState st;
@@ -300,7 +269,8 @@ std::shared_ptr<const void> prepare_fused(const exec::KernelContext& ctx) {
   }
   for (int i = 0; i < num_inputs; ++i) require_dtype(ctx, static_cast<size_t>(i), ir::DType::f32);
   if (ctx.outputs[0].dtype != ir::DType::f32) fail(ctx, "output must be f32");
-  st.reg = assign_registers(ctx, st.program);
+  // Register allocation by liveness, as every backend does it.
+  st.reg = or_fail(ctx, [&] { return ir::assign_ew_registers(st.program, "the CPU kernel"); });
 
   std::vector<ir::Shape> shapes;
   for (const auto& t : ctx.inputs) shapes.push_back(t.shape);

@@ -10,6 +10,7 @@ namespace fusebox::cpu {
 
 using exec::fail;
 using exec::input_ptr;
+using exec::or_fail;
 using exec::output_ptr;
 using exec::require_arity;
 using exec::require_dtype;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/layout_params.h"
 #include "core/ir/shape.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
@@ -122,12 +123,11 @@ void run_strided_copy(const exec::KernelArgs& args) {
   }
 }
 
-StridedCopyState strided_copy_state(const exec::KernelContext& ctx, const ir::Shape& out,
-                                    std::vector<int64_t> strides, int64_t base) {
+StridedCopyState strided_copy_state(const exec::KernelContext& ctx, const ir::StridedRead& r) {
   StridedCopyState st;
   st.elem = ir::dtype_size(ctx.inputs[0].dtype);
   try {
-    st.plan = make_strided_plan(out, {std::move(strides)}, {base});
+    st.plan = make_strided_plan(r.shape, {r.strides}, {r.offset});
   } catch (const Error& e) {
     fail(ctx, e.what());
   }
@@ -146,72 +146,20 @@ StridedCopyState strided_copy_state(const exec::KernelContext& ctx, const ir::Sh
 
 std::shared_ptr<const void> prepare_transpose(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  std::vector<int64_t> perm = ctx.node.attrs.get_ints("perm");
-  if (perm.empty())
-    for (size_t i = 0; i < x.size(); ++i) perm.push_back(static_cast<int64_t>(x.size() - 1 - i));
-  if (perm.size() != x.size()) fail(ctx, "perm does not match the input rank");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  ir::Shape out;
-  std::vector<int64_t> strides;
-  std::vector<bool> seen(x.size(), false);
-  for (int64_t p : perm) {
-    int ax = 0;
-    try {
-      ax = ir::normalize_axis(p, x.size(), "Transpose");
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
-    if (seen[ax]) fail(ctx, "perm is not a permutation");
-    seen[ax] = true;
-    out.push_back(x[ax]);
-    strides.push_back(in_strides[ax]);
-  }
-  return exec::make_state(strided_copy_state(ctx, out, std::move(strides), 0));
+  const ir::StridedRead r = or_fail(ctx, [&] {
+    return ir::transpose_read(ctx.inputs[0].shape, ctx.node.attrs.get_ints("perm"));
+  });
+  return exec::make_state(strided_copy_state(ctx, r));
 }
 
 std::shared_ptr<const void> prepare_slice(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  const ir::Shape& out = ctx.outputs[0].shape;
-  auto starts = ctx.node.attrs.get_ints("starts");
-  auto axes = ctx.node.attrs.get_ints("axes");
-  auto steps = ctx.node.attrs.get_ints("steps");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size() || out.size() != x.size())
-    fail(ctx, "starts/axes/steps differ in length");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  std::vector<int64_t> start(x.size(), 0), step(x.size(), 1);
-  std::vector<bool> seen(x.size(), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int ax = 0;
-    try {
-      ax = ir::normalize_axis(axes[i], x.size(), "Slice");
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
-    if (seen[ax]) fail(ctx, "axis " + std::to_string(axes[i]) + " is sliced twice");
-    seen[ax] = true;
-    if (steps[i] == 0) fail(ctx, "step 0");
-    const int64_t dim = x[ax];
-    if (out[ax] == 0 || dim == 0) continue;  // nothing is read along this axis
-    // The first index read, clamped as the schema does (ONNX rules). The output shape (and so
-    // the count) comes from the schema.
-    int64_t b = starts[i];
-    if (b < 0) b += dim;
-    b = steps[i] > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
-    start[ax] = b;
-    step[ax] = steps[i];
-  }
-  int64_t base = 0;
-  std::vector<int64_t> strides(x.size());
-  for (size_t d = 0; d < x.size(); ++d) {
-    base += start[d] * in_strides[d];
-    strides[d] = step[d] * in_strides[d];
-  }
-  return exec::make_state(strided_copy_state(ctx, out, std::move(strides), base));
+  const ir::Attributes& at = ctx.node.attrs;
+  const ir::StridedRead r = or_fail(ctx, [&] {
+    return ir::slice_read(ctx.inputs[0].shape, ctx.outputs[0].shape, at.get_ints("starts"),
+                          at.get_ints("axes"), at.get_ints("steps"));
+  });
+  return exec::make_state(strided_copy_state(ctx, r));
 }
 
 // ---- Concat --------------------------------------------------------------------------------
@@ -226,23 +174,14 @@ struct ConcatState {
 
 std::shared_ptr<const void> prepare_concat(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  const ir::Shape& out = ctx.outputs[0].shape;
-  if (out.empty()) fail(ctx, "cannot concat scalars");
-  int axis = 0;
-  try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), out.size(), "Concat");
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::ConcatSplit split =
+      or_fail(ctx, [&] { return ir::concat_split(ctx.node, ctx.inputs, ctx.outputs[0]); });
   ConcatState st;
   const size_t elem = ir::dtype_size(ctx.outputs[0].dtype);
-  st.outer = ir::numel(ir::Shape(out.begin(), out.begin() + axis));
-  const int64_t inner = ir::numel(ir::Shape(out.begin() + axis + 1, out.end()));
-  for (const auto& t : ctx.inputs) {
-    if (t.dtype != ctx.outputs[0].dtype || t.shape.size() != out.size())
-      fail(ctx, "inputs differ in dtype or rank");
+  st.outer = split.outer;
+  for (int64_t chunk : split.chunk) {
     st.offset.push_back(st.row);
-    st.chunk.push_back(static_cast<size_t>(t.shape[axis] * inner) * elem);
+    st.chunk.push_back(static_cast<size_t>(chunk) * elem);
     st.row += st.chunk.back();
   }
   const size_t avg = std::max<size_t>(1, st.row / ctx.inputs.size());
@@ -278,20 +217,13 @@ struct GatherState {
 std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
   require_arity(ctx, 2, 1);
   require_dtype(ctx, 1, ir::DType::i64);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  if (x.empty()) fail(ctx, "data must have rank >= 1");
-  int axis = 0;
-  try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "Gather");
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::GatherSplit g = or_fail(
+      ctx, [&] { return ir::gather_split(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape); });
   GatherState st;
-  st.outer = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
-  st.axis_dim = x[axis];
-  st.count = ir::numel(ctx.inputs[1].shape);
-  st.slice = static_cast<size_t>(ir::numel(ir::Shape(x.begin() + axis + 1, x.end()))) *
-             ir::dtype_size(ctx.inputs[0].dtype);
+  st.outer = g.outer;
+  st.axis_dim = g.axis_dim;
+  st.count = g.count;
+  st.slice = static_cast<size_t>(g.inner) * ir::dtype_size(ctx.inputs[0].dtype);
   st.grain =
       std::max<int64_t>(1, kGrainCopyBytes / static_cast<int64_t>(std::max<size_t>(st.slice, 1)));
   return exec::make_state(st);

@@ -1,19 +1,19 @@
 // MatMul, MatMulAdd and FusedBias{Relu,Gelu,Tanh,Sigmoid} over cblas_sgemm and packed_sgemm.
 //
-// prepare() turns the shapes into a list of sgemm calls: m, n, k, leading dims and one
-// (A offset, B offset) pair per batch matrix, with broadcast batch dims resolved to repeated
-// offsets. When A's batch dims are all real, B is a plain matrix and A is not transposed, the
-// batch is folded into M: [B, S, K] x [K, N] is one [B*S, K] x [K, N] sgemm, the shape BLAS is
-// fastest at. A 1-D A is a [1, K] row, a 1-D B a [K, 1] column (ONNX); the output simply omits
-// that dim, its bytes are the same.
+// prepare() maps ir::matmul_shape (core/ir/matmul_shape.h, shared with the CUDA kernel) onto a list
+// of sgemm calls: m, n, k, leading dims and one (A offset, B offset) pair per batch matrix, with
+// broadcast batch dims resolved to repeated offsets. When A's batch dims are all real, B is a plain
+// matrix and A is not transposed, the batch is folded into M: [B, S, K] x [K, N] is one [B*S, K] x
+// [K, N] sgemm, the shape BLAS is fastest at. A 1-D A is a [1, K] row, a 1-D B a [K, 1] column
+// (ONNX); the output simply omits that dim, its bytes are the same.
 //
 // Weights: when B is a weight (known at prepare time) and not batched, it is packed once into
 // the panels of packed_sgemm (packed_gemm.h: the AVX-512 or AVX2 micro-kernel of the kernel's Isa,
 // fixed in prepare; no per-call repacking) and every call multiplies against the packed copy. The
-// portable Isa keeps B where it is and calls OpenBLAS. Activations x activations (attention) stay on OpenBLAS.
-// With a packed weight and a bias row ([N]: broadcast over rows), the bias and the activation are
-// the GEMM's epilogue, applied in registers before each tile is stored: no pass over the output
-// before (writing the bias) or after (the activation).
+// portable Isa keeps B where it is and calls OpenBLAS. Activations x activations (attention) stay
+// on OpenBLAS. With a packed weight and a bias row ([N]: broadcast over rows), the bias and the
+// activation are the GEMM's epilogue, applied in registers before each tile is stored: no pass over
+// the output before (writing the bias) or after (the activation).
 //
 // Threads: sgemm_many (blas.h) runs the sgemms on our threads, whole matrices per thread when
 // there are at least as many as threads, else row (or column) blocks of each, with OpenBLAS
@@ -24,8 +24,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/ir/matmul_shape.h"
 #include "core/ir/shape.h"
-#include "core/ir/strided_view.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
@@ -61,83 +61,43 @@ struct MatMulState {
   Isa isa = Isa::kPortable;   // kernel_isa at prepare: the GEMM path and the activation pass
 };
 
-// Offsets (in elements) of each broadcast batch matrix of an operand with batch dims `own`
-// inside the output batch `batch`, for matrices of `matrix_size` elements.
-std::vector<int64_t> batch_offsets(const ir::Shape& own, const ir::Shape& batch,
-                                   int64_t matrix_size) {
-  std::vector<int64_t> strides = ir::broadcast_strides(own, batch);
-  for (int64_t& s : strides) s *= matrix_size;
-  return ir::StridedView{batch, strides, 0}.leading_offsets(batch.size());
-}
-
 MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, GemmAct act) {
   size_t inputs = epilogue == Epilogue::None ? 2 : 3;
   require_arity(ctx, inputs, 1);
   for (size_t i = 0; i < inputs; ++i) require_dtype(ctx, i, ir::DType::f32);
-  ir::Shape as = ctx.inputs[0].shape, bs = ctx.inputs[1].shape;
-  if (as.empty() || bs.empty()) fail(ctx, "inputs must have rank >= 1");
-  if (as.size() == 1) as.insert(as.begin(), 1);
-  if (bs.size() == 1) bs.push_back(1);
-
   MatMulState st;
   st.epilogue = epilogue;
   st.act = act;
-  if (act == GemmAct::kGelu) {  // FusedBiasGelu: which form
-    const std::string approx = ctx.node.attrs.get_string("approximate", "none");
-    if (approx == "tanh")
-      st.act = GemmAct::kGeluTanh;
-    else if (approx != "none")
-      fail(ctx, "approximate='" + approx + "': expected 'none' or 'tanh'");
-  }
-  st.trans_a = ctx.node.attrs.get_int("transA", 0) != 0;
-  st.trans_b = ctx.node.attrs.get_int("transB", 0) != 0;
-  st.alpha = static_cast<float>(ctx.node.attrs.get_float("alpha", 1.0));
-  const int64_t a_rows = as[as.size() - 2], a_cols = as.back();
-  const int64_t b_rows = bs[bs.size() - 2], b_cols = bs.back();
-  const int64_t m = st.trans_a ? a_cols : a_rows, ka = st.trans_a ? a_rows : a_cols;
-  const int64_t kb = st.trans_b ? b_cols : b_rows, n = st.trans_b ? b_rows : b_cols;
-  if (ka != kb)
-    fail(ctx, "inner dimensions differ: " + std::to_string(ka) + " vs " + std::to_string(kb));
-  st.n = n;
-  st.k = ka;
-  st.lda = a_cols;
-  st.ldb = b_cols;
-
-  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const ir::Shape batch = ir::broadcast_shapes(a_batch, b_batch);
-  const int64_t count = ir::numel(batch);
-  st.out_numel = count * m * n;
+  if (act == GemmAct::kGelu && or_fail(ctx, [&] { return ir::fused_gelu_tanh(ctx.node); }))
+    st.act = GemmAct::kGeluTanh;
+  ir::MatMulShape ms = or_fail(
+      ctx, [&] { return ir::matmul_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape); });
+  st.trans_a = ms.trans_a;
+  st.trans_b = ms.trans_b;
+  st.alpha = static_cast<float>(ms.alpha);
+  st.m = ms.gemm_m;
+  st.n = ms.n;
+  st.k = ms.k;
+  st.lda = ms.lda;
+  st.ldb = ms.ldb;
+  st.a_offsets = std::move(ms.a_offsets);
+  st.b_offsets = std::move(ms.b_offsets);
+  st.out_numel = ms.out_numel();
   if (st.out_numel != ir::numel(ctx.outputs[0].shape))
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not match the product");
-
-  // Fold the batch into M when every A matrix is distinct (no broadcast), laid out back to back,
-  // and multiplied by the same B.
-  const bool fold = !st.trans_a && ir::numel(b_batch) == 1 && ir::numel(a_batch) == count;
-  if (fold || count == 1) {
-    st.m = count * m;
-    st.a_offsets = {0};
-    st.b_offsets = {0};
-  } else {
-    st.m = m;
-    st.a_offsets = batch_offsets(a_batch, batch, a_rows * a_cols);
-    st.b_offsets = batch_offsets(b_batch, batch, b_rows * b_cols);
-  }
   for (int64_t v : {st.m, st.n, st.k, st.lda, st.ldb})
     if (!fits_blas_int(v))
       fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds the BLAS int range");
   const ir::Tensor* weight_b =
       ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
   st.isa = kernel_isa(ctx);
-  if (weight_b && ir::numel(b_batch) == 1 && st.isa != Isa::kPortable)
+  if (weight_b && ir::numel(ms.b_batch) == 1 && st.isa != Isa::kPortable)
     st.packed_b = std::make_shared<const PackedB>(
         PackedB::pack(st.isa, weight_b->data<float>(), st.k, st.n, st.trans_b));
 
   if (epilogue != Epilogue::None) {
-    try {
-      st.bias_plan = make_broadcast_plan({ctx.inputs[2].shape}, ctx.outputs[0].shape);
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
+    st.bias_plan = or_fail(
+        ctx, [&] { return make_broadcast_plan({ctx.inputs[2].shape}, ctx.outputs[0].shape); });
     const ir::Shape& c = ctx.inputs[2].shape;
     st.bias_in_gemm = st.packed_b && !c.empty() && c.back() == st.n && ir::numel(c) == st.n;
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/normalization_params.h"
 #include "core/ir/shape.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
@@ -60,19 +61,13 @@ void softmax_row_isa(Isa isa, const float* x, float* y, int64_t n) {
 std::shared_ptr<const void> prepare_softmax(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   require_dtype(ctx, 0, ir::DType::f32);
-  const ir::Shape& x = ctx.inputs[0].shape;
   SoftmaxState st;
   st.isa = kernel_isa(ctx);
-  if (!x.empty()) {  // a scalar is one row of one element
-    int axis = 0;
-    try {
-      axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), "Softmax");
-    } catch (const Error& e) {
-      fail(ctx, e.what());
-    }
-    for (int d = 0; d < static_cast<int>(x.size()); ++d)
-      (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
-  }
+  const ir::AxisSplit split =
+      or_fail(ctx, [&] { return ir::softmax_split(ctx.node, ctx.inputs[0].shape); });
+  st.outer = split.outer;
+  st.n = split.n;
+  st.inner = split.inner;
   return exec::make_state(st);
 }
 
@@ -137,72 +132,40 @@ void run_softmax(const exec::KernelArgs& args) {
 struct LayerNormState {
   int64_t rows = 0, d = 0;
   float epsilon = 1e-5f;
-  int first_param = 1;  // input index of scale (2 with a skip input)
-  bool skip = false;
-  bool has_bias = false;
+  ir::LayerNormSplit split;  // which inputs (skip, bias) and outputs (mean, inv_std) it has
   bool dense_params = true;  // scale (and bias) are full [d] blocks
   StridedPlan params;        // otherwise: operands scale, bias broadcast over the normalized block
-  bool write_mean = false, write_inv_std = false;
 };
 
-LayerNormState layer_norm_state(const exec::KernelContext& ctx, int first_param) {
-  require_arity(ctx, static_cast<size_t>(first_param) + 1, 1);
+// FirstParam: the input index of scale, 1 (LayerNorm) or 2 (SkipLayerNorm: after skip).
+template <int FirstParam>
+std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
+  require_arity(ctx, FirstParam + 1, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
-  const ir::Shape& x = ctx.inputs[0].shape;
-  if (x.empty()) fail(ctx, "input must have rank >= 1");
   LayerNormState st;
-  st.first_param = first_param;
-  int axis = 0;
-  try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", -1), x.size(), ctx.node.op);
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
-  const ir::Shape norm(x.begin() + axis, x.end());
-  st.d = ir::numel(norm);
-  st.rows = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
-  st.epsilon = static_cast<float>(ctx.node.attrs.get_float("epsilon", 1e-5));
-  st.has_bias = ctx.inputs.size() > static_cast<size_t>(first_param) + 1;
-  std::vector<ir::Shape> params{ctx.inputs[first_param].shape};
-  if (st.has_bias) params.push_back(ctx.inputs[first_param + 1].shape);
-  try {
-    st.params = make_broadcast_plan(params, norm);
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  st.split = or_fail(ctx, [&] { return ir::layer_norm_split(ctx.node, ctx.inputs, FirstParam); });
+  const ir::LayerNormSplit& ln = st.split;
+  std::vector<ir::Shape> params{ctx.inputs[FirstParam].shape};
+  if (ln.has_bias) params.push_back(ctx.inputs[FirstParam + 1].shape);
+  st.params = or_fail(ctx, [&] { return make_broadcast_plan(params, ln.norm); });
   for (int k = 0; k < st.params.operands; ++k)
     st.dense_params = st.dense_params && st.params.contiguous(k);
-  // Optional outputs: present when the node names them (an empty name is an omitted output).
-  auto named = [&](size_t i) {
-    return ctx.node.outputs.size() > i && !ctx.node.outputs[i].empty();
-  };
-  st.write_mean = named(1);
-  st.write_inv_std = named(2);
-  return st;
-}
-
-std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
-  return exec::make_state(layer_norm_state(ctx, 1));
-}
-
-std::shared_ptr<const void> prepare_skip_layer_norm(const exec::KernelContext& ctx) {
-  LayerNormState st = layer_norm_state(ctx, 2);
-  if (ctx.inputs[1].shape != ctx.inputs[0].shape)
-    fail(ctx, "x " + ir::shape_str(ctx.inputs[0].shape) + " and skip " +
-                  ir::shape_str(ctx.inputs[1].shape) + " differ");
-  st.skip = true;
+  st.rows = ln.rows;
+  st.d = ln.d;
+  st.epsilon = static_cast<float>(ln.epsilon);
   return exec::make_state(std::move(st));
 }
 
 void run_layer_norm(const exec::KernelArgs& args) {
   const auto& st = state_of<LayerNormState>(args);
   const float* x = input_ptr<float>(args, 0);
-  const float* skip = st.skip ? input_ptr<float>(args, 1) : nullptr;
-  const float* scale = input_ptr<float>(args, st.first_param);
-  const float* bias = st.has_bias ? input_ptr<float>(args, st.first_param + 1) : nullptr;
+  const ir::LayerNormSplit& ln = st.split;
+  const float* skip = ln.first_param == 2 ? input_ptr<float>(args, 1) : nullptr;
+  const float* scale = input_ptr<float>(args, ln.first_param);
+  const float* bias = ln.has_bias ? input_ptr<float>(args, ln.first_param + 1) : nullptr;
   float* y = output_ptr<float>(args, 0);
-  float* mean_out = st.write_mean ? output_ptr<float>(args, 1) : nullptr;
-  float* inv_out = st.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
+  float* mean_out = ln.write_mean ? output_ptr<float>(args, 1) : nullptr;
+  float* inv_out = ln.write_inv_std ? output_ptr<float>(args, 2) : nullptr;
   const int64_t d = st.d;
   parallel_for(
       st.rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(d, 1)),
@@ -271,34 +234,22 @@ std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) 
   require_arity(ctx, 1, 1);
   require_dtype(ctx, 0, ir::DType::f32);
   const ir::Shape& x = ctx.inputs[0].shape;
-  std::vector<int64_t> axes = ctx.node.attrs.get_ints("axes");
-  std::vector<bool> reduce(x.size(), axes.empty());
-  try {
-    for (int64_t a : axes) reduce[ir::normalize_axis(a, x.size(), "ReduceMean")] = true;
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::ReduceSplit split = or_fail(ctx, [&] { return ir::reduce_mean_split(ctx.node, x); });
   ReduceMeanState st;
   st.out_numel = ir::numel(ctx.outputs[0].shape);
+  st.count = split.count;
   // Group neighbouring dims of the same kind; size-1 dims belong to neither.
   struct Group {
     bool reduced;
     int64_t size;
   };
   std::vector<Group> groups;
-  ir::Shape kept_dims, reduced_dims;
-  std::vector<int64_t> kept_strides, reduced_strides;
-  const std::vector<int64_t> strides = ir::strides_of(x);
-  st.count = 1;
   for (size_t d = 0; d < x.size(); ++d) {
-    (reduce[d] ? reduced_dims : kept_dims).push_back(x[d]);
-    (reduce[d] ? reduced_strides : kept_strides).push_back(strides[d]);
-    if (reduce[d]) st.count *= x[d];
     if (x[d] == 1) continue;
-    if (!groups.empty() && groups.back().reduced == reduce[d]) {
+    if (!groups.empty() && groups.back().reduced == split.reduce[d]) {
       groups.back().size *= x[d];
     } else {
-      groups.push_back({reduce[d], x[d]});
+      groups.push_back({split.reduce[d], x[d]});
     }
   }
   // Fast path when at most one reduced group: [kept?][reduced][kept?].
@@ -315,8 +266,8 @@ std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) 
     }
   } else {
     try {
-      st.kept = make_strided_plan(kept_dims, {kept_strides});
-      st.reduced = make_strided_plan(reduced_dims, {reduced_strides});
+      st.kept = make_strided_plan(split.kept_dims, {split.kept_strides});
+      st.reduced = make_strided_plan(split.reduced_dims, {split.reduced_strides});
     } catch (const Error& e) {
       fail(ctx, e.what());
     }
@@ -389,8 +340,8 @@ void run_reduce_mean(const exec::KernelArgs& args) {
 
 void add_normalization_kernels(exec::KernelTable& table) {
   table.add("Softmax", {prepare_softmax, run_softmax});
-  table.add("LayerNorm", {prepare_layer_norm, run_layer_norm});
-  table.add("SkipLayerNorm", {prepare_skip_layer_norm, run_layer_norm});
+  table.add("LayerNorm", {prepare_layer_norm<1>, run_layer_norm});
+  table.add("SkipLayerNorm", {prepare_layer_norm<2>, run_layer_norm});
   table.add("ReduceMean", {prepare_reduce_mean, run_reduce_mean});
 }
 

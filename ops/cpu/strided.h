@@ -91,17 +91,7 @@ inline StridedPlan make_strided_plan(const ir::Shape& dims,
 
 // Every input broadcast (numpy rules) to `out`. Throws fusebox::Error when one does not.
 inline StridedPlan make_broadcast_plan(const std::vector<ir::Shape>& inputs, const ir::Shape& out) {
-  std::vector<std::vector<int64_t>> strides;
-  for (const auto& s : inputs) {
-    bool ok = s.size() <= out.size();
-    for (size_t i = 0; ok && i < s.size(); ++i) {
-      const int64_t o = out[out.size() - s.size() + i];
-      ok = s[i] == o || s[i] == 1;
-    }
-    if (!ok) throw Error(ir::shape_str(s) + " does not broadcast to " + ir::shape_str(out));
-    strides.push_back(ir::broadcast_strides(s, out));
-  }
-  return make_strided_plan(out, strides);
+  return make_strided_plan(out, ir::broadcast_strides(inputs, out));
 }
 
 // Calls fn(out_offset, offsets, len) for each run of output elements in [begin, end) that lies

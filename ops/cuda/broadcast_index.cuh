@@ -12,13 +12,7 @@
 // against the uncollapsed broadcast strides.
 #include <cstdint>
 
-#ifndef FUSEBOX_HD
-#ifdef __CUDACC__
-#define FUSEBOX_HD __host__ __device__ __forceinline__
-#else
-#define FUSEBOX_HD inline
-#endif
-#endif
+#include "ops/cuda/host_device.h"
 
 namespace fusebox::cuda {
 
@@ -30,9 +24,7 @@ FUSEBOX_HD void decompose_index(I i, int rank, const int64_t* dims, I* idx) {
     return;
   }
   I rem = i;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+  FUSEBOX_UNROLL
   for (int d = MaxDims - 1; d >= 0; --d) {
     if (d >= rank) continue;
     const I n = static_cast<I>(dims[d]);
@@ -49,9 +41,7 @@ FUSEBOX_HD I masked_offset(uint32_t mask, I i, int rank, const int64_t* dims, co
   if (mask == full) return i;
   if (mask == 0) return 0;
   I off = 0, mult = 1;
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+  FUSEBOX_UNROLL
   for (int d = MaxDims - 1; d >= 0; --d) {
     if (d >= rank || !((mask >> d) & 1u)) continue;
     off += idx[d] * mult;

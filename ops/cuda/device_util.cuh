@@ -1,6 +1,6 @@
 #pragma once
-// Device helpers the kernel files share (nvcc only): block-wide reductions over warp shuffles and
-// the StridedIndex walk. Included by the *_kernels.cu files, never by host C++.
+// Device helpers the kernel files share (nvcc only): grid-stride loops, block-wide reductions over
+// warp shuffles and the StridedIndex walk. Included by the *_kernels.cu files, never by host C++.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -10,6 +10,27 @@
 #include "ops/cuda/strided_index.h"
 
 namespace fusebox::cuda {
+
+// The grid of a grid-stride loop over n items (elementwise_geometry); false, and no grid, when
+// n == 0.
+inline bool ew_grid(int64_t n, int sm_count, dim3* grid, dim3* block) {
+  const LaunchGeometry g = elementwise_geometry(n, sm_count < 1 ? 1 : sm_count);
+  if (g.empty()) return false;
+  *grid = dim3(static_cast<unsigned>(g.grid.x));
+  *block = dim3(static_cast<unsigned>(g.block.x));
+  return true;
+}
+
+// A grid-stride loop's first item and step, in index type I (int32_t or int64_t):
+//   for (I i = first_index<I>(); i < n; i += grid_stride<I>())
+template <typename I>
+__device__ __forceinline__ I first_index() {
+  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+}
+template <typename I>
+__device__ __forceinline__ I grid_stride() {
+  return static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+}
 
 // Storage offset of element i (row-major over idx.dims).
 __device__ __forceinline__ int64_t strided_offset(const StridedIndex& idx, int64_t i) {

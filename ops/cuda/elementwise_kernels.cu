@@ -1,9 +1,10 @@
 // The element-wise kernels behind elementwise_kernels.h: one thread per output element in a
-// grid-stride loop (elementwise_geometry), the math from ew_math.cuh (shared with the
+// grid-stride loop (device_util.cuh), the math from ew_math.cuh (shared with the
 // FusedElementwise interpreter), broadcast offsets from broadcast_index.cuh.
 #include <cuda_runtime.h>
 
 #include "ops/cuda/broadcast_index.cuh"
+#include "ops/cuda/device_util.cuh"
 #include "ops/cuda/elementwise_kernels.h"
 #include "ops/cuda/ew_math.cuh"
 #include "ops/cuda/host/launch_geometry.h"
@@ -14,24 +15,6 @@ namespace {
 
 // Kernels whose parameter structs are indexed at run time take them as __grid_constant__ (sm_70+):
 // read in place from the parameter bank instead of copied to each thread's local memory.
-
-// The grid of a grid-stride loop over n items; an empty grid when n == 0.
-bool ew_grid(int64_t n, int sm_count, dim3* grid, dim3* block) {
-  const LaunchGeometry g = elementwise_geometry(n, sm_count < 1 ? 1 : sm_count);
-  if (g.empty()) return false;
-  *grid = dim3(static_cast<unsigned>(g.grid.x));
-  *block = dim3(static_cast<unsigned>(g.block.x));
-  return true;
-}
-
-template <typename I>
-__device__ __forceinline__ I first_index() {
-  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
-}
-template <typename I>
-__device__ __forceinline__ I grid_stride() {
-  return static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
-}
 
 // ---- binary --------------------------------------------------------------------------------
 

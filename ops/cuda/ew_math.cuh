@@ -15,13 +15,7 @@
 
 #include <cstdint>
 
-#ifndef FUSEBOX_HD
-#ifdef __CUDACC__
-#define FUSEBOX_HD __host__ FUSEBOX_HD
-#else
-#define FUSEBOX_HD inline
-#endif
-#endif
+#include "ops/cuda/host_device.h"
 
 namespace fusebox::cuda {
 

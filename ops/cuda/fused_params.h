@@ -66,34 +66,10 @@ inline std::vector<ir::EwInstr> parse_fused_program(const std::vector<std::strin
   return ir::parse_ew_program(text, num_inputs);
 }
 
-// Register of each instruction's result by liveness (the last instruction's is -1: it writes
-// the output). Instruction k takes a free register, never one of its own operands' (freed only
-// after it is assigned), and its operands' registers are freed after their last reader.
+// Register of each instruction's result by liveness, as every backend assigns them
+// (ir::assign_ew_registers).
 inline std::vector<int> assign_fused_registers(const std::vector<ir::EwInstr>& program) {
-  const int count = static_cast<int>(program.size());
-  std::vector<int> last_use(count, -1);
-  for (int k = 0; k < count; ++k) {
-    const ir::EwInstr& ins = program[k];
-    if (!ins.a.is_input) last_use[ins.a.index] = k;
-    if (ir::ew_is_binary(ins.op) && !ins.b.is_input) last_use[ins.b.index] = k;
-  }
-  std::vector<int> reg(count, -1), free_regs;
-  int used = 0;
-  for (int k = 0; k + 1 < count; ++k) {
-    if (free_regs.empty()) {
-      if (used == kFusedMaxRegisters)
-        throw Error("program keeps more than " + std::to_string(kFusedMaxRegisters) +
-                    " intermediate results alive at once (at instruction " + std::to_string(k) +
-                    "); the CUDA kernel supports " + std::to_string(kFusedMaxRegisters) +
-                    ": split the chain into several FusedElementwise nodes");
-      free_regs.push_back(used++);
-    }
-    reg[k] = free_regs.back();
-    free_regs.pop_back();
-    for (int j = 0; j <= k; ++j)
-      if (last_use[j] == k || (j == k && last_use[j] < 0)) free_regs.push_back(reg[j]);
-  }
-  return reg;
+  return ir::assign_ew_registers(program, "the CUDA kernel");
 }
 
 // The interpreter's parameters for a parsed program over inputs of `shapes` broadcast to `out`.

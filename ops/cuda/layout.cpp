@@ -8,9 +8,11 @@
 // the last two collapsed dims swapped (32 x 32 shared-memory tiles), anything else (one thread
 // per output element). Their parameters come from layout_params.h, which the host test of the
 // kernels' index arithmetic (tests/cuda/layout_index_test.cpp) shares.
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "core/ir/layout_params.h"
 #include "core/ir/shape.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_util.h"
@@ -85,27 +87,16 @@ struct ConcatParams {
 std::shared_ptr<const void> prepare_concat(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   const ir::Shape& out = ctx.outputs[0].shape;
-  if (out.empty()) fail(ctx, "cannot concat scalars");
-  if (ctx.inputs.size() > static_cast<size_t>(kConcatMaxInputs))
+  if (!out.empty() && ctx.inputs.size() > static_cast<size_t>(kConcatMaxInputs))
     fail(ctx, std::to_string(ctx.inputs.size()) + " inputs; the CUDA kernel takes at most " +
                   std::to_string(kConcatMaxInputs));
-  int axis = 0;
-  try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), out.size(), "Concat");
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::ConcatSplit split = or_fail(ctx, [&] { return ir::concat_split(ctx.node, ctx.inputs, ctx.outputs[0]); });
   auto p = std::make_shared<ConcatParams>();
   p->count = static_cast<int32_t>(ctx.inputs.size());
   p->elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.outputs[0].dtype));
-  p->outer = ir::numel(ir::Shape(out.begin(), out.begin() + axis));
-  const int64_t inner = ir::numel(ir::Shape(out.begin() + axis + 1, out.end()));
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    const auto& t = ctx.inputs[i];
-    if (t.dtype != ctx.outputs[0].dtype || t.shape.size() != out.size()) fail(ctx, "inputs differ in dtype or rank");
-    p->chunk[i] = t.shape[axis] * inner;
-    p->row += p->chunk[i];
-  }
+  p->outer = split.outer;
+  p->row = split.row;
+  std::copy(split.chunk.begin(), split.chunk.end(), p->chunk);
   p->index32 = ir::numel(out) <= kIndex32Limit;
   return std::static_pointer_cast<const void>(std::shared_ptr<const ConcatParams>(std::move(p)));
 }
@@ -135,19 +126,13 @@ std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
   require_arity(ctx, 2, 1);
   require_dtype(ctx, 1, ir::DType::i64);
   const ir::Shape& x = ctx.inputs[0].shape;
-  if (x.empty()) fail(ctx, "data must have rank >= 1");
-  int axis = 0;
-  try {
-    axis = ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "Gather");
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
+  const ir::GatherSplit g = or_fail(ctx, [&] { return ir::gather_split(ctx.node, x, ctx.inputs[1].shape); });
   GatherParams p{};
   p.elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.inputs[0].dtype));
-  p.outer = ir::numel(ir::Shape(x.begin(), x.begin() + axis));
-  p.axis_dim = x[axis];
-  p.count = ir::numel(ctx.inputs[1].shape);
-  p.slice = ir::numel(ir::Shape(x.begin() + axis + 1, x.end()));
+  p.outer = g.outer;
+  p.axis_dim = g.axis_dim;
+  p.count = g.count;
+  p.slice = g.inner;
   p.index32 = ir::numel(x) <= kIndex32Limit && ir::numel(ctx.outputs[0].shape) <= kIndex32Limit;
   return exec::make_state(p);
 }

@@ -8,15 +8,8 @@
 #include <cstdint>
 
 #include "ops/cuda/host/launch_geometry.h"
+#include "ops/cuda/host_device.h"
 #include "ops/cuda/layout_types.h"
-
-#ifndef FUSEBOX_HD
-#ifdef __CUDACC__
-#define FUSEBOX_HD __host__ __device__ __forceinline__
-#else
-#define FUSEBOX_HD inline
-#endif
-#endif
 
 namespace fusebox::cuda {
 
@@ -24,9 +17,7 @@ namespace fusebox::cuda {
 template <typename I>
 FUSEBOX_HD I strided_offset(const StridedCopyParams& p, I i) {
   I rem = i, off = static_cast<I>(p.base);
-#ifdef __CUDACC__
-#pragma unroll
-#endif
+  FUSEBOX_UNROLL
   for (int d = kLayoutMaxDims - 1; d >= 0; --d) {
     if (d >= p.rank) continue;
     const I dim = static_cast<I>(p.dims[d]);

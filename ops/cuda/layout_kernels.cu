@@ -3,6 +3,7 @@
 // Gather by slices, and device-to-device copies. Elements move as 4- or 8-byte unsigned words.
 #include <cuda_runtime.h>
 
+#include "ops/cuda/device_util.cuh"
 #include "ops/cuda/host/launch_geometry.h"
 #include "ops/cuda/layout_index.cuh"
 #include "ops/cuda/layout_kernels.h"
@@ -13,23 +14,6 @@ namespace {
 
 // Kernels whose parameter structs are indexed at run time take them as __grid_constant__ (sm_70+):
 // read in place from the parameter bank instead of copied to each thread's local memory.
-
-bool ew_grid(int64_t n, int sm_count, dim3* grid, dim3* block) {
-  const LaunchGeometry g = elementwise_geometry(n, sm_count < 1 ? 1 : sm_count);
-  if (g.empty()) return false;
-  *grid = dim3(static_cast<unsigned>(g.grid.x));
-  *block = dim3(static_cast<unsigned>(g.block.x));
-  return true;
-}
-
-template <typename I>
-__device__ __forceinline__ I first_index() {
-  return static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
-}
-template <typename I>
-__device__ __forceinline__ I grid_stride() {
-  return static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
-}
 
 // ---- strided copies --------------------------------------------------------------------------
 

@@ -1,16 +1,17 @@
 #pragma once
-// Host-side (C++20) parameter building for the CUDA Transpose and Slice kernels: the same
-// attribute handling as the CPU's prepare (ops/cpu/layout.cpp), the collapsed walk
+// Host-side (C++20) parameter building for the CUDA Transpose and Slice kernels: the attribute
+// handling every backend shares (core/ir/layout_params.h), the collapsed walk
 // (strided_walk.h) and the copy kind. Header-only and free of the backend, so layout.cpp's
 // prepare() and the host test that runs the kernels' index arithmetic against the CPU
 // (tests/cuda/layout_index_test.cpp) build the very same parameters. Each throws fusebox::Error
 // with the message prepare() reports for the node.
-#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/ir/dtype.h"
+#include "core/ir/layout_params.h"
 #include "core/ir/shape.h"
 #include "ops/cuda/layout_types.h"
 #include "ops/cuda/strided_walk.h"
@@ -48,58 +49,19 @@ inline StridedCopyParams make_strided_copy(const ir::Shape& out, const std::vect
   return p;
 }
 
-// Transpose of `x` by `perm` (empty: reversed).
+// Transpose of `x` by `perm` (empty: reversed), read as every backend reads it (ir::transpose_read).
 inline StridedCopyParams make_transpose(const ir::Shape& x, ir::DType dtype, std::vector<int64_t> perm) {
-  if (perm.empty())
-    for (size_t i = 0; i < x.size(); ++i) perm.push_back(static_cast<int64_t>(x.size() - 1 - i));
-  if (perm.size() != x.size()) throw Error("perm does not match the input rank");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  ir::Shape out;
-  std::vector<int64_t> strides;
-  std::vector<bool> seen(x.size(), false);
-  for (int64_t p : perm) {
-    const int ax = ir::normalize_axis(p, x.size(), "Transpose");
-    if (seen[ax]) throw Error("perm is not a permutation");
-    seen[ax] = true;
-    out.push_back(x[ax]);
-    strides.push_back(in_strides[ax]);
-  }
-  return make_strided_copy(out, strides, 0, ir::numel(x), dtype);
+  const ir::StridedRead r = ir::transpose_read(x, std::move(perm));
+  return make_strided_copy(r.shape, r.strides, r.offset, ir::numel(x), dtype);
 }
 
-// Slice of `x` into `out` (the schema's output shape, which already holds each count): the
-// first index read along each sliced axis and the step, with the schema's clamping (ONNX rules).
+// Slice of `x` into `out` (the schema's output shape), read as every backend reads it
+// (ir::slice_read: the first index read along each sliced axis and the step, ONNX's clamping).
 inline StridedCopyParams make_slice(const ir::Shape& x, const ir::Shape& out, ir::DType dtype,
                                     const std::vector<int64_t>& starts, std::vector<int64_t> axes,
                                     std::vector<int64_t> steps) {
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size() || out.size() != x.size())
-    throw Error("starts/axes/steps differ in length");
-  const std::vector<int64_t> in_strides = ir::strides_of(x);
-  std::vector<int64_t> start(x.size(), 0), step(x.size(), 1);
-  std::vector<bool> seen(x.size(), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    const int ax = ir::normalize_axis(axes[i], x.size(), "Slice");
-    if (seen[ax]) throw Error("axis " + std::to_string(axes[i]) + " is sliced twice");
-    seen[ax] = true;
-    if (steps[i] == 0) throw Error("step 0");
-    const int64_t dim = x[ax];
-    if (out[ax] == 0 || dim == 0) continue;  // nothing is read along this axis
-    int64_t b = starts[i];
-    if (b < 0) b += dim;
-    b = steps[i] > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
-    start[ax] = b;
-    step[ax] = steps[i];
-  }
-  int64_t base = 0;
-  std::vector<int64_t> strides(x.size());
-  for (size_t d = 0; d < x.size(); ++d) {
-    base += start[d] * in_strides[d];
-    strides[d] = step[d] * in_strides[d];
-  }
-  return make_strided_copy(out, strides, base, ir::numel(x), dtype);
+  const ir::StridedRead r = ir::slice_read(x, out, starts, std::move(axes), std::move(steps));
+  return make_strided_copy(r.shape, r.strides, r.offset, ir::numel(x), dtype);
 }
 
 }  // namespace fusebox::cuda

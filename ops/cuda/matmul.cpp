@@ -9,7 +9,8 @@
 // second, with the same transpose flags and leading dims (the row lengths).
 //
 // Plans, made in prepare():
-//  - the batch as the CPU folds it: [B, S, K] x [K, N] is one [B*S, K] x [K, N] GEMM; otherwise
+//  - the batch as ir::matmul_shape folds it (core/ir/matmul_shape.h, shared with the CPU):
+//    [B, S, K] x [K, N] is one [B*S, K] x [K, N] GEMM; otherwise
 //    the broadcast batch offsets are split into cublasGemmStridedBatchedEx calls
 //    (split_gemm_batches: one call when each operand's matrices are evenly spaced, stride 0 for
 //    a broadcast operand);
@@ -30,8 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/matmul_shape.h"
 #include "core/ir/shape.h"
-#include "core/ir/strided_view.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/host/tile_geometry.h"
@@ -93,12 +94,6 @@ constexpr uint64_t kLtWorkspaceBytes = uint64_t{32} << 20;
 // Pointer alignment the heuristic may assume; run() takes the cuBLAS path for anything less.
 constexpr uint32_t kLtAlignment = 16;
 
-std::vector<int64_t> batch_offsets(const ir::Shape& own, const ir::Shape& batch, int64_t matrix_size) {
-  std::vector<int64_t> strides = ir::broadcast_strides(own, batch);
-  for (int64_t& s : strides) s *= matrix_size;
-  return ir::StridedView{batch, strides, 0}.leading_offsets(batch.size());
-}
-
 // cuBLASLt's plan for one GEMM with the bias epilogue, or null when cuBLASLt offers no algorithm
 // (the cuBLAS path then computes the same thing).
 std::shared_ptr<LtPlan> make_lt_plan(const MatMulState& st) {
@@ -156,56 +151,22 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ep
   const size_t inputs = epilogue == Epilogue::None ? 2 : 3;
   require_arity(ctx, inputs, 1);
   for (size_t i = 0; i < inputs; ++i) require_dtype(ctx, i, ir::DType::f32);
-  ir::Shape as = ctx.inputs[0].shape, bs = ctx.inputs[1].shape;
-  if (as.empty() || bs.empty()) fail(ctx, "inputs must have rank >= 1");
-  if (as.size() == 1) as.insert(as.begin(), 1);
-  if (bs.size() == 1) bs.push_back(1);
-
+  const bool gelu_tanh = act == EpilogueAct::kGeluErf && or_fail(ctx, [&] { return ir::fused_gelu_tanh(ctx.node); });
+  const ir::MatMulShape ms =
+      or_fail(ctx, [&] { return ir::matmul_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape); });
   MatMulState st;
   st.epilogue = epilogue;
-  st.act = act;
-  if (act == EpilogueAct::kGeluErf) {  // FusedBiasGelu: which form
-    const std::string approx = ctx.node.attrs.get_string("approximate", "none");
-    if (approx == "tanh")
-      st.act = EpilogueAct::kGeluTanh;
-    else if (approx != "none")
-      fail(ctx, "approximate='" + approx + "': expected 'none' or 'tanh'");
-  }
-  const bool trans_a = ctx.node.attrs.get_int("transA", 0) != 0;
-  const bool trans_b = ctx.node.attrs.get_int("transB", 0) != 0;
-  st.op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  st.op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  st.alpha = static_cast<float>(ctx.node.attrs.get_float("alpha", 1.0));
-  const int64_t a_rows = as[as.size() - 2], a_cols = as.back();
-  const int64_t b_rows = bs[bs.size() - 2], b_cols = bs.back();
-  const int64_t m = trans_a ? a_cols : a_rows, ka = trans_a ? a_rows : a_cols;
-  const int64_t kb = trans_b ? b_cols : b_rows, n = trans_b ? b_rows : b_cols;
-  if (ka != kb) fail(ctx, "inner dimensions differ: " + std::to_string(ka) + " vs " + std::to_string(kb));
-
-  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  ir::Shape batch;
-  try {
-    batch = ir::broadcast_shapes(a_batch, b_batch);
-  } catch (const Error& e) {
-    fail(ctx, e.what());
-  }
-  const int64_t count = ir::numel(batch);
-  st.out_numel = count * m * n;
+  st.act = gelu_tanh ? EpilogueAct::kGeluTanh : act;
+  st.op_a = ms.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  st.op_b = ms.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  st.alpha = static_cast<float>(ms.alpha);
+  st.out_numel = ms.out_numel();
   if (st.out_numel != ir::numel(ctx.outputs[0].shape))
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not match the product");
-
-  // The CPU's fold: every A matrix distinct, back to back, times one B -> one tall GEMM.
-  const bool fold = !trans_a && ir::numel(b_batch) == 1 && ir::numel(a_batch) == count;
-  int64_t gemm_m = m;
-  if (fold || count <= 1) {
-    gemm_m = fold ? count * m : m;
-    st.batches = split_gemm_batches({0}, {0});
-  } else {
-    st.batches = split_gemm_batches(batch_offsets(a_batch, batch, a_rows * a_cols),
-                                    batch_offsets(b_batch, batch, b_rows * b_cols));
-  }
+  st.batches = split_gemm_batches(ms.a_offsets, ms.b_offsets);
+  const int64_t gemm_m = ms.gemm_m, n = ms.n, ka = ms.k;
   // cuBLAS wants leading dims >= 1 even where nothing is read (k == 0).
-  const int64_t lda = std::max<int64_t>(a_cols, 1), ldb = std::max<int64_t>(b_cols, 1);
+  const int64_t lda = std::max<int64_t>(ms.lda, 1), ldb = std::max<int64_t>(ms.ldb, 1);
   for (int64_t v : {gemm_m, n, ka, lda, ldb, st.batches.per_call})
     if (!fits_int(v)) fail(ctx, "matrix dimension " + std::to_string(v) + " exceeds cuBLAS's int range");
   st.m = static_cast<int>(gemm_m);

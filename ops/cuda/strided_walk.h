@@ -62,17 +62,7 @@ struct BroadcastWalk {
 // Every input broadcast (numpy rules) to `out`, collapsed. Throws fusebox::Error when an input
 // does not broadcast, or when the walk needs more than `max_dims` dims after collapsing.
 inline BroadcastWalk make_broadcast_walk(const std::vector<ir::Shape>& inputs, const ir::Shape& out, int max_dims) {
-  std::vector<std::vector<int64_t>> strides;
-  for (const auto& s : inputs) {
-    bool ok = s.size() <= out.size();
-    for (size_t i = 0; ok && i < s.size(); ++i) {
-      const int64_t o = out[out.size() - s.size() + i];
-      ok = s[i] == o || s[i] == 1;
-    }
-    if (!ok) throw Error(ir::shape_str(s) + " does not broadcast to " + ir::shape_str(out));
-    strides.push_back(ir::broadcast_strides(s, out));
-  }
-  CollapsedWalk c = collapse_walk(out, strides);
+  CollapsedWalk c = collapse_walk(out, ir::broadcast_strides(inputs, out));
   if (static_cast<int>(c.dims.size()) > max_dims)
     throw Error("broadcasting to " + ir::shape_str(out) + " needs " + std::to_string(c.dims.size()) +
                 " dims after collapsing; the CUDA kernels support at most " + std::to_string(max_dims));

@@ -6,47 +6,18 @@
 // dim dropped from the output, as in ONNX.
 #include "core/base/error.h"
 #include "core/ir/attention_layout.h"
+#include "core/ir/matmul_shape.h"
 #include "core/ir/ops/builtin_ops.h"
 
 namespace fusebox::ir {
 
 namespace {
 
-struct MatMulDims {
-  Shape batch;  // broadcast batch dims
-  int64_t m = 0, n = 0, k = 0;
-  Shape out;
-};
-
-MatMulDims matmul_dims(const Node& node, const TensorType& a, const TensorType& b) {
+// The schema's own checks first (its wording), then the shared reading (matmul_shape.h).
+MatMulShape checked_matmul_shape(const Node& node, const TensorType& a, const TensorType& b) {
   if (a.dtype != DType::f32 || b.dtype != DType::f32) throw Error("MatMul inputs must be f32");
   if (a.shape.empty() || b.shape.empty()) throw Error("MatMul inputs must have rank >= 1");
-  bool ta = node.attrs.get_int("transA", 0) != 0;
-  bool tb = node.attrs.get_int("transB", 0) != 0;
-  Shape as = a.shape, bs = b.shape;
-  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  int64_t am = as[as.size() - 2], ak = as[as.size() - 1];
-  if (ta) std::swap(am, ak);
-  int64_t bk = bs[bs.size() - 2], bn = bs[bs.size() - 1];
-  if (tb) std::swap(bk, bn);
-  if (ak != bk)
-    throw Error("inner dimensions differ: " + std::to_string(ak) + " vs " + std::to_string(bk));
-  MatMulDims d;
-  d.batch = broadcast_shapes(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2));
-  d.m = am;
-  d.n = bn;
-  d.k = ak;
-  d.out = d.batch;
-  if (!a_vec) d.out.push_back(d.m);
-  if (!b_vec) d.out.push_back(d.n);
-  return d;
-}
-
-double matmul_flops(const Node& node, const std::vector<TensorType>& in) {
-  MatMulDims d = matmul_dims(node, in[0], in[1]);
-  return 2.0 * static_cast<double>(numel(d.batch)) * d.m * d.n * d.k;
+  return matmul_shape(node, a.shape, b.shape);
 }
 
 OpSchema matmul_like(const char* name, const char* doc, int inputs) {
@@ -55,7 +26,7 @@ OpSchema matmul_like(const char* name, const char* doc, int inputs) {
   s.doc = doc;
   s.min_inputs = s.max_inputs = inputs;
   s.infer = [inputs](const Node& n, const std::vector<TensorType>& in) {
-    MatMulDims d = matmul_dims(n, in[0], in[1]);
+    const MatMulShape d = checked_matmul_shape(n, in[0], in[1]);
     if (inputs == 3) {
       if (in[2].dtype != DType::f32) throw Error("bias must be f32");
       Shape b = broadcast_shapes(d.out, in[2].shape);
@@ -68,7 +39,7 @@ OpSchema matmul_like(const char* name, const char* doc, int inputs) {
   s.flops = [](const Node& n, const std::vector<TensorType>& in,
                const std::vector<TensorType>& out) {
     double extra = in.size() == 3 ? 2.0 * static_cast<double>(numel(out[0].shape)) : 0.0;
-    return matmul_flops(n, in) + extra;
+    return checked_matmul_shape(n, in[0], in[1]).flops() + extra;
   };
   return s;
 }

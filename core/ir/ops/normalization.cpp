@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/base/error.h"
+#include "core/ir/normalization_params.h"
 #include "core/ir/ops/builtin_ops.h"
 
 namespace fusebox::ir {
@@ -88,9 +89,7 @@ void register_normalization_ops(OpRegistry& r) {
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       require_f32(in[0], "input");
       const Shape& x = in[0].shape;
-      std::vector<int64_t> axes = n.attrs.get_ints("axes");
-      std::vector<bool> reduce(x.size(), axes.empty());
-      for (int64_t a : axes) reduce[normalize_axis(a, x.size(), "ReduceMean")] = true;
+      const std::vector<bool> reduce = reduce_mean_split(n, x).reduce;
       bool keep = n.attrs.get_int("keepdims", 1) != 0;
       Shape out;
       for (size_t i = 0; i < x.size(); ++i) {
