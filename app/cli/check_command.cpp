@@ -21,7 +21,8 @@ struct CheckArgs {
 void check(const CheckArgs& a) {
   // Every file is read and validated before anything runs: a typo in the last one costs nothing.
   std::vector<std::shared_ptr<const workbench::Scenario>> scenarios;
-  for (const auto& f : a.files) scenarios.push_back(std::make_shared<const workbench::Scenario>(workbench::load_scenario(f)));
+  for (const auto& f : a.files)
+    scenarios.push_back(std::make_shared<const workbench::Scenario>(workbench::load_scenario(f)));
   bool ok = true;
   nlohmann::json all = nlohmann::json::array();
   for (const auto& sc : scenarios) {
@@ -30,26 +31,30 @@ void check(const CheckArgs& a) {
     workbench::Pipeline pipeline;
     const workbench::ScenarioRun run = walk.play(pipeline);
     ok &= run.structural_ok() && (!a.strict || run.measured_ok());
-    if (a.json) all.push_back(run.to_json());
-    else std::cout << run.to_text() << "\n";
+    if (a.json)
+      all.push_back(run.to_json());
+    else
+      std::cout << run.to_text() << "\n";
   }
   if (a.json) std::cout << all.dump(2) << "\n";
   if (!ok) throw CommandFailed{1};
 }
 
+void check_options(CLI::App& cmd, CheckArgs& a) {
+  cmd.add_option("scenario", a.files, "scenario files")->required()->type_name("SCENARIO.json");
+  cmd.add_flag("--json", a.json, "print the results as JSON");
+  cmd.add_flag("--strict", a.strict, "measured checks (timing) fail the run too");
+}
+
 }  // namespace
 
-void add_check_command(CLI::App& app) {
-  auto args = std::make_shared<CheckArgs>();
-  CLI::App* cmd = app.add_subcommand(
+Command check_command() {
+  return make_command<CheckArgs>(
       "check",
       "Run scenarios step by step and check their findings (scenarios/*.json).\n"
       "Exit 0: every structural check holds; 1: one does not (or, with --strict, a measured one);\n"
-      "2: a bad scenario file. Example: fusebox check scenarios/fusion.json");
-  cmd->add_option("scenario", args->files, "scenario files")->required()->type_name("SCENARIO.json");
-  cmd->add_flag("--json", args->json, "print the results as JSON");
-  cmd->add_flag("--strict", args->strict, "measured checks (timing) fail the run too");
-  cmd->callback([args] { check(*args); });
+      "2: a bad scenario file. Example: fusebox check scenarios/fusion.json",
+      check_options, check);
 }
 
 }  // namespace fusebox::cli

@@ -1,17 +1,19 @@
 #pragma once
-// The `fusebox` subcommands, one file each. Each add_*_command registers a CLI11 subcommand
+// The `fusebox` subcommands, one file each, listed in commands(). Each is a CLI11 subcommand
 // whose callback does the work; errors are thrown as fusebox::Error and main() maps them to
 // exit code 2 (usage or input problem) with the message on stderr. Commands that run a model
 // take their settings through workbench::SettingsFlags (the one table of settings: flags,
 // --settings FILE.json, --set KEY=VALUE) and run them through workbench::Pipeline.
 #include <CLI/CLI.hpp>
-
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/workbench/settings.h"
+#include "core/base/registry.h"
 
 namespace fusebox::cli {
 
@@ -20,19 +22,31 @@ struct CommandFailed {
   int code = 1;
 };
 
-// Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable directory.
+// Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable
+// directory.
 void ensure_writable_dir(const std::string& dir, const std::string& option);
 
-void add_run_command(CLI::App& app);
-void add_passes_command(CLI::App& app);
-void add_plan_command(CLI::App& app);
-void add_inspect_command(CLI::App& app);
-void add_profile_command(CLI::App& app);
-void add_compare_command(CLI::App& app);
-void add_machine_command(CLI::App& app);
-void add_settings_command(CLI::App& app);
-void add_graph_command(CLI::App& app);
-void add_check_command(CLI::App& app);
-void add_selftest_command(CLI::App& app);
+// A subcommand, as data: main() creates "fusebox <name>" with `help` and hands it to `setup`,
+// which adds its options and the callback that does the work. One file per command defines
+// one; commands() lists them (adding a command: its file and its row there).
+struct Command {
+  std::string name;
+  std::string help;
+  std::function<void(CLI::App& cmd)> setup;
+};
+
+// The usual Command: the options bind to one Args, and `run` gets it once CLI11 parsed them.
+template <typename Args>
+Command make_command(std::string name, std::string help, void (*options)(CLI::App&, Args&),
+                     void (*run)(const Args&)) {
+  return {std::move(name), std::move(help), [options, run](CLI::App& cmd) {
+            auto args = std::make_shared<Args>();
+            options(cmd, *args);
+            cmd.callback([args, run] { run(*args); });
+          }};
+}
+
+// Every subcommand, in the order `fusebox --help` lists them.
+const Registry<Command>& commands();
 
 }  // namespace fusebox::cli

@@ -34,17 +34,23 @@ void print(const C& c, bool json) {
     std::cout << c.to_text();
 }
 
-void compare_command(const CompareArgs& a) {
+void compare(const CompareArgs& a) {
   if (a.items.size() == 2) {
-    if (!a.a.empty() || !a.b.empty()) throw Error("compare: --a/--b go with one MODEL, not two recordings");
-    print(profiler::compare(profiler::Recording::load(a.items[0]), profiler::Recording::load(a.items[1])), a.json);
+    if (!a.a.empty() || !a.b.empty())
+      throw Error("compare: --a/--b go with one MODEL, not two recordings");
+    print(profiler::compare(profiler::Recording::load(a.items[0]),
+                            profiler::Recording::load(a.items[1])),
+          a.json);
     return;
   }
-  if (a.items.size() != 1) throw Error("compare: expected A.json B.json, or MODEL --a CONFIG --b CONFIG");
+  if (a.items.size() != 1)
+    throw Error("compare: expected A.json B.json, or MODEL --a CONFIG --b CONFIG");
   if (ends_with(a.items[0], ".json"))
     throw Error("compare: give two recordings (A.json B.json), or a MODEL with --a and --b");
   if (a.a.empty() && a.b.empty())
-    throw Error("compare: with one MODEL, give --a and/or --b configurations, e.g. --a \"passes=none\" --b \"passes=all\"");
+    throw Error(
+        "compare: with one MODEL, give --a and/or --b configurations, e.g. --a \"passes=none\" --b "
+        "\"passes=all\"");
   workbench::Settings base = a.settings->resolve();
   base.model = a.items[0];
   workbench::Settings sa = base, sb = base;
@@ -56,28 +62,31 @@ void compare_command(const CompareArgs& a) {
   print(workbench::compare(*ra, *rb), a.json);
 }
 
-}  // namespace
-
-void add_compare_command(CLI::App& app) {
-  auto args = std::make_shared<CompareArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
-      "Diff two recordings: time per op type and in total, node count, arena bytes, and the ops\n"
-      "that appeared, vanished or changed.\n"
-      "Examples: fusebox compare off/profile.json on/profile.json\n"
-      "          fusebox compare transformer --a \"passes=none\" --b \"passes=all\"");
-  cmd->add_option("items", args->items, "A.json B.json (from `fusebox profile --out`), or one MODEL")
+void compare_options(CLI::App& cmd, CompareArgs& a) {
+  cmd.add_option("items", a.items, "A.json B.json (from `fusebox profile --out`), or one MODEL")
       ->required()
       ->expected(1, 2);
-  cmd->add_option("--a", args->a, "settings A over the others, as KEY=VALUE: \"passes=none threads=1\"");
-  cmd->add_option("--b", args->b, "settings B, likewise: \"passes.fuse_patterns=off\"");
+  cmd.add_option("--a", a.a, "settings A over the others, as KEY=VALUE: \"passes=none threads=1\"");
+  cmd.add_option("--b", a.b, "settings B, likewise: \"passes.fuse_patterns=off\"");
   workbench::Settings defaults;
   defaults.warmup = 5;
   defaults.iters = 30;
   defaults.profile_runs = 30;
-  args->settings = std::make_unique<workbench::SettingsFlags>(cmd, std::set<std::string>{"model"}, defaults);
-  cmd->add_flag("--json", args->json, "print the comparison as JSON");
-  cmd->callback([args] { compare_command(*args); });
+  a.settings =
+      std::make_unique<workbench::SettingsFlags>(&cmd, std::set<std::string>{"model"}, defaults);
+  cmd.add_flag("--json", a.json, "print the comparison as JSON");
+}
+
+}  // namespace
+
+Command compare_command() {
+  return make_command<CompareArgs>(
+      "compare",
+      "Diff two recordings: time per op type and in total, node count, arena bytes, and the ops\n"
+      "that appeared, vanished or changed.\n"
+      "Examples: fusebox compare off/profile.json on/profile.json\n"
+      "          fusebox compare transformer --a \"passes=none\" --b \"passes=all\"",
+      compare_options, compare);
 }
 
 }  // namespace fusebox::cli

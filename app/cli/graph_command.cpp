@@ -53,28 +53,30 @@ void graph(const GraphArgs& a) {
   std::cout << "wrote " << a.out << ": " << summary << "\n";
 }
 
+void graph_options(CLI::App& cmd, GraphArgs& a) {
+  a.settings = std::make_unique<workbench::SettingsFlags>(
+      &cmd, std::set<std::string>{"executor", "capture", "threads", "warmup", "iters",
+                                 "profile_runs", "inputs"});
+  cmd.add_option("--out", a.out, "the SVG file to write")->required();
+  cmd.add_option("--pass", a.pass, "draw around this pass (see fusebox passes)");
+  cmd.add_flag("--before", a.before,
+               "with --pass: the graph before the pass, what it removed in red");
+  cmd.add_flag("--no-edge-labels", a.no_edge_labels,
+               "leave the shapes off the edges (faster for big graphs)");
+}
+
 }  // namespace
 
-void add_graph_command(CLI::App& app) {
-  auto args = std::make_shared<GraphArgs>();
-  CLI::App* cmd = app.add_subcommand(
+Command graph_command() {
+  return make_command<GraphArgs>(
       "graph",
       "Draw a model's graph after the chosen passes as SVG (Graphviz dot layout, boxes coloured "
       "by\n"
       "kind, edges labelled with shapes). With --pass, the graph after that pass with the nodes "
       "it\n"
       "added in red; with --before too, the graph before it with the nodes it removed.\n"
-      "Example: fusebox graph transformer --pass fuse_patterns --out fused.svg");
-  args->settings = std::make_unique<workbench::SettingsFlags>(
-      cmd,
-      std::set<std::string>{"executor", "capture", "threads", "warmup", "iters", "profile_runs", "inputs"});
-  cmd->add_option("--out", args->out, "the SVG file to write")->required();
-  cmd->add_option("--pass", args->pass, "draw around this pass (see fusebox passes)");
-  cmd->add_flag("--before", args->before,
-                "with --pass: the graph before the pass, what it removed in red");
-  cmd->add_flag("--no-edge-labels", args->no_edge_labels,
-                "leave the shapes off the edges (faster for big graphs)");
-  cmd->callback([args] { graph(*args); });
+      "Example: fusebox graph transformer --pass fuse_patterns --out fused.svg",
+      graph_options, graph);
 }
 
 }  // namespace fusebox::cli

@@ -8,21 +8,35 @@
 
 namespace fusebox::cli {
 
-void add_inspect_command(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
-  auto strict = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand(
+namespace {
+
+struct InspectArgs {
+  std::string path;
+  bool strict = false;
+};
+
+void run_inspect(const InspectArgs& a) {
+  models::OnnxInspection r = models::inspect_onnx_file(a.path);
+  std::cout << r.to_text();
+  if (a.strict && !r.unsupported.empty())
+    throw Error(a.path + ": " + std::to_string(r.unsupported.size()) +
+                " op type(s) would not import");
+}
+
+void inspect_options(CLI::App& cmd, InspectArgs& a) {
+  cmd.add_option("model", a.path, "a .onnx file")->required();
+  cmd.add_flag("--strict", a.strict, "exit 2 when some op would not import");
+}
+
+}  // namespace
+
+Command inspect_command() {
+  return make_command<InspectArgs>(
       "inspect",
       "Print an ONNX model's opset, inputs and outputs with shapes, op histogram and the ops "
-      "fusebox would not import (all of them at once).\nExample: fusebox inspect assets/models/transformer_opset17.onnx");
-  cmd->add_option("model", *path, "a .onnx file")->required();
-  cmd->add_flag("--strict", *strict, "exit 2 when some op would not import");
-  cmd->callback([path, strict] {
-    models::OnnxInspection r = models::inspect_onnx_file(*path);
-    std::cout << r.to_text();
-    if (*strict && !r.unsupported.empty())
-      throw Error(*path + ": " + std::to_string(r.unsupported.size()) + " op type(s) would not import");
-  });
+      "fusebox would not import (all of them at once).\nExample: fusebox inspect "
+      "assets/models/transformer_opset17.onnx",
+      inspect_options, run_inspect);
 }
 
 }  // namespace fusebox::cli

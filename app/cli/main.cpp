@@ -4,9 +4,9 @@
 #include <string>
 
 #include "app/cli/commands.h"
-#include "core/base/error.h"
 #include "app/workbench/backends.h"
 #include "app/workbench/settings.h"
+#include "core/base/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,30 +16,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "fusebox 0.1.0");
   fusebox::workbench::register_backends();
-  fusebox::cli::add_run_command(app);
-  fusebox::cli::add_passes_command(app);
-  fusebox::cli::add_plan_command(app);
-  fusebox::cli::add_inspect_command(app);
-  fusebox::cli::add_profile_command(app);
-  fusebox::cli::add_compare_command(app);
-  fusebox::cli::add_machine_command(app);
-  fusebox::cli::add_settings_command(app);
-  fusebox::cli::add_graph_command(app);
-  fusebox::cli::add_check_command(app);
-  fusebox::cli::add_selftest_command(app);
+  for (const fusebox::cli::Command& c : fusebox::cli::commands().entries())
+    c.setup(*app.add_subcommand(c.name, c.help));
   // CLI11 says only "A subcommand is required" for a mistyped command: name it instead.
-  if (argc > 1 && argv[1][0] != '-') {
-    bool known = false;
-    std::string names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      known |= sub->get_name() == argv[1];
-      names += (names.empty() ? "" : ", ") + sub->get_name();
-    }
-    if (!known) {
-      std::fprintf(stderr, "fusebox: error: unknown command '%s' (commands: %s; see fusebox --help)\n", argv[1],
-                   names.c_str());
-      return 2;
-    }
+  const auto& commands = fusebox::cli::commands();
+  if (argc > 1 && argv[1][0] != '-' && !commands.contains(argv[1])) {
+    std::fprintf(stderr,
+                 "fusebox: error: unknown command '%s' (commands: %s; see fusebox --help)\n",
+                 argv[1], fusebox::join(commands.names(), ", ").c_str());
+    return 2;
   }
   try {
     app.parse(argc, argv);

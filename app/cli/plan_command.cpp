@@ -17,7 +17,8 @@ struct PlanArgs {
 };
 
 void plan(const PlanArgs& a) {
-  if (a.width < 8 || a.width > 400) throw Error("--width must be in 8..400, got " + std::to_string(a.width));
+  if (a.width < 8 || a.width > 400)
+    throw Error("--width must be in 8..400, got " + std::to_string(a.width));
   workbench::Settings s = a.settings->resolve();
   workbench::Pipeline pipeline;
   auto r = pipeline.run(s, nullptr, nullptr, workbench::Stage::Plan);
@@ -28,25 +29,30 @@ void plan(const PlanArgs& a) {
     j["nodes"] = graph.nodes.size();
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "model " << s.model << ", " << graph.nodes.size() << " nodes, passes " << s.passes_text() << "\n"
+    std::cout << "model " << s.model << ", " << graph.nodes.size() << " nodes, passes "
+              << s.passes_text() << "\n"
               << r->plan->to_text(graph, a.width);
   }
 }
 
+void plan_options(CLI::App& cmd, PlanArgs& a) {
+  a.settings = std::make_unique<workbench::SettingsFlags>(
+      &cmd, std::set<std::string>{"executor", "capture", "threads", "warmup", "iters",
+                                 "profile_runs", "inputs"});
+  cmd.add_flag("--json", a.json, "print the plan as JSON");
+  cmd.add_option("--width", a.width, "chart width in columns")->capture_default_str();
+}
+
 }  // namespace
 
-void add_plan_command(CLI::App& app) {
-  auto args = std::make_shared<PlanArgs>();
-  CLI::App* cmd = app.add_subcommand(
+Command plan_command() {
+  return make_command<PlanArgs>(
       "plan",
-      "Plan a model's memory: each buffer's offset, size and lifetime, the arena against its lower\n"
+      "Plan a model's memory: each buffer's offset, size and lifetime, the arena against its "
+      "lower\n"
       "bound, and a chart of the arena over the steps.\n"
-      "Example: fusebox plan transformer --planner first_fit --passes none");
-  args->settings = std::make_unique<workbench::SettingsFlags>(
-      cmd, std::set<std::string>{"executor", "capture", "threads", "warmup", "iters", "profile_runs", "inputs"});
-  cmd->add_flag("--json", args->json, "print the plan as JSON");
-  cmd->add_option("--width", args->width, "chart width in columns")->capture_default_str();
-  cmd->callback([args] { plan(*args); });
+      "Example: fusebox plan transformer --planner first_fit --passes none",
+      plan_options, plan);
 }
 
 }  // namespace fusebox::cli

@@ -64,17 +64,25 @@ void profile(const ProfileArgs& a) {
   bool chrome = false, nvtxt = false, sqlite = false;
   for (const std::string& f : split(a.format, ',')) {
     std::string t = trim(f);
-    if (t == "chrome") chrome = true;
-    else if (t == "nvtxt") nvtxt = true;
-    else if (t == "sqlite") sqlite = true;
-    else if (!t.empty()) throw Error("--format: unknown format '" + t + "' (valid: chrome, nvtxt, sqlite)");
+    if (t == "chrome")
+      chrome = true;
+    else if (t == "nvtxt")
+      nvtxt = true;
+    else if (t == "sqlite")
+      sqlite = true;
+    else if (!t.empty())
+      throw Error("--format: unknown format '" + t + "' (valid: chrome, nvtxt, sqlite)");
   }
   profiler::NvtxtTimeBase tb;
-  if (a.nvtxt_timebase == "manual") tb = profiler::NvtxtTimeBase::Manual;
-  else if (a.nvtxt_timebase == "monotonic_raw") tb = profiler::NvtxtTimeBase::ClockMonotonicRaw;
-  else throw Error("--nvtxt-timebase: '" + a.nvtxt_timebase + "' (valid: manual, monotonic_raw)");
+  if (a.nvtxt_timebase == "manual")
+    tb = profiler::NvtxtTimeBase::Manual;
+  else if (a.nvtxt_timebase == "monotonic_raw")
+    tb = profiler::NvtxtTimeBase::ClockMonotonicRaw;
+  else
+    throw Error("--nvtxt-timebase: '" + a.nvtxt_timebase + "' (valid: manual, monotonic_raw)");
   workbench::Settings s = a.settings->resolve();
-  if (s.profile_runs < 1) throw Error("--profile-runs must be >= 1 to profile, got " + std::to_string(s.profile_runs));
+  if (s.profile_runs < 1)
+    throw Error("--profile-runs must be >= 1 to profile, got " + std::to_string(s.profile_runs));
   if (!a.out.empty()) ensure_writable_dir(a.out, "--out");
 
   profiler::NvtxRanges::name_this_thread("fusebox main");
@@ -88,31 +96,38 @@ void profile(const ProfileArgs& a) {
   const profiler::Recording& rec = *r->recording;
   const profiler::Analysis& an = *r->analysis;
   std::cout << "fusebox profile " << s.model << "  (" << rec.label << ")\n"
-            << rec.node_count << " nodes, arena " << format_bytes(static_cast<double>(rec.arena_bytes))
-            << ", " << s.profile_runs << " recorded runs\n\n";
+            << rec.node_count << " nodes, arena "
+            << format_bytes(static_cast<double>(rec.arena_bytes)) << ", " << s.profile_runs
+            << " recorded runs\n\n";
   std::cout << an.to_text(a.top);
   if (a.timeline) std::cout << "\n" << profiler::timeline_text(profiler::build_timeline(rec));
   HookOverhead h = hook_overhead(*r);
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "\nrecorder overhead: %.1f ns per op (fastest run %.1f us with hooks, %.1f us without, %zu ops)\n",
+                "\nrecorder overhead: %.1f ns per op (fastest run %.1f us with hooks, %.1f us "
+                "without, %zu ops)\n",
                 h.per_op_ns(), h.recorded_run_ns / 1e3, h.plain_run_ns / 1e3, h.ops_per_run);
   std::cout << buf;
   if (h.per_op_ns() < 0)
-    std::cout << "  (negative: the hooks cost less than this model's run-to-run noise; on a chain of tiny ops\n"
-                 "   they cost two clock reads and two appends, about 2x the clock read time per op)\n";
+    std::cout
+        << "  (negative: the hooks cost less than this model's run-to-run noise; on a chain of "
+           "tiny ops\n"
+           "   they cost two clock reads and two appends, about 2x the clock read time per op)\n";
   if (!a.out.empty()) {
     const std::string d = a.out + "/";
     rec.save(d + "profile.json");
     write_file_atomically(d + "analysis.json", an.to_json().dump(2) + "\n");
-    std::cout << "\nwrote " << d << "profile.json (recording; `fusebox compare A.json B.json`), " << d << "analysis.json\n";
+    std::cout << "\nwrote " << d << "profile.json (recording; `fusebox compare A.json B.json`), "
+              << d << "analysis.json\n";
     if (chrome) {
       profiler::write_chrome_trace(rec, d + "trace.json");
-      std::cout << "wrote " << d << "trace.json (Chrome trace: ui.perfetto.dev or chrome://tracing)\n";
+      std::cout << "wrote " << d
+                << "trace.json (Chrome trace: ui.perfetto.dev or chrome://tracing)\n";
     }
     if (nvtxt) {
       profiler::write_nvtxt(rec, d + "trace.nvtxt", tb);
-      std::cout << "wrote " << d << "trace.nvtxt (ImportNvtxt --cmd create -n trace.nvtxt -o trace.nsys-rep)\n";
+      std::cout << "wrote " << d
+                << "trace.nvtxt (ImportNvtxt --cmd create -n trace.nvtxt -o trace.nsys-rep)\n";
     }
     if (sqlite) {
       profiler::write_nsys_sqlite(rec, d + "trace.sqlite");
@@ -121,30 +136,35 @@ void profile(const ProfileArgs& a) {
   }
 }
 
-}  // namespace
-
-void add_profile_command(CLI::App& app) {
-  auto args = std::make_shared<ProfileArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "profile",
-      "Record runs op by op: per-op table with roofline classification (compute-, memory- or\n"
-      "overhead-bound), kernel vs dispatch breakdown, and trace files for Perfetto and Nsight.\n"
-      "Example: fusebox profile transformer --passes none --profile-runs 50 --out prof");
+void profile_options(CLI::App& cmd, ProfileArgs& a) {
   workbench::Settings defaults;
   defaults.warmup = 5;
   defaults.iters = 50;         // timed without hooks (the overhead figure's baseline)
   defaults.profile_runs = 50;  // recorded
-  args->settings = std::make_unique<workbench::SettingsFlags>(cmd, std::set<std::string>{}, defaults);
-  cmd->add_option("--out", args->out, "directory for profile.json, analysis.json and the trace files");
-  cmd->add_option("--format", args->format, "trace files to write: chrome,nvtxt,sqlite")->capture_default_str();
-  cmd->add_option("--nvtxt-timebase", args->nvtxt_timebase,
-                  "manual (ImportNvtxt --cmd create) | monotonic_raw (--cmd merge into an nsys capture)")
+  a.settings = std::make_unique<workbench::SettingsFlags>(&cmd, std::set<std::string>{}, defaults);
+  cmd.add_option("--out", a.out, "directory for profile.json, analysis.json and the trace files");
+  cmd.add_option("--format", a.format, "trace files to write: chrome,nvtxt,sqlite")
       ->capture_default_str();
-  cmd->add_option("--top", args->top, "nodes shown in the per-node table")->capture_default_str();
-  cmd->add_flag("--timeline", args->timeline,
-                "print the trace panel's timeline: each track's spans and busy time, each run's range");
-  cmd->add_flag("--refresh-machine", args->refresh_machine, "re-measure the machine roofline first");
-  cmd->callback([args] { profile(*args); });
+  cmd.add_option(
+         "--nvtxt-timebase", a.nvtxt_timebase,
+         "manual (ImportNvtxt --cmd create) | monotonic_raw (--cmd merge into an nsys capture)")
+      ->capture_default_str();
+  cmd.add_option("--top", a.top, "nodes shown in the per-node table")->capture_default_str();
+  cmd.add_flag(
+      "--timeline", a.timeline,
+      "print the trace panel's timeline: each track's spans and busy time, each run's range");
+  cmd.add_flag("--refresh-machine", a.refresh_machine, "re-measure the machine roofline first");
+}
+
+}  // namespace
+
+Command profile_command() {
+  return make_command<ProfileArgs>(
+      "profile",
+      "Record runs op by op: per-op table with roofline classification (compute-, memory- or\n"
+      "overhead-bound), kernel vs dispatch breakdown, and trace files for Perfetto and Nsight.\n"
+      "Example: fusebox profile transformer --passes none --profile-runs 50 --out prof",
+      profile_options, profile);
 }
 
 }  // namespace fusebox::cli

@@ -34,7 +34,8 @@ void run(const RunArgs& a) {
   auto result = pipeline.run(s);
   if (!a.save_outputs.empty())
     for (size_t i = 0; i < result->outputs.size(); ++i)
-      ir::write_npy(a.save_outputs + "/" + file_name_for(result->graph().outputs[i]), result->outputs[i]);
+      ir::write_npy(a.save_outputs + "/" + file_name_for(result->graph().outputs[i]),
+                    result->outputs[i]);
   if (a.json) {
     std::cout << workbench::to_json(*result).dump(2) << "\n";
   } else {
@@ -43,21 +44,23 @@ void run(const RunArgs& a) {
   }
 }
 
-}  // namespace
-
-void add_run_command(CLI::App& app) {
-  auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run",
-      "Build a model, run it many times and report latency, memory and output checksums.\n"
-      "Example: fusebox run transformer --executor eager --iters 50 --json");
+void run_options(CLI::App& cmd, RunArgs& a) {
   workbench::Settings defaults;
   defaults.profile_runs = 0;  // `run` reports latency; `profile` records
-  args->settings = std::make_unique<workbench::SettingsFlags>(cmd, std::set<std::string>{}, defaults);
-  cmd->add_option("--save-outputs", args->save_outputs, "directory to write each output as <name>.npy");
-  cmd->add_flag("--json", args->json, "print the report as one JSON object");
-  cmd->add_flag("--explain", args->explain, "print what each pass rewrote and what almost matched");
-  cmd->callback([args] { run(*args); });
+  a.settings = std::make_unique<workbench::SettingsFlags>(&cmd, std::set<std::string>{}, defaults);
+  cmd.add_option("--save-outputs", a.save_outputs, "directory to write each output as <name>.npy");
+  cmd.add_flag("--json", a.json, "print the report as one JSON object");
+  cmd.add_flag("--explain", a.explain, "print what each pass rewrote and what almost matched");
+}
+
+}  // namespace
+
+Command run_command() {
+  return make_command<RunArgs>(
+      "run",
+      "Build a model, run it many times and report latency, memory and output checksums.\n"
+      "Example: fusebox run transformer --executor eager --iters 50 --json",
+      run_options, run);
 }
 
 }  // namespace fusebox::cli

@@ -20,19 +20,18 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "app/cli/commands.h"
+#include "app/workbench/backends.h"
 #include "app/workbench/model_source.h"
+#include "core/backend/backend.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/backend/backend.h"
-#include "app/workbench/backends.h"
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "core/models/builtin_models.h"
@@ -68,9 +67,15 @@ struct OpCase {
   double atol = kAtol;
 };
 
-Operand f32(ir::Shape s, double lo = -2.0, double hi = 2.0) { return {DType::f32, std::move(s), lo, hi, false}; }
-Operand i64(ir::Shape s, double lo, double hi) { return {DType::i64, std::move(s), lo, hi, false}; }
-Operand weight(ir::Shape s, double lo = -1.0, double hi = 1.0) { return {DType::f32, std::move(s), lo, hi, true}; }
+Operand f32(ir::Shape s, double lo = -2.0, double hi = 2.0) {
+  return {DType::f32, std::move(s), lo, hi, false};
+}
+Operand i64(ir::Shape s, double lo, double hi) {
+  return {DType::i64, std::move(s), lo, hi, false};
+}
+Operand weight(ir::Shape s, double lo = -1.0, double hi = 1.0) {
+  return {DType::f32, std::move(s), lo, hi, true};
+}
 
 // The table: op -> case(s). Shapes are small and odd-sized (tails of vector loops), with
 // broadcasting where the op broadcasts. The looser tolerances are where a device's math may
@@ -103,7 +108,9 @@ const std::vector<OpCase>& op_cases() {
       {"Squeeze", {f32({2, 1, 4})}, R"({"axes": [1]})"},
       {"Unsqueeze", {f32({2, 4})}, R"({"axes": [1]})"},
       {"Transpose", {f32({2, 3, 5})}, R"({"perm": [2, 0, 1]})"},
-      {"Slice", {f32({4, 10})}, R"({"starts": [1, 2], "ends": [3, 9], "axes": [0, 1], "steps": [1, 2]})"},
+      {"Slice",
+       {f32({4, 10})},
+       R"({"starts": [1, 2], "ends": [3, 9], "axes": [0, 1], "steps": [1, 2]})"},
       {"Concat", {f32({2, 3}), f32({2, 5})}, R"({"axis": 1})"},
       {"Gather", {weight({10, 8}), i64({2, 3}, 0, 9)}, R"({"axis": 0})"},
       {"MatMul", {f32({2, 5, 33}), weight({33, 12})}, "{}", kRtol, 1e-3},
@@ -111,20 +118,35 @@ const std::vector<OpCase>& op_cases() {
       {"MatMulAdd", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
       {"FusedBiasRelu", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
       {"FusedBiasGelu", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
-      {"FusedBiasGelu", {f32({3, 33}), weight({33, 8}), weight({8})}, R"({"approximate": "tanh"})", kRtol, 1e-3},
+      {"FusedBiasGelu",
+       {f32({3, 33}), weight({33, 8}), weight({8})},
+       R"({"approximate": "tanh"})",
+       kRtol,
+       1e-3},
       {"FusedBiasTanh", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
       {"FusedBiasSigmoid", {f32({3, 33}), weight({33, 8}), weight({8})}, "{}", kRtol, 1e-3},
-      {"Attention", {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})}, R"({"scale": 0.35})", kRtol, 1e-3},
-      {"Attention", {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})}, R"({"scale": 0.35, "causal": 1})",
-       kRtol, 1e-3},
+      {"Attention",
+       {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})},
+       R"({"scale": 0.35})",
+       kRtol,
+       1e-3},
+      {"Attention",
+       {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8})},
+       R"({"scale": 0.35, "causal": 1})",
+       kRtol,
+       1e-3},
       {"Attention",
        {f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({2, 3, 7, 8}), f32({7, 7}, -4.0, 0.0)},
        R"({"scale": 0.35})",
        kRtol,
        1e-3},
       {"Softmax", {f32({3, 5, 7})}, R"({"axis": -1})"},
-      {"LayerNorm", {f32({2, 5, 16}), weight({16}), weight({16})}, R"({"axis": -1, "epsilon": 1e-5})"},
-      {"SkipLayerNorm", {f32({2, 5, 16}), f32({2, 5, 16}), weight({16}), weight({16})}, R"({"epsilon": 1e-5})"},
+      {"LayerNorm",
+       {f32({2, 5, 16}), weight({16}), weight({16})},
+       R"({"axis": -1, "epsilon": 1e-5})"},
+      {"SkipLayerNorm",
+       {f32({2, 5, 16}), f32({2, 5, 16}), weight({16}), weight({16})},
+       R"({"epsilon": 1e-5})"},
       {"ReduceMean", {f32({2, 5, 16})}, R"({"axes": [-1], "keepdims": 1})"},
   };
   return cases;
@@ -146,12 +168,13 @@ struct Row {
   std::string name;    // the op or the model
   std::string label;   // the case: operand types and attributes, or the model spec
   std::string status;  // "pass", "FAIL", "n/a"
-  bool compared = false;  // outputs of both sides were compared (max_abs and max_rel mean something)
+  bool compared =
+      false;  // outputs of both sides were compared (max_abs and max_rel mean something)
   double max_abs = 0;
   double max_rel = 0;
   double rtol = kRtol;
   double atol = kAtol;
-  std::string detail;  // why it failed or does not apply
+  std::string detail;     // why it failed or does not apply
   double target_us = -1;  // model rows: median latency on the target and on the CPU (-1: not timed)
   double cpu_us = -1;
 };
@@ -191,7 +214,8 @@ ir::Tensor seeded(const Operand& o, std::mt19937& rng) {
     std::uniform_real_distribution<float> d(static_cast<float>(o.lo), static_cast<float>(o.hi));
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
   } else {
-    std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(o.lo), static_cast<int64_t>(o.hi));
+    std::uniform_int_distribution<int64_t> d(static_cast<int64_t>(o.lo),
+                                             static_cast<int64_t>(o.hi));
     for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = d(rng);
   }
   return t;
@@ -236,7 +260,8 @@ ir::Graph op_graph(const OpCase& c, std::vector<ir::Tensor>& inputs) {
 void compare(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& want, Row& row) {
   if (got.size() != want.size()) {
     row.status = "FAIL";
-    row.detail = std::to_string(got.size()) + " outputs, the reference has " + std::to_string(want.size());
+    row.detail =
+        std::to_string(got.size()) + " outputs, the reference has " + std::to_string(want.size());
     return;
   }
   int64_t bad = 0, total = 0;
@@ -246,8 +271,9 @@ void compare(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& 
     const ir::Tensor& w = want[o];
     if (g.dtype() != w.dtype() || g.shape() != w.shape()) {
       row.status = "FAIL";
-      row.detail = "output " + std::to_string(o) + " is " + ir::dtype_name(g.dtype()) + ir::shape_str(g.shape()) +
-                   ", the reference's " + ir::dtype_name(w.dtype()) + ir::shape_str(w.shape());
+      row.detail = "output " + std::to_string(o) + " is " + ir::dtype_name(g.dtype()) +
+                   ir::shape_str(g.shape()) + ", the reference's " + ir::dtype_name(w.dtype()) +
+                   ir::shape_str(w.shape());
       return;
     }
     const bool exact = g.dtype() == DType::i64;
@@ -280,7 +306,8 @@ void compare(const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& 
   row.compared = true;
   if (bad) {
     row.status = "FAIL";
-    row.detail = std::to_string(bad) + " of " + std::to_string(total) + " elements differ; first: " + first;
+    row.detail =
+        std::to_string(bad) + " of " + std::to_string(total) + " elements differ; first: " + first;
   } else {
     row.status = "pass";
   }
@@ -329,8 +356,8 @@ void run_and_compare(const ir::Graph& graph, const std::vector<ir::Tensor>& inpu
 
 // Median latency of `graph` on the target and on the CPU (same executor, passes and threads),
 // timed in interleaved rounds so that drift on the machine hits both sides alike.
-void time_model(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, const exec::SessionOptions& target,
-                Row& row) {
+void time_model(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+                const exec::SessionOptions& target, Row& row) {
   constexpr int kRounds = 15;
   exec::SessionOptions cpu = target;
   cpu.backend = "cpu";
@@ -342,7 +369,8 @@ void time_model(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, c
     for (auto [s, out] : {std::pair{&on_target, &t_target}, std::pair{&on_cpu, &t_cpu}}) {
       const auto t0 = std::chrono::steady_clock::now();
       s->run(inputs);  // returns host tensors: the device work is finished
-      out->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      out->push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
   }
   for (auto* v : {&t_target, &t_cpu}) std::sort(v->begin(), v->end());
@@ -352,8 +380,8 @@ void time_model(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, c
 
 // One run's device activity (after a warm-up run, whose activity is dropped): every kernel must be
 // tied to an op of the graph the session ran.
-void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, const exec::SessionOptions& target,
-                 Row& row) {
+void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+                 const exec::SessionOptions& target, Row& row) {
   try {
     exec::Session s(graph, target);
     s.run(inputs);
@@ -362,11 +390,12 @@ void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs, 
     const std::vector<exec::DeviceActivity> activity = s.backend().take_activity();
     if (activity.empty()) {
       row.status = "n/a";
-      row.detail = "not applicable: backend '" + target.backend + "' recorded no device activity (" +
-                   s.backend().description() + ")";
+      row.detail = "not applicable: backend '" + target.backend +
+                   "' recorded no device activity (" + s.backend().description() + ")";
       return;
     }
-    const exec::KernelCorrelation c = exec::check_kernel_correlation(activity, s.graph().nodes.size());
+    const exec::KernelCorrelation c =
+        exec::check_kernel_correlation(activity, s.graph().nodes.size());
     row.status = c.ok() ? "pass" : "FAIL";
     row.detail = c.summary();
   } catch (const std::exception& e) {
@@ -379,12 +408,13 @@ struct SelftestArgs {
   std::string backend = "cpu";
   bool json = false;
   std::vector<std::string> without_case;  // hidden: pretend these ops have no case (for tests)
-  double rtol = -1;                        // >= 0: every row's, instead of the table's
+  double rtol = -1;                       // >= 0: every row's, instead of the table's
   double atol = -1;
 };
 
 // The cases of `op` in the table (empty: no self-test case), minus those `without` names.
-std::vector<const OpCase*> selftest_cases_for(const std::string& op, const std::set<std::string>& without) {
+std::vector<const OpCase*> selftest_cases_for(const std::string& op,
+                                              const std::set<std::string>& without) {
   std::vector<const OpCase*> out;
   if (without.count(op)) return out;
   for (const OpCase& c : op_cases())
@@ -451,7 +481,8 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
       check_trace(g, inputs, model_target, trace);
     } catch (const std::exception& e) {
       row.status = capture.status = trace.status = "FAIL";
-      row.detail = capture.detail = trace.detail = std::string("the model could not be built: ") + e.what();
+      row.detail = capture.detail = trace.detail =
+          std::string("the model could not be built: ") + e.what();
     }
     rows.push_back(row);
     rows.push_back(capture);
@@ -467,16 +498,18 @@ std::string fmt_err(const Row& r, double value) {
   return buf;
 }
 
-void print_text(const std::vector<Row>& rows, const std::string& target, const std::string& description) {
+void print_text(const std::vector<Row>& rows, const std::string& target,
+                const std::string& description) {
   size_t wn = 4, wl = 4;
   for (const Row& r : rows) {
     wn = std::max(wn, r.name.size());
     wl = std::max(wl, std::min<size_t>(r.label.size(), 60));
   }
-  std::printf("selftest: backend '%s' (%s), compiled executor, against cpu, eager executor, passes none\n",
-              target.c_str(), description.c_str());
-  std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", "kind", static_cast<int>(wn), "name", static_cast<int>(wl),
-              "case", "result", "max abs", "max rel", "detail");
+  std::printf(
+      "selftest: backend '%s' (%s), compiled executor, against cpu, eager executor, passes none\n",
+      target.c_str(), description.c_str());
+  std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", "kind", static_cast<int>(wn), "name",
+              static_cast<int>(wl), "case", "result", "max abs", "max rel", "detail");
   int pass = 0, fail = 0, na = 0;
   for (const Row& r : rows) {
     std::string label = r.label.size() > 60 ? r.label.substr(0, 57) + "..." : r.label;
@@ -486,15 +519,16 @@ void print_text(const std::vector<Row>& rows, const std::string& target, const s
       std::snprintf(buf, sizeof buf, "%.1f us here, %.1f us on cpu", r.target_us, r.cpu_us);
       detail = detail.empty() ? buf : detail + "; " + buf;
     }
-    std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", r.kind.c_str(), static_cast<int>(wn), r.name.c_str(),
-                static_cast<int>(wl), label.c_str(), r.status.c_str(), fmt_err(r, r.max_abs).c_str(), fmt_err(r, r.max_rel).c_str(),
-                detail.c_str());
+    std::printf("%-8s %-*s %-*s %-6s %-9s %-9s %s\n", r.kind.c_str(), static_cast<int>(wn),
+                r.name.c_str(), static_cast<int>(wl), label.c_str(), r.status.c_str(),
+                fmt_err(r, r.max_abs).c_str(), fmt_err(r, r.max_rel).c_str(), detail.c_str());
     (r.status == "pass" ? pass : r.status == "n/a" ? na : fail)++;
   }
   std::printf("%d passed, %d failed, %d not applicable\n", pass, fail, na);
 }
 
-nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, const std::string& description) {
+nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target,
+                       const std::string& description) {
   nlohmann::json j;
   j["backend"] = target;
   j["description"] = description;
@@ -503,12 +537,15 @@ nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, 
   j["rows"] = nlohmann::json::array();
   int pass = 0, fail = 0, na = 0;
   for (const Row& r : rows) {
-    nlohmann::json x = {{"kind", r.kind}, {"name", r.name},  {"case", r.label}, {"status", r.status},
-                        {"rtol", r.rtol}, {"atol", r.atol}, {"detail", r.detail}};
+    nlohmann::json x = {{"kind", r.kind},     {"name", r.name}, {"case", r.label},
+                        {"status", r.status}, {"rtol", r.rtol}, {"atol", r.atol},
+                        {"detail", r.detail}};
     // null where nothing was compared, and for an infinite error (a NaN or infinity on one side
     // only: the detail names the element), which JSON cannot write.
-    x["max_abs"] = r.compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
-    x["max_rel"] = r.compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
+    x["max_abs"] =
+        r.compared && std::isfinite(r.max_abs) ? nlohmann::json(r.max_abs) : nlohmann::json();
+    x["max_rel"] =
+        r.compared && std::isfinite(r.max_rel) ? nlohmann::json(r.max_rel) : nlohmann::json();
     if (r.target_us >= 0) {
       x["latency_us"] = r.target_us;
       x["cpu_latency_us"] = r.cpu_us;
@@ -522,17 +559,31 @@ nlohmann::json to_json(const std::vector<Row>& rows, const std::string& target, 
   return j;
 }
 
-}  // namespace
+void run_selftest(const SelftestArgs& a) {
+  workbench::register_backends();
+  exec::BackendRegistry& registry = exec::BackendRegistry::instance();
+  // The backend field's names (the settings table's); the message keeps selftest's wording,
+  // "(did you mean 'cpu'?)" without the list, which tests/cli/selftest_test.cpp pins.
+  const std::vector<std::string> known = workbench::setting_field("backend").choices;
+  if (std::find(known.begin(), known.end(), a.backend) == known.end())
+    throw Error("--backend: unknown backend '" + a.backend + "' (" + suggest(a.backend, known) +
+                ")");
+  // Throws the backend's own sentence when it cannot run here (main exits 2 with it).
+  std::unique_ptr<exec::Backend> backend = registry.create(a.backend);
+  const std::vector<Row> rows = run_selftest(a, *backend);
+  if (a.json)
+    std::cout << to_json(rows, a.backend, backend->description()).dump(2) << "\n";
+  else
+    print_text(rows, a.backend, backend->description());
+  std::cout.flush();
+  std::fflush(stdout);
+  for (const Row& r : rows)
+    if (r.status == "FAIL") throw CommandFailed{1};
+}
 
-void add_selftest_command(CLI::App& app) {
-  auto args = std::make_shared<SelftestArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "selftest",
-      "Run every op the backend has a kernel for and every builtin model on it and on the CPU\n"
-      "(eager executor, passes none), and print whether their outputs agree (exit 1 if any does not).\n"
-      "Example: fusebox selftest --backend cuda");
-  cmd->add_option("--backend", args->backend, "backend to test")->capture_default_str();
-  cmd->add_flag("--json", args->json, "print the table as JSON");
+void selftest_options(CLI::App& cmd, SelftestArgs& a) {
+  cmd.add_option("--backend", a.backend, "backend to test")->capture_default_str();
+  cmd.add_flag("--json", a.json, "print the table as JSON");
   const CLI::Validator non_negative(
       [](std::string& text) -> std::string {
         double v = -1;
@@ -543,32 +594,26 @@ void add_selftest_command(CLI::App& app) {
         return v >= 0 && std::isfinite(v) ? "" : "expected a number >= 0, got \"" + text + "\"";
       },
       "NUMBER >= 0");
-  cmd->add_option("--rtol", args->rtol, "relative tolerance for every row (default: each op's, 1e-3 for most)")
+  cmd.add_option("--rtol", a.rtol,
+                 "relative tolerance for every row (default: each op's, 1e-3 for most)")
       ->check(non_negative);
-  cmd->add_option("--atol", args->atol, "absolute tolerance for every row (default: each op's, 1e-4 for most)")
+  cmd.add_option("--atol", a.atol,
+                 "absolute tolerance for every row (default: each op's, 1e-4 for most)")
       ->check(non_negative);
-  cmd->add_option("--without-case", args->without_case, "treat OP as having no self-test case (tests)")
+  cmd.add_option("--without-case", a.without_case, "treat OP as having no self-test case (tests)")
       ->group("");
-  cmd->callback([args] {
-    workbench::register_backends();
-    exec::BackendRegistry& registry = exec::BackendRegistry::instance();
-    // The backend field's names (the settings table's); the message keeps selftest's wording,
-    // "(did you mean 'cpu'?)" without the list, which tests/cli/selftest_test.cpp pins.
-    const std::vector<std::string> known = workbench::setting_field("backend").choices;
-    if (std::find(known.begin(), known.end(), args->backend) == known.end())
-      throw Error("--backend: unknown backend '" + args->backend + "' (" + suggest(args->backend, known) + ")");
-    // Throws the backend's own sentence when it cannot run here (main exits 2 with it).
-    std::unique_ptr<exec::Backend> backend = registry.create(args->backend);
-    const std::vector<Row> rows = run_selftest(*args, *backend);
-    if (args->json)
-      std::cout << to_json(rows, args->backend, backend->description()).dump(2) << "\n";
-    else
-      print_text(rows, args->backend, backend->description());
-    std::cout.flush();
-    std::fflush(stdout);
-    for (const Row& r : rows)
-      if (r.status == "FAIL") throw CommandFailed{1};
-  });
+}
+
+}  // namespace
+
+Command selftest_command() {
+  return make_command<SelftestArgs>(
+      "selftest",
+      "Run every op the backend has a kernel for and every builtin model on it and on the CPU\n"
+      "(eager executor, passes none), and print whether their outputs agree (exit 1 if any does "
+      "not).\n"
+      "Example: fusebox selftest --backend cuda",
+      selftest_options, run_selftest);
 }
 
 }  // namespace fusebox::cli

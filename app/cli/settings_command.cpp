@@ -14,24 +14,30 @@ struct SettingsArgs {
   bool json = false;
 };
 
+void run_settings(const SettingsArgs& a) {
+  if (a.json)
+    std::cout << workbench::to_json(a.settings->resolve()).dump(2) << "\n";
+  else
+    std::cout << workbench::settings_help();
+}
+
+void settings_options(CLI::App& cmd, SettingsArgs& a) {
+  // No MODEL positional here: --set model=... or the file gives one.
+  a.settings = std::make_unique<workbench::SettingsFlags>(&cmd, std::set<std::string>{"model"});
+  cmd.add_flag("--json", a.json, "print the resolved settings as JSON");
+}
+
 }  // namespace
 
-void add_settings_command(CLI::App& app) {
-  auto args = std::make_shared<SettingsArgs>();
-  CLI::App* cmd = app.add_subcommand(
+Command settings_command() {
+  return make_command<SettingsArgs>(
       "settings",
-      "List every setting (the keys of --settings FILE.json, --set KEY=VALUE and compare's --a/--b),\n"
+      "List every setting (the keys of --settings FILE.json, --set KEY=VALUE and compare's "
+      "--a/--b),\n"
       "or with --json print the settings the other options resolve to, as a file to start from.\n"
-      "Example: fusebox settings --json --planner first_fit --set passes.fuse_patterns=off > s.json");
-  // No MODEL positional here: --set model=... or the file gives one.
-  args->settings = std::make_unique<workbench::SettingsFlags>(cmd, std::set<std::string>{"model"});
-  cmd->add_flag("--json", args->json, "print the resolved settings as JSON");
-  cmd->callback([args] {
-    if (args->json)
-      std::cout << workbench::to_json(args->settings->resolve()).dump(2) << "\n";
-    else
-      std::cout << workbench::settings_help();
-  });
+      "Example: fusebox settings --json --planner first_fit --set passes.fuse_patterns=off > "
+      "s.json",
+      settings_options, run_settings);
 }
 
 }  // namespace fusebox::cli
