@@ -14,6 +14,14 @@
 
 namespace fusebox::passes {
 
+// Builtin patterns, one file each, in the order they are tried: a new pattern is its file and a
+// row in each list.
+void register_gelu_fusion(FusionRegistry& registry);            // erf GELU -> Gelu
+void register_layernorm_fusion(FusionRegistry& registry);       // decomposed LayerNorm -> LayerNorm
+void register_skip_layernorm_fusion(FusionRegistry& registry);  // Add -> LayerNorm -> SkipLayerNorm
+void register_attention_fusion(FusionRegistry& registry);       // MatMul Softmax MatMul -> Attention
+void register_matmul_bias_fusions(FusionRegistry& registry);    // -> FusedBiasRelu, MatMulAdd
+
 FusionRegistry& FusionRegistry::instance() {
   static FusionRegistry* registry = [] {
     auto* r = new FusionRegistry();

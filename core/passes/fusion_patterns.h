@@ -63,13 +63,6 @@ inline void register_fusion(FusionPattern pattern) {
   FusionRegistry::instance().add(std::move(pattern));
 }
 
-// Builtin patterns, in the order they are tried.
-void register_gelu_fusion(FusionRegistry& registry);            // erf GELU -> Gelu
-void register_layernorm_fusion(FusionRegistry& registry);       // decomposed LayerNorm -> LayerNorm
-void register_skip_layernorm_fusion(FusionRegistry& registry);  // Add -> LayerNorm -> SkipLayerNorm
-void register_attention_fusion(FusionRegistry& registry);     // MatMul Softmax MatMul -> Attention
-void register_matmul_bias_fusions(FusionRegistry& registry);  // -> FusedBiasRelu, MatMulAdd
-
 // Matching helpers.
 // For a binary node, the operand produced by a node of `op`: (producer index, other operand).
 // Tries operand 0 first. Empty when neither operand comes from `op`.

@@ -13,6 +13,14 @@
 
 namespace fusebox::passes {
 
+// Builtin passes, one file each, in pipeline order: a new pass is its file and a row in each list.
+void register_absorb_matmul(PassRegistry& registry);
+void register_constant_fold(PassRegistry& registry);
+void register_fuse_patterns(PassRegistry& registry);
+void register_absorb_layout(PassRegistry& registry);
+void register_fuse_elementwise(PassRegistry& registry);
+void register_dce(PassRegistry& registry);
+
 PassRegistry& PassRegistry::instance() {
   static PassRegistry* registry = [] {
     auto* r = new PassRegistry();

@@ -126,12 +126,4 @@ inline constexpr int kMaxFixedPointIterations = 10;
 PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
                      const PassContext& ctx);
 
-// Builtin passes, one file each, in pipeline order.
-void register_absorb_matmul(PassRegistry& registry);
-void register_constant_fold(PassRegistry& registry);
-void register_fuse_patterns(PassRegistry& registry);
-void register_absorb_layout(PassRegistry& registry);
-void register_fuse_elementwise(PassRegistry& registry);
-void register_dce(PassRegistry& registry);
-
 }  // namespace fusebox::passes
