@@ -21,6 +21,7 @@ const char* device_category(exec::ActivityKind k) {
     case exec::ActivityKind::Memcpy: return "gpu_memcpy";
     case exec::ActivityKind::Memset: return "gpu_memset";
     case exec::ActivityKind::Runtime: return "cuda_runtime";
+    case exec::ActivityKind::Sync: return "cuda_sync";
   }
   return "kernel";
 }

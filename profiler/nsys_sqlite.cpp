@@ -335,6 +335,8 @@ void fill(Db& db, const Recording& r) {
                    V(gtid(a.thread_id ? int64_t{a.thread_id} : int64_t{r.main_tid})), V(a.correlation_id),
                    V(sid(a.name)), V(0), V()});
         break;
+      case exec::ActivityKind::Sync:
+        break;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: written with the nsys importer (issue 21)
     }
   }
   for (const auto& [d, seen] : devices) {

@@ -30,6 +30,7 @@ const char* span_kind_name(SpanKind kind) {
     case SpanKind::Stage: return "stage";
     case SpanKind::Run: return "run";
     case SpanKind::Op: return "op";
+    case SpanKind::Range: return "range";
   }
   return "?";
 }
@@ -251,6 +252,7 @@ nlohmann::json Recording::to_json() const {
   json j;
   j["format"] = "fusebox-recording";
   j["version"] = 1;
+  j["source"] = source;
   j["model"] = model;
   j["label"] = label;
   j["backend"] = backend;
@@ -288,8 +290,15 @@ nlohmann::json Recording::to_json() const {
                   {"correlation_id", a.correlation_id}, {"thread_id", a.thread_id},
                   {"grid", {a.grid[0], a.grid[1], a.grid[2]}}, {"block", {a.block[0], a.block[1], a.block[2]}},
                   {"shared_memory", a.shared_memory}, {"registers", a.registers}, {"bytes", a.bytes},
-                  {"copy_kind", a.copy_kind}, {"node_index", a.node_index}});
+                  {"copy_kind", a.copy_kind}, {"src_kind", a.src_kind}, {"dst_kind", a.dst_kind},
+                  {"node_index", a.node_index}});
   j["device"] = dj;
+  json gj = json::array();
+  for (const GpuInfo& g : gpus)
+    gj.push_back({{"device", g.device}, {"name", g.name}, {"sm_count", g.sm_count},
+                  {"compute", {g.compute_major, g.compute_minor}}, {"memory_bytes", g.memory_bytes},
+                  {"memory_bandwidth_bps", g.memory_bandwidth_bps}});
+  j["gpus"] = gj;
   return j;
 }
 
@@ -299,6 +308,7 @@ Recording Recording::from_json(const nlohmann::json& j) {
                 "`fusebox profile --out DIR` writes DIR/profile.json)");
   Recording r;
   try {
+    r.source = j.value("source", std::string("fusebox"));
     r.model = j.at("model").get<std::string>();
     r.label = j.value("label", "");
     r.backend = j.value("backend", "");
@@ -330,7 +340,7 @@ Recording Recording::from_json(const nlohmann::json& j) {
     for (const auto& s : j.at("spans")) {
       Span sp;
       int kind = s.at(0).get<int>();
-      if (kind < 0 || kind > 2) throw Error("bad span kind " + std::to_string(kind));
+      if (kind < 0 || kind > static_cast<int>(SpanKind::Range)) throw Error("bad span kind " + std::to_string(kind));
       sp.kind = static_cast<SpanKind>(kind);
       sp.name = s.at(1).get<std::string>();
       sp.start_ns = s.at(2).get<int64_t>();
@@ -345,7 +355,10 @@ Recording Recording::from_json(const nlohmann::json& j) {
     for (const auto& c : j.at("arena_live")) r.arena_live.push_back({c.at(0).get<int64_t>(), c.at(1).get<int32_t>(), c.at(2).get<double>()});
     for (const auto& d : j.value("device", nlohmann::json::array())) {
       exec::DeviceActivity a;
-      a.kind = static_cast<exec::ActivityKind>(d.at("kind").get<int>());
+      const int kind = d.at("kind").get<int>();
+      if (kind < 0 || kind > static_cast<int>(exec::ActivityKind::Sync))
+        throw Error("bad device activity kind " + std::to_string(kind));
+      a.kind = static_cast<exec::ActivityKind>(kind);
       a.name = d.at("name").get<std::string>();
       a.start_ns = d.at("start_ns").get<int64_t>();
       a.end_ns = d.at("end_ns").get<int64_t>();
@@ -361,8 +374,21 @@ Recording Recording::from_json(const nlohmann::json& j) {
       a.registers = d.value("registers", 0);
       a.bytes = d.value("bytes", uint64_t{0});
       a.copy_kind = d.value("copy_kind", uint8_t{0});
+      a.src_kind = d.value("src_kind", uint8_t{0});
+      a.dst_kind = d.value("dst_kind", uint8_t{0});
       a.node_index = d.value("node_index", -1);
       r.device.push_back(std::move(a));
+    }
+    for (const auto& g : j.value("gpus", nlohmann::json::array())) {
+      GpuInfo info;
+      info.device = g.at("device").get<int32_t>();
+      info.name = g.value("name", std::string());
+      info.sm_count = g.value("sm_count", 0);
+      info.compute_major = g.at("compute").at(0).get<int32_t>();
+      info.compute_minor = g.at("compute").at(1).get<int32_t>();
+      info.memory_bytes = g.value("memory_bytes", uint64_t{0});
+      info.memory_bandwidth_bps = g.value("memory_bandwidth_bps", 0.0);
+      r.gpus.push_back(std::move(info));
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad fusebox recording: ") + e.what());

@@ -29,8 +29,11 @@ int64_t now_ns();
 // The calling thread's kernel id (cached per thread).
 int32_t current_tid();
 
-enum class SpanKind : uint8_t { Stage, Run, Op };
-const char* span_kind_name(SpanKind kind);  // "stage", "run", "op"
+// Stage, Run and Op come from a session. Range is an NVTX range or user annotation of a recorded
+// trace (kineto's user_annotation, nsys's NVTX_EVENTS); a recorded trace's host ops (kineto's
+// cpu_op) are Op spans that name no node (node = -1).
+enum class SpanKind : uint8_t { Stage, Run, Op, Range };
+const char* span_kind_name(SpanKind kind);  // "stage", "run", "op", "range"
 
 // What the profiler knows about one graph node.
 struct NodeInfo {
@@ -61,8 +64,22 @@ struct CounterSample {
   double value = 0;
 };
 
+// A GPU the recording ran on, as its trace describes it (kineto's deviceProperties, nsys's
+// TARGET_INFO_GPU). Zero where the trace does not say.
+struct GpuInfo {
+  int32_t device = 0;
+  std::string name;  // "NVIDIA A100-SXM4-40GB"
+  int32_t sm_count = 0;
+  int32_t compute_major = 0, compute_minor = 0;
+  uint64_t memory_bytes = 0;
+  double memory_bandwidth_bps = 0;  // bytes per second
+};
+
 // A whole recording, self-contained (it can be saved, loaded, exported and compared later).
 struct Recording {
+  // "fusebox" for a session this program recorded; "kineto" or "nsys" for a trace read from
+  // another tool's file (then `model` is the file, and nodes, arena and label are empty).
+  std::string source = "fusebox";
   std::string model;
   std::string label;  // "passes=all executor=compiled threads=1 ..." : the configuration
   std::string backend, executor, passes, planner;
@@ -77,7 +94,8 @@ struct Recording {
   std::vector<NodeInfo> nodes;    // parallel to the session's graph nodes
   std::vector<Span> spans;        // ordered by start time, parents before children
   std::vector<CounterSample> arena_live;  // counter track "arena live bytes"
-  std::vector<exec::DeviceActivity> device;  // from Backend::take_activity()
+  std::vector<exec::DeviceActivity> device;  // from Backend::take_activity() or a trace file
+  std::vector<GpuInfo> gpus;                 // what the trace says about its GPUs
 
   nlohmann::json to_json() const;
   static Recording from_json(const nlohmann::json& j);  // throws fusebox::Error on a bad file

@@ -39,6 +39,7 @@ TimelineItemKind item_kind(SpanKind kind) {
     case SpanKind::Stage: return TimelineItemKind::Stage;
     case SpanKind::Run: return TimelineItemKind::Run;
     case SpanKind::Op: return TimelineItemKind::Op;
+    case SpanKind::Range: return TimelineItemKind::Range;
   }
   return TimelineItemKind::Op;
 }
@@ -49,6 +50,7 @@ TimelineItemKind item_kind(exec::ActivityKind kind) {
     case exec::ActivityKind::Memcpy: return TimelineItemKind::Memcpy;
     case exec::ActivityKind::Memset: return TimelineItemKind::Memset;
     case exec::ActivityKind::Runtime: return TimelineItemKind::Runtime;
+    case exec::ActivityKind::Sync: return TimelineItemKind::Sync;
   }
   return TimelineItemKind::Kernel;
 }
@@ -192,7 +194,8 @@ class Builder {
 
 bool is_device_item(TimelineItemKind kind) {
   return kind == TimelineItemKind::Kernel || kind == TimelineItemKind::Memcpy ||
-         kind == TimelineItemKind::Memset || kind == TimelineItemKind::Runtime;
+         kind == TimelineItemKind::Memset || kind == TimelineItemKind::Runtime ||
+         kind == TimelineItemKind::Sync;
 }
 
 size_t TimelineTrack::span_count() const {

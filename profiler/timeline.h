@@ -22,8 +22,9 @@
 
 namespace fusebox::profiler {
 
-enum class TimelineItemKind : uint8_t { Stage, Run, Op, Kernel, Memcpy, Memset, Runtime };
-// Kernel, Memcpy, Memset and Runtime items index recording.device; the others recording.spans.
+enum class TimelineItemKind : uint8_t { Stage, Run, Op, Range, Kernel, Memcpy, Memset, Runtime, Sync };
+// Kernel, Memcpy, Memset, Runtime and Sync items index recording.device; the others
+// recording.spans.
 bool is_device_item(TimelineItemKind kind);
 
 // One bar.

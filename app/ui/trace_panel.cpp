@@ -37,6 +37,7 @@ constexpr ImU32 kKernelColor = IM_COL32(96, 178, 104, 255);
 constexpr ImU32 kMemcpyColor = IM_COL32(214, 142, 60, 255);
 constexpr ImU32 kMemsetColor = IM_COL32(206, 192, 72, 255);
 constexpr ImU32 kRuntimeColor = IM_COL32(124, 124, 136, 255);
+constexpr ImU32 kSyncColor = IM_COL32(200, 72, 72, 255);  // the host held: red
 constexpr ImU32 kCounterFill = IM_COL32(70, 170, 190, 200);
 constexpr ImU32 kCounterTop = IM_COL32(140, 225, 240, 255);
 constexpr ImU32 kHoverEdge = IM_COL32(255, 255, 255, 255);
@@ -77,7 +78,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return out + "]";
 }
 
-const char* activity_kind_name(exec::ActivityKind kind) {
+const char* activity_label(exec::ActivityKind kind) {
   switch (kind) {
     case exec::ActivityKind::Kernel:
       return "kernel";
@@ -87,6 +88,8 @@ const char* activity_kind_name(exec::ActivityKind kind) {
       return "memset";
     case exec::ActivityKind::Runtime:
       return "CUDA API call";
+    case exec::ActivityKind::Sync:
+      return "synchronisation";
   }
   return "?";
 }
@@ -127,7 +130,7 @@ void device_tooltip(const profiler::Recording& rec, const profiler::TimelineItem
                     double range_t0) {
   const exec::DeviceActivity& a = rec.device[static_cast<size_t>(it.index)];
   ImGui::TextUnformatted(a.name.c_str());
-  ImGui::TextDisabled("%s, GPU %d stream %d", activity_kind_name(a.kind), a.device, a.stream);
+  ImGui::TextDisabled("%s, GPU %d stream %d", activity_label(a.kind), a.device, a.stream);
   ImGui::Text("duration %s, starts at %s", format_ns(it.t1 - it.t0).c_str(),
               format_ns(it.t0 - range_t0).c_str());
   if (a.kind == exec::ActivityKind::Kernel)
@@ -179,7 +182,8 @@ void TracePanel::rebuild(const workbench::RunResult& result) {
 ImU32 TracePanel::color_of(const profiler::TimelineItem& it) const {
   const bool known_node = it.node >= 0 && static_cast<size_t>(it.node) < node_color_.size();
   switch (it.kind) {
-    case profiler::TimelineItemKind::Stage: return kStageColor;
+    case profiler::TimelineItemKind::Stage:
+    case profiler::TimelineItemKind::Range: return kStageColor;
     case profiler::TimelineItemKind::Run: return kRunColor;
     case profiler::TimelineItemKind::Op:
       return known_node ? node_color_[static_cast<size_t>(it.node)] : kRuntimeColor;
@@ -188,6 +192,7 @@ ImU32 TracePanel::color_of(const profiler::TimelineItem& it) const {
     case profiler::TimelineItemKind::Memcpy: return kMemcpyColor;
     case profiler::TimelineItemKind::Memset: return kMemsetColor;
     case profiler::TimelineItemKind::Runtime: return kRuntimeColor;
+    case profiler::TimelineItemKind::Sync: return kSyncColor;
   }
   return kRuntimeColor;
 }

@@ -8,6 +8,28 @@ namespace {
 constexpr size_t kNamedUncorrelated = 3;
 }  // namespace
 
+const char* activity_kind_name(ActivityKind kind) {
+  switch (kind) {
+    case ActivityKind::Kernel: return "kernel";
+    case ActivityKind::Memcpy: return "memcpy";
+    case ActivityKind::Memset: return "memset";
+    case ActivityKind::Runtime: return "runtime";
+    case ActivityKind::Sync: return "sync";
+  }
+  return "?";
+}
+
+const char* copy_kind_name(uint8_t copy_kind) {
+  static const char* const kNames[] = {"HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  return copy_kind >= 1 && copy_kind <= 10 ? kNames[copy_kind - 1] : "?";
+}
+
+const char* memory_kind_name(uint8_t memory_kind) {
+  static const char* const kNames[] = {"unknown", "pageable", "pinned", "device",
+                                       "array",   "managed",  "device static", "managed static"};
+  return memory_kind <= 7 ? kNames[memory_kind] : "?";
+}
+
 KernelCorrelation check_kernel_correlation(const std::vector<DeviceActivity>& activity, size_t node_count) {
   KernelCorrelation c;
   std::set<int32_t> nodes;

@@ -9,7 +9,18 @@
 
 namespace fusebox::exec {
 
-enum class ActivityKind : uint8_t { Kernel, Memcpy, Memset, Runtime };
+// Runtime is a host-side API call (runtime or driver API: cudaLaunchKernel, cuLaunchKernelEx...);
+// Sync is the time a device, stream or event synchronisation held the host (CUPTI's
+// SYNCHRONIZATION records, kineto's cuda_sync), kept on its stream's track.
+enum class ActivityKind : uint8_t { Kernel, Memcpy, Memset, Runtime, Sync };
+const char* activity_kind_name(ActivityKind kind);  // "kernel", "memcpy", "memset", "runtime", "sync"
+
+// CUPTI's copy kinds (CUpti_ActivityMemcpyKind 1..10): "HtoD", "DtoH", ... "PtoP"; "?" for others.
+const char* copy_kind_name(uint8_t copy_kind);
+// CUPTI's memory kinds (CUpti_ActivityMemoryKind 0..7): "unknown", "pageable", "pinned",
+// "device", "array", "managed", "device static", "managed static"; "?" for others.
+const char* memory_kind_name(uint8_t memory_kind);
+constexpr uint8_t kMemoryKindPageable = 1;
 
 struct DeviceActivity {
   ActivityKind kind = ActivityKind::Kernel;
@@ -27,6 +38,8 @@ struct DeviceActivity {
   int32_t registers = 0;
   uint64_t bytes = 0;       // Memcpy/Memset records
   uint8_t copy_kind = 0;    // CUPTI_ACTIVITY_MEMCPY_KIND_* for Memcpy records
+  uint8_t src_kind = 0;     // CUPTI_ACTIVITY_MEMORY_KIND_* of a copy's source and destination
+  uint8_t dst_kind = 0;     //   (0 = unknown; 1 = pageable host memory: a staged, slower copy)
   int32_t node_index = -1;  // graph node whose range launched it, when known
 };
 

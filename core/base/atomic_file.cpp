@@ -1,5 +1,6 @@
 #include "core/base/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,7 +45,15 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   write_file_atomically(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error("cannot read '" + path + "': not a regular file (" +
+                (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket") + ")");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    throw Error("cannot read '" + path + "': " + std::to_string(st.st_size) + " bytes, more than the " +
+                std::to_string(max_bytes) + " allowed");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream s;

@@ -22,10 +22,9 @@ void check_times(uint64_t start, uint64_t end, const std::string& what) {
 }  // namespace
 
 std::string memcpy_kind_name(uint8_t copy_kind) {
-  static const char* const kNames[] = {"HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
   if (copy_kind < 1 || copy_kind > 10)
     throw Error("unknown CUPTI memcpy kind " + std::to_string(copy_kind) + " (valid: 1..10)");
-  return kNames[copy_kind - 1];
+  return exec::copy_kind_name(copy_kind);
 }
 
 exec::DeviceActivity to_activity(const CUpti_ActivityKernel10& k, const CuptiClock& clock) {
@@ -64,6 +63,8 @@ exec::DeviceActivity to_activity(const CUpti_ActivityMemcpy6& m, const CuptiCloc
   a.correlation_id = m.correlationId;
   a.bytes = m.bytes;
   a.copy_kind = m.copyKind;
+  a.src_kind = m.srcKind;
+  a.dst_kind = m.dstKind;
   return a;
 }
 

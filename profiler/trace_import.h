@@ -1,0 +1,54 @@
+#pragma once
+// Traces other tools recorded on real GPUs, read into the Recording our own profiler produces,
+// so the timeline, the analysis, the exports and the window treat them as a live run:
+//   - PyTorch profiler (kineto) Chrome-trace JSON, plain or gzip'd, every layout PyTorch wrote
+//     (cat kernel/Kernel, gpu_memcpy, gpu_memset, cuda_runtime/Runtime, cuda_driver, cuda_sync,
+//     cpu_op, user_annotation, ac2g flows, deviceProperties), and our own Chrome-trace export;
+//   - Nsight Systems SQLite exports (`nsys export --type sqlite`): CUPTI_ACTIVITY_KIND_KERNEL /
+//     MEMCPY / MEMSET / RUNTIME / SYNCHRONIZATION, NVTX_EVENTS, StringIds, TARGET_INFO_GPU,
+//     ThreadNames; and our own SQLite export.
+//
+// What lands where in the Recording (source "kineto" or "nsys", model = the file's path):
+//   host ops (cpu_op)               -> Span{Op, node -1} on their thread, depth by nesting
+//   NVTX ranges, user annotations   -> Span{Range}
+//   runtime and driver API calls    -> DeviceActivity{Runtime}, thread_id = host thread
+//   kernels, copies, memsets, syncs -> DeviceActivity{Kernel, Memcpy, Memset, Sync} on
+//                                      (device, stream), correlation_id tying each to its launch
+//   GPU properties                  -> Recording::gpus
+// Times become integer nanoseconds; origin_ns is the earliest event. Our own exports read back
+// to the recording they were written from (export, import, export again gives the same file).
+//
+// Errors (fusebox::Error) name the file and, for a bad event, which one: a truncated .gz, JSON
+// that is not a trace, a SQLite file without CUPTI or NVTX tables. Events that cannot be used
+// (a negative duration, a kernel without a correlation id where one is needed) are skipped and
+// counted in the report's warnings, never guessed at.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "profiler/recorder.h"
+
+namespace fusebox::profiler {
+
+struct ImportReport {
+  std::string format;               // "kineto" or "nsys"
+  size_t events = 0;                // events (rows) read
+  size_t skipped = 0;               // of those, not used
+  std::vector<std::string> warnings;  // one line per kind of skipped event, with its count
+};
+
+// The largest trace file read (compressed or not): a bigger one is refused, naming its size.
+constexpr size_t kMaxTraceBytes = size_t{4} << 30;
+
+Recording import_kineto(const std::string& path, ImportReport* report = nullptr);
+Recording import_nsys_sqlite(const std::string& path, ImportReport* report = nullptr);
+
+// By content, not by name: gzip or JSON -> kineto, "SQLite format 3" -> nsys; anything else is
+// an error naming the file and the formats it can read.
+Recording import_trace(const std::string& path, ImportReport* report = nullptr);
+
+// Whether `path` starts like a trace import_trace reads (so "open" can tell a trace from a model
+// or a scenario without throwing). False for unreadable files.
+bool looks_like_trace(const std::string& path);
+
+}  // namespace fusebox::profiler
