@@ -16,6 +16,7 @@
 #include "core/base/error.h"
 #include "core/backend/backend.h"
 #include "core/backend/plugin.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox::exec {
 namespace {
@@ -133,7 +134,7 @@ TEST(CudaPlugin, TheCliRefusesCudaWithTheReasonAndExit2) {
 TEST(CudaPlugin, TheToolkitsStubLibraryIsNamedAsSuch) {
   const std::string stub = std::string(CUDA_STUB_DIR) + "/libcuda.so";
   if (!std::ifstream(stub)) GTEST_SKIP() << "no stub library at " << stub;
-  const std::string dir = ::testing::TempDir() + "/cuda_stub";
+  const std::string dir = fusebox::test::process_temp_dir() + "/cuda_stub";
   run("mkdir -p " + dir + " && ln -sf " + stub + " " + dir + "/libcuda.so.1");
   int status = 0;
   const std::string out = run("env LD_LIBRARY_PATH=" + dir + " " + std::string(FUSEBOX_CLI) +

@@ -18,6 +18,7 @@
 #include "app/ui/window.h"
 #include "core/base/error.h"
 #include "core/backend/backend.h"
+#include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {
@@ -213,7 +214,7 @@ TEST_F(UiTest, APassViewHighlightsWhatThePassTouched) {
 TEST_F(UiTest, ABadModelDroppedOnTheWindowKeepsTheLastGoodResultAndSaysWhy) {
   start("transformer");
   const auto good = app_->runner().result();
-  const std::string bad = ::testing::TempDir() + "/not_a_model.onnx";
+  const std::string bad = fusebox::test::process_temp_dir() + "/not_a_model.onnx";
   std::ofstream(bad) << "this is not protobuf";
   app_->drop_files({bad});
   settle();
@@ -246,7 +247,7 @@ TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
 
 TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
   start("mlp");
-  const std::string path = ::testing::TempDir() + "/walk.json";
+  const std::string path = fusebox::test::process_temp_dir() + "/walk.json";
   std::ofstream(path) << R"({"name": "walk", "model": "transformer:seq=16,d=32,heads=2,ffn=64",
     "settings": {"iters": 2, "warmup": 0, "profile_runs": 1},
     "steps": [
@@ -277,7 +278,7 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
 
   // A broken scenario shows its error and keeps what was on screen.
   const auto before = app_->runner().result();
-  const std::string bad = ::testing::TempDir() + "/broken.json";
+  const std::string bad = fusebox::test::process_temp_dir() + "/broken.json";
   std::ofstream(bad) << R"({"name": "b", "model": "mlp", "steps": [{"title": "x", "set": {"planner": "frist_fit"}}]})";
   app_->drop_files({bad});
   settle();
@@ -290,7 +291,7 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
 TEST_F(UiTest, SaveWritesTheSettingsAsAScenarioThatLoadsBack) {
   start("mlp");
   run("planner=first_fit; threads=2");
-  const std::string path = ::testing::TempDir() + "/saved_from_ui.json";
+  const std::string path = fusebox::test::process_temp_dir() + "/saved_from_ui.json";
   run("save=" + path);
   const workbench::Scenario sc = workbench::load_scenario(path);
   EXPECT_EQ(sc.steps.at(0).settings, app_->settings());
@@ -432,7 +433,7 @@ namespace {
 TEST(UiPanels, ScenariosCanLookAtEveryPanelButTheWalkthroughItself) {
   for (int i = 0; i < kPanelCount; ++i) {
     const std::string name = panel_name(static_cast<PanelId>(i));
-    const std::string path = ::testing::TempDir() + "/look_at_" + name + ".json";
+    const std::string path = fusebox::test::process_temp_dir() + "/look_at_" + name + ".json";
     std::ofstream(path) << R"({"name": "p", "model": "mlp", "steps": [{"title": "t", "look_at": {"panel": ")" + name +
                                R"("}}]})";
     if (static_cast<PanelId>(i) == PanelId::Walkthrough) {

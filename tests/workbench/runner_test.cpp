@@ -14,6 +14,7 @@
 
 #include "app/workbench/runner.h"
 #include "core/backend/backend.h"
+#include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::workbench {
@@ -130,7 +131,7 @@ TEST(Runner, AModelThatFailsToImportKeepsTheLastGoodResult) {
   auto good = r.result();
   ASSERT_TRUE(good);
 
-  const std::string bad = ::testing::TempDir() + "/fusebox_not_a_model.onnx";
+  const std::string bad = fusebox::test::process_temp_dir() + "/fusebox_not_a_model.onnx";
   std::ofstream(bad) << "this is not a protobuf";
   Settings s = small_settings();
   s.model = bad;

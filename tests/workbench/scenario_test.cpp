@@ -10,6 +10,7 @@
 #include "app/workbench/scenario.h"
 #include "app/workbench/walkthrough.h"
 #include "core/base/error.h"
+#include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::workbench {
@@ -19,7 +20,7 @@ using test::fixed_roofline;
 namespace fs = std::filesystem;
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = fusebox::test::process_temp_dir() + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -43,7 +44,7 @@ std::string error_of(const std::string& text, bool run = false) {
 const std::string kSmall = "transformer:seq=16,d=32,heads=2,ffn=64";
 
 TEST(Scenario, MalformedFilesNameThePathAndWhatWasExpected) {
-  const std::string p = ::testing::TempDir() + "/bad_scenario.json: ";
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_scenario.json: ";
   EXPECT_EQ(error_of("{\"name\": \"x\",\n  \"model\": }"),
             p + "invalid JSON at line 2, column 12: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
   EXPECT_EQ(error_of(R"({"name": 3, "model": "mlp"})"), p + "/name: expected a string, got 3");
@@ -66,7 +67,7 @@ TEST(Scenario, MalformedFilesNameThePathAndWhatWasExpected) {
 }
 
 TEST(Scenario, AMissingModelFileIsNamedWithWhereItWasLookedFor) {
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = fusebox::test::process_temp_dir();
   EXPECT_EQ(error_of(R"({"name": "x", "model": "models/nope.onnx"})"),
             dir + "/bad_scenario.json: /model: no such file 'models/nope.onnx' (looked for " +
                 (fs::path(dir) / "models/nope.onnx").lexically_normal().string() +
@@ -78,7 +79,7 @@ TEST(Scenario, AStepNamingANodeTheGraphLacksFailsWhenItRuns) {
                            R"(", "settings": {"iters": 1, "warmup": 0, "profile_runs": 0},
       "steps": [{"title": "a", "look_at": {"node": "attn.scores.Atention"}}]})";
   EXPECT_EQ(error_of(text, /*run=*/true),
-            ::testing::TempDir() + "/bad_scenario.json: /steps/0/look_at/node: no node 'attn.scores.Atention' in this "
+            fusebox::test::process_temp_dir() + "/bad_scenario.json: /steps/0/look_at/node: no node 'attn.scores.Atention' in this "
                                    "step's graph (did you mean 'attn.scores.Attention'?)");
 }
 
@@ -101,7 +102,7 @@ TEST(Scenario, StepsChangeSettingsRelativeToTheStepBefore) {
 }
 
 TEST(Scenario, ARelativeModelFileIsFoundNextToTheScenario) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "scenario_dir";
+  const fs::path dir = fs::path(fusebox::test::process_temp_dir()) / "scenario_dir";
   fs::create_directories(dir);
   fs::copy_file(std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/mlp_opset17.onnx", dir / "m.onnx",
                 fs::copy_options::overwrite_existing);
