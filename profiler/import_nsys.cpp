@@ -36,24 +36,31 @@ namespace {
 // thread names, domain creation.
 constexpr int kNvtxThread = 39;
 constexpr int kNvtxDomainCreate = 75;
-bool is_nvtx_range(int64_t type) { return type == 59 || type == 60 || type == 70 || type == 71; }
+bool is_nvtx_range(int64_t type) {
+  return type == 59 || type == 60 || type == 70 || type == 71;
+}
 
-int32_t tid_of(int64_t global_tid) { return static_cast<int32_t>(global_tid & 0xFFFFFF); }
-int32_t pid_of(int64_t global_id) { return static_cast<int32_t>((global_id >> 24) & 0xFFFFFF); }
+int32_t tid_of(int64_t global_tid) {
+  return static_cast<int32_t>(global_tid & 0xFFFFFF);
+}
+int32_t pid_of(int64_t global_id) {
+  return static_cast<int32_t>((global_id >> 24) & 0xFFFFFF);
+}
 
 // CUpti_ActivitySynchronizationType, as nsys labels it (ENUM_CUPTI_SYNC_TYPE.label).
 std::string fixed_sync_name(int64_t type) {
-  static const char* const kNames[] = {"Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync"};
+  static const char* const kNames[] = {"Unknown", "Event sync", "Stream wait sync", "Stream sync",
+                                       "Context sync"};
   return type >= 0 && type <= 4 ? kNames[type] : "Unknown";
 }
 
 void check_file(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   if (static_cast<uint64_t>(st.st_size) > kMaxTraceBytes)
-    throw Error(path + ": " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(kMaxTraceBytes) +
-                " a trace may have");
+    throw Error(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                std::to_string(kMaxTraceBytes) + " a trace may have");
   char head[16] = {};
   std::ifstream in(path, std::ios::binary);
   if (!in.read(head, sizeof head) || std::memcmp(head, "SQLite format 3\0", 16) != 0)
@@ -65,7 +72,9 @@ class Row {
  public:
   explicit Row(sqlite3_stmt* st) : st_(st) {}
   bool null(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
-  int64_t i(int c, int64_t fallback = 0) const { return null(c) ? fallback : sqlite3_column_int64(st_, c); }
+  int64_t i(int c, int64_t fallback = 0) const {
+    return null(c) ? fallback : sqlite3_column_int64(st_, c);
+  }
   double d(int c) const { return null(c) ? 0.0 : sqlite3_column_double(st_, c); }
   std::string s(int c) const {
     const unsigned char* t = sqlite3_column_text(st_, c);
@@ -80,7 +89,8 @@ class Db {
  public:
   explicit Db(const std::string& path) : path_(path) {
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) fail();
-    query("SELECT name FROM sqlite_master WHERE type = 'table'", [&](const Row& r) { tables_.insert(r.s(0)); });
+    query("SELECT name FROM sqlite_master WHERE type = 'table'",
+          [&](const Row& r) { tables_.insert(r.s(0)); });
   }
   ~Db() { sqlite3_close(db_); }
   Db(const Db&) = delete;
@@ -88,7 +98,8 @@ class Db {
 
   bool has(const std::string& table) const { return tables_.count(table) > 0; }
   bool has_any_prefix(const std::string& prefix) const {
-    return std::any_of(tables_.begin(), tables_.end(), [&](const std::string& t) { return t.rfind(prefix, 0) == 0; });
+    return std::any_of(tables_.begin(), tables_.end(),
+                       [&](const std::string& t) { return t.rfind(prefix, 0) == 0; });
   }
   // The column's name when `table` has it, else NULL (so one SELECT reads every schema version).
   std::string col(const std::string& table, const std::string& column) {
@@ -101,7 +112,8 @@ class Db {
     return it->second.count(column) ? column : "NULL";
   }
   // "SELECT a, b, NULL FROM table" over the columns that exist.
-  void select(const std::string& table, const std::vector<std::string>& columns, const std::function<void(const Row&)>& fn) {
+  void select(const std::string& table, const std::vector<std::string>& columns,
+              const std::function<void(const Row&)>& fn) {
     std::string sql = "SELECT ";
     for (size_t k = 0; k < columns.size(); ++k) sql += (k ? ", " : "") + col(table, columns[k]);
     query(sql + " FROM " + table + " ORDER BY rowid", fn);
@@ -175,12 +187,14 @@ class Importer {
   }
 
   void read_strings() {
-    if (db_.has("StringIds")) db_.select("StringIds", {"id", "value"}, [&](const Row& r) { strings_[r.i(0)] = r.s(1); });
+    if (db_.has("StringIds"))
+      db_.select("StringIds", {"id", "value"}, [&](const Row& r) { strings_[r.i(0)] = r.s(1); });
   }
 
   void read_meta() {
     if (db_.has("TARGET_INFO_SESSION_START_TIME"))
-      db_.select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, [&](const Row& r) { r_.origin_utc_ns = r.i(0); });
+      db_.select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"},
+                 [&](const Row& r) { r_.origin_utc_ns = r.i(0); });
     if (!db_.has("EXPORT_META_DATA")) return;
     std::map<std::string, std::string> meta;
     db_.select("EXPORT_META_DATA", {"name", "value"}, [&](const Row& r) { meta[r.s(0)] = r.s(1); });
@@ -194,9 +208,9 @@ class Importer {
     const char* t = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!db_.has(t)) return;
     db_.select(t,
-               {"start", "end", "deviceId", "streamId", "correlationId", "demangledName", "shortName", "mangledName",
-                "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-                "dynamicSharedMemory", "globalPid"},
+               {"start", "end", "deviceId", "streamId", "correlationId", "demangledName",
+                "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                "registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "globalPid"},
                [&](const Row& row) {
                  if (!usable(row.i(0), row.i(1), "kernel")) return;
                  exec::DeviceActivity a = activity(row, exec::ActivityKind::Kernel);
@@ -216,7 +230,9 @@ class Importer {
   void read_memcpys() {
     const char* t = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if (!db_.has(t)) return;
-    db_.select(t, {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "copyKind", "srcKind", "dstKind", "globalPid"},
+    db_.select(t,
+               {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "copyKind",
+                "srcKind", "dstKind", "globalPid"},
                [&](const Row& row) {
                  if (!usable(row.i(0), row.i(1), "memcpy")) return;
                  exec::DeviceActivity a = activity(row, exec::ActivityKind::Memcpy);
@@ -233,14 +249,15 @@ class Importer {
   void read_memsets() {
     const char* t = "CUPTI_ACTIVITY_KIND_MEMSET";
     if (!db_.has(t)) return;
-    db_.select(t, {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "globalPid"}, [&](const Row& row) {
-      if (!usable(row.i(0), row.i(1), "memset")) return;
-      exec::DeviceActivity a = activity(row, exec::ActivityKind::Memset);
-      a.bytes = static_cast<uint64_t>(row.i(5));
-      a.name = "Memset";
-      note_pid(row, 6, false);
-      r_.device.push_back(std::move(a));
-    });
+    db_.select(t, {"start", "end", "deviceId", "streamId", "correlationId", "bytes", "globalPid"},
+               [&](const Row& row) {
+                 if (!usable(row.i(0), row.i(1), "memset")) return;
+                 exec::DeviceActivity a = activity(row, exec::ActivityKind::Memset);
+                 a.bytes = static_cast<uint64_t>(row.i(5));
+                 a.name = "Memset";
+                 note_pid(row, 6, false);
+                 r_.device.push_back(std::move(a));
+               });
   }
 
   void read_runtime() {
@@ -267,15 +284,19 @@ class Importer {
     if (!db_.has(t)) return;
     std::map<int64_t, std::string> names;
     if (db_.has("ENUM_CUPTI_SYNC_TYPE"))
-      db_.select("ENUM_CUPTI_SYNC_TYPE", {"id", "label"}, [&](const Row& r) { names[r.i(0)] = r.s(1); });
-    db_.select(t, {"start", "end", "deviceId", "streamId", "correlationId", "syncType", "globalPid"}, [&](const Row& row) {
-      if (!usable(row.i(0), row.i(1), "synchronization")) return;
-      exec::DeviceActivity a = activity(row, exec::ActivityKind::Sync);
-      auto it = names.find(row.i(5));
-      a.name = it != names.end() && !it->second.empty() ? it->second : fixed_sync_name(row.i(5));
-      note_pid(row, 6, false);
-      r_.device.push_back(std::move(a));
-    });
+      db_.select("ENUM_CUPTI_SYNC_TYPE", {"id", "label"},
+                 [&](const Row& r) { names[r.i(0)] = r.s(1); });
+    db_.select(t,
+               {"start", "end", "deviceId", "streamId", "correlationId", "syncType", "globalPid"},
+               [&](const Row& row) {
+                 if (!usable(row.i(0), row.i(1), "synchronization")) return;
+                 exec::DeviceActivity a = activity(row, exec::ActivityKind::Sync);
+                 auto it = names.find(row.i(5));
+                 a.name = it != names.end() && !it->second.empty() ? it->second
+                                                                   : fixed_sync_name(row.i(5));
+                 note_pid(row, 6, false);
+                 r_.device.push_back(std::move(a));
+               });
   }
 
   // The columns every GPU-side table starts with: start, end, deviceId, streamId, correlationId.
@@ -309,7 +330,8 @@ class Importer {
     if (!db_.has("NVTX_EVENTS")) return;
     std::vector<Range> ranges;
     std::optional<int64_t> fusebox_domain;
-    db_.select("NVTX_EVENTS", {"start", "end", "eventType", "color", "text", "textId", "globalTid", "domainId"},
+    db_.select("NVTX_EVENTS",
+               {"start", "end", "eventType", "color", "text", "textId", "globalTid", "domainId"},
                [&](const Row& row) {
                  int64_t type = row.i(2);
                  std::string text = row.null(4) && !row.null(5) ? str(row.i(5)) : row.s(4);
@@ -317,14 +339,16 @@ class Importer {
                    fusebox_domain = row.i(7);
                    if (!row.null(6)) main_tid_ = tid_of(row.i(6));
                  }
-                 if (type == kNvtxThread && !row.null(6)) nvtx_thread_names_.emplace_back(tid_of(row.i(6)), text);
+                 if (type == kNvtxThread && !row.null(6))
+                   nvtx_thread_names_.emplace_back(tid_of(row.i(6)), text);
                  if (!is_nvtx_range(type) || row.null(1)) return;
                  if (!usable(row.i(0), row.i(1), "NVTX range")) return;
                  note_pid(row, 6, true);
-                 ranges.push_back({row.i(0), row.i(1), tid_of(row.i(6)), static_cast<uint32_t>(row.i(3)), row.i(7),
-                                   std::move(text)});
+                 ranges.push_back({row.i(0), row.i(1), tid_of(row.i(6)),
+                                   static_cast<uint32_t>(row.i(3)), row.i(7), std::move(text)});
                });
-    for (const Range& g : ranges) r_.spans.push_back(span_of(g, fusebox_domain && g.domain == *fusebox_domain));
+    for (const Range& g : ranges)
+      r_.spans.push_back(span_of(g, fusebox_domain && g.domain == *fusebox_domain));
     nest_spans();
   }
 
@@ -367,7 +391,8 @@ class Importer {
   }
 
   // "<OpType>.<index>(<node name>)": the op type, the index and where the node name starts.
-  static bool parse_op(const std::string& name, std::string* op, size_t* index, size_t* node_start) {
+  static bool parse_op(const std::string& name, std::string* op, size_t* index,
+                       size_t* node_start) {
     if (name.empty() || name.back() != ')') return false;
     for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
       size_t k = dot + 1;
@@ -422,19 +447,20 @@ class Importer {
 
   void read_gpus() {
     if (!db_.has("TARGET_INFO_GPU")) return;
-    db_.select("TARGET_INFO_GPU",
-               {"id", "name", "smCount", "computeMajor", "computeMinor", "totalMemory", "memoryBandwidth"},
-               [&](const Row& r) {
-                 GpuInfo g;
-                 g.device = static_cast<int32_t>(r.i(0));
-                 g.name = r.s(1);
-                 g.sm_count = static_cast<int32_t>(r.i(2));
-                 g.compute_major = static_cast<int32_t>(r.i(3));
-                 g.compute_minor = static_cast<int32_t>(r.i(4));
-                 g.memory_bytes = static_cast<uint64_t>(r.i(5));
-                 g.memory_bandwidth_bps = r.d(6);
-                 r_.gpus.push_back(std::move(g));
-               });
+    db_.select(
+        "TARGET_INFO_GPU",
+        {"id", "name", "smCount", "computeMajor", "computeMinor", "totalMemory", "memoryBandwidth"},
+        [&](const Row& r) {
+          GpuInfo g;
+          g.device = static_cast<int32_t>(r.i(0));
+          g.name = r.s(1);
+          g.sm_count = static_cast<int32_t>(r.i(2));
+          g.compute_major = static_cast<int32_t>(r.i(3));
+          g.compute_minor = static_cast<int32_t>(r.i(4));
+          g.memory_bytes = static_cast<uint64_t>(r.i(5));
+          g.memory_bandwidth_bps = r.d(6);
+          r_.gpus.push_back(std::move(g));
+        });
   }
 
   void find_pid() {

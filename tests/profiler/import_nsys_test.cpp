@@ -24,7 +24,9 @@ using namespace fusebox::profiler;
 namespace {
 
 std::string cloverleaf() {
-  return (std::filesystem::path(__FILE__).parent_path() / "../data/traces/nsys_a100_cloverleaf.sqlite").string();
+  return (std::filesystem::path(__FILE__).parent_path() /
+          "../data/traces/nsys_a100_cloverleaf.sqlite")
+      .string();
 }
 
 std::string bytes_of(const std::string& path) {
@@ -89,7 +91,8 @@ Recording with_every_kind(Recording r) {
   rt.device = 0;
   rt.stream = 0;
   rt.thread_id = static_cast<uint32_t>(r.main_tid);
-  exec::DeviceActivity k = make(ActivityKind::Kernel, "void sgemm_kernel<float>(float*, int)", 40, 2000);
+  exec::DeviceActivity k =
+      make(ActivityKind::Kernel, "void sgemm_kernel<float>(float*, int)", 40, 2000);
   k.correlation_id = 5;
   k.grid[0] = 2, k.grid[1] = 3, k.grid[2] = 1;
   k.block[0] = 256, k.block[1] = 1, k.block[2] = 1;
@@ -112,14 +115,16 @@ Recording with_every_kind(Recording r) {
   // Interleaved kinds: the file groups them by table, and must still read back to the same file.
   r.device = {rt, k, cp, ms, sync, ctx};
   // A user range around the whole recording on the main thread, one inside it on another thread.
-  Span outer{SpanKind::Range, "user step", t0 - 1000, r.spans.back().end_ns + 1000, r.main_tid, -1, -1, 0};
+  Span outer{SpanKind::Range, "user step", t0 - 1000, r.spans.back().end_ns + 1000,
+             r.main_tid,      -1,          -1,        0};
   Span other{SpanKind::Range, "loader", t0 + 5, t0 + 50, r.main_tid + 1, -1, -1, 0};
   r.spans.insert(r.spans.begin(), outer);
   for (Span& s : r.spans)
     if (&s != &r.spans.front()) ++s.depth;
-  r.spans.insert(std::upper_bound(r.spans.begin(), r.spans.end(), other,
-                                  [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; }),
-                 other);
+  r.spans.insert(
+      std::upper_bound(r.spans.begin(), r.spans.end(), other,
+                       [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; }),
+      other);
   r.thread_names.emplace_back(r.main_tid + 1, "loader thread");
   r.gpus = {GpuInfo{1, "NVIDIA A100-SXM4-80GB", 108, 8, 0, 84990623744ull, 2039040000000.0}};
   return r;
@@ -135,12 +140,16 @@ TEST(ImportNsys, CloverleafHasEveryKernelCopyRuntimeCallAndSync) {
   EXPECT_EQ(r.model, cloverleaf());
   EXPECT_EQ(report.format, "nsys");
   EXPECT_EQ(report.skipped, 0u);
-  EXPECT_EQ(count(r, exec::ActivityKind::Kernel), 1312u);   // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL
-  EXPECT_EQ(count(r, exec::ActivityKind::Memcpy), 279u);    // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY
-  EXPECT_EQ(count(r, exec::ActivityKind::Runtime), 3048u);  // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME
-  EXPECT_EQ(count(r, exec::ActivityKind::Sync), 1312u);     // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
-  EXPECT_EQ(count(r, exec::ActivityKind::Memset), 0u);      // no MEMSET table
-  EXPECT_TRUE(r.spans.empty());                             // no NVTX_EVENTS table
+  EXPECT_EQ(count(r, exec::ActivityKind::Kernel),
+            1312u);  // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL
+  EXPECT_EQ(count(r, exec::ActivityKind::Memcpy),
+            279u);  // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY
+  EXPECT_EQ(count(r, exec::ActivityKind::Runtime),
+            3048u);  // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME
+  EXPECT_EQ(count(r, exec::ActivityKind::Sync),
+            1312u);  // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+  EXPECT_EQ(count(r, exec::ActivityKind::Memset), 0u);  // no MEMSET table
+  EXPECT_TRUE(r.spans.empty());                         // no NVTX_EVENTS table
   EXPECT_EQ(report.events, 1312u + 279u + 3048u + 1312u);
 }
 
@@ -167,7 +176,8 @@ TEST(ImportNsys, CloverleafKernelsHaveNamesGeometryAndTheirLaunchingCall) {
     }
   // Every kernel, copy and sync is tied to a runtime call:
   // SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId IN
-  //   (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)  -> 1312 (likewise 279 copies, 1312 syncs)
+  //   (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)  -> 1312 (likewise 279 copies, 1312
+  //   syncs)
   size_t kernels = 0, tied = 0;
   for (const auto& a : r.device) {
     if (a.kind == exec::ActivityKind::Runtime) continue;
@@ -188,8 +198,10 @@ TEST(ImportNsys, CloverleafSyncsAndGpusAreNamed) {
   Recording r = import_nsys_sqlite(cloverleaf());
   for (const auto& a : r.device)
     if (a.kind == exec::ActivityKind::Sync) {
-      EXPECT_EQ(a.name, "Event sync");  // SELECT DISTINCT syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION -> 1
-      EXPECT_EQ(a.stream, -1);          // streamId 4294967295
+      EXPECT_EQ(
+          a.name,
+          "Event sync");  // SELECT DISTINCT syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION -> 1
+      EXPECT_EQ(a.stream, -1);  // streamId 4294967295
     }
   ASSERT_EQ(r.gpus.size(), 4u);  // SELECT count(*) FROM TARGET_INFO_GPU
   std::set<int32_t> ids;
@@ -242,16 +254,19 @@ TEST(ImportNsys, ExportWithEveryDeviceActivityKindAndRangesReadsBackToTheSameFil
   write_nsys_sqlite(r, path);
   ptest::Sql db(path);
   EXPECT_EQ(db.one("SELECT srcKind || ',' || dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"), "1,3");
-  EXPECT_EQ(db.one("SELECT group_concat(syncType || ':' || streamId) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+  EXPECT_EQ(db.one("SELECT group_concat(syncType || ':' || streamId) FROM "
+                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
             "3:7,4:4294967295");
-  EXPECT_EQ(db.one("SELECT name || ',' || smCount || ',' || computeMajor FROM TARGET_INFO_GPU"), "NVIDIA A100-SXM4-80GB,108,8");
+  EXPECT_EQ(db.one("SELECT name || ',' || smCount || ',' || computeMajor FROM TARGET_INFO_GPU"),
+            "NVIDIA A100-SXM4-80GB,108,8");
   Recording back = import_nsys_sqlite(path);
   std::map<exec::ActivityKind, const exec::DeviceActivity*> got;
   for (const auto& a : back.device) got.emplace(a.kind, &a);
   for (const auto& want : r.device) {
     ASSERT_TRUE(got.count(want.kind)) << want.name;
     const exec::DeviceActivity& a = *got[want.kind];
-    if (want.kind == exec::ActivityKind::Sync && want.stream < 0) continue;  // the second sync; checked by SQL above
+    if (want.kind == exec::ActivityKind::Sync && want.stream < 0)
+      continue;  // the second sync; checked by SQL above
     EXPECT_EQ(a.name, want.name);
     EXPECT_EQ(a.start_ns, want.start_ns - r.origin_ns);
     EXPECT_EQ(a.end_ns, want.end_ns - r.origin_ns);
@@ -299,11 +314,13 @@ TEST(ImportNsys, AnSqliteFileWithoutCuptiOrNvtxTablesIsNotAnNsysExport) {
   std::remove(path.c_str());
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('bread');", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('bread');",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_EQ(import_error(path), path + ": an SQLite file without CUPTI or NVTX tables (not an nsys export)");
+  EXPECT_EQ(import_error(path),
+            path + ": an SQLite file without CUPTI or NVTX tables (not an nsys export)");
 }
 
 TEST(ImportNsys, RowsEndingBeforeTheyStartAreSkippedAndCounted) {
@@ -312,7 +329,9 @@ TEST(ImportNsys, RowsEndingBeforeTheyStartAreSkippedAndCounted) {
   write_nsys_sqlite(r, path);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1;", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   ImportReport report;
   Recording back = import_nsys_sqlite(path, &report);
@@ -321,7 +340,8 @@ TEST(ImportNsys, RowsEndingBeforeTheyStartAreSkippedAndCounted) {
   EXPECT_EQ(back.device.size(), r.device.size() - 1);
   EXPECT_EQ(report.skipped, 1u);
   ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_NE(report.warnings[0].find("1 kernel rows ending before they start"), std::string::npos) << report.warnings[0];
+  EXPECT_NE(report.warnings[0].find("1 kernel rows ending before they start"), std::string::npos)
+      << report.warnings[0];
 }
 
 TEST(ImportNsys, AFifoIsRefusedAtOnceWithoutWaitingForAWriter) {
@@ -344,4 +364,52 @@ TEST(ImportNsys, ADirectoryOrAMissingFileIsRefusedByName) {
   std::string missing = dir + "/missing.sqlite";
   err = import_error(missing);
   EXPECT_NE(err.find(missing), std::string::npos) << err;
+}
+
+// A hand-made export in an older layout: NVTX_EVENTS with textId only (no text column), kernels
+// with shortName only, no StringIds for one range; push/pop and start/end ranges from another
+// domain, nested, one overlapping its neighbour.
+TEST(ImportNsys, AnOlderSchemaIsReadThroughTheColumnsItHas) {
+  std::string path = ptest::temp_dir("import-nsys-old") + "/old.sqlite";
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+    INSERT INTO StringIds VALUES (1, 'step'), (2, 'forward'), (3, 'axpy'), (4, 'cudaLaunchKernel'), (5, 'async');
+    CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, textId INTEGER, globalTid INTEGER);
+    INSERT INTO NVTX_EVENTS VALUES (100, 900, 59, 1, (42 << 24) | 43), (200, 400, 59, 2, (42 << 24) | 43),
+                                   (300, 1000, 60, 5, (42 << 24) | 43), (150, 160, 34, 1, (42 << 24) | 43);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+                                             correlationId INTEGER, shortName INTEGER, gridX INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500, 700, 0, 13, 9, 3, 4);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER,
+                                              nameId INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (250, 260, (42 << 24) | 43, 9, 4);
+  )sql";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ImportReport report;
+  Recording r = import_nsys_sqlite(path, &report);
+  EXPECT_EQ(check_recording(r), "");
+  EXPECT_EQ(r.pid, 42);
+  EXPECT_EQ(r.main_tid, 42);  // no NVTX domain row: the process's main thread
+  ASSERT_EQ(r.spans.size(), 2u);
+  EXPECT_EQ(r.spans[0].name, "step");
+  EXPECT_EQ(r.spans[0].kind, SpanKind::Range);
+  EXPECT_EQ(r.spans[0].tid, 43);
+  EXPECT_EQ(r.spans[1].name, "forward");
+  EXPECT_EQ(r.spans[1].depth, 1);
+  // "async" (300..1000) overlaps "step" (100..900) without nesting in it: skipped and counted.
+  EXPECT_EQ(report.skipped, 1u);
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("overlapping"), std::string::npos) << report.warnings[0];
+  ASSERT_EQ(r.device.size(), 2u);
+  EXPECT_EQ(r.device[0].name, "axpy");
+  EXPECT_EQ(r.device[0].stream, 13);
+  EXPECT_EQ(r.device[0].grid[0], 4);
+  EXPECT_EQ(r.device[0].block[0], 0);  // no blockX column
+  EXPECT_EQ(r.device[1].name, "cudaLaunchKernel");
+  EXPECT_EQ(r.device[1].thread_id, 43u);
+  EXPECT_EQ(r.device[1].correlation_id, r.device[0].correlation_id);
 }
