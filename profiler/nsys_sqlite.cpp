@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -38,9 +39,17 @@ const SyncType kSyncTypes[] = {{"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN", "
                                {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT", "Stream wait sync"},
                                {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE", "Stream sync"},
                                {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE", "Context sync"}};
-int64_t sync_type(const std::string& label) {
-  for (size_t k = 0; k < std::size(kSyncTypes); ++k)
-    if (label == kSyncTypes[k].label) return static_cast<int64_t>(k);
+// The type for a Sync activity's name: nsys's labels, and kineto's cuda_sync names ("Event Sync",
+// "Stream Wait Event", "Stream Sync", "Context Sync"), in any case; 0 (unknown) for others.
+int64_t sync_type(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "stream wait event") return 2;
+  for (size_t k = 0; k < std::size(kSyncTypes); ++k) {
+    std::string label = kSyncTypes[k].label;
+    label[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(label[0])));
+    if (n == label) return static_cast<int64_t>(k);
+  }
   return 0;
 }
 

@@ -112,8 +112,11 @@ Recording with_every_kind(Recording r) {
   exec::DeviceActivity ctx = make(ActivityKind::Sync, "Context sync", 4100, 50);
   ctx.stream = -1;
   ctx.correlation_id = 9;
+  // Kineto's name for a stream wait: written as nsys's type 2, read back as nsys labels it.
+  exec::DeviceActivity wait = make(ActivityKind::Sync, "Stream Wait Event", 4200, 10);
+  wait.correlation_id = 10;
   // Interleaved kinds: the file groups them by table, and must still read back to the same file.
-  r.device = {rt, k, cp, ms, sync, ctx};
+  r.device = {rt, k, cp, ms, sync, ctx, wait};
   // A user range around the whole recording on the main thread, one inside it on another thread.
   Span outer{SpanKind::Range, "user step", t0 - 1000, r.spans.back().end_ns + 1000,
              r.main_tid,      -1,          -1,        0};
@@ -256,7 +259,7 @@ TEST(ImportNsys, ExportWithEveryDeviceActivityKindAndRangesReadsBackToTheSameFil
   EXPECT_EQ(db.one("SELECT srcKind || ',' || dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"), "1,3");
   EXPECT_EQ(db.one("SELECT group_concat(syncType || ':' || streamId) FROM "
                    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
-            "3:7,4:4294967295");
+            "3:7,4:4294967295,2:7");
   EXPECT_EQ(db.one("SELECT name || ',' || smCount || ',' || computeMajor FROM TARGET_INFO_GPU"),
             "NVIDIA A100-SXM4-80GB,108,8");
   Recording back = import_nsys_sqlite(path);
@@ -265,8 +268,8 @@ TEST(ImportNsys, ExportWithEveryDeviceActivityKindAndRangesReadsBackToTheSameFil
   for (const auto& want : r.device) {
     ASSERT_TRUE(got.count(want.kind)) << want.name;
     const exec::DeviceActivity& a = *got[want.kind];
-    if (want.kind == exec::ActivityKind::Sync && want.stream < 0)
-      continue;  // the second sync; checked by SQL above
+    if (want.kind == exec::ActivityKind::Sync && want.correlation_id != 8)
+      continue;  // the others: by SQL above
     EXPECT_EQ(a.name, want.name);
     EXPECT_EQ(a.start_ns, want.start_ns - r.origin_ns);
     EXPECT_EQ(a.end_ns, want.end_ns - r.origin_ns);
@@ -283,6 +286,7 @@ TEST(ImportNsys, ExportWithEveryDeviceActivityKindAndRangesReadsBackToTheSameFil
       EXPECT_EQ(a.thread_id, want.thread_id);
     }
   }
+  EXPECT_EQ(back.device.back().name, "Stream wait sync");
   size_t ranges = 0;
   for (const Span& s : back.spans) ranges += s.kind == SpanKind::Range;
   EXPECT_EQ(ranges, 2u);
