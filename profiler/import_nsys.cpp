@@ -88,14 +88,13 @@ class Row {
 class Db {
  public:
   explicit Db(const std::string& path) : path_(path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) fail();
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    db_.reset(db);  // closed on every path, also when opening failed
+    if (rc != SQLITE_OK) fail();
     query("SELECT name FROM sqlite_master WHERE type = 'table'",
           [&](const Row& r) { tables_.insert(r.s(0)); });
   }
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-
   bool has(const std::string& table) const { return tables_.count(table) > 0; }
   bool has_any_prefix(const std::string& prefix) const {
     return std::any_of(tables_.begin(), tables_.end(),
@@ -120,7 +119,7 @@ class Db {
   }
   void query(const std::string& sql, const std::function<void(const Row&)>& fn) {
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) fail();
+    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &st, nullptr) != SQLITE_OK) fail();
     std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> guard(st, sqlite3_finalize);
     Row row(st);
     int rc;
@@ -130,10 +129,10 @@ class Db {
 
  private:
   [[noreturn]] void fail() const {
-    throw Error(path_ + ": SQLite: " + (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+    throw Error(path_ + ": SQLite: " + (db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
   }
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_{nullptr, sqlite3_close};
   std::set<std::string> tables_;
   std::map<std::string, std::set<std::string>> columns_;
 };
@@ -408,7 +407,7 @@ class Importer {
   }
 
   // Start order (kept as the file has it when it is already in order), depth by nesting on each
-  // thread, ops given the run around them; ranges that overlap without nesting are skipped.
+  // thread; ranges that overlap without nesting are skipped.
   void nest_spans() {
     auto& spans = r_.spans;
     auto by_start = [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; };
@@ -427,14 +426,25 @@ class Importer {
         continue;
       }
       s.depth = static_cast<int32_t>(stack.size());
-      if (s.kind == SpanKind::Op)
-        for (const Span* p : stack)
-          if (p->kind == SpanKind::Run) s.run = p->run;
       kept.push_back(std::move(s));
       stack.push_back(&kept.back());  // kept never reallocates: reserved above
     }
     spans = std::move(kept);
     r_.node_count = r_.nodes.size();
+    assign_runs();
+  }
+
+  // An op belongs to the run whose time holds it (on whichever thread ran the op).
+  void assign_runs() {
+    std::vector<const Span*> runs;
+    for (const Span& s : r_.spans)
+      if (s.kind == SpanKind::Run) runs.push_back(&s);
+    for (Span& s : r_.spans) {
+      if (s.kind != SpanKind::Op) continue;
+      auto it = std::upper_bound(runs.begin(), runs.end(), s.start_ns,
+                                 [](int64_t t, const Span* run) { return t < run->start_ns; });
+      if (it != runs.begin() && s.end_ns <= (*std::prev(it))->end_ns) s.run = (*std::prev(it))->run;
+    }
   }
 
   void read_threads() {
