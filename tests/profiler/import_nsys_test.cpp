@@ -118,16 +118,15 @@ Recording with_every_kind(Recording r) {
   // Interleaved kinds: the file groups them by table, and must still read back to the same file.
   r.device = {rt, k, cp, ms, sync, ctx, wait};
   // A user range around the whole recording on the main thread, one inside it on another thread.
-  Span outer{SpanKind::Range, "user step", t0 - 1000, r.spans.back().end_ns + 1000,
-             r.main_tid,      -1,          -1,        0};
+  int64_t last_end = 0;
+  for (const Span& s : r.spans) last_end = std::max(last_end, s.end_ns);
+  Span outer{SpanKind::Range, "user step", t0 - 1000, last_end + 1000, r.main_tid, -1, -1, 0};
   Span other{SpanKind::Range, "loader", t0 + 5, t0 + 50, r.main_tid + 1, -1, -1, 0};
   r.spans.insert(r.spans.begin(), outer);
   for (Span& s : r.spans)
     if (&s != &r.spans.front()) ++s.depth;
-  r.spans.insert(
-      std::upper_bound(r.spans.begin(), r.spans.end(), other,
-                       [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; }),
-      other);
+  auto by_start = [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; };
+  r.spans.insert(std::upper_bound(r.spans.begin(), r.spans.end(), other, by_start), other);
   r.thread_names.emplace_back(r.main_tid + 1, "loader thread");
   r.gpus = {GpuInfo{1, "NVIDIA A100-SXM4-80GB", 108, 8, 0, 84990623744ull, 2039040000000.0}};
   return r;
