@@ -4,9 +4,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -26,6 +28,30 @@ constexpr int kNvtxPushPopRange = 59;
 constexpr int kNvtxDomainCreate = 75;
 // CUPTI runtime API event class (ENUM_NSYS_EVENT_CLASS: 1 = CUDA runtime).
 constexpr int kEventClassCudaRuntime = 1;
+
+// CUpti_ActivitySynchronizationType (ENUM_CUPTI_SYNC_TYPE): a Sync activity's name is the label.
+struct SyncType {
+  const char* name;
+  const char* label;
+};
+const SyncType kSyncTypes[] = {{"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN", "Unknown"},
+                               {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE", "Event sync"},
+                               {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT", "Stream wait sync"},
+                               {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE", "Stream sync"},
+                               {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE", "Context sync"}};
+// The type for a Sync activity's name: nsys's labels, and kineto's cuda_sync names ("Event Sync",
+// "Stream Wait Event", "Stream Sync", "Context Sync"), in any case; 0 (unknown) for others.
+int64_t sync_type(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "stream wait event") return 2;
+  for (size_t k = 0; k < std::size(kSyncTypes); ++k) {
+    std::string label = kSyncTypes[k].label;
+    label[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(label[0])));
+    if (n == label) return static_cast<int64_t>(k);
+  }
+  return 0;
+}
 
 const char* kSchema = R"sql(
 CREATE TABLE StringIds (
@@ -71,7 +97,9 @@ CREATE TABLE TARGET_INFO_GPU (
     uuid                        TEXT,
     luid                        INTEGER,
     chipName                    TEXT,
-    cuDevice                    INTEGER
+    cuDevice                    INTEGER,
+    computeMajor                INTEGER,
+    computeMinor                INTEGER
 );
 CREATE TABLE NVTX_EVENTS (
     start                       INTEGER   NOT NULL,
@@ -159,6 +187,22 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
     bytes                       INTEGER   NOT NULL,
     graphNodeId                 INTEGER,
     memKind                     INTEGER
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+    start                       INTEGER   NOT NULL,
+    end                         INTEGER   NOT NULL,
+    deviceId                    INTEGER   NOT NULL,
+    contextId                   INTEGER   NOT NULL,
+    streamId                    INTEGER   NOT NULL,
+    correlationId               INTEGER,
+    globalPid                   INTEGER,
+    syncType                    INTEGER   NOT NULL,
+    eventId                     INTEGER   NOT NULL
+);
+CREATE TABLE ENUM_CUPTI_SYNC_TYPE (
+    id                          INTEGER   NOT NULL   PRIMARY KEY,
+    name                        TEXT      NOT NULL,
+    label                       TEXT
 );
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
     start                       INTEGER   NOT NULL,
@@ -301,44 +345,63 @@ void fill(Db& db, const Recording& r) {
                          V(), V(sid(s.name)), V(1)});
   }
 
-  // GPU activity.
+  // GPU activity, one kind after the other (each table's rows, and the StringIds they add, in
+  // the recording's order of that kind), so a recording read back from this file writes it again.
+  const int64_t host_gtid = gtid(r.main_tid);
   std::map<int32_t, bool> devices;
-  for (const exec::DeviceActivity& a : r.device) {
-    switch (a.kind) {
-      case exec::ActivityKind::Kernel: {
-        devices[a.device] = true;
-        // demangledName: the full name; shortName: what nsys lists kernels by ("gemm").
-        const int64_t name = sid(a.name), short_name = sid(kernel_short_name(a.name));
-        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-                   V(global_pid), V(name), V(short_name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
-                   V(a.grid[2]), V(a.block[0]), V(a.block[1]), V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0),
-                   V(int64_t{a.correlation_id}), V(), V(), V()});
-        break;
-      }
-      case exec::ActivityKind::Memcpy:
-        devices[a.device] = true;
-        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-                   V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(), V(), V(a.device), V(1), V(a.device), V(1),
-                   V(), V(), V()});
-        break;
-      case exec::ActivityKind::Memset:
-        devices[a.device] = true;
-        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-                   V(global_pid), V(0), V(a.bytes), V(), V()});
-        break;
-      case exec::ActivityKind::Runtime:
-        db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
-                  {V(rel(a.start_ns)), V(rel(a.end_ns)), V(kEventClassCudaRuntime),
-                   V(gtid(a.thread_id ? int64_t{a.thread_id} : int64_t{r.main_tid})), V(a.correlation_id),
-                   V(sid(a.name)), V(0), V()});
-        break;
-      case exec::ActivityKind::Sync:
-        break;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: written with the nsys importer (issue 21)
-    }
-  }
+  auto each = [&](exec::ActivityKind kind, auto&& write) {
+    for (const exec::DeviceActivity& a : r.device)
+      if (a.kind == kind) write(a);
+  };
+  each(exec::ActivityKind::Kernel, [&](const exec::DeviceActivity& a) {
+    devices[a.device] = true;
+    // demangledName: the full name; shortName: what nsys lists kernels by ("gemm").
+    const int64_t name = sid(a.name), short_name = sid(kernel_short_name(a.name));
+    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+               V(global_pid), V(name), V(short_name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
+               V(a.grid[2]), V(a.block[0]), V(a.block[1]), V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0),
+               V(int64_t{a.correlation_id}), V(), V(), V()});
+  });
+  each(exec::ActivityKind::Memcpy, [&](const exec::DeviceActivity& a) {
+    devices[a.device] = true;
+    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+               V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(int{a.src_kind}), V(int{a.dst_kind}), V(a.device),
+               V(1), V(a.device), V(1), V(), V(), V()});
+  });
+  each(exec::ActivityKind::Memset, [&](const exec::DeviceActivity& a) {
+    devices[a.device] = true;
+    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
+               V(global_pid), V(0), V(a.bytes), V(), V()});
+  });
+  each(exec::ActivityKind::Runtime, [&](const exec::DeviceActivity& a) {
+    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
+              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(kEventClassCudaRuntime),
+               V(a.thread_id ? gtid(int64_t{a.thread_id}) : host_gtid), V(a.correlation_id), V(sid(a.name)), V(0), V()});
+  });
+  // Syncs: the synchronisation type from the name; a sync on no stream (a context or event
+  // sync) has streamId -1 as CUPTI's uint32, the way nsys writes it.
+  each(exec::ActivityKind::Sync, [&](const exec::DeviceActivity& a) {
+    const int64_t stream = a.stream < 0 ? int64_t{0xFFFFFFFF} : int64_t{a.stream};
+    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,?,?,?,?,?,?,?)",
+              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(stream), V(a.correlation_id), V(global_pid),
+               V(sync_type(a.name)), V(0)});
+  });
+  for (size_t k = 0; k < std::size(kSyncTypes); ++k)
+    db.insert("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)",
+              {V(static_cast<int64_t>(k)), V(kSyncTypes[k].name), V(kSyncTypes[k].label)});
+
+  // The GPUs as the recording describes them (NULL for what it does not know), else one row per
+  // device seen.
+  auto known = [](auto v) { return v ? V(v) : V(); };
+  for (const GpuInfo& g : r.gpus)
+    db.insert("INSERT INTO TARGET_INFO_GPU (id, name, totalMemory, memoryBandwidth, smCount, cuDevice, computeMajor, "
+              "computeMinor) VALUES (?,?,?,?,?,?,?,?)",
+              {V(g.device), V(g.name), known(g.memory_bytes), known(static_cast<int64_t>(g.memory_bandwidth_bps)),
+               known(g.sm_count), V(g.device), known(g.compute_major), known(g.compute_minor)});
+  if (!r.gpus.empty()) return;
   for (const auto& [d, seen] : devices) {
     (void)seen;
     db.insert("INSERT INTO TARGET_INFO_GPU (id, name, cuDevice) VALUES (?,?,?)", {V(d), V("GPU " + std::to_string(d)), V(d)});
