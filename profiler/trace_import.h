@@ -15,8 +15,10 @@
 //   kernels, copies, memsets, syncs -> DeviceActivity{Kernel, Memcpy, Memset, Sync} on
 //                                      (device, stream), correlation_id tying each to its launch
 //   GPU properties                  -> Recording::gpus
-// Times become integer nanoseconds; origin_ns is the earliest event. Our own exports read back
-// to the recording they were written from (export, import, export again gives the same file).
+// Times become integer nanoseconds in the file's own time base (kineto: its microsecond clock;
+// nsys: from the session's start), with origin_ns = 0, so what an exporter writes counts from
+// the same zero the file did. Our own exports read back to the recording they were written from
+// (export, import, export again gives the same file, byte for byte).
 //
 // Errors (fusebox::Error) name the file and, for a bad event, which one: a truncated .gz, JSON
 // that is not a trace, a SQLite file without CUPTI or NVTX tables. Events that cannot be used
