@@ -35,14 +35,13 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -101,10 +100,12 @@ std::string gunzip(const std::string& path, const std::string& in) {
       continue;
     }
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR)
-      throw Error(path + ": corrupt gzip data: " + (z.msg ? z.msg : "zlib error " + std::to_string(rc)));
+      throw Error(path +
+                  ": corrupt gzip data: " + (z.msg ? z.msg : "zlib error " + std::to_string(rc)));
     // Z_BUF_ERROR: no progress without more input. Z_OK with the input used up and room left
     // in the output: zlib wants more input. Either way the stream stops early.
-    if (rc == Z_BUF_ERROR || (!input_left && z.avail_out > 0)) throw Error(path + ": truncated gzip stream");
+    if (rc == Z_BUF_ERROR || (!input_left && z.avail_out > 0))
+      throw Error(path + ": truncated gzip stream");
   }
 }
 
@@ -169,7 +170,9 @@ std::optional<int64_t> int_value(const json* v) {
   return std::llround(d);
 }
 
-std::optional<int64_t> int_arg(const json& args, const char* key) { return int_value(member(args, key)); }
+std::optional<int64_t> int_arg(const json& args, const char* key) {
+  return int_value(member(args, key));
+}
 
 // A field of an event that cannot be used as it is: the event is skipped and counted.
 struct Malformed : std::runtime_error {
@@ -181,7 +184,8 @@ struct Malformed : std::runtime_error {
 int32_t id32(int64_t v) {
   if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max())
     return static_cast<int32_t>(v);
-  if (v > 0 && v <= std::numeric_limits<uint32_t>::max()) return static_cast<int32_t>(static_cast<uint32_t>(v));
+  if (v > 0 && v <= std::numeric_limits<uint32_t>::max())
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
   throw Malformed("id " + std::to_string(v) + " does not fit 32 bits");
 }
 
@@ -200,7 +204,8 @@ std::string string_arg(const json& args, const char* key, const std::string& oth
 
 bool same_letters(const std::string& a, const std::string& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
          });
 }
 
@@ -242,27 +247,53 @@ std::pair<uint8_t, uint8_t> memory_kinds_in(const std::string& name) {
 }
 
 // What an X event's category becomes.
-enum class Cat { HostOp, Annotation, PythonRange, Runtime, Kernel, Memcpy, Memset, Sync, Envelope, Replay, Other };
+enum class Cat {
+  HostOp,
+  Annotation,
+  PythonRange,
+  Runtime,
+  Kernel,
+  Memcpy,
+  Memset,
+  Sync,
+  Envelope,
+  Replay,
+  Other
+};
 
 Cat category(const std::string& cat) {
-  static const std::map<std::string, Cat> table = {
-      {"cpu_op", Cat::HostOp},       {"Operator", Cat::HostOp},         {"user_annotation", Cat::Annotation},
-      {"python_function", Cat::PythonRange},                            {"cuda_runtime", Cat::Runtime},
-      {"Runtime", Cat::Runtime},     {"cuda_driver", Cat::Runtime},     {"kernel", Cat::Kernel},
-      {"Kernel", Cat::Kernel},       {"gpu_memcpy", Cat::Memcpy},       {"Memcpy", Cat::Memcpy},
-      {"gpu_memset", Cat::Memset},   {"Memset", Cat::Memset},           {"cuda_sync", Cat::Sync},
-      {"Trace", Cat::Envelope},      {"cuda_profiler_range", Cat::Replay}};
+  static const std::map<std::string, Cat> table = {{"cpu_op", Cat::HostOp},
+                                                   {"Operator", Cat::HostOp},
+                                                   {"user_annotation", Cat::Annotation},
+                                                   {"python_function", Cat::PythonRange},
+                                                   {"cuda_runtime", Cat::Runtime},
+                                                   {"Runtime", Cat::Runtime},
+                                                   {"cuda_driver", Cat::Runtime},
+                                                   {"kernel", Cat::Kernel},
+                                                   {"Kernel", Cat::Kernel},
+                                                   {"gpu_memcpy", Cat::Memcpy},
+                                                   {"Memcpy", Cat::Memcpy},
+                                                   {"gpu_memset", Cat::Memset},
+                                                   {"Memset", Cat::Memset},
+                                                   {"cuda_sync", Cat::Sync},
+                                                   {"Trace", Cat::Envelope},
+                                                   {"cuda_profiler_range", Cat::Replay}};
   auto it = table.find(cat);
   return it == table.end() ? Cat::Other : it->second;
 }
 
 exec::ActivityKind activity_kind(Cat c) {
   switch (c) {
-    case Cat::Runtime: return exec::ActivityKind::Runtime;
-    case Cat::Memcpy: return exec::ActivityKind::Memcpy;
-    case Cat::Memset: return exec::ActivityKind::Memset;
-    case Cat::Sync: return exec::ActivityKind::Sync;
-    default: return exec::ActivityKind::Kernel;
+    case Cat::Runtime:
+      return exec::ActivityKind::Runtime;
+    case Cat::Memcpy:
+      return exec::ActivityKind::Memcpy;
+    case Cat::Memset:
+      return exec::ActivityKind::Memset;
+    case Cat::Sync:
+      return exec::ActivityKind::Sync;
+    default:
+      return exec::ActivityKind::Kernel;
   }
 }
 
@@ -273,6 +304,13 @@ std::string counted(size_t n, const std::string& what) {
 // ---- the reader --------------------------------------------------------------------------------
 
 using Place = std::tuple<int64_t, int64_t, int64_t>;  // (pid, tid, ts in ns) of an event
+
+struct Meta {
+  std::string name;  // process_name, process_labels or thread_name
+  int64_t pid = 0;
+  int32_t tid = 0;
+  std::string text;  // args "name" or "labels"
+};
 
 struct GpuEvent {
   exec::DeviceActivity a;
@@ -293,7 +331,9 @@ class KinetoReader {
     r_.device.reserve(acts_.size());
     for (GpuEvent& g : acts_) r_.device.push_back(std::move(g.a));
     std::stable_sort(r_.device.begin(), r_.device.end(),
-                     [](const exec::DeviceActivity& a, const exec::DeviceActivity& b) { return a.start_ns < b.start_ns; });
+                     [](const exec::DeviceActivity& a, const exec::DeviceActivity& b) {
+                       return a.start_ns < b.start_ns;
+                     });
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
@@ -311,12 +351,18 @@ class KinetoReader {
     if (!e.is_object()) return skip("not a JSON object, skipped");
     try {
       const std::string ph = e.value("ph", "");
-      if (ph == "X") complete(e);
-      else if (ph == "M") meta_.push_back(&e);
-      else if (ph == "C") counter(e);
-      else if (ph == "s" || ph == "f") flow(e, ph == "s");
-      else if (ph == "i" || ph == "I") skip("of phase 'i' (instant events: markers, memory), skipped");
-      else skip("of phase '" + ph + "', skipped");
+      if (ph == "X")
+        complete(e);
+      else if (ph == "M")
+        metadata_event(e);
+      else if (ph == "C")
+        counter(e);
+      else if (ph == "s" || ph == "f")
+        flow(e, ph == "s");
+      else if (ph == "i" || ph == "I")
+        skip("of phase 'i' (instant events: markers, memory), skipped");
+      else
+        skip("of phase '" + ph + "', skipped");
     } catch (const json::exception& x) {
       skip("with malformed fields (" + std::string(x.what()) + "), skipped");
     } catch (const Malformed& x) {
@@ -358,9 +404,12 @@ class KinetoReader {
   void complete(const json& e) {
     const std::string cat = e.value("cat", "");
     const Cat c = category(cat);
-    if (c == Cat::Envelope) return skip("of category 'Trace' (the whole profile's envelope), skipped");
+    if (c == Cat::Envelope)
+      return skip("of category 'Trace' (the whole profile's envelope), skipped");
     if (c == Cat::Replay)
-      return skip("of category 'cuda_profiler_range' (CUPTI range-profiler replays, not a timeline), skipped");
+      return skip(
+          "of category 'cuda_profiler_range' (CUPTI range-profiler replays, not a timeline), "
+          "skipped");
     if (c == Cat::Other) return skip("of category '" + cat + "', skipped");
     int64_t pid = 0, tid = 0, start = 0, end = 0;
     if (!place(e, &pid, &tid) || !times(e, &start, &end)) return;
@@ -374,7 +423,8 @@ class KinetoReader {
     activity(c, name, args, start, end, pid, tid);
   }
 
-  void host_span(Cat c, const std::string& name, const json& args, int64_t start, int64_t end, int32_t tid) {
+  void host_span(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+                 int32_t tid) {
     Span s;
     s.name = name;
     s.start_ns = start;
@@ -383,7 +433,10 @@ class KinetoReader {
     s.kind = c == Cat::HostOp ? SpanKind::Op : SpanKind::Range;
     if (c == Cat::Annotation) {
       const std::string kind = string_arg(args, "Kind", "range");  // ours: stage, run, op, range
-      s.kind = kind == "stage" ? SpanKind::Stage : kind == "run" ? SpanKind::Run : kind == "op" ? SpanKind::Op : SpanKind::Range;
+      s.kind = kind == "stage" ? SpanKind::Stage
+               : kind == "run" ? SpanKind::Run
+               : kind == "op"  ? SpanKind::Op
+                               : SpanKind::Range;
       if (s.kind == SpanKind::Run) s.run = int_arg(args, "Run").value_or(-1);
     }
     if (c == Cat::HostOp && args.contains("Node Index")) own_op(args, &s);
@@ -393,7 +446,8 @@ class KinetoReader {
   // A cpu_op of our own export: its node, run, and the node table entry it describes.
   void own_op(const json& args, Span* s) {
     const int64_t node = args.at("Node Index").get<int64_t>();
-    if (node < 0 || node >= (int64_t{1} << 24)) throw Malformed("Node Index " + std::to_string(node) + " out of range");
+    if (node < 0 || node >= (int64_t{1} << 24))
+      throw Malformed("Node Index " + std::to_string(node) + " out of range");
     s->node = static_cast<int32_t>(node);
     s->run = int_arg(args, "Run").value_or(-1);
     const size_t i = static_cast<size_t>(node);
@@ -415,7 +469,8 @@ class KinetoReader {
     node_seen_[i] = true;
   }
 
-  void activity(Cat c, const std::string& name, const json& args, int64_t start, int64_t end, int64_t pid, int64_t tid) {
+  void activity(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+                int64_t pid, int64_t tid) {
     GpuEvent g;
     g.pid = pid;
     g.tid = tid;
@@ -425,7 +480,8 @@ class KinetoReader {
     a.start_ns = start;
     a.end_ns = end;
     a.correlation_id = as_correlation(member(args, "correlation"));
-    a.node_index = static_cast<int32_t>(std::clamp<int64_t>(int_arg(args, "Node Index").value_or(-1), -1, INT32_MAX));
+    a.node_index = static_cast<int32_t>(
+        std::clamp<int64_t>(int_arg(args, "Node Index").value_or(-1), -1, INT32_MAX));
     if (c == Cat::Runtime) {
       a.thread_id = static_cast<uint32_t>(id32(tid));
     } else {
@@ -452,7 +508,8 @@ class KinetoReader {
       a->name = string_arg(args, "cuda_sync_kind", a->name);
     } else {
       a->bytes = static_cast<uint64_t>(std::max<int64_t>(int_arg(args, "bytes").value_or(0), 0));
-      a->copy_kind = static_cast<uint8_t>(int_arg(args, "copy kind").value_or(copy_kind_in(a->name)));
+      a->copy_kind =
+          static_cast<uint8_t>(int_arg(args, "copy kind").value_or(copy_kind_in(a->name)));
       if (c == Cat::Memcpy) {
         auto [src, dst] = memory_kinds_in(a->name);
         a->src_kind = static_cast<uint8_t>(int_arg(args, "src kind").value_or(src));
@@ -468,7 +525,8 @@ class KinetoReader {
     if (!place(e, &pid, &tid)) return;
     auto t = micros_to_ns(member(e, "ts"));
     const json* v = e.contains("args") ? member(e["args"], "bytes") : nullptr;
-    if (!t || !v || !v->is_number()) return skip("of counter 'arena live bytes' without ts or bytes, skipped");
+    if (!t || !v || !v->is_number())
+      return skip("of counter 'arena live bytes' without ts or bytes, skipped");
     r_.arena_live.push_back({*t, id32(tid), v->get<double>()});
   }
 
@@ -482,13 +540,17 @@ class KinetoReader {
     const json* id = member(e, "id");
     if (!pid || !tid || !ts || !id) return;
     const Place at{*pid, *tid, *ts};
-    if (start) flow_start_[id->dump()] = at;
-    else flow_end_.emplace(at, *id);
+    if (start)
+      flow_start_[id->dump()] = at;
+    else
+      flow_end_.emplace(at, *id);
   }
 
   void header(const json& top) {
     r_.origin_ns = 0;
     r_.origin_utc_ns = int_value(member(top, "baseTimeNanoseconds")).value_or(0);
+    const json* name = member(top, "traceName");
+    own_trace_ = name && name->is_string() && name->get<std::string>().rfind("fusebox ", 0) == 0;
     const json* dist = member(top, "distributedInfo");
     if (dist) r_.backend = string_arg(*dist, "backend", "");
     if (const json* props = member(top, "deviceProperties"); props && props->is_array())
@@ -503,7 +565,8 @@ class KinetoReader {
       g.sm_count = id32(int_arg(p, "numSms").value_or(0));
       g.compute_major = id32(int_arg(p, "computeMajor").value_or(0));
       g.compute_minor = id32(int_arg(p, "computeMinor").value_or(0));
-      g.memory_bytes = static_cast<uint64_t>(std::max<int64_t>(int_arg(p, "totalGlobalMem").value_or(0), 0));
+      g.memory_bytes =
+          static_cast<uint64_t>(std::max<int64_t>(int_arg(p, "totalGlobalMem").value_or(0), 0));
       if (const json* bw = member(p, "memoryBandwidthBytesPerSecond"); bw && bw->is_number())
         g.memory_bandwidth_bps = bw->get<double>();
       r_.gpus.push_back(std::move(g));
@@ -514,23 +577,33 @@ class KinetoReader {
 
   // Process and thread names, read once every event has been seen: the host process is ours
   // ("fusebox <model>") or the pid with the most host events.
+  // Process and thread names and our labels; sort indices are presentation only. Kineto's
+  // pseudo-processes ("Spans", "Traces") have string pids: not ours to read.
+  void metadata_event(const json& e) {
+    const std::string name = e.value("name", "");
+    if (name != "process_name" && name != "process_labels" && name != "thread_name") return;
+    auto pid = int_value(member(e, "pid")), tid = int_value(member(e, "tid"));
+    if (!pid || !tid) return;
+    const json* args = member(e, "args");
+    const char* key = name == "process_labels" ? "labels" : "name";
+    meta_.push_back({name, *pid, id32(*tid), args ? string_arg(*args, key, "") : ""});
+  }
+
+  // Read once every event has been seen: the host process is ours (a trace named "fusebox ..."
+  // with a process "fusebox <model>") or else the pid with the most host events.
   void metadata() {
     std::optional<int64_t> own_pid;
-    for (const json* m : meta_) {
-      const std::string name = m->value("name", "");
-      auto pid = int_value(member(*m, "pid"));
-      const json& args = m->contains("args") ? (*m)["args"] : empty_;
-      const std::string value = string_arg(args, "name", "");
-      if (pid && name == "process_name" && value.rfind("fusebox ", 0) == 0 && !own_pid) {
-        own_pid = *pid;
-        r_.model = value.substr(8);
+    for (const Meta& m : meta_)
+      if (own_trace_ && !own_pid && m.name == "process_name" && m.text.rfind("fusebox ", 0) == 0) {
+        own_pid = m.pid;
+        r_.model = m.text.substr(8);
       }
-    }
-    int64_t host = own_pid.value_or(busiest_host_pid());
+    const int64_t host = own_pid.value_or(busiest_host_pid());
     r_.pid = id32(host);
     r_.source = own_pid ? "fusebox" : "kineto";
     if (!own_pid) r_.model = path_;
-    for (const json* m : meta_) host_metadata(*m, host, own_pid.has_value());
+    for (const Meta& m : meta_)
+      if (m.pid == host) host_metadata(m, own_pid.has_value());
     if (own_pid) configuration_from_label();
   }
 
@@ -545,18 +618,13 @@ class KinetoReader {
     return best;
   }
 
-  void host_metadata(const json& m, int64_t host, bool own) {
-    auto pid = int_value(member(m, "pid")), tid = int_value(member(m, "tid"));
-    if (!pid || *pid != host || !tid) return;
-    const std::string name = m.value("name", "");
-    const json& args = m.contains("args") ? m["args"] : empty_;
-    if (name == "thread_name") {
-      const int32_t t = id32(*tid);
+  void host_metadata(const Meta& m, bool own) {
+    if (m.name == "thread_name") {
       const bool known = std::any_of(r_.thread_names.begin(), r_.thread_names.end(),
-                                     [&](const auto& tn) { return tn.first == t; });
-      if (!known) r_.thread_names.push_back({t, string_arg(args, "name", "")});
-    } else if (name == "process_labels" && own) {
-      r_.label = string_arg(args, "labels", "");
+                                     [&](const auto& tn) { return tn.first == m.tid; });
+      if (!known) r_.thread_names.push_back({m.tid, m.text});  // kineto names threads twice
+    } else if (m.name == "process_labels" && own) {
+      r_.label = m.text;
     }
   }
 
@@ -572,11 +640,16 @@ class KinetoReader {
       const size_t eq = word.find('=');
       if (eq == std::string::npos) continue;
       const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-      if (key == "passes") r_.passes = value;
-      else if (key == "executor") r_.executor = value;
-      else if (key == "planner") r_.planner = value;
-      else if (key == "backend" && r_.backend.empty()) r_.backend = value;
-      else if (key == "threads") r_.threads = std::max(1, std::atoi(value.c_str()));
+      if (key == "passes")
+        r_.passes = value;
+      else if (key == "executor")
+        r_.executor = value;
+      else if (key == "planner")
+        r_.planner = value;
+      else if (key == "backend" && r_.backend.empty())
+        r_.backend = value;
+      else if (key == "threads")
+        r_.threads = std::max(1, std::atoi(value.c_str()));
     }
     r_.node_count = r_.nodes.size();
   }
@@ -593,7 +666,9 @@ class KinetoReader {
       g.a.correlation_id = correlation_by_flow(g, runtime_at);
       if (!g.a.correlation_id && g.a.kind != exec::ActivityKind::Sync) ++orphans;
     }
-    if (orphans) ++notes_[counted(orphans, "on the GPU with no correlation id and no flow from a launch: correlation 0")];
+    if (orphans)
+      ++notes_[counted(
+          orphans, "on the GPU with no correlation id and no flow from a launch: correlation 0")];
   }
 
   uint32_t correlation_by_flow(const GpuEvent& g, const std::map<Place, size_t>& runtime_at) {
@@ -627,7 +702,9 @@ class KinetoReader {
       s.depth = static_cast<int32_t>(stack.size());
       stack.push_back(&s);
     }
-    if (clamped) ++notes_[counted(clamped, "on host threads overlapping the end of the span they start in: clamped to it")];
+    if (clamped)
+      ++notes_[counted(
+          clamped, "on host threads overlapping the end of the span they start in: clamped to it")];
     r_.spans = std::move(spans_);
   }
 
@@ -670,7 +747,8 @@ class KinetoReader {
   std::vector<Span> spans_;
   std::vector<GpuEvent> acts_;
   std::vector<bool> node_seen_;
-  std::vector<const json*> meta_;
+  std::vector<Meta> meta_;
+  bool own_trace_ = false;  // traceName "fusebox ...": our own export
   std::map<int64_t, size_t> host_pid_events_;
   std::map<std::string, Place> flow_start_;  // flow id (as JSON text) -> where it starts
   std::map<Place, json> flow_end_;           // where a flow ends -> its id

@@ -1,8 +1,7 @@
 // import_kineto: real PyTorch profiler traces (A100, two kineto layouts), our own export read
 // back byte for byte, and the files it must refuse.
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <set>
@@ -19,11 +18,14 @@ using exec::ActivityKind;
 
 namespace {
 
-std::string trace(const std::string& name) { return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name; }
+std::string trace(const std::string& name) {
+  return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name;
+}
 
 size_t count(const Recording& r, ActivityKind kind) {
-  return static_cast<size_t>(std::count_if(r.device.begin(), r.device.end(),
-                                           [&](const exec::DeviceActivity& a) { return a.kind == kind; }));
+  return static_cast<size_t>(
+      std::count_if(r.device.begin(), r.device.end(),
+                    [&](const exec::DeviceActivity& a) { return a.kind == kind; }));
 }
 
 size_t count(const Recording& r, SpanKind kind) {
@@ -57,8 +59,18 @@ std::string warning_about(const ImportReport& report, const std::string& what) {
 
 // A one-thread trace of the given X events (plus its process and thread names).
 std::string write_trace(const std::string& dir, const std::string& name, nlohmann::json events) {
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 10}, {"tid", 0}, {"ts", 0}, {"args", {{"name", "python"}}}});
-  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 10}, {"tid", 11}, {"ts", 0}, {"args", {{"name", "main"}}}});
+  events.push_back({{"ph", "M"},
+                    {"name", "process_name"},
+                    {"pid", 10},
+                    {"tid", 0},
+                    {"ts", 0},
+                    {"args", {{"name", "python"}}}});
+  events.push_back({{"ph", "M"},
+                    {"name", "thread_name"},
+                    {"pid", 10},
+                    {"tid", 11},
+                    {"ts", 0},
+                    {"args", {{"name", "main"}}}});
   std::string path = dir + "/" + name;
   write_file_atomically(path, nlohmann::json{{"traceEvents", events}}.dump());
   return path;
@@ -73,7 +85,8 @@ nlohmann::json op(const std::string& name, nlohmann::json ts, nlohmann::json dur
 
 }  // namespace
 
-// ---- real traces ---------------------------------------------------------------------------------
+// ---- real traces
+// ---------------------------------------------------------------------------------
 
 TEST(ImportKineto, AlexNetTraceCountsMatchAnIndependentReading) {
   ImportReport report;
@@ -83,9 +96,11 @@ TEST(ImportKineto, AlexNetTraceCountsMatchAnIndependentReading) {
   EXPECT_EQ(r.source, "kineto");
   EXPECT_EQ(r.model, path);
   EXPECT_EQ(r.origin_ns, 0);
-  // python3 -c "import gzip,json,sys,collections as C; e=[x for x in json.load(gzip.open(sys.argv[1]))
+  // python3 -c "import gzip,json,sys,collections as C; e=[x for x in
+  // json.load(gzip.open(sys.argv[1]))
   //   ['traceEvents'] if x.get('ph')=='X']; print(C.Counter(x['cat'] for x in e),
-  //   sum(x['dur']*1000 for x in e if x['cat']=='kernel'))" tests/data/traces/kineto_a100_alexnet.json.gz
+  //   sum(x['dur']*1000 for x in e if x['cat']=='kernel'))"
+  //   tests/data/traces/kineto_a100_alexnet.json.gz
   // -> user_annotation 8, cpu_op 359, cuda_runtime 361, gpu_memcpy 16, cuda_sync 41, kernel 79,
   //    gpu_memset 3, Trace 1; kernel time 10692000 ns
   EXPECT_EQ(count(r, ActivityKind::Kernel), 79u);
@@ -122,7 +137,8 @@ TEST(ImportKineto, AlexNetTimesAreExactNanosecondsOfTheFile) {
   Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
   // The first memcpy: "ts": 1695835572943613, "dur": 12 (epoch microseconds; times 1000 exceeds
   // a double's exact integers, the import must not round).
-  auto copy = std::find_if(r.device.begin(), r.device.end(), [](const auto& a) { return a.kind == ActivityKind::Memcpy; });
+  auto copy = std::find_if(r.device.begin(), r.device.end(),
+                           [](const auto& a) { return a.kind == ActivityKind::Memcpy; });
   ASSERT_NE(copy, r.device.end());
   EXPECT_EQ(copy->start_ns, 1695835572943613000);
   EXPECT_EQ(copy->end_ns, 1695835572943625000);
@@ -175,7 +191,10 @@ TEST(ImportKineto, AlexNetHostProcessThreadsAndSyncsAreRead) {
   // Depth by nesting: the outermost annotation holds everything on the thread.
   EXPECT_EQ(r.spans.front().name, "[param|cuda]");
   EXPECT_EQ(r.spans.front().depth, 0);
-  EXPECT_GT(std::max_element(r.spans.begin(), r.spans.end(), [](const Span& a, const Span& b) { return a.depth < b.depth; })->depth, 1);
+  EXPECT_GT(std::max_element(r.spans.begin(), r.spans.end(),
+                             [](const Span& a, const Span& b) { return a.depth < b.depth; })
+                ->depth,
+            1);
 }
 
 TEST(ImportKineto, AlexNetGpusAreReadFromDeviceProperties) {
@@ -203,7 +222,9 @@ TEST(ImportKineto, CuptiProfilerTraceHasRuntimeCallsAndOpsButNoKernels) {
   EXPECT_EQ(count(r, ActivityKind::Runtime), 1862u);
   EXPECT_EQ(total_ns(r, ActivityKind::Runtime), 8194022000);
   EXPECT_EQ(count(r, ActivityKind::Kernel), 0u);
-  EXPECT_EQ(count(r, ActivityKind::Memcpy) + count(r, ActivityKind::Memset) + count(r, ActivityKind::Sync), 0u);
+  EXPECT_EQ(count(r, ActivityKind::Memcpy) + count(r, ActivityKind::Memset) +
+                count(r, ActivityKind::Sync),
+            0u);
   EXPECT_EQ(count(r, SpanKind::Op), 375u);
   EXPECT_EQ(count(r, SpanKind::Range), 8u);
   EXPECT_EQ(r.gpus.size(), 8u);
@@ -216,7 +237,8 @@ TEST(ImportKineto, CuptiProfilerTraceHasRuntimeCallsAndOpsButNoKernels) {
 TEST(ImportKineto, OlderLayoutReadsKernelAndRuntimeCategories) {
   Recording r = import_kineto(trace("kineto_inference_small.json.gz"));
   EXPECT_EQ(check_recording(r), "");
-  // python3 -c "(the one-liner above, with cat 'Kernel')" tests/data/traces/kineto_inference_small.json.gz
+  // python3 -c "(the one-liner above, with cat 'Kernel')"
+  // tests/data/traces/kineto_inference_small.json.gz
   // -> Kernel 4, Runtime 8, Trace 1; kernel time 30000 ns; kernel correlations
   //    [538860, 538873, 538885, 538890]
   EXPECT_EQ(count(r, ActivityKind::Kernel), 4u);
@@ -262,10 +284,12 @@ TEST(ImportKineto, OlderLayoutCorrelatesThroughItsFlowsWhenKernelsLackTheArg) {
     if (a.kind == ActivityKind::Kernel) {
       EXPECT_EQ(a.correlation_id, 0u);
     }
-  EXPECT_EQ(warning_about(report, "correlation 0").rfind("4 events", 0), 0u) << warning_about(report, "correlation 0");
+  EXPECT_EQ(warning_about(report, "correlation 0").rfind("4 events", 0), 0u)
+      << warning_about(report, "correlation 0");
 }
 
-// ---- round trips -----------------------------------------------------------------------------------
+// ---- round trips
+// -----------------------------------------------------------------------------------
 
 namespace {
 
@@ -278,16 +302,18 @@ void expect_round_trip(const Recording& r, const std::string& tag, size_t warnin
   Recording back = import_kineto(dir + "/a.json", &report);
   EXPECT_EQ(check_recording(back), "");
   EXPECT_EQ(report.skipped, 0u);
-  EXPECT_EQ(report.warnings.size(), warnings) << (report.warnings.empty() ? "" : report.warnings.front());
+  EXPECT_EQ(report.warnings.size(), warnings)
+      << (report.warnings.empty() ? "" : report.warnings.front());
   write_chrome_trace(back, dir + "/b.json");
   std::string a = read_file(dir + "/a.json"), b = read_file(dir + "/b.json");
   EXPECT_EQ(a.size(), b.size());
   EXPECT_TRUE(a == b) << tag << ": first difference at byte "
-                      << std::distance(a.begin(), std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first);
+                      << std::distance(a.begin(),
+                                       std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first);
 }
 
-exec::DeviceActivity activity(ActivityKind kind, const std::string& name, int64_t start, int64_t end, int32_t stream,
-                              uint32_t corr, uint32_t thread) {
+exec::DeviceActivity activity(ActivityKind kind, const std::string& name, int64_t start,
+                              int64_t end, int32_t stream, uint32_t corr, uint32_t thread) {
   exec::DeviceActivity a;
   a.kind = kind;
   a.name = name;
@@ -319,7 +345,8 @@ Recording with_every_kind() {
   auto& d = r.device;
   d.push_back(activity(ActivityKind::Runtime, "cudaMemcpyAsync", t + 10, t + 20, 0, 1, tid));
   d.push_back(activity(ActivityKind::Runtime, "cudaLaunchKernel", t + 30, t + 40, 0, 2, tid));
-  d.push_back(activity(ActivityKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", t + 45, t + 60, 7, 1, 0));
+  d.push_back(
+      activity(ActivityKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", t + 45, t + 60, 7, 1, 0));
   d.back().bytes = 1 << 20;
   d.back().copy_kind = 1;
   d.back().src_kind = exec::kMemoryKindPageable;
@@ -395,7 +422,8 @@ TEST(ImportKineto, OurExportReadsBackToTheRecordingItCameFrom) {
   for (const Span& s : r.spans)
     if (s.node >= 0) {
       ASSERT_LT(static_cast<size_t>(s.node), back.nodes.size());
-      const NodeInfo &a = r.nodes[static_cast<size_t>(s.node)], &b = back.nodes[static_cast<size_t>(s.node)];
+      const NodeInfo &a = r.nodes[static_cast<size_t>(s.node)],
+                     &b = back.nodes[static_cast<size_t>(s.node)];
       EXPECT_EQ(b.name, a.name);
       EXPECT_EQ(b.op, a.op);
       EXPECT_EQ(b.input_shapes, a.input_shapes);
@@ -461,7 +489,8 @@ TEST(ImportKineto, FractionalMicrosecondsBecomeExactNanoseconds) {
 TEST(ImportKineto, ChildOverlappingItsParentsEndIsClampedAndCounted) {
   std::string dir = ptest::temp_dir("kineto-overlap");
   // Listed child first and parent last: the import sorts them.
-  std::string path = write_trace(dir, "t.json", {op("child", 5, 10), op("sibling", 12, 5), op("parent", 0, 12)});
+  std::string path =
+      write_trace(dir, "t.json", {op("child", 5, 10), op("sibling", 12, 5), op("parent", 0, 12)});
   ImportReport report;
   Recording r = import_kineto(path, &report);
   EXPECT_EQ(check_recording(r), "");
@@ -473,12 +502,14 @@ TEST(ImportKineto, ChildOverlappingItsParentsEndIsClampedAndCounted) {
   EXPECT_EQ(r.spans[2].name, "sibling");
   EXPECT_EQ(r.spans[2].depth, 0);
   EXPECT_EQ(report.skipped, 0u);
-  EXPECT_EQ(warning_about(report, "clamped").rfind("1 event", 0), 0u) << warning_about(report, "clamped");
+  EXPECT_EQ(warning_about(report, "clamped").rfind("1 event", 0), 0u)
+      << warning_about(report, "clamped");
 }
 
 TEST(ImportKineto, NegativeDurationIsSkippedWithACountedWarning) {
   std::string dir = ptest::temp_dir("kineto-negative");
-  std::string path = write_trace(dir, "t.json", {op("good", 0, 5), op("bad", 10, -3), op("worse", 20, -1.5)});
+  std::string path =
+      write_trace(dir, "t.json", {op("good", 0, 5), op("bad", 10, -3), op("worse", 20, -1.5)});
   ImportReport report;
   Recording r = import_kineto(path, &report);
   ASSERT_EQ(r.spans.size(), 1u);
@@ -490,23 +521,44 @@ TEST(ImportKineto, NegativeDurationIsSkippedWithACountedWarning) {
 
 TEST(ImportKineto, MissingOrHugeTsIsSkippedWithACountedWarning) {
   std::string dir = ptest::temp_dir("kineto-ts");
-  std::string path = write_trace(dir, "t.json",
-                                 {op("good", 0, 5), op("no ts", nullptr, 5), op("far", 1e300, 5),
-                                  op("string ts", "12", 5), op("no dur", 3, nullptr), op("far dur", 3, 1e300)});
+  std::string path =
+      write_trace(dir, "t.json",
+                  {op("good", 0, 5), op("no ts", nullptr, 5), op("far", 1e300, 5),
+                   op("string ts", "12", 5), op("no dur", 3, nullptr), op("far dur", 3, 1e300)});
   ImportReport report;
   Recording r = import_kineto(path, &report);
   ASSERT_EQ(r.spans.size(), 1u);
   EXPECT_EQ(report.skipped, 5u);
-  EXPECT_EQ(warning_about(report, "usable ts").rfind("3 events", 0), 0u) << warning_about(report, "usable ts");
-  EXPECT_EQ(warning_about(report, "usable dur").rfind("2 events", 0), 0u) << warning_about(report, "usable dur");
+  EXPECT_EQ(warning_about(report, "usable ts").rfind("3 events", 0), 0u)
+      << warning_about(report, "usable ts");
+  EXPECT_EQ(warning_about(report, "usable dur").rfind("2 events", 0), 0u)
+      << warning_about(report, "usable dur");
 }
 
 TEST(ImportKineto, BareArrayOfEventsAndUnknownCategoriesAreRead) {
   std::string dir = ptest::temp_dir("kineto-bare");
   nlohmann::json events = {op("aten::add", 0, 5),
-                           {{"ph", "X"}, {"cat", "python_function"}, {"name", "model.py(12): forward"}, {"pid", 10}, {"tid", 11}, {"ts", 0}, {"dur", 9}},
-                           {{"ph", "X"}, {"cat", "overhead"}, {"name", "x"}, {"pid", 10}, {"tid", 11}, {"ts", 0}, {"dur", 1}},
-                           {{"ph", "X"}, {"cat", "overhead"}, {"name", "y"}, {"pid", 10}, {"tid", 11}, {"ts", 2}, {"dur", 1}}};
+                           {{"ph", "X"},
+                            {"cat", "python_function"},
+                            {"name", "model.py(12): forward"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 0},
+                            {"dur", 9}},
+                           {{"ph", "X"},
+                            {"cat", "overhead"},
+                            {"name", "x"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 0},
+                            {"dur", 1}},
+                           {{"ph", "X"},
+                            {"cat", "overhead"},
+                            {"name", "y"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 2},
+                            {"dur", 1}}};
   write_file_atomically(dir + "/bare.json", events.dump());
   ImportReport report;
   Recording r = import_kineto(dir + "/bare.json", &report);
@@ -516,7 +568,77 @@ TEST(ImportKineto, BareArrayOfEventsAndUnknownCategoriesAreRead) {
   EXPECT_EQ(warning_about(report, "'overhead'"), "2 events of category 'overhead', skipped");
 }
 
-// ---- bad input -----------------------------------------------------------------------------------
+TEST(ImportKineto, MalformedEventsAreSkippedNotFatal) {
+  std::string dir = ptest::temp_dir("kineto-malformed");
+  nlohmann::json bad_name = op("x", 1, 1);
+  bad_name["name"] = 7;
+  nlohmann::json bad_tid = op("y", 1, 1);
+  bad_tid["tid"] = int64_t{1} << 40;
+  nlohmann::json string_pid = op("z", 1, 1);
+  string_pid["pid"] = "Spans";
+  std::string path = write_trace(dir, "t.json",
+                                 {op("good", 0, 5),
+                                  bad_name,
+                                  bad_tid,
+                                  string_pid,
+                                  42,
+                                  {{"ph", "M"},
+                                   {"name", "thread_name"},
+                                   {"pid", 10},
+                                   {"tid", int64_t{1} << 40},
+                                   {"args", {{"name", "t"}}}}});
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  ASSERT_EQ(r.spans.size(), 1u);
+  EXPECT_EQ(r.thread_names.size(), 1u);
+  EXPECT_EQ(report.skipped, 5u);
+  EXPECT_EQ(warning_about(report, "not an integer").rfind("1 event", 0), 0u);
+  EXPECT_EQ(warning_about(report, "not a JSON object").rfind("1 event", 0), 0u);
+}
+
+TEST(ImportKineto, AForeignProcessNamedFuseboxIsStillAKinetoTrace) {
+  std::string dir = ptest::temp_dir("kineto-name");
+  nlohmann::json events = {op("aten::mm", 0, 5),
+                           {{"ph", "M"},
+                            {"name", "process_name"},
+                            {"pid", 10},
+                            {"tid", 0},
+                            {"args", {{"name", "fusebox serve"}}}}};
+  write_file_atomically(dir + "/t.json",
+                        nlohmann::json{{"traceName", "run 3"}, {"traceEvents", events}}.dump());
+  Recording r = import_kineto(dir + "/t.json");
+  EXPECT_EQ(r.source, "kineto");
+  EXPECT_EQ(r.model, dir + "/t.json");
+}
+
+TEST(ImportKineto, ExportWritesMemoryKindsSyncKindsAndDeviceProperties) {
+  nlohmann::json j = chrome_trace(with_every_kind());
+  ASSERT_TRUE(j.contains("deviceProperties"));
+  EXPECT_EQ(j["deviceProperties"][0]["numSms"], 108);
+  EXPECT_EQ(j["deviceProperties"][0]["name"], "NVIDIA A100-SXM4-40GB");
+  size_t copies = 0, syncs = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "gpu_memcpy" && e["name"] == "Memcpy HtoD (Pageable -> Device)") {
+      ++copies;
+      EXPECT_EQ(e["args"]["src kind"], exec::kMemoryKindPageable);
+      EXPECT_EQ(e["args"]["dst kind"], 3);
+    }
+    if (e.value("cat", "") == "cuda_sync") {
+      ++syncs;
+      EXPECT_EQ(e["args"]["cuda_sync_kind"], e["name"]);
+      EXPECT_EQ(e["tid"], e["args"]["stream"]);
+      EXPECT_FALSE(e["args"].contains("bytes"));
+    }
+  }
+  EXPECT_EQ(copies, 1u);
+  EXPECT_EQ(syncs, 2u);
+  // A recording without GPUs keeps the old layout.
+  EXPECT_FALSE(
+      chrome_trace(ptest::record("mlp:dims=16-8-4", "none", 1)).contains("deviceProperties"));
+}
+
+// ---- bad input
+// -----------------------------------------------------------------------------------
 
 TEST(ImportKineto, TruncatedGzipIsAnErrorNamingTheFile) {
   std::string whole = read_file(trace("kineto_a100_alexnet.json.gz"));
@@ -532,6 +654,13 @@ TEST(ImportKineto, CorruptGzipIsAnErrorNamingTheFile) {
   write_file_atomically(path, bytes);
   std::string e = import_error(path);
   EXPECT_EQ(e.rfind(path + ": corrupt gzip data: ", 0), 0u) << e;
+}
+
+TEST(ImportKineto, BytesAfterTheGzipStreamAreCorruptData) {
+  std::string path = ptest::temp_dir("kineto-trailing") + "/trailing.json.gz";
+  write_file_atomically(path, read_file(trace("kineto_inference_small.json.gz")) + "trailing junk");
+  EXPECT_EQ(import_error(path),
+            path + ": corrupt gzip data: bytes after the end of the gzip stream");
 }
 
 TEST(ImportKineto, GzipIsToldByContentNotByName) {
@@ -557,9 +686,12 @@ TEST(ImportKineto, NotJsonIsAnErrorNamingTheFileAndTheByte) {
 
 TEST(ImportKineto, JsonThatIsNotATraceIsRefused) {
   std::string dir = ptest::temp_dir("kineto-nottrace");
-  for (const char* text : {R"({"format": "fusebox-recording"})", R"({"traceEvents": {}})", "42", R"("traceEvents")"}) {
+  for (const char* text :
+       {R"({"format": "fusebox-recording"})", R"({"traceEvents": {}})", "42", R"("traceEvents")"}) {
     write_file_atomically(dir + "/x.json", text);
-    EXPECT_EQ(import_error(dir + "/x.json"), dir + "/x.json: not a Chrome/kineto trace (no traceEvents array)") << text;
+    EXPECT_EQ(import_error(dir + "/x.json"),
+              dir + "/x.json: not a Chrome/kineto trace (no traceEvents array)")
+        << text;
   }
 }
 
