@@ -765,6 +765,8 @@ Recording import_kineto(const std::string& path, ImportReport* report) {
     return KinetoReader(path).read(top, report);
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what());
+  } catch (const Malformed& e) {  // e.g. a host pid beyond 32 bits
+    throw Error(path + ": " + e.what());
   }
 }
 
