@@ -665,11 +665,13 @@ TEST(ImportKineto, BytesAfterTheGzipStreamAreCorruptData) {
 
 TEST(ImportKineto, GzipIsToldByContentNotByName) {
   std::string dir = ptest::temp_dir("kineto-names");
-  write_file_atomically(dir + "/plain.json.gz", read_file(trace("kineto_inference_small.json.gz")));
+  // gzip bytes under a plain name, plain JSON under a .gz name
+  write_file_atomically(dir + "/trace.json", read_file(trace("kineto_inference_small.json.gz")));
   auto unzipped = ptest::run_command("zcat " + trace("kineto_inference_small.json.gz"));
-  write_file_atomically(dir + "/zipped_name.json.gz", unzipped.output);  // plain JSON, .gz name
-  EXPECT_EQ(count(import_kineto(dir + "/plain.json.gz"), ActivityKind::Kernel), 4u);
-  EXPECT_EQ(count(import_kineto(dir + "/zipped_name.json.gz"), ActivityKind::Kernel), 4u);
+  ASSERT_EQ(unzipped.status, 0) << unzipped.output;
+  write_file_atomically(dir + "/trace.json.gz", unzipped.output);
+  EXPECT_EQ(count(import_kineto(dir + "/trace.json"), ActivityKind::Kernel), 4u);
+  EXPECT_EQ(count(import_kineto(dir + "/trace.json.gz"), ActivityKind::Kernel), 4u);
 }
 
 TEST(ImportKineto, NotJsonIsAnErrorNamingTheFileAndTheByte) {
