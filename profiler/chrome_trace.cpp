@@ -1,4 +1,7 @@
 // Chrome trace JSON in the layout of PyTorch's profiler (torch.profiler export_chrome_trace).
+// import_kineto reads it back: whatever a Recording holds that the layout has a place for is
+// written (copies' memory kinds, syncs' kind, the GPUs as deviceProperties), so an export of an
+// imported export is the same file.
 #include <map>
 #include <set>
 
@@ -24,6 +27,22 @@ const char* device_category(exec::ActivityKind k) {
     case exec::ActivityKind::Sync: return "cuda_sync";
   }
   return "kernel";
+}
+
+// kineto's top-level "deviceProperties" (the fields a GpuInfo holds; bandwidth is ours).
+json device_properties(const std::vector<GpuInfo>& gpus) {
+  json out = json::array();
+  for (const GpuInfo& g : gpus) {
+    json d = {{"id", g.device},
+              {"name", g.name},
+              {"numSms", g.sm_count},
+              {"computeMajor", g.compute_major},
+              {"computeMinor", g.compute_minor},
+              {"totalGlobalMem", g.memory_bytes}};
+    if (g.memory_bandwidth_bps > 0) d["memoryBandwidthBytesPerSecond"] = g.memory_bandwidth_bps;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace
@@ -87,9 +106,15 @@ json chrome_trace(const Recording& r) {
       args["block"] = {a.block[0], a.block[1], a.block[2]};
       args["registers per thread"] = a.registers;
       args["shared memory"] = a.shared_memory;
+    } else if (a.kind == exec::ActivityKind::Sync) {
+      args["cuda_sync_kind"] = a.name;  // kineto's name for what was waited on
     } else {
       args["bytes"] = a.bytes;
       args["copy kind"] = a.copy_kind;
+      if (a.kind == exec::ActivityKind::Memcpy) {
+        args["src kind"] = a.src_kind;
+        args["dst kind"] = a.dst_kind;
+      }
     }
     events.push_back({{"ph", "X"}, {"cat", device_category(a.kind)}, {"name", a.name}, {"pid", a.device},
                       {"tid", a.stream}, {"ts", us(a.start_ns - o)}, {"dur", us(a.end_ns - a.start_ns)},
@@ -113,12 +138,14 @@ json chrome_trace(const Recording& r) {
   for (const auto& [d, s] : streams)
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", s},
                       {"args", {{"name", "stream " + std::to_string(s)}}}});
-  return {{"schemaVersion", 1},
-          {"displayTimeUnit", "ms"},
-          {"baseTimeNanoseconds", r.origin_utc_ns},
-          {"distributedInfo", {{"backend", r.backend}, {"rank", 0}, {"world_size", 1}}},
-          {"traceName", "fusebox " + r.model + " " + r.label},
-          {"traceEvents", std::move(events)}};
+  json trace = {{"schemaVersion", 1},
+                {"displayTimeUnit", "ms"},
+                {"baseTimeNanoseconds", r.origin_utc_ns},
+                {"distributedInfo", {{"backend", r.backend}, {"rank", 0}, {"world_size", 1}}},
+                {"traceName", "fusebox " + r.model + " " + r.label},
+                {"traceEvents", std::move(events)}};
+  if (!r.gpus.empty()) trace["deviceProperties"] = device_properties(r.gpus);
+  return trace;
 }
 
 void write_chrome_trace(const Recording& r, const std::string& path) {

@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev           # dispatch benchmarks
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import and conformance
   libsqlite3-dev             # nsys-schema export
+  zlib1g-dev                 # reading gzip'd PyTorch profiler (kineto) traces
   libgraphviz-dev            # graph layout
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests

@@ -1,0 +1,773 @@
+// import_kineto: PyTorch profiler (kineto) Chrome-trace JSON, plain or gzip'd (by content: the
+// gzip magic 1f 8b), into a Recording. Each event is read by its "cat", so these layouts, and
+// files mixing them, are read:
+//   - kineto 2.x (PyTorch 1.13 on): cpu_op, user_annotation, python_function, cuda_runtime,
+//     cuda_driver, kernel, gpu_memcpy, gpu_memset, cuda_sync; args "correlation", "device",
+//     "stream", "grid", "block", "bytes"; ac2g flows; top-level "deviceProperties".
+//   - kineto 1.x (PyTorch 1.8 to 1.12): Operator, Runtime, Kernel, Memcpy, Memset; async_gpu
+//     flows; args "external id".
+//   - our own export (chrome_trace.cpp): process_name "fusebox <model>", process_labels, cpu_op
+//     args naming the node ("Node Index", "Op Type", shapes, costs, arena offsets), annotation
+//     args "Kind" (stage, run, op, range), the counter "arena live bytes", copies' "src kind" and
+//     "dst kind". It reads back to the recording it was written from (source "fusebox", its
+//     model, label and node table), so exporting it again writes the same file.
+// Skipped, and counted per kind in the report's warnings: the "Trace" span (the whole profile's
+// envelope), cuda_profiler_range (CUPTI range-profiler kernel replays with counters, on the GPU's
+// pid: not a timeline), other categories, instant events, other counters, events without a usable
+// ts or dur (missing, negative, not finite, beyond int64 nanoseconds) and malformed events.
+//
+// Times: ts and dur are microseconds, integers or fractions; they become integer nanoseconds
+// exactly (integer part * 1000 plus the rounded fraction: kineto's epoch microseconds times 1000
+// do not fit a double). origin_ns = 0 keeps the file's time base, so our own exports (which count
+// from the recording's origin) read back unchanged.
+//
+// Host spans nest per thread (sorted by start, longer first). A span that overlaps its parent's
+// end (microsecond rounding in the file) is clamped to that end and counted in a warning, so the
+// result always passes check_recording. A GPU event without args "correlation" takes its launch's
+// correlation through the flow pair (s on the runtime call, f on the GPU event, same id); one with
+// neither keeps correlation 0 and is counted in a warning.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "profiler/trace_import.h"
+
+namespace fusebox::profiler {
+
+namespace {
+
+using nlohmann::json;
+
+// ---- bytes -> JSON ------------------------------------------------------------------------------
+
+bool is_gzip(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+struct Inflater {
+  z_stream z{};
+  Inflater() {
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
+  }
+  ~Inflater() { inflateEnd(&z); }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+};
+
+// Every gzip member of `in`, concatenated (as gunzip does), at most kMaxTraceBytes.
+std::string gunzip(const std::string& path, const std::string& in) {
+  Inflater inf;
+  z_stream& z = inf.z;
+  std::string out;
+  std::vector<char> buf(size_t{1} << 20);
+  size_t fed = 0;  // bytes of `in` handed to zlib (avail_in is 32-bit: fed in slices)
+  for (;;) {
+    if (z.avail_in == 0 && fed < in.size()) {
+      const size_t n = std::min<size_t>(in.size() - fed, size_t{1} << 30);
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + fed));
+      z.avail_in = static_cast<uInt>(n);
+      fed += n;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(buf.data());
+    z.avail_out = static_cast<uInt>(buf.size());
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf.data(), buf.size() - z.avail_out);
+    if (out.size() > kMaxTraceBytes)
+      throw Error(path + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
+                  " bytes, the most a trace may hold");
+    const bool input_left = z.avail_in > 0 || fed < in.size();
+    if (rc == Z_STREAM_END) {
+      if (!input_left) return out;
+      if (static_cast<unsigned char>(*z.next_in) != 0x1f)
+        throw Error(path + ": corrupt gzip data: bytes after the end of the gzip stream");
+      inflateReset(&z);  // another member follows
+      continue;
+    }
+    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR)
+      throw Error(path +
+                  ": corrupt gzip data: " + (z.msg ? z.msg : "zlib error " + std::to_string(rc)));
+    // Z_BUF_ERROR: no progress without more input. Z_OK with the input used up and room left
+    // in the output: zlib wants more input. Either way the stream stops early.
+    if (rc == Z_BUF_ERROR || (!input_left && z.avail_out > 0))
+      throw Error(path + ": truncated gzip stream");
+  }
+}
+
+json parse_json(const std::string& path, const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(path + ": not JSON (at byte " + std::to_string(e.byte) + "): " + e.what());
+  }
+}
+
+// The trace's top level (an object with "traceEvents", or a bare array of events).
+json read_trace_json(const std::string& path) {
+  std::string bytes = read_file(path, kMaxTraceBytes);
+  if (is_gzip(bytes)) bytes = gunzip(path, bytes);
+  json top = parse_json(path, bytes);
+  if (top.is_array()) return json{{"traceEvents", std::move(top)}};
+  if (!top.is_object() || !top.contains("traceEvents") || !top["traceEvents"].is_array())
+    throw Error(path + ": not a Chrome/kineto trace (no traceEvents array)");
+  return top;
+}
+
+// ---- values ------------------------------------------------------------------------------------
+
+// Microseconds (an integer or a fraction) -> nanoseconds; nothing when the value is missing, not
+// a number, not finite or outside int64 nanoseconds (about +-292 years).
+std::optional<int64_t> micros_to_ns(const json* v) {
+  constexpr int64_t kMaxUs = std::numeric_limits<int64_t>::max() / 1000 - 1;
+  if (!v || !v->is_number()) return std::nullopt;
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(kMaxUs)) return std::nullopt;
+    return static_cast<int64_t>(u) * 1000;
+  }
+  if (v->is_number_integer()) {
+    const int64_t i = v->get<int64_t>();
+    if (i > kMaxUs || i < -kMaxUs) return std::nullopt;
+    return i * 1000;
+  }
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || std::fabs(d) >= 9.2e15) return std::nullopt;
+  const double whole = std::floor(d);
+  return static_cast<int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
+}
+
+const json* member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::optional<int64_t> int_value(const json* v) {
+  if (!v || !v->is_number()) return std::nullopt;
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (v->is_number_integer()) return v->get<int64_t>();
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return std::nullopt;
+  return std::llround(d);
+}
+
+std::optional<int64_t> int_arg(const json& args, const char* key) {
+  return int_value(member(args, key));
+}
+
+// A field of an event that cannot be used as it is: the event is skipped and counted.
+struct Malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// An id (pid, tid, device, stream) as int32; CUPTI's unsigned -1 ("all streams", 4294967295)
+// reads as -1. Malformed beyond 32 bits.
+int32_t id32(int64_t v) {
+  if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max())
+    return static_cast<int32_t>(v);
+  if (v > 0 && v <= std::numeric_limits<uint32_t>::max())
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
+  throw Malformed("id " + std::to_string(v) + " does not fit 32 bits");
+}
+
+// A correlation id: CUPTI's are 32-bit and never 0; anything else is "none" (0).
+uint32_t as_correlation(const json* v) {
+  const int64_t c = int_value(v).value_or(0);
+  return c > 0 && c <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(c) : 0;
+}
+
+std::string string_arg(const json& args, const char* key, const std::string& otherwise) {
+  const json* v = member(args, key);
+  return v && v->is_string() ? v->get<std::string>() : otherwise;
+}
+
+// ---- names -------------------------------------------------------------------------------------
+
+bool same_letters(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(' ');
+  const size_t e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// CUPTI's copy kind named by a word of "Memcpy HtoD (Pageable -> Device)", 0 when none is.
+uint8_t copy_kind_in(const std::string& name) {
+  size_t pos = 0;
+  while (pos < name.size()) {
+    size_t end = name.find_first_of(" (", pos);
+    if (end == std::string::npos) end = name.size();
+    const std::string word = name.substr(pos, end - pos);
+    for (uint8_t k = 1; k <= 10; ++k)
+      if (word == exec::copy_kind_name(k)) return k;
+    pos = end + 1;
+  }
+  return 0;
+}
+
+uint8_t memory_kind_named(const std::string& text) {
+  for (uint8_t k = 0; k <= 7; ++k)
+    if (same_letters(trim(text), exec::memory_kind_name(k))) return k;
+  return 0;
+}
+
+// Source and destination memory kinds of "Memcpy HtoD (Pageable -> Device)"; unknown (0) when
+// the name has no "(src -> dst)".
+std::pair<uint8_t, uint8_t> memory_kinds_in(const std::string& name) {
+  const size_t open = name.rfind('('), arrow = name.rfind("->"), close = name.rfind(')');
+  if (open == std::string::npos || arrow == std::string::npos || close == std::string::npos ||
+      !(open < arrow && arrow < close))
+    return {0, 0};
+  return {memory_kind_named(name.substr(open + 1, arrow - open - 1)),
+          memory_kind_named(name.substr(arrow + 2, close - arrow - 2))};
+}
+
+// What an X event's category becomes.
+enum class Cat {
+  HostOp,
+  Annotation,
+  PythonRange,
+  Runtime,
+  Kernel,
+  Memcpy,
+  Memset,
+  Sync,
+  Envelope,
+  Replay,
+  Other
+};
+
+Cat category(const std::string& cat) {
+  static const std::map<std::string, Cat> table = {{"cpu_op", Cat::HostOp},
+                                                   {"Operator", Cat::HostOp},
+                                                   {"user_annotation", Cat::Annotation},
+                                                   {"python_function", Cat::PythonRange},
+                                                   {"cuda_runtime", Cat::Runtime},
+                                                   {"Runtime", Cat::Runtime},
+                                                   {"cuda_driver", Cat::Runtime},
+                                                   {"kernel", Cat::Kernel},
+                                                   {"Kernel", Cat::Kernel},
+                                                   {"gpu_memcpy", Cat::Memcpy},
+                                                   {"Memcpy", Cat::Memcpy},
+                                                   {"gpu_memset", Cat::Memset},
+                                                   {"Memset", Cat::Memset},
+                                                   {"cuda_sync", Cat::Sync},
+                                                   {"Trace", Cat::Envelope},
+                                                   {"cuda_profiler_range", Cat::Replay}};
+  auto it = table.find(cat);
+  return it == table.end() ? Cat::Other : it->second;
+}
+
+exec::ActivityKind activity_kind(Cat c) {
+  switch (c) {
+    case Cat::Runtime:
+      return exec::ActivityKind::Runtime;
+    case Cat::Memcpy:
+      return exec::ActivityKind::Memcpy;
+    case Cat::Memset:
+      return exec::ActivityKind::Memset;
+    case Cat::Sync:
+      return exec::ActivityKind::Sync;
+    default:
+      return exec::ActivityKind::Kernel;
+  }
+}
+
+std::string counted(size_t n, const std::string& what) {
+  return std::to_string(n) + (n == 1 ? " event " : " events ") + what;
+}
+
+// ---- the reader --------------------------------------------------------------------------------
+
+using Place = std::tuple<int64_t, int64_t, int64_t>;  // (pid, tid, ts in ns) of an event
+
+struct Meta {
+  std::string name;  // process_name, process_labels or thread_name
+  int64_t pid = 0;
+  int32_t tid = 0;
+  std::string text;  // args "name" or "labels"
+};
+
+struct GpuEvent {
+  exec::DeviceActivity a;
+  int64_t pid = 0, tid = 0;  // where it sits in the file (flows point there)
+};
+
+class KinetoReader {
+ public:
+  explicit KinetoReader(std::string path) : path_(std::move(path)) {}
+
+  Recording read(const json& top, ImportReport* report) {
+    const json& events = top["traceEvents"];
+    for (const json& e : events) event(e);
+    header(top);
+    metadata();
+    correlate_through_flows();
+    nest_spans();
+    r_.device.reserve(acts_.size());
+    for (GpuEvent& g : acts_) r_.device.push_back(std::move(g.a));
+    std::stable_sort(r_.device.begin(), r_.device.end(),
+                     [](const exec::DeviceActivity& a, const exec::DeviceActivity& b) {
+                       return a.start_ns < b.start_ns;
+                     });
+    pick_main_tid();
+    std::string bad = check_recording(r_);
+    if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
+    if (report) fill(*report, events.size());
+    return std::move(r_);
+  }
+
+ private:
+  void skip(const std::string& why) {
+    ++skipped_;
+    ++skips_[why];
+  }
+
+  void event(const json& e) {
+    if (!e.is_object()) return skip("not a JSON object, skipped");
+    try {
+      const std::string ph = e.value("ph", "");
+      if (ph == "X")
+        complete(e);
+      else if (ph == "M")
+        metadata_event(e);
+      else if (ph == "C")
+        counter(e);
+      else if (ph == "s" || ph == "f")
+        flow(e, ph == "s");
+      else if (ph == "i" || ph == "I")
+        skip("of phase 'i' (instant events: markers, memory), skipped");
+      else
+        skip("of phase '" + ph + "', skipped");
+    } catch (const json::exception& x) {
+      skip("with malformed fields (" + std::string(x.what()) + "), skipped");
+    } catch (const Malformed& x) {
+      skip("with malformed fields (" + std::string(x.what()) + "), skipped");
+    }
+  }
+
+  // pid and tid of an event that is used: integers, else the event is skipped.
+  bool place(const json& e, int64_t* pid, int64_t* tid) {
+    auto p = int_value(member(e, "pid")), t = int_value(member(e, "tid"));
+    if (!p || !t) {
+      skip("with a pid or tid that is not an integer, skipped");
+      return false;
+    }
+    *pid = *p;
+    *tid = *t;
+    return true;
+  }
+
+  bool times(const json& e, int64_t* start, int64_t* end) {
+    auto ts = micros_to_ns(member(e, "ts"));
+    if (!ts) {
+      skip("with no usable ts (missing, not a number, or beyond int64 nanoseconds), skipped");
+      return false;
+    }
+    auto dur = micros_to_ns(member(e, "dur"));
+    if (!dur || __builtin_add_overflow(*ts, *dur, end)) {
+      skip("with no usable dur (missing, not a number, or beyond int64 nanoseconds), skipped");
+      return false;
+    }
+    if (*dur < 0) {
+      skip("with a negative dur, skipped");
+      return false;
+    }
+    *start = *ts;
+    return true;
+  }
+
+  void complete(const json& e) {
+    const std::string cat = e.value("cat", "");
+    const Cat c = category(cat);
+    if (c == Cat::Envelope)
+      return skip("of category 'Trace' (the whole profile's envelope), skipped");
+    if (c == Cat::Replay)
+      return skip(
+          "of category 'cuda_profiler_range' (CUPTI range-profiler replays, not a timeline), "
+          "skipped");
+    if (c == Cat::Other) return skip("of category '" + cat + "', skipped");
+    int64_t pid = 0, tid = 0, start = 0, end = 0;
+    if (!place(e, &pid, &tid) || !times(e, &start, &end)) return;
+    const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty_;
+    const std::string name = e.value("name", "");
+    if (c == Cat::HostOp || c == Cat::Annotation || c == Cat::PythonRange) {
+      ++host_pid_events_[pid];
+      return host_span(c, name, args, start, end, id32(tid));
+    }
+    if (c == Cat::Runtime) ++host_pid_events_[pid];
+    activity(c, name, args, start, end, pid, tid);
+  }
+
+  void host_span(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+                 int32_t tid) {
+    Span s;
+    s.name = name;
+    s.start_ns = start;
+    s.end_ns = end;
+    s.tid = tid;
+    s.kind = c == Cat::HostOp ? SpanKind::Op : SpanKind::Range;
+    if (c == Cat::Annotation) {
+      const std::string kind = string_arg(args, "Kind", "range");  // ours: stage, run, op, range
+      s.kind = kind == "stage" ? SpanKind::Stage
+               : kind == "run" ? SpanKind::Run
+               : kind == "op"  ? SpanKind::Op
+                               : SpanKind::Range;
+      if (s.kind == SpanKind::Run) s.run = int_arg(args, "Run").value_or(-1);
+    }
+    if (c == Cat::HostOp && args.contains("Node Index")) own_op(args, &s);
+    spans_.push_back(std::move(s));
+  }
+
+  // A cpu_op of our own export: its node, run, and the node table entry it describes.
+  void own_op(const json& args, Span* s) {
+    const int64_t node = args.at("Node Index").get<int64_t>();
+    if (node < 0 || node >= (int64_t{1} << 24))
+      throw Malformed("Node Index " + std::to_string(node) + " out of range");
+    s->node = static_cast<int32_t>(node);
+    s->run = int_arg(args, "Run").value_or(-1);
+    const size_t i = static_cast<size_t>(node);
+    if (i < node_seen_.size() && node_seen_[i]) return;
+    NodeInfo n;
+    n.op = args.at("Op Type").get<std::string>();
+    n.name = args.at("Node").get<std::string>();
+    n.input_shapes = args.at("Input Dims").get<std::vector<std::vector<int64_t>>>();
+    n.output_shapes = args.at("Output Dims").get<std::vector<std::vector<int64_t>>>();
+    n.flops = args.at("FLOPs").get<double>();
+    n.bytes = args.at("Bytes").get<double>();
+    n.output_offsets = args.at("Arena Offsets").get<std::vector<int64_t>>();
+    n.live_bytes = args.at("Arena Live Bytes").get<size_t>();
+    if (i >= r_.nodes.size()) {
+      r_.nodes.resize(i + 1);
+      node_seen_.resize(i + 1, false);
+    }
+    r_.nodes[i] = std::move(n);
+    node_seen_[i] = true;
+  }
+
+  void activity(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+                int64_t pid, int64_t tid) {
+    GpuEvent g;
+    g.pid = pid;
+    g.tid = tid;
+    exec::DeviceActivity& a = g.a;
+    a.kind = activity_kind(c);
+    a.name = name;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.correlation_id = as_correlation(member(args, "correlation"));
+    a.node_index = static_cast<int32_t>(
+        std::clamp<int64_t>(int_arg(args, "Node Index").value_or(-1), -1, INT32_MAX));
+    if (c == Cat::Runtime) {
+      a.thread_id = static_cast<uint32_t>(id32(tid));
+    } else {
+      a.device = id32(int_arg(args, "device").value_or(pid));
+      a.stream = id32(int_arg(args, "stream").value_or(c == Cat::Sync ? -1 : tid));
+      gpu_details(c, args, &a);
+    }
+    acts_.push_back(std::move(g));
+  }
+
+  static void geometry(const json& args, const char* key, int32_t out[3]) {
+    const json* v = member(args, key);
+    if (!v || !v->is_array()) return;
+    for (size_t i = 0; i < 3 && i < v->size(); ++i) out[i] = id32((*v)[i].get<int64_t>());
+  }
+
+  static void gpu_details(Cat c, const json& args, exec::DeviceActivity* a) {
+    if (c == Cat::Kernel) {
+      geometry(args, "grid", a->grid);
+      geometry(args, "block", a->block);
+      a->registers = id32(int_arg(args, "registers per thread").value_or(0));
+      a->shared_memory = id32(int_arg(args, "shared memory").value_or(0));
+    } else if (c == Cat::Sync) {
+      a->name = string_arg(args, "cuda_sync_kind", a->name);
+    } else {
+      a->bytes = static_cast<uint64_t>(std::max<int64_t>(int_arg(args, "bytes").value_or(0), 0));
+      a->copy_kind =
+          static_cast<uint8_t>(int_arg(args, "copy kind").value_or(copy_kind_in(a->name)));
+      if (c == Cat::Memcpy) {
+        auto [src, dst] = memory_kinds_in(a->name);
+        a->src_kind = static_cast<uint8_t>(int_arg(args, "src kind").value_or(src));
+        a->dst_kind = static_cast<uint8_t>(int_arg(args, "dst kind").value_or(dst));
+      }
+    }
+  }
+
+  void counter(const json& e) {
+    const std::string name = e.value("name", "");
+    if (name != "arena live bytes") return skip("of counter '" + name + "', skipped");
+    int64_t pid = 0, tid = 0;
+    if (!place(e, &pid, &tid)) return;
+    auto t = micros_to_ns(member(e, "ts"));
+    const json* v = e.contains("args") ? member(e["args"], "bytes") : nullptr;
+    if (!t || !v || !v->is_number())
+      return skip("of counter 'arena live bytes' without ts or bytes, skipped");
+    r_.arena_live.push_back({*t, id32(tid), v->get<double>()});
+  }
+
+  // Flow ends of the launch -> GPU arrows (ac2g in kineto 2.x, async_gpu in 1.x); other flows
+  // (fwdbwd...) say nothing we keep.
+  void flow(const json& e, bool start) {
+    const std::string cat = e.value("cat", "");
+    if (cat != "ac2g" && cat != "async_gpu") return;
+    auto pid = int_value(member(e, "pid")), tid = int_value(member(e, "tid"));
+    auto ts = micros_to_ns(member(e, "ts"));
+    const json* id = member(e, "id");
+    if (!pid || !tid || !ts || !id) return;
+    const Place at{*pid, *tid, *ts};
+    if (start)
+      flow_start_[id->dump()] = at;
+    else
+      flow_end_.emplace(at, *id);
+  }
+
+  void header(const json& top) {
+    r_.origin_ns = 0;
+    r_.origin_utc_ns = int_value(member(top, "baseTimeNanoseconds")).value_or(0);
+    const json* name = member(top, "traceName");
+    own_trace_ = name && name->is_string() && name->get<std::string>().rfind("fusebox ", 0) == 0;
+    const json* dist = member(top, "distributedInfo");
+    if (dist) r_.backend = string_arg(*dist, "backend", "");
+    if (const json* props = member(top, "deviceProperties"); props && props->is_array())
+      for (const json& p : *props) gpu(p);
+  }
+
+  void gpu(const json& p) {
+    try {
+      GpuInfo g;
+      g.device = id32(int_arg(p, "id").value_or(0));
+      g.name = string_arg(p, "name", "");
+      g.sm_count = id32(int_arg(p, "numSms").value_or(0));
+      g.compute_major = id32(int_arg(p, "computeMajor").value_or(0));
+      g.compute_minor = id32(int_arg(p, "computeMinor").value_or(0));
+      g.memory_bytes =
+          static_cast<uint64_t>(std::max<int64_t>(int_arg(p, "totalGlobalMem").value_or(0), 0));
+      if (const json* bw = member(p, "memoryBandwidthBytesPerSecond"); bw && bw->is_number())
+        g.memory_bandwidth_bps = bw->get<double>();
+      r_.gpus.push_back(std::move(g));
+    } catch (const std::exception& x) {  // json::exception or Malformed
+      ++notes_["deviceProperties entry malformed (" + std::string(x.what()) + "), left out"];
+    }
+  }
+
+  // Process and thread names, read once every event has been seen: the host process is ours
+  // ("fusebox <model>") or the pid with the most host events.
+  // Process and thread names and our labels; sort indices are presentation only. Kineto's
+  // pseudo-processes ("Spans", "Traces") have string pids: not ours to read.
+  void metadata_event(const json& e) {
+    const std::string name = e.value("name", "");
+    if (name != "process_name" && name != "process_labels" && name != "thread_name") return;
+    auto pid = int_value(member(e, "pid")), tid = int_value(member(e, "tid"));
+    if (!pid || !tid) return;
+    const json* args = member(e, "args");
+    const char* key = name == "process_labels" ? "labels" : "name";
+    meta_.push_back({name, *pid, id32(*tid), args ? string_arg(*args, key, "") : ""});
+  }
+
+  // Read once every event has been seen: the host process is ours (a trace named "fusebox ..."
+  // with a process "fusebox <model>") or else the pid with the most host events.
+  void metadata() {
+    std::optional<int64_t> own_pid;
+    for (const Meta& m : meta_)
+      if (own_trace_ && !own_pid && m.name == "process_name" && m.text.rfind("fusebox ", 0) == 0) {
+        own_pid = m.pid;
+        r_.model = m.text.substr(8);
+      }
+    const int64_t host = own_pid.value_or(busiest_host_pid());
+    r_.pid = id32(host);
+    r_.source = own_pid ? "fusebox" : "kineto";
+    if (!own_pid) r_.model = path_;
+    for (const Meta& m : meta_)
+      if (m.pid == host) host_metadata(m, own_pid.has_value());
+    if (own_pid) configuration_from_label();
+  }
+
+  int64_t busiest_host_pid() const {
+    int64_t best = 0;
+    size_t most = 0;
+    for (const auto& [pid, n] : host_pid_events_)
+      if (n > most) {
+        best = pid;
+        most = n;
+      }
+    return best;
+  }
+
+  void host_metadata(const Meta& m, bool own) {
+    if (m.name == "thread_name") {
+      const bool known = std::any_of(r_.thread_names.begin(), r_.thread_names.end(),
+                                     [&](const auto& tn) { return tn.first == m.tid; });
+      if (!known) r_.thread_names.push_back({m.tid, m.text});  // kineto names threads twice
+    } else if (m.name == "process_labels" && own) {
+      r_.label = m.text;
+    }
+  }
+
+  // Our label is "passes=... executor=... planner=... threads=N backend=...".
+  void configuration_from_label() {
+    size_t pos = 0;
+    const std::string& l = r_.label;
+    while (pos < l.size()) {
+      size_t end = l.find(' ', pos);
+      if (end == std::string::npos) end = l.size();
+      const std::string word = l.substr(pos, end - pos);
+      pos = end + 1;
+      const size_t eq = word.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (key == "passes")
+        r_.passes = value;
+      else if (key == "executor")
+        r_.executor = value;
+      else if (key == "planner")
+        r_.planner = value;
+      else if (key == "backend" && r_.backend.empty())
+        r_.backend = value;
+      else if (key == "threads")
+        r_.threads = std::max(1, std::atoi(value.c_str()));
+    }
+    r_.node_count = r_.nodes.size();
+  }
+
+  // GPU events without args "correlation": the flow ending at them starts at their launch.
+  void correlate_through_flows() {
+    std::map<Place, size_t> runtime_at;
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].a.kind == exec::ActivityKind::Runtime)
+        runtime_at.emplace(Place{acts_[i].pid, acts_[i].tid, acts_[i].a.start_ns}, i);
+    size_t orphans = 0;
+    for (GpuEvent& g : acts_) {
+      if (g.a.kind == exec::ActivityKind::Runtime || g.a.correlation_id) continue;
+      g.a.correlation_id = correlation_by_flow(g, runtime_at);
+      if (!g.a.correlation_id && g.a.kind != exec::ActivityKind::Sync) ++orphans;
+    }
+    if (orphans)
+      ++notes_[counted(
+          orphans, "on the GPU with no correlation id and no flow from a launch: correlation 0")];
+  }
+
+  uint32_t correlation_by_flow(const GpuEvent& g, const std::map<Place, size_t>& runtime_at) {
+    auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
+    if (f == flow_end_.end()) return 0;
+    const uint32_t id = as_correlation(&f->second);
+    auto s = flow_start_.find(f->second.dump());
+    if (s == flow_start_.end()) return 0;
+    auto rt = runtime_at.find(s->second);
+    if (rt == runtime_at.end()) return id;
+    exec::DeviceActivity& call = acts_[rt->second].a;
+    if (!call.correlation_id) call.correlation_id = id;
+    return call.correlation_id;
+  }
+
+  // Spans by start (a parent before the children starting with it), depth by nesting per
+  // thread, children overlapping their parent's end clamped to it.
+  void nest_spans() {
+    std::stable_sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    std::map<int32_t, std::vector<const Span*>> stacks;
+    size_t clamped = 0;
+    for (Span& s : spans_) {
+      auto& stack = stacks[s.tid];
+      while (!stack.empty() && s.start_ns >= stack.back()->end_ns) stack.pop_back();
+      if (!stack.empty() && s.end_ns > stack.back()->end_ns) {
+        s.end_ns = stack.back()->end_ns;
+        ++clamped;
+      }
+      s.depth = static_cast<int32_t>(stack.size());
+      stack.push_back(&s);
+    }
+    if (clamped)
+      ++notes_[counted(
+          clamped, "on host threads overlapping the end of the span they start in: clamped to it")];
+    r_.spans = std::move(spans_);
+  }
+
+  // The thread with the most host spans (the first of them on a tie), else with the most
+  // runtime calls, else the process.
+  void pick_main_tid() {
+    std::map<int32_t, size_t> count;
+    std::vector<int32_t> order;
+    auto add = [&](int32_t tid) {
+      if (count[tid]++ == 0) order.push_back(tid);
+    };
+    for (const Span& s : r_.spans) add(s.tid);
+    if (order.empty())
+      for (const exec::DeviceActivity& a : r_.device)
+        if (a.kind == exec::ActivityKind::Runtime) add(static_cast<int32_t>(a.thread_id));
+    r_.main_tid = r_.pid;
+    size_t most = 0;
+    for (int32_t tid : order)
+      if (count[tid] > most) {
+        most = count[tid];
+        r_.main_tid = tid;
+      }
+  }
+
+  void fill(ImportReport& report, size_t events) const {
+    report.format = "kineto";
+    report.events = events;
+    report.skipped = skipped_;
+    report.warnings.clear();
+    for (const auto& [why, n] : skips_) report.warnings.push_back(counted(n, why));
+    for (const auto& [what, n] : notes_) {
+      (void)n;
+      report.warnings.push_back(what);
+    }
+  }
+
+  const json empty_ = json::object();
+  std::string path_;
+  Recording r_;
+  std::vector<Span> spans_;
+  std::vector<GpuEvent> acts_;
+  std::vector<bool> node_seen_;
+  std::vector<Meta> meta_;
+  bool own_trace_ = false;  // traceName "fusebox ...": our own export
+  std::map<int64_t, size_t> host_pid_events_;
+  std::map<std::string, Place> flow_start_;  // flow id (as JSON text) -> where it starts
+  std::map<Place, json> flow_end_;           // where a flow ends -> its id
+  std::map<std::string, size_t> skips_;      // why -> how many events
+  std::map<std::string, size_t> notes_;      // warnings about events that were kept
+  size_t skipped_ = 0;
+};
+
+}  // namespace
+
+Recording import_kineto(const std::string& path, ImportReport* report) {
+  json top = read_trace_json(path);
+  try {
+    return KinetoReader(path).read(top, report);
+  } catch (const json::exception& e) {
+    throw Error(path + ": " + e.what());
+  } catch (const Malformed& e) {  // e.g. a host pid beyond 32 bits
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace fusebox::profiler

@@ -1,0 +1,718 @@
+// import_kineto: real PyTorch profiler traces (A100, two kineto layouts), our own export read
+// back byte for byte, and the files it must refuse.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
+#include "profiler/exporters.h"
+#include "profiler/trace_import.h"
+#include "profiler_test_util.h"
+
+using namespace fusebox;
+using namespace fusebox::profiler;
+using exec::ActivityKind;
+
+namespace {
+
+std::string trace(const std::string& name) {
+  return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name;
+}
+
+size_t count(const Recording& r, ActivityKind kind) {
+  return static_cast<size_t>(
+      std::count_if(r.device.begin(), r.device.end(),
+                    [&](const exec::DeviceActivity& a) { return a.kind == kind; }));
+}
+
+size_t count(const Recording& r, SpanKind kind) {
+  return static_cast<size_t>(
+      std::count_if(r.spans.begin(), r.spans.end(), [&](const Span& s) { return s.kind == kind; }));
+}
+
+int64_t total_ns(const Recording& r, ActivityKind kind) {
+  int64_t t = 0;
+  for (const exec::DeviceActivity& a : r.device)
+    if (a.kind == kind) t += a.end_ns - a.start_ns;
+  return t;
+}
+
+// The message import_kineto throws for `path`, "" when it does not throw.
+std::string import_error(const std::string& path) {
+  try {
+    import_kineto(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The warning line that mentions `what`, "" when none does.
+std::string warning_about(const ImportReport& report, const std::string& what) {
+  for (const std::string& w : report.warnings)
+    if (w.find(what) != std::string::npos) return w;
+  return "";
+}
+
+// A one-thread trace of the given X events (plus its process and thread names).
+std::string write_trace(const std::string& dir, const std::string& name, nlohmann::json events) {
+  events.push_back({{"ph", "M"},
+                    {"name", "process_name"},
+                    {"pid", 10},
+                    {"tid", 0},
+                    {"ts", 0},
+                    {"args", {{"name", "python"}}}});
+  events.push_back({{"ph", "M"},
+                    {"name", "thread_name"},
+                    {"pid", 10},
+                    {"tid", 11},
+                    {"ts", 0},
+                    {"args", {{"name", "main"}}}});
+  std::string path = dir + "/" + name;
+  write_file_atomically(path, nlohmann::json{{"traceEvents", events}}.dump());
+  return path;
+}
+
+nlohmann::json op(const std::string& name, nlohmann::json ts, nlohmann::json dur) {
+  nlohmann::json e = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"pid", 10}, {"tid", 11}};
+  if (!ts.is_null()) e["ts"] = ts;
+  if (!dur.is_null()) e["dur"] = dur;
+  return e;
+}
+
+}  // namespace
+
+// ---- real traces
+// ---------------------------------------------------------------------------------
+
+TEST(ImportKineto, AlexNetTraceCountsMatchAnIndependentReading) {
+  ImportReport report;
+  const std::string path = trace("kineto_a100_alexnet.json.gz");
+  Recording r = import_kineto(path, &report);
+  EXPECT_EQ(check_recording(r), "");
+  EXPECT_EQ(r.source, "kineto");
+  EXPECT_EQ(r.model, path);
+  EXPECT_EQ(r.origin_ns, 0);
+  // python3 -c "import gzip,json,sys,collections as C; e=[x for x in
+  // json.load(gzip.open(sys.argv[1]))
+  //   ['traceEvents'] if x.get('ph')=='X']; print(C.Counter(x['cat'] for x in e),
+  //   sum(x['dur']*1000 for x in e if x['cat']=='kernel'))"
+  //   tests/data/traces/kineto_a100_alexnet.json.gz
+  // -> user_annotation 8, cpu_op 359, cuda_runtime 361, gpu_memcpy 16, cuda_sync 41, kernel 79,
+  //    gpu_memset 3, Trace 1; kernel time 10692000 ns
+  EXPECT_EQ(count(r, ActivityKind::Kernel), 79u);
+  EXPECT_EQ(count(r, ActivityKind::Memcpy), 16u);
+  EXPECT_EQ(count(r, ActivityKind::Memset), 3u);
+  EXPECT_EQ(count(r, ActivityKind::Runtime), 361u);
+  EXPECT_EQ(count(r, ActivityKind::Sync), 41u);
+  EXPECT_EQ(count(r, SpanKind::Op), 359u);
+  EXPECT_EQ(count(r, SpanKind::Range), 8u);
+  EXPECT_EQ(total_ns(r, ActivityKind::Kernel), 10692000);
+  // ... sum(x['dur']*1000 for x in e if x['cat']=='gpu_memcpy'), sum(x['args']['bytes'] for x in e
+  //   if x['cat']=='gpu_memcpy') -> 55503000 244403360
+  EXPECT_EQ(total_ns(r, ActivityKind::Memcpy), 55503000);
+  uint64_t copied = 0;
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Memcpy) {
+      copied += a.bytes;
+      EXPECT_EQ(a.name, "Memcpy HtoD (Pageable -> Device)");
+      EXPECT_EQ(a.copy_kind, 1);  // HtoD
+      EXPECT_EQ(a.src_kind, exec::kMemoryKindPageable);
+      EXPECT_EQ(a.dst_kind, 3);  // device
+    }
+  EXPECT_EQ(copied, 244403360u);
+  // Spans and activity in start order; the Trace envelope and the 2 instant events skipped.
+  EXPECT_TRUE(std::is_sorted(r.device.begin(), r.device.end(),
+                             [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; }));
+  EXPECT_EQ(report.format, "kineto");
+  EXPECT_EQ(report.skipped, 3u);
+  EXPECT_NE(warning_about(report, "'Trace'"), "");
+  EXPECT_NE(warning_about(report, "phase 'i'"), "");
+}
+
+TEST(ImportKineto, AlexNetTimesAreExactNanosecondsOfTheFile) {
+  Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
+  // The first memcpy: "ts": 1695835572943613, "dur": 12 (epoch microseconds; times 1000 exceeds
+  // a double's exact integers, the import must not round).
+  auto copy = std::find_if(r.device.begin(), r.device.end(),
+                           [](const auto& a) { return a.kind == ActivityKind::Memcpy; });
+  ASSERT_NE(copy, r.device.end());
+  EXPECT_EQ(copy->start_ns, 1695835572943613000);
+  EXPECT_EQ(copy->end_ns, 1695835572943625000);
+  EXPECT_EQ(copy->device, 0);
+  EXPECT_EQ(copy->stream, 7);
+  EXPECT_EQ(copy->correlation_id, 14u);
+}
+
+TEST(ImportKineto, EveryAlexNetKernelIsCorrelatedToARuntimeCall) {
+  Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
+  // python3 -c "...; rt={x['args']['correlation'] for x in e if x['cat']=='cuda_runtime'};
+  //   print(all(x['args']['correlation'] in rt for x in e if x['cat']=='kernel'))" -> True
+  std::map<uint32_t, const exec::DeviceActivity*> launches;
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Runtime) launches[a.correlation_id] = &a;
+  size_t kernels = 0;
+  for (const auto& a : r.device) {
+    if (a.kind != ActivityKind::Kernel) continue;
+    ++kernels;
+    ASSERT_NE(a.correlation_id, 0u) << a.name;
+    auto it = launches.find(a.correlation_id);
+    ASSERT_NE(it, launches.end()) << a.name;
+    EXPECT_LE(it->second->start_ns, a.start_ns) << a.name;  // launched before it ran
+    EXPECT_EQ(it->second->thread_id, 2869224u);
+    EXPECT_GT(a.grid[0], 0);
+    EXPECT_GT(a.block[0], 0);
+    EXPECT_GT(a.registers, 0);
+  }
+  EXPECT_EQ(kernels, 79u);
+}
+
+TEST(ImportKineto, AlexNetHostProcessThreadsAndSyncsAreRead) {
+  Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
+  EXPECT_EQ(r.pid, 2869224);
+  EXPECT_EQ(r.main_tid, 2869224);
+  ASSERT_EQ(r.thread_names.size(), 1u);  // named twice in the file, once here
+  EXPECT_EQ(r.thread_names[0].second, "thread 2869224 (python3.10)");
+  // ... sum(1 for x in e if x['cat']=='cuda_sync' and x['args']['stream']==4294967295) -> 5
+  size_t context_syncs = 0, stream_syncs = 0;
+  for (const auto& a : r.device) {
+    if (a.kind != ActivityKind::Sync) continue;
+    if (a.stream == -1) {
+      ++context_syncs;
+      EXPECT_EQ(a.name, "Context Sync");
+    }
+    stream_syncs += a.name == "Stream Sync";
+  }
+  EXPECT_EQ(context_syncs, 5u);
+  EXPECT_EQ(stream_syncs, 16u);
+  // Depth by nesting: the outermost annotation holds everything on the thread.
+  EXPECT_EQ(r.spans.front().name, "[param|cuda]");
+  EXPECT_EQ(r.spans.front().depth, 0);
+  EXPECT_GT(std::max_element(r.spans.begin(), r.spans.end(),
+                             [](const Span& a, const Span& b) { return a.depth < b.depth; })
+                ->depth,
+            1);
+}
+
+TEST(ImportKineto, AlexNetGpusAreReadFromDeviceProperties) {
+  Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
+  // python3 -c "...; print(len(j['deviceProperties']), [(d['id'],d['numSms'],d['totalGlobalMem'])
+  //   for d in j['deviceProperties']][:2])" -> 8 [(0, 108, 42297524224), (1, 108, 42297524224)]
+  ASSERT_EQ(r.gpus.size(), 8u);
+  for (size_t i = 0; i < r.gpus.size(); ++i) {
+    EXPECT_EQ(r.gpus[i].device, static_cast<int32_t>(i));
+    EXPECT_EQ(r.gpus[i].name, "NVIDIA A100-PG509-200");
+    EXPECT_EQ(r.gpus[i].sm_count, 108);
+    EXPECT_EQ(r.gpus[i].compute_major, 8);
+    EXPECT_EQ(r.gpus[i].compute_minor, 0);
+    EXPECT_EQ(r.gpus[i].memory_bytes, 42297524224u);
+  }
+}
+
+TEST(ImportKineto, CuptiProfilerTraceHasRuntimeCallsAndOpsButNoKernels) {
+  ImportReport report;
+  Recording r = import_kineto(trace("kineto_a100_cupti_profiler.json.gz"), &report);
+  EXPECT_EQ(check_recording(r), "");
+  // python3 -c "(the one-liner above)" tests/data/traces/kineto_a100_cupti_profiler.json.gz
+  // -> user_annotation 8, cpu_op 375, cuda_runtime 1862, cuda_profiler_range 77, Trace 2;
+  //    sum(x['dur']*1000 for x in e if x['cat']=='cuda_runtime') -> 8194022000
+  EXPECT_EQ(count(r, ActivityKind::Runtime), 1862u);
+  EXPECT_EQ(total_ns(r, ActivityKind::Runtime), 8194022000);
+  EXPECT_EQ(count(r, ActivityKind::Kernel), 0u);
+  EXPECT_EQ(count(r, ActivityKind::Memcpy) + count(r, ActivityKind::Memset) +
+                count(r, ActivityKind::Sync),
+            0u);
+  EXPECT_EQ(count(r, SpanKind::Op), 375u);
+  EXPECT_EQ(count(r, SpanKind::Range), 8u);
+  EXPECT_EQ(r.gpus.size(), 8u);
+  // The range profiler's kernel replays are counted, not imported.
+  std::string w = warning_about(report, "cuda_profiler_range");
+  EXPECT_EQ(w.rfind("77 events", 0), 0u) << w;
+  EXPECT_EQ(warning_about(report, "'Trace'").rfind("2 events", 0), 0u);
+}
+
+TEST(ImportKineto, OlderLayoutReadsKernelAndRuntimeCategories) {
+  Recording r = import_kineto(trace("kineto_inference_small.json.gz"));
+  EXPECT_EQ(check_recording(r), "");
+  // python3 -c "(the one-liner above, with cat 'Kernel')"
+  // tests/data/traces/kineto_inference_small.json.gz
+  // -> Kernel 4, Runtime 8, Trace 1; kernel time 30000 ns; kernel correlations
+  //    [538860, 538873, 538885, 538890]
+  EXPECT_EQ(count(r, ActivityKind::Kernel), 4u);
+  EXPECT_EQ(count(r, ActivityKind::Runtime), 8u);
+  EXPECT_EQ(total_ns(r, ActivityKind::Kernel), 30000);
+  EXPECT_TRUE(r.spans.empty());
+  EXPECT_TRUE(r.gpus.empty());  // no deviceProperties in this layout
+  EXPECT_EQ(r.pid, 1010370);
+  EXPECT_EQ(r.main_tid, 1010370);  // no host spans: the thread of the runtime calls
+  std::vector<uint32_t> corr;
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Kernel) corr.push_back(a.correlation_id);
+  EXPECT_EQ(corr, (std::vector<uint32_t>{538860, 538873, 538885, 538890}));
+}
+
+TEST(ImportKineto, OlderLayoutCorrelatesThroughItsFlowsWhenKernelsLackTheArg) {
+  // The same file with "correlation" taken off the kernels: the async_gpu flows (s on the
+  // cudaLaunchKernel, f on the kernel, same id) must give the same ids.
+  auto unzipped = ptest::run_command("zcat " + trace("kineto_inference_small.json.gz"));
+  ASSERT_EQ(unzipped.status, 0) << unzipped.output;
+  nlohmann::json j = nlohmann::json::parse(unzipped.output);
+  size_t stripped = 0;
+  for (auto& e : j["traceEvents"])
+    if (e.value("cat", "") == "Kernel") stripped += e["args"].erase("correlation");
+  ASSERT_EQ(stripped, 4u);
+  std::string path = ptest::temp_dir("kineto-flows") + "/no_correlation.json";
+  write_file_atomically(path, j.dump());
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  std::vector<uint32_t> corr;
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Kernel) corr.push_back(a.correlation_id);
+  EXPECT_EQ(corr, (std::vector<uint32_t>{538860, 538873, 538885, 538890}));
+  EXPECT_EQ(warning_about(report, "correlation 0"), "");
+  // Without the flows too, nothing ties them: correlation 0, counted.
+  nlohmann::json events = nlohmann::json::array();
+  for (auto& e : j["traceEvents"])
+    if (e.value("cat", "") != "async_gpu") events.push_back(e);
+  j["traceEvents"] = events;
+  write_file_atomically(path, j.dump());
+  r = import_kineto(path, &report);
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Kernel) {
+      EXPECT_EQ(a.correlation_id, 0u);
+    }
+  EXPECT_EQ(warning_about(report, "correlation 0").rfind("4 events", 0), 0u)
+      << warning_about(report, "correlation 0");
+}
+
+// ---- round trips
+// -----------------------------------------------------------------------------------
+
+namespace {
+
+// Export, import, export again: the two files must be the same bytes. `warnings`: how many
+// warning lines the import may give (GPU work with no launch is kept, and counted).
+void expect_round_trip(const Recording& r, const std::string& tag, size_t warnings = 0) {
+  std::string dir = ptest::temp_dir("kineto-rt-" + tag);
+  write_chrome_trace(r, dir + "/a.json");
+  ImportReport report;
+  Recording back = import_kineto(dir + "/a.json", &report);
+  EXPECT_EQ(check_recording(back), "");
+  EXPECT_EQ(report.skipped, 0u);
+  EXPECT_EQ(report.warnings.size(), warnings)
+      << (report.warnings.empty() ? "" : report.warnings.front());
+  write_chrome_trace(back, dir + "/b.json");
+  std::string a = read_file(dir + "/a.json"), b = read_file(dir + "/b.json");
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(a == b) << tag << ": first difference at byte "
+                      << std::distance(a.begin(),
+                                       std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first);
+}
+
+exec::DeviceActivity activity(ActivityKind kind, const std::string& name, int64_t start,
+                              int64_t end, int32_t stream, uint32_t corr, uint32_t thread) {
+  exec::DeviceActivity a;
+  a.kind = kind;
+  a.name = name;
+  a.start_ns = start;
+  a.end_ns = end;
+  a.stream = stream;
+  a.correlation_id = corr;
+  a.thread_id = kind == ActivityKind::Runtime ? thread : 0;
+  return a;
+}
+
+// A recorded session plus a Range and a node-less Op span on a second thread, device activity of
+// every kind (copies with memory kinds, a context-wide sync on stream -1, a kernel with no launch)
+// and a GPU.
+Recording with_every_kind() {
+  Recording r = ptest::record("mlp:dims=16-8-4", "none", 2);
+  const Span first = r.spans.front();
+  const int64_t t = first.start_ns, len = std::max<int64_t>(first.end_ns - first.start_ns, 400);
+  const int32_t other = r.main_tid + 1;
+  r.thread_names.push_back({other, "python thread"});
+  Span range{SpanKind::Range, "forward", t + 1, t + len, other, -1, -1, 0};
+  Span host_op{SpanKind::Op, "aten::linear", t + 2, t + len / 2, other, -1, -1, 1};
+  r.spans.push_back(range);
+  r.spans.push_back(host_op);
+  std::stable_sort(r.spans.begin(), r.spans.end(), [](const Span& a, const Span& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+  const uint32_t tid = static_cast<uint32_t>(r.main_tid);
+  auto& d = r.device;
+  d.push_back(activity(ActivityKind::Runtime, "cudaMemcpyAsync", t + 10, t + 20, 0, 1, tid));
+  d.push_back(activity(ActivityKind::Runtime, "cudaLaunchKernel", t + 30, t + 40, 0, 2, tid));
+  d.push_back(
+      activity(ActivityKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", t + 45, t + 60, 7, 1, 0));
+  d.back().bytes = 1 << 20;
+  d.back().copy_kind = 1;
+  d.back().src_kind = exec::kMemoryKindPageable;
+  d.back().dst_kind = 3;
+  d.push_back(activity(ActivityKind::Runtime, "cudaMemsetAsync", t + 50, t + 55, 0, 3, tid));
+  d.push_back(activity(ActivityKind::Kernel, "gemm_kernel", t + 61, t + 90, 7, 2, 0));
+  d.back().grid[0] = 64;
+  d.back().grid[2] = 2;
+  d.back().block[0] = 256;
+  d.back().registers = 40;
+  d.back().shared_memory = 4096;
+  d.back().node_index = 0;
+  d.push_back(activity(ActivityKind::Runtime, "cudaStreamSynchronize", t + 91, t + 120, 0, 4, tid));
+  d.push_back(activity(ActivityKind::Memset, "Memset (Device)", t + 92, t + 95, 7, 3, 0));
+  d.back().bytes = 512;
+  d.push_back(activity(ActivityKind::Sync, "Stream Sync", t + 96, t + 119, 7, 4, 0));
+  d.push_back(activity(ActivityKind::Memcpy, "DtoH", t + 121, t + 130, 8, 0, 0));
+  d.back().copy_kind = 2;
+  d.back().src_kind = 3;
+  d.back().dst_kind = 2;
+  d.push_back(activity(ActivityKind::Sync, "Context Sync", t + 131, t + 140, -1, 0, 0));
+  d.push_back(activity(ActivityKind::Kernel, "orphan_kernel", t + 141, t + 150, 8, 0, 0));
+  GpuInfo gpu;
+  gpu.name = "NVIDIA A100-SXM4-40GB";
+  gpu.sm_count = 108;
+  gpu.compute_major = 8;
+  gpu.memory_bytes = uint64_t{40} << 30;
+  gpu.memory_bandwidth_bps = 1.555e12;
+  r.gpus.push_back(gpu);
+  return r;
+}
+
+}  // namespace
+
+TEST(ImportKineto, RoundTripOfARecordedSessionIsByteIdentical) {
+  expect_round_trip(ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", "all", 3), "session");
+  expect_round_trip(ptest::record("mlp:dims=16-8-4", "none", 1), "mlp");
+}
+
+TEST(ImportKineto, RoundTripWithDeviceActivityOfEveryKindIsByteIdentical) {
+  Recording r = with_every_kind();
+  ASSERT_EQ(check_recording(r), "");
+  expect_round_trip(r, "every-kind", 1);  // the DtoH copy and orphan_kernel have no launch
+}
+
+TEST(ImportKineto, OurExportReadsBackToTheRecordingItCameFrom) {
+  Recording r = with_every_kind();
+  std::string path = ptest::temp_dir("kineto-back") + "/t.json";
+  write_chrome_trace(r, path);
+  Recording back = import_kineto(path);
+  EXPECT_EQ(back.source, "fusebox");
+  EXPECT_EQ(back.model, r.model);
+  EXPECT_EQ(back.label, r.label);
+  EXPECT_EQ(back.passes, r.passes);
+  EXPECT_EQ(back.executor, r.executor);
+  EXPECT_EQ(back.threads, r.threads);
+  EXPECT_EQ(back.pid, r.pid);
+  EXPECT_EQ(back.main_tid, r.main_tid);
+  EXPECT_EQ(back.origin_utc_ns, r.origin_utc_ns);
+  EXPECT_EQ(back.thread_names, r.thread_names);
+  ASSERT_EQ(back.spans.size(), r.spans.size());
+  for (size_t i = 0; i < r.spans.size(); ++i) {
+    const Span &a = r.spans[i], &b = back.spans[i];
+    EXPECT_EQ(b.kind, a.kind) << a.name;
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.start_ns, a.start_ns - r.origin_ns) << a.name;  // the file's time base
+    EXPECT_EQ(b.end_ns, a.end_ns - r.origin_ns) << a.name;
+    EXPECT_EQ(b.tid, a.tid);
+    EXPECT_EQ(b.run, a.run) << a.name;
+    EXPECT_EQ(b.node, a.node) << a.name;
+    EXPECT_EQ(b.depth, a.depth) << a.name;
+  }
+  for (const Span& s : r.spans)
+    if (s.node >= 0) {
+      ASSERT_LT(static_cast<size_t>(s.node), back.nodes.size());
+      const NodeInfo &a = r.nodes[static_cast<size_t>(s.node)],
+                     &b = back.nodes[static_cast<size_t>(s.node)];
+      EXPECT_EQ(b.name, a.name);
+      EXPECT_EQ(b.op, a.op);
+      EXPECT_EQ(b.input_shapes, a.input_shapes);
+      EXPECT_EQ(b.output_shapes, a.output_shapes);
+      EXPECT_EQ(b.flops, a.flops);
+      EXPECT_EQ(b.output_offsets, a.output_offsets);
+      EXPECT_EQ(b.live_bytes, a.live_bytes);
+    }
+  ASSERT_EQ(back.arena_live.size(), r.arena_live.size());
+  ASSERT_EQ(back.device.size(), r.device.size());
+  for (size_t i = 0; i < r.device.size(); ++i) {
+    const exec::DeviceActivity &a = r.device[i], &b = back.device[i];
+    EXPECT_EQ(b.kind, a.kind) << a.name;
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.start_ns, a.start_ns - r.origin_ns);
+    EXPECT_EQ(b.end_ns - b.start_ns, a.end_ns - a.start_ns);
+    EXPECT_EQ(b.correlation_id, a.correlation_id) << a.name;
+    EXPECT_EQ(b.node_index, a.node_index) << a.name;
+    if (a.kind == ActivityKind::Runtime) {
+      EXPECT_EQ(b.thread_id, a.thread_id);
+      continue;
+    }
+    EXPECT_EQ(b.stream, a.stream) << a.name;
+    EXPECT_EQ(b.copy_kind, a.copy_kind) << a.name;
+    EXPECT_EQ(b.src_kind, a.src_kind) << a.name;
+    EXPECT_EQ(b.dst_kind, a.dst_kind) << a.name;
+    if (a.kind != ActivityKind::Kernel) {
+      EXPECT_EQ(b.bytes, a.bytes) << a.name;
+    }
+    EXPECT_EQ(std::vector<int32_t>(b.grid, b.grid + 3), std::vector<int32_t>(a.grid, a.grid + 3));
+    EXPECT_EQ(b.registers, a.registers);
+    EXPECT_EQ(b.shared_memory, a.shared_memory);
+  }
+  ASSERT_EQ(back.gpus.size(), 1u);
+  EXPECT_EQ(back.gpus[0].name, r.gpus[0].name);
+  EXPECT_EQ(back.gpus[0].memory_bytes, r.gpus[0].memory_bytes);
+  EXPECT_EQ(back.gpus[0].memory_bandwidth_bps, r.gpus[0].memory_bandwidth_bps);
+}
+
+TEST(ImportKineto, AnImportedKinetoTraceExportsToAFileThatReadsBackTheSame) {
+  Recording r = import_kineto(trace("kineto_a100_alexnet.json.gz"));
+  expect_round_trip(r, "alexnet");
+}
+
+// ---- times and nesting --------------------------------------------------------------------------
+
+TEST(ImportKineto, FractionalMicrosecondsBecomeExactNanoseconds) {
+  std::string dir = ptest::temp_dir("kineto-times");
+  std::string path = write_trace(dir, "t.json", {op("outer", 1.5, 10.25), op("inner", 2.001, 0.5)});
+  Recording r = import_kineto(path);
+  ASSERT_EQ(r.spans.size(), 2u);
+  EXPECT_EQ(r.spans[0].start_ns, 1500);
+  EXPECT_EQ(r.spans[0].end_ns, 11750);
+  EXPECT_EQ(r.spans[1].start_ns, 2001);
+  EXPECT_EQ(r.spans[1].end_ns, 2501);
+  EXPECT_EQ(r.spans[1].depth, 1);
+  EXPECT_EQ(r.spans[1].node, -1);
+  EXPECT_EQ(r.pid, 10);
+  EXPECT_EQ(r.main_tid, 11);
+  EXPECT_EQ(r.thread_names, (std::vector<std::pair<int32_t, std::string>>{{11, "main"}}));
+}
+
+TEST(ImportKineto, ChildOverlappingItsParentsEndIsClampedAndCounted) {
+  std::string dir = ptest::temp_dir("kineto-overlap");
+  // Listed child first and parent last: the import sorts them.
+  std::string path =
+      write_trace(dir, "t.json", {op("child", 5, 10), op("sibling", 12, 5), op("parent", 0, 12)});
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  EXPECT_EQ(check_recording(r), "");
+  ASSERT_EQ(r.spans.size(), 3u);
+  EXPECT_EQ(r.spans[0].name, "parent");
+  EXPECT_EQ(r.spans[1].name, "child");
+  EXPECT_EQ(r.spans[1].end_ns, 12000);  // clamped from 15000
+  EXPECT_EQ(r.spans[1].depth, 1);
+  EXPECT_EQ(r.spans[2].name, "sibling");
+  EXPECT_EQ(r.spans[2].depth, 0);
+  EXPECT_EQ(report.skipped, 0u);
+  EXPECT_EQ(warning_about(report, "clamped").rfind("1 event", 0), 0u)
+      << warning_about(report, "clamped");
+}
+
+TEST(ImportKineto, NegativeDurationIsSkippedWithACountedWarning) {
+  std::string dir = ptest::temp_dir("kineto-negative");
+  std::string path =
+      write_trace(dir, "t.json", {op("good", 0, 5), op("bad", 10, -3), op("worse", 20, -1.5)});
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  ASSERT_EQ(r.spans.size(), 1u);
+  EXPECT_EQ(r.spans[0].name, "good");
+  EXPECT_EQ(report.events, 5u);  // 3 X + 2 M
+  EXPECT_EQ(report.skipped, 2u);
+  EXPECT_EQ(warning_about(report, "negative dur"), "2 events with a negative dur, skipped");
+}
+
+TEST(ImportKineto, MissingOrHugeTsIsSkippedWithACountedWarning) {
+  std::string dir = ptest::temp_dir("kineto-ts");
+  std::string path =
+      write_trace(dir, "t.json",
+                  {op("good", 0, 5), op("no ts", nullptr, 5), op("far", 1e300, 5),
+                   op("string ts", "12", 5), op("no dur", 3, nullptr), op("far dur", 3, 1e300)});
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  ASSERT_EQ(r.spans.size(), 1u);
+  EXPECT_EQ(report.skipped, 5u);
+  EXPECT_EQ(warning_about(report, "usable ts").rfind("3 events", 0), 0u)
+      << warning_about(report, "usable ts");
+  EXPECT_EQ(warning_about(report, "usable dur").rfind("2 events", 0), 0u)
+      << warning_about(report, "usable dur");
+}
+
+TEST(ImportKineto, BareArrayOfEventsAndUnknownCategoriesAreRead) {
+  std::string dir = ptest::temp_dir("kineto-bare");
+  nlohmann::json events = {op("aten::add", 0, 5),
+                           {{"ph", "X"},
+                            {"cat", "python_function"},
+                            {"name", "model.py(12): forward"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 0},
+                            {"dur", 9}},
+                           {{"ph", "X"},
+                            {"cat", "overhead"},
+                            {"name", "x"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 0},
+                            {"dur", 1}},
+                           {{"ph", "X"},
+                            {"cat", "overhead"},
+                            {"name", "y"},
+                            {"pid", 10},
+                            {"tid", 11},
+                            {"ts", 2},
+                            {"dur", 1}}};
+  write_file_atomically(dir + "/bare.json", events.dump());
+  ImportReport report;
+  Recording r = import_kineto(dir + "/bare.json", &report);
+  ASSERT_EQ(r.spans.size(), 2u);
+  EXPECT_EQ(r.spans[0].kind, SpanKind::Range);  // python_function, the longer one, first
+  EXPECT_EQ(r.spans[1].kind, SpanKind::Op);
+  EXPECT_EQ(warning_about(report, "'overhead'"), "2 events of category 'overhead', skipped");
+}
+
+TEST(ImportKineto, MalformedEventsAreSkippedNotFatal) {
+  std::string dir = ptest::temp_dir("kineto-malformed");
+  nlohmann::json bad_name = op("x", 1, 1);
+  bad_name["name"] = 7;
+  nlohmann::json bad_tid = op("y", 1, 1);
+  bad_tid["tid"] = int64_t{1} << 40;
+  nlohmann::json string_pid = op("z", 1, 1);
+  string_pid["pid"] = "Spans";
+  std::string path = write_trace(dir, "t.json",
+                                 {op("good", 0, 5),
+                                  bad_name,
+                                  bad_tid,
+                                  string_pid,
+                                  42,
+                                  {{"ph", "M"},
+                                   {"name", "thread_name"},
+                                   {"pid", 10},
+                                   {"tid", int64_t{1} << 40},
+                                   {"args", {{"name", "t"}}}}});
+  ImportReport report;
+  Recording r = import_kineto(path, &report);
+  ASSERT_EQ(r.spans.size(), 1u);
+  EXPECT_EQ(r.thread_names.size(), 1u);
+  EXPECT_EQ(report.skipped, 5u);
+  EXPECT_EQ(warning_about(report, "not an integer").rfind("1 event", 0), 0u);
+  EXPECT_EQ(warning_about(report, "not a JSON object").rfind("1 event", 0), 0u);
+}
+
+TEST(ImportKineto, AForeignProcessNamedFuseboxIsStillAKinetoTrace) {
+  std::string dir = ptest::temp_dir("kineto-name");
+  nlohmann::json events = {op("aten::mm", 0, 5),
+                           {{"ph", "M"},
+                            {"name", "process_name"},
+                            {"pid", 10},
+                            {"tid", 0},
+                            {"args", {{"name", "fusebox serve"}}}}};
+  write_file_atomically(dir + "/t.json",
+                        nlohmann::json{{"traceName", "run 3"}, {"traceEvents", events}}.dump());
+  Recording r = import_kineto(dir + "/t.json");
+  EXPECT_EQ(r.source, "kineto");
+  EXPECT_EQ(r.model, dir + "/t.json");
+}
+
+TEST(ImportKineto, ExportWritesMemoryKindsSyncKindsAndDeviceProperties) {
+  nlohmann::json j = chrome_trace(with_every_kind());
+  ASSERT_TRUE(j.contains("deviceProperties"));
+  EXPECT_EQ(j["deviceProperties"][0]["numSms"], 108);
+  EXPECT_EQ(j["deviceProperties"][0]["name"], "NVIDIA A100-SXM4-40GB");
+  size_t copies = 0, syncs = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "gpu_memcpy" && e["name"] == "Memcpy HtoD (Pageable -> Device)") {
+      ++copies;
+      EXPECT_EQ(e["args"]["src kind"], exec::kMemoryKindPageable);
+      EXPECT_EQ(e["args"]["dst kind"], 3);
+    }
+    if (e.value("cat", "") == "cuda_sync") {
+      ++syncs;
+      EXPECT_EQ(e["args"]["cuda_sync_kind"], e["name"]);
+      EXPECT_EQ(e["tid"], e["args"]["stream"]);
+      EXPECT_FALSE(e["args"].contains("bytes"));
+    }
+  }
+  EXPECT_EQ(copies, 1u);
+  EXPECT_EQ(syncs, 2u);
+  // A recording without GPUs keeps the old layout.
+  EXPECT_FALSE(
+      chrome_trace(ptest::record("mlp:dims=16-8-4", "none", 1)).contains("deviceProperties"));
+}
+
+// ---- bad input
+// -----------------------------------------------------------------------------------
+
+TEST(ImportKineto, TruncatedGzipIsAnErrorNamingTheFile) {
+  std::string whole = read_file(trace("kineto_a100_alexnet.json.gz"));
+  std::string path = ptest::temp_dir("kineto-truncated") + "/half.json.gz";
+  write_file_atomically(path, whole.substr(0, whole.size() / 2));
+  EXPECT_EQ(import_error(path), path + ": truncated gzip stream");
+}
+
+TEST(ImportKineto, CorruptGzipIsAnErrorNamingTheFile) {
+  std::string bytes = read_file(trace("kineto_inference_small.json.gz"));
+  for (size_t i = 20; i < bytes.size() - 8; i += 7) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
+  std::string path = ptest::temp_dir("kineto-corrupt") + "/corrupt.gz";
+  write_file_atomically(path, bytes);
+  std::string e = import_error(path);
+  EXPECT_EQ(e.rfind(path + ": corrupt gzip data: ", 0), 0u) << e;
+}
+
+TEST(ImportKineto, BytesAfterTheGzipStreamAreCorruptData) {
+  std::string path = ptest::temp_dir("kineto-trailing") + "/trailing.json.gz";
+  write_file_atomically(path, read_file(trace("kineto_inference_small.json.gz")) + "trailing junk");
+  EXPECT_EQ(import_error(path),
+            path + ": corrupt gzip data: bytes after the end of the gzip stream");
+}
+
+TEST(ImportKineto, GzipIsToldByContentNotByName) {
+  std::string dir = ptest::temp_dir("kineto-names");
+  // gzip bytes under a plain name, plain JSON under a .gz name
+  write_file_atomically(dir + "/trace.json", read_file(trace("kineto_inference_small.json.gz")));
+  auto unzipped = ptest::run_command("zcat " + trace("kineto_inference_small.json.gz"));
+  ASSERT_EQ(unzipped.status, 0) << unzipped.output;
+  write_file_atomically(dir + "/trace.json.gz", unzipped.output);
+  EXPECT_EQ(count(import_kineto(dir + "/trace.json"), ActivityKind::Kernel), 4u);
+  EXPECT_EQ(count(import_kineto(dir + "/trace.json.gz"), ActivityKind::Kernel), 4u);
+}
+
+TEST(ImportKineto, NotJsonIsAnErrorNamingTheFileAndTheByte) {
+  std::string dir = ptest::temp_dir("kineto-notjson");
+  write_file_atomically(dir + "/model.onnx", std::string("\x08\x07\x12\x04onnx", 8));
+  std::string e = import_error(dir + "/model.onnx");
+  EXPECT_EQ(e.rfind(dir + "/model.onnx: not JSON (at byte 1)", 0), 0u) << e;
+  write_file_atomically(dir + "/cut.json", R"({"traceEvents": [{"ph": "X", )");
+  e = import_error(dir + "/cut.json");
+  EXPECT_EQ(e.rfind(dir + "/cut.json: not JSON (at byte 30)", 0), 0u) << e;
+  write_file_atomically(dir + "/empty.json", "");
+  EXPECT_EQ(import_error(dir + "/empty.json").rfind(dir + "/empty.json: not JSON", 0), 0u);
+}
+
+TEST(ImportKineto, JsonThatIsNotATraceIsRefused) {
+  std::string dir = ptest::temp_dir("kineto-nottrace");
+  for (const char* text :
+       {R"({"format": "fusebox-recording"})", R"({"traceEvents": {}})", "42", R"("traceEvents")"}) {
+    write_file_atomically(dir + "/x.json", text);
+    EXPECT_EQ(import_error(dir + "/x.json"),
+              dir + "/x.json: not a Chrome/kineto trace (no traceEvents array)")
+        << text;
+  }
+}
+
+TEST(ImportKineto, FifoIsRefusedWithoutBlocking) {
+  std::string dir = ptest::temp_dir("kineto-fifo");
+  std::string path = dir + "/trace.json";
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::string e = import_error(path);  // a reader of the FIFO would wait for a writer forever
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("FIFO"), std::string::npos) << e;
+  ::unlink(path.c_str());
+}
+
+TEST(ImportKineto, DirectoryOrMissingFileIsRefused) {
+  std::string dir = ptest::temp_dir("kineto-dir");
+  std::string e = import_error(dir);
+  EXPECT_NE(e.find(dir), std::string::npos) << e;
+  EXPECT_NE(e.find("directory"), std::string::npos) << e;
+  e = import_error(dir + "/missing.json");
+  EXPECT_NE(e.find(dir + "/missing.json"), std::string::npos) << e;
+}
