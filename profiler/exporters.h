@@ -15,8 +15,9 @@ namespace fusebox::profiler {
 
 // {"traceEvents": [...]}: X events per thread (cat cpu_op for ops, user_annotation for runs and
 // stages), C events for the arena counter, M events naming processes and threads; device
-// activity on pid = device, tid = stream (cat kernel / gpu_memcpy / gpu_memset), runtime calls
-// (cat cuda_runtime) on their host thread, linked by ac2g flow events. Times in microseconds
+// activity on pid = device, tid = stream (cat kernel / gpu_memcpy / gpu_memset / cuda_sync),
+// runtime calls (cat cuda_runtime) on their host thread, linked by ac2g flow events, and the
+// recording's GPUs as a top-level "deviceProperties" when it has any (kineto's layout). Times in microseconds
 // from the recording's origin.
 nlohmann::json chrome_trace(const Recording& r);
 void write_chrome_trace(const Recording& r, const std::string& path);

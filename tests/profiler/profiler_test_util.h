@@ -118,7 +118,7 @@ inline std::vector<std::string> check_chrome_trace(const nlohmann::json& j) {
       if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0) { fail(where + ": X needs dur >= 0"); continue; }
       if (!e.contains("cat") || !e["cat"].is_string()) fail(where + ": X needs cat");
       std::string cat = e.value("cat", "");
-      static const std::set<std::string> cats{"cpu_op", "user_annotation", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime"};
+      static const std::set<std::string> cats{"cpu_op", "user_annotation", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_sync"};
       if (!cats.count(cat)) fail(where + ": unknown cat '" + cat + "'");
       if (cat == "cpu_op")
         for (const char* k : {"Op Type", "Input Dims", "Output Dims", "FLOPs", "Bytes", "Arena Offsets"})
