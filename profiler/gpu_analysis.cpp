@@ -57,26 +57,39 @@ bool is_sync_call(const std::string& n) {
 bool is_sync_memcpy_call(const std::string& n) { return contains(n, "Memcpy") && !contains(n, "Async"); }
 bool is_async_memcpy_call(const std::string& n) { return contains(n, "Memcpy") && contains(n, "Async"); }
 
-// Intervals sorted by start with a running maximum of their ends: does any overlap [s, e)?
-class OverlapIndex {
+// A set of intervals merged into their union: how much of [s, e) does it cover? O(log n).
+class CoverIndex {
  public:
-  void add(int64_t s, int64_t e) { iv_.push_back({s, e}); }
+  void add(int64_t s, int64_t e) {
+    if (e > s) iv_.push_back({s, e});
+  }
   void build() {
     std::sort(iv_.begin(), iv_.end());
-    max_end_.resize(iv_.size());
-    int64_t m = INT64_MIN;
-    for (size_t i = 0; i < iv_.size(); ++i) max_end_[i] = m = std::max(m, iv_[i].second);
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& x : iv_) {
+      if (!merged.empty() && x.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, x.second);
+      else
+        merged.push_back(x);
+    }
+    iv_ = std::move(merged);
+    prefix_.assign(iv_.size() + 1, 0);
+    for (size_t i = 0; i < iv_.size(); ++i) prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
   }
-  // Some interval with start < e and end > s.
-  bool overlaps(int64_t s, int64_t e) const {
-    const auto it = std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{e, INT64_MIN});
-    const size_t k = static_cast<size_t>(it - iv_.begin());
-    return k > 0 && max_end_[k - 1] > s;
-  }
+  int64_t covered(int64_t s, int64_t e) const { return e > s ? upto(e) - upto(s) : 0; }
 
  private:
-  std::vector<std::pair<int64_t, int64_t>> iv_;
-  std::vector<int64_t> max_end_;
+  // Covered time before t.
+  int64_t upto(int64_t t) const {
+    // First interval starting at or after t; the one before may straddle t.
+    const auto it = std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, INT64_MIN});
+    const size_t k = static_cast<size_t>(it - iv_.begin());
+    if (k == 0) return 0;
+    const auto& last = iv_[k - 1];
+    return prefix_[k - 1] + (std::min(t, last.second) - last.first);
+  }
+  std::vector<std::pair<int64_t, int64_t>> iv_;  // disjoint, sorted
+  std::vector<int64_t> prefix_;
 };
 
 DelayStats delay_stats(std::vector<double> v) {
@@ -264,13 +277,13 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
 
   // Runtime calls by correlation id, and the host-wide sync / copy call indexes.
   std::unordered_map<uint32_t, const DeviceActivity*> call_of;
-  OverlapIndex sync_calls, async_copy_calls;
-  std::map<int32_t, OverlapIndex> sync_records;  // per device
+  CoverIndex async_copy_calls;
+  std::vector<const DeviceActivity*> sync_calls, sync_recs;
   int64_t sync_memcpy_calls = 0, sync_memcpy_ns = 0, sync_api_calls = 0, sync_api_ns = 0;
   for (const DeviceActivity& x : dev) {
     if (x.kind == ActivityKind::Runtime) {
       if (x.correlation_id != 0) call_of.try_emplace(x.correlation_id, &x);
-      if (is_sync_call(x.name)) sync_calls.add(x.start_ns, x.end_ns);
+      if (is_sync_call(x.name)) sync_calls.push_back(&x);
       if (is_async_memcpy_call(x.name)) async_copy_calls.add(x.start_ns, x.end_ns);
       if (is_sync_memcpy_call(x.name)) {
         sync_memcpy_calls += 1;
@@ -280,12 +293,10 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
         sync_api_ns += dur(x);
       }
     } else if (x.kind == ActivityKind::Sync) {
-      sync_records[x.device].add(x.start_ns, x.end_ns);
+      sync_recs.push_back(&x);
     }
   }
-  sync_calls.build();
   async_copy_calls.build();
-  for (auto& [d, idx] : sync_records) idx.build();
 
   // Per device: split, gaps and their causes.
   std::map<int32_t, std::vector<const DeviceActivity*>> work;
@@ -337,7 +348,12 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     // current union's end.
     std::vector<IdleGap> gaps;
     int64_t cur_s = items.front()->start_ns, cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
-    const OverlapIndex* srec = sync_records.count(d) ? &sync_records.at(d) : nullptr;
+    // The host held in a sync: this device's Sync records and every synchronising call.
+    CoverIndex held;
+    for (const DeviceActivity* x : sync_calls) held.add(x->start_ns, x->end_ns);
+    for (const DeviceActivity* x : sync_recs)
+      if (x->device == d) held.add(x->start_ns, x->end_ns);
+    held.build();
     for (size_t i = 1; i <= items.size(); ++i) {
       if (i < items.size() && items[i]->start_ns <= cur_e) {
         cur_e = std::max(cur_e, items[i]->end_ns);
@@ -356,11 +372,15 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
         const auto c = items[j]->correlation_id ? call_of.find(items[j]->correlation_id) : call_of.end();
         if (c != call_of.end()) launch = c->second;
       }
-      if ((srec && srec->overlaps(g.start_ns, ge)) || sync_calls.overlaps(g.start_ns, ge))
+      // Each cause's share of the gap; the largest wins (ties: sync, copy_wait, host_bound).
+      const int64_t sync_ov = held.covered(g.start_ns, ge);
+      const int64_t copy_ov = async_copy_calls.covered(g.start_ns, ge);
+      const int64_t host_ov = launch && launch->start_ns > g.start_ns ? std::min(launch->start_ns, ge) - g.start_ns : 0;
+      if (sync_ov > 0 && sync_ov >= copy_ov && sync_ov >= host_ov)
         g.cause = IdleCause::Sync;
-      else if (async_copy_calls.overlaps(g.start_ns, ge))
+      else if (copy_ov > 0 && copy_ov >= host_ov)
         g.cause = IdleCause::CopyWait;
-      else if (launch && launch->start_ns > g.start_ns)
+      else if (host_ov > 0)
         g.cause = IdleCause::HostBound;
       else
         g.cause = IdleCause::Other;

@@ -13,22 +13,27 @@
 //    was held, not GPU work, so it is not part of busy. This is HTA's temporal breakdown, but over
 //    the device (nsys's view, "GPU gaps" are per device) rather than per stream: a gap on one
 //    stream while another computes is not idle GPU time.
-//  - An idle gap is an interval of the window with no GPU work on the device. Each gap gets one
-//    cause, the first that holds of:
-//      sync       a Sync record on this device, or a host runtime call whose name contains
-//                 "Synchronize" (cudaDeviceSynchronize, cudaStreamSynchronize,
-//                 cudaEventSynchronize, cuCtxSynchronize...) or a synchronous memcpy (a name
-//                 containing "Memcpy" but not "Async"), overlaps the gap (nsys cuda_api_sync,
-//                 cuda_memcpy_sync): the host chose to wait, so it could not queue work ahead;
-//      copy_wait  an asynchronous memcpy runtime call (cudaMemcpyAsync, cuMemcpy*Async) overlaps
-//                 the gap: the host is inside the copy call (staging pageable memory, nsys
-//                 cuda_memcpy_async) while the device has no copy running;
-//      host_bound the GPU item that ends the gap was launched (its runtime call, by correlation
-//                 id) after the gap began: the queue ran empty (HTA's "host wait");
-//      other      anything else (the next item was queued before the gap: a cross-stream or event
-//                 dependency, or it has no correlated launch).
-//    HTA also has "kernel wait" (tiny gaps between consecutive kernels); here those fall into the
-//    causes above. Runtime calls are host-wide: a sync call on any thread counts for every GPU.
+//  - An idle gap is an interval of the window with no GPU work on the device. Each gap gets the
+//    cause that covers the most of it (ties go to the earlier in this list; none: other):
+//      sync       time covered by a Sync record on this device, or by a host runtime call whose
+//                 name contains "Synchronize" (cudaDeviceSynchronize, cudaStreamSynchronize,
+//                 cudaEventSynchronize, cuCtxSynchronize...) or by a synchronous memcpy call (a
+//                 name containing "Memcpy" but not "Async"): the host chose to wait, so it could
+//                 not queue work ahead (nsys cuda_api_sync, cuda_memcpy_sync);
+//      copy_wait  time covered by an asynchronous memcpy runtime call (cudaMemcpyAsync,
+//                 cuMemcpy*Async): the host is inside the copy call (staging pageable memory,
+//                 nsys cuda_memcpy_async) while the device has no copy running;
+//      host_bound from the gap's start to the start of the runtime call (by correlation id) that
+//                 launched the GPU item ending the gap, when that call started after the gap
+//                 began: the queue ran empty while the host worked (HTA's "host wait");
+//      other      none of these (the next item was queued before the gap: a cross-stream or
+//                 event dependency; or it has no correlated launch).
+//    Largest share rather than a fixed precedence because a sync usually overlaps only the first
+//    microseconds of a gap (its return) while the host then works for a millisecond before the
+//    next launch: that gap is host time (an nsys trace of CloverLeaf shows exactly this); the
+//    syncs' own cost is its own finding.
+//    HTA classifies idle time per stream and also has "kernel wait" (tiny gaps between
+//    consecutive kernels); here gaps are per device and those fall into the causes above. Runtime calls are host-wide: a sync call on any thread counts for every GPU.
 //  - Launch delay (per kernel with a correlated runtime call) = kernel start - runtime call start;
 //    queue delay = kernel start - runtime call end. HTA calls the latter its "launch delay"; both
 //    are reported, named as above. A launch-bound kernel (HTA's "short kernel") is shorter than
@@ -51,7 +56,11 @@
 //  - Findings (nsys rules, thresholds lowered for short traces): GPU idle (with its main cause),
 //    long gaps (gpu_gaps, > gap_threshold_ns rather than 500 ms), pageable copies, synchronous
 //    copies, synchronisation calls, launch-bound kernels and the graph candidate, each with the
-//    time it costs, ordered by that time. nsys's gpu_time_util is covered by the idle finding.
+//    time it costs, ordered by that time. The time is GPU time for idle and gaps, copy time for
+//    pageable copies, host time held for synchronous copies and syncs (nsys's measure: it can
+//    exceed the GPU time lost, since the GPU may be busy while the host waits), launch time over
+//    kernel time for launch-bound kernels, and the modelled saving for a graph. nsys's
+//    gpu_time_util is covered by the idle finding.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -77,8 +77,8 @@ Recording four_causes() {
   d.push_back(call("cudaLaunchKernel", 50, 60, 3));              // queued early
   d.push_back(call("cudaStreamSynchronize", 300, 410));          // overlaps [300,400)
   d.push_back(kernel("k3", 400, 500, 3));                        // gap [300,400): sync
-  d.push_back(call("cudaLaunchKernel", 520, 530, 4));            // host-bound too, but...
-  d.push_back(call("cudaMemcpyAsync", 505, 590));                // ...a copy call overlaps, no GPU item
+  d.push_back(call("cudaLaunchKernel", 520, 530, 4));            // host-bound for 20 ns, but...
+  d.push_back(call("cudaMemcpyAsync", 505, 590));                // ...a copy call covers 85, no GPU item
   d.push_back(kernel("k4", 600, 700, 4));                        // gap [500,600): copy_wait
   d.push_back(call("cudaLaunchKernel", 60, 70, 5));              // queued early, nothing overlaps
   d.push_back(kernel("k5", 800, 900, 5));                        // gap [700,800): other
@@ -137,13 +137,30 @@ TEST(GpuAnalysis, IdleGapsAreClassifiedHostBoundSyncCopyWaitOrOther) {
   EXPECT_EQ(s.gap_count, 4);
   EXPECT_EQ(s.idle_host_bound_ns, 100);  // k2's launch at 150 > gap start 100
   EXPECT_EQ(s.idle_sync_ns, 100);        // cudaStreamSynchronize [300,410) overlaps [300,400)
-  EXPECT_EQ(s.idle_copy_wait_ns, 100);   // cudaMemcpyAsync beats host_bound (precedence)
+  EXPECT_EQ(s.idle_copy_wait_ns, 100);   // cudaMemcpyAsync covers 85 ns of it, host_bound 20
   EXPECT_EQ(s.idle_other_ns, 100);       // k5 was queued at 60, before the gap
   ASSERT_EQ(s.longest_gaps.size(), 4u);  // equal lengths: by start
   EXPECT_EQ(s.longest_gaps[0].cause, IdleCause::HostBound);
   EXPECT_EQ(s.longest_gaps[1].cause, IdleCause::Sync);
   EXPECT_EQ(s.longest_gaps[2].cause, IdleCause::CopyWait);
   EXPECT_EQ(s.longest_gaps[3].cause, IdleCause::Other);
+}
+
+TEST(GpuAnalysis, AGapIsTheCauseCoveringMostOfItNotTheFirstThatTouchesIt) {
+  Recording r = trace();
+  r.device.push_back(kernel("k1", 0, 1000));
+  r.device.push_back(call("cudaDeviceSynchronize", 10, 1005));  // returns 5 ns into the gap
+  r.device.push_back(call("cudaLaunchKernel", 1900, 1910, 2));  // the host worked 900 ns first
+  r.device.push_back(kernel("k2", 2000, 2100, 2));
+  // Gap [1000,2000): sync covers 5, host_bound 900 -> host_bound.
+  const DeviceSplit s = analyze_gpu(r).devices.at(0);
+  EXPECT_EQ(s.idle_host_bound_ns, 1000);
+  EXPECT_EQ(s.idle_sync_ns, 0);
+  // The same with the sync lasting until 1950: sync covers 950 -> sync.
+  r.device[1].end_ns = 1950;
+  const DeviceSplit t = analyze_gpu(r).devices.at(0);
+  EXPECT_EQ(t.idle_sync_ns, 1000);
+  EXPECT_EQ(t.idle_host_bound_ns, 0);
 }
 
 TEST(GpuAnalysis, LaunchDelayStatsAndLaunchBoundKernels) {
