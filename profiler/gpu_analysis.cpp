@@ -269,6 +269,14 @@ void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::st
 
 std::string pct(double f) { return fmt("%.0f%%", 100 * f); }
 
+// Demangled kernel names run to hundreds of characters: at most 40 in a sentence.
+std::string short_name(const std::string& n) { return n.size() > 40 ? n.substr(0, 37) + "..." : n; }
+std::string sequence_text(const std::vector<std::string>& names) {
+  std::string seq;
+  for (size_t i = 0; i < names.size(); ++i) seq += (i ? ", " : "") + short_name(names[i]);
+  return seq;
+}
+
 }  // namespace
 
 GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
@@ -407,17 +415,26 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     // The host activity during each listed gap.
     for (IdleGap& g : gaps) {
       const int64_t gs = g.start_ns, ge = g.start_ns + g.duration_ns;
-      std::map<std::string, int64_t> by_name;
+      // Per name, the union of its items' overlaps (nested spans of one name count once).
+      std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_name;
       auto take = [&](const std::string& name, int64_t s0, int64_t e0) {
-        const int64_t ov = std::min(e0, ge) - std::max(s0, gs);
-        if (ov > 0) by_name[name] += ov;
+        const int64_t a0 = std::max(s0, gs), a1 = std::min(e0, ge);
+        if (a1 > a0) by_name[name].push_back({a0, a1});
       };
       for (const Span& sp : r.spans)
         if (sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) take(sp.name, sp.start_ns, sp.end_ns);
       for (const DeviceActivity& x : dev)
         if (x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d))
           take(x.name, x.start_ns, x.end_ns);
-      for (auto& [name, ov] : by_name) g.host.push_back({name, ov});
+      for (auto& [name, iv] : by_name) {
+        std::sort(iv.begin(), iv.end());
+        int64_t ov = 0, end = INT64_MIN;
+        for (const auto& [b, e] : iv) {
+          ov += std::max<int64_t>(0, e - std::max(b, end));
+          end = std::max(end, e);
+        }
+        g.host.push_back({name, ov});
+      }
       std::sort(g.host.begin(), g.host.end(), [](const HostOverlap& x, const HostOverlap& y) {
         return x.overlap_ns != y.overlap_ns ? x.overlap_ns > y.overlap_ns : x.name < y.name;
       });
@@ -439,6 +456,7 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
   std::vector<double> launch_delays, queue_delays, call_durs;
   std::map<uint32_t, std::vector<Launch>> per_thread;
+  std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound kernels: call, kernel duration
   for (const DeviceActivity& x : dev) {
     if (x.kind != ActivityKind::Kernel) continue;
     a.launch.kernels += 1;
@@ -456,7 +474,7 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     a.launch.launch_call_total_ns += dur(call);
     if (dur(x) < dur(call)) {
       a.launch.launch_bound += 1;
-      a.launch.launch_bound_lost_ns += dur(call) - dur(x);
+      bound.push_back({dur(call), dur(x)});
     }
     const Span* sp = launchers.at(static_cast<int32_t>(call.thread_id), call.start_ns);
     add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
@@ -465,6 +483,10 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   a.launch.launch_delay = delay_stats(std::move(launch_delays));
   a.launch.queue_delay = delay_stats(std::move(queue_delays));
   a.launch.call_duration = delay_stats(std::move(call_durs));
+  // A launch-bound kernel loses its launch call's time beyond its own, the call counted at most
+  // at the median call (an outlier call, e.g. lazy module loading, is not launch overhead).
+  const auto typical_call = static_cast<int64_t>(a.launch.call_duration.median_ns);
+  for (const auto& [c, k] : bound) a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
   a.kernels_by_name = finish_groups(by_name, a.kernel_ns);
   a.kernels_by_launcher = finish_groups(by_launcher, a.kernel_ns);
 
@@ -559,9 +581,7 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
             "), losing " + fmt_time(static_cast<double>(a.launch.launch_bound_lost_ns)),
         a.launch.launch_bound_lost_ns, "launch_bound");
   for (const GraphCandidate& g : a.graph_candidates) {
-    std::string seq;
-    for (size_t i = 0; i < g.kernels.size(); ++i) seq += (i ? ", " : "") + g.kernels[i];
-    add("the sequence " + seq + " repeats " + std::to_string(g.repetitions) + " times: a CUDA graph would save about " +
+    add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) + " times: a CUDA graph would save about " +
             fmt_time(static_cast<double>(g.saving_ns)) + " of launch time",
         g.saving_ns, "cuda_graph");
   }
@@ -648,9 +668,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   if (!a.graph_candidates.empty()) {
     os << "\nCUDA graph candidates\n";
     for (const GraphCandidate& g : a.graph_candidates) {
-      std::string seq;
-      for (size_t i = 0; i < g.kernels.size(); ++i) seq += (i ? ", " : "") + g.kernels[i];
-      os << "  thread " << g.thread << ": [" << seq << "] x" << g.repetitions << ", launches "
+      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions << ", launches "
          << fmt_time(static_cast<double>(g.launch_ns)) << ", saving about " << fmt_time(static_cast<double>(g.saving_ns)) << "\n";
     }
   }

@@ -37,7 +37,9 @@
 //  - Launch delay (per kernel with a correlated runtime call) = kernel start - runtime call start;
 //    queue delay = kernel start - runtime call end. HTA calls the latter its "launch delay"; both
 //    are reported, named as above. A launch-bound kernel (HTA's "short kernel") is shorter than
-//    its launch call; the time it costs is (launch call - kernel) summed over them.
+//    its launch call; the time it costs is (launch call - kernel) summed over them, each call
+//    counted at most at the median launch call (a first call that loads modules lazily can take
+//    seconds, which is not launch overhead).
 //  - A kernel's launcher is the innermost host span (Op or Range) on the runtime call's thread
 //    that contains the call's start; kernels without one are grouped as "(no host range)".
 //  - Copies are grouped by direction (copy kind) and source -> destination memory kinds;
@@ -76,7 +78,7 @@ const char* idle_cause_name(IdleCause c);  // "host_bound", "sync", "copy_wait",
 
 struct HostOverlap {
   std::string name;        // host span or runtime call name
-  int64_t overlap_ns = 0;  // summed over the items of that name overlapping the gap
+  int64_t overlap_ns = 0;  // the union of that name's items within the gap
 };
 
 struct IdleGap {
@@ -116,7 +118,7 @@ struct LaunchStats {
   DelayStats queue_delay;          // kernel start - call end
   DelayStats call_duration;        // the launch calls
   int64_t launch_bound = 0;        // kernels shorter than their launch call
-  int64_t launch_bound_lost_ns = 0;  // sum over those of call duration - kernel duration
+  int64_t launch_bound_lost_ns = 0;  // sum over those of min(call, median call) - kernel
   int64_t launch_call_total_ns = 0;  // sum of the correlated launch calls' durations
 };
 

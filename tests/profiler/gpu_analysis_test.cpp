@@ -176,7 +176,8 @@ TEST(GpuAnalysis, LaunchDelayStatsAndLaunchBoundKernels) {
   d.push_back(call("cudaLaunchKernel", 300, 310, 4));
   d.push_back(kernel("k", 350, 400, 4));  // delay 50, queue 40
   d.push_back(call("cudaLaunchKernel", 500, 520, 5));
-  d.push_back(kernel("k", 540, 550, 5));  // delay 40, queue 20, 10 < 20: launch-bound, lost 10
+  d.push_back(kernel("k", 540, 550, 5));  // delay 40, queue 20, 10 < 20: launch-bound, but the
+                                          // call counts at most the median call (10): lost 0
   d.push_back(kernel("k", 600, 610, 0));  // no correlation
   d.push_back(kernel("k", 700, 700, 0));  // end == start
   d.push_back(call("cudaLaunchKernel", 800, 805, 99));  // launches nothing recorded
@@ -191,7 +192,8 @@ TEST(GpuAnalysis, LaunchDelayStatsAndLaunchBoundKernels) {
   EXPECT_DOUBLE_EQ(a.launch.queue_delay.median_ns, 20);
   EXPECT_DOUBLE_EQ(a.launch.queue_delay.max_ns, 40);
   EXPECT_EQ(a.launch.launch_bound, 3);
-  EXPECT_EQ(a.launch.launch_bound_lost_ns, 23);
+  EXPECT_EQ(a.launch.launch_bound_lost_ns, 13);  // 5 + 8 + 0
+  EXPECT_DOUBLE_EQ(a.launch.call_duration.median_ns, 10);
   EXPECT_EQ(a.launch.launch_call_total_ns, 60);
   EXPECT_EQ(a.devices.at(0).kernel_count, 7);
 }
@@ -293,6 +295,7 @@ TEST(GpuAnalysis, GapListIsLongestFirstCappedWithTheHostActivityDuringIt) {
   r.device.push_back(kernel("k", t, t + 10));
   // First 100 ns gap is [50,150): a range covers it all, a runtime call 40 ns of it.
   r.spans.push_back(span(SpanKind::Range, "dataloader", 40, 160));
+  r.spans.push_back(span(SpanKind::Range, "dataloader", 60, 90, 1, 1));  // nested, same name: once
   r.device.push_back(call("cudaEventQuery", 100, 140));
   GpuAnalysisOptions o;
   o.top_gaps = 3;
