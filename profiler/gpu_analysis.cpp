@@ -1,9 +1,11 @@
 #include "profiler/gpu_analysis.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 namespace fusebox::profiler {
@@ -13,10 +15,14 @@ using exec::DeviceActivity;
 
 const char* idle_cause_name(IdleCause c) {
   switch (c) {
-    case IdleCause::HostBound: return "host_bound";
-    case IdleCause::Sync: return "sync";
-    case IdleCause::CopyWait: return "copy_wait";
-    case IdleCause::Other: return "other";
+    case IdleCause::HostBound:
+      return "host_bound";
+    case IdleCause::Sync:
+      return "sync";
+    case IdleCause::CopyWait:
+      return "copy_wait";
+    case IdleCause::Other:
+      return "other";
   }
   return "other";
 }
@@ -46,16 +52,25 @@ std::string fmt_bytes(double b) {
 }
 
 bool is_work(const DeviceActivity& a) {
-  return a.kind == ActivityKind::Kernel || a.kind == ActivityKind::Memcpy || a.kind == ActivityKind::Memset;
+  return a.kind == ActivityKind::Kernel || a.kind == ActivityKind::Memcpy ||
+         a.kind == ActivityKind::Memset;
 }
-int64_t dur(const DeviceActivity& a) { return std::max<int64_t>(0, a.end_ns - a.start_ns); }
+int64_t dur(const DeviceActivity& a) {
+  return std::max<int64_t>(0, a.end_ns - a.start_ns);
+}
 
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 bool is_sync_call(const std::string& n) {
   return contains(n, "Synchronize") || (contains(n, "Memcpy") && !contains(n, "Async"));
 }
-bool is_sync_memcpy_call(const std::string& n) { return contains(n, "Memcpy") && !contains(n, "Async"); }
-bool is_async_memcpy_call(const std::string& n) { return contains(n, "Memcpy") && contains(n, "Async"); }
+bool is_sync_memcpy_call(const std::string& n) {
+  return contains(n, "Memcpy") && !contains(n, "Async");
+}
+bool is_async_memcpy_call(const std::string& n) {
+  return contains(n, "Memcpy") && contains(n, "Async");
+}
 
 // A set of intervals merged into their union: how much of [s, e) does it cover? O(log n).
 class CoverIndex {
@@ -74,7 +89,8 @@ class CoverIndex {
     }
     iv_ = std::move(merged);
     prefix_.assign(iv_.size() + 1, 0);
-    for (size_t i = 0; i < iv_.size(); ++i) prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
+    for (size_t i = 0; i < iv_.size(); ++i)
+      prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
   }
   int64_t covered(int64_t s, int64_t e) const { return e > s ? upto(e) - upto(s) : 0; }
 
@@ -82,7 +98,8 @@ class CoverIndex {
   // Covered time before t.
   int64_t upto(int64_t t) const {
     // First interval starting at or after t; the one before may straddle t.
-    const auto it = std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, INT64_MIN});
+    const auto it =
+        std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, INT64_MIN});
     const size_t k = static_cast<size_t>(it - iv_.begin());
     if (k == 0) return 0;
     const auto& last = iv_[k - 1];
@@ -115,11 +132,13 @@ class LauncherIndex {
       if (s.kind == SpanKind::Op || s.kind == SpanKind::Range) by_tid_[s.tid].push_back({&s, -1});
     for (auto& [tid, v] : by_tid_) {
       std::stable_sort(v.begin(), v.end(), [](const Item& a, const Item& b) {
-        return a.s->start_ns != b.s->start_ns ? a.s->start_ns < b.s->start_ns : a.s->end_ns > b.s->end_ns;
+        return a.s->start_ns != b.s->start_ns ? a.s->start_ns < b.s->start_ns
+                                              : a.s->end_ns > b.s->end_ns;
       });
       std::vector<int64_t> stack;
       for (size_t i = 0; i < v.size(); ++i) {
-        while (!stack.empty() && v[static_cast<size_t>(stack.back())].s->end_ns <= v[i].s->start_ns) stack.pop_back();
+        while (!stack.empty() && v[static_cast<size_t>(stack.back())].s->end_ns <= v[i].s->start_ns)
+          stack.pop_back();
         v[i].parent = stack.empty() ? -1 : stack.back();
         stack.push_back(static_cast<int64_t>(i));
       }
@@ -129,7 +148,8 @@ class LauncherIndex {
     const auto f = by_tid_.find(tid);
     if (f == by_tid_.end()) return nullptr;
     const auto& v = f->second;
-    auto it = std::upper_bound(v.begin(), v.end(), t, [](int64_t when, const Item& x) { return when < x.s->start_ns; });
+    auto it = std::upper_bound(v.begin(), v.end(), t,
+                               [](int64_t when, const Item& x) { return when < x.s->start_ns; });
     if (it == v.begin()) return nullptr;
     int64_t i = static_cast<int64_t>(it - v.begin()) - 1;
     for (int guard = 0; i >= 0 && guard < 10000; ++guard) {
@@ -172,17 +192,20 @@ struct Launch {
 };
 
 // The best graph candidate of one thread's launches (in call order), if any.
-bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o, GraphCandidate& out) {
+bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o,
+                   GraphCandidate& out) {
   const size_t n = ls.size();
   if (n < o.min_sequence || o.min_sequence == 0) return false;
   std::unordered_map<std::string, uint32_t> name_id;
   std::vector<uint32_t> ids(n);
   for (size_t i = 0; i < n; ++i)
-    ids[i] = name_id.emplace(ls[i].kernel->name, static_cast<uint32_t>(name_id.size())).first->second;
+    ids[i] =
+        name_id.emplace(ls[i].kernel->name, static_cast<uint32_t>(name_id.size())).first->second;
   // breaks[i] = number of non-back-to-back steps among steps 0..i-1 (step j: launch j -> j+1).
   std::vector<int64_t> breaks(n, 0);
   for (size_t i = 1; i < n; ++i)
-    breaks[i] = breaks[i - 1] + (ls[i].call->start_ns - ls[i - 1].call->end_ns > o.max_launch_gap_ns ? 1 : 0);
+    breaks[i] = breaks[i - 1] +
+                (ls[i].call->start_ns - ls[i - 1].call->end_ns > o.max_launch_gap_ns ? 1 : 0);
   struct Entry {
     size_t first = 0;
     int64_t reps = 0;
@@ -219,8 +242,8 @@ bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o, G
     }
     for (const auto& [h, e] : seen) {
       if (e.reps < o.min_repeats || periodic(&ids[e.first], k)) continue;
-      if (better(e, k) || (found && e.reps == best.reps && k == best_k && e.launch_ns == best.launch_ns &&
-                           e.first < best_first)) {
+      if (better(e, k) || (found && e.reps == best.reps && k == best_k &&
+                           e.launch_ns == best.launch_ns && e.first < best_first)) {
         found = true;
         best = e;
         best_k = k;
@@ -235,17 +258,21 @@ bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o, G
   out.repetitions = best.reps;
   out.launch_ns = best.launch_ns;
   out.kernel_ns = best.kernel_ns;
-  const double mean_call = best.calls ? static_cast<double>(best.launch_ns) / static_cast<double>(best.calls) : 0;
-  out.saving_ns = best.launch_ns - static_cast<int64_t>(static_cast<double>(best.reps) * mean_call + 0.5);
+  const double mean_call =
+      best.calls ? static_cast<double>(best.launch_ns) / static_cast<double>(best.calls) : 0;
+  out.saving_ns =
+      best.launch_ns - static_cast<int64_t>(static_cast<double>(best.reps) * mean_call + 0.5);
   return true;
 }
 
-std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGroup>& m, int64_t kernel_total) {
+std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGroup>& m,
+                                       int64_t kernel_total) {
   std::vector<KernelGroup> v;
   v.reserve(m.size());
   for (auto& [k, g] : m) {
     g.mean_ns = g.count ? static_cast<double>(g.total_ns) / static_cast<double>(g.count) : 0;
-    g.share = kernel_total > 0 ? static_cast<double>(g.total_ns) / static_cast<double>(kernel_total) : 0;
+    g.share =
+        kernel_total > 0 ? static_cast<double>(g.total_ns) / static_cast<double>(kernel_total) : 0;
     v.push_back(std::move(g));
   }
   std::sort(v.begin(), v.end(), [](const KernelGroup& a, const KernelGroup& b) {
@@ -254,7 +281,8 @@ std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGro
   return v;
 }
 
-void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::string& key, int64_t d) {
+void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::string& key,
+                  int64_t d) {
   auto [it, fresh] = m.try_emplace(key);
   KernelGroup& g = it->second;
   if (fresh) {
@@ -267,10 +295,14 @@ void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::st
   g.max_ns = std::max(g.max_ns, d);
 }
 
-std::string pct(double f) { return fmt("%.0f%%", 100 * f); }
+std::string pct(double f) {
+  return fmt("%.0f%%", 100 * f);
+}
 
 // Demangled kernel names run to hundreds of characters: at most 40 in a sentence.
-std::string short_name(const std::string& n) { return n.size() > 40 ? n.substr(0, 37) + "..." : n; }
+std::string short_name(const std::string& n) {
+  return n.size() > 40 ? n.substr(0, 37) + "..." : n;
+}
 std::string sequence_text(const std::vector<std::string>& names) {
   std::string seq;
   for (size_t i = 0; i < names.size(); ++i) seq += (i ? ", " : "") + short_name(names[i]);
@@ -338,14 +370,17 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
       s.window_end_ns = std::max(s.window_end_ns, x->end_ns);
       streams.push_back(x->stream);
       switch (x->kind) {
-        case ActivityKind::Kernel: s.kernel_count += 1, s.kernel_ns += dur(*x); break;
+        case ActivityKind::Kernel:
+          s.kernel_count += 1, s.kernel_ns += dur(*x);
+          break;
         case ActivityKind::Memcpy:
           s.memcpy_count += 1, s.memcpy_ns += dur(*x), s.memcpy_bytes += x->bytes;
           break;
         case ActivityKind::Memset:
           s.memset_count += 1, s.memset_ns += dur(*x), s.memset_bytes += x->bytes;
           break;
-        default: break;
+        default:
+          break;
       }
     }
     std::sort(streams.begin(), streams.end());
@@ -355,7 +390,8 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     // Union and gaps: walk in start order; a gap opens when the next item starts after the
     // current union's end.
     std::vector<IdleGap> gaps;
-    int64_t cur_s = items.front()->start_ns, cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
+    int64_t cur_s = items.front()->start_ns,
+            cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
     // The host held in a sync: this device's Sync records and every synchronising call.
     CoverIndex held;
     for (const DeviceActivity* x : sync_calls) held.add(x->start_ns, x->end_ns);
@@ -377,13 +413,15 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
       // The launch of the item that ends the gap (any of those starting at ge with a launch).
       const DeviceActivity* launch = nullptr;
       for (size_t j = i; j < items.size() && items[j]->start_ns == ge && !launch; ++j) {
-        const auto c = items[j]->correlation_id ? call_of.find(items[j]->correlation_id) : call_of.end();
+        const auto c =
+            items[j]->correlation_id ? call_of.find(items[j]->correlation_id) : call_of.end();
         if (c != call_of.end()) launch = c->second;
       }
       // Each cause's share of the gap; the largest wins (ties: sync, copy_wait, host_bound).
       const int64_t sync_ov = held.covered(g.start_ns, ge);
       const int64_t copy_ov = async_copy_calls.covered(g.start_ns, ge);
-      const int64_t host_ov = launch && launch->start_ns > g.start_ns ? std::min(launch->start_ns, ge) - g.start_ns : 0;
+      const int64_t host_ov =
+          launch && launch->start_ns > g.start_ns ? std::min(launch->start_ns, ge) - g.start_ns : 0;
       if (sync_ov > 0 && sync_ov >= copy_ov && sync_ov >= host_ov)
         g.cause = IdleCause::Sync;
       else if (copy_ov > 0 && copy_ov >= host_ov)
@@ -393,10 +431,18 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
       else
         g.cause = IdleCause::Other;
       switch (g.cause) {
-        case IdleCause::HostBound: s.idle_host_bound_ns += g.duration_ns; break;
-        case IdleCause::Sync: s.idle_sync_ns += g.duration_ns; break;
-        case IdleCause::CopyWait: s.idle_copy_wait_ns += g.duration_ns; break;
-        case IdleCause::Other: s.idle_other_ns += g.duration_ns; break;
+        case IdleCause::HostBound:
+          s.idle_host_bound_ns += g.duration_ns;
+          break;
+        case IdleCause::Sync:
+          s.idle_sync_ns += g.duration_ns;
+          break;
+        case IdleCause::CopyWait:
+          s.idle_copy_wait_ns += g.duration_ns;
+          break;
+        case IdleCause::Other:
+          s.idle_other_ns += g.duration_ns;
+          break;
       }
       gaps.push_back(std::move(g));
       cur_s = items[i]->start_ns;
@@ -409,7 +455,8 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     const size_t keep = std::min(o.top_gaps, gaps.size());
     std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
                       [](const IdleGap& x, const IdleGap& y) {
-                        return x.duration_ns != y.duration_ns ? x.duration_ns > y.duration_ns : x.start_ns < y.start_ns;
+                        return x.duration_ns != y.duration_ns ? x.duration_ns > y.duration_ns
+                                                              : x.start_ns < y.start_ns;
                       });
     gaps.resize(keep);
     // The host activity during each listed gap.
@@ -422,7 +469,8 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
         if (a1 > a0) by_name[name].push_back({a0, a1});
       };
       for (const Span& sp : r.spans)
-        if (sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) take(sp.name, sp.start_ns, sp.end_ns);
+        if (sp.kind == SpanKind::Op || sp.kind == SpanKind::Range)
+          take(sp.name, sp.start_ns, sp.end_ns);
       for (const DeviceActivity& x : dev)
         if (x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d))
           take(x.name, x.start_ns, x.end_ns);
@@ -486,7 +534,8 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   // A launch-bound kernel loses its launch call's time beyond its own, the call counted at most
   // at the median call (an outlier call, e.g. lazy module loading, is not launch overhead).
   const auto typical_call = static_cast<int64_t>(a.launch.call_duration.median_ns);
-  for (const auto& [c, k] : bound) a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
+  for (const auto& [c, k] : bound)
+    a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
   a.kernels_by_name = finish_groups(by_name, a.kernel_ns);
   a.kernels_by_launcher = finish_groups(by_launcher, a.kernel_ns);
 
@@ -497,16 +546,18 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     GraphCandidate g;
     if (best_sequence(ls, o, g) && g.saving_ns > 0) a.graph_candidates.push_back(std::move(g));
   }
-  std::sort(a.graph_candidates.begin(), a.graph_candidates.end(), [](const GraphCandidate& x, const GraphCandidate& y) {
-    return x.saving_ns != y.saving_ns ? x.saving_ns > y.saving_ns : x.thread < y.thread;
-  });
+  std::sort(a.graph_candidates.begin(), a.graph_candidates.end(),
+            [](const GraphCandidate& x, const GraphCandidate& y) {
+              return x.saving_ns != y.saving_ns ? x.saving_ns > y.saving_ns : x.thread < y.thread;
+            });
 
   // Copies.
   std::map<std::tuple<std::string, std::string, std::string>, CopyGroup> copies;
   for (const DeviceActivity& x : dev) {
     if (x.kind != ActivityKind::Memcpy) continue;
     const std::string dir = exec::copy_kind_name(x.copy_kind);
-    const std::string src = exec::memory_kind_name(x.src_kind), dst = exec::memory_kind_name(x.dst_kind);
+    const std::string src = exec::memory_kind_name(x.src_kind),
+                      dst = exec::memory_kind_name(x.dst_kind);
     CopyGroup& g = copies[{dir, src, dst}];
     g.direction = dir, g.src = src, g.dst = dst;
     g.pageable = x.src_kind == exec::kMemoryKindPageable || x.dst_kind == exec::kMemoryKindPageable;
@@ -527,15 +578,18 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   };
   for (const DeviceSplit& s : a.devices) {
     if (s.idle_ns <= 0) continue;
-    const std::pair<int64_t, const char*> causes[] = {{s.idle_host_bound_ns, "while the host was launching (host-bound)"},
-                                                      {s.idle_sync_ns, "while the host waited in a synchronisation (sync)"},
-                                                      {s.idle_copy_wait_ns, "while the host was inside a copy call (copy wait)"},
-                                                      {s.idle_other_ns, "with work queued behind a dependency (other)"}};
+    const std::pair<int64_t, const char*> causes[] = {
+        {s.idle_host_bound_ns, "while the host was launching (host-bound)"},
+        {s.idle_sync_ns, "while the host waited in a synchronisation (sync)"},
+        {s.idle_copy_wait_ns, "while the host was inside a copy call (copy wait)"},
+        {s.idle_other_ns, "with work queued behind a dependency (other)"}};
     const auto* top = &causes[0];
     for (const auto& c : causes)
       if (c.first > top->first) top = &c;
-    add("GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " + fmt_time(static_cast<double>(s.window_ns)) +
-            " (" + fmt_time(static_cast<double>(s.idle_ns)) + "): " + fmt_time(static_cast<double>(top->first)) + " " + top->second,
+    add("GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " +
+            fmt_time(static_cast<double>(s.window_ns)) + " (" +
+            fmt_time(static_cast<double>(s.idle_ns)) +
+            "): " + fmt_time(static_cast<double>(top->first)) + " " + top->second,
         s.idle_ns, "gpu_idle");
   }
   {
@@ -544,12 +598,15 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     for (const IdleGap& g : all_long_gaps) {
       per_dev[g.device].first += 1;
       per_dev[g.device].second += g.duration_ns;
-      if (!longest[g.device] || g.duration_ns > longest[g.device]->duration_ns) longest[g.device] = &g;
+      if (!longest[g.device] || g.duration_ns > longest[g.device]->duration_ns)
+        longest[g.device] = &g;
     }
     for (const auto& [d, ct] : per_dev)
-      add(std::to_string(ct.first) + " gaps longer than " + fmt_time(static_cast<double>(o.gap_threshold_ns)) + " on GPU " +
-              std::to_string(d) + " add up to " + fmt_time(static_cast<double>(ct.second)) + " (longest " +
-              fmt_time(static_cast<double>(longest[d]->duration_ns)) + ", " + idle_cause_name(longest[d]->cause) + ")",
+      add(std::to_string(ct.first) + " gaps longer than " +
+              fmt_time(static_cast<double>(o.gap_threshold_ns)) + " on GPU " + std::to_string(d) +
+              " add up to " + fmt_time(static_cast<double>(ct.second)) + " (longest " +
+              fmt_time(static_cast<double>(longest[d]->duration_ns)) + ", " +
+              idle_cause_name(longest[d]->cause) + ")",
           ct.second, "gpu_gaps");
   }
   {
@@ -558,8 +615,10 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     for (const CopyGroup& g : a.copies)
       if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
     if (n > 0)
-      add(std::to_string(n) + " copies from pageable memory took " + fmt_time(static_cast<double>(t)) + " at " +
-              fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) + " GB/s: pin the host buffers",
+      add(std::to_string(n) + " copies from pageable memory took " +
+              fmt_time(static_cast<double>(t)) + " at " +
+              fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
+              " GB/s: pin the host buffers",
           t, "pageable_copy");
   }
   if (sync_memcpy_calls > 0)
@@ -571,22 +630,26 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     const int64_t n = sync_record_count > 0 ? sync_record_count : sync_api_calls;
     const int64_t t = sync_record_count > 0 ? sync_record_ns : sync_api_ns;
     if (n > 0)
-      add(std::to_string(n) + " synchronisations held the host " + fmt_time(static_cast<double>(t)) +
+      add(std::to_string(n) + " synchronisations held the host " +
+              fmt_time(static_cast<double>(t)) +
               ": drop the ones that are not needed so the host can queue work ahead",
           t, "api_sync");
   }
   if (a.launch.launch_bound > 0)
     add(std::to_string(a.launch.launch_bound) + " of " + std::to_string(a.launch.kernels) +
-            " kernels are shorter than their launch (median launch delay " + fmt_time(a.launch.launch_delay.median_ns) +
-            "), losing " + fmt_time(static_cast<double>(a.launch.launch_bound_lost_ns)),
+            " kernels are shorter than their launch (median launch delay " +
+            fmt_time(a.launch.launch_delay.median_ns) + "), losing " +
+            fmt_time(static_cast<double>(a.launch.launch_bound_lost_ns)),
         a.launch.launch_bound_lost_ns, "launch_bound");
   for (const GraphCandidate& g : a.graph_candidates) {
-    add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) + " times: a CUDA graph would save about " +
-            fmt_time(static_cast<double>(g.saving_ns)) + " of launch time",
+    add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) +
+            " times: a CUDA graph would save about " + fmt_time(static_cast<double>(g.saving_ns)) +
+            " of launch time",
         g.saving_ns, "cuda_graph");
   }
-  std::stable_sort(a.findings.begin(), a.findings.end(),
-                   [](const GpuFinding& x, const GpuFinding& y) { return x.time_lost_ns > y.time_lost_ns; });
+  std::stable_sort(
+      a.findings.begin(), a.findings.end(),
+      [](const GpuFinding& x, const GpuFinding& y) { return x.time_lost_ns > y.time_lost_ns; });
   return a;
 }
 
@@ -597,44 +660,54 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
     os << "no GPU activity in this recording\n";
     return os.str();
   }
-  os << "GPU time split (window = first to last GPU activity per device; busy = union over streams)\n";
-  std::snprintf(line, sizeof line, "%-4s %8s %11s %11s %6s %11s %11s %11s %11s %7s\n", "gpu", "streams", "window", "busy",
-                "idle%", "kernel", "memcpy", "memset", "sync", "gaps");
+  os << "GPU time split (window = first to last GPU activity per device; busy = union over "
+        "streams)\n";
+  std::snprintf(line, sizeof line, "%-4s %8s %11s %11s %6s %11s %11s %11s %11s %7s\n", "gpu",
+                "streams", "window", "busy", "idle%", "kernel", "memcpy", "memset", "sync", "gaps");
   os << line;
   for (const DeviceSplit& s : a.devices) {
-    std::snprintf(line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
-                  static_cast<long long>(s.streams), fmt_time(static_cast<double>(s.window_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
-                  fmt_time(static_cast<double>(s.kernel_ns)).c_str(), fmt_time(static_cast<double>(s.memcpy_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.memset_ns)).c_str(), fmt_time(static_cast<double>(s.sync_ns)).c_str(),
-                  static_cast<long long>(s.gap_count));
+    std::snprintf(
+        line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
+        static_cast<long long>(s.streams), fmt_time(static_cast<double>(s.window_ns)).c_str(),
+        fmt_time(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
+        fmt_time(static_cast<double>(s.kernel_ns)).c_str(),
+        fmt_time(static_cast<double>(s.memcpy_ns)).c_str(),
+        fmt_time(static_cast<double>(s.memset_ns)).c_str(),
+        fmt_time(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
     os << line;
   }
   os << "\nidle time by cause\n";
-  std::snprintf(line, sizeof line, "%-4s %11s %11s %11s %11s %11s\n", "gpu", "idle", "host_bound", "sync", "copy_wait", "other");
+  std::snprintf(line, sizeof line, "%-4s %11s %11s %11s %11s %11s\n", "gpu", "idle", "host_bound",
+                "sync", "copy_wait", "other");
   os << line;
   for (const DeviceSplit& s : a.devices) {
-    std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device, fmt_time(static_cast<double>(s.idle_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_host_bound_ns)).c_str(), fmt_time(static_cast<double>(s.idle_sync_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_copy_wait_ns)).c_str(), fmt_time(static_cast<double>(s.idle_other_ns)).c_str());
+    std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device,
+                  fmt_time(static_cast<double>(s.idle_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_host_bound_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_sync_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_other_ns)).c_str());
     os << line;
   }
   const LaunchStats& l = a.launch;
-  os << "\nlaunches: " << l.correlated << " of " << l.kernels << " kernels with a launch call; launch delay median "
-     << fmt_time(l.launch_delay.median_ns) << ", p90 " << fmt_time(l.launch_delay.p90_ns) << ", max "
-     << fmt_time(l.launch_delay.max_ns) << "; queue delay median " << fmt_time(l.queue_delay.median_ns) << "; "
-     << l.launch_bound << " launch-bound kernels\n";
+  os << "\nlaunches: " << l.correlated << " of " << l.kernels
+     << " kernels with a launch call; launch delay median " << fmt_time(l.launch_delay.median_ns)
+     << ", p90 " << fmt_time(l.launch_delay.p90_ns) << ", max " << fmt_time(l.launch_delay.max_ns)
+     << "; queue delay median " << fmt_time(l.queue_delay.median_ns) << "; " << l.launch_bound
+     << " launch-bound kernels\n";
   auto groups = [&](const char* title, const std::vector<KernelGroup>& v) {
     os << "\n" << title << "\n";
-    std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count", "total", "mean", "min", "max", "share");
+    std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
+                  "total", "mean", "min", "max", "share");
     os << line;
     for (size_t i = 0; i < v.size() && i < 15; ++i) {
       const KernelGroup& g = v[i];
       std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
-      std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(), static_cast<long long>(g.count),
+      std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
+                    static_cast<long long>(g.count),
                     fmt_time(static_cast<double>(g.total_ns)).c_str(), fmt_time(g.mean_ns).c_str(),
-                    fmt_time(static_cast<double>(g.min_ns)).c_str(), fmt_time(static_cast<double>(g.max_ns)).c_str(),
-                    pct(g.share).c_str());
+                    fmt_time(static_cast<double>(g.min_ns)).c_str(),
+                    fmt_time(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
       os << line;
     }
   };
@@ -642,34 +715,41 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   groups("kernels by launching host span", a.kernels_by_launcher);
   if (!a.copies.empty()) {
     os << "\ncopies\n";
-    std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst", "count", "bytes", "time", "GB/s", "");
+    std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
+                  "count", "bytes", "time", "GB/s", "");
     os << line;
     for (const CopyGroup& g : a.copies) {
       std::string kinds = g.src + " -> " + g.dst;
-      std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(), kinds.c_str(),
-                    static_cast<long long>(g.count), fmt_bytes(static_cast<double>(g.bytes)).c_str(),
-                    fmt_time(static_cast<double>(g.total_ns)).c_str(), g.gbs, g.pageable ? "pageable" : "");
+      std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
+                    kinds.c_str(), static_cast<long long>(g.count),
+                    fmt_bytes(static_cast<double>(g.bytes)).c_str(),
+                    fmt_time(static_cast<double>(g.total_ns)).c_str(), g.gbs,
+                    g.pageable ? "pageable" : "");
       os << line;
     }
   }
   for (const DeviceSplit& s : a.devices) {
     if (s.longest_gaps.empty()) continue;
-    os << "\nlongest idle gaps on GPU " << s.device << "\n";
+    os << "\nlongest idle gaps on GPU " << s.device
+       << " (at: from the window start; cause; host activity during it)\n";
     for (const IdleGap& g : s.longest_gaps) {
       std::string host;
       for (const HostOverlap& h : g.host)
-        host += (host.empty() ? "" : ", ") + h.name + " " + fmt_time(static_cast<double>(h.overlap_ns));
+        host +=
+            (host.empty() ? "" : ", ") + h.name + " " + fmt_time(static_cast<double>(h.overlap_ns));
       std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
                     fmt_time(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
-                    fmt_time(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause), host.c_str());
+                    fmt_time(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
+                    host.c_str());
       os << line;
     }
   }
   if (!a.graph_candidates.empty()) {
     os << "\nCUDA graph candidates\n";
     for (const GraphCandidate& g : a.graph_candidates) {
-      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions << ", launches "
-         << fmt_time(static_cast<double>(g.launch_ns)) << ", saving about " << fmt_time(static_cast<double>(g.saving_ns)) << "\n";
+      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
+         << ", launches " << fmt_time(static_cast<double>(g.launch_ns)) << ", saving about "
+         << fmt_time(static_cast<double>(g.saving_ns)) << "\n";
     }
   }
   os << "\nfindings\n";
@@ -696,8 +776,12 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
     json gaps = json::array();
     for (const IdleGap& g : s.longest_gaps) {
       json host = json::array();
-      for (const HostOverlap& h : g.host) host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
-      gaps.push_back({{"start_ns", g.start_ns}, {"duration_ns", g.duration_ns}, {"cause", idle_cause_name(g.cause)}, {"host", host}});
+      for (const HostOverlap& h : g.host)
+        host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
+      gaps.push_back({{"start_ns", g.start_ns},
+                      {"duration_ns", g.duration_ns},
+                      {"cause", idle_cause_name(g.cause)},
+                      {"host", host}});
     }
     devs.push_back({{"device", s.device},
                     {"window_start_ns", s.window_start_ns},
@@ -727,7 +811,11 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   }
   j["devices"] = devs;
   auto ds = [](const DelayStats& d) {
-    return json{{"count", d.count}, {"median_ns", d.median_ns}, {"p90_ns", d.p90_ns}, {"max_ns", d.max_ns}, {"mean_ns", d.mean_ns}};
+    return json{{"count", d.count},
+                {"median_ns", d.median_ns},
+                {"p90_ns", d.p90_ns},
+                {"max_ns", d.max_ns},
+                {"mean_ns", d.mean_ns}};
   };
   j["launch"] = {{"kernels", a.launch.kernels},
                  {"correlated", a.launch.correlated},
@@ -773,7 +861,8 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   j["graph_candidates"] = graphs;
   json findings = json::array();
   for (const GpuFinding& f : a.findings)
-    findings.push_back({{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
+    findings.push_back(
+        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
   j["findings"] = findings;
   return j;
 }

@@ -33,7 +33,8 @@
 //    next launch: that gap is host time (an nsys trace of CloverLeaf shows exactly this); the
 //    syncs' own cost is its own finding.
 //    HTA classifies idle time per stream and also has "kernel wait" (tiny gaps between
-//    consecutive kernels); here gaps are per device and those fall into the causes above. Runtime calls are host-wide: a sync call on any thread counts for every GPU.
+//    consecutive kernels); here gaps are per device and those fall into the causes above. Runtime
+//    calls are host-wide: a sync call on any thread counts for every GPU.
 //  - Launch delay (per kernel with a correlated runtime call) = kernel start - runtime call start;
 //    queue delay = kernel start - runtime call end. HTA calls the latter its "launch delay"; both
 //    are reported, named as above. A launch-bound kernel (HTA's "short kernel") is shorter than
@@ -103,7 +104,9 @@ struct DeviceSplit {
   int64_t idle_host_bound_ns = 0, idle_sync_ns = 0, idle_copy_wait_ns = 0, idle_other_ns = 0;
   int64_t gap_count = 0;
   std::vector<IdleGap> longest_gaps;  // longest first, at most options.top_gaps
-  double idle_fraction() const { return window_ns > 0 ? static_cast<double>(idle_ns) / window_ns : 0; }
+  double idle_fraction() const {
+    return window_ns > 0 ? static_cast<double>(idle_ns) / window_ns : 0;
+  }
 };
 
 struct DelayStats {
@@ -112,12 +115,12 @@ struct DelayStats {
 };
 
 struct LaunchStats {
-  int64_t kernels = 0;             // all kernels
-  int64_t correlated = 0;          // with a runtime call
-  DelayStats launch_delay;         // kernel start - call start
-  DelayStats queue_delay;          // kernel start - call end
-  DelayStats call_duration;        // the launch calls
-  int64_t launch_bound = 0;        // kernels shorter than their launch call
+  int64_t kernels = 0;               // all kernels
+  int64_t correlated = 0;            // with a runtime call
+  DelayStats launch_delay;           // kernel start - call start
+  DelayStats queue_delay;            // kernel start - call end
+  DelayStats call_duration;          // the launch calls
+  int64_t launch_bound = 0;          // kernels shorter than their launch call
   int64_t launch_bound_lost_ns = 0;  // sum over those of min(call, median call) - kernel
   int64_t launch_call_total_ns = 0;  // sum of the correlated launch calls' durations
 };
@@ -144,9 +147,9 @@ struct GraphCandidate {
   int32_t thread = 0;
   std::vector<std::string> kernels;  // the repeated sequence
   int64_t repetitions = 0;
-  int64_t launch_ns = 0;   // launch calls' total duration in those repetitions
-  int64_t kernel_ns = 0;   // the kernels' total duration in them
-  int64_t saving_ns = 0;   // launch_ns - repetitions * mean launch call
+  int64_t launch_ns = 0;  // launch calls' total duration in those repetitions
+  int64_t kernel_ns = 0;  // the kernels' total duration in them
+  int64_t saving_ns = 0;  // launch_ns - repetitions * mean launch call
 };
 
 struct GpuFinding {
@@ -157,8 +160,8 @@ struct GpuFinding {
 };
 
 struct GpuAnalysisOptions {
-  size_t top_gaps = 10;            // longest gaps listed per device
-  size_t top_host = 3;             // host names listed per gap
+  size_t top_gaps = 10;                // longest gaps listed per device
+  size_t top_host = 3;                 // host names listed per gap
   int64_t gap_threshold_ns = 1000000;  // gpu_gaps finding: gaps longer than this (nsys: 500 ms)
   size_t min_sequence = 3, max_sequence = 8;  // graph candidates: sequence length
   int64_t min_repeats = 3;
@@ -166,7 +169,7 @@ struct GpuAnalysisOptions {
 };
 
 struct GpuAnalysis {
-  bool has_gpu = false;  // any kernel, memcpy or memset
+  bool has_gpu = false;              // any kernel, memcpy or memset
   std::vector<DeviceSplit> devices;  // by device id
   int64_t kernel_count = 0, kernel_ns = 0;
   int64_t memcpy_count = 0, memcpy_ns = 0;

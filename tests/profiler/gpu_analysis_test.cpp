@@ -13,7 +13,8 @@ using exec::DeviceActivity;
 
 namespace {
 
-DeviceActivity kernel(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0, int32_t stream = 7, int32_t dev = 0) {
+DeviceActivity kernel(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
+                      int32_t stream = 7, int32_t dev = 0) {
   DeviceActivity a;
   a.kind = ActivityKind::Kernel;
   a.name = name;
@@ -25,7 +26,8 @@ DeviceActivity kernel(const std::string& name, int64_t s, int64_t e, uint32_t co
   return a;
 }
 
-DeviceActivity call(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0, uint32_t tid = 1) {
+DeviceActivity call(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
+                    uint32_t tid = 1) {
   DeviceActivity a;
   a.kind = ActivityKind::Runtime;
   a.name = name;
@@ -36,7 +38,8 @@ DeviceActivity call(const std::string& name, int64_t s, int64_t e, uint32_t corr
   return a;
 }
 
-DeviceActivity copy(int64_t s, int64_t e, uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, int32_t stream = 7) {
+DeviceActivity copy(int64_t s, int64_t e, uint64_t bytes, uint8_t copy_kind, uint8_t src,
+                    uint8_t dst, int32_t stream = 7) {
   DeviceActivity a;
   a.kind = ActivityKind::Memcpy;
   a.name = exec::copy_kind_name(copy_kind);
@@ -50,7 +53,8 @@ DeviceActivity copy(int64_t s, int64_t e, uint64_t bytes, uint8_t copy_kind, uin
   return a;
 }
 
-Span span(SpanKind kind, const std::string& name, int64_t s, int64_t e, int32_t tid = 1, int32_t depth = 0) {
+Span span(SpanKind kind, const std::string& name, int64_t s, int64_t e, int32_t tid = 1,
+          int32_t depth = 0) {
   Span sp;
   sp.kind = kind;
   sp.name = name;
@@ -71,17 +75,17 @@ Recording trace() {
 Recording four_causes() {
   Recording r = trace();
   auto& d = r.device;
-  d.push_back(kernel("k1", 0, 100));                            // correlation 0
-  d.push_back(call("cudaLaunchKernel", 150, 160, 2));            // after the gap began
-  d.push_back(kernel("k2", 200, 300, 2));                        // gap [100,200): host_bound
-  d.push_back(call("cudaLaunchKernel", 50, 60, 3));              // queued early
-  d.push_back(call("cudaStreamSynchronize", 300, 410));          // overlaps [300,400)
-  d.push_back(kernel("k3", 400, 500, 3));                        // gap [300,400): sync
-  d.push_back(call("cudaLaunchKernel", 520, 530, 4));            // host-bound for 20 ns, but...
-  d.push_back(call("cudaMemcpyAsync", 505, 590));                // ...a copy call covers 85, no GPU item
-  d.push_back(kernel("k4", 600, 700, 4));                        // gap [500,600): copy_wait
-  d.push_back(call("cudaLaunchKernel", 60, 70, 5));              // queued early, nothing overlaps
-  d.push_back(kernel("k5", 800, 900, 5));                        // gap [700,800): other
+  d.push_back(kernel("k1", 0, 100));                     // correlation 0
+  d.push_back(call("cudaLaunchKernel", 150, 160, 2));    // after the gap began
+  d.push_back(kernel("k2", 200, 300, 2));                // gap [100,200): host_bound
+  d.push_back(call("cudaLaunchKernel", 50, 60, 3));      // queued early
+  d.push_back(call("cudaStreamSynchronize", 300, 410));  // overlaps [300,400)
+  d.push_back(kernel("k3", 400, 500, 3));                // gap [300,400): sync
+  d.push_back(call("cudaLaunchKernel", 520, 530, 4));    // host-bound for 20 ns, but...
+  d.push_back(call("cudaMemcpyAsync", 505, 590));        // ...a copy call covers 85, no GPU item
+  d.push_back(kernel("k4", 600, 700, 4));                // gap [500,600): copy_wait
+  d.push_back(call("cudaLaunchKernel", 60, 70, 5));      // queued early, nothing overlaps
+  d.push_back(kernel("k5", 800, 900, 5));                // gap [700,800): other
   return r;
 }
 
@@ -205,15 +209,15 @@ TEST(GpuAnalysis, KernelsGroupByNameAndByInnermostLaunchingHostSpan) {
   r.spans.push_back(span(SpanKind::Op, "matmul", 150, 250, 1, 2));
   r.spans.push_back(span(SpanKind::Op, "other thread", 0, 5000, 2, 0));
   auto& d = r.device;
-  d.push_back(call("cudaLaunchKernel", 160, 165, 1));   // in matmul (innermost)
-  d.push_back(call("cudaLaunchKernel", 300, 305, 2));   // in attn, after matmul ended
-  d.push_back(call("cudaLaunchKernel", 500, 505, 3));   // in forward only
-  d.push_back(call("cudaLaunchKernel", 2000, 2005, 4)); // thread 1 has nothing there
-  d.push_back(kernel("gemm", 3000, 3100, 1));           // 100
-  d.push_back(kernel("gemm", 3100, 3150, 2));           // 50
-  d.push_back(kernel("relu", 3150, 3180, 3));           // 30
-  d.push_back(kernel("relu", 3180, 3190, 4));           // 10
-  d.push_back(kernel("add", 3190, 3210, 0));            // 20, no correlation
+  d.push_back(call("cudaLaunchKernel", 160, 165, 1));    // in matmul (innermost)
+  d.push_back(call("cudaLaunchKernel", 300, 305, 2));    // in attn, after matmul ended
+  d.push_back(call("cudaLaunchKernel", 500, 505, 3));    // in forward only
+  d.push_back(call("cudaLaunchKernel", 2000, 2005, 4));  // thread 1 has nothing there
+  d.push_back(kernel("gemm", 3000, 3100, 1));            // 100
+  d.push_back(kernel("gemm", 3100, 3150, 2));            // 50
+  d.push_back(kernel("relu", 3150, 3180, 3));            // 30
+  d.push_back(kernel("relu", 3180, 3190, 4));            // 10
+  d.push_back(kernel("add", 3190, 3210, 0));             // 20, no correlation
   const GpuAnalysis a = analyze_gpu(r);
   // By name: gemm 150 (2, min 50, max 100), relu 40, add 20; of 210.
   ASSERT_EQ(a.kernels_by_name.size(), 3u);
@@ -345,7 +349,8 @@ TEST(GpuAnalysis, RepeatedKernelSequenceIsAGraphCandidateWithItsSaving) {
   const GraphCandidate& g = a.graph_candidates[0];
   EXPECT_EQ(g.kernels, (std::vector<std::string>{"gemm", "relu", "add"}));
   EXPECT_EQ(g.repetitions, 12);
-  // 36 calls of 5 us = 180 us; a graph costs one mean call (5 us) per repetition: 180 - 60 = 120 us.
+  // 36 calls of 5 us = 180 us; a graph costs one mean call (5 us) per repetition: 180 - 60 = 120
+  // us.
   EXPECT_EQ(g.launch_ns, 180000);
   EXPECT_EQ(g.kernel_ns, 72000);
   EXPECT_EQ(g.saving_ns, 120000);
@@ -354,7 +359,9 @@ TEST(GpuAnalysis, RepeatedKernelSequenceIsAGraphCandidateWithItsSaving) {
   for (const GpuFinding& f : a.findings)
     if (f.kind == "cuda_graph") {
       found = true;
-      EXPECT_EQ(f.sentence, "the sequence gemm, relu, add repeats 12 times: a CUDA graph would save about 120.0 us of launch time");
+      EXPECT_EQ(f.sentence,
+                "the sequence gemm, relu, add repeats 12 times: a CUDA graph would save about "
+                "120.0 us of launch time");
       EXPECT_EQ(f.time_lost_ns, 120000);
     }
   EXPECT_TRUE(found);
@@ -376,16 +383,17 @@ TEST(GpuAnalysis, NoGraphCandidateInARandomOrderOrWhenLaunchesAreNotBackToBack) 
 TEST(GpuAnalysis, FindingsAreOrderedByTimeLost) {
   Recording r = trace();
   auto& d = r.device;
-  d.push_back(copy(0, 100000, 1000000, 1, 1, 3));                 // pageable: 100 us
-  d.push_back(call("cudaDeviceSynchronize", 0, 50000));           // api_sync: 50 us (no gap then)
+  d.push_back(copy(0, 100000, 1000000, 1, 1, 3));        // pageable: 100 us
+  d.push_back(call("cudaDeviceSynchronize", 0, 50000));  // api_sync: 50 us (no gap then)
   d.push_back(call("cudaLaunchKernel", 390000, 390020, 1));
-  d.push_back(kernel("tiny", 400000, 400010, 1));                 // launch-bound: 20 - 10 = 10
+  d.push_back(kernel("tiny", 400000, 400010, 1));  // launch-bound: 20 - 10 = 10
   // Gap [100000, 400000) = 300 us, the launch at 390000 came after it began: host-bound.
   const GpuAnalysis a = analyze_gpu(r);
   ASSERT_EQ(a.findings.size(), 4u);
   EXPECT_EQ(a.findings[0].kind, "gpu_idle");
   EXPECT_EQ(a.findings[0].time_lost_ns, 300000);
-  EXPECT_NE(a.findings[0].sentence.find("GPU 0 idle 75% of 400.0 us (300.0 us): 300.0 us while the host was launching"),
+  EXPECT_NE(a.findings[0].sentence.find(
+                "GPU 0 idle 75% of 400.0 us (300.0 us): 300.0 us while the host was launching"),
             std::string::npos)
       << a.findings[0].sentence;
   EXPECT_EQ(a.findings[1].kind, "pageable_copy");
@@ -394,8 +402,10 @@ TEST(GpuAnalysis, FindingsAreOrderedByTimeLost) {
   EXPECT_EQ(a.findings[2].time_lost_ns, 50000);
   EXPECT_EQ(a.findings[3].kind, "launch_bound");
   EXPECT_EQ(a.findings[3].time_lost_ns, 10);
-  EXPECT_NE(a.findings[3].sentence.find("1 of 1 kernels are shorter than their launch"), std::string::npos);
-  for (size_t i = 1; i < a.findings.size(); ++i) EXPECT_GE(a.findings[i - 1].time_lost_ns, a.findings[i].time_lost_ns);
+  EXPECT_NE(a.findings[3].sentence.find("1 of 1 kernels are shorter than their launch"),
+            std::string::npos);
+  for (size_t i = 1; i < a.findings.size(); ++i)
+    EXPECT_GE(a.findings[i - 1].time_lost_ns, a.findings[i].time_lost_ns);
   // A gap longer than the threshold is a gpu_gaps finding too.
   GpuAnalysisOptions o;
   o.gap_threshold_ns = 200000;
@@ -446,10 +456,12 @@ TEST(GpuAnalysis, JsonAndTextCarryTheSameNumbersAsTheStruct) {
   for (size_t i = 0; i < s.longest_gaps.size(); ++i) {
     EXPECT_EQ(jd["longest_gaps"][i]["start_ns"].get<int64_t>(), s.longest_gaps[i].start_ns);
     EXPECT_EQ(jd["longest_gaps"][i]["duration_ns"].get<int64_t>(), s.longest_gaps[i].duration_ns);
-    EXPECT_EQ(jd["longest_gaps"][i]["cause"].get<std::string>(), idle_cause_name(s.longest_gaps[i].cause));
+    EXPECT_EQ(jd["longest_gaps"][i]["cause"].get<std::string>(),
+              idle_cause_name(s.longest_gaps[i].cause));
   }
   EXPECT_EQ(j["launch"]["launch_bound"].get<int64_t>(), a.launch.launch_bound);
-  EXPECT_DOUBLE_EQ(j["launch"]["launch_delay"]["median_ns"].get<double>(), a.launch.launch_delay.median_ns);
+  EXPECT_DOUBLE_EQ(j["launch"]["launch_delay"]["median_ns"].get<double>(),
+                   a.launch.launch_delay.median_ns);
   ASSERT_EQ(j["kernels_by_name"].size(), a.kernels_by_name.size());
   EXPECT_EQ(j["kernels_by_name"][0]["total_ns"].get<int64_t>(), a.kernels_by_name[0].total_ns);
   ASSERT_EQ(j["copies"].size(), 1u);
@@ -461,8 +473,8 @@ TEST(GpuAnalysis, JsonAndTextCarryTheSameNumbersAsTheStruct) {
     EXPECT_EQ(j["findings"][i]["time_lost_ns"].get<int64_t>(), a.findings[i].time_lost_ns);
   }
   const std::string text = gpu_analysis_text(a);
-  for (const char* part : {"GPU time split", "idle time by cause", "kernels by name", "copies", "longest idle gaps",
-                           "findings", "host_bound", "copy_wait", "pageable"})
+  for (const char* part : {"GPU time split", "idle time by cause", "kernels by name", "copies",
+                           "longest idle gaps", "findings", "host_bound", "copy_wait", "pageable"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
   for (const GpuFinding& f : a.findings) EXPECT_NE(text.find(f.sentence), std::string::npos);
 }
@@ -477,8 +489,11 @@ TEST(GpuAnalysis, AHundredThousandDeviceRecordsAnalyseInWellUnderASecond) {
     const int64_t c = 3000 + static_cast<int64_t>(rng() % 4000);
     r.device.push_back(call("cudaLaunchKernel", t, t + c, corr, 1 + (i % 2)));
     const int64_t k = 1000 + static_cast<int64_t>(rng() % 20000);
-    r.device.push_back(kernel(names[(i % 3 == 0) ? i % 5 : rng() % 5], t + c + 500, t + c + 500 + k, corr, 7 + i % 3));
-    if (i % 50 == 0) r.spans.push_back(span(SpanKind::Op, "op" + std::to_string(i), t, t + 50 * 8000, 1 + (i % 2)));
+    r.device.push_back(kernel(names[(i % 3 == 0) ? i % 5 : rng() % 5], t + c + 500, t + c + 500 + k,
+                              corr, 7 + i % 3));
+    if (i % 50 == 0)
+      r.spans.push_back(
+          span(SpanKind::Op, "op" + std::to_string(i), t, t + 50 * 8000, 1 + (i % 2)));
     ++corr;
     t += c + static_cast<int64_t>(rng() % 8000);
   }
