@@ -1,0 +1,870 @@
+#include "profiler/gpu_analysis.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+
+namespace fusebox::profiler {
+
+using exec::ActivityKind;
+using exec::DeviceActivity;
+
+const char* idle_cause_name(IdleCause c) {
+  switch (c) {
+    case IdleCause::HostBound:
+      return "host_bound";
+    case IdleCause::Sync:
+      return "sync";
+    case IdleCause::CopyWait:
+      return "copy_wait";
+    case IdleCause::Other:
+      return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// "812 ns", "12.3 us", "4.56 ms"
+std::string fmt_time(double ns) {
+  if (ns < 0) return "-" + fmt_time(-ns);
+  if (ns < 1e3) return fmt("%.0f ns", ns);
+  if (ns < 1e6) return fmt("%.1f us", ns / 1e3);
+  if (ns < 1e9) return fmt("%.2f ms", ns / 1e6);
+  return fmt("%.2f s", ns / 1e9);
+}
+
+std::string fmt_bytes(double b) {
+  if (b < 1024) return fmt("%.0f B", b);
+  if (b < 1024.0 * 1024) return fmt("%.1f KiB", b / 1024);
+  if (b < 1024.0 * 1024 * 1024) return fmt("%.1f MiB", b / (1024.0 * 1024));
+  return fmt("%.2f GiB", b / (1024.0 * 1024 * 1024));
+}
+
+bool is_work(const DeviceActivity& a) {
+  return a.kind == ActivityKind::Kernel || a.kind == ActivityKind::Memcpy ||
+         a.kind == ActivityKind::Memset;
+}
+int64_t dur(const DeviceActivity& a) {
+  return std::max<int64_t>(0, a.end_ns - a.start_ns);
+}
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+bool is_sync_call(const std::string& n) {
+  return contains(n, "Synchronize") || (contains(n, "Memcpy") && !contains(n, "Async"));
+}
+bool is_sync_memcpy_call(const std::string& n) {
+  return contains(n, "Memcpy") && !contains(n, "Async");
+}
+bool is_async_memcpy_call(const std::string& n) {
+  return contains(n, "Memcpy") && contains(n, "Async");
+}
+
+// A set of intervals merged into their union: how much of [s, e) does it cover? O(log n).
+class CoverIndex {
+ public:
+  void add(int64_t s, int64_t e) {
+    if (e > s) iv_.push_back({s, e});
+  }
+  void build() {
+    std::sort(iv_.begin(), iv_.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& x : iv_) {
+      if (!merged.empty() && x.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, x.second);
+      else
+        merged.push_back(x);
+    }
+    iv_ = std::move(merged);
+    prefix_.assign(iv_.size() + 1, 0);
+    for (size_t i = 0; i < iv_.size(); ++i)
+      prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
+  }
+  int64_t covered(int64_t s, int64_t e) const { return e > s ? upto(e) - upto(s) : 0; }
+
+ private:
+  // Covered time before t.
+  int64_t upto(int64_t t) const {
+    // First interval starting at or after t; the one before may straddle t.
+    const auto it =
+        std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, INT64_MIN});
+    const size_t k = static_cast<size_t>(it - iv_.begin());
+    if (k == 0) return 0;
+    const auto& last = iv_[k - 1];
+    return prefix_[k - 1] + (std::min(t, last.second) - last.first);
+  }
+  std::vector<std::pair<int64_t, int64_t>> iv_;  // disjoint, sorted
+  std::vector<int64_t> prefix_;
+};
+
+DelayStats delay_stats(std::vector<double> v) {
+  DelayStats d;
+  d.count = static_cast<int64_t>(v.size());
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  d.median_ns = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  d.p90_ns = v[std::min(n - 1, static_cast<size_t>(0.9 * static_cast<double>(n - 1) + 0.5))];
+  d.max_ns = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  d.mean_ns = sum / static_cast<double>(n);
+  return d;
+}
+
+// Innermost Op/Range span of a thread containing a time, through parent links.
+class LauncherIndex {
+ public:
+  explicit LauncherIndex(const Recording& r) {
+    for (const Span& s : r.spans)
+      if (s.kind == SpanKind::Op || s.kind == SpanKind::Range) by_tid_[s.tid].push_back({&s, -1});
+    for (auto& [tid, v] : by_tid_) {
+      std::stable_sort(v.begin(), v.end(), [](const Item& a, const Item& b) {
+        return a.s->start_ns != b.s->start_ns ? a.s->start_ns < b.s->start_ns
+                                              : a.s->end_ns > b.s->end_ns;
+      });
+      std::vector<int64_t> stack;
+      for (size_t i = 0; i < v.size(); ++i) {
+        while (!stack.empty() && v[static_cast<size_t>(stack.back())].s->end_ns <= v[i].s->start_ns)
+          stack.pop_back();
+        v[i].parent = stack.empty() ? -1 : stack.back();
+        stack.push_back(static_cast<int64_t>(i));
+      }
+    }
+  }
+  const Span* at(int32_t tid, int64_t t) const {
+    const auto f = by_tid_.find(tid);
+    if (f == by_tid_.end()) return nullptr;
+    const auto& v = f->second;
+    auto it = std::upper_bound(v.begin(), v.end(), t,
+                               [](int64_t when, const Item& x) { return when < x.s->start_ns; });
+    if (it == v.begin()) return nullptr;
+    int64_t i = static_cast<int64_t>(it - v.begin()) - 1;
+    for (int guard = 0; i >= 0 && guard < 10000; ++guard) {
+      const Span* s = v[static_cast<size_t>(i)].s;
+      if (s->start_ns <= t && t <= s->end_ns) return s;
+      i = v[static_cast<size_t>(i)].parent;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Item {
+    const Span* s;
+    int64_t parent;
+  };
+  std::unordered_map<int32_t, std::vector<Item>> by_tid_;
+};
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Whether ids[0..k) is a shorter sequence repeated (has a period p < k dividing k).
+bool periodic(const uint32_t* ids, size_t k) {
+  for (size_t p = 1; p < k; ++p) {
+    if (k % p) continue;
+    bool same = true;
+    for (size_t i = p; i < k && same; ++i) same = ids[i] == ids[i - p];
+    if (same) return true;
+  }
+  return false;
+}
+
+struct Launch {
+  const DeviceActivity* call;
+  const DeviceActivity* kernel;
+};
+
+// The best graph candidate of one thread's launches (in call order), if any.
+bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o,
+                   GraphCandidate& out) {
+  const size_t n = ls.size();
+  if (n < o.min_sequence || o.min_sequence == 0) return false;
+  std::unordered_map<std::string, uint32_t> name_id;
+  std::vector<uint32_t> ids(n);
+  for (size_t i = 0; i < n; ++i)
+    ids[i] =
+        name_id.emplace(ls[i].kernel->name, static_cast<uint32_t>(name_id.size())).first->second;
+  // breaks[i] = number of non-back-to-back steps among steps 0..i-1 (step j: launch j -> j+1).
+  std::vector<int64_t> breaks(n, 0);
+  for (size_t i = 1; i < n; ++i)
+    breaks[i] = breaks[i - 1] +
+                (ls[i].call->start_ns - ls[i - 1].call->end_ns > o.max_launch_gap_ns ? 1 : 0);
+  struct Entry {
+    size_t first = 0;
+    int64_t reps = 0;
+    size_t next_free = 0;
+    int64_t launch_ns = 0, kernel_ns = 0, calls = 0;
+  };
+  bool found = false;
+  size_t best_k = 0, best_first = 0;
+  Entry best;
+  auto better = [&](const Entry& e, size_t k) {
+    if (!found) return true;
+    if (e.reps != best.reps) return e.reps > best.reps;
+    if (k != best_k) return k > best_k;
+    return e.launch_ns > best.launch_ns;
+  };
+  for (size_t k = o.min_sequence; k <= std::min(o.max_sequence, n); ++k) {
+    std::unordered_map<uint64_t, Entry> seen;
+    seen.reserve(n);
+    for (size_t i = 0; i + k <= n; ++i) {
+      if (breaks[i + k - 1] - breaks[i] != 0) continue;  // not back to back
+      uint64_t h = k;
+      for (size_t j = 0; j < k; ++j) h = mix(h ^ (static_cast<uint64_t>(ids[i + j]) + (j << 40)));
+      auto [it, fresh] = seen.try_emplace(h);
+      Entry& e = it->second;
+      if (fresh) e.first = i;
+      if (i < e.next_free && !fresh) continue;
+      e.reps += 1;
+      e.next_free = i + k;
+      for (size_t j = 0; j < k; ++j) {
+        e.launch_ns += dur(*ls[i + j].call);
+        e.kernel_ns += dur(*ls[i + j].kernel);
+      }
+      e.calls += static_cast<int64_t>(k);
+    }
+    for (const auto& [h, e] : seen) {
+      if (e.reps < o.min_repeats || periodic(&ids[e.first], k)) continue;
+      if (better(e, k) || (found && e.reps == best.reps && k == best_k &&
+                           e.launch_ns == best.launch_ns && e.first < best_first)) {
+        found = true;
+        best = e;
+        best_k = k;
+        best_first = e.first;
+      }
+    }
+  }
+  if (!found) return false;
+  out.thread = static_cast<int32_t>(ls[best_first].call->thread_id);
+  out.kernels.clear();
+  for (size_t j = 0; j < best_k; ++j) out.kernels.push_back(ls[best_first + j].kernel->name);
+  out.repetitions = best.reps;
+  out.launch_ns = best.launch_ns;
+  out.kernel_ns = best.kernel_ns;
+  const double mean_call =
+      best.calls ? static_cast<double>(best.launch_ns) / static_cast<double>(best.calls) : 0;
+  out.saving_ns =
+      best.launch_ns - static_cast<int64_t>(static_cast<double>(best.reps) * mean_call + 0.5);
+  return true;
+}
+
+std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGroup>& m,
+                                       int64_t kernel_total) {
+  std::vector<KernelGroup> v;
+  v.reserve(m.size());
+  for (auto& [k, g] : m) {
+    g.mean_ns = g.count ? static_cast<double>(g.total_ns) / static_cast<double>(g.count) : 0;
+    g.share =
+        kernel_total > 0 ? static_cast<double>(g.total_ns) / static_cast<double>(kernel_total) : 0;
+    v.push_back(std::move(g));
+  }
+  std::sort(v.begin(), v.end(), [](const KernelGroup& a, const KernelGroup& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.key < b.key;
+  });
+  return v;
+}
+
+void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::string& key,
+                  int64_t d) {
+  auto [it, fresh] = m.try_emplace(key);
+  KernelGroup& g = it->second;
+  if (fresh) {
+    g.key = key;
+    g.min_ns = g.max_ns = d;
+  }
+  g.count += 1;
+  g.total_ns += d;
+  g.min_ns = std::min(g.min_ns, d);
+  g.max_ns = std::max(g.max_ns, d);
+}
+
+std::string pct(double f) {
+  return fmt("%.0f%%", 100 * f);
+}
+
+// Demangled kernel names run to hundreds of characters: at most 40 in a sentence.
+std::string short_name(const std::string& n) {
+  return n.size() > 40 ? n.substr(0, 37) + "..." : n;
+}
+std::string sequence_text(const std::vector<std::string>& names) {
+  std::string seq;
+  for (size_t i = 0; i < names.size(); ++i) seq += (i ? ", " : "") + short_name(names[i]);
+  return seq;
+}
+
+}  // namespace
+
+GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+  GpuAnalysis a;
+  const auto& dev = r.device;
+
+  // Runtime calls by correlation id, and the host-wide sync / copy call indexes.
+  std::unordered_map<uint32_t, const DeviceActivity*> call_of;
+  CoverIndex async_copy_calls;
+  std::vector<const DeviceActivity*> sync_calls, sync_recs;
+  int64_t sync_memcpy_calls = 0, sync_memcpy_ns = 0, sync_api_calls = 0, sync_api_ns = 0;
+  for (const DeviceActivity& x : dev) {
+    if (x.kind == ActivityKind::Runtime) {
+      if (x.correlation_id != 0) call_of.try_emplace(x.correlation_id, &x);
+      if (is_sync_call(x.name)) sync_calls.push_back(&x);
+      if (is_async_memcpy_call(x.name)) async_copy_calls.add(x.start_ns, x.end_ns);
+      if (is_sync_memcpy_call(x.name)) {
+        sync_memcpy_calls += 1;
+        sync_memcpy_ns += dur(x);
+      } else if (contains(x.name, "Synchronize")) {
+        sync_api_calls += 1;
+        sync_api_ns += dur(x);
+      }
+    } else if (x.kind == ActivityKind::Sync) {
+      sync_recs.push_back(&x);
+    }
+  }
+  async_copy_calls.build();
+
+  // Per device: split, gaps and their causes.
+  std::map<int32_t, std::vector<const DeviceActivity*>> work;
+  std::map<int32_t, DeviceSplit> splits;
+  int64_t sync_record_count = 0, sync_record_ns = 0;
+  for (const DeviceActivity& x : dev) {
+    if (x.kind == ActivityKind::Sync) {
+      sync_record_count += 1;
+      sync_record_ns += dur(x);
+    }
+    if (!is_work(x)) continue;
+    work[x.device].push_back(&x);
+  }
+  for (const DeviceActivity& x : dev) {
+    if (x.kind != ActivityKind::Sync || !work.count(x.device)) continue;
+    DeviceSplit& s = splits[x.device];
+    s.sync_count += 1;
+    s.sync_ns += dur(x);
+  }
+  std::vector<IdleGap> all_long_gaps;
+  for (auto& [d, items] : work) {
+    std::sort(items.begin(), items.end(), [](const DeviceActivity* x, const DeviceActivity* y) {
+      return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns < y->end_ns;
+    });
+    DeviceSplit& s = splits[d];
+    s.device = d;
+    std::vector<int32_t> streams;
+    s.window_start_ns = items.front()->start_ns;
+    s.window_end_ns = items.front()->start_ns;
+    for (const DeviceActivity* x : items) {
+      s.window_end_ns = std::max(s.window_end_ns, x->end_ns);
+      streams.push_back(x->stream);
+      switch (x->kind) {
+        case ActivityKind::Kernel:
+          s.kernel_count += 1, s.kernel_ns += dur(*x);
+          break;
+        case ActivityKind::Memcpy:
+          s.memcpy_count += 1, s.memcpy_ns += dur(*x), s.memcpy_bytes += x->bytes;
+          break;
+        case ActivityKind::Memset:
+          s.memset_count += 1, s.memset_ns += dur(*x), s.memset_bytes += x->bytes;
+          break;
+        default:
+          break;
+      }
+    }
+    std::sort(streams.begin(), streams.end());
+    s.streams = std::unique(streams.begin(), streams.end()) - streams.begin();
+    s.window_ns = s.window_end_ns - s.window_start_ns;
+
+    // Union and gaps: walk in start order; a gap opens when the next item starts after the
+    // current union's end.
+    std::vector<IdleGap> gaps;
+    int64_t cur_s = items.front()->start_ns,
+            cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
+    // The host held in a sync: this device's Sync records and every synchronising call.
+    CoverIndex held;
+    for (const DeviceActivity* x : sync_calls) held.add(x->start_ns, x->end_ns);
+    for (const DeviceActivity* x : sync_recs)
+      if (x->device == d) held.add(x->start_ns, x->end_ns);
+    held.build();
+    for (size_t i = 1; i <= items.size(); ++i) {
+      if (i < items.size() && items[i]->start_ns <= cur_e) {
+        cur_e = std::max(cur_e, items[i]->end_ns);
+        continue;
+      }
+      s.busy_ns += cur_e - cur_s;
+      if (i == items.size()) break;
+      IdleGap g;
+      g.device = d;
+      g.start_ns = cur_e;
+      g.duration_ns = items[i]->start_ns - cur_e;
+      const int64_t ge = items[i]->start_ns;
+      // The launch of the item that ends the gap (any of those starting at ge with a launch).
+      const DeviceActivity* launch = nullptr;
+      for (size_t j = i; j < items.size() && items[j]->start_ns == ge && !launch; ++j) {
+        const auto c =
+            items[j]->correlation_id ? call_of.find(items[j]->correlation_id) : call_of.end();
+        if (c != call_of.end()) launch = c->second;
+      }
+      // Each cause's share of the gap; the largest wins (ties: sync, copy_wait, host_bound).
+      const int64_t sync_ov = held.covered(g.start_ns, ge);
+      const int64_t copy_ov = async_copy_calls.covered(g.start_ns, ge);
+      const int64_t host_ov =
+          launch && launch->start_ns > g.start_ns ? std::min(launch->start_ns, ge) - g.start_ns : 0;
+      if (sync_ov > 0 && sync_ov >= copy_ov && sync_ov >= host_ov)
+        g.cause = IdleCause::Sync;
+      else if (copy_ov > 0 && copy_ov >= host_ov)
+        g.cause = IdleCause::CopyWait;
+      else if (host_ov > 0)
+        g.cause = IdleCause::HostBound;
+      else
+        g.cause = IdleCause::Other;
+      switch (g.cause) {
+        case IdleCause::HostBound:
+          s.idle_host_bound_ns += g.duration_ns;
+          break;
+        case IdleCause::Sync:
+          s.idle_sync_ns += g.duration_ns;
+          break;
+        case IdleCause::CopyWait:
+          s.idle_copy_wait_ns += g.duration_ns;
+          break;
+        case IdleCause::Other:
+          s.idle_other_ns += g.duration_ns;
+          break;
+      }
+      gaps.push_back(std::move(g));
+      cur_s = items[i]->start_ns;
+      cur_e = std::max(items[i]->start_ns, items[i]->end_ns);
+    }
+    s.idle_ns = s.window_ns - s.busy_ns;
+    s.gap_count = static_cast<int64_t>(gaps.size());
+    for (const IdleGap& g : gaps)
+      if (g.duration_ns > o.gap_threshold_ns) all_long_gaps.push_back(g);
+    const size_t keep = std::min(o.top_gaps, gaps.size());
+    std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
+                      [](const IdleGap& x, const IdleGap& y) {
+                        return x.duration_ns != y.duration_ns ? x.duration_ns > y.duration_ns
+                                                              : x.start_ns < y.start_ns;
+                      });
+    gaps.resize(keep);
+    // The host activity during each listed gap.
+    for (IdleGap& g : gaps) {
+      const int64_t gs = g.start_ns, ge = g.start_ns + g.duration_ns;
+      // Per name, the union of its items' overlaps (nested spans of one name count once).
+      std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_name;
+      auto take = [&](const std::string& name, int64_t s0, int64_t e0) {
+        const int64_t a0 = std::max(s0, gs), a1 = std::min(e0, ge);
+        if (a1 > a0) by_name[name].push_back({a0, a1});
+      };
+      for (const Span& sp : r.spans)
+        if (sp.kind == SpanKind::Op || sp.kind == SpanKind::Range)
+          take(sp.name, sp.start_ns, sp.end_ns);
+      for (const DeviceActivity& x : dev)
+        if (x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d))
+          take(x.name, x.start_ns, x.end_ns);
+      for (auto& [name, iv] : by_name) {
+        std::sort(iv.begin(), iv.end());
+        int64_t ov = 0, end = INT64_MIN;
+        for (const auto& [b, e] : iv) {
+          ov += std::max<int64_t>(0, e - std::max(b, end));
+          end = std::max(end, e);
+        }
+        g.host.push_back({name, ov});
+      }
+      std::sort(g.host.begin(), g.host.end(), [](const HostOverlap& x, const HostOverlap& y) {
+        return x.overlap_ns != y.overlap_ns ? x.overlap_ns > y.overlap_ns : x.name < y.name;
+      });
+      if (g.host.size() > o.top_host) g.host.resize(o.top_host);
+    }
+    s.longest_gaps = std::move(gaps);
+  }
+  for (auto& [d, s] : splits)
+    if (work.count(d)) a.devices.push_back(std::move(s));
+  a.has_gpu = !a.devices.empty();
+  for (const DeviceSplit& s : a.devices) {
+    a.kernel_count += s.kernel_count, a.kernel_ns += s.kernel_ns;
+    a.memcpy_count += s.memcpy_count, a.memcpy_ns += s.memcpy_ns, a.memcpy_bytes += s.memcpy_bytes;
+    a.memset_count += s.memset_count, a.memset_ns += s.memset_ns, a.memset_bytes += s.memset_bytes;
+  }
+
+  // Launch overhead, kernel groups, graph candidates' input.
+  LauncherIndex launchers(r);
+  std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
+  std::vector<double> launch_delays, queue_delays, call_durs;
+  std::map<uint32_t, std::vector<Launch>> per_thread;
+  std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound kernels: call, kernel duration
+  for (const DeviceActivity& x : dev) {
+    if (x.kind != ActivityKind::Kernel) continue;
+    a.launch.kernels += 1;
+    add_to_group(by_name, x.name, dur(x));
+    const auto c = x.correlation_id ? call_of.find(x.correlation_id) : call_of.end();
+    if (c == call_of.end()) {
+      add_to_group(by_launcher, "(no host range)", dur(x));
+      continue;
+    }
+    const DeviceActivity& call = *c->second;
+    a.launch.correlated += 1;
+    launch_delays.push_back(static_cast<double>(x.start_ns - call.start_ns));
+    queue_delays.push_back(static_cast<double>(x.start_ns - call.end_ns));
+    call_durs.push_back(static_cast<double>(dur(call)));
+    a.launch.launch_call_total_ns += dur(call);
+    if (dur(x) < dur(call)) {
+      a.launch.launch_bound += 1;
+      bound.push_back({dur(call), dur(x)});
+    }
+    const Span* sp = launchers.at(static_cast<int32_t>(call.thread_id), call.start_ns);
+    add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
+    per_thread[call.thread_id].push_back({&call, &x});
+  }
+  a.launch.launch_delay = delay_stats(std::move(launch_delays));
+  a.launch.queue_delay = delay_stats(std::move(queue_delays));
+  a.launch.call_duration = delay_stats(std::move(call_durs));
+  // A launch-bound kernel loses its launch call's time beyond its own, the call counted at most
+  // at the median call (an outlier call, e.g. lazy module loading, is not launch overhead).
+  const auto typical_call = static_cast<int64_t>(a.launch.call_duration.median_ns);
+  for (const auto& [c, k] : bound)
+    a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
+  a.kernels_by_name = finish_groups(by_name, a.kernel_ns);
+  a.kernels_by_launcher = finish_groups(by_launcher, a.kernel_ns);
+
+  for (auto& [tid, ls] : per_thread) {
+    std::stable_sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) {
+      return x.call->start_ns < y.call->start_ns;
+    });
+    GraphCandidate g;
+    if (best_sequence(ls, o, g) && g.saving_ns > 0) a.graph_candidates.push_back(std::move(g));
+  }
+  std::sort(a.graph_candidates.begin(), a.graph_candidates.end(),
+            [](const GraphCandidate& x, const GraphCandidate& y) {
+              return x.saving_ns != y.saving_ns ? x.saving_ns > y.saving_ns : x.thread < y.thread;
+            });
+
+  // Copies.
+  std::map<std::tuple<std::string, std::string, std::string>, CopyGroup> copies;
+  for (const DeviceActivity& x : dev) {
+    if (x.kind != ActivityKind::Memcpy) continue;
+    const std::string dir = exec::copy_kind_name(x.copy_kind);
+    const std::string src = exec::memory_kind_name(x.src_kind),
+                      dst = exec::memory_kind_name(x.dst_kind);
+    CopyGroup& g = copies[{dir, src, dst}];
+    g.direction = dir, g.src = src, g.dst = dst;
+    g.pageable = x.src_kind == exec::kMemoryKindPageable || x.dst_kind == exec::kMemoryKindPageable;
+    g.count += 1;
+    g.bytes += x.bytes;
+    g.total_ns += dur(x);
+  }
+  for (auto& [k, g] : copies) {
+    g.gbs = g.total_ns > 0 ? static_cast<double>(g.bytes) / static_cast<double>(g.total_ns) : 0;
+    a.copies.push_back(g);
+  }
+  std::stable_sort(a.copies.begin(), a.copies.end(),
+                   [](const CopyGroup& x, const CopyGroup& y) { return x.total_ns > y.total_ns; });
+
+  // Findings.
+  auto add = [&](std::string s, int64_t lost, const char* kind) {
+    if (lost > 0) a.findings.push_back({std::move(s), lost, kind});
+  };
+  for (const DeviceSplit& s : a.devices) {
+    if (s.idle_ns <= 0) continue;
+    const std::pair<int64_t, const char*> causes[] = {
+        {s.idle_host_bound_ns, "while the host was launching (host-bound)"},
+        {s.idle_sync_ns, "while the host waited in a synchronisation (sync)"},
+        {s.idle_copy_wait_ns, "while the host was inside a copy call (copy wait)"},
+        {s.idle_other_ns, "with work queued behind a dependency (other)"}};
+    const auto* top = &causes[0];
+    for (const auto& c : causes)
+      if (c.first > top->first) top = &c;
+    add("GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " +
+            fmt_time(static_cast<double>(s.window_ns)) + " (" +
+            fmt_time(static_cast<double>(s.idle_ns)) +
+            "): " + fmt_time(static_cast<double>(top->first)) + " " + top->second,
+        s.idle_ns, "gpu_idle");
+  }
+  {
+    std::map<int32_t, std::pair<int64_t, int64_t>> per_dev;  // count, total
+    std::map<int32_t, const IdleGap*> longest;
+    for (const IdleGap& g : all_long_gaps) {
+      per_dev[g.device].first += 1;
+      per_dev[g.device].second += g.duration_ns;
+      if (!longest[g.device] || g.duration_ns > longest[g.device]->duration_ns)
+        longest[g.device] = &g;
+    }
+    for (const auto& [d, ct] : per_dev)
+      add(std::to_string(ct.first) + " gaps longer than " +
+              fmt_time(static_cast<double>(o.gap_threshold_ns)) + " on GPU " + std::to_string(d) +
+              " add up to " + fmt_time(static_cast<double>(ct.second)) + " (longest " +
+              fmt_time(static_cast<double>(longest[d]->duration_ns)) + ", " +
+              idle_cause_name(longest[d]->cause) + ")",
+          ct.second, "gpu_gaps");
+  }
+  {
+    int64_t n = 0, t = 0;
+    uint64_t b = 0;
+    for (const CopyGroup& g : a.copies)
+      if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
+    if (n > 0)
+      add(std::to_string(n) + " copies from pageable memory took " +
+              fmt_time(static_cast<double>(t)) + " at " +
+              fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
+              " GB/s: pin the host buffers",
+          t, "pageable_copy");
+  }
+  if (sync_memcpy_calls > 0)
+    add(std::to_string(sync_memcpy_calls) + " synchronous memcpy calls held the host " +
+            fmt_time(static_cast<double>(sync_memcpy_ns)) + ": use cudaMemcpyAsync on a stream",
+        sync_memcpy_ns, "memcpy_sync");
+  {
+    // Sync records where the trace has them (they are the held time), else the Synchronize calls.
+    const int64_t n = sync_record_count > 0 ? sync_record_count : sync_api_calls;
+    const int64_t t = sync_record_count > 0 ? sync_record_ns : sync_api_ns;
+    if (n > 0)
+      add(std::to_string(n) + " synchronisations held the host " +
+              fmt_time(static_cast<double>(t)) +
+              ": drop the ones that are not needed so the host can queue work ahead",
+          t, "api_sync");
+  }
+  if (a.launch.launch_bound > 0)
+    add(std::to_string(a.launch.launch_bound) + " of " + std::to_string(a.launch.kernels) +
+            " kernels are shorter than their launch (median launch delay " +
+            fmt_time(a.launch.launch_delay.median_ns) + "), losing " +
+            fmt_time(static_cast<double>(a.launch.launch_bound_lost_ns)),
+        a.launch.launch_bound_lost_ns, "launch_bound");
+  for (const GraphCandidate& g : a.graph_candidates) {
+    add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) +
+            " times: a CUDA graph would save about " + fmt_time(static_cast<double>(g.saving_ns)) +
+            " of launch time",
+        g.saving_ns, "cuda_graph");
+  }
+  std::stable_sort(
+      a.findings.begin(), a.findings.end(),
+      [](const GpuFinding& x, const GpuFinding& y) { return x.time_lost_ns > y.time_lost_ns; });
+  return a;
+}
+
+std::string gpu_analysis_text(const GpuAnalysis& a) {
+  std::ostringstream os;
+  char line[512];
+  if (!a.has_gpu) {
+    os << "no GPU activity in this recording\n";
+    return os.str();
+  }
+  os << "GPU time split (window = first to last GPU activity per device; busy = union over "
+        "streams)\n";
+  std::snprintf(line, sizeof line, "%-4s %8s %11s %11s %6s %11s %11s %11s %11s %7s\n", "gpu",
+                "streams", "window", "busy", "idle%", "kernel", "memcpy", "memset", "sync", "gaps");
+  os << line;
+  for (const DeviceSplit& s : a.devices) {
+    std::snprintf(
+        line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
+        static_cast<long long>(s.streams), fmt_time(static_cast<double>(s.window_ns)).c_str(),
+        fmt_time(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
+        fmt_time(static_cast<double>(s.kernel_ns)).c_str(),
+        fmt_time(static_cast<double>(s.memcpy_ns)).c_str(),
+        fmt_time(static_cast<double>(s.memset_ns)).c_str(),
+        fmt_time(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
+    os << line;
+  }
+  os << "\nidle time by cause\n";
+  std::snprintf(line, sizeof line, "%-4s %11s %11s %11s %11s %11s\n", "gpu", "idle", "host_bound",
+                "sync", "copy_wait", "other");
+  os << line;
+  for (const DeviceSplit& s : a.devices) {
+    std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device,
+                  fmt_time(static_cast<double>(s.idle_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_host_bound_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_sync_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
+                  fmt_time(static_cast<double>(s.idle_other_ns)).c_str());
+    os << line;
+  }
+  const LaunchStats& l = a.launch;
+  os << "\nlaunches: " << l.correlated << " of " << l.kernels
+     << " kernels with a launch call; launch delay median " << fmt_time(l.launch_delay.median_ns)
+     << ", p90 " << fmt_time(l.launch_delay.p90_ns) << ", max " << fmt_time(l.launch_delay.max_ns)
+     << "; queue delay median " << fmt_time(l.queue_delay.median_ns) << "; " << l.launch_bound
+     << " launch-bound kernels\n";
+  auto groups = [&](const char* title, const std::vector<KernelGroup>& v) {
+    os << "\n" << title << "\n";
+    std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
+                  "total", "mean", "min", "max", "share");
+    os << line;
+    for (size_t i = 0; i < v.size() && i < 15; ++i) {
+      const KernelGroup& g = v[i];
+      std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
+      std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
+                    static_cast<long long>(g.count),
+                    fmt_time(static_cast<double>(g.total_ns)).c_str(), fmt_time(g.mean_ns).c_str(),
+                    fmt_time(static_cast<double>(g.min_ns)).c_str(),
+                    fmt_time(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
+      os << line;
+    }
+  };
+  groups("kernels by name", a.kernels_by_name);
+  groups("kernels by launching host span", a.kernels_by_launcher);
+  if (!a.copies.empty()) {
+    os << "\ncopies\n";
+    std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
+                  "count", "bytes", "time", "GB/s", "");
+    os << line;
+    for (const CopyGroup& g : a.copies) {
+      std::string kinds = g.src + " -> " + g.dst;
+      std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
+                    kinds.c_str(), static_cast<long long>(g.count),
+                    fmt_bytes(static_cast<double>(g.bytes)).c_str(),
+                    fmt_time(static_cast<double>(g.total_ns)).c_str(), g.gbs,
+                    g.pageable ? "pageable" : "");
+      os << line;
+    }
+  }
+  for (const DeviceSplit& s : a.devices) {
+    if (s.longest_gaps.empty()) continue;
+    os << "\nlongest idle gaps on GPU " << s.device
+       << " (at: from the window start; cause; host activity during it)\n";
+    for (const IdleGap& g : s.longest_gaps) {
+      std::string host;
+      for (const HostOverlap& h : g.host)
+        host +=
+            (host.empty() ? "" : ", ") + h.name + " " + fmt_time(static_cast<double>(h.overlap_ns));
+      std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
+                    fmt_time(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
+                    fmt_time(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
+                    host.c_str());
+      os << line;
+    }
+  }
+  if (!a.graph_candidates.empty()) {
+    os << "\nCUDA graph candidates\n";
+    for (const GraphCandidate& g : a.graph_candidates) {
+      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
+         << ", launches " << fmt_time(static_cast<double>(g.launch_ns)) << ", saving about "
+         << fmt_time(static_cast<double>(g.saving_ns)) << "\n";
+    }
+  }
+  os << "\nfindings\n";
+  if (a.findings.empty()) os << "  none\n";
+  for (const GpuFinding& f : a.findings) os << "  - " << f.sentence << "\n";
+  return os.str();
+}
+
+nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
+  using nlohmann::json;
+  json j;
+  j["has_gpu"] = a.has_gpu;
+  if (!a.has_gpu) j["message"] = "no GPU activity in this recording";
+  j["kernel_count"] = a.kernel_count;
+  j["kernel_ns"] = a.kernel_ns;
+  j["memcpy_count"] = a.memcpy_count;
+  j["memcpy_ns"] = a.memcpy_ns;
+  j["memcpy_bytes"] = a.memcpy_bytes;
+  j["memset_count"] = a.memset_count;
+  j["memset_ns"] = a.memset_ns;
+  j["memset_bytes"] = a.memset_bytes;
+  json devs = json::array();
+  for (const DeviceSplit& s : a.devices) {
+    json gaps = json::array();
+    for (const IdleGap& g : s.longest_gaps) {
+      json host = json::array();
+      for (const HostOverlap& h : g.host)
+        host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
+      gaps.push_back({{"start_ns", g.start_ns},
+                      {"duration_ns", g.duration_ns},
+                      {"cause", idle_cause_name(g.cause)},
+                      {"host", host}});
+    }
+    devs.push_back({{"device", s.device},
+                    {"window_start_ns", s.window_start_ns},
+                    {"window_end_ns", s.window_end_ns},
+                    {"window_ns", s.window_ns},
+                    {"busy_ns", s.busy_ns},
+                    {"idle_ns", s.idle_ns},
+                    {"idle_fraction", s.idle_fraction()},
+                    {"kernel_ns", s.kernel_ns},
+                    {"memcpy_ns", s.memcpy_ns},
+                    {"memset_ns", s.memset_ns},
+                    {"sync_ns", s.sync_ns},
+                    {"kernel_count", s.kernel_count},
+                    {"memcpy_count", s.memcpy_count},
+                    {"memset_count", s.memset_count},
+                    {"sync_count", s.sync_count},
+                    {"memcpy_bytes", s.memcpy_bytes},
+                    {"memset_bytes", s.memset_bytes},
+                    {"streams", s.streams},
+                    {"idle_by_cause",
+                     {{"host_bound_ns", s.idle_host_bound_ns},
+                      {"sync_ns", s.idle_sync_ns},
+                      {"copy_wait_ns", s.idle_copy_wait_ns},
+                      {"other_ns", s.idle_other_ns}}},
+                    {"gap_count", s.gap_count},
+                    {"longest_gaps", gaps}});
+  }
+  j["devices"] = devs;
+  auto ds = [](const DelayStats& d) {
+    return json{{"count", d.count},
+                {"median_ns", d.median_ns},
+                {"p90_ns", d.p90_ns},
+                {"max_ns", d.max_ns},
+                {"mean_ns", d.mean_ns}};
+  };
+  j["launch"] = {{"kernels", a.launch.kernels},
+                 {"correlated", a.launch.correlated},
+                 {"launch_delay", ds(a.launch.launch_delay)},
+                 {"queue_delay", ds(a.launch.queue_delay)},
+                 {"call_duration", ds(a.launch.call_duration)},
+                 {"launch_bound", a.launch.launch_bound},
+                 {"launch_bound_lost_ns", a.launch.launch_bound_lost_ns},
+                 {"launch_call_total_ns", a.launch.launch_call_total_ns}};
+  auto groups = [](const std::vector<KernelGroup>& v) {
+    json out = json::array();
+    for (const KernelGroup& g : v)
+      out.push_back({{"key", g.key},
+                     {"count", g.count},
+                     {"total_ns", g.total_ns},
+                     {"mean_ns", g.mean_ns},
+                     {"min_ns", g.min_ns},
+                     {"max_ns", g.max_ns},
+                     {"share", g.share}});
+    return out;
+  };
+  j["kernels_by_name"] = groups(a.kernels_by_name);
+  j["kernels_by_launcher"] = groups(a.kernels_by_launcher);
+  json copies = json::array();
+  for (const CopyGroup& g : a.copies)
+    copies.push_back({{"direction", g.direction},
+                      {"src", g.src},
+                      {"dst", g.dst},
+                      {"pageable", g.pageable},
+                      {"count", g.count},
+                      {"bytes", g.bytes},
+                      {"total_ns", g.total_ns},
+                      {"gbs", g.gbs}});
+  j["copies"] = copies;
+  json graphs = json::array();
+  for (const GraphCandidate& g : a.graph_candidates)
+    graphs.push_back({{"thread", g.thread},
+                      {"kernels", g.kernels},
+                      {"repetitions", g.repetitions},
+                      {"launch_ns", g.launch_ns},
+                      {"kernel_ns", g.kernel_ns},
+                      {"saving_ns", g.saving_ns}});
+  j["graph_candidates"] = graphs;
+  json findings = json::array();
+  for (const GpuFinding& f : a.findings)
+    findings.push_back(
+        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
+  j["findings"] = findings;
+  return j;
+}
+
+}  // namespace fusebox::profiler

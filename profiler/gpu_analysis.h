@@ -1,0 +1,191 @@
+#pragma once
+// GPU analysis of a recording, top down: what each GPU did, why it sat idle, what launching cost,
+// which kernels and copies the time went to, and what to do about it. It reads only
+// `Recording::device` (exec::DeviceActivity) and the host spans, so it runs on a fusebox session
+// with a GPU backend and on kineto / nsys traces alike. Times are nanoseconds.
+//
+// Definitions (HTA = Holistic Trace Analysis, nsys = Nsight Systems expert rules):
+//  - GPU work is Kernel, Memcpy and Memset records. A device's window runs from its first GPU
+//    work's start to its last GPU work's end (Sync and Runtime records do not extend it). Busy is
+//    the union of its GPU work over all streams (overlapping streams counted once); idle = window
+//    - busy. The per-kind times (kernel, memcpy, memset) are sums of durations, so they can add
+//    up to more than busy. Sync time is the sum of the Sync records on the device: time the host
+//    was held, not GPU work, so it is not part of busy. This is HTA's temporal breakdown, but over
+//    the device (nsys's view, "GPU gaps" are per device) rather than per stream: a gap on one
+//    stream while another computes is not idle GPU time.
+//  - An idle gap is an interval of the window with no GPU work on the device. Each gap gets the
+//    cause that covers the most of it (ties go to the earlier in this list; none: other):
+//      sync       time covered by a Sync record on this device, or by a host runtime call whose
+//                 name contains "Synchronize" (cudaDeviceSynchronize, cudaStreamSynchronize,
+//                 cudaEventSynchronize, cuCtxSynchronize...) or by a synchronous memcpy call (a
+//                 name containing "Memcpy" but not "Async"): the host chose to wait, so it could
+//                 not queue work ahead (nsys cuda_api_sync, cuda_memcpy_sync);
+//      copy_wait  time covered by an asynchronous memcpy runtime call (cudaMemcpyAsync,
+//                 cuMemcpy*Async): the host is inside the copy call (staging pageable memory,
+//                 nsys cuda_memcpy_async) while the device has no copy running;
+//      host_bound from the gap's start to the start of the runtime call (by correlation id) that
+//                 launched the GPU item ending the gap, when that call started after the gap
+//                 began: the queue ran empty while the host worked (HTA's "host wait");
+//      other      none of these (the next item was queued before the gap: a cross-stream or
+//                 event dependency; or it has no correlated launch).
+//    Largest share rather than a fixed precedence because a sync usually overlaps only the first
+//    microseconds of a gap (its return) while the host then works for a millisecond before the
+//    next launch: that gap is host time (an nsys trace of CloverLeaf shows exactly this); the
+//    syncs' own cost is its own finding.
+//    HTA classifies idle time per stream and also has "kernel wait" (tiny gaps between
+//    consecutive kernels); here gaps are per device and those fall into the causes above. Runtime
+//    calls are host-wide: a sync call on any thread counts for every GPU.
+//  - Launch delay (per kernel with a correlated runtime call) = kernel start - runtime call start;
+//    queue delay = kernel start - runtime call end. HTA calls the latter its "launch delay"; both
+//    are reported, named as above. A launch-bound kernel (HTA's "short kernel") is shorter than
+//    its launch call; the time it costs is (launch call - kernel) summed over them, each call
+//    counted at most at the median launch call (a first call that loads modules lazily can take
+//    seconds, which is not launch overhead).
+//  - A kernel's launcher is the innermost host span (Op or Range) on the runtime call's thread
+//    that contains the call's start; kernels without one are grouped as "(no host range)".
+//  - Copies are grouped by direction (copy kind) and source -> destination memory kinds;
+//    achieved GB/s = bytes / duration (ns). A copy from or to pageable memory is flagged (nsys
+//    cuda_memcpy_async "pageable").
+//  - CUDA graph candidates: per host thread, the kernel launches in order of their runtime call;
+//    a window of k consecutive launches (min_sequence <= k <= max_sequence) counts when every
+//    host gap inside it (next call start - previous call end) is at most `max_launch_gap_ns`
+//    (launched back to back). The same k names counted greedily left to right without overlap
+//    give a repetition count; the candidate is the sequence repeated most often (at least
+//    `min_repeats`), ties to the longer, then to the larger saving, skipping sequences that are
+//    themselves a shorter sequence repeated. Saving model: a graph replaces the k launch calls of
+//    each repetition by one graph launch costing about one mean launch call, so
+//    saving = sum of those launch calls' durations - repetitions * mean launch call duration.
+//    Bounded: O(n * max_sequence^2) hashing per thread.
+//  - Findings (nsys rules, thresholds lowered for short traces): GPU idle (with its main cause),
+//    long gaps (gpu_gaps, > gap_threshold_ns rather than 500 ms), pageable copies, synchronous
+//    copies, synchronisation calls, launch-bound kernels and the graph candidate, each with the
+//    time it costs, ordered by that time. The time is GPU time for idle and gaps, copy time for
+//    pageable copies, host time held for synchronous copies and syncs (nsys's measure: it can
+//    exceed the GPU time lost, since the GPU may be busy while the host waits), launch time over
+//    kernel time for launch-bound kernels, and the modelled saving for a graph. nsys's
+//    gpu_time_util is covered by the idle finding.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/recorder.h"
+
+namespace fusebox::profiler {
+
+enum class IdleCause : uint8_t { HostBound, Sync, CopyWait, Other };
+const char* idle_cause_name(IdleCause c);  // "host_bound", "sync", "copy_wait", "other"
+
+struct HostOverlap {
+  std::string name;        // host span or runtime call name
+  int64_t overlap_ns = 0;  // the union of that name's items within the gap
+};
+
+struct IdleGap {
+  int32_t device = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  IdleCause cause = IdleCause::Other;
+  std::vector<HostOverlap> host;  // the host activity during it, largest overlap first (a few)
+};
+
+struct DeviceSplit {
+  int32_t device = 0;
+  int64_t window_start_ns = 0, window_end_ns = 0;  // first GPU work's start, last one's end
+  int64_t window_ns = 0;
+  int64_t busy_ns = 0;  // union of kernels, copies and memsets over all streams
+  int64_t idle_ns = 0;  // window - busy
+  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0, sync_ns = 0;  // sums of durations
+  int64_t kernel_count = 0, memcpy_count = 0, memset_count = 0, sync_count = 0;
+  uint64_t memcpy_bytes = 0, memset_bytes = 0;
+  int64_t streams = 0;
+  // Idle time by cause (sums to idle_ns).
+  int64_t idle_host_bound_ns = 0, idle_sync_ns = 0, idle_copy_wait_ns = 0, idle_other_ns = 0;
+  int64_t gap_count = 0;
+  std::vector<IdleGap> longest_gaps;  // longest first, at most options.top_gaps
+  double idle_fraction() const {
+    return window_ns > 0 ? static_cast<double>(idle_ns) / window_ns : 0;
+  }
+};
+
+struct DelayStats {
+  int64_t count = 0;
+  double median_ns = 0, p90_ns = 0, max_ns = 0, mean_ns = 0;
+};
+
+struct LaunchStats {
+  int64_t kernels = 0;               // all kernels
+  int64_t correlated = 0;            // with a runtime call
+  DelayStats launch_delay;           // kernel start - call start
+  DelayStats queue_delay;            // kernel start - call end
+  DelayStats call_duration;          // the launch calls
+  int64_t launch_bound = 0;          // kernels shorter than their launch call
+  int64_t launch_bound_lost_ns = 0;  // sum over those of min(call, median call) - kernel
+  int64_t launch_call_total_ns = 0;  // sum of the correlated launch calls' durations
+};
+
+struct KernelGroup {
+  std::string key;  // kernel name, or the launching host span's name
+  int64_t count = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+  double share = 0;  // of all kernel time
+};
+
+struct CopyGroup {
+  std::string direction;  // "HtoD"...
+  std::string src, dst;   // memory kind names: "pageable", "device"...
+  bool pageable = false;
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  int64_t total_ns = 0;
+  double gbs = 0;  // bytes / ns
+};
+
+struct GraphCandidate {
+  int32_t thread = 0;
+  std::vector<std::string> kernels;  // the repeated sequence
+  int64_t repetitions = 0;
+  int64_t launch_ns = 0;  // launch calls' total duration in those repetitions
+  int64_t kernel_ns = 0;  // the kernels' total duration in them
+  int64_t saving_ns = 0;  // launch_ns - repetitions * mean launch call
+};
+
+struct GpuFinding {
+  std::string sentence;
+  int64_t time_lost_ns = 0;
+  std::string kind;  // "gpu_idle", "gpu_gaps", "pageable_copy", "memcpy_sync", "api_sync",
+                     // "launch_bound", "cuda_graph"
+};
+
+struct GpuAnalysisOptions {
+  size_t top_gaps = 10;                // longest gaps listed per device
+  size_t top_host = 3;                 // host names listed per gap
+  int64_t gap_threshold_ns = 1000000;  // gpu_gaps finding: gaps longer than this (nsys: 500 ms)
+  size_t min_sequence = 3, max_sequence = 8;  // graph candidates: sequence length
+  int64_t min_repeats = 3;
+  int64_t max_launch_gap_ns = 20000;  // host gap between launches still "back to back"
+};
+
+struct GpuAnalysis {
+  bool has_gpu = false;              // any kernel, memcpy or memset
+  std::vector<DeviceSplit> devices;  // by device id
+  int64_t kernel_count = 0, kernel_ns = 0;
+  int64_t memcpy_count = 0, memcpy_ns = 0;
+  uint64_t memcpy_bytes = 0;
+  int64_t memset_count = 0, memset_ns = 0;
+  uint64_t memset_bytes = 0;
+  LaunchStats launch;
+  std::vector<KernelGroup> kernels_by_name;      // by total, largest first
+  std::vector<KernelGroup> kernels_by_launcher;  // by total, largest first
+  std::vector<CopyGroup> copies;                 // by total time, largest first
+  std::vector<GraphCandidate> graph_candidates;  // best per host thread, by saving
+  std::vector<GpuFinding> findings;              // by time lost, largest first
+};
+
+GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& options = {});
+std::string gpu_analysis_text(const GpuAnalysis& a);
+nlohmann::json gpu_analysis_json(const GpuAnalysis& a);
+
+}  // namespace fusebox::profiler
