@@ -5,6 +5,7 @@
 //  - Chrome trace JSON, laid out like PyTorch's profiler (Perfetto, chrome://tracing, HTA);
 //  - NVTXT, NVIDIA's NVTX text format (`ImportNvtxt --cmd create` makes a .nsys-rep of it);
 //  - SQLite in the `nsys export` schema (2022.4), for `nsys stats` and nsys scripts.
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -36,5 +37,13 @@ size_t nvtxt_range_count(const Recording& r);
 // EXPORT_META_DATA, CUPTI_ACTIVITY_KIND_KERNEL / MEMCPY / MEMSET / RUNTIME. globalTid =
 // pid << 24 | tid, globalPid = pid << 24, times in ns from the recording's origin.
 void write_nsys_sqlite(const Recording& r, const std::string& path);
+
+// Memory kinds in the nsys schema (ENUM_CUDA_MEM_KIND: 0 pageable, 1 pinned, 2 device, 3 array,
+// 4 managed, 5 device static, 6 managed static, 7 unknown) differ from CUPTI's, which
+// DeviceActivity keeps (0 unknown, 1 pageable, ... 7 managed static): one step apart.
+constexpr int nsys_memory_kind(uint8_t cupti_kind) { return cupti_kind >= 1 && cupti_kind <= 7 ? cupti_kind - 1 : 7; }
+constexpr uint8_t cupti_memory_kind(int64_t nsys_kind) {
+  return nsys_kind >= 0 && nsys_kind <= 6 ? static_cast<uint8_t>(nsys_kind + 1) : 0;
+}
 
 }  // namespace fusebox::profiler

@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "core/base/error.h"
+#include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 #include "profiler/trace_import.h"
 
@@ -237,8 +238,8 @@ class Importer {
                  exec::DeviceActivity a = activity(row, exec::ActivityKind::Memcpy);
                  a.bytes = static_cast<uint64_t>(row.i(5));
                  a.copy_kind = static_cast<uint8_t>(row.i(6));
-                 a.src_kind = static_cast<uint8_t>(row.i(7));
-                 a.dst_kind = static_cast<uint8_t>(row.i(8));
+                 a.src_kind = cupti_memory_kind(row.i(7, 7));  // nsys numbers them apart
+                 a.dst_kind = cupti_memory_kind(row.i(8, 7));
                  a.name = exec::copy_kind_name(a.copy_kind);
                  note_pid(row, 9, false);
                  r_.device.push_back(std::move(a));

@@ -367,7 +367,7 @@ void fill(Db& db, const Recording& r) {
     devices[a.device] = true;
     db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
               {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-               V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(int{a.src_kind}), V(int{a.dst_kind}), V(a.device),
+               V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(nsys_memory_kind(a.src_kind)), V(nsys_memory_kind(a.dst_kind)), V(a.device),
                V(1), V(a.device), V(1), V(), V(), V()});
   });
   each(exec::ActivityKind::Memset, [&](const exec::DeviceActivity& a) {

@@ -24,9 +24,7 @@ using namespace fusebox::profiler;
 namespace {
 
 std::string cloverleaf() {
-  return (std::filesystem::path(__FILE__).parent_path() /
-          "../data/traces/nsys_a100_cloverleaf.sqlite")
-      .string();
+  return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/nsys_a100_cloverleaf.sqlite";
 }
 
 std::string bytes_of(const std::string& path) {
@@ -167,6 +165,21 @@ TEST(ImportNsys, CloverleafKernelTimeAndCopiedBytesMatchSqlite) {
   EXPECT_EQ(copied, 225116952u);    // SELECT sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY
 }
 
+// nsys numbers memory kinds from 0 = pageable (ENUM_CUDA_MEM_KIND), CUPTI from 1: CloverLeaf's
+// host-to-device copies come from pageable memory (SELECT srcKind, dstKind, copyKind, count(*)
+// FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1, 2, 3: 0|2|1|254 and 2|0|2|25).
+TEST(ImportNsys, CloverleafCopyMemoryKindsAreReadInNsysNumbering) {
+  Recording r = import_nsys_sqlite(cloverleaf());
+  size_t htod_pageable = 0, dtoh_to_pageable = 0;
+  for (const auto& a : r.device) {
+    if (a.kind != exec::ActivityKind::Memcpy) continue;
+    htod_pageable += a.name == "HtoD" && a.src_kind == exec::kMemoryKindPageable && a.dst_kind == 3;
+    dtoh_to_pageable += a.name == "DtoH" && a.src_kind == 3 && a.dst_kind == exec::kMemoryKindPageable;
+  }
+  EXPECT_EQ(htod_pageable, 254u);
+  EXPECT_EQ(dtoh_to_pageable, 25u);
+}
+
 TEST(ImportNsys, CloverleafKernelsHaveNamesGeometryAndTheirLaunchingCall) {
   Recording r = import_nsys_sqlite(cloverleaf());
   std::set<uint32_t> launches;
@@ -255,7 +268,8 @@ TEST(ImportNsys, ExportWithEveryDeviceActivityKindAndRangesReadsBackToTheSameFil
   std::string path = ptest::temp_dir("import-nsys-every") + "/a.sqlite";
   write_nsys_sqlite(r, path);
   ptest::Sql db(path);
-  EXPECT_EQ(db.one("SELECT srcKind || ',' || dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"), "1,3");
+  // CUPTI's pageable (1) and device (3) are nsys's 0 and 2 (ENUM_CUDA_MEM_KIND).
+  EXPECT_EQ(db.one("SELECT srcKind || ',' || dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"), "0,2");
   EXPECT_EQ(db.one("SELECT group_concat(syncType || ':' || streamId) FROM "
                    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
             "3:7,4:4294967295,2:7");
