@@ -14,13 +14,14 @@ Command settings_command();
 Command graph_command();
 Command check_command();
 Command selftest_command();
+Command trace_command();
 
 const Registry<Command>& commands() {
   static const Registry<Command> all = [] {
     Registry<Command> r("command");
     for (Command c : {run_command(), passes_command(), plan_command(), inspect_command(),
                       profile_command(), compare_command(), machine_command(), settings_command(),
-                      graph_command(), check_command(), selftest_command()})
+                      graph_command(), check_command(), selftest_command(), trace_command()})
       r.add(std::move(c));
     return r;
   }();

@@ -1,0 +1,107 @@
+// `fusebox trace`: a GPU trace recorded by another tool, analysed from the command line.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+Result run_cli(const std::string& args) {
+  std::string cmd = "timeout 60 " + std::string(FUSEBOX_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string trace(const std::string& name) {
+  return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name;
+}
+
+std::string temp_dir() {
+  static const std::string d = [] {
+    std::string p = ::testing::TempDir() + "/fusebox-trace-cli-" + std::to_string(getpid());
+    mkdir(p.c_str(), 0755);
+    return p;
+  }();
+  return d;
+}
+
+// The A100 AlexNet trace: host-bound (the GPU waits on the host most of the window), pageable
+// host-to-device copies, and the analysis's sections in the text.
+TEST(TraceCommand, AnAlexNetTraceIsAnalysedTopDown) {
+  Result r = run_cli("trace " + trace("kineto_a100_alexnet.json.gz"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* part : {"kineto trace, 1408 events", "GPU time split", "idle time by cause", "kernels by name",
+                           "kernels by launching host span", "aten::cudnn_convolution", "pageable", "longest idle gaps",
+                           "findings"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
+// The JSON: findings ordered by time lost, the first of the CloverLeaf trace's naming its pageable
+// copies or its idle GPU, and every kernel launched from a runtime call.
+TEST(TraceCommand, JsonFindingsAreOrderedByTimeLost) {
+  Result r = run_cli("trace " + trace("nsys_a100_cloverleaf.sqlite") + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "nsys");
+  EXPECT_EQ(j["kernel_count"], 1312);
+  EXPECT_EQ(j["launch"]["correlated"], 1312);
+  ASSERT_GE(j["findings"].size(), 2u);
+  for (size_t i = 1; i < j["findings"].size(); ++i)
+    EXPECT_GE(j["findings"][i - 1]["time_lost_ns"].get<int64_t>(), j["findings"][i]["time_lost_ns"].get<int64_t>());
+  bool pageable = false;
+  for (const auto& c : j["copies"]) pageable = pageable || c["pageable"].get<bool>();
+  EXPECT_TRUE(pageable) << "CloverLeaf copies host to device from pageable memory";
+}
+
+// --chrome converts an nsys export to a Chrome trace that reads back with the same totals.
+TEST(TraceCommand, AnNsysExportConvertsToAChromeTraceWithTheSameTotals) {
+  const std::string out = temp_dir() + "/cloverleaf.json";
+  Result r = run_cli("trace " + trace("nsys_a100_cloverleaf.sqlite") + " --json --chrome " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  Result again = run_cli("trace " + out + " --json");
+  ASSERT_EQ(again.code, 0) << again.out;
+  const auto a = nlohmann::json::parse(r.out), b = nlohmann::json::parse(again.out);
+  for (const char* key : {"kernel_count", "kernel_ns", "memcpy_count", "memcpy_bytes", "memcpy_ns"})
+    EXPECT_EQ(a[key], b[key]) << key;
+  EXPECT_EQ(a["devices"][0]["idle_ns"], b["devices"][0]["idle_ns"]);
+}
+
+// Bad input: exit 2 with the file named, never a crash or a hang.
+TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/scenario.json") << R"({"name": "x", "model": "mlp"})";
+  std::ofstream(dir + "/empty.json.gz");
+  const std::string fifo = dir + "/fifo.json";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& bad : {dir + "/scenario.json", dir + "/empty.json.gz", fifo, dir + "/missing.sqlite", dir}) {
+    Result r = run_cli("trace " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find(bad), std::string::npos) << r.out;
+  }
+  // A truncated gzip'd trace.
+  std::ifstream in(trace("kineto_a100_alexnet.json.gz"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(dir + "/half.json.gz", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  Result r = run_cli("trace " + dir + "/half.json.gz");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+}
+
+}  // namespace
