@@ -468,12 +468,37 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
         const int64_t a0 = std::max(s0, gs), a1 = std::min(e0, ge);
         if (a1 > a0) by_name[name].push_back({a0, a1});
       };
+      // What the host was doing, as specific as the trace says: a host span that holds another
+      // span or an API call overlapping the gap on its thread is left out for them (the
+      // outermost ranges cover every gap and would crowd out the cudaMalloc inside).
+      struct Item {
+        const std::string* name;
+        int64_t s0, e0;
+        int64_t tid;
+        bool span;
+      };
+      std::vector<Item> items;
       for (const Span& sp : r.spans)
-        if (sp.kind == SpanKind::Op || sp.kind == SpanKind::Range)
-          take(sp.name, sp.start_ns, sp.end_ns);
+        if ((sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) && sp.end_ns > gs && sp.start_ns < ge)
+          items.push_back({&sp.name, sp.start_ns, sp.end_ns, sp.tid, true});
       for (const DeviceActivity& x : dev)
-        if (x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d))
-          take(x.name, x.start_ns, x.end_ns);
+        if ((x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d)) &&
+            x.end_ns > gs && x.start_ns < ge)
+          items.push_back({&x.name, x.start_ns, x.end_ns, static_cast<int64_t>(x.thread_id), false});
+      // Per thread by start, longer (outer) first, API calls after spans of the same extent:
+      // items nest, so a span holds another exactly when the next one starts inside it.
+      std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
+        if (x.tid != y.tid) return x.tid < y.tid;
+        if (x.s0 != y.s0) return x.s0 < y.s0;
+        if (x.e0 != y.e0) return x.e0 > y.e0;
+        return x.span && !y.span;
+      });
+      for (size_t i = 0; i < items.size(); ++i) {
+        const Item& a = items[i];
+        const bool outer = a.span && i + 1 < items.size() && items[i + 1].tid == a.tid &&
+                           items[i + 1].s0 < a.e0;
+        if (!outer) take(*a.name, a.s0, a.e0);
+      }
       for (auto& [name, iv] : by_name) {
         std::sort(iv.begin(), iv.end());
         int64_t ov = 0, end = INT64_MIN;

@@ -87,7 +87,9 @@ struct IdleGap {
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   IdleCause cause = IdleCause::Other;
-  std::vector<HostOverlap> host;  // the host activity during it, largest overlap first (a few)
+  // The host activity during it, largest overlap first (a few): the innermost host spans and
+  // the API calls, not the ranges around them (those cover every gap alike).
+  std::vector<HostOverlap> host;
 };
 
 struct DeviceSplit {

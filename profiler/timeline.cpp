@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 
 #include "core/base/strings.h"
 
@@ -99,7 +100,7 @@ class Builder {
                                 : "GPU " + std::to_string(a.device) + " stream " +
                                       std::to_string(a.stream);
         t_.tracks.push_back({std::move(label), api ? TrackKind::CudaApi : TrackKind::GpuStream,
-                             std::vector<TimelineRow>(1)});
+                             std::vector<TimelineRow>(1), api ? -1 : a.device});
       }
       t_.tracks[track].rows[0].items.push_back(
           item(a.start_ns, a.end_ns, i, a.node_index, item_kind(a.kind)));
@@ -134,6 +135,31 @@ class Builder {
         return t_.item(a).t0 < t_.item(b).t0;
       });
     if (!std::isfinite(t_.extent_t0)) t_.extent_t0 = t_.extent_t1 = 0;
+  }
+
+  // Pairs each API call with the GPU work of the same correlation id (0 is "none").
+  void flows() {
+    std::unordered_map<uint32_t, TimelineItemRef> launches;
+    std::vector<std::pair<uint32_t, TimelineItemRef>> targets;
+    for (size_t t = 0; t < t_.tracks.size(); ++t) {
+      const TimelineTrack& track = t_.tracks[t];
+      if (track.kind != TrackKind::CudaApi && track.kind != TrackKind::GpuStream) continue;
+      const std::vector<TimelineItem>& items = track.rows[0].items;
+      for (size_t i = 0; i < items.size(); ++i) {
+        const exec::DeviceActivity& a = rec_.device[static_cast<size_t>(items[i].index)];
+        if (a.correlation_id == 0 || a.kind == exec::ActivityKind::Sync) continue;
+        const TimelineItemRef ref{static_cast<uint32_t>(t), 0, static_cast<uint32_t>(i)};
+        if (track.kind == TrackKind::CudaApi)
+          launches.emplace(a.correlation_id, ref);
+        else
+          targets.push_back({a.correlation_id, ref});
+      }
+    }
+    for (const auto& [corr, target] : targets)
+      if (auto it = launches.find(corr); it != launches.end()) t_.flows.push_back({it->second, target});
+    std::sort(t_.flows.begin(), t_.flows.end(), [&](const TimelineFlow& a, const TimelineFlow& b) {
+      return t_.item(a.launch).t0 < t_.item(b.launch).t0;
+    });
   }
 
   void counter() {
@@ -245,6 +271,7 @@ Timeline build_timeline(const Recording& recording) {
   b.span_tracks();
   b.device_tracks();
   b.index_items();
+  b.flows();
   b.counter();
   b.runs();
   return t;
@@ -268,6 +295,7 @@ std::string timeline_text(const Timeline& t) {
                   t.counter.size(), format_bytes(t.counter_max).c_str());
     out += line;
   }
+  if (!t.flows.empty()) out += "  " + std::to_string(t.flows.size()) + " flows from API calls to the GPU work they launched\n";
   if (!t.runs.empty()) out += "runs (from the first span):\n";
   for (size_t i = 0; i < t.runs.size(); ++i) {
     const RunRange& r = t.runs[i];

@@ -8,6 +8,7 @@
 //               calls; each track's rows are its nesting depths, those with no span left out
 //   t.counter   arena live bytes, sorted by time
 //   t.runs      each recorded run's range and op count, by start time; t.median_run indexes it
+//   t.flows     each API call tied (by correlation id) to the GPU work it launched
 //
 // Times are ns relative to `base_ns` (the earliest span or device activity), as doubles: they
 // keep ns precision at that scale and the view divides them anyway. Built from the recording
@@ -46,12 +47,19 @@ struct TimelineTrack {
   std::string label;  // "NVTX", "CPU main", "GPU 0 stream 7", "CUDA API 1234"
   TrackKind kind = TrackKind::Nvtx;
   std::vector<TimelineRow> rows;  // by nesting depth (CPU, NVTX); one row for device tracks
+  int32_t device = -1;            // GpuStream tracks: the GPU
   size_t span_count() const;
   double busy_ns() const;  // the union of its items' intervals
 };
 
 struct TimelineItemRef {
   uint32_t track = 0, row = 0, item = 0;
+};
+
+// A launch and what it launched: a CUDA API call (Runtime item) and the kernel, copy or memset
+// with its correlation id. Drawn as a flow line, nsys and Perfetto style.
+struct TimelineFlow {
+  TimelineItemRef launch, target;
 };
 
 struct RunRange {
@@ -70,6 +78,7 @@ struct Timeline {
   size_t median_run = 0;                           // index into runs (when there are any)
   double extent_t0 = 0, extent_t1 = 0;             // every item
   std::vector<std::vector<TimelineItemRef>> op_items_of_node;  // per node, by start time
+  std::vector<TimelineFlow> flows;  // by the launch's start time
 
   const TimelineItem& item(const TimelineItemRef& ref) const {
     return tracks[ref.track].rows[ref.row].items[ref.item];

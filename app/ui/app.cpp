@@ -88,7 +88,10 @@ void App::apply_look_at() {
   }
 }
 
-void App::request_run() { runner_.request(settings_); }
+void App::request_run() {
+  trace_.reset();  // running the settings leaves an opened trace
+  runner_.request(settings_);
+}
 
 bool App::idle_drawing() const {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
@@ -114,8 +117,13 @@ Registry<App::Verb> App::make_verbs() {
                      std::function<std::string(const std::string&)>(run)});
   };
   verb("open",
-       "open=", "open=PATH loads a model file or a scenario (.json); open alone shows File > Open",
+       "open=",
+       "open=PATH loads a model file, a scenario (.json) or a GPU trace (PyTorch profiler "
+       ".json/.json.gz, nsys .sqlite); open alone shows File > Open",
        false, [this](const std::string& value) {
+         // A trace by its content, or by a trace's name (so a missing one says so as a trace).
+         if (profiler::looks_like_trace(value) || value.ends_with(".json.gz") || value.ends_with(".sqlite"))
+           return open_trace(value);
          return value.ends_with(".json") ? open_scenario(value) : open_model(value);
        });
   verb("scenario", "scenario=", "scenario=PATH loads a scenario and enters its first step", true,
@@ -257,6 +265,22 @@ std::string App::open_scenario(const std::string& path) {
   trace_height_ = std::min(trace_height_, 0.2f);
   selection_ = {};
   return enter_step(0);
+}
+
+// A failed open keeps what was on screen: the error is the command's.
+std::string App::open_trace(const std::string& path) {
+  try {
+    auto opened = workbench::open_trace(path);
+    trace_ = std::move(opened);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  walkthrough_.reset();
+  selection_ = {};
+  // Room for the GPU tracks under the host threads: the trace grows, the graph row shrinks.
+  top_height_ = std::min(top_height_, 0.16f);
+  trace_height_ = std::max(trace_height_, 0.5f);
+  return "";
 }
 
 std::string App::open_model(const std::string& path) {
@@ -418,7 +442,8 @@ void App::draw() {
   apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
-              [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_};
+              [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_,
+              trace_.get()};
   drawn_result_ = snap.result;
 
   handle_keys();

@@ -53,6 +53,8 @@ namespace fusebox::ui {
 
 class App {
  public:
+  // The GPU trace opened instead of a model (open=FILE), or null.
+  const workbench::OpenedTrace* opened_trace() const { return trace_.get(); }
   // Starts running `settings`, or, with a scenario file, enters its first step (a scenario that
   // fails to load leaves `settings` running and the error on the status line).
   explicit App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline = {},
@@ -135,6 +137,7 @@ class App {
   // The verbs' handlers that are more than a line.
   std::string open_scenario(const std::string& path);
   std::string open_model(const std::string& path);
+  std::string open_trace(const std::string& path);
   std::string select(const std::string& node);
   std::string focus_panel(const std::string& name);
   std::string apply_setting(const std::string& text);
@@ -155,6 +158,7 @@ class App {
   Registry<PanelRow> panels_;
   workbench::Runner runner_;
   std::optional<workbench::Walkthrough> walkthrough_;
+  std::shared_ptr<const workbench::OpenedTrace> trace_;  // a GPU trace opened instead of a model
   workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
   std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
   workbench::Settings settings_;

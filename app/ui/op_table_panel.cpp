@@ -152,6 +152,12 @@ std::string OpTablePanel::command(const std::string& key, const std::string& val
 void OpTablePanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Ops);
   drawn = {};
+  if (frame.trace) {  // an opened GPU trace: its kernels and copies
+    gpu.by_launcher = by_node;
+    gpu.draw(frame, *frame.trace);
+    drawn.rows = gpu.drawn.kernel_rows;
+    return;
+  }
   if (!result_or_empty_state(frame, "op table")) return;
   if (!measured_or_note(frame, "op table")) return;
   const workbench::RunResult& r = *frame.result();

@@ -1,7 +1,8 @@
 #pragma once
 // The op table: per op type or per node, time, share, achieved GFLOP/s and GB/s and the roofline
 // class with the reason; sortable by any column. Above it the run's breakdown (kernels vs the
-// gaps between them vs the run's edges) as one bar.
+// gaps between them vs the run's edges) as one bar. With a GPU trace open, the GPU analysis
+// instead (app/ui/gpu_table.h).
 #include <imgui.h>
 #include <imgui_internal.h>  // ImRect
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/ui/gpu_table.h"
 #include "app/ui/panel.h"
 #include "app/ui/panel_switch.h"
 #include "profiler/analysis.h"
@@ -21,7 +23,8 @@ struct OpTablePanel {
   std::vector<PanelSwitch> switches();
   std::string command(const std::string& key, const std::string& value);
 
-  bool by_node = false;
+  bool by_node = false;  // with an opened trace: kernels by launching host range
+  GpuTable gpu;           // what it draws for an opened GPU trace
   struct Drawn {
     size_t rows = 0;
     std::optional<ImRect> selected_row;  // screen rect of the selected node's row (or its type's)

@@ -22,6 +22,7 @@
 
 namespace fusebox::workbench {
 class LayoutCache;
+struct OpenedTrace;
 class Walkthrough;
 }
 
@@ -48,6 +49,10 @@ struct Frame {
   std::function<void(const std::string&)> command;
   const workbench::Walkthrough* walkthrough = nullptr;  // the scenario being played, or null
   workbench::LayoutCache* layouts = nullptr;  // the App's graph layouts (the graph panel asks it)
+  // A GPU trace file opened instead of a model (open=FILE.json.gz / .sqlite), or null. While
+  // one is open the trace and op table panels show it, and the panels that draw a graph say
+  // there is none (result_or_empty_state).
+  const workbench::OpenedTrace* trace = nullptr;
 
   const workbench::RunResult* result() const { return snap.result.get(); }
 };

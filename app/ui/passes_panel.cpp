@@ -75,6 +75,10 @@ std::string PassesPanel::command(const std::string& key, const std::string& valu
 void PassesPanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Passes);
   drawn = {};
+  if (frame.trace) {  // no graph, so no passes: the note, not the model's pass log
+    result_or_empty_state(frame, "passes");
+    return;
+  }
   ImGui::TextUnformatted("Passes");
   ImGui::SameLine();
   ImGui::TextDisabled("(in pipeline order)");

@@ -5,13 +5,16 @@
 #include <cstdio>
 
 #include "app/ui/widgets.h"
+#include "app/workbench/opened_trace.h"
 
 namespace fusebox::ui {
 
 void StatusLine::draw(const Frame& frame, const std::string& command_error) {
   const auto& snap = frame.snap;
   std::string text;
-  if (const workbench::RunResult* r = frame.result()) {
+  if (frame.trace) {
+    text = frame.trace->path + ": " + frame.trace->summary() + " (run, or any setting, returns to the model)";
+  } else if (const workbench::RunResult* r = frame.result()) {
     char buf[256];
     const auto& plan = r->plan;
     std::snprintf(buf, sizeof buf, "median %s | %zu nodes (%zu loaded) | arena %s (%.2fx bound) | %s%s%s",

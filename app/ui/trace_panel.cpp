@@ -13,6 +13,7 @@
 #include "app/ui/plot.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
+#include "app/workbench/opened_trace.h"
 #include "core/backend/device_activity.h"
 #include "profiler/recorder.h"
 #include "profiler/timeline.h"
@@ -41,6 +42,11 @@ constexpr ImU32 kSyncColor = IM_COL32(200, 72, 72, 255);  // the host held: red
 constexpr ImU32 kCounterFill = IM_COL32(70, 170, 190, 200);
 constexpr ImU32 kCounterTop = IM_COL32(140, 225, 240, 255);
 constexpr ImU32 kHoverEdge = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kFlowColor = IM_COL32(250, 250, 250, 70);
+constexpr ImU32 kFlowHovered = IM_COL32(255, 255, 255, 230);
+constexpr ImU32 kGapFill = IM_COL32(240, 140, 40, 55);
+constexpr ImU32 kGapSelected = IM_COL32(255, 170, 60, 255);
+constexpr size_t kMaxFlowsDrawn = 400;  // more in view: only the hovered item's
 
 // A tick label: the unit follows the view's magnitude, the decimals the tick step, so
 // neighbouring ticks never print the same text ("1.200 ms", "1.202 ms").
@@ -169,11 +175,11 @@ struct TracePanel::Canvas {
 
 // --- The model and the view ---------------------------------------------------------------------
 
-void TracePanel::rebuild(const workbench::RunResult& result) {
-  built_for_ = &result;
-  built_sequence_ = result.sequence;
-  timeline_ = profiler::build_timeline(*result.recording);
-  const std::vector<profiler::NodeInfo>& nodes = result.recording->nodes;
+void TracePanel::rebuild(const profiler::Recording& rec, const void* source, uint64_t sequence) {
+  built_for_ = source;
+  built_sequence_ = sequence;
+  timeline_ = profiler::build_timeline(rec);
+  const std::vector<profiler::NodeInfo>& nodes = rec.nodes;
   node_color_.resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n)
     node_color_[n] = rgb(workbench::node_kind_rgb(workbench::node_kind(nodes[n].op)));
@@ -301,6 +307,23 @@ std::string TracePanel::set_pan(const std::string& value) {
   return "";
 }
 
+std::string TracePanel::set_gap(const std::string& value) {
+  if (value == "none") {
+    gap_choice_ = -1;
+    return "";
+  }
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 0)
+    return "expected none or a gap number (0 = the longest), got '" + value + "'";
+  if (gaps_.empty()) return "no GPU-idle gaps on screen (open a GPU trace: open=FILE)";
+  if (static_cast<size_t>(n) >= gaps_.size())
+    return "no gap " + value + " (valid: none, 0.." + std::to_string(gaps_.size() - 1) + ")";
+  gap_choice_ = n;
+  pending_gap_view_ = true;
+  return "";
+}
+
 std::vector<PanelSwitch> TracePanel::switches() {
   return {
       {"run", {}, "median | all | <n>",
@@ -311,6 +334,9 @@ std::vector<PanelSwitch> TracePanel::switches() {
        [this](const std::string& v, const workbench::RunResult*) { return set_zoom(v); }},
       {"pan", {}, "<fraction>", "move the view by a fraction of its width (0.25 right)",
        [this](const std::string& v, const workbench::RunResult*) { return set_pan(v); }},
+      {"gap", {}, "none | <n>",
+       "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
+       [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
   };
 }
 
@@ -321,27 +347,50 @@ std::string TracePanel::command(const std::string& key, const std::string& value
 
 // --- Drawing ------------------------------------------------------------------------------------
 
-bool TracePanel::ensure_model(const Frame& frame) {
-  if (!result_or_empty_state(frame, "trace")) return false;
+// The recording on screen: an opened trace file's, else the current result's recorded runs.
+const profiler::Recording* TracePanel::recording_of(const Frame& frame) {
+  if (frame.trace) return &frame.trace->recording;
+  if (!result_or_empty_state(frame, "trace")) return nullptr;
   if (!measured_or_note(frame, "trace")) {
     drawn.measuring = true;
-    return false;
+    return nullptr;
   }
-  const workbench::RunResult& result = *frame.result();
-  if (!result.recording) {
+  if (!frame.result()->recording) {
     ImGui::TextDisabled("trace: no recorded runs (profile_runs=0): set profile_runs > 0");
-    return false;
+    return nullptr;
   }
-  const profiler::Recording& rec = *result.recording;
+  return &*frame.result()->recording;
+}
+
+bool TracePanel::ensure_model(const Frame& frame) {
+  const profiler::Recording* recording = recording_of(frame);
+  if (!recording) return false;
+  const profiler::Recording& rec = *recording;
   if (rec.spans.empty() && rec.device.empty()) {
-    ImGui::TextDisabled("trace: the recording has no spans");
+    ImGui::TextDisabled(frame.trace ? "trace: %s has no host spans or GPU activity"
+                                    : "trace: the recording has no spans%s",
+                        frame.trace ? frame.trace->path.c_str() : "");
     return false;
   }
   rec_ = &rec;
-  const bool rebuilt = built_for_ != &result || built_sequence_ != result.sequence;
+  const void* source = frame.trace ? static_cast<const void*>(frame.trace) : frame.result();
+  const uint64_t sequence = frame.trace ? 0 : frame.result()->sequence;
+  const bool rebuilt = built_for_ != source || built_sequence_ != sequence;
   if (rebuilt) {
-    rebuild(result);
+    rebuild(rec, source, sequence);
     fitted_ = true;
+    gaps_.clear();
+    gap_choice_ = -1;
+    if (frame.trace) {
+      for (const profiler::DeviceSplit& d : frame.trace->analysis.devices)
+        for (profiler::IdleGap g : d.longest_gaps) {
+          g.start_ns -= timeline_.base_ns;
+          gaps_.push_back(std::move(g));
+        }
+      std::stable_sort(gaps_.begin(), gaps_.end(), [](const auto& a, const auto& b) {
+        return a.duration_ns > b.duration_ns;
+      });
+    }
   }
   if (rebuilt || frame.selection.node != last_selection_) {
     last_selection_ = frame.selection.node;
@@ -359,6 +408,15 @@ void TracePanel::draw(const Frame& frame) {
   if (!ensure_model(frame)) return;
   update_range();
   if (fitted_) fit_view();
+  if (pending_gap_view_ && gap_choice_ >= 0 && static_cast<size_t>(gap_choice_) < gaps_.size()) {
+    // The gap in the middle third of the view.
+    const profiler::IdleGap& g = gaps_[static_cast<size_t>(gap_choice_)];
+    const double w = std::max(3.0 * static_cast<double>(g.duration_ns), kMinViewNs);
+    view_t0_ = static_cast<double>(g.start_ns) + static_cast<double>(g.duration_ns) / 2 - w / 2;
+    view_t1_ = view_t0_ + w;
+    fitted_ = false;
+  }
+  pending_gap_view_ = false;
   clamp_view();
   draw_header(frame);
 
@@ -381,6 +439,8 @@ void TracePanel::draw(const Frame& frame) {
   const double counter_value = draw_counter(c, counter_y);
   drawn.tracks = timeline_.tracks.size() + (timeline_.counter.empty() ? 0 : 1);
   c.dl->PushClipRect(c.plot.Min, c.plot.Max, true);
+  draw_gaps(c);
+  draw_flows(c, hover);
   draw_selection(c);
   draw_hover_edge(c, hover);
   c.dl->PopClipRect();
@@ -392,6 +452,14 @@ void TracePanel::draw(const Frame& frame) {
 
 // Which run, how long, fit.
 void TracePanel::draw_header(const Frame& frame) {
+  if (frame.trace) {  // a recorded trace has no runs to pick
+    ImGui::Text("recorded trace %s: %s", frame.trace->path.c_str(), format_ns(range_t1_ - range_t0_).c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit")) frame.command("trace.zoom=fit");
+    item_tooltip("Show the whole trace (or double-click). Wheel zooms, drag pans, shift+wheel scrolls the tracks.");
+    if (!gaps_.empty()) draw_gap_header(frame);
+    return;
+  }
   const profiler::RunRange* median = timeline_.median();
   char preview[64];
   if (mode_ == RunMode::All || !median)
@@ -437,6 +505,38 @@ void TracePanel::draw_header(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(hint).x) ImGui::NewLine();
   ImGui::TextDisabled("%s", hint);
+  if (!gaps_.empty()) draw_gap_header(frame);
+}
+
+// With a GPU trace open: the gap picker and what the selected gap was.
+void TracePanel::draw_gap_header(const Frame& frame) {
+  char preview[64];
+  if (gap_choice_ < 0)
+    std::snprintf(preview, sizeof preview, "none");
+  else
+    std::snprintf(preview, sizeof preview, "gap %lld", static_cast<long long>(gap_choice_));
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  if (ImGui::BeginCombo("idle gap", preview)) {
+    if (ImGui::Selectable("none", gap_choice_ < 0)) frame.command("trace.gap=none");
+    for (size_t g = 0; g < gaps_.size(); ++g) {
+      char label[96];
+      std::snprintf(label, sizeof label, "gap %zu  %s  %s", g, format_ns(static_cast<double>(gaps_[g].duration_ns)).c_str(),
+                    profiler::idle_cause_name(gaps_[g].cause));
+      if (ImGui::Selectable(label, gap_choice_ == static_cast<int64_t>(g)))
+        frame.command("trace.gap=" + std::to_string(g));
+    }
+    ImGui::EndCombo();
+  }
+  item_tooltip("The trace's longest GPU-idle gaps (orange bands): pick one to see it and what the host did.");
+  if (gap_choice_ < 0 || static_cast<size_t>(gap_choice_) >= gaps_.size()) return;
+  const profiler::IdleGap& g = gaps_[static_cast<size_t>(gap_choice_)];
+  std::string host;
+  for (const profiler::HostOverlap& h : g.host)
+    host += (host.empty() ? "" : ", ") + h.name + " " + format_ns(static_cast<double>(h.overlap_ns));
+  ImGui::SameLine();
+  ImGui::TextWrapped("GPU %d idle %s (%s); the host meanwhile: %s", g.device,
+                     format_ns(static_cast<double>(g.duration_ns)).c_str(), profiler::idle_cause_name(g.cause),
+                     host.empty() ? "nothing recorded" : host.c_str());
 }
 
 // The canvas (one invisible button takes the mouse), the track labels' column and the plot.
@@ -723,6 +823,55 @@ void TracePanel::draw_hover_edge(const Canvas& c, const Hover& hover) const {
     if (hy < top || hy >= top + h) continue;
     const float ry = top + std::floor((hy - top) / c.row_h) * c.row_h + 1;
     c.dl->AddRect(ImVec2(x0, ry), ImVec2(x1, ry + c.row_h - 2), kHoverEdge, 0, 0, 1.5f);
+  }
+}
+
+float TracePanel::item_y(const Canvas& c, const profiler::TimelineItemRef& ref) const {
+  return track_top_[ref.track] + (static_cast<float>(ref.row) + 0.5f) * c.row_h;
+}
+
+// Launch -> kernel lines, from the API call's start to the GPU work's start.
+void TracePanel::draw_flows(const Canvas& c, const Hover& hover) const {
+  const auto& flows = timeline_.flows;
+  if (flows.empty() || track_top_.size() != timeline_.tracks.size()) return;
+  const double v0 = c.view_t0, v1 = c.view_t0 + c.view_w;
+  auto first = std::lower_bound(flows.begin(), flows.end(), v0 - c.view_w,
+                                [&](const profiler::TimelineFlow& f, double t) {
+                                  return timeline_.item(f.launch).t0 < t;
+                                });
+  auto last = std::upper_bound(first, flows.end(), v1, [&](double t, const profiler::TimelineFlow& f) {
+    return t < timeline_.item(f.launch).t0;
+  });
+  auto line = [&](const profiler::TimelineFlow& f, ImU32 color, float width) {
+    const ImVec2 a(c.x_of(timeline_.item(f.launch).t0), item_y(c, f.launch));
+    const ImVec2 b(c.x_of(timeline_.item(f.target).t0), item_y(c, f.target));
+    c.dl->AddLine(a, b, color, width);
+    c.dl->AddCircleFilled(b, 2.5f, color);
+  };
+  if (static_cast<size_t>(last - first) <= kMaxFlowsDrawn)
+    for (auto it = first; it != last; ++it) line(*it, kFlowColor, 1.0f);
+  if (!hover.item || hover.merged != 1 || !profiler::is_device_item(hover.item->kind)) return;
+  for (const profiler::TimelineFlow& f : flows)
+    if (&timeline_.item(f.launch) == hover.item || &timeline_.item(f.target) == hover.item) {
+      line(f, kFlowHovered, 2.0f);
+      break;
+    }
+}
+
+// An opened trace's longest idle gaps, as bands over its GPU's stream tracks.
+void TracePanel::draw_gaps(const Canvas& c) const {
+  if (gaps_.empty() || track_top_.size() != timeline_.tracks.size()) return;
+  for (size_t g = 0; g < gaps_.size(); ++g) {
+    const profiler::IdleGap& gap = gaps_[g];
+    const float x0 = c.x_of(static_cast<double>(gap.start_ns));
+    const float x1 = std::max(c.x_of(static_cast<double>(gap.start_ns + gap.duration_ns)), x0 + 1);
+    for (size_t t = 0; t < timeline_.tracks.size(); ++t) {
+      const profiler::TimelineTrack& track = timeline_.tracks[t];
+      if (track.kind != profiler::TrackKind::GpuStream || track.device != gap.device) continue;
+      const ImVec2 a(x0, track_top_[t]), b(x1, track_top_[t] + c.row_h);
+      c.dl->AddRectFilled(a, b, kGapFill);
+      if (static_cast<int64_t>(g) == gap_choice_) c.dl->AddRect(a, b, kGapSelected, 0, 0, 2.0f);
+    }
   }
 }
 

@@ -10,6 +10,10 @@
 //   run=median|all|<n>    which recorded run(s) to show (the view fits the new range)
 //   zoom=fit|<factor>     show the whole range, or zoom in (> 1) or out around the centre
 //   pan=<fraction>        move the view by a fraction of its width (0.25 right, -0.25 left)
+//   gap=<n>|none          with a GPU trace open: select its n-th longest GPU-idle gap (0 = the
+//                         longest) and show it with its surroundings
+// GPU tracks show each launch's flow to its kernel (all of them when few are in view, else the
+// hovered one's) and, for an opened trace, its longest idle gaps as orange bands.
 #include <imgui.h>
 #include <imgui_internal.h>  // ImRect
 
@@ -21,6 +25,7 @@
 #include "app/ui/panel.h"
 #include "app/ui/panel_switch.h"
 #include "app/workbench/run_result.h"
+#include "profiler/gpu_analysis.h"
 #include "profiler/timeline.h"
 
 namespace fusebox::ui {
@@ -52,7 +57,8 @@ struct TracePanel {
   };
 
   bool ensure_model(const Frame& frame);  // false (a note drawn) when there is nothing to draw
-  void rebuild(const workbench::RunResult& result);
+  const profiler::Recording* recording_of(const Frame& frame);  // null (a note drawn): none
+  void rebuild(const profiler::Recording& rec, const void* source, uint64_t sequence);
   const profiler::RunRange* shown_run() const;  // null with run=all or no runs
   void update_range();
   void clamp_view();
@@ -64,6 +70,7 @@ struct TracePanel {
   std::string set_pan(const std::string& value);
 
   void draw_header(const Frame& frame);
+  void draw_gap_header(const Frame& frame);
   Canvas layout_canvas();
   void handle_input(const Canvas& c);
   void reveal_selection();
@@ -75,16 +82,25 @@ struct TracePanel {
   double draw_counter(const Canvas& c, float y) const;  // the hovered value, or -1
   void draw_selection(const Canvas& c);
   void draw_hover_edge(const Canvas& c, const Hover& hover) const;
+  void draw_flows(const Canvas& c, const Hover& hover) const;
+  void draw_gaps(const Canvas& c) const;
+  std::string set_gap(const std::string& value);
+  float item_y(const Canvas& c, const profiler::TimelineItemRef& ref) const;  // row's middle
   void draw_tooltip(const Hover& hover, double counter_value) const;
   void handle_click(const Frame& frame, const Canvas& c, const Hover& hover) const;
   ImU32 color_of(const profiler::TimelineItem& it) const;
 
   // Built once per result.
-  const workbench::RunResult* built_for_ = nullptr;
+  const void* built_for_ = nullptr;  // the RunResult or OpenedTrace the timeline was built from
   uint64_t built_sequence_ = 0;
   const profiler::Recording* rec_ = nullptr;  // the drawn result's recording
   profiler::Timeline timeline_;
   std::vector<ImU32> node_color_;  // per node, by its op kind
+  // An opened trace's longest GPU-idle gaps (all devices, longest first; times relative to the
+  // timeline's base); empty for a live run. gap_choice_ indexes the selected one, or -1.
+  std::vector<profiler::IdleGap> gaps_;
+  int64_t gap_choice_ = -1;
+  bool pending_gap_view_ = false;  // from gap=<n>: the next draw shows that gap
 
   // The view.
   RunMode mode_ = RunMode::Median;

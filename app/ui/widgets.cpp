@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/workbench/opened_trace.h"
+
 namespace fusebox::ui {
 
 const char* panel_name(PanelId id) {
@@ -19,6 +21,13 @@ const char* panel_name(PanelId id) {
 }
 
 bool result_or_empty_state(const Frame& frame, const char* panel) {
+  if (frame.trace) {
+    ImGui::TextWrapped(
+        "%s: recorded trace, no graph. %s is a GPU trace (%s): the trace and ops panels show it. "
+        "Open a model (File > Open) to see its graph, arena and passes.",
+        panel, frame.trace->path.c_str(), frame.trace->report.format.c_str());
+    return false;
+  }
   const auto& snap = frame.snap;
   if (!snap.result) {
     if (snap.error) {

@@ -173,6 +173,32 @@ TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
   EXPECT_TRUE(t.op_items_of_node[2].empty());
 }
 
+// Each API call is tied to the GPU work of its correlation id; syncs, uncorrelated work (id 0)
+// and calls that launched nothing have no flow. Flows come by the launch's start.
+TEST(Timeline, FlowsTieEachLaunchToWhatItLaunched) {
+  Recording rec;
+  auto with = [](exec::DeviceActivity a, uint32_t corr) {
+    a.correlation_id = corr;
+    return a;
+  };
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 300, 320, 0, 42), 2));
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 100, 120, 0, 42), 1));
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 400, 420, 0, 42), 3));  // nothing launched
+  rec.device.push_back(with(activity(exec::ActivityKind::Kernel, 130, 200, 7), 1));
+  rec.device.push_back(with(activity(exec::ActivityKind::Memcpy, 330, 360, 9), 2));
+  rec.device.push_back(with(activity(exec::ActivityKind::Kernel, 500, 600, 7), 0));
+  rec.device.push_back(with(activity(exec::ActivityKind::Sync, 500, 600, -1), 1));
+  const Timeline t = build_timeline(rec);
+  ASSERT_EQ(t.flows.size(), 2u);
+  EXPECT_EQ(t.item(t.flows[0].launch).t0, 0);  // the call at 100, the base
+  EXPECT_EQ(t.item(t.flows[0].target).t0, 30);
+  EXPECT_EQ(t.item(t.flows[0].target).kind, TimelineItemKind::Kernel);
+  EXPECT_EQ(t.item(t.flows[1].launch).t0, 200);
+  EXPECT_EQ(t.item(t.flows[1].target).kind, TimelineItemKind::Memcpy);
+  EXPECT_EQ(t.tracks[t.flows[1].target.track].device, 0);
+  EXPECT_NE(timeline_text(t).find("2 flows"), std::string::npos);
+}
+
 TEST(Timeline, BusyTimeIsTheUnionOfOverlappingSpans) {
   const Timeline t = build_timeline(two_threads());
   // main: stage 0..100, runs 200..230, 300..310, 400..420; the ops lie inside the runs.

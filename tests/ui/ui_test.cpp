@@ -226,6 +226,34 @@ TEST_F(UiTest, ABadModelDroppedOnTheWindowKeepsTheLastGoodResultAndSaysWhy) {
   EXPECT_NE(app_->status.drawn_text.find("not_a_model.onnx"), std::string::npos) << app_->status.drawn_text;
 }
 
+// A real A100 trace opened in the window: the trace panel gets the host thread, the CUDA API
+// calls and the GPU streams with flows from launches to kernels; the op table the GPU analysis;
+// the panels that draw a graph say there is none. A gap can be picked; a failed open keeps the
+// trace; running the settings returns to the model.
+TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
+  start("mlp");
+  const std::string path = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/kineto_a100_alexnet.json.gz";
+  run("open=" + path);
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  EXPECT_GE(app_->trace.drawn.tracks, 4u) << "NVTX, the host thread, CUDA API, GPU streams";
+  EXPECT_GT(app_->trace.drawn.spans, 0u);
+  EXPECT_EQ(app_->graph.drawn.boxes, 0u) << "no graph for a trace";
+  EXPECT_GT(app_->ops.gpu.drawn.findings, 0u);
+  EXPECT_GT(app_->ops.gpu.drawn.kernel_rows, 10u);
+  EXPECT_EQ(app_->ops.gpu.drawn.copy_rows, 1u) << "HtoD pageable -> device";
+  EXPECT_NE(app_->status.drawn_text.find("79 kernels"), std::string::npos) << app_->status.drawn_text;
+  EXPECT_EQ(app_->command("trace.gap=0"), "");
+  EXPECT_NE(app_->command("trace.gap=99").find("valid: none, 0..9"), std::string::npos);
+  run("ops.group=node");
+  EXPECT_GT(app_->ops.gpu.drawn.kernel_rows, 0u);
+  EXPECT_NE(app_->command("open=" + fusebox::test::process_temp_dir() + "/missing.json.gz"), "");
+  EXPECT_NE(app_->opened_trace(), nullptr) << "a failed open keeps the trace on screen";
+  run("run");
+  EXPECT_EQ(app_->opened_trace(), nullptr) << "running the settings leaves the trace";
+  EXPECT_NE(app_->command("trace.gap=0"), "") << "no gaps without a trace";
+}
+
 TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
   start("mlp");
   const auto before = app_->settings();

@@ -1,0 +1,134 @@
+#include "app/ui/gpu_table.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "app/ui/widgets.h"
+
+namespace fusebox::ui {
+namespace {
+
+constexpr ImU32 kKernelColor = IM_COL32(80, 170, 110, 255);
+constexpr ImU32 kMemcpyColor = IM_COL32(90, 160, 240, 255);
+constexpr ImU32 kMemsetColor = IM_COL32(206, 192, 72, 255);
+constexpr ImU32 kIdleColor = IM_COL32(230, 140, 60, 255);
+
+// One device's window as a bar: the kinds' shares of the busy time, then idle.
+void device_bar(const profiler::DeviceSplit& d) {
+  if (d.window_ns <= 0) return;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = ImGui::GetFontSize() * 1.1f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Per-kind sums can exceed busy (streams overlap): scale them into the busy part.
+  const double kinds = static_cast<double>(d.kernel_ns + d.memcpy_ns + d.memset_ns);
+  const double busy_scale = kinds > 0 ? static_cast<double>(d.busy_ns) / kinds : 0;
+  struct Part {
+    double ns;
+    ImU32 color;
+  };
+  const Part parts[] = {{d.kernel_ns * busy_scale, kKernelColor},
+                        {d.memcpy_ns * busy_scale, kMemcpyColor},
+                        {d.memset_ns * busy_scale, kMemsetColor},
+                        {static_cast<double>(d.idle_ns), kIdleColor}};
+  float x = p.x;
+  for (const Part& part : parts) {
+    const float pw = static_cast<float>(w * std::clamp(part.ns / static_cast<double>(d.window_ns), 0.0, 1.0));
+    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + pw, p.y + h), part.color);
+    x += pw;
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "GPU %d over %s (first GPU work to last): kernels %s, copies %s, memsets %s (sums; "
+        "streams may overlap), busy %s, idle %s: host-bound %s, sync %s, copy wait %s, other %s",
+        d.device, format_ns(static_cast<double>(d.window_ns)).c_str(),
+        format_ns(static_cast<double>(d.kernel_ns)).c_str(), format_ns(static_cast<double>(d.memcpy_ns)).c_str(),
+        format_ns(static_cast<double>(d.memset_ns)).c_str(), format_ns(static_cast<double>(d.busy_ns)).c_str(),
+        format_ns(static_cast<double>(d.idle_ns)).c_str(), format_ns(static_cast<double>(d.idle_host_bound_ns)).c_str(),
+        format_ns(static_cast<double>(d.idle_sync_ns)).c_str(),
+        format_ns(static_cast<double>(d.idle_copy_wait_ns)).c_str(),
+        format_ns(static_cast<double>(d.idle_other_ns)).c_str());
+  ImGui::TextDisabled("GPU %d: %s window, idle %.0f%% (%s), %lld kernels on %lld stream%s", d.device,
+                      format_ns(static_cast<double>(d.window_ns)).c_str(), 100 * d.idle_fraction(),
+                      format_ns(static_cast<double>(d.idle_ns)).c_str(), static_cast<long long>(d.kernel_count),
+                      static_cast<long long>(d.streams), d.streams == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
+  drawn = {};
+  const profiler::GpuAnalysis& a = trace.analysis;
+  ImGui::TextUnformatted(trace.summary().c_str());
+  if (!a.has_gpu) {
+    ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
+    return;
+  }
+  for (const profiler::DeviceSplit& d : a.devices) device_bar(d);
+
+  if (ImGui::CollapsingHeader("findings, by time lost", ImGuiTreeNodeFlags_DefaultOpen)) {
+    for (const profiler::GpuFinding& f : a.findings) {
+      ImGui::Bullet();
+      ImGui::TextWrapped("%s", f.sentence.c_str());
+      ++drawn.findings;
+    }
+    if (a.findings.empty()) ImGui::TextDisabled("no findings");
+  }
+
+  if (ImGui::RadioButton("kernels by name", !by_launcher)) frame.command("ops.group=type");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("by launching host range", by_launcher)) frame.command("ops.group=node");
+  item_tooltip("The innermost host op or NVTX range on the launching thread around each launch call.");
+  const auto& groups = by_launcher ? a.kernels_by_launcher : a.kernels_by_name;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY;
+  const float table_h = std::max(ImGui::GetContentRegionAvail().y * 0.6f, ImGui::GetFontSize() * 6);
+  if (ImGui::BeginTable("gpu_kernels", 5, flags, ImVec2(0, table_h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn(by_launcher ? "launched by" : "kernel", ImGuiTableColumnFlags_WidthStretch);
+    for (const char* c : {"count", "total", "mean", "share"}) ImGui::TableSetupColumn(c, ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableHeadersRow();
+    for (const profiler::KernelGroup& g : groups) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(g.key.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", g.key.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(g.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_ns(static_cast<double>(g.total_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_ns(g.mean_ns).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f%%", 100 * g.share);
+      ++drawn.kernel_rows;
+    }
+    ImGui::EndTable();
+  }
+  if (!a.copies.empty() && ImGui::BeginTable("gpu_copies", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    for (const char* c : {"copy", "count", "bytes", "time", "GB/s"}) ImGui::TableSetupColumn(c);
+    ImGui::TableHeadersRow();
+    for (const profiler::CopyGroup& c : a.copies) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (c.pageable) ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+      ImGui::Text("%s %s -> %s%s", c.direction.c_str(), c.src.c_str(), c.dst.c_str(), c.pageable ? " (pageable)" : "");
+      if (c.pageable) ImGui::PopStyleColor();
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(c.count));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_bytes(static_cast<double>(c.bytes)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_ns(static_cast<double>(c.total_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", c.gbs);
+      ++drawn.copy_rows;
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace fusebox::ui

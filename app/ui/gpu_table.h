@@ -1,0 +1,24 @@
+#pragma once
+// The op table's view of an opened GPU trace (profiler/gpu_analysis.h): each GPU's time as one
+// bar (kernels, copies, memsets, idle), the findings ordered by the time they lose, then the
+// kernels grouped by name or by the host op / NVTX range that launched them, and the copies by
+// direction with their achieved GB/s, pageable ones marked.
+#include <cstddef>
+
+#include "app/ui/panel.h"
+#include "app/workbench/opened_trace.h"
+
+namespace fusebox::ui {
+
+struct GpuTable {
+  void draw(const Frame& frame, const workbench::OpenedTrace& trace);
+
+  bool by_launcher = false;  // kernels grouped by launching host span instead of by name
+  struct Drawn {
+    size_t findings = 0;
+    size_t kernel_rows = 0;
+    size_t copy_rows = 0;
+  } drawn;
+};
+
+}  // namespace fusebox::ui
