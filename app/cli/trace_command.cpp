@@ -6,10 +6,8 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/workbench/opened_trace.h"
 #include "profiler/exporters.h"
-#include "profiler/gpu_analysis.h"
-#include "profiler/timeline.h"
-#include "profiler/trace_import.h"
 
 namespace fusebox::cli {
 
@@ -24,12 +22,13 @@ struct TraceArgs {
 };
 
 void run_trace(const TraceArgs& a) {
-  profiler::ImportReport report;
-  const profiler::Recording r = profiler::import_trace(a.path, &report);
-  for (const std::string& w : report.warnings) std::cerr << "warning: " << a.path << ": " << w << "\n";
   profiler::GpuAnalysisOptions options;
   options.top_gaps = a.gaps;
-  const profiler::GpuAnalysis analysis = profiler::analyze_gpu(r, options);
+  const auto opened = workbench::open_trace(a.path, options);  // what the window opens, too
+  const profiler::ImportReport& report = opened->report;
+  const profiler::Recording& r = opened->recording;
+  const profiler::GpuAnalysis& analysis = opened->analysis;
+  for (const std::string& w : report.warnings) std::cerr << "warning: " << a.path << ": " << w << "\n";
   if (a.json) {
     nlohmann::json j = profiler::gpu_analysis_json(analysis);
     j["file"] = a.path;
