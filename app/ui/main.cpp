@@ -7,6 +7,7 @@
 //   fusebox-ui mlp --do "passes.fuse_patterns=off; select=Gemm_0; panel=arena"
 //   fusebox-ui transformer --screenshot view.png --frames 3
 //   fusebox-ui scenarios/interview.json          a scenario: the walkthrough plays its steps
+//   fusebox-ui trace.json.gz | report.sqlite     a GPU trace (PyTorch profiler, Nsight Systems)
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 
@@ -19,6 +20,7 @@
 #include "app/ui/window.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/report.h"
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/scenario.h"
 #include "core/base/error.h"
 #include "app/workbench/backends.h"
@@ -96,7 +98,8 @@ int main(int argc, char** argv) {
   CLI::App cli(
       "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "
       "threads, and watch the graph, the arena and the trace change, measured.\n"
-      "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it.\n"
+      "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or a "
+      "GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show it.\n"
       "Keys: space re-runs, ctrl+o opens a model or scenario, 1-7 focus graph, arena, trace, ops, "
       "compare, passes, walkthrough; esc clears the selection.");
   workbench::Settings defaults;
@@ -122,9 +125,22 @@ int main(int argc, char** argv) {
       throw Error("--size: expected WIDTHxHEIGHT between 320x240 and 16384x16384, got \"" + size + "\"");
     }
     workbench::Settings settings = flags.resolve();
-    // MODEL may be a scenario file: the window plays it (its settings replace the flags').
+    // MODEL may be a GPU trace another tool recorded: the window opens it (headless: its
+    // analysis, as `fusebox trace` prints it), or a scenario file: the window plays it (its
+    // settings replace the flags').
     std::string scenario;
-    if (settings.model.ends_with(".json")) {
+    const std::string& m = settings.model;
+    if (profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
+      const auto trace = workbench::open_trace(m);  // a bad file: exit 2 now, naming it
+      if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
+        std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
+                  << m << ": " << trace->summary() << "\n"
+                  << profiler::gpu_analysis_text(trace->analysis);
+        return 0;
+      }
+      script = "open=" + m + (script.empty() ? "" : "; " + script);
+      settings.model = workbench::Settings{}.model;
+    } else if (settings.model.ends_with(".json")) {
       scenario = settings.model;
       workbench::load_scenario(scenario);  // a bad file: exit 2 now, naming it
       settings.model = workbench::Settings{}.model;
