@@ -475,6 +475,21 @@ TEST(UiHeadless, WithoutADisplayItSaysSoAndPrintsTheReport) {
   EXPECT_NE(out.find("median"), std::string::npos) << "the run report follows: " << out;
 }
 
+// A GPU trace given as the argument without a display: its analysis, as `fusebox trace` prints it;
+// a missing one: exit 2 naming it.
+TEST(UiHeadless, ATraceWithoutADisplayPrintsItsAnalysis) {
+  int status = -1;
+  const std::string trace = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/kineto_inference_small.json.gz";
+  std::string out = run_without_display(trace, &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("no display"), std::string::npos) << out;
+  EXPECT_NE(out.find("4 kernels"), std::string::npos) << out;
+  EXPECT_NE(out.find("GPU time split"), std::string::npos) << out;
+  out = run_without_display("/nonexistent/run.sqlite", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("/nonexistent/run.sqlite"), std::string::npos) << out;
+}
+
 TEST(UiHeadless, AScreenshotWithoutADisplayExits2Saying) {
   int status = -1;
   const std::string out = run_without_display("mlp --screenshot /tmp/never.png", &status);
