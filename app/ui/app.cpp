@@ -53,6 +53,17 @@ App::App(const workbench::Settings& settings, workbench::Pipeline::RooflineSourc
 
 std::string App::enter_step(size_t step) {
   if (!walkthrough_) return "step: no scenario loaded (File > Open a scenario .json)";
+  if (walkthrough_->scenario().is_trace()) {
+    // Nothing to run: the step points into the trace (shown again if the settings were run).
+    walkthrough_->enter(step);
+    trace_ = walkthrough_->trace();
+    focus_ = PanelId::Walkthrough;
+    if (const PanelRow* row = panels_.find(walkthrough_->current().look_at.panel)) focus_ = row->id;
+    bring_tab_ = PanelId::Walkthrough;
+    look_at_pending_ = true;
+    look_at_gap_tries_ = 0;
+    return "";
+  }
   const workbench::Settings& next = walkthrough_->enter(step);
   const bool changed = !(next == settings_);
   settings_ = next;
@@ -66,6 +77,29 @@ std::string App::enter_step(size_t step) {
 
 void App::apply_look_at() {
   if (!look_at_pending_ || !walkthrough_) return;
+  if (walkthrough_->scenario().is_trace()) {
+    if (!trace_) return;
+    const workbench::LookAt& l = walkthrough_->current().look_at;
+    try {
+      workbench::validate_look_at(walkthrough_->scenario(), walkthrough_->step(), *trace_);
+    } catch (const Error& e) {
+      look_at_pending_ = false;
+      command_error_ = e.what();
+      return;
+    }
+    if (!l.group.empty() && look_at_gap_tries_ == 0) {
+      const std::string error = run_command(std::string("ops.group=") + (l.group == "name" ? "type" : "node"));
+      if (!error.empty()) command_error_ = error;
+    }
+    if (l.gap >= 0) {
+      // The trace panel lists the gaps once it has drawn the trace: wait a few frames for it.
+      const std::string error = run_command("trace.gap=" + std::to_string(l.gap));
+      if (!error.empty() && ++look_at_gap_tries_ < 5) return;
+      if (!error.empty()) command_error_ = error;
+    }
+    look_at_pending_ = false;
+    return;
+  }
   const auto result = runner_.result();
   if (!result || !(result->settings == settings_)) return;
   look_at_pending_ = false;
@@ -259,7 +293,17 @@ std::string App::unknown_command(const std::string& text) const {
 
 std::string App::open_scenario(const std::string& path) {
   if (path.empty()) return "scenario: give a scenario file (scenario=scenarios/interview.json)";
-  walkthrough_.emplace(std::make_shared<const workbench::Scenario>(workbench::load_scenario(path)));
+  auto scenario = std::make_shared<const workbench::Scenario>(workbench::load_scenario(path));
+  if (scenario->is_trace()) {
+    // A trace scenario opens its trace as open= does (a failed open keeps what was on screen),
+    // then plays over it: the one Walkthrough, holding the trace its checks read.
+    if (std::string error = open_trace(scenario->trace); !error.empty()) return error;
+    walkthrough_.emplace(std::move(scenario));
+    walkthrough_->attach(trace_);
+    bottom_split_ = std::min(bottom_split_, 0.45f);
+    return enter_step(0);
+  }
+  walkthrough_.emplace(std::move(scenario));
   // Room for the step's text and checks: the bottom-right grows, the trace gives a little.
   bottom_split_ = std::min(bottom_split_, 0.45f);
   trace_height_ = std::min(trace_height_, 0.2f);

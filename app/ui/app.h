@@ -173,6 +173,7 @@ class App {
   bool open_dialog_ = false, save_dialog_ = false;
   std::string open_path_, save_path_ = "my_scenario.json";
   bool look_at_pending_ = false;  // select what the step points at once its result is in
+  int look_at_gap_tries_ = 0;     // a trace step's gap: frames waited for the trace panel's gaps
   std::optional<PanelId> bring_tab_;  // a bottom-right tab to bring forward on the next frame
 
   // The splits, as fractions of the window (dragged with the mouse).

@@ -46,6 +46,8 @@ struct TracePanel {
     size_t tracks = 0;
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
+  // The opened trace's selected idle gap (trace.gap=N, 0 = the longest), or -1.
+  int64_t selected_gap() const { return gap_choice_; }
 
  private:
   enum class RunMode : uint8_t { Median, All, One };

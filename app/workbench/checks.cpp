@@ -33,7 +33,7 @@ std::string describe_step_ratio(const Check& c) {
 
 CheckResult node_count(const CheckInput& in) {
   const Check& c = in.check;
-  const auto n = static_cast<int64_t>(in.result.graph().nodes.size());
+  const auto n = static_cast<int64_t>(in.result->graph().nodes.size());
   const bool passed = (!c.equals || n == *c.equals) && (!c.at_most || n <= *c.at_most) &&
                       (!c.at_least || n >= *c.at_least);
   return {&c, passed, std::to_string(n) + " nodes"};
@@ -41,7 +41,7 @@ CheckResult node_count(const CheckInput& in) {
 
 CheckResult op_count(const CheckInput& in, bool present) {
   const Check& c = in.check;
-  const ir::Graph& g = in.result.graph();
+  const ir::Graph& g = in.result->graph();
   const auto n = std::count_if(g.nodes.begin(), g.nodes.end(),
                                [&](const ir::Node& x) { return x.op == c.op; });
   return {&c, present ? n > 0 : n == 0,
@@ -50,7 +50,7 @@ CheckResult op_count(const CheckInput& in, bool present) {
 
 CheckResult arena_within_bound(const CheckInput& in) {
   const Check& c = in.check;
-  const auto& plan = *in.result.plan;
+  const auto& plan = *in.result->plan;
   const bool passed =
       static_cast<double>(plan.arena_bytes) <= plan.lower_bound_bytes * (1 + c.percent / 100) + 0.5;
   return {&c, passed,
@@ -63,7 +63,7 @@ CheckResult arena_within_bound(const CheckInput& in) {
 CheckResult arena_at_most(const CheckInput& in) {
   const Check& c = in.check;
   const RunResult& other = in.earlier(c.step);
-  const double a = static_cast<double>(in.result.plan->arena_bytes),
+  const double a = static_cast<double>(in.result->plan->arena_bytes),
                b = static_cast<double>(other.plan->arena_bytes);
   return {&c, a <= c.ratio * b + 0.5,
           "arena " + format_bytes(a) + " vs " + format_bytes(b) + " at step " +
@@ -72,7 +72,7 @@ CheckResult arena_at_most(const CheckInput& in) {
 
 CheckResult pass_changed(const CheckInput& in) {
   const Check& c = in.check;
-  const auto* e = log_entry(in.result, c.pass);
+  const auto* e = log_entry(*in.result, c.pass);
   const bool changed = e && e->enabled && e->changed;
   return {&c, changed == c.changed,
           !e || !e->enabled ? c.pass + " is off"
@@ -84,7 +84,7 @@ CheckResult pass_changed(const CheckInput& in) {
 
 CheckResult outputs_match_previous(const CheckInput& in) {
   const Check& c = in.check;
-  const RunResult& r = in.result;
+  const RunResult& r = *in.result;
   const RunResult& prev = in.earlier(static_cast<int>(in.step) - 1);
   CheckResult out{&c, false, ""};
   if (prev.outputs.size() != r.outputs.size()) {
@@ -115,7 +115,7 @@ CheckResult outputs_match_previous(const CheckInput& in) {
 
 CheckResult faster_than(const CheckInput& in) {
   const Check& c = in.check;
-  const RunResult& r = in.result;
+  const RunResult& r = *in.result;
   const RunResult& other = in.earlier(c.step);
   const double speedup =
       r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
@@ -126,7 +126,7 @@ CheckResult faster_than(const CheckInput& in) {
 
 CheckResult op_bound(const CheckInput& in) {
   const Check& c = in.check;
-  const RunResult& r = in.result;
+  const RunResult& r = *in.result;
   CheckResult out{&c, false, ""};
   if (!r.analysis) {
     out.figures = "no recorded runs (profile_runs = 0)";
@@ -146,6 +146,137 @@ CheckResult op_bound(const CheckInput& in) {
   out.passed = got.rfind(c.bound, 0) == 0;
   out.figures = key + " is " + got + ": " + it->why;
   return out;
+}
+
+// --- Trace checks: over a trace scenario's GpuAnalysis ------------------------------------------
+
+const profiler::GpuAnalysis& analysis_of(const CheckInput& in) { return in.trace->analysis; }
+
+bool within(double got, double want, double tolerance) {
+  return std::fabs(got - want) <= tolerance * std::fabs(want) + 1e-9;
+}
+
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// Every device's listed gaps, longest first: the order trace.gap=N counts in (trace_panel.cpp).
+std::vector<profiler::IdleGap> sorted_gaps(const profiler::GpuAnalysis& a) {
+  std::vector<profiler::IdleGap> gaps;
+  for (const auto& d : a.devices) gaps.insert(gaps.end(), d.longest_gaps.begin(), d.longest_gaps.end());
+  std::stable_sort(gaps.begin(), gaps.end(),
+                   [](const auto& x, const auto& y) { return x.duration_ns > y.duration_ns; });
+  return gaps;
+}
+
+double device_sum(const profiler::GpuAnalysis& a, int64_t profiler::DeviceSplit::*field) {
+  double sum = 0;
+  for (const auto& d : a.devices) sum += static_cast<double>(d.*field);
+  return sum;
+}
+
+// trace_total's keys and how each is read, in the order the schema lists them.
+const std::vector<std::pair<std::string, std::function<double(const profiler::GpuAnalysis&)>>>& totals() {
+  using A = profiler::GpuAnalysis;
+  using D = profiler::DeviceSplit;
+  static const std::vector<std::pair<std::string, std::function<double(const A&)>>> t = {
+      {"device_count", [](const A& a) { return static_cast<double>(a.devices.size()); }},
+      {"kernel_count", [](const A& a) { return static_cast<double>(a.kernel_count); }},
+      {"kernel_ms", [](const A& a) { return ms(a.kernel_ns); }},
+      {"memcpy_count", [](const A& a) { return static_cast<double>(a.memcpy_count); }},
+      {"memcpy_ms", [](const A& a) { return ms(a.memcpy_ns); }},
+      {"memcpy_mb", [](const A& a) { return static_cast<double>(a.memcpy_bytes) / 1e6; }},
+      {"memset_count", [](const A& a) { return static_cast<double>(a.memset_count); }},
+      {"window_ms", [](const A& a) { return device_sum(a, &D::window_ns) / 1e6; }},
+      {"busy_ms", [](const A& a) { return device_sum(a, &D::busy_ns) / 1e6; }},
+      {"idle_ms", [](const A& a) { return device_sum(a, &D::idle_ns) / 1e6; }},
+      {"idle_percent",
+       [](const A& a) {
+         const double w = device_sum(a, &D::window_ns);
+         return w > 0 ? 100 * device_sum(a, &D::idle_ns) / w : 0;
+       }},
+      {"idle_host_bound_ms", [](const A& a) { return device_sum(a, &D::idle_host_bound_ns) / 1e6; }},
+      {"idle_sync_ms", [](const A& a) { return device_sum(a, &D::idle_sync_ns) / 1e6; }},
+      {"idle_copy_wait_ms", [](const A& a) { return device_sum(a, &D::idle_copy_wait_ns) / 1e6; }},
+      {"idle_other_ms", [](const A& a) { return device_sum(a, &D::idle_other_ns) / 1e6; }},
+      {"gap_count", [](const A& a) { return device_sum(a, &D::gap_count); }},
+      {"sync_count", [](const A& a) { return device_sum(a, &D::sync_count); }},
+      {"sync_ms", [](const A& a) { return device_sum(a, &D::sync_ns) / 1e6; }},
+      {"launch_bound", [](const A& a) { return static_cast<double>(a.launch.launch_bound); }},
+      {"launch_bound_lost_ms", [](const A& a) { return ms(a.launch.launch_bound_lost_ns); }},
+      {"launch_calls_ms", [](const A& a) { return ms(a.launch.launch_call_total_ns); }},
+      {"pageable_copy_count",
+       [](const A& a) {
+         double n = 0;
+         for (const auto& c : a.copies) n += c.pageable ? static_cast<double>(c.count) : 0;
+         return n;
+       }},
+      {"pageable_copy_ms",
+       [](const A& a) {
+         double t = 0;
+         for (const auto& c : a.copies) t += c.pageable ? ms(c.total_ns) : 0;
+         return t;
+       }},
+      {"graph_length",
+       [](const A& a) {
+         return a.graph_candidates.empty() ? 0.0 : static_cast<double>(a.graph_candidates[0].kernels.size());
+       }},
+      {"graph_repetitions",
+       [](const A& a) {
+         return a.graph_candidates.empty() ? 0.0 : static_cast<double>(a.graph_candidates[0].repetitions);
+       }},
+      {"graph_launch_ms",
+       [](const A& a) { return a.graph_candidates.empty() ? 0.0 : ms(a.graph_candidates[0].launch_ns); }},
+      {"graph_saving_ms",
+       [](const A& a) { return a.graph_candidates.empty() ? 0.0 : ms(a.graph_candidates[0].saving_ns); }},
+  };
+  return t;
+}
+
+CheckResult finding(const CheckInput& in) {
+  const Check& c = in.check;
+  const auto& findings = analysis_of(in).findings;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const profiler::GpuFinding& f = findings[i];
+    if (f.kind != c.finding) continue;
+    const auto rank = static_cast<int64_t>(i + 1);
+    const double lost = ms(f.time_lost_ns);
+    const bool passed = (!c.rank_at_most || rank <= *c.rank_at_most) &&
+                        (!c.time_lost_ms || within(lost, *c.time_lost_ms, c.tolerance));
+    return {&c, passed,
+            fmt("rank %.0f of %.0f, %.3f ms lost: ", static_cast<double>(rank),
+                static_cast<double>(findings.size()), lost) +
+                f.sentence};
+  }
+  return {&c, false,
+          "no " + c.finding + " finding (" + std::to_string(findings.size()) + " findings)"};
+}
+
+CheckResult trace_total(const CheckInput& in) {
+  const Check& c = in.check;
+  for (const auto& [key, read] : totals()) {
+    if (key != c.key) continue;
+    const double got = read(analysis_of(in));
+    return {&c, within(got, *c.value, c.tolerance),
+            c.key + fmt(" = %.6g (want %.6g within %g%%)", got, *c.value, c.tolerance * 100)};
+  }
+  return {&c, false, "no total " + c.key};
+}
+
+CheckResult gap(const CheckInput& in) {
+  const Check& c = in.check;
+  const auto gaps = sorted_gaps(analysis_of(in));
+  if (static_cast<size_t>(c.gap) >= gaps.size())
+    return {&c, false, "no gap " + std::to_string(c.gap) + " (" + std::to_string(gaps.size()) + " listed)"};
+  const profiler::IdleGap& g = gaps[c.gap];
+  const std::string cause = profiler::idle_cause_name(g.cause);
+  bool host_seen = c.host.empty();
+  std::string host;
+  for (const auto& h : g.host) {
+    host_seen |= h.name.find(c.host) != std::string::npos;
+    host += (host.empty() ? "" : ", ") + h.name + fmt(" %.3f ms", ms(h.overlap_ns));
+  }
+  return {&c, (c.cause.empty() || c.cause == cause) && host_seen,
+          fmt("gap %.0f: %.3f ms on GPU %.0f, ", c.gap, ms(g.duration_ns), g.device) + cause +
+              "; host: " + (host.empty() ? "nothing recorded" : host)};
 }
 
 std::string no_rule(const Check&, size_t) {
@@ -242,6 +373,47 @@ Registry<CheckKind> make_registry() {
                                   (c.node.empty() ? "" : param("node", c.node)) +
                                   param("bound", c.bound);
                          }});
+  // Trace checks: a trace scenario's (CheckKind::trace), over its OpenedTrace's GpuAnalysis.
+  // Structural: the trace does not change, so a figure holds or it does not.
+  CheckKind k;
+  k = {{"kind"},
+       {"rank_at_most", "time_lost_ms", "tolerance"},
+       false,
+       "the trace's GPU analysis has a finding of this kind (ranked at most rank_at_most, 1 = the "
+       "top; costing time_lost_ms within tolerance, relative)",
+       no_rule,
+       finding,
+       [](const Check& c) {
+         std::string s = param("kind", c.finding);
+         if (c.rank_at_most) s += param("rank_at_most", std::to_string(*c.rank_at_most));
+         if (c.time_lost_ms) s += param("time_lost_ms", fmt("%.10g", *c.time_lost_ms)) + param("tolerance", fmt("%g", c.tolerance));
+         return s;
+       },
+       true};
+  kinds.add("finding", k);
+  k = {{"key", "equals"},
+       {"tolerance"},
+       false,
+       "a total of the trace's GPU analysis equals this, within tolerance (relative)",
+       no_rule,
+       trace_total,
+       [](const Check& c) {
+         return param("key", c.key) + param("equals", fmt("%.10g", *c.value)) + param("tolerance", fmt("%g", c.tolerance));
+       },
+       true};
+  kinds.add("trace_total", k);
+  k = {{"gap"},
+       {"cause", "host"},
+       false,
+       "the n-th longest GPU-idle gap (0 = the longest) has this cause and this host activity",
+       no_rule,
+       gap,
+       [](const Check& c) {
+         return param("gap", std::to_string(c.gap)) + (c.cause.empty() ? "" : param("cause", c.cause)) +
+                (c.host.empty() ? "" : param("host", c.host));
+       },
+       true};
+  kinds.add("gap", k);
   return kinds;
 }
 
@@ -252,6 +424,21 @@ const RunResult& CheckInput::earlier(int s) const {
     throw Error(scenario.path + ": " + check.pointer + ": step " + std::to_string(s) +
                 " has no result");
   return *results[s];
+}
+
+const std::vector<std::string>& finding_kinds() {
+  static const std::vector<std::string> kinds = {"gpu_idle", "gpu_gaps", "pageable_copy", "memcpy_sync",
+                                                 "api_sync", "launch_bound", "cuda_graph"};
+  return kinds;
+}
+
+const std::vector<std::string>& trace_total_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [key, read] : totals()) k.push_back(key);
+    return k;
+  }();
+  return keys;
 }
 
 const Registry<CheckKind>& check_kinds_registry() {

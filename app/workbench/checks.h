@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/run_result.h"
 #include "app/workbench/scenario.h"
 #include "core/base/registry.h"
@@ -18,13 +19,15 @@
 namespace fusebox::workbench {
 
 // What one check's evaluation reads: the scenario (for errors naming its file), the check, the
-// step's result and those of the steps before it (null where a step did not run).
+// step's result and those of the steps before it (null where a step did not run). A trace check
+// (CheckKind::trace) reads the trace scenario's opened trace instead: `result` is null there.
 struct CheckInput {
   const Scenario& scenario;
   const Check& check;
-  const RunResult& result;
+  const RunResult* result;  // the step's; null for a trace check
   const std::vector<std::shared_ptr<const RunResult>>& results;
   size_t step = 0;
+  const OpenedTrace* trace = nullptr;  // a trace scenario's; null for a model check
   // The result of an earlier step, or fusebox::Error "<path>: <pointer>: step N has no result".
   const RunResult& earlier(int s) const;
 };
@@ -38,6 +41,7 @@ struct CheckKind {
   std::function<CheckResult(const CheckInput& in)> evaluate;
   // The parameters after the kind's name: " at_most=12".
   std::function<std::string(const Check& check)> describe;
+  bool trace = false;  // checks a trace scenario's GpuAnalysis, not a model run (see CheckInput)
 };
 
 // Every check kind, in the order the schema and the error messages list them.

@@ -1,6 +1,7 @@
 #include "app/workbench/scenario.h"
 
 #include "app/workbench/checks.h"
+#include "app/workbench/opened_trace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,7 +112,7 @@ std::string valid_op(const std::string& op, const Where& w) {
   w.fail("unknown op '" + op + "' (" + (guess.empty() ? "not an op fusebox knows" : "did you mean '" + guess + "'?") + ")");
 }
 
-Check parse_check(const json& j, const Where& w, size_t step_index) {
+Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_scenario) {
   if (!j.is_object()) w.fail("expected a check object {\"check\": \"node_count\", ...}, got " + shown(j));
   if (!j.contains("check")) w.fail("missing \"check\" (one of: " + join(check_kinds(), ", ") + ")");
   Check c;
@@ -121,6 +122,14 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
   if (!def) {
     w.at("check").fail("unknown check '" + c.kind + "' (" + suggest(c.kind, check_kinds()) + ")");
   }
+  if (def->trace != trace_scenario) {
+    std::vector<std::string> fitting;
+    for (const auto& name : check_kinds())
+      if (check_kinds_registry().get(name).trace == trace_scenario) fitting.push_back(name);
+    w.at("check").fail(c.kind + (def->trace ? " checks a recorded trace, and this scenario runs a model"
+                                            : " checks a model run, and this scenario replays a trace") +
+                       " (checks here: " + join(fitting, ", ") + ")");
+  }
   std::vector<std::string> keys = {"check"};
   keys.insert(keys.end(), def->required.begin(), def->required.end());
   keys.insert(keys.end(), def->optional.begin(), def->optional.end());
@@ -129,7 +138,8 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
     if (!j.contains(r)) w.fail(c.kind + " needs \"" + r + "\"");
   for (const auto& [key, v] : j.items()) {
     const Where at = w.at(key);
-    if (key == "equals") c.equals = get_int(v, at, 0, 1 << 30);
+    if (key == "equals" && def->trace) c.value = get_number(v, at, 0, 1e18);
+    else if (key == "equals") c.equals = get_int(v, at, 0, 1 << 30);
     else if (key == "at_most") c.at_most = get_int(v, at, 0, 1 << 30);
     else if (key == "at_least") c.at_least = get_int(v, at, 0, 1 << 30);
     else if (key == "op") c.op = valid_op(get_string(v, at), at);
@@ -149,6 +159,25 @@ Check parse_check(const json& j, const Where& w, size_t step_index) {
     } else if (key == "percent") c.percent = get_number(v, at, 0, 1e6);
     else if (key == "tolerance") c.tolerance = get_number(v, at, 0, 1);
     else if (key == "ratio") c.ratio = get_number(v, at, 0, 1e6);
+    else if (key == "kind") {
+      c.finding = get_string(v, at);
+      const auto& kinds = finding_kinds();
+      if (std::find(kinds.begin(), kinds.end(), c.finding) == kinds.end())
+        at.fail("unknown finding kind '" + c.finding + "' (" + suggest(c.finding, kinds) + ")");
+    } else if (key == "rank_at_most") c.rank_at_most = get_int(v, at, 1, 1000);
+    else if (key == "time_lost_ms") c.time_lost_ms = get_number(v, at, 0, 1e12);
+    else if (key == "key") {
+      c.key = get_string(v, at);
+      const auto& keys_ok = trace_total_keys();
+      if (std::find(keys_ok.begin(), keys_ok.end(), c.key) == keys_ok.end())
+        at.fail("unknown trace total '" + c.key + "' (" + suggest(c.key, keys_ok) + ")");
+    } else if (key == "gap") c.gap = static_cast<int>(get_int(v, at, 0, 1000));
+    else if (key == "cause") {
+      c.cause = get_string(v, at);
+      const std::vector<std::string> causes = {"host_bound", "sync", "copy_wait", "other"};
+      if (std::find(causes.begin(), causes.end(), c.cause) == causes.end())
+        at.fail("unknown idle cause '" + c.cause + "' (" + suggest(c.cause, causes) + ")");
+    } else if (key == "host") c.host = get_string(v, at);
     else if (key == "step") {
       c.step = static_cast<int>(get_int(v, at, 0, 1 << 20));
       if (static_cast<size_t>(c.step) >= step_index)
@@ -165,14 +194,28 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-CheckResult evaluate(const Scenario& sc, const Check& c, const RunResult& r,
-                     const std::vector<std::shared_ptr<const RunResult>>& results, size_t step) {
-  return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, r, results, step});
+CheckResult evaluate(const Scenario& sc, const Check& c,
+                     const std::vector<std::shared_ptr<const RunResult>>& results, size_t step,
+                     const OpenedTrace* trace) {
+  const std::string at = sc.path + ": " + c.pointer + ": ";
+  if (c.trace()) {
+    if (!trace) throw Error(at + "the trace is not open");
+    return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, nullptr, results, step, trace});
+  }
+  if (step >= results.size() || !results[step]) throw Error(at + "step " + std::to_string(step) + " has no result");
+  return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, results[step].get(), results, step, nullptr});
 }
+
+const std::vector<std::string> kTracePanels = {"trace", "ops"};
 
 }  // namespace
 
 std::vector<std::string> check_kinds() { return check_kinds_registry().names(); }
+
+bool Check::trace() const {
+  const CheckKind* k = check_kinds_registry().find(kind);
+  return k && k->trace;
+}
 
 bool Check::measured() const {
   const CheckKind* k = check_kinds_registry().find(kind);
@@ -186,24 +229,35 @@ std::string Check::describe() const {
 
 Scenario parse_scenario(const json& j, const std::string& path) {
   const Where top{path, ""};
-  check_keys(j, top, {"$schema", "name", "description", "model", "inputs", "settings", "steps"});
+  check_keys(j, top, {"$schema", "name", "description", "model", "trace", "inputs", "settings", "steps"});
   Scenario sc;
   sc.path = path;
   if (!j.contains("name")) top.fail("missing \"name\"");
-  if (!j.contains("model")) top.fail("missing \"model\" (a builtin model such as transformer, or an .onnx file)");
+  if (!j.contains("model") && !j.contains("trace"))
+    top.fail("missing \"model\" (a builtin model such as transformer, or an .onnx file) or \"trace\" (a recorded GPU trace: kineto .json[.gz] or nsys .sqlite)");
+  if (j.contains("model") && j.contains("trace"))
+    top.at("trace").fail("give either \"model\" or \"trace\", not both (a trace scenario runs no model)");
   sc.name = get_string(j["name"], top.at("name"));
   if (j.contains("description")) sc.description = get_string(j["description"], top.at("description"));
+  const bool is_trace = j.contains("trace");
+  if (is_trace) {
+    for (const char* k : {"inputs", "settings"})
+      if (j.contains(k)) top.at(k).fail(std::string("a trace scenario runs nothing, so it takes no ") + k);
+    sc.trace = resolve_file(get_string(j["trace"], top.at("trace")), path, top.at("trace"), false);
+  }
   json base = json::object();
-  base["model"] = j["model"];
-  if (j.contains("inputs")) base["inputs"] = j["inputs"];
-  // The model and inputs first, then the settings (which may not name them again).
-  apply_settings(sc.settings, base, top);
-  if (j.contains("settings")) {
-    const Where w = top.at("settings");
-    for (const char* k : {"model", "inputs"})
-      if (j["settings"].is_object() && j["settings"].contains(k))
-        w.at(k).fail(std::string("give the ") + k + " at the top level (/" + k + "), not in the settings");
-    apply_settings(sc.settings, j["settings"], w);
+  if (!is_trace) {
+    base["model"] = j["model"];
+    if (j.contains("inputs")) base["inputs"] = j["inputs"];
+    // The model and inputs first, then the settings (which may not name them again).
+    apply_settings(sc.settings, base, top);
+    if (j.contains("settings")) {
+      const Where w = top.at("settings");
+      for (const char* k : {"model", "inputs"})
+        if (j["settings"].is_object() && j["settings"].contains(k))
+          w.at(k).fail(std::string("give the ") + k + " at the top level (/" + k + "), not in the settings");
+      apply_settings(sc.settings, j["settings"], w);
+    }
   }
   Settings current = sc.settings;
   if (j.contains("steps")) {
@@ -219,13 +273,14 @@ Scenario parse_scenario(const json& j, const std::string& path) {
       step.title = get_string(js["title"], w.at("title"));
       if (js.contains("text")) step.text = get_string(js["text"], w.at("text"));
       if (js.contains("set")) {
+        if (is_trace) w.at("set").fail("a trace scenario's steps change no settings: there is nothing to run (look_at and checks only)");
         step.set = js["set"];
         apply_settings(current, js["set"], w.at("set"));
       }
       step.settings = current;
       if (js.contains("look_at")) {
         const Where wl = w.at("look_at");
-        check_keys(js["look_at"], wl, {"panel", "node", "op"});
+        check_keys(js["look_at"], wl, {"panel", "node", "op", "gap", "group"});
         const json& l = js["look_at"];
         if (l.contains("panel")) {
           step.look_at.panel = get_string(l["panel"], wl.at("panel"));
@@ -233,6 +288,19 @@ Scenario parse_scenario(const json& j, const std::string& path) {
             wl.at("panel").fail("unknown panel '" + step.look_at.panel + "' (" +
                                 suggest(step.look_at.panel, kPanels) + ")");
           }
+          if (is_trace && std::find(kTracePanels.begin(), kTracePanels.end(), step.look_at.panel) == kTracePanels.end())
+            wl.at("panel").fail("a recorded trace has no graph: look at the trace or ops panel, not " + step.look_at.panel);
+        }
+        for (const char* k : {"node", "op"})
+          if (is_trace && l.contains(k)) wl.at(k).fail(std::string("a recorded trace has no graph, so no ") + k + " to select (gap and group do)");
+        for (const char* k : {"gap", "group"})
+          if (!is_trace && l.contains(k)) wl.at(k).fail(std::string(k) + " is for a trace scenario (\"trace\": FILE): a model run's idle gaps are not analysed");
+        if (l.contains("gap")) step.look_at.gap = static_cast<int>(get_int(l["gap"], wl.at("gap"), 0, 1000));
+        if (l.contains("group")) {
+          step.look_at.group = get_string(l["group"], wl.at("group"));
+          const std::vector<std::string> groups = {"name", "launcher"};
+          if (std::find(groups.begin(), groups.end(), step.look_at.group) == groups.end())
+            wl.at("group").fail("unknown group '" + step.look_at.group + "' (" + suggest(step.look_at.group, groups) + ")");
         }
         if (l.contains("node")) step.look_at.node = get_string(l["node"], wl.at("node"));
         if (l.contains("op")) step.look_at.op = valid_op(get_string(l["op"], wl.at("op")), wl.at("op"));
@@ -240,7 +308,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
       if (js.contains("checks")) {
         const Where wc = w.at("checks");
         if (!js["checks"].is_array()) wc.fail("expected an array of checks, got " + shown(js["checks"]));
-        for (size_t k = 0; k < js["checks"].size(); ++k) step.checks.push_back(parse_check(js["checks"][k], wc.at(k), i));
+        for (size_t k = 0; k < js["checks"].size(); ++k) step.checks.push_back(parse_check(js["checks"][k], wc.at(k), i, is_trace));
       }
       sc.steps.push_back(std::move(step));
     }
@@ -280,17 +348,27 @@ void validate_look_at(const Scenario& scenario, size_t step, const RunResult& re
   }
 }
 
+void validate_look_at(const Scenario& scenario, size_t step, const OpenedTrace& trace) {
+  const LookAt& l = scenario.steps.at(step).look_at;
+  if (l.gap < 0) return;
+  size_t gaps = 0;
+  for (const auto& d : trace.analysis.devices) gaps += d.longest_gaps.size();
+  if (static_cast<size_t>(l.gap) >= gaps)
+    throw Error(scenario.path + ": /steps/" + std::to_string(step) + "/look_at/gap: no gap " + std::to_string(l.gap) +
+                " in " + trace.path + " (" + (gaps == 0 ? "it lists no idle gaps" : "valid: 0.." + std::to_string(gaps - 1)) + ")");
+}
+
 std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
-                                         const std::vector<std::shared_ptr<const RunResult>>& results) {
-  const RunResult& r = *results.at(step);
+                                         const std::vector<std::shared_ptr<const RunResult>>& results,
+                                         const OpenedTrace* trace) {
   std::vector<CheckResult> out;
-  for (const Check& c : scenario.steps.at(step).checks) out.push_back(evaluate(scenario, c, r, results, step));
+  for (const Check& c : scenario.steps.at(step).checks) out.push_back(evaluate(scenario, c, results, step, trace));
   return out;
 }
 
 CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
-                           const std::vector<std::shared_ptr<const RunResult>>& results) {
-  return evaluate(scenario, scenario.steps.at(step).checks.at(index), *results.at(step), results, step);
+                           const std::vector<std::shared_ptr<const RunResult>>& results, const OpenedTrace* trace) {
+  return evaluate(scenario, scenario.steps.at(step).checks.at(index), results, step, trace);
 }
 
 bool ScenarioRun::structural_ok() const {
@@ -313,10 +391,15 @@ std::string ScenarioRun::to_text() const {
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
     const ScenarioStep& def = scenario->steps[i];
-    out += fmt("\nstep %.0f: ", static_cast<double>(i)) + def.title + "\n  " + s.result->settings.label() +
-           fmt("\n  median %.1f us, %.0f nodes, arena ", s.result->latency.median_us,
-               static_cast<double>(s.result->graph().nodes.size())) +
-           format_bytes(static_cast<double>(s.result->plan->arena_bytes)) + "\n";
+    out += fmt("\nstep %.0f: ", static_cast<double>(i)) + def.title + "\n  ";
+    if (s.result) {
+      out += s.result->settings.label() +
+             fmt("\n  median %.1f us, %.0f nodes, arena ", s.result->latency.median_us,
+                 static_cast<double>(s.result->graph().nodes.size())) +
+             format_bytes(static_cast<double>(s.result->plan->arena_bytes)) + "\n";
+    } else {
+      out += (trace ? trace->summary() : std::string("recorded trace")) + "\n";
+    }
     for (const auto& c : s.checks) {
       char line[512];
       std::snprintf(line, sizeof line, "  %-4s %-8s %-52s %s\n", c.passed ? "ok" : "FAIL",
@@ -333,6 +416,7 @@ json ScenarioRun::to_json() const {
   json j;
   j["scenario"] = scenario->name;
   j["path"] = scenario->path;
+  if (trace) j["trace"] = trace->path;
   j["structural_ok"] = structural_ok();
   j["measured_ok"] = measured_ok();
   j["steps"] = json::array();
@@ -340,10 +424,14 @@ json ScenarioRun::to_json() const {
     const auto& s = steps[i];
     json js;
     js["title"] = scenario->steps[i].title;
-    js["settings"] = s.result->settings.label();
-    js["median_us"] = s.result->latency.median_us;
-    js["nodes"] = s.result->graph().nodes.size();
-    js["arena_bytes"] = s.result->plan->arena_bytes;
+    if (s.result) {
+      js["settings"] = s.result->settings.label();
+      js["median_us"] = s.result->latency.median_us;
+      js["nodes"] = s.result->graph().nodes.size();
+      js["arena_bytes"] = s.result->plan->arena_bytes;
+    } else if (trace) {
+      js["trace"] = trace->summary();
+    }
     js["checks"] = json::array();
     for (const auto& c : s.checks) {
       js["checks"].push_back({{"check", c.check->describe()}, {"pointer", c.check->pointer},

@@ -13,6 +13,14 @@
 // step by a ratio, an op's roofline class) are printed with their figures and fail a run only
 // when asked to (`fusebox check --strict`). Errors name the file, the JSON Pointer and the
 // closest valid name: "fusion.json: /steps/3/set/planner: unknown planner 'frist_fit' ...".
+//
+// A trace scenario names a recorded GPU trace instead of a model and runs nothing: its steps
+// look at the trace (panel trace or ops, an idle gap, a kernel grouping) and check its GPU
+// analysis with the trace check kinds (finding, trace_total, gap; structural):
+//
+//   {"name": "copies", "trace": "../tests/data/traces/nsys_a100_cloverleaf.sqlite",
+//    "steps": [{"title": "Syncs", "look_at": {"panel": "trace", "gap": 1},
+//               "checks": [{"check": "finding", "kind": "api_sync", "rank_at_most": 1}]}]}
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,15 +46,31 @@ struct Check {
   double tolerance = 1e-4;  // outputs_match_previous (relative to the largest |value|)
   double ratio = 1;         // faster_than, arena_at_most
   int step = -1;            // faster_than, arena_at_most: an earlier step, 0-based
+  // Trace checks (over a trace scenario's OpenedTrace::analysis):
+  std::string finding;                  // finding: a GpuFinding kind ("gpu_idle", ...)
+  std::optional<int64_t> rank_at_most;  // finding: its rank among the findings, 1 = the top
+  std::optional<double> time_lost_ms;   // finding: the time it costs, within tolerance
+  std::string key;                      // trace_total: the total (trace_total_keys())
+  std::optional<double> value;          // trace_total: "equals", within tolerance
+  int gap = -1;                         // gap: the n-th longest idle gap, 0 = the longest
+  std::string cause, host;              // gap: its idle cause; a host name active during it
+  bool trace() const;       // evaluated over a trace scenario's analysis, not a model run
   bool measured() const;    // faster_than and op_bound depend on timing
   std::string describe() const;  // "node_count at_most 12"
 };
 std::vector<std::string> check_kinds();
+// The kinds of GpuFinding a `finding` check can name, and the totals `trace_total` can check.
+const std::vector<std::string>& finding_kinds();
+const std::vector<std::string>& trace_total_keys();
 
 struct LookAt {
   std::string panel;  // "" or a panel name (graph, arena, trace, ops, compare, passes)
   std::string node;   // "" or a node of this step's graph
   std::string op;     // "" or an op type: its first node is selected
+  // A trace scenario's: the n-th longest GPU-idle gap selected in the trace panel (trace.gap=N,
+  // 0 = the longest; -1 none), and the op table's kernel grouping ("name" or "launcher").
+  int gap = -1;
+  std::string group;
 };
 
 struct ScenarioStep {
@@ -61,6 +85,10 @@ struct Scenario {
   std::string path;  // the file it came from ("" when built in memory)
   std::string name, description;
   Settings settings;  // before the first step; model and inputs resolved against the file's folder
+  // A trace scenario names a recorded GPU trace ("trace": FILE, relative to the file) instead of
+  // a model: its steps run nothing, they look at the trace and check its GPU analysis.
+  std::string trace;  // resolved against the file's folder; "" for a model scenario
+  bool is_trace() const { return !trace.empty(); }
   std::vector<ScenarioStep> steps;  // at least one: a file without steps gets one, "the settings"
 };
 
@@ -71,6 +99,8 @@ Scenario parse_scenario(const nlohmann::json& json, const std::string& path);
 // The current settings as a one-step scenario file's JSON (the UI's File > Save).
 nlohmann::json scenario_json(const std::string& name, const Settings& settings);
 
+struct OpenedTrace;
+
 struct CheckResult {
   const Check* check = nullptr;
   bool passed = false;
@@ -79,20 +109,26 @@ struct CheckResult {
 
 // The checks of step `step` over its result and the results of the steps before it (null where
 // a step did not run). Throws fusebox::Error for a check naming a node or op the graph lacks.
+// A trace scenario's checks read `trace` instead (its results are empty).
 std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
-                                         const std::vector<std::shared_ptr<const RunResult>>& results);
+                                         const std::vector<std::shared_ptr<const RunResult>>& results,
+                                         const OpenedTrace* trace = nullptr);
 // One of them: check `index` of step `step`.
 CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
-                           const std::vector<std::shared_ptr<const RunResult>>& results);
+                           const std::vector<std::shared_ptr<const RunResult>>& results,
+                           const OpenedTrace* trace = nullptr);
 // Checks a step's look_at against its result: a node the graph lacks throws, naming the path.
 void validate_look_at(const Scenario& scenario, size_t step, const RunResult& result);
+// The same for a trace scenario's step: a gap beyond the trace's listed gaps throws.
+void validate_look_at(const Scenario& scenario, size_t step, const OpenedTrace& trace);
 
 struct StepOutcome {
-  std::shared_ptr<const RunResult> result;
+  std::shared_ptr<const RunResult> result;  // null for a trace scenario's step
   std::vector<CheckResult> checks;
 };
 struct ScenarioRun {
   const Scenario* scenario = nullptr;
+  std::shared_ptr<const OpenedTrace> trace;  // a trace scenario's, opened once
   std::vector<StepOutcome> steps;
   bool structural_ok() const;  // every structural check passed
   bool measured_ok() const;    // every measured check passed

@@ -23,6 +23,7 @@ const Settings& Walkthrough::enter(size_t n) {
 }
 
 bool Walkthrough::observe(const std::shared_ptr<const RunResult>& result) {
+  if (scenario_->is_trace()) return false;  // a trace scenario runs nothing
   if (!result || !result->measured() || !(result->settings == current().settings)) return false;
   results_[step_] = result;
   return true;
@@ -40,6 +41,12 @@ std::vector<std::shared_ptr<const RunResult>> Walkthrough::results_through(size_
 }
 
 StepOutcome Walkthrough::outcome() const {
+  if (scenario_->is_trace()) {
+    if (!trace_)
+      throw Error(scenario_->path + ": /trace: the trace " + scenario_->trace + " is not open");
+    validate_look_at(*scenario_, step_, *trace_);
+    return {nullptr, evaluate_checks(*scenario_, step_, {}, trace_.get())};
+  }
   const auto results = results_through(step_);
   if (!results[step_])
     throw Error(scenario_->path + ": /steps/" + std::to_string(step_) + ": step " +
@@ -51,16 +58,19 @@ StepOutcome Walkthrough::outcome() const {
 const Walkthrough::LiveChecks& Walkthrough::live_checks() const {
   const size_t n = current().checks.size();
   auto inputs = results_through(step_);
-  if (live_valid_ && live_step_ == step_ && live_inputs_ == inputs) return live_;
+  if (live_valid_ && live_step_ == step_ && live_inputs_ == inputs && live_trace_ == trace_.get())
+    return live_;
   live_valid_ = true;
   live_step_ = step_;
   live_inputs_ = std::move(inputs);
+  live_trace_ = trace_.get();
   live_ = LiveChecks{std::vector<LiveCheck>(n), ""};
-  if (!live_inputs_[step_]) return live_;  // this step has not run yet: every check pending
+  // This step has not run yet (a trace scenario's trace is not open): every check pending.
+  if (!has_result(step_)) return live_;
   // One check at a time, so a check whose earlier step has not run yet does not hide the others.
   for (size_t k = 0; k < n; ++k) {
     try {
-      const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_);
+      const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_, trace_.get());
       live_.checks[k] = {out.passed ? 1 : 0, out.figures};
     } catch (const Error& e) {
       live_.checks[k].figures = e.what();
@@ -73,6 +83,21 @@ const Walkthrough::LiveChecks& Walkthrough::live_checks() const {
 ScenarioRun Walkthrough::play(Pipeline& pipeline) {
   ScenarioRun run;
   run.scenario = scenario_.get();
+  if (scenario_->is_trace()) {
+    if (!trace_) {  // once, for every step
+      try {
+        attach(open_trace(scenario_->trace));
+      } catch (const Error& e) {
+        throw Error(scenario_->path + ": /trace: " + e.what());
+      }
+    }
+    run.trace = trace_;
+    for (size_t i = 0; i < steps(); ++i) {
+      enter(i);
+      run.steps.push_back(outcome());
+    }
+    return run;
+  }
   for (size_t i = 0; i < steps(); ++i) {
     const Settings& settings = enter(i);
     try {

@@ -10,12 +10,17 @@
 //   pipeline.run(walk.enter(2));        // throws "step: no step 9 (...)" for a step it lacks
 //   walk.observe(result);               // kept when it ran step 2's settings and was measured
 //   for (const auto& c : walk.live_checks().checks) ...
+//
+// A trace scenario ("trace": FILE) runs nothing: its player holds the trace, opened once
+// (attach(), or play() opens it through workbench::open_trace), and every step's checks read its
+// GPU analysis; entering a step only changes which look_at and checks are current.
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/run_result.h"
 #include "app/workbench/scenario.h"
@@ -42,7 +47,13 @@ class Walkthrough {
   bool observe(const std::shared_ptr<const RunResult>& result);
   // Records `result` as the current step's, whatever it ran (a player that ran it itself).
   void record(std::shared_ptr<const RunResult> result);
-  bool has_result(size_t step) const { return results_.count(step) != 0; }
+  // A trace scenario's step "has run" once its trace is attached.
+  bool has_result(size_t step) const {
+    return scenario_->is_trace() ? trace_ != nullptr : results_.count(step) != 0;
+  }
+  // A trace scenario's trace, opened by the caller (the window's App::open_trace) or by play().
+  void attach(std::shared_ptr<const OpenedTrace> trace) { trace_ = std::move(trace); }
+  const std::shared_ptr<const OpenedTrace>& trace() const { return trace_; }
   // The results of steps 0..step, null where a step has not run.
   std::vector<std::shared_ptr<const RunResult>> results_through(size_t step) const;
 
@@ -65,17 +76,20 @@ class Walkthrough {
 
   // Plays every step from the first: enter, run on `pipeline` (stages shared between steps, as
   // the UI shares them), record, check. Throws fusebox::Error naming the step for a step that
-  // cannot run, and as outcome() does.
+  // cannot run, and as outcome() does. A trace scenario opens its trace once (unless attached)
+  // and checks every step over it; `pipeline` runs nothing.
   ScenarioRun play(Pipeline& pipeline);
 
  private:
   std::shared_ptr<const Scenario> scenario_;
   size_t step_ = 0;
   std::map<size_t, std::shared_ptr<const RunResult>> results_;  // by step
+  std::shared_ptr<const OpenedTrace> trace_;                     // a trace scenario's
 
   // live_checks()'s cache: what it was evaluated over, and what it found.
   mutable size_t live_step_ = 0;
   mutable std::vector<std::shared_ptr<const RunResult>> live_inputs_;
+  mutable const OpenedTrace* live_trace_ = nullptr;
   mutable LiveChecks live_;
   mutable bool live_valid_ = false;
 };

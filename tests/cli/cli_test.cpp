@@ -256,4 +256,33 @@ TEST(Cli, DecoderExportsFuseToAttentionWithItsMask) {
   }
 }
 
+// `fusebox check` plays a trace scenario: the trace opened once, each step's checks over its GPU
+// analysis, the same text and JSON as a model scenario's; a check that does not hold exits 1.
+TEST(Cli, CheckPlaysATraceScenario) {
+  const std::string shipped = std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/gpu_copies_and_syncs.json";
+  Result r = run_cli("check " + shipped);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("nsys trace"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok   exact    finding kind=api_sync"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("structural checks: all hold"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(run_cli("check " + shipped + " --json").out);
+  EXPECT_EQ(j.at(0).at("structural_ok"), true);
+  EXPECT_EQ(j.at(0).at("steps").size(), 5u);
+
+  const std::string failing = write_temp("fusebox_trace_scenario", R"({"name": "f", "trace": ")" + std::string(FUSEBOX_SOURCE_DIR) +
+      R"(/tests/data/traces/kineto_inference_small.json.gz", "steps": [{"title": "a", "checks": [
+        {"check": "trace_total", "key": "kernel_count", "equals": 4, "tolerance": 0},
+        {"check": "trace_total", "key": "kernel_count", "equals": 5, "tolerance": 0}]}]})");
+  r = run_cli("check " + failing);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL exact    trace_total key=kernel_count equals=5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel_count = 4"), std::string::npos) << r.out;
+
+  const std::string bad = write_temp("fusebox_bad_trace_scenario", R"({"name": "b", "trace": ")" + std::string(FUSEBOX_SOURCE_DIR) +
+      R"(/tests/data/traces/kineto_inference_small.json.gz", "steps": [{"title": "a", "set": {"iters": 2}}]})");
+  r = run_cli("check " + bad);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/steps/0/set: a trace scenario"), std::string::npos) << r.out;
+}
+
 }  // namespace

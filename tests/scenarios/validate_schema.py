@@ -46,7 +46,32 @@ def main() -> int:
         if validator.is_valid(doc):
             print(f"schema accepts a scenario with {what}")
             failures += 1
-    print(f"{len(files)} scenarios, {len(bad)} spoiled copies: {'ok' if not failures else 'FAILED'}")
+    # A trace scenario ("trace" instead of "model") spoiled the ways only it can be.
+    trace_base = next(json.loads(p.read_text()) for p in files if "trace" in json.loads(p.read_text()))
+    bad_trace = {
+        "both model and trace": lambda s: s.update(model="mlp"),
+        "settings in a trace scenario": lambda s: s.update(settings={"iters": 2}),
+        "set in a trace step": lambda s: s["steps"][0].update(set={"iters": 2}),
+        "a model check in a trace scenario": lambda s: s["steps"][0]["checks"].append({"check": "node_count", "equals": 1}),
+        "unknown finding kind": lambda s: s["steps"][0]["checks"].append({"check": "finding", "kind": "gpu_idel"}),
+        "unknown trace total": lambda s: s["steps"][0]["checks"].append({"check": "trace_total", "key": "kernels", "equals": 1}),
+        "a graph panel for a trace": lambda s: s["steps"][0].update(look_at={"panel": "graph"}),
+        "unknown group": lambda s: s["steps"][0].update(look_at={"group": "launchr"}),
+    }
+    for what, spoil in bad_trace.items():
+        doc = copy.deepcopy(trace_base)
+        doc["steps"][0].setdefault("checks", [])
+        spoil(doc)
+        if validator.is_valid(doc):
+            print(f"schema accepts a trace scenario with {what}")
+            failures += 1
+    model_gap = copy.deepcopy(base)
+    model_gap["steps"][0]["look_at"] = {"gap": 0}
+    if validator.is_valid(model_gap):
+        print("schema accepts a model scenario with a look_at gap")
+        failures += 1
+    bad.update(bad_trace)
+    print(f"{len(files)} scenarios, {len(bad) + 1} spoiled copies: {'ok' if not failures else 'FAILED'}")
     return 1 if failures else 0
 
 

@@ -358,6 +358,46 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
   EXPECT_NE(app_->command("step=7").find("no step 7"), std::string::npos);
 }
 
+// A trace scenario (scenarios/gpu_host_bound.json, AlexNet's kineto trace) opens its trace and
+// plays in the walkthrough: nothing runs, each step points at a panel, an idle gap or a kernel
+// grouping, and its checks over the trace's analysis are drawn live.
+TEST_F(UiTest, ATraceScenarioOpensItsTraceAndStepsThroughIt) {
+  start("mlp");
+  const auto before = app_->runner().result();
+  run("scenario=" + std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/gpu_host_bound.json");
+  ASSERT_TRUE(app_->playing()) << app_->last_command_error();
+  ASSERT_NE(app_->opened_trace(), nullptr);
+  EXPECT_EQ(app_->playing()->trace().get(), app_->opened_trace()) << "one trace, opened once";
+  EXPECT_EQ(app_->playing()->step(), 0u);
+  EXPECT_EQ(app_->focus(), PanelId::Trace);
+  EXPECT_EQ(app_->runner().result(), before) << "a trace scenario runs nothing";
+  EXPECT_GT(app_->trace.drawn.spans, 0u);
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 5u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 5u) << app_->walkthrough.drawn.error;
+  EXPECT_EQ(app_->walkthrough.drawn.pending, 0u);
+
+  run("step=2");
+  EXPECT_EQ(app_->playing()->step(), 2u);
+  EXPECT_EQ(app_->trace.selected_gap(), 1) << "look_at gap 1: the second longest";
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 2u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 2u) << app_->walkthrough.drawn.error;
+
+  run("step=3");
+  EXPECT_EQ(app_->focus(), PanelId::Ops);
+  EXPECT_TRUE(app_->ops.gpu.by_launcher) << "look_at group launcher: ops.group=node";
+  EXPECT_EQ(app_->walkthrough.drawn.passed, app_->walkthrough.drawn.checks);
+  run("step=4");
+  EXPECT_FALSE(app_->ops.gpu.by_launcher) << "group name: ops.group=type";
+  EXPECT_NE(app_->command("step=5").find("no step 5"), std::string::npos);
+
+  // Running the settings leaves the trace; stepping again shows it again.
+  run("run");
+  EXPECT_EQ(app_->opened_trace(), nullptr);
+  run("step=1");
+  EXPECT_NE(app_->opened_trace(), nullptr);
+  EXPECT_EQ(app_->trace.selected_gap(), 0);
+}
+
 TEST_F(UiTest, SaveWritesTheSettingsAsAScenarioThatLoadsBack) {
   start("mlp");
   run("planner=first_fit; threads=2");

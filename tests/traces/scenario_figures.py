@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The figures the trace scenarios (scenarios/*.json with "trace") check, computed independently
+of fusebox with Python's standard library straight from each trace file, and compared with the
+figures the scenarios state. Usage: scenario_figures.py SCENARIO_DIR [--print]
+
+Per trace: kernel, copy and sync counts and times (trace_totals.py's reading), idle = window minus
+the union of GPU work per device, pageable copies (nsys srcKind/dstKind 0, kineto names
+"Pageable"), synchronous memcpy calls (runtime calls named *Memcpy* without Async), idle gaps (the
+holes in the union, longest first) with the runtime calls overlapping them, kernels shorter than
+their launch call (joined by correlation id), and for the CUDA graph candidate the sequence's
+back-to-back repetitions (each call starting at most 20 us after the previous one ended, counted
+greedily). A scenario's trace_total, finding time_lost_ms and gap host checks must agree within
+the scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
+import collections
+import gzip
+import json
+import pathlib
+import sqlite3
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import trace_totals as tt  # noqa: E402
+
+
+def gaps_of(items):
+    by_device = collections.defaultdict(list)
+    for kind, device, s, e, _ in items:
+        if kind != "sync":
+            by_device[device].append((s, e))
+    gaps = []
+    for iv in by_device.values():
+        iv.sort()
+        cur = iv[0][1]
+        for s, e in iv[1:]:
+            if s > cur:
+                gaps.append((s - cur, cur, s))
+            cur = max(cur, e)
+    return sorted(gaps, reverse=True), by_device
+
+
+def common(items):
+    t = tt.totals(items)
+    gaps, by_device = gaps_of(items)
+    window = sum(max(e for _, e in iv) - min(s for s, _ in iv) for iv in by_device.values())
+    f = {"kernel_count": t["kernel_count"], "kernel_ms": t["kernel_ns"] / 1e6,
+         "memcpy_count": t["memcpy_count"], "memcpy_ms": t["memcpy_ns"] / 1e6,
+         "memcpy_mb": t["memcpy_bytes"] / 1e6, "idle_ms": t["idle_ns"] / 1e6,
+         "idle_percent": 100 * t["idle_ns"] / window}
+    syncs = [(s, e) for kind, _, s, e, _ in items if kind == "sync"]
+    f["sync_count"] = len(syncs)
+    f["sync_ms"] = sum(e - s for s, e in syncs) / 1e6
+    findings = {"gpu_idle": f["idle_ms"], "gpu_gaps": sum(g[0] for g in gaps if g[0] > 1e6) / 1e6}
+    return f, findings, gaps
+
+
+def host_names(gap, calls):
+    """Runtime call names overlapping a gap: calls = [(start, end, name)]."""
+    return {name for s, e, name in calls if min(e, gap[2]) > max(s, gap[1])}
+
+
+def kineto(path):
+    raw = pathlib.Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    f, findings, gaps = common(tt.kineto_items(path))
+    copies = [e for e in events if e.get("cat") in ("gpu_memcpy", "Memcpy") and e.get("ph") == "X"]
+    pageable = [e for e in copies if "Pageable" in e.get("name", "")]
+    f["pageable_copy_count"] = len(pageable)
+    f["pageable_copy_ms"] = sum(tt.ns(e["dur"]) for e in pageable) / 1e6
+    findings["pageable_copy"] = f["pageable_copy_ms"]
+    calls = [(tt.ns(e["ts"]), tt.ns(e["ts"]) + tt.ns(e["dur"]), e["name"]) for e in events
+             if e.get("cat") == "cuda_runtime" and e.get("ph") == "X"]
+    return f, findings, [host_names(g, calls) for g in gaps[:10]]
+
+
+def nsys(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    names = dict(db.execute("SELECT id, value FROM StringIds"))
+    f, findings, gaps = common(tt.nsys_items(path))
+    copies = list(db.execute("SELECT start, end, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"))
+    pageable = [c for c in copies if c[2] == 0 or c[3] == 0]  # ENUM_CUDA_MEM_KIND 0 = pageable
+    f["pageable_copy_count"] = len(pageable)
+    f["pageable_copy_ms"] = sum(e - s for s, e, *_ in pageable) / 1e6
+    findings["pageable_copy"] = f["pageable_copy_ms"]
+    findings["api_sync"] = f["sync_ms"]
+    runtime = list(db.execute("SELECT start, end, nameId, correlationId, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME"))
+    findings["memcpy_sync"] = sum(e - s for s, e, n, *_ in runtime
+                                  if "Memcpy" in names[n] and "Async" not in names[n]) / 1e6
+    call_ns = {c: e - s for s, e, _, c, _ in runtime}
+    kernels = list(db.execute("SELECT start, end, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL"))
+    f["launch_bound"] = sum(1 for s, e, c, _ in kernels if c in call_ns and e - s < call_ns[c])
+    # The update_halo sequence (lambda instances 13..16), launched back to back.
+    kernel_name = {c: names[n] for _, _, c, n in kernels}
+    launches = collections.defaultdict(list)
+    for s, e, n, c, tid in runtime:
+        if c in kernel_name and "Launch" in names[n]:
+            launches[tid].append((s, e, kernel_name[c]))
+    best = (0, 0, 0)
+    for calls in launches.values():
+        calls.sort()
+        seq = [n for n in (f"(instance {k})]" for k in range(13, 17))]
+        i, reps, launch_ns = 0, 0, 0
+        while i + 4 <= len(calls):
+            w = calls[i:i + 4]
+            if all("update_halo" in w[k][2] and seq[k] in w[k][2] for k in range(4)) and \
+                    all(w[k + 1][0] - w[k][1] <= 20000 for k in range(3)):
+                reps, launch_ns, i = reps + 1, launch_ns + sum(e - s for s, e, _ in w), i + 4
+            else:
+                i += 1
+        best = max(best, (reps, 4, launch_ns))
+    f["graph_repetitions"], f["graph_length"], f["graph_launch_ms"] = best[0], best[1], best[2] / 1e6
+    calls = [(s, e, names[n]) for s, e, n, *_ in runtime]
+    return f, findings, [host_names(g, calls) for g in gaps[:10]]
+
+
+def main():
+    folder = pathlib.Path(sys.argv[1])
+    cache, bad, checked = {}, [], 0
+    for path in sorted(folder.glob("*.json")):
+        sc = json.loads(path.read_text())
+        if not isinstance(sc, dict) or "trace" not in sc:
+            continue
+        trace = (path.parent / sc["trace"]).resolve()
+        if trace not in cache:
+            with open(trace, "rb") as fh:
+                is_sqlite = fh.read(16) == b"SQLite format 3\x00"
+            cache[trace] = nsys(str(trace)) if is_sqlite else kineto(str(trace))
+            if "--print" in sys.argv:
+                print(trace.name, json.dumps(cache[trace][:2], indent=1))
+        figures, findings, gap_hosts = cache[trace]
+        for i, step in enumerate(sc["steps"]):
+            for k, c in enumerate(step.get("checks", [])):
+                where = f"{path.name}: /steps/{i}/checks/{k}"
+                tol = c.get("tolerance", 1e-4)
+                if c["check"] == "trace_total" and c["key"] in figures:
+                    got, want = figures[c["key"]], c["equals"]
+                elif c["check"] == "finding" and "time_lost_ms" in c and c["kind"] in findings:
+                    got, want = findings[c["kind"]], c["time_lost_ms"]
+                elif c["check"] == "gap" and "host" in c:
+                    checked += 1
+                    if not any(c["host"] in n for n in gap_hosts[c["gap"]]):
+                        bad.append(f"{where}: gap {c['gap']}: no runtime call named *{c['host']}* overlaps it")
+                    continue
+                else:
+                    continue
+                checked += 1
+                if abs(got - want) > tol * abs(want) + 1e-9:
+                    bad.append(f"{where}: {c['check']} {c.get('key', c.get('kind'))}: python {got:.6g}, the scenario says {want}")
+    for line in bad:
+        print(line, file=sys.stderr)
+    print(f"{checked} scenario figures computed from the traces here, {checked - len(bad)} agree")
+    return 1 if bad or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

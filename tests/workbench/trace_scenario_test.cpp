@@ -1,0 +1,156 @@
+// Trace scenarios ("trace": FILE instead of "model"): parsing errors that name the JSON Pointer,
+// the trace check kinds (finding, trace_total, gap) passing and failing on a real A100 trace, and
+// the one Walkthrough playing them. The figures checked here come from Python's reading of the
+// file (the scenarios' descriptions say how), not from the code under test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/workbench/checks.h"
+#include "app/workbench/opened_trace.h"
+#include "app/workbench/scenario.h"
+#include "app/workbench/walkthrough.h"
+#include "core/base/error.h"
+#include "tests/support/temp_dir.h"
+#include "tests/workbench/workbench_test_util.h"
+
+namespace fusebox::workbench {
+namespace {
+
+const std::string kTraces = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/";
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = fusebox::test::process_temp_dir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A trace scenario over CloverLeaf's nsys trace with `steps` (a JSON array), written next to
+// nothing: the trace is named by its absolute path.
+std::string clover(const std::string& steps) {
+  return R"({"name": "t", "trace": ")" + kTraces + R"(nsys_a100_cloverleaf.sqlite", "steps": )" + steps + "}";
+}
+
+std::string error_of(const std::string& text) {
+  test::register_cpu();
+  try {
+    load_scenario(write("bad_trace_scenario.json", text));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TraceScenario, ParsingErrorsNameThePointer) {
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_trace_scenario.json: ";
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "trace": "a.sqlite"})"),
+            p + "/trace: give either \"model\" or \"trace\", not both (a trace scenario runs no model)");
+  EXPECT_EQ(error_of(R"({"name": "x"})").rfind(p + "missing \"model\"", 0), 0u) << error_of(R"({"name": "x"})");
+  EXPECT_NE(error_of(R"({"name": "x"})").find("or \"trace\""), std::string::npos);
+  EXPECT_EQ(error_of(R"({"name": "x", "trace": "nope.sqlite"})").rfind(p + "/trace: no such file 'nope.sqlite'", 0), 0u);
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "set": {"iters": 2}}])")),
+            p + "/steps/0/set: a trace scenario's steps change no settings: there is nothing to run (look_at and checks only)");
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "node_count", "equals": 3}]}])")),
+            p + "/steps/0/checks/0/check: node_count checks a model run, and this scenario replays a trace "
+                "(checks here: finding, trace_total, gap)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "finding", "kind": "gpu_idle"}]}]})")
+                .find(p + "/steps/0/checks/0/check: finding checks a recorded trace, and this scenario runs a model"),
+            0u);
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "finding", "kind": "gpu_idel"}]}])")),
+            p + "/steps/0/checks/0/kind: unknown finding kind 'gpu_idel' (did you mean 'gpu_idle'?)");
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "trace_total", "key": "kernel_cuont", "equals": 1}]}])")),
+            p + "/steps/0/checks/0/key: unknown trace total 'kernel_cuont' (did you mean 'kernel_count'?)");
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "trace_total", "key": "kernel_count"}]}])")),
+            p + "/steps/0/checks/0: trace_total needs \"equals\"");
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "look_at": {"panel": "graph"}}])")),
+            p + "/steps/0/look_at/panel: a recorded trace has no graph: look at the trace or ops panel, not graph");
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "look_at": {"group": "launchr"}}])")),
+            p + "/steps/0/look_at/group: unknown group 'launchr' (did you mean 'launcher'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "look_at": {"gap": 1}}]})").rfind(
+                p + "/steps/0/look_at/gap: gap is for a trace scenario", 0),
+            0u);
+  EXPECT_EQ(error_of(R"({"name": "x", "trace": "a.sqlite", "settings": {"iters": 2}})"),
+            p + "/settings: a trace scenario runs nothing, so it takes no settings");
+}
+
+TEST(TraceScenario, ARelativeTraceIsFoundNextToTheScenario) {
+  const Scenario sc = load_scenario(std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/gpu_copies_and_syncs.json");
+  EXPECT_TRUE(sc.is_trace());
+  EXPECT_EQ(std::filesystem::path(sc.trace).filename(), "nsys_a100_cloverleaf.sqlite");
+  EXPECT_TRUE(std::filesystem::exists(sc.trace));
+}
+
+// Each trace check kind passes on CloverLeaf's figures (Python over the SQLite: 1312 kernels,
+// 1312 sync records holding the host 301.137 ms, 279 pageable copies; the longest gap's host in
+// cudaMalloc) and fails off them.
+TEST(TraceScenario, TraceChecksEvaluate) {
+  const Scenario sc = load_scenario(write("clover_checks.json", clover(R"([{"title": "a", "checks": [
+      {"check": "trace_total", "key": "kernel_count", "equals": 1312, "tolerance": 0},
+      {"check": "trace_total", "key": "kernel_count", "equals": 1311, "tolerance": 0},
+      {"check": "trace_total", "key": "sync_ms", "equals": 301.137, "tolerance": 0.001},
+      {"check": "trace_total", "key": "sync_ms", "equals": 280, "tolerance": 0.01},
+      {"check": "finding", "kind": "api_sync", "rank_at_most": 1, "time_lost_ms": 301.137, "tolerance": 0.01},
+      {"check": "finding", "kind": "pageable_copy", "rank_at_most": 1},
+      {"check": "finding", "kind": "api_sync", "time_lost_ms": 200, "tolerance": 0.01},
+      {"check": "gap", "gap": 0, "cause": "host_bound", "host": "cudaMalloc"},
+      {"check": "gap", "gap": 0, "cause": "sync"},
+      {"check": "gap", "gap": 0, "host": "cudaFree"},
+      {"check": "gap", "gap": 10}]}])")));
+  const auto trace = open_trace(sc.trace);
+  const std::vector<CheckResult> r = evaluate_checks(sc, 0, {}, trace.get());
+  ASSERT_EQ(r.size(), 11u);
+  const std::vector<bool> want = {true, false, true, false, true, false, false, true, false, false, false};
+  for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].passed, want[i]) << i << ": " << r[i].figures;
+  EXPECT_EQ(r[0].figures, "kernel_count = 1312 (want 1312 within 0%)");
+  EXPECT_NE(r[4].figures.find("rank 1 of 7"), std::string::npos) << r[4].figures;
+  EXPECT_NE(r[5].figures.find("rank 4 of 7"), std::string::npos) << r[5].figures;
+  EXPECT_NE(r[7].figures.find("cudaMalloc"), std::string::npos) << r[7].figures;
+  EXPECT_NE(r[10].figures.find("no gap 10 (10 listed)"), std::string::npos) << r[10].figures;
+  EXPECT_FALSE(sc.steps[0].checks[0].measured()) << "trace checks are structural";
+  EXPECT_TRUE(sc.steps[0].checks[0].trace());
+  EXPECT_THROW(evaluate_checks(sc, 0, {}, nullptr), Error) << "no trace, no trace checks";
+}
+
+TEST(TraceScenario, TheWalkthroughPlaysATraceScenarioOverOneOpenedTrace) {
+  auto sc = std::make_shared<const Scenario>(load_scenario(write("clover_walk.json", clover(R"([
+      {"title": "a", "look_at": {"panel": "ops", "group": "name"},
+       "checks": [{"check": "trace_total", "key": "memcpy_count", "equals": 279, "tolerance": 0}]},
+      {"title": "b", "look_at": {"panel": "trace", "gap": 9},
+       "checks": [{"check": "finding", "kind": "cuda_graph"}, {"check": "trace_total", "key": "graph_repetitions", "equals": 30}]}])"))));
+  Walkthrough walk(sc);
+  walk.enter(0);
+  EXPECT_FALSE(walk.has_result(0));
+  EXPECT_EQ(walk.live_checks().checks.at(0).state, -1) << "pending until the trace is open";
+  Pipeline pipeline(test::fixed_roofline);
+  const ScenarioRun run = walk.play(pipeline);
+  ASSERT_NE(run.trace, nullptr);
+  EXPECT_EQ(walk.trace(), run.trace) << "opened once, kept by the player";
+  ASSERT_EQ(run.steps.size(), 2u);
+  EXPECT_EQ(run.steps[0].result, nullptr);
+  EXPECT_TRUE(run.steps[0].checks[0].passed);
+  EXPECT_TRUE(run.steps[1].checks[0].passed);
+  EXPECT_FALSE(run.steps[1].checks[1].passed) << "31 repetitions, not 30";
+  EXPECT_FALSE(run.structural_ok());
+  EXPECT_NE(run.to_text().find("nsys trace"), std::string::npos) << run.to_text();
+  EXPECT_NE(run.to_text().find("FAIL exact"), std::string::npos);
+  EXPECT_EQ(run.to_json().at("steps").at(1).at("checks").at(1).at("passed"), false);
+  walk.enter(1);
+  EXPECT_EQ(walk.live_checks().checks.at(0).state, 1);
+  EXPECT_EQ(walk.live_checks().checks.at(1).state, 0);
+
+  // A look_at gap beyond the trace's listed gaps is an error naming the pointer.
+  auto far = std::make_shared<const Scenario>(load_scenario(
+      write("clover_far.json", clover(R"([{"title": "a", "look_at": {"panel": "trace", "gap": 10}}])"))));
+  Walkthrough w2(far);
+  try {
+    w2.play(pipeline);
+    FAIL() << "gap 10 of 10";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/steps/0/look_at/gap: no gap 10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("valid: 0..9"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusebox::workbench
