@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/base/strings.h"
 #include "core/ir/shape.h"
 
 namespace fusebox::profiler {
@@ -20,14 +21,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// "812 ns", "12.3 us", "4.56 ms"
-std::string fmt_time(double ns) {
-  if (ns < 0) return "-" + fmt_time(-ns);
-  if (ns < 1e3) return fmt("%.0f ns", ns);
-  if (ns < 1e6) return fmt("%.1f us", ns / 1e3);
-  if (ns < 1e9) return fmt("%.2f ms", ns / 1e6);
-  return fmt("%.2f s", ns / 1e9);
-}
 
 double median_of(std::vector<double> v) { return make_stats(std::move(v)).median_ns; }
 
@@ -138,11 +131,11 @@ void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, dou
     row.why = "no time recorded";
   } else if (floor > 0 && time_ns < overhead_factor * floor) {
     row.bound = Bound::Overhead;
-    row.why = fmt_time(time_ns) + " per call < " + fmt("%.0f", overhead_factor) + " x dispatch floor " +
-              fmt_time(floor) + " (" + fmt("%.1f", time_ns / floor) + "x)";
+    row.why = format_duration_ns(time_ns) + " per call < " + fmt("%.0f", overhead_factor) + " x dispatch floor " +
+              format_duration_ns(floor) + " (" + fmt("%.1f", time_ns / floor) + "x)";
   } else if (row.flops <= 0 && row.bytes <= 0) {
     row.bound = Bound::Overhead;
-    row.why = "no FLOPs or bytes: all of its " + fmt_time(time_ns) + " is dispatch";
+    row.why = "no FLOPs or bytes: all of its " + format_duration_ns(time_ns) + " is dispatch";
   } else if (row.intensity >= balance) {
     row.bound = Bound::Compute;
     row.why = "AI " + fmt("%.2f", row.intensity) + " FLOP/B >= balance " + fmt("%.2f", balance) + "; " +
@@ -257,7 +250,7 @@ std::string Analysis::to_text(size_t max_nodes) const {
   os << "roofline: peak " << fmt("%.1f", roofline.peak_gflops(threads)) << " GFLOP/s (" << threads
      << " thread" << (threads == 1 ? "" : "s") << "), " << fmt("%.2f", roofline.bandwidth_gbs)
      << " GB/s, balance " << fmt("%.2f", roofline.balance(threads)) << " FLOP/B, dispatch floor "
-     << fmt_time(roofline.dispatch_floor_ns) << "/op\n\n";
+     << format_duration_ns(roofline.dispatch_floor_ns) << "/op\n\n";
   auto table = [&](const std::vector<OpRow>& rows, bool nodes, size_t limit) {
     std::snprintf(buf, sizeof buf, "%-34s %5s %7s %10s %10s %10s %10s %6s %8s %8s %7s  %-15s %s\n",
                   nodes ? "node" : "op type", "n", "calls", "total", "mean", "median", "min", "share",
@@ -273,8 +266,8 @@ std::string Analysis::to_text(size_t max_nodes) const {
       if (key.size() > 34) key = key.substr(0, 31) + "...";
       std::snprintf(buf, sizeof buf, "%-34s %5lld %7lld %10s %10s %10s %10s %5.1f%% %8.2f %8.2f %7.2f  %-15s %s\n",
                     key.c_str(), static_cast<long long>(r.instances), static_cast<long long>(r.stats.count),
-                    fmt_time(r.stats.total_ns).c_str(), fmt_time(r.stats.mean_ns).c_str(),
-                    fmt_time(r.stats.median_ns).c_str(), fmt_time(r.stats.min_ns).c_str(), 100 * r.share, r.gflops,
+                    format_duration_ns(r.stats.total_ns).c_str(), format_duration_ns(r.stats.mean_ns).c_str(),
+                    format_duration_ns(r.stats.median_ns).c_str(), format_duration_ns(r.stats.min_ns).c_str(), 100 * r.share, r.gflops,
                     r.gbs, r.intensity, bound_name(r.bound), r.why.c_str());
       os << buf;
     }
@@ -290,10 +283,10 @@ std::string Analysis::to_text(size_t max_nodes) const {
                 "  kernels          %10s  %5.1f%%\n"
                 "  between kernels  %10s  %5.1f%%   (dispatch: %s per op gap)\n"
                 "  edges            %10s  %5.1f%%   (copy inputs in, outputs out, sync)\n",
-                fmt_time(b.run_ns).c_str(), fmt_time(b.kernel_ns).c_str(), 100 * b.kernel_fraction(),
-                fmt_time(b.gap_ns).c_str(), 100 * b.gap_fraction(),
-                fmt_time(b.ops_per_run > 1 ? b.gap_ns / static_cast<double>(b.ops_per_run - 1) : 0).c_str(),
-                fmt_time(b.edge_ns).c_str(), 100 * b.edge_fraction());
+                format_duration_ns(b.run_ns).c_str(), format_duration_ns(b.kernel_ns).c_str(), 100 * b.kernel_fraction(),
+                format_duration_ns(b.gap_ns).c_str(), 100 * b.gap_fraction(),
+                format_duration_ns(b.ops_per_run > 1 ? b.gap_ns / static_cast<double>(b.ops_per_run - 1) : 0).c_str(),
+                format_duration_ns(b.edge_ns).c_str(), 100 * b.edge_fraction());
   os << buf;
   std::snprintf(buf, sizeof buf,
                 "  compute          %10.1f GFLOP/s = %.0f%% of the FMA peak (%.1f GFLOP/s at %d thread%s), "
@@ -406,11 +399,11 @@ std::string Comparison::to_text(size_t max_list) const {
   os << "A: " << label_a << "\nB: " << label_b << "\n\n";
   std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %8s\n", "", "A", "B", "B-A", "change");
   os << buf;
-  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "run (median)", fmt_time(run_ns_a).c_str(),
-                fmt_time(run_ns_b).c_str(), fmt_time(run_ns_b - run_ns_a).c_str(), pct(run_ns_a, run_ns_b));
+  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "run (median)", format_duration_ns(run_ns_a).c_str(),
+                format_duration_ns(run_ns_b).c_str(), format_duration_ns(run_ns_b - run_ns_a).c_str(), pct(run_ns_a, run_ns_b));
   os << buf;
-  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "kernels (median)", fmt_time(kernel_ns_a).c_str(),
-                fmt_time(kernel_ns_b).c_str(), fmt_time(kernel_ns_b - kernel_ns_a).c_str(), pct(kernel_ns_a, kernel_ns_b));
+  std::snprintf(buf, sizeof buf, "%-22s %14s %14s %14s %+7.1f%%\n", "kernels (median)", format_duration_ns(kernel_ns_a).c_str(),
+                format_duration_ns(kernel_ns_b).c_str(), format_duration_ns(kernel_ns_b - kernel_ns_a).c_str(), pct(kernel_ns_a, kernel_ns_b));
   os << buf;
   std::snprintf(buf, sizeof buf, "%-22s %14zu %14zu %+14lld %+7.1f%%\n", "nodes", nodes_a, nodes_b,
                 static_cast<long long>(nodes_b) - static_cast<long long>(nodes_a),
@@ -424,8 +417,8 @@ std::string Comparison::to_text(size_t max_list) const {
   os << buf;
   for (const OpTypeDiff& d : op_types) {
     std::snprintf(buf, sizeof buf, "  %-22s %7lld %7lld %12s %12s %12s\n", d.op.c_str(), static_cast<long long>(d.nodes_a),
-                  static_cast<long long>(d.nodes_b), fmt_time(d.ns_per_run_a).c_str(), fmt_time(d.ns_per_run_b).c_str(),
-                  ((d.ns_per_run_b >= d.ns_per_run_a ? "+" : "-") + fmt_time(std::fabs(d.ns_per_run_b - d.ns_per_run_a))).c_str());
+                  static_cast<long long>(d.nodes_b), format_duration_ns(d.ns_per_run_a).c_str(), format_duration_ns(d.ns_per_run_b).c_str(),
+                  ((d.ns_per_run_b >= d.ns_per_run_a ? "+" : "-") + format_duration_ns(std::fabs(d.ns_per_run_b - d.ns_per_run_a))).c_str());
     os << buf;
   }
   auto list = [&](const char* title, const std::vector<std::string>& v) {

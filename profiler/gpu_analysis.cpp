@@ -8,6 +8,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/base/strings.h"
+
 namespace fusebox::profiler {
 
 using exec::ActivityKind;
@@ -35,14 +37,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// "812 ns", "12.3 us", "4.56 ms"
-std::string fmt_time(double ns) {
-  if (ns < 0) return "-" + fmt_time(-ns);
-  if (ns < 1e3) return fmt("%.0f ns", ns);
-  if (ns < 1e6) return fmt("%.1f us", ns / 1e3);
-  if (ns < 1e9) return fmt("%.2f ms", ns / 1e6);
-  return fmt("%.2f s", ns / 1e9);
-}
 
 std::string fmt_bytes(double b) {
   if (b < 1024) return fmt("%.0f B", b);
@@ -612,9 +606,9 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     for (const auto& c : causes)
       if (c.first > top->first) top = &c;
     add("GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " +
-            fmt_time(static_cast<double>(s.window_ns)) + " (" +
-            fmt_time(static_cast<double>(s.idle_ns)) +
-            "): " + fmt_time(static_cast<double>(top->first)) + " " + top->second,
+            format_duration_ns(static_cast<double>(s.window_ns)) + " (" +
+            format_duration_ns(static_cast<double>(s.idle_ns)) +
+            "): " + format_duration_ns(static_cast<double>(top->first)) + " " + top->second,
         s.idle_ns, "gpu_idle");
   }
   {
@@ -628,9 +622,9 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     }
     for (const auto& [d, ct] : per_dev)
       add(std::to_string(ct.first) + " gaps longer than " +
-              fmt_time(static_cast<double>(o.gap_threshold_ns)) + " on GPU " + std::to_string(d) +
-              " add up to " + fmt_time(static_cast<double>(ct.second)) + " (longest " +
-              fmt_time(static_cast<double>(longest[d]->duration_ns)) + ", " +
+              format_duration_ns(static_cast<double>(o.gap_threshold_ns)) + " on GPU " + std::to_string(d) +
+              " add up to " + format_duration_ns(static_cast<double>(ct.second)) + " (longest " +
+              format_duration_ns(static_cast<double>(longest[d]->duration_ns)) + ", " +
               idle_cause_name(longest[d]->cause) + ")",
           ct.second, "gpu_gaps");
   }
@@ -641,14 +635,14 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
       if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
     if (n > 0)
       add(std::to_string(n) + " copies from pageable memory took " +
-              fmt_time(static_cast<double>(t)) + " at " +
+              format_duration_ns(static_cast<double>(t)) + " at " +
               fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
               " GB/s: pin the host buffers",
           t, "pageable_copy");
   }
   if (sync_memcpy_calls > 0)
     add(std::to_string(sync_memcpy_calls) + " synchronous memcpy calls held the host " +
-            fmt_time(static_cast<double>(sync_memcpy_ns)) + ": use cudaMemcpyAsync on a stream",
+            format_duration_ns(static_cast<double>(sync_memcpy_ns)) + ": use cudaMemcpyAsync on a stream",
         sync_memcpy_ns, "memcpy_sync");
   {
     // Sync records where the trace has them (they are the held time), else the Synchronize calls.
@@ -656,19 +650,19 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     const int64_t t = sync_record_count > 0 ? sync_record_ns : sync_api_ns;
     if (n > 0)
       add(std::to_string(n) + " synchronisations held the host " +
-              fmt_time(static_cast<double>(t)) +
+              format_duration_ns(static_cast<double>(t)) +
               ": drop the ones that are not needed so the host can queue work ahead",
           t, "api_sync");
   }
   if (a.launch.launch_bound > 0)
     add(std::to_string(a.launch.launch_bound) + " of " + std::to_string(a.launch.kernels) +
             " kernels are shorter than their launch (median launch delay " +
-            fmt_time(a.launch.launch_delay.median_ns) + "), losing " +
-            fmt_time(static_cast<double>(a.launch.launch_bound_lost_ns)),
+            format_duration_ns(a.launch.launch_delay.median_ns) + "), losing " +
+            format_duration_ns(static_cast<double>(a.launch.launch_bound_lost_ns)),
         a.launch.launch_bound_lost_ns, "launch_bound");
   for (const GraphCandidate& g : a.graph_candidates) {
     add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) +
-            " times: a CUDA graph would save about " + fmt_time(static_cast<double>(g.saving_ns)) +
+            " times: a CUDA graph would save about " + format_duration_ns(static_cast<double>(g.saving_ns)) +
             " of launch time",
         g.saving_ns, "cuda_graph");
   }
@@ -693,12 +687,12 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   for (const DeviceSplit& s : a.devices) {
     std::snprintf(
         line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
-        static_cast<long long>(s.streams), fmt_time(static_cast<double>(s.window_ns)).c_str(),
-        fmt_time(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
-        fmt_time(static_cast<double>(s.kernel_ns)).c_str(),
-        fmt_time(static_cast<double>(s.memcpy_ns)).c_str(),
-        fmt_time(static_cast<double>(s.memset_ns)).c_str(),
-        fmt_time(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
+        static_cast<long long>(s.streams), format_duration_ns(static_cast<double>(s.window_ns)).c_str(),
+        format_duration_ns(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
+        format_duration_ns(static_cast<double>(s.kernel_ns)).c_str(),
+        format_duration_ns(static_cast<double>(s.memcpy_ns)).c_str(),
+        format_duration_ns(static_cast<double>(s.memset_ns)).c_str(),
+        format_duration_ns(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
     os << line;
   }
   os << "\nidle time by cause\n";
@@ -707,18 +701,18 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   os << line;
   for (const DeviceSplit& s : a.devices) {
     std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device,
-                  fmt_time(static_cast<double>(s.idle_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_host_bound_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_sync_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
-                  fmt_time(static_cast<double>(s.idle_other_ns)).c_str());
+                  format_duration_ns(static_cast<double>(s.idle_ns)).c_str(),
+                  format_duration_ns(static_cast<double>(s.idle_host_bound_ns)).c_str(),
+                  format_duration_ns(static_cast<double>(s.idle_sync_ns)).c_str(),
+                  format_duration_ns(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
+                  format_duration_ns(static_cast<double>(s.idle_other_ns)).c_str());
     os << line;
   }
   const LaunchStats& l = a.launch;
   os << "\nlaunches: " << l.correlated << " of " << l.kernels
-     << " kernels with a launch call; launch delay median " << fmt_time(l.launch_delay.median_ns)
-     << ", p90 " << fmt_time(l.launch_delay.p90_ns) << ", max " << fmt_time(l.launch_delay.max_ns)
-     << "; queue delay median " << fmt_time(l.queue_delay.median_ns) << "; " << l.launch_bound
+     << " kernels with a launch call; launch delay median " << format_duration_ns(l.launch_delay.median_ns)
+     << ", p90 " << format_duration_ns(l.launch_delay.p90_ns) << ", max " << format_duration_ns(l.launch_delay.max_ns)
+     << "; queue delay median " << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
      << " launch-bound kernels\n";
   auto groups = [&](const char* title, const std::vector<KernelGroup>& v) {
     os << "\n" << title << "\n";
@@ -730,9 +724,9 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
       std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
       std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
                     static_cast<long long>(g.count),
-                    fmt_time(static_cast<double>(g.total_ns)).c_str(), fmt_time(g.mean_ns).c_str(),
-                    fmt_time(static_cast<double>(g.min_ns)).c_str(),
-                    fmt_time(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
+                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), format_duration_ns(g.mean_ns).c_str(),
+                    format_duration_ns(static_cast<double>(g.min_ns)).c_str(),
+                    format_duration_ns(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
       os << line;
     }
   };
@@ -748,7 +742,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
       std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
                     kinds.c_str(), static_cast<long long>(g.count),
                     fmt_bytes(static_cast<double>(g.bytes)).c_str(),
-                    fmt_time(static_cast<double>(g.total_ns)).c_str(), g.gbs,
+                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), g.gbs,
                     g.pageable ? "pageable" : "");
       os << line;
     }
@@ -761,10 +755,10 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
       std::string host;
       for (const HostOverlap& h : g.host)
         host +=
-            (host.empty() ? "" : ", ") + h.name + " " + fmt_time(static_cast<double>(h.overlap_ns));
+            (host.empty() ? "" : ", ") + h.name + " " + format_duration_ns(static_cast<double>(h.overlap_ns));
       std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
-                    fmt_time(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
-                    fmt_time(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
+                    format_duration_ns(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
+                    format_duration_ns(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
                     host.c_str());
       os << line;
     }
@@ -773,8 +767,8 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
     os << "\nCUDA graph candidates\n";
     for (const GraphCandidate& g : a.graph_candidates) {
       os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
-         << ", launches " << fmt_time(static_cast<double>(g.launch_ns)) << ", saving about "
-         << fmt_time(static_cast<double>(g.saving_ns)) << "\n";
+         << ", launches " << format_duration_ns(static_cast<double>(g.launch_ns)) << ", saving about "
+         << format_duration_ns(static_cast<double>(g.saving_ns)) << "\n";
     }
   }
   os << "\nfindings\n";

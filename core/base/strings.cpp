@@ -53,6 +53,16 @@ double parse_double(std::string_view text, std::string_view what) {
   return v;
 }
 
+std::string format_duration_ns(double ns) {
+  char buf[64];
+  const double a = std::fabs(ns);
+  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  return buf;
+}
+
 std::string format_bytes(double bytes) {
   char buf[64];
   if (bytes < 1024) {

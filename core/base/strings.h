@@ -27,6 +27,8 @@ int64_t parse_int(std::string_view text, std::string_view what);
 double parse_double(std::string_view text, std::string_view what);
 // "1.23 MB", "512 B": bytes for people.
 std::string format_bytes(double bytes);
+// "812 ns", "12.3 us", "4.56 ms", "1.20 s": a duration in nanoseconds for people.
+std::string format_duration_ns(double ns);
 // For "did you mean ...?": the candidate nearest to `word` by edit distance (Levenshtein,
 // ignoring case), the first of equals, when that distance is at most max(2, word.size() / 3);
 // otherwise "" (a suggestion that far off would mislead more than help).
