@@ -13,16 +13,6 @@ namespace fusebox::profiler {
 
 namespace {
 
-// "812 ns", "12.3 us", "4.56 ms"
-std::string time_text(double ns) {
-  char buf[64];
-  if (std::fabs(ns) < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (std::fabs(ns) < 1e6) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  else if (std::fabs(ns) < 1e9) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
-}
-
 // Rows by nesting depth, depths with no spans left out.
 std::vector<int32_t> compact_depths(std::vector<int32_t> depths) {
   std::sort(depths.begin(), depths.end());
@@ -248,6 +238,76 @@ double TimelineTrack::busy_ns() const {
   return busy;
 }
 
+namespace {
+
+bool same(const TimelineItemRef& a, const TimelineItemRef& b) {
+  return a.track == b.track && a.row == b.row && a.item == b.item;
+}
+
+// The innermost host span (Op or Range) on `tid` around time `t`, searched on that thread's CPU
+// track (its rows are nesting depths, deepest last).
+std::optional<TimelineItemRef> innermost_span(const Timeline& tl, const Recording& rec, int32_t tid, double t) {
+  for (size_t k = 0; k < tl.tracks.size(); ++k) {
+    const TimelineTrack& track = tl.tracks[k];
+    if (track.kind != TrackKind::Cpu) continue;
+    for (size_t r = track.rows.size(); r-- > 0;) {
+      const auto& items = track.rows[r].items;
+      auto it = std::upper_bound(items.begin(), items.end(), t,
+                                 [](double v, const TimelineItem& x) { return v < x.t0; });
+      while (it != items.begin()) {
+        --it;
+        if (t - it->t0 > track.rows[r].max_len) break;
+        const Span& s = rec.spans[static_cast<size_t>(it->index)];
+        if (s.tid != tid || it->t1 < t) continue;
+        if (s.kind == SpanKind::Op || s.kind == SpanKind::Range)
+          return TimelineItemRef{static_cast<uint32_t>(k), static_cast<uint32_t>(r),
+                                 static_cast<uint32_t>(it - items.begin())};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<TimelineItemRef> linked_items(const Timeline& tl, const Recording& rec, const TimelineItemRef& ref) {
+  std::vector<TimelineItemRef> out;
+  const TimelineItem& item = tl.item(ref);
+  auto call_thread = [&](const TimelineItemRef& launch) {
+    return static_cast<int32_t>(rec.device[static_cast<size_t>(tl.item(launch).index)].thread_id);
+  };
+  if (item.kind == TimelineItemKind::Op || item.kind == TimelineItemKind::Range) {
+    const int32_t tid = rec.spans[static_cast<size_t>(item.index)].tid;
+    auto first = std::lower_bound(tl.flows.begin(), tl.flows.end(), item.t0,
+                                  [&](const TimelineFlow& f, double t) { return tl.item(f.launch).t0 < t; });
+    for (auto f = first; f != tl.flows.end() && tl.item(f->launch).t0 <= item.t1; ++f) {
+      if (call_thread(f->launch) != tid) continue;
+      out.push_back(f->launch);
+      out.push_back(f->target);
+    }
+    return out;
+  }
+  if (!is_device_item(item.kind) || item.kind == TimelineItemKind::Sync) return out;
+  for (const TimelineFlow& f : tl.flows) {
+    if (!same(f.launch, ref) && !same(f.target, ref)) continue;
+    out.push_back(same(f.launch, ref) ? f.target : f.launch);
+    if (auto span = innermost_span(tl, rec, call_thread(f.launch), tl.item(f.launch).t0)) out.push_back(*span);
+    break;
+  }
+  return out;
+}
+
+std::optional<TimelineItemRef> find_item(const Timeline& tl, const TimelineItem* item) {
+  for (size_t k = 0; k < tl.tracks.size(); ++k)
+    for (size_t r = 0; r < tl.tracks[k].rows.size(); ++r) {
+      const auto& items = tl.tracks[k].rows[r].items;
+      if (items.empty() || item < items.data() || item >= items.data() + items.size()) continue;
+      return TimelineItemRef{static_cast<uint32_t>(k), static_cast<uint32_t>(r),
+                             static_cast<uint32_t>(item - items.data())};
+    }
+  return std::nullopt;
+}
+
 const RunRange* Timeline::find_run(int64_t run) const {
   for (const RunRange& r : runs)
     if (r.run == run) return &r;
@@ -281,13 +341,13 @@ std::string timeline_text(const Timeline& t) {
   std::string out = "timeline: " + std::to_string(t.tracks.size()) + " tracks, " +
                     std::to_string(t.runs.size()) + " runs";
   if (const RunRange* m = t.median())
-    out += ", median run " + std::to_string(m->run) + " (" + time_text(m->duration()) + ")";
-  out += ", " + time_text(t.extent_t1 - t.extent_t0) + " from the first span to the last\n";
+    out += ", median run " + std::to_string(m->run) + " (" + format_duration_ns(m->duration()) + ")";
+  out += ", " + format_duration_ns(t.extent_t1 - t.extent_t0) + " from the first span to the last\n";
   char line[256];
   for (const TimelineTrack& track : t.tracks) {
     std::snprintf(line, sizeof line, "  %-24s %2zu row%s %7zu spans  busy %s\n",
                   track.label.c_str(), track.rows.size(), track.rows.size() == 1 ? " " : "s",
-                  track.span_count(), time_text(track.busy_ns()).c_str());
+                  track.span_count(), format_duration_ns(track.busy_ns()).c_str());
     out += line;
   }
   if (!t.counter.empty()) {
@@ -300,8 +360,8 @@ std::string timeline_text(const Timeline& t) {
   for (size_t i = 0; i < t.runs.size(); ++i) {
     const RunRange& r = t.runs[i];
     std::snprintf(line, sizeof line, "  run %-5lld %12s .. %-12s %10s  %4zu ops%s\n",
-                  static_cast<long long>(r.run), time_text(r.t0).c_str(), time_text(r.t1).c_str(),
-                  time_text(r.duration()).c_str(), r.ops, i == t.median_run ? "  median" : "");
+                  static_cast<long long>(r.run), format_duration_ns(r.t0).c_str(), format_duration_ns(r.t1).c_str(),
+                  format_duration_ns(r.duration()).c_str(), r.ops, i == t.median_run ? "  median" : "");
     out += line;
   }
   return out;

@@ -15,6 +15,7 @@
 // and its device activity only, so a recorded GPU trace read into a Recording gets the same model.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,6 +89,17 @@ struct Timeline {
 };
 
 Timeline build_timeline(const Recording& recording);
+
+// What an item is tied to, for a selection to light up together (by the flows, so by
+// correlation id):
+//   a host span (Op, Range)  the API calls inside it on its thread and the GPU work they launched;
+//   GPU work                 its launch call and the innermost host span around that call;
+//   an API call              its GPU work and the innermost host span around it.
+// Others (stages, runs, syncs) have none. `recording` is the one `timeline` was built from.
+std::vector<TimelineItemRef> linked_items(const Timeline& timeline, const Recording& recording,
+                                          const TimelineItemRef& ref);
+// Where `item` (a pointer into the timeline's rows) sits, or nullopt when it is not one of them.
+std::optional<TimelineItemRef> find_item(const Timeline& timeline, const TimelineItem* item);
 
 // The run whose duration is the analysis's median run time (Breakdown::run_ns: the median of
 // the run durations). With an even count the analysis averages the middle two; a run has to be

@@ -334,6 +334,9 @@ std::vector<PanelSwitch> TracePanel::switches() {
        [this](const std::string& v, const workbench::RunResult*) { return set_zoom(v); }},
       {"pan", {}, "<fraction>", "move the view by a fraction of its width (0.25 right)",
        [this](const std::string& v, const workbench::RunResult*) { return set_pan(v); }},
+      {"select", {}, "none | <host span name>",
+       "with a GPU trace open: pick a host span; it, its API calls and their kernels light up",
+       [this](const std::string& v, const workbench::RunResult*) { return set_select(v); }},
       {"gap", {}, "none | <n>",
        "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
        [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
@@ -373,6 +376,7 @@ bool TracePanel::ensure_model(const Frame& frame) {
     return false;
   }
   rec_ = &rec;
+  showing_trace_ = frame.trace != nullptr;
   const void* source = frame.trace ? static_cast<const void*>(frame.trace) : frame.result();
   const uint64_t sequence = frame.trace ? 0 : frame.result()->sequence;
   const bool rebuilt = built_for_ != source || built_sequence_ != sequence;
@@ -381,6 +385,8 @@ bool TracePanel::ensure_model(const Frame& frame) {
     fitted_ = true;
     gaps_.clear();
     gap_choice_ = -1;
+    picked_.reset();
+    linked_.clear();
     if (frame.trace) {
       for (const profiler::DeviceSplit& d : frame.trace->analysis.devices)
         for (profiler::IdleGap g : d.longest_gaps) {
@@ -788,12 +794,21 @@ double TracePanel::draw_counter(const Canvas& c, float y) const {
 
 // The selected node's op spans in the displayed range, outlined on top.
 void TracePanel::draw_selection(const Canvas& c) {
+  if (picked_) {
+    outline(c, *picked_);
+    for (const profiler::TimelineItemRef& ref : linked_) drawn.linked += outline(c, ref);
+  }
   if (selected_node_ < 0 || static_cast<size_t>(selected_node_) >= timeline_.op_items_of_node.size())
     return;
-  for (const profiler::TimelineItemRef& ref :
-       timeline_.op_items_of_node[static_cast<size_t>(selected_node_)]) {
+  for (const profiler::TimelineItemRef& ref : timeline_.op_items_of_node[static_cast<size_t>(selected_node_)])
+    outline(c, ref);
+}
+
+// One selected item's outline; false when it is out of sight.
+bool TracePanel::outline(const Canvas& c, const profiler::TimelineItemRef& ref) {
+  {
     const profiler::TimelineItem& it = timeline_.item(ref);
-    if (it.t1 < c.lo || it.t0 > c.hi) continue;
+    if (it.t1 < c.lo || it.t0 > c.hi) return false;
     float x0 = c.x_of(it.t0), x1 = c.x_of(it.t1);
     if (x1 - x0 < 4) {  // a thin span still gets a visible outline
       const float centre = (x0 + x1) / 2;
@@ -806,10 +821,11 @@ void TracePanel::draw_selection(const Canvas& c) {
     // Inside the box: its edge pixels are then the selection colour, not a blend.
     c.dl->AddRect(r.Min, r.Max, kSelectionColor, 0, 0, 3.0f);
     r.ClipWithFull(c.plot);
-    if (r.GetWidth() <= 0 || r.GetHeight() <= 0) continue;  // scrolled out of sight
+    if (r.GetWidth() <= 0 || r.GetHeight() <= 0) return false;  // scrolled out of sight
     drawn.selected_rects.push_back(r);
     ++drawn.selected_spans;
   }
+  return true;
 }
 
 void TracePanel::draw_hover_edge(const Canvas& c, const Hover& hover) const {
@@ -896,8 +912,43 @@ void TracePanel::draw_tooltip(const Hover& hover, double counter_value) const {
 }
 
 // A bar with a node selects it, empty space clears the selection.
-void TracePanel::handle_click(const Frame& frame, const Canvas& c, const Hover& hover) const {
+void TracePanel::pick(const profiler::TimelineItemRef& ref) {
+  picked_ = ref;
+  linked_ = profiler::linked_items(timeline_, *rec_, ref);
+}
+
+std::string TracePanel::set_select(const std::string& value) {
+  if (!showing_trace_)
+    return "nothing to pick: open a GPU trace (open=FILE); a model's nodes are selected with select=";
+  if (value == "none") {
+    picked_.reset();
+    linked_.clear();
+    return "";
+  }
+  for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
+    const profiler::TimelineTrack& track = timeline_.tracks[k];
+    if (track.kind != profiler::TrackKind::Cpu) continue;
+    for (size_t r = 0; r < track.rows.size(); ++r)
+      for (size_t i = 0; i < track.rows[r].items.size(); ++i)
+        if (rec_->spans[static_cast<size_t>(track.rows[r].items[i].index)].name == value) {
+          pick({static_cast<uint32_t>(k), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+          return "";
+        }
+  }
+  return "no host span named '" + value + "' in the trace";
+}
+
+void TracePanel::handle_click(const Frame& frame, const Canvas& c, const Hover& hover) {
   if (!c.released || dragging_) return;
+  if (frame.trace) {  // no nodes: the item itself is picked, with what it is tied to
+    if (hover.item && hover.merged == 1) {
+      if (auto ref = profiler::find_item(timeline_, hover.item)) pick(*ref);
+    } else if (!hover.item) {
+      picked_.reset();
+      linked_.clear();
+    }
+    return;
+  }
   if (hover.item && hover.merged == 1) {
     if (hover.item->node >= 0 && static_cast<size_t>(hover.item->node) < rec_->nodes.size())
       frame.command("select=" + rec_->nodes[static_cast<size_t>(hover.item->node)].name);

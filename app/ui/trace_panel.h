@@ -12,6 +12,9 @@
 //   pan=<fraction>        move the view by a fraction of its width (0.25 right, -0.25 left)
 //   gap=<n>|none          with a GPU trace open: select its n-th longest GPU-idle gap (0 = the
 //                         longest) and show it with its surroundings
+//   select=<name>|none    with a GPU trace open: pick the first host span of that name (a click
+//                         picks any item): it, its API calls and their kernels are outlined (a
+//                         kernel picks its launch and the host span around it)
 // GPU tracks show each launch's flow to its kernel (all of them when few are in view, else the
 // hovered one's) and, for an opened trace, its longest idle gaps as orange bands.
 #include <imgui.h>
@@ -19,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,7 @@ struct TracePanel {
     size_t selected_spans = 0;  // op spans of the selected node outlined
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
+    size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
   // The opened trace's selected idle gap (trace.gap=N, 0 = the longest), or -1.
@@ -83,13 +88,16 @@ struct TracePanel {
   float draw_tracks(const Canvas& c, Hover& hover);
   double draw_counter(const Canvas& c, float y) const;  // the hovered value, or -1
   void draw_selection(const Canvas& c);
+  bool outline(const Canvas& c, const profiler::TimelineItemRef& ref);
   void draw_hover_edge(const Canvas& c, const Hover& hover) const;
   void draw_flows(const Canvas& c, const Hover& hover) const;
   void draw_gaps(const Canvas& c) const;
   std::string set_gap(const std::string& value);
   float item_y(const Canvas& c, const profiler::TimelineItemRef& ref) const;  // row's middle
   void draw_tooltip(const Hover& hover, double counter_value) const;
-  void handle_click(const Frame& frame, const Canvas& c, const Hover& hover) const;
+  void handle_click(const Frame& frame, const Canvas& c, const Hover& hover);
+  std::string set_select(const std::string& value);
+  void pick(const profiler::TimelineItemRef& ref);
   ImU32 color_of(const profiler::TimelineItem& it) const;
 
   // Built once per result.
@@ -102,6 +110,10 @@ struct TracePanel {
   // timeline's base); empty for a live run. gap_choice_ indexes the selected one, or -1.
   std::vector<profiler::IdleGap> gaps_;
   int64_t gap_choice_ = -1;
+  // With a trace open (no graph nodes to select): the clicked item and what it is tied to.
+  bool showing_trace_ = false;  // the last frame drew an opened trace
+  std::optional<profiler::TimelineItemRef> picked_;
+  std::vector<profiler::TimelineItemRef> linked_;
   bool pending_gap_view_ = false;  // from gap=<n>: the next draw shows that gap
 
   // The view.

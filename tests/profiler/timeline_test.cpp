@@ -199,6 +199,62 @@ TEST(Timeline, FlowsTieEachLaunchToWhatItLaunched) {
   EXPECT_NE(timeline_text(t).find("2 flows"), std::string::npos);
 }
 
+// A picked host op lights up its launch calls and their kernels; a picked kernel its call and the
+// innermost op around it; a call its kernel and that op. Calls on another thread, or outside the
+// op, are not its.
+TEST(Timeline, LinkedItemsTieHostOpsLaunchesAndKernels) {
+  Recording rec;
+  rec.spans.push_back(span(SpanKind::Range, "step", 50, 400, 1, 0));
+  rec.spans.push_back(span(SpanKind::Op, "aten::addmm", 100, 200, 1, 1));
+  auto with = [](exec::DeviceActivity a, uint32_t corr, const char* name) {
+    a.correlation_id = corr;
+    a.name = name;
+    return a;
+  };
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 120, 130, 0, 1), 1, "cudaLaunchKernel"));
+  rec.device.push_back(with(activity(exec::ActivityKind::Kernel, 150, 180, 7), 1, "gemm"));
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 300, 310, 0, 1), 2, "cudaLaunchKernel"));
+  rec.device.push_back(with(activity(exec::ActivityKind::Kernel, 320, 330, 7), 2, "relu"));
+  rec.device.push_back(with(activity(exec::ActivityKind::Runtime, 140, 145, 0, 2), 3, "cudaMemcpyAsync"));
+  rec.device.push_back(with(activity(exec::ActivityKind::Memcpy, 160, 170, 9), 3, "HtoD"));
+  const Timeline t = build_timeline(rec);
+  auto ref_of = [&](TimelineItemKind kind, const std::string& name) {
+    for (uint32_t k = 0; k < t.tracks.size(); ++k)
+      for (uint32_t r = 0; r < t.tracks[k].rows.size(); ++r)
+        for (uint32_t i = 0; i < t.tracks[k].rows[r].items.size(); ++i) {
+          const TimelineItem& it = t.tracks[k].rows[r].items[i];
+          const std::string& n = is_device_item(it.kind) ? rec.device[static_cast<size_t>(it.index)].name
+                                                         : rec.spans[static_cast<size_t>(it.index)].name;
+          if (it.kind == kind && n == name && t.tracks[k].kind != TrackKind::Nvtx) return TimelineItemRef{k, r, i};
+        }
+    ADD_FAILURE() << name;
+    return TimelineItemRef{};
+  };
+  auto names = [&](const std::vector<TimelineItemRef>& refs) {
+    std::vector<std::string> out;
+    for (const TimelineItemRef& ref : refs) {
+      const TimelineItem& it = t.item(ref);
+      out.push_back(is_device_item(it.kind) ? rec.device[static_cast<size_t>(it.index)].name
+                                            : rec.spans[static_cast<size_t>(it.index)].name);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(linked_items(t, rec, ref_of(TimelineItemKind::Op, "aten::addmm"))), (V{"cudaLaunchKernel", "gemm"}));
+  EXPECT_EQ(names(linked_items(t, rec, ref_of(TimelineItemKind::Kernel, "gemm"))), (V{"cudaLaunchKernel", "aten::addmm"}));
+  EXPECT_EQ(names(linked_items(t, rec, ref_of(TimelineItemKind::Kernel, "relu"))), (V{"cudaLaunchKernel", "step"}));
+  EXPECT_EQ(names(linked_items(t, rec, ref_of(TimelineItemKind::Memcpy, "HtoD"))), (V{"cudaMemcpyAsync"}))
+      << "thread 2 has no host span";
+  EXPECT_EQ(names(linked_items(t, rec, ref_of(TimelineItemKind::Range, "step"))).size(), 4u);
+  const TimelineItemRef gemm = ref_of(TimelineItemKind::Kernel, "gemm");
+  const auto found = find_item(t, &t.item(gemm));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->track, gemm.track);
+  EXPECT_EQ(found->item, gemm.item);
+  TimelineItem elsewhere;
+  EXPECT_FALSE(find_item(t, &elsewhere));
+}
+
 TEST(Timeline, BusyTimeIsTheUnionOfOverlappingSpans) {
   const Timeline t = build_timeline(two_threads());
   // main: stage 0..100, runs 200..230, 300..310, 400..420; the ops lie inside the runs.

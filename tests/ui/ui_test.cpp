@@ -248,6 +248,12 @@ TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
   EXPECT_NE(app_->command("trace.gap=99").find("valid: none, 0..9"), std::string::npos);
   run("ops.group=node");
   EXPECT_GT(app_->ops.gpu.drawn.kernel_rows, 0u);
+  // Picking a host op lights up its launch calls and kernels (aten::addmm launches GEMMs).
+  run("trace.gap=none; trace.zoom=fit; trace.select=aten::addmm");
+  EXPECT_GE(app_->trace.drawn.linked, 2u) << "its launch call and kernel";
+  EXPECT_NE(app_->command("trace.select=aten::nothing").find("no host span named"), std::string::npos);
+  run("trace.select=none");
+  EXPECT_EQ(app_->trace.drawn.linked, 0u);
   EXPECT_NE(app_->command("open=" + fusebox::test::process_temp_dir() + "/missing.json.gz"), "");
   EXPECT_NE(app_->opened_trace(), nullptr) << "a failed open keeps the trace on screen";
   run("run");
