@@ -298,6 +298,9 @@ TEST_F(UiTest, AHundredThousandEventTraceOpensAndPans) {
   std::sort(ms.begin(), ms.end());
   std::printf("[ 100k trace ] open (import + analysis) %.2f s; frame median %.1f ms, max %.1f ms\n", open_s,
               ms[ms.size() / 2], ms.back());
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "timings under a sanitizer say nothing about the build users run (printed above)";
+#endif
   EXPECT_LT(open_s, 10.0);
   EXPECT_LT(ms[ms.size() / 2], 200.0);
 }
