@@ -434,7 +434,9 @@ void App::draw_open_dialog() {
   }
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 40, 0), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Open model", nullptr)) return;
-  ImGui::TextUnformatted("An .onnx model or a scenario .json. Or drop a file on the window.");
+  ImGui::TextUnformatted(
+      "An .onnx model, a scenario .json, or a GPU trace (PyTorch profiler .json/.json.gz, nsys "
+      ".sqlite). Or drop a file on the window.");
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   char buf[1024];
   std::snprintf(buf, sizeof buf, "%s", open_path_.c_str());

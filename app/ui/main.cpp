@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       "threads, and watch the graph, the arena and the trace change, measured.\n"
       "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or a "
       "GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show it.\n"
-      "Keys: space re-runs, ctrl+o opens a model or scenario, 1-7 focus graph, arena, trace, ops, "
+      "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-7 focus graph, arena, trace, ops, "
       "compare, passes, walkthrough; esc clears the selection.");
   workbench::Settings defaults;
   workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
