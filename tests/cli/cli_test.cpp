@@ -11,23 +11,12 @@
 #include <unistd.h>
 
 #include "core/ir/npy.h"
+#include "tests/cli/cli_runner.h"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-Result run_cli(const std::string& args) {
-  std::string cmd = std::string(FUSEBOX_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = fusebox::test::CliResult;
+using fusebox::test::run_cli;
 
 nlohmann::json json_of(const std::string& args) {
   Result r = run_cli(args + " --json");

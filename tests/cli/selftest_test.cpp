@@ -15,23 +15,12 @@
 
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
+#include "tests/cli/cli_runner.h"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result run_cli(const std::string& args, bool with_stderr = true) {
-  std::string cmd = std::string(FUSEBOX_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = fusebox::test::CliResult;
+using fusebox::test::run_cli;
 
 std::vector<std::string> cpu_kernel_ops() {
   auto backend = fusebox::cpu::make_backend();

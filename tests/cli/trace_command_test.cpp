@@ -11,22 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_runner.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout + stderr
-};
+using fusebox::test::CliResult;
 
-Result run_cli(const std::string& args) {
-  std::string cmd = "timeout 60 " + std::string(FUSEBOX_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+CliResult run_cli(const std::string& args) { return fusebox::test::run_cli("trace " + args); }
 
 std::string trace(const std::string& name) {
   return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name;
@@ -44,7 +35,7 @@ std::string temp_dir() {
 // The A100 AlexNet trace: host-bound (the GPU waits on the host most of the window), pageable
 // host-to-device copies, and the analysis's sections in the text.
 TEST(TraceCommand, AnAlexNetTraceIsAnalysedTopDown) {
-  Result r = run_cli("trace " + trace("kineto_a100_alexnet.json.gz"));
+  CliResult r = run_cli(trace("kineto_a100_alexnet.json.gz"));
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* part : {"kineto trace, 1408 events", "GPU time split", "idle time by cause", "kernels by name",
                            "kernels by launching host span", "aten::cudnn_convolution", "pageable", "longest idle gaps",
@@ -55,7 +46,7 @@ TEST(TraceCommand, AnAlexNetTraceIsAnalysedTopDown) {
 // The JSON: findings ordered by time lost, the first of the CloverLeaf trace's naming its pageable
 // copies or its idle GPU, and every kernel launched from a runtime call.
 TEST(TraceCommand, JsonFindingsAreOrderedByTimeLost) {
-  Result r = run_cli("trace " + trace("nsys_a100_cloverleaf.sqlite") + " --json");
+  CliResult r = run_cli(trace("nsys_a100_cloverleaf.sqlite") + " --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["format"], "nsys");
@@ -72,9 +63,9 @@ TEST(TraceCommand, JsonFindingsAreOrderedByTimeLost) {
 // --chrome converts an nsys export to a Chrome trace that reads back with the same totals.
 TEST(TraceCommand, AnNsysExportConvertsToAChromeTraceWithTheSameTotals) {
   const std::string out = temp_dir() + "/cloverleaf.json";
-  Result r = run_cli("trace " + trace("nsys_a100_cloverleaf.sqlite") + " --json --chrome " + out);
+  CliResult r = run_cli(trace("nsys_a100_cloverleaf.sqlite") + " --json --chrome " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  Result again = run_cli("trace " + out + " --json");
+  CliResult again = run_cli(out + " --json");
   ASSERT_EQ(again.code, 0) << again.out;
   const auto a = nlohmann::json::parse(r.out), b = nlohmann::json::parse(again.out);
   for (const char* key : {"kernel_count", "kernel_ns", "memcpy_count", "memcpy_bytes", "memcpy_ns"})
@@ -91,7 +82,7 @@ TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
   unlink(fifo.c_str());
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& bad : {dir + "/scenario.json", dir + "/empty.json.gz", fifo, dir + "/missing.sqlite", dir}) {
-    Result r = run_cli("trace " + bad);
+    CliResult r = run_cli(bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
     EXPECT_NE(r.out.find(bad), std::string::npos) << r.out;
   }
@@ -99,7 +90,7 @@ TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
   std::ifstream in(trace("kineto_a100_alexnet.json.gz"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(dir + "/half.json.gz", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  Result r = run_cli("trace " + dir + "/half.json.gz");
+  CliResult r = run_cli(dir + "/half.json.gz");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
 }
