@@ -10,11 +10,6 @@
 namespace fusebox::ui {
 namespace {
 
-constexpr ImU32 kKernelColor = IM_COL32(80, 170, 110, 255);
-constexpr ImU32 kMemcpyColor = IM_COL32(90, 160, 240, 255);
-constexpr ImU32 kMemsetColor = IM_COL32(206, 192, 72, 255);
-constexpr ImU32 kIdleColor = IM_COL32(230, 140, 60, 255);
-
 // One device's window as a bar: the kinds' shares of the busy time, then idle.
 void device_bar(const profiler::DeviceSplit& d) {
   if (d.window_ns <= 0) return;

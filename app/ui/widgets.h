@@ -15,6 +15,13 @@ inline constexpr ImU32 kSelectionColor = IM_COL32(255, 200, 0, 255);   // select
 inline constexpr ImU32 kHighlightColor = IM_COL32(230, 40, 40, 255);   // what a pass touched
 inline constexpr ImU32 kTextDim = IM_COL32(150, 150, 150, 255);
 inline constexpr ImU32 kErrorColor = IM_COL32(240, 90, 80, 255);
+// GPU activity, one palette for the trace panel and the op table's GPU bar: copies blue, so they
+// stand apart from the orange of idle time (the trace's gap bands are kIdleColor, translucent).
+inline constexpr ImU32 kKernelColor = IM_COL32(96, 178, 104, 255);
+inline constexpr ImU32 kMemcpyColor = IM_COL32(90, 160, 240, 255);
+inline constexpr ImU32 kMemsetColor = IM_COL32(206, 192, 72, 255);
+inline constexpr ImU32 kSyncColor = IM_COL32(200, 72, 72, 255);  // the host held: red
+inline constexpr ImU32 kIdleColor = IM_COL32(240, 140, 40, 255);
 // 0xRRGGBB (graph_layout's palette) to ImU32, with alpha.
 inline ImU32 rgb(uint32_t rrggbb, uint8_t alpha = 255) {
   return IM_COL32((rrggbb >> 16) & 0xff, (rrggbb >> 8) & 0xff, rrggbb & 0xff, alpha);
