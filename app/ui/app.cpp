@@ -229,13 +229,21 @@ Registry<App::PanelRow> App::make_panels() {
   Registry<PanelRow> p("panel");
   auto row = [&](PanelRow r) { p.add(panel_name(r.id), std::move(r)); };
   // In the order the keys 1-7 and the View menu list them.
-  row({PanelId::Graph, [this] { return graph.switches(); }});
-  row({PanelId::Arena, [this] { return arena.switches(); }});
-  row({PanelId::Trace, [this] { return trace.switches(); }});
-  row({PanelId::Ops, [this] { return ops.switches(); }});
-  row({PanelId::Compare, [this] { return compare.switches(); }});
-  row({PanelId::Passes, [this] { return passes.switches(); }, false});  // passes.<pass>=on|off is a setting
-  row({PanelId::Walkthrough, [this] { return walkthrough.switches(); }, false});
+  row({PanelId::Graph, Place::TopCenter, [this](const Frame& f) { graph.draw(f); },
+       [this] { return graph.switches(); }});
+  row({PanelId::Arena, Place::TopRight, [this](const Frame& f) { arena.draw(f); },
+       [this] { return arena.switches(); }});
+  row({PanelId::Trace, Place::Middle, [this](const Frame& f) { trace.draw(f); },
+       [this] { return trace.switches(); }});
+  row({PanelId::Ops, Place::BottomLeft, [this](const Frame& f) { ops.draw(f); },
+       [this] { return ops.switches(); }});
+  row({PanelId::Compare, Place::BottomRight, [this](const Frame& f) { compare.draw(f); },
+       [this] { return compare.switches(); }});
+  // passes.<pass>=on|off is a setting.
+  row({PanelId::Passes, Place::TopLeft, [this](const Frame& f) { passes.draw(f); },
+       [this] { return passes.switches(); }, false});
+  row({PanelId::Walkthrough, Place::BottomRight, [this](const Frame& f) { walkthrough.draw(f); },
+       [this] { return walkthrough.switches(); }, false, true});
   return p;
 }
 
@@ -529,13 +537,13 @@ void App::draw_panels(const Frame& frame) {
   const float right_w = std::floor(avail.x * right_width_);
   const float mid_w = std::max(40.0f, avail.x - left_w - right_w - 2 * gap);
   ImGui::BeginChild("passes", ImVec2(left_w, top_h), true);
-  passes.draw(frame);
+  draw_place(Place::TopLeft, frame);
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
   splitter("##split_left", true, &left_width_, avail.x, gap, top_h);
   ImGui::SameLine(0, 0);
   ImGui::BeginChild("graph", ImVec2(mid_w, top_h), true, child_flags);
-  graph.draw(frame);
+  draw_place(Place::TopCenter, frame);
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
   {
@@ -546,12 +554,12 @@ void App::draw_panels(const Frame& frame) {
   }
   ImGui::SameLine(0, 0);
   ImGui::BeginChild("arena", ImVec2(0, top_h), true, child_flags);
-  arena.draw(frame);
+  draw_place(Place::TopRight, frame);
   ImGui::EndChild();
 
   splitter("##split_top", false, &top_height_, body_h, gap, avail.x);
   ImGui::BeginChild("trace", ImVec2(0, trace_h), true, child_flags);
-  trace.draw(frame);
+  draw_place(Place::Middle, frame);
   ImGui::EndChild();
   {
     float upper = top_height_ + trace_height_;
@@ -561,35 +569,39 @@ void App::draw_panels(const Frame& frame) {
 
   const float ops_w = std::floor(avail.x * bottom_split_);
   ImGui::BeginChild("ops", ImVec2(ops_w, bottom_h), true);
-  ops.draw(frame);
+  draw_place(Place::BottomLeft, frame);
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
   splitter("##split_bottom", true, &bottom_split_, avail.x, gap, bottom_h);
   ImGui::SameLine(0, 0);
   ImGui::BeginChild("compare", ImVec2(0, bottom_h), true);
-  draw_bottom_tabs(frame);
+  draw_place(Place::BottomRight, frame);
   ImGui::EndChild();
 }
 
-// The bottom-right tabs. The tab a command asked for comes forward; otherwise the walkthrough
-// leads when a scenario is loaded and compare when none is.
-void App::draw_bottom_tabs(const Frame& frame) {
-  if (!ImGui::BeginTabBar("bottom_right")) return;
-  const std::optional<PanelId> bring = std::exchange(bring_tab_, std::nullopt);
-  auto tab = [&](const char* label, PanelId id) {
-    const ImGuiTabItemFlags flags = bring == id ? ImGuiTabItemFlags_SetSelected : 0;
-    if (ImGui::BeginTabItem(label, nullptr, flags)) {
-      if (id == PanelId::Walkthrough) walkthrough.draw(frame);
-      else compare.draw(frame);
+// The panels at one place: the one, or its tabs. The tab a command asked for comes forward;
+// otherwise the first leads: the walkthrough's while a scenario plays (leads_while_playing),
+// else the first row's (compare at the bottom right).
+void App::draw_place(Place place, const Frame& frame) {
+  std::vector<const PanelRow*> rows;
+  for (const PanelRow& row : panels_.entries())
+    if (row.place == place) rows.push_back(&row);
+  if (rows.size() == 1) return rows.front()->draw(frame);
+  if (walkthrough_)
+    std::stable_partition(rows.begin(), rows.end(), [](const PanelRow* r) { return r->leads_while_playing; });
+  ImGui::PushID(static_cast<int>(place));
+  const bool open = ImGui::BeginTabBar("tabs");
+  ImGui::PopID();
+  if (!open) return;
+  std::optional<PanelId> bring;
+  auto here = [&](PanelId id) { return std::any_of(rows.begin(), rows.end(), [&](auto* r) { return r->id == id; }); };
+  if (bring_tab_ && here(*bring_tab_)) bring = std::exchange(bring_tab_, std::nullopt);
+  for (const PanelRow* row : rows) {
+    const ImGuiTabItemFlags flags = bring == row->id ? ImGuiTabItemFlags_SetSelected : 0;
+    if (ImGui::BeginTabItem(panel_name(row->id), nullptr, flags)) {
+      row->draw(frame);
       ImGui::EndTabItem();
     }
-  };
-  if (walkthrough_) {
-    tab("walkthrough", PanelId::Walkthrough);
-    tab("compare", PanelId::Compare);
-  } else {
-    tab("compare", PanelId::Compare);
-    tab("walkthrough", PanelId::Walkthrough);
   }
   ImGui::EndTabBar();
 }

@@ -117,13 +117,19 @@ class App {
     bool waits_for_layouts = false;  // ... and the graph's layouts (wait, screenshot)
     std::function<std::string(const std::string& value)> run;  // "" or the error
   };
-  // A panel: its id (its name is panel_name(id)) and its "<name>.<key>=<value>" switches, as a
-  // PanelSwitch table or, until it has one, its command function; neither: its prefix is a
+  // Where a panel sits: the top row (passes | graph | arena), the trace across, then the bottom
+  // row (ops | tabs). Panels that share a place are its tabs.
+  enum class Place : uint8_t { TopLeft, TopCenter, TopRight, Middle, BottomLeft, BottomRight };
+  // A panel: its id (its name is panel_name(id)), where it sits, how it draws, and its
+  // "<name>.<key>=<value>" switches as a PanelSwitch table; an empty table: its prefix is a
   // settings key's (passes.fuse_patterns=off).
   struct PanelRow {
     PanelId id;
+    Place place;
+    std::function<void(const Frame&)> draw;
     std::function<std::vector<PanelSwitch>()> switches;  // "<panel>.<key>=<value>"
     bool reads_result = true;  // for "<panel>.*" verbs its table lacks (each switch says its own)
+    bool leads_while_playing = false;  // its tab comes first while a scenario plays
   };
   Registry<Verb> make_verbs();
   Registry<PanelRow> make_panels();
@@ -149,7 +155,7 @@ class App {
   void draw_open_dialog();
   void draw_save_dialog();
   void draw_panels(const Frame& frame);
-  void draw_bottom_tabs(const Frame& frame);
+  void draw_place(Place place, const Frame& frame);
   void run_clicked_and_script();
   std::string enter_step(size_t step);
   void apply_look_at();
@@ -174,7 +180,7 @@ class App {
   std::string open_path_, save_path_ = "my_scenario.json";
   bool look_at_pending_ = false;  // select what the step points at once its result is in
   int look_at_gap_tries_ = 0;     // a trace step's gap: frames waited for the trace panel's gaps
-  std::optional<PanelId> bring_tab_;  // a bottom-right tab to bring forward on the next frame
+  std::optional<PanelId> bring_tab_;  // a tab to bring forward on the next frame
 
   // The splits, as fractions of the window (dragged with the mouse).
   float left_width_ = 0.17f;   // passes column

@@ -11,7 +11,9 @@
 //
 // Every panel has an explicit empty state (no result yet: what is running) and error state (the
 // last run failed: the message, with the last good result still drawn when there is one).
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,11 +36,13 @@ struct Selection {
   bool empty() const { return node.empty(); }
 };
 
-// The panels, in the order the keys 1-7 focus them.
+// The panels, in the order the keys 1-7 focus them, and their names (commands, scenarios'
+// look_at, the View menu). A new panel: its file, its id and name here, its member in App and
+// its row in App::make_panels (which says where it sits and draws it).
 enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes, Walkthrough };
-inline constexpr int kPanelCount = 7;
-// "graph", "arena", "trace", "ops", "compare", "passes", "walkthrough"
-const char* panel_name(PanelId id);
+inline constexpr const char* kPanelNames[] = {"graph", "arena", "trace", "ops", "compare", "passes", "walkthrough"};
+inline constexpr int kPanelCount = static_cast<int>(std::size(kPanelNames));
+inline const char* panel_name(PanelId id) { return kPanelNames[static_cast<size_t>(id)]; }
 
 struct Frame {
   const workbench::Runner::Snapshot& snap;   // result (last good, may be null), error, progress

@@ -7,19 +7,6 @@
 
 namespace fusebox::ui {
 
-const char* panel_name(PanelId id) {
-  switch (id) {
-    case PanelId::Graph: return "graph";
-    case PanelId::Arena: return "arena";
-    case PanelId::Trace: return "trace";
-    case PanelId::Ops: return "ops";
-    case PanelId::Compare: return "compare";
-    case PanelId::Passes: return "passes";
-    case PanelId::Walkthrough: return "walkthrough";
-  }
-  return "?";
-}
-
 bool result_or_empty_state(const Frame& frame, const char* panel) {
   if (frame.trace) {
     ImGui::TextWrapped(
