@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs the fuzz corpus that make_corpus.py wrote and checks the contract of issue 23.
 
-Usage: run_corpus.py CORPUS_DIR --fusebox PATH [--ui PATH] [--jobs 2] [--strict] [--only SUBSTR]
-                     [--work DIR]
+Usage: run_corpus.py CORPUS_DIR --fusebox PATH [--ui PATH|NONE] [--source SOURCE_DIR] [--jobs 2]
+                     [--strict] [--only SUBSTR] [--work DIR] [--verbose]
+(--source: write the corpus into CORPUS_DIR first, as make_corpus.py SOURCE_DIR CORPUS_DIR does.)
 
 Each case runs in its own empty work folder ({W}), with HOME and XDG_CACHE_HOME inside it (a
 seeded copy of the machine roofline cache, so no case measures the machine) and no display. A
@@ -111,9 +112,14 @@ def main():
     ap.add_argument("--only", help="run only the cases whose name contains this")
     ap.add_argument("--work", help="folder for the cases' work folders (default: a new temporary folder, removed)")
     ap.add_argument("--verbose", action="store_true", help="print every case's result")
+    ap.add_argument("--source", help="write the corpus first, from this source tree (make_corpus.py)")
     args = ap.parse_args()
 
     corpus = os.path.abspath(args.corpus)
+    if args.source:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import make_corpus
+        print(make_corpus.build(args.source, corpus))
     with open(os.path.join(corpus, "cases.json")) as f:
         cases = json.load(f)["cases"]
     bins = {"fusebox": os.path.abspath(args.fusebox)}
