@@ -213,8 +213,8 @@ def onnx_mutations(cp):
     # The mlp's weights live beside it in weights.bin (external data): copy it along.
     shutil.copy(os.path.join(models, "weights.bin"), os.path.join(cp.out, "onnx", "weights.bin"))
     plan = [  # model, flips via inspect, flips via run, truncations via inspect, truncations via run
-        ("mlp_opset13", 12, 6, 5, 2),
-        ("transformer_opset17", 12, 5, 5, 2),
+        ("mlp_opset13", 8, 6, 4, 2),
+        ("transformer_opset17", 8, 5, 4, 2),
         ("stack_opset17", 4, 2, 2, 1),
     ]
     for stem, n_insp, n_run, t_insp, t_run in plan:
@@ -748,7 +748,8 @@ def output_cases(cp):
 
 def machine_cache_cases(cp):
     prof = ["profile", "mlp", "--profile-runs", "1", "--out", "{W}/p"] + QUICK
-    for label, content in {"machines_number": '{"machines": 5}', "not_json": "{machines",
+    # A cache that is read as missing means a new measurement (seconds): a few cases only.
+    for label, content in {"machines_number": '{"machines": 5}',
                            "entry_wrong_types": '{"machines": {"k": {"bandwidth_gbs": "fast", "fma_gflops": 3}}}',
                            "empty": ""}.items():
         cp.case("machine_cache/profile_" + label, "machine_cache", prof, exit=(0, 2), stderr=["machine.json"],

@@ -148,7 +148,10 @@ def main():
     before = snapshot(corpus)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_case, c, corpus, bins, work_root, machine_json, sanitized) for c in cases]
+        # The slow ones first (those that may hang, or measure the machine), so the two workers
+        # end together.
+        order = sorted(cases, key=lambda c: (c["timeout"] > 5, "machine_cache" not in c))
+        futures = [pool.submit(run_case, c, corpus, bins, work_root, machine_json, sanitized) for c in order]
         for fut in concurrent.futures.as_completed(futures):
             results.append(fut.result())
     unrun = [r for r in results if "skipped" in r]
