@@ -41,6 +41,8 @@ KNOWN_FAILING = {
     # .npy headers
     "npy/shape_unclosed": "npy header 'shape': (1, 784, } (unclosed tuple) is read as valid (exit 0)",
     "ui/npy_shape_unclosed": "npy header with an unclosed shape tuple is read as valid (exit 0)",
+    "npy/fits_shape_list": "npy header 'shape': [2] (a list, not a tuple) is read as valid (exit 0)",
+    "npy/fits_shape_unclosed": "npy header 'shape': (2, } (unclosed tuple) is read as valid (exit 0)",
     "npy/negative_dim": "npy negative dim: the error does not name the .npy file",
     "npy/huge_dims": "npy huge dims: the error does not name the .npy file",
     "npy/dims_product_overflow": "npy dims whose product overflows: the error does not name the .npy file",
@@ -415,6 +417,14 @@ def onnx_hand(cp):
             stderr=["missing.npy"])
     cp.case("args/input_no_equals", "args", ["run", two, "--input", a] + QUICK, stderr=["--input"])
     c3 = cp.write("hand/c3.npy", npy("<f4", "(3,)", struct.pack("<3f", 1, 2, 3)))
+    # Headers that fit the data but are not numpy's format: a reader that guesses reads them.
+    for label, header in (("shape_not_tuple", "{'descr': '<f4', 'fortran_order': False, 'shape': 2, }"),
+                          ("shape_list", "{'descr': '<f4', 'fortran_order': False, 'shape': [2], }"),
+                          ("no_shape", "{'descr': '<f4', 'fortran_order': False, }"),
+                          ("shape_unclosed", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, }"),
+                          ("descr_unquoted", "{'descr': <f4, 'fortran_order': False, 'shape': (2,), }")):
+        f = cp.write("hand/fits_%s.npy" % label, npy_raw(header, struct.pack("<2f", 1, 2)))
+        cp.case("npy/fits_" + label, "npy", ["run", two, "--input", "x=" + f] + QUICK, stderr=["fits_%s.npy" % label])
     cp.case("args/input_wrong_shape", "args", ["run", two, "--input", "x=" + c3] + QUICK, stderr=["c3.npy", "x"])
     i64 = cp.write("hand/i64.npy", npy("<i8", "(2,)", struct.pack("<2q", 1, 2)))
     cp.case("args/input_wrong_dtype", "args", ["run", two, "--input", "x=" + i64] + QUICK, stderr=["i64.npy", "x"])
@@ -578,12 +588,29 @@ def json_cases(cp):
         "step_ref_out_of_range": (sc(steps=[dict(step, checks=[{"check": "faster_than", "step": 99, "ratio": 1.0}])]),
                                   ["/steps/0/checks/0"]),
     }
+    # Files a scenario names, relative to it: each broken, the message must name it.
+    trace_step = {"title": "t", "checks": []}
+    scenarios.update({
+        "model_not_onnx": (sc(model="../onnx/text.onnx"), ["text.onnx"]),
+        "model_dangling": (sc(model="../hand/dangling.onnx"), ["dangling.onnx", "nowhere"]),
+        "model_loop": (sc(model="../special/loop_a.onnx"), ["loop_a.onnx"]),
+        "model_dir": (sc(model="../special/dir.onnx"), ["dir.onnx"]),
+        "input_broken_npy": (sc(model="../onnx/mlp.onnx", inputs={"x": "../npy/shape_not_tuple.npy"}),
+                             ["shape_not_tuple.npy"]),
+        "input_unknown_name": (sc(model="../onnx/mlp.onnx", inputs={"nope": "../npy/valid.npy"}), ["nope"]),
+        "trace_not_json": (json.dumps({"name": "t", "trace": "../trace/t_not_json.json", "steps": [trace_step]}),
+                           ["t_not_json.json"]),
+        "trace_missing": (json.dumps({"name": "t", "trace": "../trace/none.json.gz", "steps": [trace_step]}),
+                          ["none.json.gz"]),
+    })
     for label, (content, frags) in scenarios.items():
         name = "sc_" + label + ".json"
         path = cp.write("scenario/" + name, content)
         exit = (0, 2) if label == "nul_in_name" else (2,)
         cp.case("scenario/" + label, "scenario_json", ["check", path], exit=exit, stderr=[name] + frags)
     cp.case("scenario/valid", "valid", ["check", cp.write("scenario/sc_valid.json", sc())], exit=(0,))
+    cp.case("scenario/model_fifo", "special", ["check", cp.write("scenario/sc_model_fifo.json", sc(model="../special/fifo.onnx"))],
+            stderr=["fifo.onnx"], timeout=HANG_TIMEOUT)
     cp.case("scenario/valid_and_broken", "scenario_json", ["check", "{C}/scenario/sc_valid.json",
                                                             "{C}/scenario/sc_name_empty.json"], stderr=["sc_name_empty.json"])
 
