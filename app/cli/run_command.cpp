@@ -49,15 +49,22 @@ std::vector<std::string> output_file_names(const std::vector<std::string>& outpu
   return names;
 }
 
+// The files --save-outputs writes (and so may replace): one .npy per output.
+bool is_npy(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+}
+
 void run(const RunArgs& a) {
   workbench::Settings s = a.settings->resolve();
-  if (!a.save_outputs.empty()) ensure_writable_dir(a.save_outputs, "--save-outputs");
+  if (!a.save_outputs.empty()) check_output_dir(a.save_outputs, "--save-outputs", is_npy);
   workbench::Pipeline pipeline;
   auto result = pipeline.run(s);
   if (!a.save_outputs.empty()) {
     const std::vector<std::string> names = output_file_names(result->graph().outputs);
-    for (size_t i = 0; i < result->outputs.size(); ++i)
-      ir::write_npy(a.save_outputs + "/" + names[i], result->outputs[i]);
+    write_output_dir(a.save_outputs, "--save-outputs", is_npy, [&](const std::string& tmp) {
+      for (size_t i = 0; i < result->outputs.size(); ++i)
+        ir::write_npy(tmp + "/" + names[i], result->outputs[i]);
+    });
   }
   if (a.json) {
     std::cout << workbench::to_json(*result).dump(2) << "\n";

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -35,6 +36,12 @@ std::string parent_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// "a/b/" -> "a/b" (a trailing slash would make rename() treat the name differently).
+std::string without_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
 }
 
 // What `path` names after following symbolic links: lstat()'s answer when it is not a link.
@@ -139,6 +146,76 @@ void replace_file(const std::string& path, const std::function<void(const std::s
   commit(tmp, target, path);
 }
 
+// Removes a temporary folder and what is in it; what cannot be removed stays (nothing to report:
+// the write already succeeded or failed for its own reason).
+void remove_tree(const std::string& path) {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
+// The folder a set of files replaces: `dir` (or the folder a link there names), checked to hold
+// nothing but files `replaceable` calls ours; `dir` itself when nothing is there.
+std::string dir_to_replace(const std::string& dir,
+                           const std::function<bool(const std::string&)>& replaceable,
+                           bool& exists) {
+  std::string target;
+  struct stat st {};
+  exists = resolve(without_trailing_slashes(dir), dir, target, st);
+  if (!exists) return target;
+  if (!S_ISDIR(st.st_mode))
+    throw Error("cannot write '" + dir + "': it is " + kind_of(st.st_mode) + ", not a directory");
+  char* real = ::realpath(target.c_str(), nullptr);  // "." or "a/.." as a name rename() takes
+  if (real == nullptr) throw Error("cannot write '" + dir + "': " + errno_text(errno));
+  target = real;
+  std::free(real);
+  if (target == "/") throw Error("cannot write '" + dir + "': refusing to replace the root folder");
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(target, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->symlink_status(ec).type() != std::filesystem::file_type::regular || !replaceable(name))
+      throw Error("cannot write '" + dir + "': it holds '" + name +
+                  "', which is not one of the files written there; refusing to replace the folder "
+                  "(give a new or empty one)");
+  }
+  if (ec) throw Error("cannot write '" + dir + "': " + ec.message());
+  return target;
+}
+
+// Puts the filled folder `tmp` in the place of `target`: a rename when nothing is there, else an
+// exchange of the two (renameat2), or where the file system has none, `target` renamed aside
+// first and back again should the second rename fail. What was there is removed.
+void swap_in(const std::string& tmp, const std::string& target, bool exists,
+             const std::string& named) {
+  auto fail = [&](int err) {
+    remove_tree(tmp);
+    throw Error("cannot replace '" + named + "': " + errno_text(err));
+  };
+  if (!exists) {
+    if (std::rename(tmp.c_str(), target.c_str()) != 0) fail(errno);
+    return;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    remove_tree(tmp);  // now the old files
+    return;
+  }
+  if (errno != EINVAL && errno != ENOSYS) fail(errno);
+  const std::string aside = create_unique(parent_of(target), named, [](const std::string& name) {
+    return ::mkdir(name.c_str(), 0700) == 0;  // an empty folder rename() may replace
+  });
+  if (std::rename(target.c_str(), aside.c_str()) != 0) {
+    const int err = errno;
+    ::rmdir(aside.c_str());
+    fail(err);
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    std::rename(aside.c_str(), target.c_str());
+    fail(err);
+  }
+  remove_tree(aside);
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path,
@@ -167,6 +244,34 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 void write_file_atomically_at(const std::string& path,
                               const std::function<void(const std::string& tmp)>& write) {
   replace_file(path, write, true);
+}
+
+void write_directory_atomically(const std::string& dir,
+                                const std::function<void(const std::string& tmp)>& write,
+                                const std::function<bool(const std::string& name)>& replaceable) {
+  bool exists = false;
+  const std::string target = dir_to_replace(dir, replaceable, exists);
+  struct stat st {};
+  const std::string tmp = create_unique(parent_of(target), dir, [](const std::string& name) {
+    return ::mkdir(name.c_str(), 0777) == 0;  // the umask decides, as for any new folder
+  });
+  if (exists && ::stat(target.c_str(), &st) == 0) ::chmod(tmp.c_str(), st.st_mode & 07777);
+  try {
+    write(tmp);
+  } catch (const Error& e) {
+    remove_tree(tmp);
+    throw Error("cannot write '" + dir + "': " + e.what());
+  } catch (...) {
+    remove_tree(tmp);
+    throw;
+  }
+  swap_in(tmp, target, exists, dir);
+}
+
+void check_directory_replaceable(const std::string& dir,
+                                 const std::function<bool(const std::string& name)>& replaceable) {
+  bool exists = false;
+  dir_to_replace(dir, replaceable, exists);
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {

@@ -24,6 +24,20 @@ void write_file_atomically(const std::string& path, const std::string& content);
 void write_file_atomically_at(const std::string& path,
                               const std::function<void(const std::string& tmp)>& write);
 
+// A set of files written whole: write(tmp) fills a new temporary folder beside `dir`, which then
+// takes the place of `dir` (swapped in with one rename, or renameat2 RENAME_EXCHANGE when `dir`
+// exists), so `dir` holds either all the old files or all the new ones. An existing `dir` must be
+// a directory (a link to one is followed) whose entries are all regular files for which
+// `replaceable(name)` is true: the files this command writes. Anything else there is refused
+// rather than deleted. Throws fusebox::Error naming `dir`; on failure `dir` is untouched.
+void write_directory_atomically(const std::string& dir,
+                                const std::function<void(const std::string& tmp)>& write,
+                                const std::function<bool(const std::string& name)>& replaceable);
+// The checks write_directory_atomically makes of an existing `dir` before it writes anything, for
+// a command to make before a long run: throws the same fusebox::Error.
+void check_directory_replaceable(const std::string& dir,
+                                 const std::function<bool(const std::string& name)>& replaceable);
+
 // Reads a whole regular file of at most `max_bytes`; throws fusebox::Error naming the path when
 // it cannot, when it is not a regular file (a FIFO would block, a device such as /dev/zero never
 // ends) or when it is larger than `max_bytes`.

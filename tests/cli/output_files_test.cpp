@@ -1,15 +1,19 @@
 // Files the CLI writes: only a regular file is replaced (graph --out /dev/null is refused, and
 // /dev/null stays a device), and outputs whose names map to one file name are all saved.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/base/atomic_file.h"
+#include "core/base/error.h"
 #include "core/ir/npy.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/support/temp_dir.h"
@@ -85,6 +89,105 @@ TEST(CliOutputFiles, OutputsWhoseNamesMapToOneFileAreAllSaved) {
     EXPECT_GE(relu.data<float>()[i], 0.0f);
     EXPECT_FLOAT_EQ(relu.data<float>()[i], std::max(0.0f, -neg.data<float>()[i]));
   }
+}
+
+// Every file in `dir` and its bytes.
+std::map<std::string, std::string> contents(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    files[e.path().filename().string()] = fusebox::read_file(e.path().string());
+  return files;
+}
+
+// Names in `dir` that a write left behind (temporary files or folders).
+size_t leftovers(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    n += e.path().filename().string().rfind(".fusebox-", 0) == 0;
+  return n;
+}
+
+const char* kProfile = "profile mlp:dims=4-3 --iters 2 --warmup 0 --profile-runs 2 --out ";
+
+// The run's children may write files of at most `bytes` (as a full disk would stop them).
+fusebox::test::CliResult run_cli_with_file_size_limit(const std::string& args, rlim_t bytes) {
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = bytes;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  auto r = run_cli(args);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  return r;
+}
+
+TEST(CliOutputFiles, ProfileOutOnAFullDiskKeepsTheOldSetWhole) {
+  const std::string parent = fusebox::test::process_temp_dir() + "/full";
+  std::filesystem::remove_all(parent);
+  std::filesystem::create_directories(parent);
+  const std::string dir = parent + "/prof";
+  auto first = run_cli(kProfile + dir);
+  ASSERT_EQ(first.code, 0) << first.out;
+  const auto old = contents(dir);
+  ASSERT_EQ(old.size(), 5u);
+  // A limit past the first file written (profile.json) but short of the SQLite trace: the old
+  // way, a run wrote the first files new and left the old trace.sqlite beside them.
+  const size_t limit = old.at("profile.json").size() + 1024;
+  ASSERT_LT(limit, old.at("trace.sqlite").size());
+  auto full = run_cli_with_file_size_limit(kProfile + dir, limit);
+  EXPECT_EQ(full.code, 2) << full.out;
+  EXPECT_NE(full.out.find("'" + dir + "'"), std::string::npos) << full.out;
+  EXPECT_EQ(contents(dir), old) << "the old set, whole";
+  EXPECT_EQ(leftovers(parent), 0u);
+  // With room, the new set replaces the old one whole, files the new run does not write included.
+  auto chrome_only = run_cli(kProfile + dir + " --format chrome");
+  ASSERT_EQ(chrome_only.code, 0) << chrome_only.out;
+  const auto now = contents(dir);
+  EXPECT_EQ(now.size(), 3u);
+  EXPECT_EQ(now.count("trace.sqlite"), 0u);
+  EXPECT_NE(now.at("profile.json"), old.at("profile.json"));
+  EXPECT_EQ(leftovers(parent), 0u);
+}
+
+TEST(CliOutputFiles, AnOutputDirectoryOfOtherFilesOrAFileIsRefused) {
+  const std::string parent = fusebox::test::process_temp_dir() + "/refuse";
+  std::filesystem::remove_all(parent);
+  std::filesystem::create_directories(parent + "/mine");
+  fusebox::write_file_atomically(parent + "/mine/notes.txt", std::string("keep me"));
+  auto r = run_cli(kProfile + parent + "/mine");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("notes.txt"), std::string::npos) << r.out;
+  EXPECT_EQ(fusebox::read_file(parent + "/mine/notes.txt"), "keep me");
+  auto saved = run_cli("run mlp:dims=4-3 --iters 1 --warmup 0 --save-outputs " + parent + "/mine");
+  EXPECT_EQ(saved.code, 2) << saved.out;
+  EXPECT_EQ(contents(parent + "/mine").size(), 1u);
+  fusebox::write_file_atomically(parent + "/file", std::string("a file"));
+  auto file = run_cli(kProfile + parent + "/file");
+  EXPECT_EQ(file.code, 2) << file.out;
+  EXPECT_NE(file.out.find("not a directory"), std::string::npos) << file.out;
+  EXPECT_EQ(fusebox::read_file(parent + "/file"), "a file");
+  EXPECT_EQ(leftovers(parent), 0u);
+}
+
+TEST(CliOutputFiles, SaveOutputsReplacesTheOldSetWhole) {
+  const std::string parent = fusebox::test::process_temp_dir() + "/replace";
+  std::filesystem::remove_all(parent);
+  std::filesystem::create_directories(parent);
+  const std::string out = parent + "/out";
+  auto mlp = run_cli("run mlp:dims=4-3 --iters 1 --warmup 0 --save-outputs " + out);
+  ASSERT_EQ(mlp.code, 0) << mlp.out;
+  ASSERT_EQ(contents(out).size(), 1u);
+  ASSERT_EQ(contents(out).count("logits.npy"), 1u);
+  const std::string model = parent + "/collide.onnx";
+  fusebox::write_file_atomically(model, two_outputs_one_file_name_model());
+  auto r = run_cli("run " + model + " --iters 1 --warmup 0 --save-outputs " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto now = contents(out);
+  EXPECT_EQ(now.size(), 2u) << "this run's outputs alone";
+  EXPECT_EQ(now.count("y_0.npy") + now.count("y_0_2.npy"), 2u);
+  EXPECT_EQ(leftovers(parent), 0u);
 }
 
 }  // namespace
