@@ -144,5 +144,87 @@ TEST(AtomicFile, AWriterNamingTheTemporaryFileIsReportedByTheTarget) {
   EXPECT_EQ(entries(dir), 0u);
 }
 
+bool any_name(const std::string&) {
+  return true;
+}
+
+TEST(AtomicDirectory, ANewSetReplacesTheOldOneWhole) {
+  std::string parent = fresh_dir("dir");
+  std::string dir = parent + "/set";
+  write_directory_atomically(
+      dir,
+      [](const std::string& tmp) {
+        write_file_atomically(tmp + "/a", std::string("old a"));
+        write_file_atomically(tmp + "/b", std::string("old b"));
+      },
+      any_name);
+  EXPECT_EQ(entries(dir), 2u);
+  write_directory_atomically(
+      dir + "/",
+      [](const std::string& tmp) { write_file_atomically(tmp + "/a", std::string("new a")); },
+      any_name);
+  EXPECT_EQ(read_file(dir + "/a"), "new a");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b")) << "the old set is gone whole";
+  EXPECT_EQ(entries(parent), 1u) << "no temporary folder left behind";
+}
+
+TEST(AtomicDirectory, AFailedWriteLeavesTheOldSetAndNamesTheFolder) {
+  std::string parent = fresh_dir("dirfail");
+  std::string dir = parent + "/set";
+  write_directory_atomically(
+      dir, [](const std::string& tmp) { write_file_atomically(tmp + "/a", std::string("old")); },
+      any_name);
+  std::string msg = error_of([&] {
+    write_directory_atomically(
+        dir,
+        [](const std::string& tmp) {
+          write_file_atomically(tmp + "/a", std::string("new"));
+          throw Error(tmp + "/b: disk full");
+        },
+        any_name);
+  });
+  EXPECT_EQ(msg.rfind("cannot write '" + dir + "': ", 0), 0u) << msg;
+  EXPECT_EQ(read_file(dir + "/a"), "old");
+  EXPECT_EQ(entries(parent), 1u) << "no temporary folder left behind";
+}
+
+TEST(AtomicDirectory, RefusesAFileAFifoAndFilesNotItsOwn) {
+  std::string parent = fresh_dir("dirrefuse");
+  auto nothing = [](const std::string&) {};
+  write_file_atomically(parent + "/file", std::string("x"));
+  EXPECT_NE(error_of([&] {
+              write_directory_atomically(parent + "/file", nothing, any_name);
+            }).find("not a directory"),
+            std::string::npos);
+  EXPECT_EQ(read_file(parent + "/file"), "x");
+  std::filesystem::create_directory(parent + "/withfifo");
+  ASSERT_EQ(::mkfifo((parent + "/withfifo/p").c_str(), 0600), 0);
+  EXPECT_THROW(write_directory_atomically(parent + "/withfifo", nothing, any_name), Error);
+  EXPECT_THROW(check_directory_replaceable(parent + "/withfifo", any_name), Error);
+  std::filesystem::create_directory(parent + "/notes");
+  write_file_atomically(parent + "/notes/notes.txt", std::string("keep"));
+  auto only_npy = [](const std::string& name) {
+    return name.size() > 4 && name.substr(name.size() - 4) == ".npy";
+  };
+  std::string msg =
+      error_of([&] { write_directory_atomically(parent + "/notes", nothing, only_npy); });
+  EXPECT_NE(msg.find("notes.txt"), std::string::npos) << msg;
+  EXPECT_EQ(read_file(parent + "/notes/notes.txt"), "keep");
+  EXPECT_EQ(entries(parent), 3u) << "no temporary folder left behind";
+}
+
+TEST(AtomicDirectory, ALinkToAFolderIsFollowed) {
+  std::string parent = fresh_dir("dirlink");
+  std::filesystem::create_directory(parent + "/real");
+  std::filesystem::create_directory_symlink("real", parent + "/link");
+  write_directory_atomically(
+      parent + "/link",
+      [](const std::string& tmp) { write_file_atomically(tmp + "/a", std::string("1")); },
+      any_name);
+  EXPECT_TRUE(std::filesystem::is_symlink(parent + "/link"));
+  EXPECT_EQ(read_file(parent + "/real/a"), "1");
+  EXPECT_EQ(entries(parent), 2u);
+}
+
 }  // namespace
 }  // namespace fusebox
