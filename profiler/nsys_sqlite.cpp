@@ -413,33 +413,20 @@ void fill(Db& db, const Recording& r) {
 void write_nsys_sqlite(const Recording& r, const std::string& path) {
   std::string bad = check_recording(r);
   if (!bad.empty()) throw Error("cannot export the recording: " + bad);
-  // Build the database in a private temporary file beside the target, then hand its bytes to
-  // write_file_atomically, so the target is replaced only when everything succeeded.
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  if (dir.empty()) dir = "/";
-  std::string tmpl = dir + "/.fusebox-sqlite-XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
-  if (fd < 0) throw Error(path + ": cannot write in directory '" + dir + "'");
-  close(fd);
-  const std::string tmp(name.data());
-  struct Cleanup {
-    std::string p;
-    ~Cleanup() {
-      std::remove(p.c_str());
-      std::remove((p + "-journal").c_str());
-    }
-  } cleanup{tmp};
-  {
+  // Build the database in the temporary file write_file_atomically_at makes beside the target:
+  // the target is replaced only when everything succeeded, and an error (a full disk) names it.
+  write_file_atomically_at(path, [&](const std::string& tmp) {
+    struct Cleanup {
+      std::string journal;
+      ~Cleanup() { std::remove(journal.c_str()); }
+    } cleanup{tmp + "-journal"};
     Db db(tmp);
     db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
     db.exec(kSchema);
     db.exec(kCuptiSchema);
     fill(db, r);
     db.exec("COMMIT;");
-  }
-  write_file_atomically(path, read_file(tmp));
+  });
 }
 
 }  // namespace fusebox::profiler

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -277,26 +278,99 @@ Roofline measure_roofline(const RooflineOptions& o) {
   return r;
 }
 
+namespace {
+
+constexpr size_t kMaxCacheBytes = 16u << 20;
+
+// The cache file as an object holding a "machines" object. Anything else (unreadable, not JSON,
+// the wrong shape) counts as no cache, with `problem` saying why; a missing file is no problem.
+nlohmann::json load_cache(const std::string& path, std::string& problem) {
+  const nlohmann::json none = {{"machines", nlohmann::json::object()}};
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return none;
+  try {
+    nlohmann::json cache = nlohmann::json::parse(read_file(path, kMaxCacheBytes));
+    if (!cache.is_object())
+      problem = "not a JSON object";
+    else if (!cache.contains("machines"))
+      cache["machines"] = nlohmann::json::object();
+    else if (!cache["machines"].is_object())
+      problem = "\"machines\" is not an object";
+    if (problem.empty()) return cache;
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  return none;
+}
+
+bool usable(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+// Why a per-thread-count series cannot be right: a figure that is not positive, or one for more
+// threads far below the one for the fewest (measured while something else ran).
+std::string series_doubt(const std::map<int, double>& series, const std::string& what) {
+  for (const auto& [t, g] : series)
+    if (t < 1 || !usable(g))
+      return what + " of " + std::to_string(g) + " at " + std::to_string(t) + " threads";
+  const auto& [t0, g0] = *series.begin();
+  for (const auto& [t, g] : series)
+    if (g < 0.6 * g0)
+      return what + " at " + std::to_string(t) + " threads (" + std::to_string(g) +
+             " GFLOP/s) far below the " + std::to_string(g0) + " at " + std::to_string(t0) +
+             ": measured while the machine was busy";
+  return "";
+}
+
+// Why figures cannot be trusted, or "" when they are plausible.
+std::string doubt(const Roofline& r) {
+  std::string d = series_doubt(r.fma_gflops, "an FMA peak");
+  if (d.empty()) d = series_doubt(r.gemm_gflops, "a GEMM figure");
+  if (!d.empty()) return d;
+  if (!usable(r.bandwidth_gbs))
+    return "a memory bandwidth of " + std::to_string(r.bandwidth_gbs) + " GB/s";
+  if (!usable(r.dispatch_floor_ns))
+    return "a dispatch floor of " + std::to_string(r.dispatch_floor_ns) + " ns";
+  for (const auto& [t, g] : r.gemm_gflops)  // a little over, for the noise of two measurements
+    if (g > 1.1 * r.fma_peak_gflops(t))
+      return "a GEMM figure at " + std::to_string(t) + " threads (" + std::to_string(g) +
+             " GFLOP/s) above the FMA peak (" + std::to_string(r.fma_peak_gflops(t)) + ")";
+  return "";
+}
+
+// Measures, once more when the figures are implausible (a burst of load during one of them).
+Roofline measure_plausibly(const RooflineOptions& options) {
+  Roofline r = measure_roofline(options);
+  std::string d = doubt(r);
+  if (d.empty()) return r;
+  r = measure_roofline(options);
+  d = doubt(r);
+  if (!d.empty())
+    std::cerr << "fusebox: the machine roofline measured twice looks wrong (" << d
+              << "); it is used now and measured again next time\n";
+  return r;
+}
+
+}  // namespace
+
 Roofline machine_roofline(bool refresh, const RooflineOptions& options, const std::string& cache_path) {
   const std::string path = cache_path.empty() ? machine_cache_path() : cache_path;
   const std::string key = machine_key(options.backend, resolved_isa(options.backend, options.isa));
-  nlohmann::json cache = nlohmann::json::object();
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0) {
+  std::string problem;
+  nlohmann::json cache = load_cache(path, problem);
+  if (!refresh && problem.empty() && cache["machines"].contains(key)) {
     try {
-      cache = nlohmann::json::parse(read_file(path));
-      if (!cache.is_object()) cache = nlohmann::json::object();
-    } catch (const std::exception&) {
-      cache = nlohmann::json::object();  // a damaged cache is re-measured and replaced
+      Roofline r = Roofline::from_json(cache["machines"][key]);
+      problem = doubt(r);
+      if (problem.empty()) return r;
+    } catch (const Error& e) {
+      problem = e.what();
     }
   }
-  if (!refresh && cache.contains("machines") && cache["machines"].contains(key)) {
-    try {
-      return Roofline::from_json(cache["machines"][key]);
-    } catch (const Error&) {
-    }
-  }
-  Roofline r = measure_roofline(options);
+  if (!problem.empty())
+    std::cerr << "fusebox: the machine cache '" << path << "' cannot be used (" << problem
+              << "): measuring again\n";
+  Roofline r = measure_plausibly(options);
   cache["version"] = 1;
   cache["machines"][key] = r.to_json();
   // mkdir -p the cache folder.

@@ -22,9 +22,16 @@ struct CommandFailed {
   int code = 1;
 };
 
-// Creates `dir` if missing; throws fusebox::Error naming `option` when it is not a writable
-// directory.
-void ensure_writable_dir(const std::string& dir, const std::string& option);
+// Output directories (output_dir.cpp). `ours` says which file names the command writes there:
+// an existing directory holding anything else is refused, not replaced.
+using FileNameFilter = std::function<bool(const std::string& name)>;
+// Before a long run: throws fusebox::Error naming `option` and `dir` when `dir` exists and is not
+// a directory, or holds files that are not ours.
+void check_output_dir(const std::string& dir, const std::string& option,
+                      const FileNameFilter& ours);
+// write(tmp) fills a new folder that then replaces `dir` whole; on failure `dir` is untouched.
+void write_output_dir(const std::string& dir, const std::string& option, const FileNameFilter& ours,
+                      const std::function<void(const std::string& tmp)>& write);
 
 // A subcommand, as data: main() creates "fusebox <name>" with `help` and hands it to `setup`,
 // which adds its options and the callback that does the work. One file per command defines

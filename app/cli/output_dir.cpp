@@ -1,20 +1,28 @@
-// Output directories for the commands that write files (run --save-outputs, profile --out).
-#include <sys/stat.h>
-#include <unistd.h>
-
+// Output directories for the commands that write a set of files (run --save-outputs,
+// profile --out): written whole into a folder beside, then swapped in (write_directory_atomically),
+// so the directory holds either the old set or the new one, never a mix.
 #include "app/cli/commands.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 
 namespace fusebox::cli {
 
-void ensure_writable_dir(const std::string& dir, const std::string& option) {
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0) {
-    if (mkdir(dir.c_str(), 0755) != 0) throw Error(option + ": cannot create directory '" + dir + "'");
-  } else if (!S_ISDIR(st.st_mode)) {
-    throw Error(option + ": '" + dir + "' is not a directory");
+void check_output_dir(const std::string& dir, const std::string& option,
+                      const FileNameFilter& ours) {
+  try {
+    check_directory_replaceable(dir, ours);
+  } catch (const Error& e) {
+    throw Error(option + ": " + e.what());
   }
-  if (access(dir.c_str(), W_OK) != 0) throw Error(option + ": directory '" + dir + "' is not writable");
+}
+
+void write_output_dir(const std::string& dir, const std::string& option, const FileNameFilter& ours,
+                      const std::function<void(const std::string& tmp)>& write) {
+  try {
+    write_directory_atomically(dir, write, ours);
+  } catch (const Error& e) {
+    throw Error(option + ": " + e.what());
+  }
 }
 
 }  // namespace fusebox::cli

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "app/cli/commands.h"
 #include "app/workbench/pipeline.h"
@@ -60,6 +61,43 @@ HookOverhead hook_overhead(const workbench::RunResult& r) {
   return h;
 }
 
+// The files --out writes (and so may replace).
+bool is_profile_file(const std::string& name) {
+  static const std::set<std::string> kFiles = {"profile.json", "analysis.json", "trace.json",
+                                               "trace.nvtxt", "trace.sqlite"};
+  return kFiles.count(name) > 0;
+}
+
+struct TraceFormats {
+  bool chrome = false, nvtxt = false, sqlite = false;
+};
+
+// Writes the set into `out` whole (a full disk half way leaves the old set), then says what it
+// wrote.
+void write_profile_files(const std::string& out, const profiler::Recording& rec,
+                         const profiler::Analysis& an, const TraceFormats& f,
+                         profiler::NvtxtTimeBase tb) {
+  write_output_dir(out, "--out", is_profile_file, [&](const std::string& tmp) {
+    const std::string t = tmp + "/";
+    rec.save(t + "profile.json");
+    write_file_atomically(t + "analysis.json", an.to_json().dump(2) + "\n");
+    if (f.chrome) profiler::write_chrome_trace(rec, t + "trace.json");
+    if (f.nvtxt) profiler::write_nvtxt(rec, t + "trace.nvtxt", tb);
+    if (f.sqlite) profiler::write_nsys_sqlite(rec, t + "trace.sqlite");
+  });
+  const std::string d = out + "/";
+  std::cout << "\nwrote " << d << "profile.json (recording; `fusebox compare A.json B.json`), " << d
+            << "analysis.json\n";
+  if (f.chrome)
+    std::cout << "wrote " << d
+              << "trace.json (Chrome trace: ui.perfetto.dev or chrome://tracing)\n";
+  if (f.nvtxt)
+    std::cout << "wrote " << d
+              << "trace.nvtxt (ImportNvtxt --cmd create -n trace.nvtxt -o trace.nsys-rep)\n";
+  if (f.sqlite)
+    std::cout << "wrote " << d << "trace.sqlite (nsys stats --report nvtxsum trace.sqlite)\n";
+}
+
 void profile(const ProfileArgs& a) {
   bool chrome = false, nvtxt = false, sqlite = false;
   for (const std::string& f : split(a.format, ',')) {
@@ -83,7 +121,7 @@ void profile(const ProfileArgs& a) {
   workbench::Settings s = a.settings->resolve();
   if (s.profile_runs < 1)
     throw Error("--profile-runs must be >= 1 to profile, got " + std::to_string(s.profile_runs));
-  if (!a.out.empty()) ensure_writable_dir(a.out, "--out");
+  if (!a.out.empty()) check_output_dir(a.out, "--out", is_profile_file);
 
   profiler::NvtxRanges::name_this_thread("fusebox main");
   workbench::Pipeline pipeline([&](const std::string& backend, const std::string& isa) {
@@ -113,27 +151,7 @@ void profile(const ProfileArgs& a) {
         << "  (negative: the hooks cost less than this model's run-to-run noise; on a chain of "
            "tiny ops\n"
            "   they cost two clock reads and two appends, about 2x the clock read time per op)\n";
-  if (!a.out.empty()) {
-    const std::string d = a.out + "/";
-    rec.save(d + "profile.json");
-    write_file_atomically(d + "analysis.json", an.to_json().dump(2) + "\n");
-    std::cout << "\nwrote " << d << "profile.json (recording; `fusebox compare A.json B.json`), "
-              << d << "analysis.json\n";
-    if (chrome) {
-      profiler::write_chrome_trace(rec, d + "trace.json");
-      std::cout << "wrote " << d
-                << "trace.json (Chrome trace: ui.perfetto.dev or chrome://tracing)\n";
-    }
-    if (nvtxt) {
-      profiler::write_nvtxt(rec, d + "trace.nvtxt", tb);
-      std::cout << "wrote " << d
-                << "trace.nvtxt (ImportNvtxt --cmd create -n trace.nvtxt -o trace.nsys-rep)\n";
-    }
-    if (sqlite) {
-      profiler::write_nsys_sqlite(rec, d + "trace.sqlite");
-      std::cout << "wrote " << d << "trace.sqlite (nsys stats --report nvtxsum trace.sqlite)\n";
-    }
-  }
+  if (!a.out.empty()) write_profile_files(a.out, rec, an, {chrome, nvtxt, sqlite}, tb);
 }
 
 void profile_options(CLI::App& cmd, ProfileArgs& a) {

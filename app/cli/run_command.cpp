@@ -1,6 +1,9 @@
 // fusebox run MODEL: build, optimize, plan, run many times; print the report.
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "app/cli/commands.h"
 #include "app/workbench/pipeline.h"
@@ -19,23 +22,50 @@ struct RunArgs {
   bool explain = false;
 };
 
-// A tensor name as a file name: path separators and colons become '_'.
-std::string file_name_for(const std::string& tensor) {
+// A tensor name as a file name: path separators, colons and spaces become '_'.
+std::string file_stem_for(const std::string& tensor) {
   std::string s = tensor;
   for (char& c : s)
     if (c == '/' || c == ':' || c == '\\' || c == ' ') c = '_';
-  return s + ".npy";
+  return s;
+}
+
+// Each output's file name, all distinct: two names that map to one file ("y/0" and "y_0" both
+// to y_0.npy) would lose one output, so a later one gets "_2", "_3", ..., saying so on stderr.
+std::vector<std::string> output_file_names(const std::vector<std::string>& outputs) {
+  std::map<std::string, std::string> taken;  // file name -> the output written there
+  std::vector<std::string> names;
+  for (const std::string& output : outputs) {
+    const std::string stem = file_stem_for(output);
+    std::string name = stem + ".npy";
+    for (int k = 2; taken.count(name); ++k) name = stem + "_" + std::to_string(k) + ".npy";
+    if (name != stem + ".npy")
+      std::cerr << "--save-outputs: outputs '" << taken[stem + ".npy"] << "' and '" << output
+                << "' both map to '" << stem << ".npy'; '" << output << "' is written as '" << name
+                << "'\n";
+    taken[name] = output;
+    names.push_back(name);
+  }
+  return names;
+}
+
+// The files --save-outputs writes (and so may replace): one .npy per output.
+bool is_npy(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
 }
 
 void run(const RunArgs& a) {
   workbench::Settings s = a.settings->resolve();
-  if (!a.save_outputs.empty()) ensure_writable_dir(a.save_outputs, "--save-outputs");
+  if (!a.save_outputs.empty()) check_output_dir(a.save_outputs, "--save-outputs", is_npy);
   workbench::Pipeline pipeline;
   auto result = pipeline.run(s);
-  if (!a.save_outputs.empty())
-    for (size_t i = 0; i < result->outputs.size(); ++i)
-      ir::write_npy(a.save_outputs + "/" + file_name_for(result->graph().outputs[i]),
-                    result->outputs[i]);
+  if (!a.save_outputs.empty()) {
+    const std::vector<std::string> names = output_file_names(result->graph().outputs);
+    write_output_dir(a.save_outputs, "--save-outputs", is_npy, [&](const std::string& tmp) {
+      for (size_t i = 0; i < result->outputs.size(); ++i)
+        ir::write_npy(tmp + "/" + names[i], result->outputs[i]);
+    });
+  }
   if (a.json) {
     std::cout << workbench::to_json(*result).dump(2) << "\n";
   } else {

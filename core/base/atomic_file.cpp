@@ -1,11 +1,14 @@
 #include "core/base/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -14,35 +17,261 @@
 
 namespace fusebox {
 
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+namespace {
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+std::string kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// "a/b/" -> "a/b" (a trailing slash would make rename() treat the name differently).
+std::string without_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// What `path` names after following symbolic links: lstat()'s answer when it is not a link.
+// Returns false when nothing is there.
+bool resolve(const std::string& path, const std::string& named, std::string& resolved,
+             struct stat& st) {
+  resolved = path;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    throw Error("cannot write '" + named + "': " + errno_text(errno));
+  }
+  if (!S_ISLNK(st.st_mode)) return true;
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr)
+    throw Error("cannot write '" + named + "': a symbolic link to nothing (" + errno_text(errno) +
+                ")");
+  resolved = real;
+  std::free(real);
+  if (::stat(resolved.c_str(), &st) != 0)
+    throw Error("cannot write '" + named + "': " + errno_text(errno));
+  return true;
+}
+
+// Creates a new, unused name "<folder>/.fusebox-XXXXXX" with create(name) (open with O_EXCL, or
+// mkdir), which returns false with errno set when it cannot. A short name, so that the target's
+// own name can be as long as the file system allows. Permissions come from create and the umask.
+std::string create_unique(const std::string& folder, const std::string& named,
+                          const std::function<bool(const std::string&)>& create) {
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::random_device rd;
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + path + "': " + std::strerror(errno));
-    try {
-      write(out);
-    } catch (...) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw;
-    }
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw Error("writing '" + path + "' failed (disk full?)");
-    }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = folder + "/.fusebox-";
+    for (int i = 0; i < 6; ++i) name += kChars[rd() % (sizeof kChars - 1)];
+    if (create(name)) return name;
+    if (errno != EEXIST) break;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw Error("cannot replace '" + path + "': " + std::strerror(err));
+  throw Error("cannot write '" + named + "': " + errno_text(errno) +
+              " (creating a temporary name in '" + folder + "')");
+}
+
+// The regular file a write to `path` replaces (`path`, or what a link there names), or `path`
+// when nothing is there; `mode` gets the replaced file's permissions (0 for a new file).
+std::string file_to_replace(const std::string& path, mode_t& mode) {
+  std::string target;
+  struct stat st {};
+  mode = 0;
+  if (!resolve(path, path, target, st)) return path;
+  if (!S_ISREG(st.st_mode))
+    throw Error("cannot write '" + path + "': it is " + kind_of(st.st_mode) +
+                ", not a regular file; refusing to replace it");
+  mode = st.st_mode & 07777;
+  return target;
+}
+
+struct TempFile {
+  std::string path;
+  int fd = -1;
+  void discard() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+    std::remove(path.c_str());
   }
+};
+
+void commit(TempFile& tmp, const std::string& target, const std::string& named) {
+  if (::fsync(tmp.fd) != 0) {
+    const int err = errno;
+    tmp.discard();
+    throw Error("cannot write '" + named + "': " + errno_text(err));
+  }
+  ::close(tmp.fd);
+  tmp.fd = -1;
+  if (std::rename(tmp.path.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    tmp.discard();
+    throw Error("cannot replace '" + named + "': " + errno_text(err));
+  }
+}
+
+// write(tmp) fills a temporary file that then replaces `path`. A fusebox::Error from write is
+// rethrown naming `path` first when `name_target` (its message may name only the temporary file).
+void replace_file(const std::string& path, const std::function<void(const std::string&)>& write,
+                  bool name_target) {
+  mode_t mode = 0;
+  const std::string target = file_to_replace(path, mode);
+  TempFile tmp;
+  tmp.path = create_unique(parent_of(target), path, [&](const std::string& name) {
+    tmp.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    return tmp.fd >= 0;
+  });
+  if (mode != 0) ::fchmod(tmp.fd, mode);  // keep the replaced file's permissions
+  try {
+    write(tmp.path);
+  } catch (const Error& e) {
+    tmp.discard();
+    if (!name_target) throw;
+    throw Error("cannot write '" + path + "': " + e.what());
+  } catch (...) {
+    tmp.discard();
+    throw;
+  }
+  commit(tmp, target, path);
+}
+
+// Removes a temporary folder and what is in it; what cannot be removed stays (nothing to report:
+// the write already succeeded or failed for its own reason).
+void remove_tree(const std::string& path) {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
+// The folder a set of files replaces: `dir` (or the folder a link there names), checked to hold
+// nothing but files `replaceable` calls ours; `dir` itself when nothing is there.
+std::string dir_to_replace(const std::string& dir,
+                           const std::function<bool(const std::string&)>& replaceable,
+                           bool& exists) {
+  std::string target;
+  struct stat st {};
+  exists = resolve(without_trailing_slashes(dir), dir, target, st);
+  if (!exists) return target;
+  if (!S_ISDIR(st.st_mode))
+    throw Error("cannot write '" + dir + "': it is " + kind_of(st.st_mode) + ", not a directory");
+  char* real = ::realpath(target.c_str(), nullptr);  // "." or "a/.." as a name rename() takes
+  if (real == nullptr) throw Error("cannot write '" + dir + "': " + errno_text(errno));
+  target = real;
+  std::free(real);
+  if (target == "/") throw Error("cannot write '" + dir + "': refusing to replace the root folder");
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(target, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->symlink_status(ec).type() != std::filesystem::file_type::regular || !replaceable(name))
+      throw Error("cannot write '" + dir + "': it holds '" + name +
+                  "', which is not one of the files written there; refusing to replace the folder "
+                  "(give a new or empty one)");
+  }
+  if (ec) throw Error("cannot write '" + dir + "': " + ec.message());
+  return target;
+}
+
+// Puts the filled folder `tmp` in the place of `target`: a rename when nothing is there, else an
+// exchange of the two (renameat2), or where the file system has none, `target` renamed aside
+// first and back again should the second rename fail. What was there is removed.
+void swap_in(const std::string& tmp, const std::string& target, bool exists,
+             const std::string& named) {
+  auto fail = [&](int err) {
+    remove_tree(tmp);
+    throw Error("cannot replace '" + named + "': " + errno_text(err));
+  };
+  if (!exists) {
+    if (std::rename(tmp.c_str(), target.c_str()) != 0) fail(errno);
+    return;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    remove_tree(tmp);  // now the old files
+    return;
+  }
+  if (errno != EINVAL && errno != ENOSYS) fail(errno);
+  const std::string aside = create_unique(parent_of(target), named, [](const std::string& name) {
+    return ::mkdir(name.c_str(), 0700) == 0;  // an empty folder rename() may replace
+  });
+  if (std::rename(target.c_str(), aside.c_str()) != 0) {
+    const int err = errno;
+    ::rmdir(aside.c_str());
+    fail(err);
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    std::rename(aside.c_str(), target.c_str());
+    fail(err);
+  }
+  remove_tree(aside);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
+  replace_file(
+      path,
+      [&](const std::string& tmp) {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw Error("cannot write '" + path + "': " + errno_text(errno));
+        write(out);
+        errno = 0;
+        out.flush();
+        if (!out) {
+          const int err = errno;
+          throw Error("cannot write '" + path +
+                      "': " + (err ? errno_text(err) : "write failed (disk full?)"));
+        }
+      },
+      false);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   write_file_atomically(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+}
+
+void write_file_atomically_at(const std::string& path,
+                              const std::function<void(const std::string& tmp)>& write) {
+  replace_file(path, write, true);
+}
+
+void write_directory_atomically(const std::string& dir,
+                                const std::function<void(const std::string& tmp)>& write,
+                                const std::function<bool(const std::string& name)>& replaceable) {
+  bool exists = false;
+  const std::string target = dir_to_replace(dir, replaceable, exists);
+  struct stat st {};
+  const std::string tmp = create_unique(parent_of(target), dir, [](const std::string& name) {
+    return ::mkdir(name.c_str(), 0777) == 0;  // the umask decides, as for any new folder
+  });
+  if (exists && ::stat(target.c_str(), &st) == 0) ::chmod(tmp.c_str(), st.st_mode & 07777);
+  try {
+    write(tmp);
+  } catch (const Error& e) {
+    remove_tree(tmp);
+    throw Error("cannot write '" + dir + "': " + e.what());
+  } catch (...) {
+    remove_tree(tmp);
+    throw;
+  }
+  swap_in(tmp, target, exists, dir);
+}
+
+void check_directory_replaceable(const std::string& dir,
+                                 const std::function<bool(const std::string& name)>& replaceable) {
+  bool exists = false;
+  dir_to_replace(dir, replaceable, exists);
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {

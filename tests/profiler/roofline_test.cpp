@@ -89,6 +89,63 @@ TEST(Roofline, CachedPerMachineAndReplacedAtomically) {
   (void)fresh;
 }
 
+// A cache that is damaged (not JSON, the wrong types, impossible figures) or was measured while
+// the machine was busy is measured again, with one line on stderr; never an exception.
+TEST(Roofline, DamagedOrImplausibleCachesAreMeasuredAgain) {
+  ptest::register_cpu();
+  const std::string key = machine_key("cpu", resolved_isa("cpu", "auto"));
+  std::string path = ptest::temp_dir("roof-damaged") + "/machine.json";
+  Roofline planted;  // plausible figures, marked so that a re-measured entry is told apart
+  planted.key = key;
+  planted.gemm_gflops = {{1, 20.0}};
+  planted.fma_gflops = {{1, 50.0}};
+  planted.bandwidth_gbs = 10;
+  planted.dispatch_floor_ns = 30;
+  planted.measured_at = "planted";
+  const nlohmann::json good = planted.to_json();
+  auto entry = [&](const std::string& field, const nlohmann::json& value) {
+    nlohmann::json e = good;
+    e[field] = value;
+    return nlohmann::json{{"version", 1}, {"machines", {{key, e}}}}.dump();
+  };
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"invalid JSON", "{not json"},
+      {"NaN (not JSON)", R"({"machines":{")" + key + R"(":{"bandwidth_gbs":NaN}}})"},
+      {"machines a number", R"({"machines":5})"},
+      {"machines an array", R"({"machines":[1,2]})"},
+      {"the file an array", "[]"},
+      {"the entry a string", nlohmann::json{{"machines", {{key, "x"}}}}.dump()},
+      {"a string figure", entry("bandwidth_gbs", "fast")},
+      {"a thread count that is no number", entry("gemm_gflops", {{"one", 5.0}})},
+      {"a negative bandwidth", entry("bandwidth_gbs", -3.0)},
+      {"a zero FMA peak", entry("fma_gflops", {{"1", 0.0}})},
+      {"an infinite dispatch floor", entry("dispatch_floor_ns", 1e308 * 10)},
+      {"2 threads far below 1 (FMA)", entry("fma_gflops", {{"1", 59.0}, {"2", 4.1}})},
+      {"2 threads far below 1 (GEMM)", entry("gemm_gflops", {{"1", 40.0}, {"2", 7.0}})},
+      {"GEMM above the FMA peak", entry("gemm_gflops", {{"1", 1e6}})},
+  };
+  for (const auto& [what, text] : damaged) {
+    write_file_atomically(path, text);
+    testing::internal::CaptureStderr();
+    Roofline r;
+    EXPECT_NO_THROW(r = machine_roofline(false, quick(), path)) << what;
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("measuring again"), std::string::npos) << what << ": " << err;
+    EXPECT_NE(err.find(path), std::string::npos) << what << ": " << err;
+    EXPECT_NE(r.measured_at, "planted") << what;
+    EXPECT_GT(r.bandwidth_gbs, 0) << what;
+    EXPECT_EQ(r.fma_gflops.count(2), 0u) << what << ": measured with one thread, as asked";
+    auto cache = nlohmann::json::parse(read_file(path));
+    EXPECT_EQ(Roofline::from_json(cache["machines"][key]).to_json(), r.to_json())
+        << what << ": cached again";
+  }
+  // A plausible entry is used as it is, silently.
+  write_file_atomically(path, entry("measured_at", "planted"));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(machine_roofline(false, quick(), path).measured_at, "planted");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Roofline, XdgCacheHomeDecidesThePath) {
   const char* old = std::getenv("XDG_CACHE_HOME");
   std::string saved = old ? old : "";

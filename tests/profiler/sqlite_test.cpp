@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
+#include "core/base/error.h"
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 #include "profiler_test_util.h"
@@ -140,4 +144,36 @@ TEST(NsysSqlite, NsysStatsNvtxsumMatchesRecording) {
       EXPECT_EQ(matched, want.size()) << report << " output:\n" << res.output.substr(0, 2000);
     }
   }
+}
+
+// A full disk while the database is written (here: a file-size limit, EFBIG) is reported by the
+// target's name, not the temporary file's, and the old target stays.
+TEST(NsysSqlite, AFullDiskNamesTheTarget) {
+  Recording r = ptest::record("mlp:dims=16-8-4", "none", 2);
+  std::string dir = ptest::temp_dir("sqlite-full");
+  std::string path = dir + "/trace.sqlite";
+  write_nsys_sqlite(r, path);
+  const auto old_size = std::filesystem::file_size(path);
+  std::string msg;
+  {
+    auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit small = old;
+    small.rlim_cur = 8192;
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      write_nsys_sqlite(r, path);
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, old_handler);
+  }
+  EXPECT_EQ(msg.rfind("cannot write '" + path + "'", 0), 0u) << msg;
+  EXPECT_EQ(std::filesystem::file_size(path), old_size);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u) << "no temporary file left behind";
+  std::filesystem::remove_all(dir);
 }
