@@ -330,7 +330,7 @@ TEST_F(SettingsTest, OmittedFieldsHaveNoFlagButAFileOrSetMayGiveThem) {
 }
 
 TEST_F(SettingsTest, TheModelIsRequired) {
-  // Not by CLI11: a --settings file or --set may give it (AModelInTheFileOrASetMeetsTheRequirement).
+  // resolve() checks, not CLI11: the --settings file or --set may give it (test below).
   EXPECT_THROW(from_flags({"--threads", "2"}), Error);
 }
 
