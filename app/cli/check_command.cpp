@@ -36,7 +36,8 @@ void check(const CheckArgs& a) {
     else
       std::cout << run.to_text() << "\n";
   }
-  if (a.json) std::cout << all.dump(2) << "\n";
+  if (a.json)
+    std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!ok) throw CommandFailed{1};
 }
 

@@ -29,7 +29,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 template <typename C>
 void print(const C& c, bool json) {
   if (json)
-    std::cout << c.to_json().dump(2) << "\n";
+    std::cout << c.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     std::cout << c.to_text();
 }

@@ -34,7 +34,7 @@ void run_machine(const MachineArgs& a) {
   if (a.json) {
     nlohmann::json j = r.to_json();
     if (cores > 1) j["fork_join_ns_2_threads"] = fork_join;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << r.to_text();
     if (cores > 1) {

@@ -7,6 +7,7 @@
 #include "app/workbench/backends.h"
 #include "app/workbench/settings.h"
 #include "core/base/error.h"
+#include "core/base/utf8.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -41,11 +42,13 @@ int main(int argc, char** argv) {
     return e.code;
   } catch (const fusebox::Error& e) {
     // Errors name settings (`dims`, `inputs.x`); where the value came from a flag, the flag.
-    std::fprintf(stderr, "fusebox: error: %s\n",
-                 fusebox::workbench::SettingsFlags::in_flag_terms(e.what()).c_str());
+    // Paths in messages are bytes: shown with U+FFFD where they are not UTF-8.
+    std::fprintf(
+        stderr, "fusebox: error: %s\n",
+        fusebox::valid_utf8(fusebox::workbench::SettingsFlags::in_flag_terms(e.what())).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusebox: internal error: %s\n", e.what());
+    std::fprintf(stderr, "fusebox: internal error: %s\n", fusebox::valid_utf8(e.what()).c_str());
     return 1;
   }
   return 0;

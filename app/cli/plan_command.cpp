@@ -27,7 +27,7 @@ void plan(const PlanArgs& a) {
     nlohmann::json j = workbench::to_json(*r->plan, r->plan_index.get());
     j["model"] = s.model;
     j["nodes"] = graph.nodes.size();
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << "model " << s.model << ", " << graph.nodes.size() << " nodes, passes "
               << s.passes_text() << "\n"

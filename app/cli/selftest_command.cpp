@@ -572,7 +572,9 @@ void run_selftest(const SelftestArgs& a) {
   std::unique_ptr<exec::Backend> backend = registry.create(a.backend);
   const std::vector<Row> rows = run_selftest(a, *backend);
   if (a.json)
-    std::cout << to_json(rows, a.backend, backend->description()).dump(2) << "\n";
+    std::cout << to_json(rows, a.backend, backend->description())
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   else
     print_text(rows, a.backend, backend->description());
   std::cout.flush();

@@ -16,7 +16,9 @@ struct SettingsArgs {
 
 void run_settings(const SettingsArgs& a) {
   if (a.json)
-    std::cout << workbench::to_json(a.settings->resolve()).dump(2) << "\n";
+    std::cout << workbench::to_json(a.settings->resolve())
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   else
     std::cout << workbench::settings_help();
 }

@@ -36,7 +36,7 @@ void run_trace(const TraceArgs& a) {
     j["events"] = report.events;
     j["skipped"] = report.skipped;
     j["warnings"] = report.warnings;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << a.path << ": " << report.format << " trace, " << report.events << " events";
     if (report.skipped) std::cout << " (" << report.skipped << " skipped)";

@@ -258,6 +258,8 @@ std::string App::run_command(const std::string& text) {
     return apply_setting(text);
   } catch (const Error& e) {
     return e.what();
+  } catch (const std::exception& e) {  // nlohmann's, bad_alloc: the command fails, not the window
+    return verb + ": " + e.what();
   }
 }
 

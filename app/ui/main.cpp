@@ -8,22 +8,25 @@
 //   fusebox-ui transformer --screenshot view.png --frames 3
 //   fusebox-ui scenarios/interview.json          a scenario: the walkthrough plays its steps
 //   fusebox-ui trace.json.gz | report.sqlite     a GPU trace (PyTorch profiler, Nsight Systems)
-#include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <new>
 #include <thread>
 
 #include "app/ui/app.h"
 #include "app/ui/window.h"
+#include "app/workbench/backends.h"
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/report.h"
-#include "app/workbench/opened_trace.h"
 #include "app/workbench/scenario.h"
 #include "core/base/error.h"
-#include "app/workbench/backends.h"
+#include "core/base/utf8.h"
 
 namespace {
 
@@ -31,7 +34,8 @@ using namespace fusebox;
 
 // With no display: the report `fusebox run` prints for the same settings, or for a scenario
 // what `fusebox check` prints.
-int headless(const workbench::Settings& settings, const std::string& scenario, const std::string& why) {
+int headless(const workbench::Settings& settings, const std::string& scenario,
+             const std::string& why) {
   std::cout << "fusebox-ui: " << why << "; printing the report instead.\n\n";
   workbench::Pipeline pipeline;
   if (!scenario.empty()) {
@@ -44,13 +48,14 @@ int headless(const workbench::Settings& settings, const std::string& scenario, c
   return 0;
 }
 
-int run_window(const workbench::Settings& settings, const std::string& scenario, const std::string& script,
-               const std::string& screenshot, int frames, int width, int height) {
+int run_window(const workbench::Settings& settings, const std::string& scenario,
+               const std::string& script, const std::string& screenshot, int frames, int width,
+               int height) {
   ui::Window window("fusebox", width, height);
   ui::App app(settings, {}, scenario);
   app.script(script);
   if (!screenshot.empty()) app.script("screenshot=" + screenshot + "; quit");
-  bool scripted = !script.empty() || !screenshot.empty();
+  bool scripted = !script.empty() || !screenshot.empty(), script_failed = false;
   // Nobody holds the mouse in a scripted run: park the pointer in the bottom-right corner so no
   // hover effect (a lit split, a tooltip) shows up in the screenshots.
   if (scripted) glfwSetCursorPos(window.handle(), width - 1, height - 1);
@@ -68,11 +73,16 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
       window.end_frame();
       shot_frames = 0;
     } else {
-      if (shot_frames++ == 0) shot_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      if (shot_frames++ == 0)
+        shot_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
       // The graph is laid out off the UI thread: wait for it, then let the panels fit.
       const bool ready = shot_frames >= frames && !app.layouts().busy();
       window.end_frame(ready);
       if (ready) {
+        // A screenshot of a model that failed to load would show an empty or stale window.
+        if (const auto failed = app.runner().snapshot().error)
+          throw Error("screenshot " + *shot + ": not taken: " + failed->settings.model + ": " +
+                      failed->message);
         window.save_png(*shot);
         std::cout << "fusebox-ui: wrote " << *shot << "\n";
         app.screenshot_taken();
@@ -82,12 +92,69 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
     }
     if (scripted && !app.script_error().empty()) {
       // With --screenshot nobody is watching: fail. Otherwise the status line shows it too.
-      std::cerr << "fusebox-ui: --do: " << app.script_error() << "\n";
-      if (!screenshot.empty()) return 1;
+      std::cerr << "fusebox-ui: --do: " << valid_utf8(app.script_error()) << "\n";
+      if (!screenshot.empty()) return 2;
       scripted = false;
+      script_failed = true;
     }
   }
-  return 0;
+  return script_failed ? 2 : 0;  // the window stayed open to show a --do error: still bad input
+}
+
+// MODEL (a model, a scenario or a GPU trace) with the settings of the command line: the window,
+// or without a display the report.
+int open_and_run(const workbench::SettingsFlags& flags, std::string script,
+                 const std::string& screenshot, int frames, const std::string& size) {
+  int width = 0, height = 0;
+  char x = 0;
+  if (std::sscanf(size.c_str(), "%d%c%d", &width, &x, &height) != 3 || x != 'x' || width < 320 ||
+      height < 240 || width > 16384 || height > 16384) {
+    throw Error("--size: expected WIDTHxHEIGHT between 320x240 and 16384x16384, got \"" + size +
+                "\"");
+  }
+  workbench::Settings settings = flags.resolve();
+  // MODEL may be a GPU trace another tool recorded: the window opens it (headless: its
+  // analysis, as `fusebox trace` prints it), or a scenario file: the window plays it (its
+  // settings replace the flags').
+  std::string scenario;
+  const std::string& m = settings.model;
+  if (profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
+    const auto trace = workbench::open_trace(m);  // a bad file: exit 2 now, naming it
+    if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
+      std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
+                << m << ": " << trace->summary() << "\n"
+                << profiler::gpu_analysis_text(trace->analysis);
+      return 0;
+    }
+    script = "open=" + m + (script.empty() ? "" : "; " + script);
+    settings.model = workbench::Settings{}.model;
+  } else if (settings.model.ends_with(".json")) {
+    scenario = settings.model;
+    workbench::load_scenario(scenario);  // a bad file: exit 2 now, naming it
+    settings.model = workbench::Settings{}.model;
+  }
+  if (auto why = ui::Window::why_no_display()) {
+    if (!screenshot.empty()) {
+      std::cerr << "fusebox-ui: " << *why << ": cannot take a screenshot (run it under xvfb-run)\n";
+      return 2;
+    }
+    return headless(settings, scenario, *why);
+  }
+  return run_window(settings, scenario, script, screenshot, frames, width, height);
+}
+
+// The window's boundary: bad input, wherever it shows up, exits 2 with a message.
+int guarded(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::cerr << "fusebox-ui: " << valid_utf8(e.what()) << "\n";
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "fusebox-ui: invalid JSON: " << valid_utf8(e.what()) << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fusebox-ui: out of memory while opening or running the model\n";
+  }
+  return 2;
 }
 
 }  // namespace
@@ -98,63 +165,34 @@ int main(int argc, char** argv) {
   CLI::App cli(
       "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "
       "threads, and watch the graph, the arena and the trace change, measured.\n"
-      "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or a "
-      "GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show it.\n"
-      "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-7 focus graph, arena, trace, ops, "
-      "compare, passes, walkthrough; esc clears the selection.");
+      "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or "
+      "a GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show "
+      "it.\n"
+      "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-7 focus graph, arena, "
+      "trace, ops, compare, passes, walkthrough; esc clears the selection.");
   workbench::Settings defaults;
   workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
   std::string script, screenshot, size = "1600x1000";
   int frames = 3;
-  cli.add_option("--do", script,
-                 "commands to run once the window is up, as a user would: "
-                 "\"passes.fuse_patterns=off; select=Attention_0; panel=arena\" (see app/ui/app.h)");
-  cli.add_option("--screenshot", screenshot,
-                 "wait for the run (and the --do commands), render --frames frames, save the window "
-                 "as PNG and exit")
+  cli.add_option(
+      "--do", script,
+      "commands to run once the window is up, as a user would: "
+      "\"passes.fuse_patterns=off; select=Attention_0; panel=arena\" (see app/ui/app.h)");
+  cli.add_option(
+         "--screenshot", screenshot,
+         "wait for the run (and the --do commands), render --frames frames, save the window "
+         "as PNG and exit")
       ->type_name("FILE.png");
-  cli.add_option("--frames", frames, "frames to render before the screenshot")->check(CLI::Range(1, 1000));
+  cli.add_option("--frames", frames, "frames to render before the screenshot")
+      ->check(CLI::Range(1, 1000));
   cli.add_option("--size", size, "window size")->type_name("WIDTHxHEIGHT");
-  CLI11_PARSE(cli, argc, argv);
-
   try {
-    int width = 0, height = 0;
-    char x = 0;
-    if (std::sscanf(size.c_str(), "%d%c%d", &width, &x, &height) != 3 || x != 'x' || width < 320 ||
-        height < 240 || width > 16384 || height > 16384) {
-      throw Error("--size: expected WIDTHxHEIGHT between 320x240 and 16384x16384, got \"" + size + "\"");
-    }
-    workbench::Settings settings = flags.resolve();
-    // MODEL may be a GPU trace another tool recorded: the window opens it (headless: its
-    // analysis, as `fusebox trace` prints it), or a scenario file: the window plays it (its
-    // settings replace the flags').
-    std::string scenario;
-    const std::string& m = settings.model;
-    if (profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
-      const auto trace = workbench::open_trace(m);  // a bad file: exit 2 now, naming it
-      if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
-        std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
-                  << m << ": " << trace->summary() << "\n"
-                  << profiler::gpu_analysis_text(trace->analysis);
-        return 0;
-      }
-      script = "open=" + m + (script.empty() ? "" : "; " + script);
-      settings.model = workbench::Settings{}.model;
-    } else if (settings.model.ends_with(".json")) {
-      scenario = settings.model;
-      workbench::load_scenario(scenario);  // a bad file: exit 2 now, naming it
-      settings.model = workbench::Settings{}.model;
-    }
-    if (auto why = ui::Window::why_no_display()) {
-      if (!screenshot.empty()) {
-        std::cerr << "fusebox-ui: " << *why << ": cannot take a screenshot (run it under xvfb-run)\n";
-        return 2;
-      }
-      return headless(settings, scenario, *why);
-    }
-    return run_window(settings, scenario, script, screenshot, frames, width, height);
-  } catch (const Error& e) {
-    std::cerr << "fusebox-ui: " << e.what() << "\n";
+    cli.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    cli.exit(e);  // prints the message; CLI11's own codes (105, 109, ...) are not ours
     return 2;
   }
+  return guarded([&] { return open_and_run(flags, script, screenshot, frames, size); });
 }

@@ -1,6 +1,7 @@
 #include "app/workbench/model_source.h"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <random>
 
@@ -17,8 +18,39 @@ bool is_model_file(const std::string& model) {
   return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
 }
 
+namespace {
+
+// The names the dims setting takes for `path`'s inputs, as the importer looks them up: a dim's
+// dim_param ("seq"), otherwise "<input>:<index>" ("x:0").
+std::vector<std::string> dim_names(const std::string& path) {
+  std::vector<std::string> names;
+  for (const auto& input : models::inspect_onnx_file(path).inputs) {
+    for (size_t k = 0; k < input.dims.size(); ++k) {
+      const std::string& d = input.dims[k];
+      const bool param =
+          !d.empty() && d != "?" &&
+          !std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+      const std::string name = param ? d : input.name + ":" + std::to_string(k);
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// A dim the model does not have would be ignored, running another shape than the one asked for.
+void check_dim_names(const std::string& path, const std::map<std::string, int64_t>& dims) {
+  const std::vector<std::string> names = dim_names(path);
+  for (const auto& [name, value] : dims)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw Error("dims." + name + ": " + path + " has no dim '" + name +
+                  "' (its dims: " + (names.empty() ? "none" : join(names, ", ")) + ")");
+}
+
+}  // namespace
+
 ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std::string, int64_t>& dims) {
   if (is_model_file(model)) {
+    if (!dims.empty()) check_dim_names(model, dims);
     models::OnnxImportOptions options;
     options.dims = dims;
     options.evaluator = &constant_evaluator();  // folds shape arithmetic

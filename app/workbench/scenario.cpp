@@ -1,8 +1,5 @@
 #include "app/workbench/scenario.h"
 
-#include "app/workbench/checks.h"
-#include "app/workbench/opened_trace.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,8 +8,11 @@
 #include <map>
 #include <set>
 
+#include "app/workbench/checks.h"
+#include "app/workbench/opened_trace.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
+#include "core/base/utf8.h"
 #include "core/ir/op_schema.h"
 #include "core/models/builtin_models.h"
 
@@ -51,6 +51,13 @@ void check_keys(const json& j, const Where& w, const std::vector<std::string>& v
 std::string get_string(const json& j, const Where& w) {
   if (!j.is_string()) w.fail("expected a string, got " + shown(j));
   return j.get<std::string>();
+}
+
+// A name or a title (the schema's minLength 1): "" would show as nothing.
+std::string get_nonempty_string(const json& j, const Where& w) {
+  std::string s = get_string(j, w);
+  if (s.empty()) w.fail("expected a non-empty string, got \"\"");
+  return s;
 }
 
 double get_number(const json& j, const Where& w, double lo, double hi) {
@@ -237,7 +244,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
     top.fail("missing \"model\" (a builtin model such as transformer, or an .onnx file) or \"trace\" (a recorded GPU trace: kineto .json[.gz] or nsys .sqlite)");
   if (j.contains("model") && j.contains("trace"))
     top.at("trace").fail("give either \"model\" or \"trace\", not both (a trace scenario runs no model)");
-  sc.name = get_string(j["name"], top.at("name"));
+  sc.name = get_nonempty_string(j["name"], top.at("name"));
   if (j.contains("description")) sc.description = get_string(j["description"], top.at("description"));
   const bool is_trace = j.contains("trace");
   if (is_trace) {
@@ -270,7 +277,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
       check_keys(js, w, {"title", "text", "set", "look_at", "checks"});
       ScenarioStep step;
       if (!js.contains("title")) w.fail("missing \"title\"");
-      step.title = get_string(js["title"], w.at("title"));
+      step.title = get_nonempty_string(js["title"], w.at("title"));
       if (js.contains("text")) step.text = get_string(js["text"], w.at("text"));
       if (js.contains("set")) {
         if (is_trace) w.at("set").fail("a trace scenario's steps change no settings: there is nothing to run (look_at and checks only)");
@@ -324,7 +331,21 @@ Scenario parse_scenario(const json& j, const std::string& path) {
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(read_json_file(path, "scenario file"), path); }
 
+namespace {
+
+// A path JSON cannot hold as it is (not UTF-8) would come back as another file: refuse it.
+void require_utf8(const std::string& text, const std::string& what) {
+  if (!is_valid_utf8(text))
+    throw Error(what + " \"" + valid_utf8(text) +
+                "\" is not valid UTF-8: a JSON scenario cannot name it (rename the file)");
+}
+
+}  // namespace
+
 json scenario_json(const std::string& name, const Settings& settings) {
+  require_utf8(name, "scenario name");
+  require_utf8(settings.model, "model");
+  for (const auto& [input, path] : settings.inputs) require_utf8(input + "=" + path, "input");
   json s = to_json(settings);
   json j = json::object();
   j["$schema"] = "scenario.schema.json";

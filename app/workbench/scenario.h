@@ -96,7 +96,8 @@ struct Scenario {
 Scenario load_scenario(const std::string& path);
 // The same from JSON already read; `path` names it in errors and anchors relative paths.
 Scenario parse_scenario(const nlohmann::json& json, const std::string& path);
-// The current settings as a one-step scenario file's JSON (the UI's File > Save).
+// The current settings as a one-step scenario file's JSON (the UI's File > Save). A name, model
+// or input path that is not valid UTF-8 throws fusebox::Error: JSON cannot hold it.
 nlohmann::json scenario_json(const std::string& name, const Settings& settings);
 
 struct OpenedTrace;

@@ -10,17 +10,17 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
 
+#include "app/workbench/backends.h"
+#include "core/backend/backend.h"
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/backend/backend.h"
-#include "app/workbench/backends.h"
 #include "core/exec/executor.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/fusion_patterns.h"
@@ -64,7 +64,7 @@ std::vector<std::string> backend_names() {
 // ---- Message pieces ---------------------------------------------------------------------------
 
 std::string quoted(const std::string& text) {
-  return json(text).dump();
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);  // argv is bytes
 }
 
 bool looks_like_integer(const std::string& text) {
@@ -348,7 +348,9 @@ FieldDef map_field(std::string key, std::string flag, std::string metavar, std::
                    std::function<std::string(const V&)> value_text) {
   FieldDef f = base_field(key, std::move(flag), metavar, std::move(help), SettingField::Kind::Map);
   f.hint = [metavar] { return metavar + ",..."; };
-  f.flag_help = [metavar, help = f.help] { return metavar + ": " + help + " (repeatable)"; };
+  f.flag_help = [metavar, help = f.help] {
+    return metavar + ": " + help + " (repeatable, or several joined by commas)";
+  };
   f.sub_hint = key + "." + metavar;
   f.entry_kind = entry_kind;
   f.expected = [entry_expected] { return "an object {\"NAME\": " + entry_expected + "}"; };
@@ -366,8 +368,9 @@ FieldDef map_field(std::string key, std::string flag, std::string metavar, std::
     const std::string name = item.substr(0, eq);
     set(s, name, item.substr(eq + 1), where + sep + name);
   };
+  // --input x=a.npy,y=b.npy as the whole value (inputs=x=a.npy,y=b.npy) takes it: each item.
   f.from_item = [set_item](Settings& s, const std::string& item, const std::string& where) {
-    set_item(s, item, where, " ");
+    for (const auto& one : split(item, ',')) set_item(s, one, where, " ");
   };
   f.from_text = [member, set_item](Settings& s, const std::string& text, const std::string& where) {
     // Built aside, so a bad item leaves the map as it was.
@@ -501,21 +504,100 @@ void field_from_json(const FieldDef& f, Settings& s, const json& v, const std::s
   f.from_text(s, *text, where);
 }
 
-// "invalid JSON at line 3, column 11: syntax error while parsing ...". The position is counted
-// from the error's byte offset: nlohmann's own column reads 0 after it backs up over a newline.
-std::string parse_error_text(const json::parse_error& e, const std::string& text) {
-  const size_t at = std::min(e.byte ? e.byte - 1 : 0, text.size());  // the offending character
+// "line 3, column 11" for the character at `byte` (1-based, as nlohmann counts) of `text`.
+std::string line_column(size_t byte, const std::string& text) {
+  const size_t at = std::min(byte ? byte - 1 : 0, text.size());  // the offending character
   const auto end = text.begin() + static_cast<std::ptrdiff_t>(at);
   const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), end, '\n'));
   const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
   const size_t column = at - (newline == std::string::npos ? 0 : newline + 1) + 1;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// "invalid JSON at line 3, column 11: syntax error while parsing ...". The position is counted
+// from the error's byte offset: nlohmann's own column reads 0 after it backs up over a newline.
+std::string parse_error_text(const json::parse_error& e, const std::string& text) {
   // what(): "[json.exception.parse_error.101] parse error at line 3, column 0: syntax error ..."
   std::string detail = e.what();
   const size_t position = detail.find(", column ");
   const size_t colon = position == std::string::npos ? position : detail.find(": ", position);
   if (colon != std::string::npos) detail = detail.substr(colon + 2);
-  return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) +
-         ": " + detail;
+  return "invalid JSON at " + line_column(e.byte, text) + ": " + detail;
+}
+
+// nlohmann's exception text without its "[json.exception.out_of_range.406] " tag.
+std::string without_tag(const std::string& what) {
+  const size_t tag = what.rfind("[json.exception.", 0) == 0 ? what.find("] ") : std::string::npos;
+  return tag == std::string::npos ? what : what.substr(tag + 2);
+}
+
+// A SAX reader that only records where parsing stopped: json::parse's out_of_range (a number
+// past double's range, 406) carries no position, the SAX parse_error event does.
+struct ErrorPosition : nlohmann::json_sax<json> {
+  size_t byte = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  // `position` is just past `token`: point at the token's first character.
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception&) override {
+    byte = position > token.size() ? position - token.size() + 1 : position;
+    return false;
+  }
+};
+
+// Far deeper than any settings file or scenario nests; copying a value recurses once a level.
+constexpr int kMaxJsonDepth = 64;
+
+// Throws naming the JSON Pointer of the first string or key in `j` holding a NUL byte ("\u0000"
+// in the file: it would cut a file name short where it reaches the system) or of a value nested
+// deeper than kMaxJsonDepth.
+void check_strings_and_depth(const json& j, const std::string& path, const std::string& pointer,
+                             int depth) {
+  const auto fail_at = [&](const std::string& at, const std::string& what) {
+    throw Error(path + ": " + (at.empty() ? "" : at + ": ") + what);
+  };
+  if (depth > kMaxJsonDepth)
+    fail_at(pointer, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  if (j.is_string() && j.get_ref<const std::string&>().find('\0') != std::string::npos)
+    fail_at(pointer, "a NUL byte (\\u0000) is not allowed in a string");
+  if (j.is_object()) {
+    for (const auto& [key, v] : j.items()) {
+      std::string shown_key = key;  // the message shows the NUL as the file spells it
+      for (size_t p = shown_key.find('\0'); p != std::string::npos; p = shown_key.find('\0', p))
+        shown_key.replace(p, 1, "\\u0000");
+      const std::string at = pointer + "/" + pointer_token(shown_key);
+      if (shown_key != key) fail_at(at, "a NUL byte (\\u0000) is not allowed in a key");
+      check_strings_and_depth(v, path, at, depth + 1);
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      check_strings_and_depth(j[i], path, pointer + "/" + std::to_string(i), depth + 1);
+  }
+}
+
+json parse_json_text(const std::string& text, const std::string& path) {
+  try {
+    json j = json::parse(text);
+    check_strings_and_depth(j, path, "", 0);
+    return j;
+  } catch (const json::parse_error& e) {
+    throw Error(path + ": " + parse_error_text(e, text));
+  } catch (const json::exception& e) {
+    ErrorPosition where;
+    json::sax_parse(text, &where);
+    const std::string at = where.byte ? " at " + line_column(where.byte, text) : "";
+    throw Error(path + ": invalid JSON" + at + ": " + without_tag(e.what()));
+  }
 }
 
 }  // namespace
@@ -624,16 +706,13 @@ Settings settings_from_json(const json& j, const std::string& source) {
 json read_json_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a " + what);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read " + what + " (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read " + what + " (" + std::strerror(errno) + ")");
+  std::string text;
   try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw Error(path + ": " + parse_error_text(e, text.str()));
+    text = read_file(path, kMaxJsonFileBytes);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
   }
+  return parse_json_text(text, path);
 }
 
 Settings load_settings_file(const std::string& path, const Settings& base) {
@@ -740,7 +819,9 @@ SettingsFlags::SettingsFlags(CLI::App* app, const std::set<std::string>& omit, S
     auto b = std::make_unique<Bound>();
     b->field = &f;
     if (f.flag == "model") {
-      b->option = app->add_option("model", b->value, f.flag_help())->required(!model_optional);
+      // Not CLI11-required: a --settings file or --set may name the model (resolve() checks).
+      b->option = app->add_option("model", b->value, f.flag_help());
+      model_required_ = !model_optional;
     } else if (f.from_item) {
       // One item per occurrence, so `--dim batch=4 model.onnx` leaves the model positional.
       b->option =
@@ -791,6 +872,9 @@ std::string SettingsFlags::in_flag_terms(const std::string& message) {
 Settings SettingsFlags::resolve() const {
   last_resolved = this;
   Settings s = defaults_;
+  // A required model starts out empty, which no way of giving one accepts: still empty at the
+  // end, none was given.
+  if (model_required_) s.model.clear();
   if (settings_file_->option->count()) s = load_settings_file(settings_file_->value, s);
   for (const auto& b : bound_) {
     if (!b->option->count()) continue;
@@ -801,6 +885,9 @@ Settings SettingsFlags::resolve() const {
     }
   }
   for (const auto& item : set_->values) apply_all(s, item, "--set");
+  if (model_required_ && s.model.empty())
+    throw Error(
+        "model is required: give MODEL, \"model\" in the --settings file or --set model=...");
   return s;
 }
 

@@ -106,11 +106,15 @@ Settings settings_from_json(const nlohmann::json& json, const std::string& sourc
 // start with it.
 void apply_json(Settings& settings, const nlohmann::json& json, const std::string& source,
                 const std::string& pointer = "");
-// Reads a JSON file. A missing or unreadable file or malformed JSON (with line and column) throws
-// fusebox::Error naming the path and `what` it was meant to be ("settings file").
 // A JSON value as the user wrote it, for "got ...": containers by kind, long text cut.
 std::string shown(const nlohmann::json& value);
 
+// The largest settings or scenario file read: far beyond any real one, small enough to hold.
+inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;
+// Reads a JSON file of at most kMaxJsonFileBytes. A missing, unreadable, oversized or not regular
+// file (a FIFO, /dev/zero), malformed JSON or a number past double's range (both with line and
+// column), a NUL byte in a string or key or nesting deeper than 64 levels (both with the JSON
+// Pointer) throws fusebox::Error naming the path and `what` it was meant to be ("settings file").
 nlohmann::json read_json_file(const std::string& path, const std::string& what);
 // Reads a JSON settings file over `base`. A missing or unreadable file, malformed JSON (with
 // line and column) or a bad field throws fusebox::Error naming the file.
@@ -136,7 +140,8 @@ std::string to_text(const Settings& settings);
 // set it (flag, --set, JSON).
 std::string settings_help();
 
-// The fields as CLI11 options on a command: positional MODEL (required), --backend, --executor,
+// The fields as CLI11 options on a command: positional MODEL (required unless the --settings
+// file or a --set gives it), --backend, --executor,
 // --threads, --passes, --patterns, --planner, --capture, --seed, --warmup, --iters, --profile-runs,
 // --input NAME=FILE.npy and --dim NAME=VALUE (repeatable), plus --settings FILE.json and
 // --set KEY=VALUE (repeatable). Values are taken as text and converted by the field table, so a
@@ -171,6 +176,7 @@ class SettingsFlags {
   std::vector<std::unique_ptr<Bound>> bound_;
   std::unique_ptr<Bound> settings_file_, set_;
   Settings defaults_;
+  bool model_required_ = false;  // MODEL positional, not optional: resolve() insists on a model
 };
 
 }  // namespace fusebox::workbench

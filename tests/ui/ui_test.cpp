@@ -416,6 +416,31 @@ TEST_F(UiTest, SaveWritesTheSettingsAsAScenarioThatLoadsBack) {
   EXPECT_EQ(sc.steps.at(0).settings, app_->settings());
 }
 
+TEST_F(UiTest, AJsonNumberPastDoublesRangeFailsTheCommandNotTheWindow) {
+  start("mlp");
+  const std::string path = fusebox::test::process_temp_dir() + "/huge_iters.json";
+  std::ofstream(path)
+      << R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "set": {"iters": 1e999}}]})";
+  const std::string error = app_->command("open=" + path);
+  EXPECT_NE(
+      error.find(path + ": invalid JSON at line 1, column 73: number overflow parsing '1e999'"),
+      std::string::npos)
+      << error;
+  EXPECT_EQ(app_->command("threads=2"), "") << "the window still takes commands";
+}
+
+TEST_F(UiTest, SavingAModelPathThatIsNotUtf8IsRefusedNotACrash) {
+  start("mlp");
+  const std::string model = fusebox::test::process_temp_dir() + "/caf\xE9.onnx";
+  app_->command("model=" + model);  // no such file: the run fails, the setting stays
+  settle();
+  const std::string path = fusebox::test::process_temp_dir() + "/not_saved.json";
+  const std::string error = app_->command("save=" + path);
+  EXPECT_NE(error.find("caf\xEF\xBF\xBD.onnx\" is not valid UTF-8"), std::string::npos) << error;
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(app_->command("model=mlp"), "") << "the window still takes commands";
+}
+
 TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   start("mlp");
   const auto first = app_->runner().result();
@@ -545,6 +570,73 @@ TEST(UiHeadless, AScreenshotWithoutADisplayExits2Saying) {
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("no display"), std::string::npos) << out;
   EXPECT_NE(out.find("cannot take a screenshot"), std::string::npos) << out;
+}
+
+TEST(UiHeadless, FlagsCli11RefusesExit2Too) {
+  int status = -1;
+  std::string out = run_without_display("mlp --frames 0", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("--frames"), std::string::npos) << out;
+  out = run_without_display("mlp --no-such-flag", &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("--no-such-flag"), std::string::npos) << out;
+  out = run_without_display("--help", &status);
+  EXPECT_EQ(status, 0) << out;
+}
+
+TEST(UiHeadless, AScenarioWithANumberPastDoublesRangeExits2NamingIt) {
+  const std::string path = fusebox::test::process_temp_dir() + "/huge_headless.json";
+  std::ofstream(path)
+      << R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "set": {"iters": 1e999}}]})";
+  int status = -1;
+  const std::string out = run_without_display(path, &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find(path + ": invalid JSON at line 1, column 73: number overflow"),
+            std::string::npos)
+      << out;
+}
+
+// fusebox-ui with the display the tests run under (xvfb-run): bad input exits 2 there too.
+std::string run_with_display(const std::string& args, int* status) {
+  const std::string cmd = std::string(FUSEBOX_UI_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  *status = WEXITSTATUS(pclose(pipe));
+  return out;
+}
+
+class UiProcess : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = Window::why_no_display()) {
+      if (std::getenv("FUSEBOX_REQUIRE_DISPLAY")) FAIL() << *why;
+      GTEST_SKIP() << *why << " (tools/test.sh runs these under xvfb-run)";
+    }
+  }
+};
+
+TEST_F(UiProcess, AScreenshotOfAModelThatFailedToLoadExits2) {
+  const std::string shot = fusebox::test::process_temp_dir() + "/never_taken.png";
+  const std::string model = fusebox::test::process_temp_dir() + "/garbage.onnx";
+  std::ofstream(model) << "not a protobuf";
+  int status = -1;
+  const std::string out = run_with_display(model + " --screenshot " + shot, &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find(model), std::string::npos) << out;
+  EXPECT_NE(out.find("not taken"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(shot));
+}
+
+TEST_F(UiProcess, ADoScriptErrorExits2) {
+  const std::string shot = fusebox::test::process_temp_dir() + "/never_taken_do.png";
+  int status = -1;
+  std::string out = run_with_display(
+      "mlp --iters 2 --warmup 0 --profile-runs 0 --do \"planner=frist_fit\" --screenshot " + shot,
+      &status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("did you mean 'first_fit'"), std::string::npos) << out;
 }
 
 TEST(UiHeadless, BadFlagsExit2NamingTheFlag) {

@@ -43,6 +43,46 @@ std::string error_of(const std::string& text, bool run = false) {
 
 const std::string kSmall = "transformer:seq=16,d=32,heads=2,ffn=64";
 
+TEST(Scenario, EmptyNamesAndTitlesAndNulBytesAreRefusedWithTheirPointer) {
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_scenario.json: ";
+  EXPECT_EQ(error_of(R"({"name": "", "model": "mlp"})"),
+            p + "/name: expected a non-empty string, got \"\"");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a"}, {"title": ""}]})"),
+            p + "/steps/1/title: expected a non-empty string, got \"\"");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a\u0000b"}]})"),
+            p + "/steps/0/title: a NUL byte (\\u0000) is not allowed in a string");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp\u0000.onnx"})"),
+            p + "/model: a NUL byte (\\u0000) is not allowed in a string");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "inputs": {"x\u0000": "a.npy"}})"),
+            p + "/inputs/x\\u0000: a NUL byte (\\u0000) is not allowed in a key");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(
+      error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "set": )" + deep + "}]}"),
+      p + "/steps/0/set" +
+          [] {
+            std::string at;
+            for (int i = 0; i < 62; ++i) at += "/0";
+            return at;
+          }() +
+          ": nested deeper than 64 levels");
+}
+
+TEST(Scenario, NumberPastDoublesRangeAndFilesNotRegularAreErrors) {
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_scenario.json: ";
+  EXPECT_EQ(error_of("{\"name\": \"x\", \"model\": \"mlp\",\n \"steps\": [{\"title\": \"a\", "
+                     "\"set\": {\"iters\": 1e999}}]}"),
+            p + "invalid JSON at line 2, column 44: number overflow parsing '1e999'");
+  EXPECT_EQ(error_of("{\"name\": \"x\", \"model\": \"mlp\", \"steps\": [-1e400]}"),
+            p + "invalid JSON at line 1, column 41: number overflow parsing '-1e400'");
+  try {
+    load_scenario("/dev/zero");
+    ADD_FAILURE() << "/dev/zero was read as a scenario";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "scenario file: cannot read '/dev/zero': not a regular file (a device or socket)");
+  }
+}
+
 TEST(Scenario, MalformedFilesNameThePathAndWhatWasExpected) {
   const std::string p = fusebox::test::process_temp_dir() + "/bad_scenario.json: ";
   EXPECT_EQ(error_of("{\"name\": \"x\",\n  \"model\": }"),

@@ -4,6 +4,7 @@
 #include "app/workbench/settings.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,13 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/backend.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/backend/backend.h"
 #include "core/exec/executor.h"
 #include "core/passes/fusion_patterns.h"
 #include "core/passes/pass_manager.h"
 #include "ops/cpu/cpu_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -328,7 +330,8 @@ TEST_F(SettingsTest, OmittedFieldsHaveNoFlagButAFileOrSetMayGiveThem) {
 }
 
 TEST_F(SettingsTest, TheModelIsRequired) {
-  EXPECT_THROW(from_flags({"--threads", "2"}), CLI::RequiredError);
+  // resolve() checks, not CLI11: the --settings file or --set may give it (test below).
+  EXPECT_THROW(from_flags({"--threads", "2"}), Error);
 }
 
 TEST_F(SettingsTest, FlagHelpKeepsTheNamesAndShowsDefaults) {
@@ -350,6 +353,36 @@ TEST_F(SettingsTest, FlagHelpKeepsTheNamesAndShowsDefaults) {
 }
 
 // ---- precedence -------------------------------------------------------------------------------
+
+TEST_F(SettingsTest, AModelInTheFileOrASetMeetsTheRequirement) {
+  TempFile file("with_model.json", R"({"model": "mlp", "threads": 2})");
+  EXPECT_EQ(from_flags({"--settings", file.path()}).model, "mlp");
+  EXPECT_EQ(from_flags({"--set", "model=stack"}).model, "stack");
+  EXPECT_EQ(from_flags({"transformer", "--settings", file.path()}).model, "transformer")
+      << "MODEL given beats the file";
+  TempFile without("without_model.json", R"({"threads": 2})");
+  EXPECT_EQ(error_of([&] {
+              from_flags({"--settings", without.path()});
+            }),
+            "model is required: give MODEL, \"model\" in the --settings file or --set model=...");
+  EXPECT_EQ(error_of([&] {
+              from_flags({"--threads", "2"});
+            }),
+            "model is required: give MODEL, \"model\" in the --settings file or --set model=...");
+}
+
+TEST_F(SettingsTest, InputAndDimFlagsTakeCommaSeparatedItemsAsTheirSettingsDo) {
+  Settings s = from_flags(
+      {"m.onnx", "--input", "x=a.npy,y=b.npy", "--input", "z=c.npy", "--dim", "batch=2,seq=8"});
+  EXPECT_EQ(s.inputs,
+            (std::map<std::string, std::string>{{"x", "a.npy"}, {"y", "b.npy"}, {"z", "c.npy"}}));
+  EXPECT_EQ(s.dims, (std::map<std::string, int64_t>{{"batch", 2}, {"seq", 8}}));
+  EXPECT_EQ(s.inputs, from_flags({"m.onnx", "--set", "inputs=x=a.npy,y=b.npy,z=c.npy"}).inputs);
+  EXPECT_EQ(error_of([&] {
+              from_flags({"m.onnx", "--input", "x=a.npy,b.npy"});
+            }),
+            R"(--input: expected NAME=FILE.npy, got "b.npy")");
+}
 
 TEST_F(SettingsTest, FileThenFlagsGivenThenSet) {
   TempFile file("precedence.json", R"({"executor": "eager", "planner": "first_fit", "threads": 2,
@@ -528,7 +561,7 @@ TEST_F(SettingsTest, FlagErrorsNameTheFlag) {
 TEST_F(SettingsTest, FileErrorsNameTheFile) {
   const std::string missing = std::filesystem::temp_directory_path() / "fusebox_no_such.json";
   EXPECT_EQ(error_of([&] { load_settings_file(missing); }),
-            missing + ": cannot read settings file (No such file or directory)");
+            "settings file: cannot read '" + missing + "': No such file or directory");
   const std::string dir = std::filesystem::temp_directory_path();
   EXPECT_EQ(error_of([&] { load_settings_file(dir); }),
             dir + ": is a directory, not a settings file");
@@ -554,6 +587,31 @@ TEST_F(SettingsTest, FileErrorsNameTheFile) {
             wrong.path() + R"(: /threads: expected an integer in 1..256, got "two")");
   TempFile good("good.json", to_json(custom()).dump(2));
   EXPECT_EQ(load_settings_file(good.path()), custom());
+}
+
+TEST_F(SettingsTest, NumberPastDoublesRangeIsAnErrorAtItsPlace) {
+  TempFile huge("huge.json", "{\n  \"threads\": 2,\n  \"iters\": 1e999\n}\n");
+  EXPECT_EQ(error_of([&] { load_settings_file(huge.path()); }),
+            huge.path() + ": invalid JSON at line 3, column 12: number overflow parsing '1e999'");
+  EXPECT_EQ(error_of([&] {
+              from_flags({"mlp", "--settings", huge.path()});
+            }),
+            huge.path() + ": invalid JSON at line 3, column 12: number overflow parsing '1e999'");
+}
+
+TEST_F(SettingsTest, FilesThatAreNotRegularAreRefused) {
+  EXPECT_EQ(error_of([&] { load_settings_file("/dev/zero"); }),
+            "settings file: cannot read '/dev/zero': not a regular file (a device or socket)");
+  const std::string fifo = fusebox::test::process_temp_dir() + "/settings.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { load_settings_file(fifo); }),
+            "settings file: cannot read '" + fifo + "': not a regular file (a FIFO)");
+  std::filesystem::remove(fifo);
+  TempFile big("big.json", "{\"threads\": 2" + std::string(kMaxJsonFileBytes, ' ') + "}");
+  EXPECT_EQ(error_of([&] { load_settings_file(big.path()); }),
+            "settings file: cannot read '" + big.path() +
+                "': " + std::to_string(kMaxJsonFileBytes + 14) + " bytes, more than the " +
+                std::to_string(kMaxJsonFileBytes) + " allowed");
 }
 
 // ---- printing ---------------------------------------------------------------------------------
