@@ -150,7 +150,9 @@ json chrome_trace(const Recording& r) {
 
 void write_chrome_trace(const Recording& r, const std::string& path) {
   json j = chrome_trace(r);  // validates before the file is touched
-  write_file_atomically(path, [&](std::ostream& os) { os << j.dump() << "\n"; });
+  write_file_atomically(path, [&](std::ostream& os) {
+    os << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  });
 }
 
 }  // namespace fusebox::profiler

@@ -400,7 +400,9 @@ Recording Recording::from_json(const nlohmann::json& j) {
 
 void Recording::save(const std::string& path) const {
   nlohmann::json j = to_json();
-  write_file_atomically(path, [&](std::ostream& os) { os << j.dump() << "\n"; });
+  write_file_atomically(path, [&](std::ostream& os) {
+    os << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  });
 }
 
 Recording Recording::load(const std::string& path) {

@@ -379,7 +379,8 @@ Roofline machine_roofline(bool refresh, const RooflineOptions& options, const st
     pos = dir.find('/', pos + 1);
     mkdir(dir.substr(0, pos).c_str(), 0755);
   }
-  write_file_atomically(path, cache.dump(2) + "\n");
+  write_file_atomically(path,
+                        cache.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return r;
 }
 

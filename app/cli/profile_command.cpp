@@ -80,7 +80,9 @@ void write_profile_files(const std::string& out, const profiler::Recording& rec,
   write_output_dir(out, "--out", is_profile_file, [&](const std::string& tmp) {
     const std::string t = tmp + "/";
     rec.save(t + "profile.json");
-    write_file_atomically(t + "analysis.json", an.to_json().dump(2) + "\n");
+    write_file_atomically(
+        t + "analysis.json",
+        an.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (f.chrome) profiler::write_chrome_trace(rec, t + "trace.json");
     if (f.nvtxt) profiler::write_nvtxt(rec, t + "trace.nvtxt", tb);
     if (f.sqlite) profiler::write_nsys_sqlite(rec, t + "trace.sqlite");

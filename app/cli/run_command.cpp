@@ -67,7 +67,9 @@ void run(const RunArgs& a) {
     });
   }
   if (a.json) {
-    std::cout << workbench::to_json(*result).dump(2) << "\n";
+    std::cout << workbench::to_json(*result).dump(2, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     std::cout << workbench::report_text(*result);
     if (a.explain) std::cout << "\n" << result->optimized->log.to_text();

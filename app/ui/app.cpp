@@ -181,7 +181,10 @@ Registry<App::Verb> App::make_verbs() {
            return "";
          }
          const std::string name = std::filesystem::path(value).stem().string();
-         write_file_atomically(value, workbench::scenario_json(name, settings_).dump(2) + "\n");
+         write_file_atomically(
+             value, workbench::scenario_json(name, settings_)
+                            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                        "\n");
          return "";
        });
   verb("select", "select=", "select=NODE selects a node in every panel; select= clears", true,
