@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/workbench/noise.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 
@@ -119,9 +120,12 @@ CheckResult faster_than(const CheckInput& in) {
   const RunResult& other = in.earlier(c.step);
   const double speedup =
       r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
-  return {&c, speedup >= c.ratio,
-          fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
-              fmt("%.1f us vs %.1f us)", r.latency.median_us, other.latency.median_us)};
+  const LatencyVerdict v = judge(other.latency, r.latency);
+  const bool faster = v.verdict == Verdict::Faster;
+  std::string figures = fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
+                        r.latency.text() + " vs " + other.latency.text() + "); " + v.text();
+  if (!faster) figures = "not measurably faster: " + figures;
+  return {&c, faster && speedup >= c.ratio, figures};
 }
 
 CheckResult op_bound(const CheckInput& in) {
@@ -354,7 +358,8 @@ Registry<CheckKind> make_registry() {
   kinds.add("faster_than", {{"step"},
                             {"ratio"},
                             true,
-                            "the median latency is at least ratio x lower than that step's",
+                            "the median latency is at least ratio x lower than that step's, and "
+                            "measurably so (noise.h: Mann-Whitney p < 0.01, >= 3% change)",
                             no_rule,
                             faster_than,
                             describe_step_ratio});
