@@ -68,7 +68,7 @@ void breakdown_bar(const profiler::Breakdown& b) {
 void setup_columns(bool by_node) {
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
-  ImGui::TableSetupColumn("calls/run", 0, 0.8f);
+  ImGui::TableSetupColumn("calls/run", 0, 1.0f);
   ImGui::TableSetupColumn(
       "median/run", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
       1.2f);

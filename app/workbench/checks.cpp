@@ -121,9 +121,12 @@ CheckResult faster_than(const CheckInput& in) {
   const double speedup =
       r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
   const LatencyVerdict v = judge(other.latency, r.latency);
-  const bool faster = v.verdict == Verdict::Faster;
   std::string figures = fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
                         r.latency.text() + " vs " + other.latency.text() + "); " + v.text();
+  // A ratio below 1 claims "not much slower": only a measured slowdown past it refutes that.
+  if (c.ratio < 1) return {&c, speedup >= c.ratio || v.verdict != Verdict::Slower, figures};
+  // A ratio of 1 or more claims "faster": it has to be measurably so, and by the ratio.
+  const bool faster = v.verdict == Verdict::Faster;
   if (!faster) figures = "not measurably faster: " + figures;
   return {&c, faster && speedup >= c.ratio, figures};
 }
@@ -359,7 +362,8 @@ Registry<CheckKind> make_registry() {
                             {"ratio"},
                             true,
                             "the median latency is at least ratio x lower than that step's, and "
-                            "measurably so (noise.h: Mann-Whitney p < 0.01, >= 3% change)",
+                            "measurably so (noise.h: Mann-Whitney p < 0.01, >= 3% change); a ratio "
+                            "below 1 (not much slower) fails only on a measured slowdown past it",
                             no_rule,
                             faster_than,
                             describe_step_ratio});

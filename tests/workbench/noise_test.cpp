@@ -77,14 +77,34 @@ TEST(Verdict, APlannerFlipOnABusyMachineIsWithinNoise) {
 }
 
 TEST(Verdict, ARealOneAndAHalfTimesIsFasterAndTheReverseSlower) {
-  const std::vector<double> before = busy_samples(3, 50, 1500);
-  const std::vector<double> after = scaled(busy_samples(4, 50, 1500), 1 / 1.5);
+  const std::vector<double> before = busy_samples(3, 50, 1500, 0.05);  // a quiet machine
+  const std::vector<double> after = scaled(busy_samples(4, 50, 1500, 0.05), 1 / 1.5);
   const RunComparison c = RunComparison::of_latencies(summarize(before), summarize(after));
   EXPECT_EQ(c.verdict.verdict, Verdict::Faster) << c.verdict.text();
   EXPECT_LT(c.verdict.p_value, 1e-6);
   EXPECT_LT(c.verdict.effect, -0.2);
   EXPECT_NEAR(c.speedup(), 1.5, 0.15);
   EXPECT_EQ(judge(summarize(after), summarize(before)).verdict, Verdict::Slower);
+}
+
+// The same code measured twice while the load changed (one busy call in ten, then six in ten):
+// the calls are not independent draws, so the test's p is tiny and the medians far apart, but a
+// noisy side whose p10 .. p90 overlaps the other's is not called a change. Twice as fast still is.
+TEST(Verdict, ALoadChangeBetweenTheSidesIsWithinNoiseWhileARealChangeClearsIt) {
+  const Latency quieter = summarize(busy_samples(9, 100, 1000, 0.1));
+  const Latency busier = summarize(busy_samples(10, 100, 1000, 0.6));
+  const LatencyVerdict v = judge(quieter, busier);
+  EXPECT_LT(v.p_value, 0.01);
+  EXPECT_GT(v.effect, 0.03);
+  EXPECT_TRUE(v.noisy);
+  EXPECT_TRUE(v.ranges_overlap);
+  EXPECT_EQ(v.verdict, Verdict::WithinNoise) << v.text();
+  EXPECT_NE(v.text().find("a side is noisy and the p10-p90 ranges overlap"), std::string::npos)
+      << v.text();
+  const LatencyVerdict twice =
+      judge(busier, summarize(scaled(busy_samples(11, 100, 1000, 0.6), 0.4)));
+  EXPECT_FALSE(twice.ranges_overlap);
+  EXPECT_EQ(twice.verdict, Verdict::Faster) << twice.text();
 }
 
 TEST(Verdict, ASignificantButTinyShiftIsWithinNoise) {
@@ -166,10 +186,24 @@ TEST(FasterThan, PassesOnlyWhenMeasurablyFasterByTheClaimedRatio) {
   EXPECT_TRUE(twice.passed) << twice.figures;
   EXPECT_NE(twice.figures.find("faster: median -"), std::string::npos) << twice.figures;
   const CheckResult short_of_claim =
-      faster_than(before, scaled(busy_samples(8, 50, 2000), 0.8), 1.5);
+      faster_than(busy_samples(7, 50, 2000, 0.0), scaled(busy_samples(8, 50, 2000, 0.0), 0.8), 1.5);
   EXPECT_FALSE(short_of_claim.passed) << short_of_claim.figures;
   EXPECT_EQ(short_of_claim.figures.find("not measurably"), std::string::npos)
       << "faster, just not 1.5x";
+}
+
+TEST(FasterThan, ARatioBelowOneFailsOnlyOnAMeasuredSlowdownPastIt) {
+  // "Not much slower" (0.9): noise holds it, whatever the medians; a measured 1.5x slowdown does
+  // not.
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const CheckResult r =
+        faster_than(busy_samples(seed, 50, 1000), busy_samples(seed + 200, 50, 1000), 0.9);
+    EXPECT_TRUE(r.passed) << r.figures;
+  }
+  const CheckResult slower =
+      faster_than(busy_samples(12, 50, 1000, 0), scaled(busy_samples(13, 50, 1000, 0), 1.5), 0.9);
+  EXPECT_FALSE(slower.passed) << slower.figures;
+  EXPECT_NE(slower.figures.find("slower: median +"), std::string::npos) << slower.figures;
 }
 
 }  // namespace
