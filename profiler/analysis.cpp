@@ -25,6 +25,14 @@ std::string fmt(const char* f, double v) {
 
 double median_of(std::vector<double> v) { return make_stats(std::move(v)).median_ns; }
 
+// The median run has to be a run the trace can show: with an even count, the lower of the middle
+// two (the mean of two bimodal runs, 2 ms and 9 ms, is 5.5 ms, which no run took).
+double lower_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
 struct RunView {
   const Span* run = nullptr;
   std::vector<const Span*> ops;  // direct op children, in order
@@ -208,10 +216,10 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   }
   for (const NodeInfo& n : r.nodes) a.breakdown.flops_per_run += n.flops;
   a.breakdown.runs = static_cast<int64_t>(runs.size());
-  a.breakdown.run_ns = median_of(run_ns);
-  a.breakdown.kernel_ns = median_of(kernel_ns);
-  a.breakdown.gap_ns = median_of(gap_ns);
-  a.breakdown.edge_ns = median_of(edge_ns);
+  a.breakdown.run_ns = lower_median(run_ns);
+  a.breakdown.kernel_ns = lower_median(kernel_ns);
+  a.breakdown.gap_ns = lower_median(gap_ns);
+  a.breakdown.edge_ns = lower_median(edge_ns);
 
   double all_kernel = 0;
   for (const auto& [node, v] : node_samples)

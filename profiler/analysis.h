@@ -57,10 +57,10 @@ struct OpRow {
 
 struct Breakdown {
   int64_t runs = 0;
-  double run_ns = 0;      // median run
-  double kernel_ns = 0;   // median over runs of the time inside op spans
-  double gap_ns = 0;      // median over runs of the time between consecutive ops
-  double edge_ns = 0;     // median over runs of run start->first op + last op->run end
+  double run_ns = 0;     // median run (with an even count the lower middle: a run that happened)
+  double kernel_ns = 0;  // median (lower) over runs of the time inside op spans
+  double gap_ns = 0;     // median (lower) over runs of the time between consecutive ops
+  double edge_ns = 0;    // median (lower) over runs of run start->first op + last op->run end
   double kernel_fraction() const { return run_ns > 0 ? kernel_ns / run_ns : 0; }
   double gap_fraction() const { return run_ns > 0 ? gap_ns / run_ns : 0; }
   double edge_fraction() const { return run_ns > 0 ? edge_ns / run_ns : 0; }

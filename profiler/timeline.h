@@ -103,9 +103,9 @@ std::optional<TimelineItemRef> find_item(const Timeline& timeline, const Timelin
 
 // The trace's default run, by one rule: the recorded run whose duration is nearest the recorded
 // runs' median duration (Breakdown::run_ns, the op table's "recorded run" figure), so the run the
-// trace opens on is the one the op table's figures describe. With an odd count that is the middle
-// run itself; with an even count the middle two are equally near the mean of the two, and the
-// shorter is taken. Equal durations keep start-time order. 0 when empty.
+// trace opens on is the one the op table's figures describe: the middle run, and with an even
+// count the shorter of the middle two, whose duration Breakdown::run_ns is. Equal durations keep
+// start-time order. 0 when empty.
 size_t median_run_index(const std::vector<RunRange>& runs);
 
 // One line per track (spans, busy time), the counter, then the run ranges with the median marked:
