@@ -28,8 +28,10 @@ LatencyVerdict judge(const Latency& baseline, const Latency& current, const Nois
   if (baseline.median_us > 0)
     v.effect = (current.median_us - baseline.median_us) / baseline.median_us;
   v.noisy = !baseline.noise_warning().empty() || !current.noise_warning().empty();
-  v.ranges_overlap = baseline.p10_us <= current.p90_us && current.p10_us <= baseline.p90_us;
-  const bool clears_noise = !v.noisy || !v.ranges_overlap;
+  const Latency& fast = current.median_us < baseline.median_us ? current : baseline;
+  const Latency& slow = &fast == &current ? baseline : current;
+  v.beyond_spread = fast.median_us < slow.p10_us;
+  const bool clears_noise = !v.noisy || v.beyond_spread;
   if (v.p_value < rule.alpha && std::fabs(v.effect) >= rule.min_effect && clears_noise)
     v.verdict = v.effect < 0 ? Verdict::Faster : Verdict::Slower;
   return v;
@@ -42,9 +44,10 @@ std::string LatencyVerdict::text() const {
                 "and |change| >= %g%%%s)",
                 verdict_name(verdict), 100 * effect, p_value, n_baseline, n_current, rule.alpha,
                 100 * rule.min_effect,
-                !noisy           ? ""
-                : ranges_overlap ? "; a side is noisy and the p10-p90 ranges overlap"
-                                 : "; a side is noisy, the p10-p90 ranges apart");
+                !noisy ? ""
+                : beyond_spread
+                    ? "; a side is noisy, the faster median below the slower p10"
+                    : "; a side is noisy and the faster median is not below the slower p10");
   return buf;
 }
 

@@ -3,8 +3,8 @@
 // `fusebox compare` and the scenario checks. The rule, stated:
 //   the current side is faster (slower) when the Mann-Whitney U test of the two sides' samples
 //   (profiler/stats.h, two-sided) gives p < alpha, AND its median moved by at least min_effect
-//   of the baseline's median, AND, when either side is noisy (Latency::noise_warning), the two
-//   sides' p10 .. p90 ranges do not overlap; anything else is "within noise".
+//   of the baseline's median, AND, when either side is noisy (Latency::noise_warning), the faster
+//   side's median lies below the slower side's p10; anything else is "within noise".
 // The test alone would call a 0.5% shift on 10,000 quiet samples real; the effect alone would
 // call one unlucky stretch of a busy machine real. The test also takes each side's calls as
 // independent draws, which they are not when the load changed between the two measurements (a
@@ -28,7 +28,7 @@ struct LatencyVerdict {
   double p_value = 1;  // Mann-Whitney, two-sided
   double effect = 0;  // (current median - baseline median) / baseline median: -0.2 is 20% less time
   bool noisy = false;           // a side's spread is past kNoisySpread
-  bool ranges_overlap = false;  // the two sides' p10 .. p90 ranges overlap
+  bool beyond_spread = false;   // the faster side's median is below the slower side's p10
   NoiseRule rule;
   size_t n_baseline = 0, n_current = 0;  // samples on each side
   // "faster: median -33.3%, p = 1.2e-08 (Mann-Whitney U over 50 + 50 calls; needs p < 0.01 and
