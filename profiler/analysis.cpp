@@ -10,6 +10,7 @@
 
 #include "core/base/strings.h"
 #include "core/ir/shape.h"
+#include "profiler/stats.h"
 
 namespace fusebox::profiler {
 
@@ -23,6 +24,14 @@ std::string fmt(const char* f, double v) {
 
 
 double median_of(std::vector<double> v) { return make_stats(std::move(v)).median_ns; }
+
+// The median run has to be a run the trace can show: with an even count, the lower of the middle
+// two (the mean of two bimodal runs, 2 ms and 9 ms, is 5.5 ms, which no run took).
+double lower_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
 
 struct RunView {
   const Span* run = nullptr;
@@ -85,6 +94,34 @@ std::string shapes_str(const std::vector<std::vector<int64_t>>& shapes) {
   for (size_t i = 0; i < shapes.size(); ++i) s += (i ? "," : "") + ir::shape_str(shapes[i]);
   return s;
 }
+
+// An op's time and calls in each run (one entry per run, 0 where it did not run).
+struct PerRun {
+  std::vector<double> ns, calls;
+  void add(size_t run, size_t runs, double d) {
+    ns.resize(runs);
+    calls.resize(runs);
+    ns[run] += d;
+    calls[run] += 1;
+  }
+  void merge(const PerRun& o) {  // another op's, into this sum
+    ns.resize(std::max(ns.size(), o.ns.size()));
+    calls.resize(ns.size());
+    for (size_t i = 0; i < o.ns.size(); ++i) {
+      ns[i] += o.ns[i];
+      calls[i] += o.calls[i];
+    }
+  }
+  void fill(OpRow& row, double median_run_ns) const {
+    std::vector<double> sorted = ns;
+    std::sort(sorted.begin(), sorted.end());
+    row.run_p10_ns = percentile_sorted(sorted, 0.1);
+    row.run_median_ns = percentile_sorted(sorted, 0.5);
+    row.run_p90_ns = percentile_sorted(sorted, 0.9);
+    row.calls_per_run = percentile(calls, 0.5);
+    row.run_share = median_run_ns > 0 ? row.run_median_ns / median_run_ns : 0;
+  }
+};
 
 }  // namespace
 
@@ -157,8 +194,10 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   std::vector<RunView> runs = runs_of(r, o.skip_runs);
   const OpTimes op_time(r);
   std::map<int32_t, std::vector<double>> node_samples;
+  std::map<int32_t, PerRun> node_runs;
   std::vector<double> run_ns, kernel_ns, gap_ns, edge_ns;
-  for (const RunView& rv : runs) {
+  for (size_t ri = 0; ri < runs.size(); ++ri) {
+    const RunView& rv = runs[ri];
     double k = 0, g = 0;
     for (size_t i = 0; i < rv.ops.size(); ++i) {
       const Span* s = rv.ops[i];
@@ -166,6 +205,7 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
       k += d;
       if (i > 0) g += static_cast<double>(s->start_ns - rv.ops[i - 1]->end_ns);
       node_samples[s->node].push_back(d);
+      node_runs[s->node].add(ri, runs.size(), d);
     }
     double total = static_cast<double>(rv.run->end_ns - rv.run->start_ns);
     run_ns.push_back(total);
@@ -176,16 +216,17 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   }
   for (const NodeInfo& n : r.nodes) a.breakdown.flops_per_run += n.flops;
   a.breakdown.runs = static_cast<int64_t>(runs.size());
-  a.breakdown.run_ns = median_of(run_ns);
-  a.breakdown.kernel_ns = median_of(kernel_ns);
-  a.breakdown.gap_ns = median_of(gap_ns);
-  a.breakdown.edge_ns = median_of(edge_ns);
+  a.breakdown.run_ns = lower_median(run_ns);
+  a.breakdown.kernel_ns = lower_median(kernel_ns);
+  a.breakdown.gap_ns = lower_median(gap_ns);
+  a.breakdown.edge_ns = lower_median(edge_ns);
 
   double all_kernel = 0;
   for (const auto& [node, v] : node_samples)
     for (double x : v) all_kernel += x;
 
   struct TypeAcc {
+    PerRun runs;
     std::vector<double> samples;
     std::vector<double> node_medians;
     double flops = 0, bytes = 0;
@@ -204,9 +245,11 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     row.flops = n.flops;
     row.bytes = n.bytes;
     row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
+    node_runs[node].fill(row, a.breakdown.run_ns);
     classify(row, row.stats.median_ns, roof, r.threads, o.overhead_factor);
     a.by_node.push_back(row);
     TypeAcc& t = types[n.op];
+    t.runs.merge(node_runs[node]);
     t.samples.insert(t.samples.end(), v.begin(), v.end());
     t.node_medians.push_back(row.stats.median_ns);
     t.flops += n.flops;
@@ -222,15 +265,18 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     row.flops = t.flops / static_cast<double>(t.instances);
     row.bytes = t.bytes / static_cast<double>(t.instances);
     row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
+    t.runs.fill(row, a.breakdown.run_ns);
     double mean_median = 0;
     for (double m : t.node_medians) mean_median += m;
     mean_median /= static_cast<double>(t.node_medians.size());
     classify(row, mean_median, roof, r.threads, o.overhead_factor);
     a.by_type.push_back(row);
   }
-  auto by_total = [](const OpRow& x, const OpRow& y) { return x.stats.total_ns > y.stats.total_ns; };
-  std::sort(a.by_type.begin(), a.by_type.end(), by_total);
-  std::sort(a.by_node.begin(), a.by_node.end(), by_total);
+  auto by_run_median = [](const OpRow& x, const OpRow& y) {
+    return x.run_median_ns > y.run_median_ns;
+  };
+  std::stable_sort(a.by_type.begin(), a.by_type.end(), by_run_median);
+  std::stable_sort(a.by_node.begin(), a.by_node.end(), by_run_median);
   return a;
 }
 
@@ -252,9 +298,9 @@ std::string Analysis::to_text(size_t max_nodes) const {
      << " GB/s, balance " << fmt("%.2f", roofline.balance(threads)) << " FLOP/B, dispatch floor "
      << format_duration_ns(roofline.dispatch_floor_ns) << "/op\n\n";
   auto table = [&](const std::vector<OpRow>& rows, bool nodes, size_t limit) {
-    std::snprintf(buf, sizeof buf, "%-34s %5s %7s %10s %10s %10s %10s %6s %8s %8s %7s  %-15s %s\n",
-                  nodes ? "node" : "op type", "n", "calls", "total", "mean", "median", "min", "share",
-                  "GFLOP/s", "GB/s", "AI", "bound", "why");
+    std::snprintf(buf, sizeof buf, "%-34s %5s %9s %10s %10s %10s %6s %10s %8s %8s %7s  %-15s %s\n",
+                  nodes ? "node" : "op type", "n", "calls/run", "per run", "p10", "p90", "% run",
+                  "per call", "GFLOP/s", "GB/s", "AI", "bound", "why");
     os << buf;
     size_t shown = 0;
     for (const OpRow& r : rows) {
@@ -264,15 +310,20 @@ std::string Analysis::to_text(size_t max_nodes) const {
       }
       std::string key = nodes ? r.op + " " + r.key : r.key;
       if (key.size() > 34) key = key.substr(0, 31) + "...";
-      std::snprintf(buf, sizeof buf, "%-34s %5lld %7lld %10s %10s %10s %10s %5.1f%% %8.2f %8.2f %7.2f  %-15s %s\n",
-                    key.c_str(), static_cast<long long>(r.instances), static_cast<long long>(r.stats.count),
-                    format_duration_ns(r.stats.total_ns).c_str(), format_duration_ns(r.stats.mean_ns).c_str(),
-                    format_duration_ns(r.stats.median_ns).c_str(), format_duration_ns(r.stats.min_ns).c_str(), 100 * r.share, r.gflops,
-                    r.gbs, r.intensity, bound_name(r.bound), r.why.c_str());
+      std::snprintf(buf, sizeof buf,
+                    "%-34s %5lld %9.4g %10s %10s %10s %5.1f%% %10s %8.2f %8.2f %7.2f  %-15s %s\n",
+                    key.c_str(), static_cast<long long>(r.instances), r.calls_per_run,
+                    format_duration_ns(r.run_median_ns).c_str(),
+                    format_duration_ns(r.run_p10_ns).c_str(),
+                    format_duration_ns(r.run_p90_ns).c_str(), 100 * r.run_share,
+                    format_duration_ns(r.stats.median_ns).c_str(), r.gflops, r.gbs, r.intensity,
+                    bound_name(r.bound), r.why.c_str());
       os << buf;
     }
   };
-  os << "per op type (over " << breakdown.runs << " runs):\n";
+  os << "per op type (median per run over " << breakdown.runs
+     << " runs, p10 and p90 of it; % of the median run " << format_duration_ns(breakdown.run_ns)
+     << "):\n";
   table(by_type, false, by_type.size());
   os << "\nper node (top " << std::min(max_nodes, by_node.size()) << " of " << by_node.size() << "):\n";
   table(by_node, true, max_nodes);
@@ -301,12 +352,31 @@ nlohmann::json Analysis::to_json() const {
   auto rows = [](const std::vector<OpRow>& v) {
     nlohmann::json a = nlohmann::json::array();
     for (const OpRow& r : v)
-      a.push_back({{"key", r.key}, {"op", r.op}, {"node", r.node}, {"instances", r.instances},
-                   {"count", r.stats.count}, {"total_ns", r.stats.total_ns}, {"mean_ns", r.stats.mean_ns},
-                   {"min_ns", r.stats.min_ns}, {"median_ns", r.stats.median_ns}, {"max_ns", r.stats.max_ns},
-                   {"flops", r.flops}, {"bytes", r.bytes}, {"gflops", r.gflops}, {"gbs", r.gbs},
-                   {"intensity", r.intensity}, {"roof_gflops", r.roof_gflops}, {"efficiency", r.efficiency},
-                   {"bound", bound_name(r.bound)}, {"why", r.why}, {"share", r.share}});
+      a.push_back({{"key", r.key},
+                   {"op", r.op},
+                   {"node", r.node},
+                   {"instances", r.instances},
+                   {"count", r.stats.count},
+                   {"total_ns", r.stats.total_ns},
+                   {"mean_ns", r.stats.mean_ns},
+                   {"min_ns", r.stats.min_ns},
+                   {"median_ns", r.stats.median_ns},
+                   {"max_ns", r.stats.max_ns},
+                   {"flops", r.flops},
+                   {"bytes", r.bytes},
+                   {"gflops", r.gflops},
+                   {"gbs", r.gbs},
+                   {"intensity", r.intensity},
+                   {"roof_gflops", r.roof_gflops},
+                   {"efficiency", r.efficiency},
+                   {"bound", bound_name(r.bound)},
+                   {"why", r.why},
+                   {"share", r.share},
+                   {"calls_per_run", r.calls_per_run},
+                   {"run_median_ns", r.run_median_ns},
+                   {"run_p10_ns", r.run_p10_ns},
+                   {"run_p90_ns", r.run_p90_ns},
+                   {"run_share", r.run_share}});
     return a;
   };
   const Breakdown& b = breakdown;

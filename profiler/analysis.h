@@ -1,6 +1,8 @@
 #pragma once
 // Analysis of a recording against the machine's roofline: where the time goes and why.
-//  - per op type and per node, over all recorded runs: count, total, mean, min, median. An op
+//  - per op type and per node, per run: calls per run, the median time per run with its p10 and
+//    p90 over the runs, and that median as a share of the median run; rows sort by it. Also per
+//    call, over all recorded runs: count, total, mean, min, median. An op
 //    whose kernels ran on a GPU is timed by their GPU time (device activity: a kernel belongs to
 //    the op span its launch call was made in), not by the span, which only measured launching;
 //  - achieved GFLOP/s and GB/s (FLOPs and bytes from the op schemas, over the median time);
@@ -45,15 +47,20 @@ struct OpRow {
   double efficiency = 0;  // achieved / attainable
   Bound bound = Bound::Unknown;
   std::string why;        // "AI 25.6 FLOP/B >= balance 4.1; 41.2 GFLOP/s = 62% of roof"
-  double share = 0;       // of all kernel time
+  double share = 0;       // of all kernel time, summed over every recorded run
+  // Per recorded run, what the op table shows and sorts by, so one outlier run cannot reorder it:
+  // the op's time in one run (summed over its calls in that run; a run it missed counts 0).
+  double calls_per_run = 0;  // median over runs (by_type: all its nodes' calls); "count" everywhere
+  double run_median_ns = 0, run_p10_ns = 0, run_p90_ns = 0;
+  double run_share = 0;  // run_median_ns / the median run (Breakdown::run_ns)
 };
 
 struct Breakdown {
   int64_t runs = 0;
-  double run_ns = 0;      // median run
-  double kernel_ns = 0;   // median over runs of the time inside op spans
-  double gap_ns = 0;      // median over runs of the time between consecutive ops
-  double edge_ns = 0;     // median over runs of run start->first op + last op->run end
+  double run_ns = 0;     // median run (with an even count the lower middle: a run that happened)
+  double kernel_ns = 0;  // median (lower) over runs of the time inside op spans
+  double gap_ns = 0;     // median (lower) over runs of the time between consecutive ops
+  double edge_ns = 0;    // median (lower) over runs of run start->first op + last op->run end
   double kernel_fraction() const { return run_ns > 0 ? kernel_ns / run_ns : 0; }
   double gap_fraction() const { return run_ns > 0 ? gap_ns / run_ns : 0; }
   double edge_fraction() const { return run_ns > 0 ? edge_ns / run_ns : 0; }
@@ -68,8 +75,8 @@ struct AnalysisOptions {
 };
 
 struct Analysis {
-  std::vector<OpRow> by_type;  // sorted by total time, largest first
-  std::vector<OpRow> by_node;  // sorted by total time, largest first
+  std::vector<OpRow> by_type;  // sorted by median time per run, largest first
+  std::vector<OpRow> by_node;  // sorted by median time per run, largest first
   Breakdown breakdown;
   Roofline roofline;
   int threads = 1;

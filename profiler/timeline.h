@@ -101,9 +101,11 @@ std::vector<TimelineItemRef> linked_items(const Timeline& timeline, const Record
 // Where `item` (a pointer into the timeline's rows) sits, or nullopt when it is not one of them.
 std::optional<TimelineItemRef> find_item(const Timeline& timeline, const TimelineItem* item);
 
-// The run whose duration is the analysis's median run time (Breakdown::run_ns: the median of
-// the run durations). With an even count the analysis averages the middle two; a run has to be
-// picked, and it is the shorter of them. Equal durations keep start-time order. 0 when empty.
+// The trace's default run, by one rule: the recorded run whose duration is nearest the recorded
+// runs' median duration (Breakdown::run_ns, the op table's "recorded run" figure), so the run the
+// trace opens on is the one the op table's figures describe: the middle run, and with an even
+// count the shorter of the middle two, whose duration Breakdown::run_ns is. Equal durations keep
+// start-time order. 0 when empty.
 size_t median_run_index(const std::vector<RunRange>& runs);
 
 // One line per track (spans, busy time), the counter, then the run ranges with the median marked:

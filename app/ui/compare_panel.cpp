@@ -47,12 +47,30 @@ void summary_row(const char* name, const std::string& a, const std::string& b, d
   delta(va, vb);
 }
 
+// The latency row: each side's median with its spread, and the change coloured by the verdict:
+// grey "within noise" unless the Mann-Whitney test and the minimum effect both call it.
+void latency_row(const workbench::RunComparison& c) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted("latency");
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(c.latency_a.text().c_str());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(c.latency_b.text().c_str());
+  ImGui::TableNextColumn();
+  const workbench::Verdict v = c.verdict.verdict;
+  const ImVec4 color = v == workbench::Verdict::Faster   ? ImVec4(0.45f, 0.85f, 0.45f, 1)
+                       : v == workbench::Verdict::Slower ? ImVec4(0.95f, 0.45f, 0.4f, 1)
+                                                         : ImVec4(0.7f, 0.7f, 0.7f, 1);
+  ImGui::TextColored(color, "%+.1f%% %s", 100 * c.verdict.effect, workbench::verdict_name(v));
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.verdict.text().c_str());
+}
+
 // Latency, nodes, arena, lower bound and kernel time, side by side.
 void draw_summary(const workbench::RunComparison& c) {
   if (!ImGui::BeginTable("summary", 4, kTableFlags)) return;
   setup_columns("");
-  summary_row("median latency", format_us(c.latency_us_a), format_us(c.latency_us_b),
-              c.latency_us_a, c.latency_us_b);
+  latency_row(c);
   summary_row("nodes", std::to_string(c.ops.nodes_a), std::to_string(c.ops.nodes_b),
               static_cast<double>(c.ops.nodes_a), static_cast<double>(c.ops.nodes_b));
   summary_row("arena", format_bytes(static_cast<double>(c.ops.arena_a)),
@@ -105,6 +123,29 @@ void draw_op_lists(const workbench::RunComparison& c) {
   ImGui::TreePop();
 }
 
+// The headline: the verdict first (a change within noise is not painted as a finding), then the
+// ratio of the medians, then the test that decided it; a noisy side's warning under it.
+void draw_verdict(const workbench::RunComparison& c) {
+  const workbench::Verdict v = c.verdict.verdict;
+  if (v == workbench::Verdict::WithinNoise) {
+    ImGui::Text("within noise (%.2fx)", c.speedup());
+  } else {
+    ImGui::TextColored(v == workbench::Verdict::Faster ? ImVec4(0.45f, 0.85f, 0.45f, 1)
+                                                       : ImVec4(0.95f, 0.45f, 0.4f, 1),
+                       "%s: %.2fx", workbench::verdict_name(v), c.speedup());
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled(
+      "(baseline median / current median; p = %.2g, needs p < %g and |change| >= %g%%)",
+      c.verdict.p_value, c.verdict.rule.alpha, 100 * c.verdict.rule.min_effect);
+  for (const workbench::Latency* l : {&c.latency_a, &c.latency_b}) {
+    const std::string noisy = l->noise_warning();
+    if (!noisy.empty())
+      ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1), "%s %s",
+                         l == &c.latency_a ? "baseline" : "current", noisy.c_str());
+  }
+}
+
 }  // namespace
 
 // None yet: pinning is the App's (pin, unpin).
@@ -138,6 +179,7 @@ void ComparePanel::draw(const Frame& frame) {
   const workbench::RunComparison& c = *comparison_;
   drawn.compared = true;
   drawn.speedup = c.speedup();
+  drawn.verdict = workbench::verdict_name(c.verdict.verdict);
 
   ImGui::TextWrapped("baseline: %s", frame.baseline->settings.label().c_str());
   ImGui::TextWrapped("current:  %s", current->settings.label().c_str());
@@ -145,9 +187,7 @@ void ComparePanel::draw(const Frame& frame) {
     ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1),
                        "different models: per-op rows compare op types only");
   }
-  ImGui::Text("speed-up %.2fx", c.speedup());
-  ImGui::SameLine();
-  ImGui::TextDisabled("(baseline median / current median)");
+  draw_verdict(c);
   draw_summary(c);
   draw_op_types(c);
   draw_op_lists(c);

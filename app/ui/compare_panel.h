@@ -23,6 +23,7 @@ struct ComparePanel {
   struct Drawn {
     bool compared = false;  // a comparison was drawn (a baseline is pinned and a result exists)
     double speedup = 0;     // baseline latency / current latency
+    std::string verdict;    // "faster", "slower" or "within noise" (workbench/noise.h)
   } drawn;
 
  private:

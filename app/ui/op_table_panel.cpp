@@ -26,7 +26,7 @@ ImU32 bound_color(profiler::Bound b) {
   return kTextDim;
 }
 
-enum Column { kOp, kCount, kTotal, kShare, kMedian, kGflops, kGbs, kBound, kColumns };
+enum Column { kOp, kCount, kMedian, kSpread, kShare, kPerCall, kGflops, kGbs, kBound, kColumns };
 
 void breakdown_bar(const profiler::Breakdown& b) {
   if (b.run_ns <= 0) return;
@@ -57,22 +57,24 @@ void breakdown_bar(const profiler::Breakdown& b) {
         format_ns(b.gap_ns).c_str(), 100 * b.gap_fraction(), format_ns(b.edge_ns).c_str(),
         100 * b.edge_fraction(), static_cast<long long>(b.ops_per_run));
   }
-  ImGui::TextDisabled("run %s = kernels %.0f%% + gaps %.0f%% + edges %.0f%%  (%lld ops)",
-                      format_ns(b.run_ns).c_str(), 100 * b.kernel_fraction(),
-                      100 * b.gap_fraction(), 100 * b.edge_fraction(),
-                      static_cast<long long>(b.ops_per_run));
+  ImGui::TextDisabled(
+      "recorded run %s (median of %lld, hooks on) = kernels %.0f%% + gaps %.0f%% + edges %.0f%%  "
+      "(%lld ops)",
+      format_ns(b.run_ns).c_str(), static_cast<long long>(b.runs), 100 * b.kernel_fraction(),
+      100 * b.gap_fraction(), 100 * b.edge_fraction(), static_cast<long long>(b.ops_per_run));
 }
 
 // The table's columns; the first names the rows (op types or nodes).
 void setup_columns(bool by_node) {
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
-  ImGui::TableSetupColumn("count", 0, 0.8f);
+  ImGui::TableSetupColumn("calls/run", 0, 1.0f);
   ImGui::TableSetupColumn(
-      "total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
+      "median/run", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
       1.2f);
-  ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
-  ImGui::TableSetupColumn("median", ImGuiTableColumnFlags_PreferSortDescending, 1.2f);
+  ImGui::TableSetupColumn("p10 - p90", ImGuiTableColumnFlags_PreferSortDescending, 1.8f);
+  ImGui::TableSetupColumn("% run", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
+  ImGui::TableSetupColumn("per call", ImGuiTableColumnFlags_PreferSortDescending, 1.1f);
   ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
   ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
   ImGui::TableSetupColumn("bound", 0, 1.6f);
@@ -80,16 +82,22 @@ void setup_columns(bool by_node) {
 }
 
 // By the column the user clicked, in its direction.
-void sort_rows(std::vector<const profiler::OpRow*>& rows, bool by_node) {
+void sort_rows(std::vector<const profiler::OpRow*>& rows) {
   ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs();
   if (!sort || sort->SpecsCount == 0) return;
   const ImGuiTableColumnSortSpecs spec = sort->Specs[0];
   auto key = [&](const profiler::OpRow* row) -> double {
     switch (spec.ColumnIndex) {
-      case kCount: return static_cast<double>(by_node ? row->stats.count : row->instances);
-      case kTotal: return row->stats.total_ns;
-      case kShare: return row->share;
-      case kMedian: return row->stats.median_ns;
+      case kCount:
+        return row->calls_per_run;
+      case kMedian:
+        return row->run_median_ns;
+      case kSpread:
+        return row->run_p90_ns - row->run_p10_ns;
+      case kShare:
+        return row->run_share;
+      case kPerCall:
+        return row->stats.median_ns;
       case kGflops: return row->gflops;
       case kGbs: return row->gbs;
       case kBound: return static_cast<double>(row->bound);
@@ -104,14 +112,18 @@ void sort_rows(std::vector<const profiler::OpRow*>& rows, bool by_node) {
                    });
 }
 
-// The figures right of the name: count, total, share, median, rates, bound.
-void draw_figures(const profiler::OpRow& row, bool by_node) {
+// The figures right of the name, per recorded run: calls, median time with its p10 - p90, share of
+// the median run; then the median call, rates and bound.
+void draw_figures(const profiler::OpRow& row) {
   ImGui::TableNextColumn();
-  ImGui::Text("%lld", static_cast<long long>(by_node ? row.stats.count : row.instances));
+  ImGui::Text("%g", row.calls_per_run);
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(format_ns(row.stats.total_ns).c_str());
+  ImGui::TextUnformatted(format_ns(row.run_median_ns).c_str());
   ImGui::TableNextColumn();
-  ImGui::Text("%.1f", 100 * row.share);
+  ImGui::TextDisabled("%s - %s", format_ns(row.run_p10_ns).c_str(),
+                      format_ns(row.run_p90_ns).c_str());
+  ImGui::TableNextColumn();
+  ImGui::Text("%.1f", 100 * row.run_share);
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(format_ns(row.stats.median_ns).c_str());
   ImGui::TableNextColumn();
@@ -126,7 +138,8 @@ void draw_figures(const profiler::OpRow& row, bool by_node) {
 
 void row_tooltip(const profiler::OpRow& row) {
   ImGui::SetTooltip(
-      "%s (%s)\n%s FLOP, %s moved per call\n%s\nmin %s, median %s, max %s over %lld calls",
+      "%s (%s)\n%s FLOP, %s moved per call\n%s\nper call: min %s, median %s, max %s over %lld "
+      "calls",
       row.key.c_str(), row.op.c_str(), format_count(row.flops).c_str(),
       format_bytes(row.bytes).c_str(), row.why.c_str(), format_ns(row.stats.min_ns).c_str(),
       format_ns(row.stats.median_ns).c_str(), format_ns(row.stats.max_ns).c_str(),
@@ -189,7 +202,7 @@ void OpTablePanel::draw_table(const Frame& frame, const workbench::RunResult& r,
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("ops", kColumns, flags)) return;
   setup_columns(by_node);
-  sort_rows(rows, by_node);
+  sort_rows(rows);
   // The selected node's op type, for the by-type table.
   std::string selected_op;
   for (const auto& n : r.graph().nodes) {
@@ -201,7 +214,7 @@ void OpTablePanel::draw_table(const Frame& frame, const workbench::RunResult& r,
     const bool selected = by_node ? row->key == frame.selection.node
                                   : (!selected_op.empty() && row->op == selected_op);
     draw_name(frame, a, *row, selected);
-    draw_figures(*row, by_node);
+    draw_figures(*row);
     ++drawn.rows;
   }
   ImGui::EndTable();

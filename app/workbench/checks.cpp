@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/workbench/noise.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 
@@ -119,9 +120,15 @@ CheckResult faster_than(const CheckInput& in) {
   const RunResult& other = in.earlier(c.step);
   const double speedup =
       r.latency.median_us > 0 ? other.latency.median_us / r.latency.median_us : 0;
-  return {&c, speedup >= c.ratio,
-          fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
-              fmt("%.1f us vs %.1f us)", r.latency.median_us, other.latency.median_us)};
+  const LatencyVerdict v = judge(other.latency, r.latency);
+  std::string figures = fmt("%.2fx faster than step %.0f", speedup, c.step) + " (" +
+                        r.latency.text() + " vs " + other.latency.text() + "); " + v.text();
+  // A ratio below 1 claims "not much slower": only a measured slowdown past it refutes that.
+  if (c.ratio < 1) return {&c, speedup >= c.ratio || v.verdict != Verdict::Slower, figures};
+  // A ratio of 1 or more claims "faster": it has to be measurably so, and by the ratio.
+  const bool faster = v.verdict == Verdict::Faster;
+  if (!faster) figures = "not measurably faster: " + figures;
+  return {&c, faster && speedup >= c.ratio, figures};
 }
 
 CheckResult op_bound(const CheckInput& in) {
@@ -354,7 +361,9 @@ Registry<CheckKind> make_registry() {
   kinds.add("faster_than", {{"step"},
                             {"ratio"},
                             true,
-                            "the median latency is at least ratio x lower than that step's",
+                            "the median latency is at least ratio x lower than that step's, and "
+                            "measurably so (noise.h: Mann-Whitney p < 0.01, >= 3% change); a ratio "
+                            "below 1 (not much slower) fails only on a measured slowdown past it",
                             no_rule,
                             faster_than,
                             describe_step_ratio});

@@ -53,8 +53,10 @@ nlohmann::json to_json(const planner::ExecutionPlan& plan, const planner::PlanIn
 }
 
 nlohmann::json to_json(const Latency& l) {
-  return {{"median", l.median_us}, {"min", l.min_us}, {"p90", l.p90_us}, {"mean", l.mean_us},
-          {"iters", l.samples_us.size()}};
+  nlohmann::json j = {{"median", l.median_us}, {"p10", l.p10_us},   {"p90", l.p90_us},
+                      {"min", l.min_us},       {"mean", l.mean_us}, {"iters", l.samples_us.size()}};
+  if (const std::string noisy = l.noise_warning(); !noisy.empty()) j["noisy"] = noisy;
+  return j;
 }
 
 nlohmann::json to_json(const RunResult& r, bool detail) {
@@ -120,9 +122,11 @@ std::string report_text(const RunResult& r) {
                 format_bytes(static_cast<double>(plan.arena_bytes)).c_str(), plan.arena_bytes,
                 plan.lower_bound_bytes, plan.ratio(), plan.strategy.c_str());
   out << line;
-  std::snprintf(line, sizeof line, "latency    median %.1f us, min %.1f us, p90 %.1f us over %zu calls\n",
-                r.latency.median_us, r.latency.min_us, r.latency.p90_us, r.latency.samples_us.size());
-  out << line;
+  out << "latency    median " << r.latency.text() << ", min "
+      << format_duration_ns(r.latency.min_us * 1e3) << " over " << r.latency.samples_us.size()
+      << " calls\n";
+  if (const std::string noisy = r.latency.noise_warning(); !noisy.empty())
+    out << "           " << noisy << "\n";
   for (const auto& o : r.output_summaries) {
     std::snprintf(line, sizeof line, "output     %s %s checksum %.9g\n", o.name.c_str(),
                   ir::shape_str(o.shape).c_str(), o.checksum);

@@ -16,7 +16,8 @@ nlohmann::json to_json(const passes::PassLog& log);
 // {planner, tried, arena_bytes, lower_bound_bytes, ratio, live_bytes,
 //  buffers: [{name, offset, bytes, first_step, last_step, scratch, tensors, producers, consumers}]}
 nlohmann::json to_json(const planner::ExecutionPlan& plan, const planner::PlanIndex* index = nullptr);
-nlohmann::json to_json(const Latency& latency);  // {median, min, p90, mean, iters} in us
+// {median, p10, p90, min, mean, iters} in us, and noisy: Latency::noise_warning() when it says so.
+nlohmann::json to_json(const Latency& latency);
 
 // The run report (`fusebox run --json`): model, settings, nodes before and after, op histogram,
 // latency, arena against its bound, pass log, outputs, stage times; with `detail`, also the plan's

@@ -1,6 +1,10 @@
 #include "app/workbench/run_result.h"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "core/base/strings.h"
+#include "profiler/stats.h"
 
 namespace fusebox::workbench {
 
@@ -10,12 +14,25 @@ Latency summarize(std::vector<double> s) {
   if (s.empty()) return l;
   std::sort(s.begin(), s.end());
   l.min_us = s.front();
-  l.median_us = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
-  l.p90_us = s[std::min(s.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(s.size())))];
+  l.p10_us = profiler::percentile_sorted(s, 0.1);
+  l.median_us = profiler::percentile_sorted(s, 0.5);
+  l.p90_us = profiler::percentile_sorted(s, 0.9);
   double sum = 0;
   for (double x : s) sum += x;
   l.mean_us = sum / static_cast<double>(s.size());
   return l;
+}
+
+std::string Latency::text() const {
+  return format_duration_ns(median_us * 1e3) + " (p10 " + format_duration_ns(p10_us * 1e3) +
+         ", p90 " + format_duration_ns(p90_us * 1e3) + ")";
+}
+
+std::string Latency::noise_warning() const {
+  if (spread() <= kNoisySpread) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "noisy: p90 is %.2fx p10; the machine was busy", spread());
+  return buf;
 }
 
 OutputSummary summarize_output(const std::string& name, const ir::Tensor& t) {

@@ -30,10 +30,20 @@ struct LoadedModel {
   std::vector<ir::Tensor> inputs;  // in graph.inputs order
 };
 
+// The run's latency: the timed loop, `iters` calls without profiling hooks. Its one figure is the
+// median, its spread p10 .. p90 (percentiles interpolated between ranks, profiler/stats.h). The
+// status line, the compare panel, the text report and the JSON all show it through text().
 struct Latency {
-  double median_us = 0, min_us = 0, p90_us = 0, mean_us = 0;
+  double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, mean_us = 0;
   std::vector<double> samples_us;
+  double spread() const { return p10_us > 0 ? p90_us / p10_us : 0; }  // p90 / p10
+  std::string text() const;  // "5.19 ms (p10 4.90 ms, p90 5.60 ms)"
+  // "noisy: p90 is 1.6x p10; the machine was busy" when spread() > kNoisySpread, else "".
+  std::string noise_warning() const;
 };
+// Past this p90/p10 the samples say more about the machine than about the model: a quiet machine
+// keeps a run-to-run spread of a few percent.
+inline constexpr double kNoisySpread = 1.3;
 Latency summarize(std::vector<double> samples_us);
 
 struct OutputSummary {

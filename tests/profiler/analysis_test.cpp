@@ -193,3 +193,56 @@ TEST(Analysis, AnOpOnAGpuIsTimedByItsKernelsNotItsLaunchSpan) {
       EXPECT_LE(row.stats.median_ns, 3001);
     }
 }
+
+namespace {
+
+// Makes op `op` of run `run` (by position among the runs) `extra_ns` longer, moving everything
+// after it, as a run interrupted by another process would look.
+void stretch(Recording& r, int run, size_t op, int64_t extra_ns) {
+  const Span* target = nullptr;
+  size_t seen = 0;
+  for (const Span& s : r.spans)
+    if (s.kind == SpanKind::Op && s.run == run && seen++ == op) target = &s;
+  ASSERT_NE(target, nullptr);
+  const int64_t end = target->end_ns;
+  for (Span& s : r.spans) {
+    if (s.start_ns >= end) s.start_ns += extra_ns;
+    if (s.end_ns >= end) s.end_ns += extra_ns;
+  }
+}
+
+}  // namespace
+
+TEST(Analysis, OpFiguresArePerRunSoAnOutlierRunCannotReorderThem) {
+  // MatMul 1 ms then Add 0.8 ms, ten runs; in one run Add is held up for 80 ms. Summed over the
+  // runs Add would be 87 ms against MatMul's 10 ms; per run its median stays 0.8 ms.
+  Recording r =
+      synth({{"MatMul", 51.4e6, 1.97e6, 1000000}, {"Add", 65536, 786432, 800000}}, 10, 200, 500);
+  stretch(r, 4, 1, 80000000);
+  const Analysis a = analyze(r, test_roof());
+  ASSERT_EQ(a.by_type.size(), 2u);
+  EXPECT_EQ(a.by_type[0].op, "MatMul");
+  EXPECT_EQ(a.by_node[0].op, "MatMul");
+  const OpRow& add = a.by_type[1];
+  EXPECT_GT(add.stats.total_ns, a.by_type[0].stats.total_ns) << "the sum the table used to sort by";
+  EXPECT_NEAR(add.run_median_ns, 800001, 1);  // the noise synth adds: 0, 1 or 2 ns
+  EXPECT_LE(add.run_p10_ns, add.run_median_ns);
+  EXPECT_GT(add.run_p90_ns, add.run_median_ns) << "the outlier shows in the spread, not the median";
+  EXPECT_EQ(add.calls_per_run, 1);
+  EXPECT_NEAR(add.run_share, add.run_median_ns / a.breakdown.run_ns, 1e-12);
+  EXPECT_LT(add.run_share, 0.5);
+}
+
+TEST(Analysis, CountIsCallsPerRunInBothGroupings) {
+  const Recording r = synth(
+      {{"Add", 1000, 1000, 5000}, {"Relu", 10, 10, 3000}, {"Add", 1000, 1000, 7000}}, 6, 100, 100);
+  const Analysis a = analyze(r, test_roof());
+  for (const OpRow& row : a.by_node) EXPECT_EQ(row.calls_per_run, 1) << row.key;
+  const OpRow& add = a.by_type[0];
+  ASSERT_EQ(add.op, "Add");
+  EXPECT_EQ(add.calls_per_run, 2);
+  EXPECT_EQ(add.stats.count, 12) << "calls over all runs, per call figures";
+  EXPECT_NEAR(add.run_median_ns, 12002, 2);  // both nodes' time in one run
+  EXPECT_NE(a.to_text().find("calls/run"), std::string::npos);
+  EXPECT_EQ(a.to_json()["by_type"][0]["calls_per_run"], 2);
+}

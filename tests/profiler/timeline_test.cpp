@@ -1,12 +1,14 @@
 // The timeline model (profiler/timeline.h) from hand-built recordings: which tracks, how many
 // rows, which stream an activity lands on, the run ranges and which run is the median.
+#include "profiler/timeline.h"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "profiler/analysis.h"
-#include "profiler/timeline.h"
 
 namespace fusebox::profiler {
 namespace {
@@ -110,8 +112,8 @@ TEST(Timeline, EvenRunCountPicksTheShorterMiddleRun) {
   add_run(rec, 3, 300, 20);
   const Timeline t = build_timeline(rec);
   ASSERT_NE(t.median(), nullptr);
-  EXPECT_EQ(t.median()->run, 3);  // 20 ns; the analysis averages 20 and 30
-  EXPECT_EQ(analyze(rec, Roofline{}).breakdown.run_ns, 25);
+  EXPECT_EQ(t.median()->run, 3);  // 20 ns, and the analysis's median run is that run's 20, not 25
+  EXPECT_EQ(analyze(rec, Roofline{}).breakdown.run_ns, 20);
   // Equal durations keep start-time order: the lower middle of (0, 1, 2, 3) is run 1.
   Recording same;
   same.nodes.resize(2);
@@ -273,6 +275,25 @@ TEST(Timeline, TextHasOneLinePerTrackAndTheRuns) {
   EXPECT_NE(text.find("  run 2           400 ns .. 420 ns            20 ns     2 ops  median\n"),
             std::string::npos)
       << text;
+}
+
+// The op table's header figure is the recorded runs' median (Breakdown::run_ns) and the trace opens
+// on the recorded run nearest it: the same quantity, from the same runs, an outlier or not.
+TEST(Timeline, TheDefaultRunIsTheRecordedRunNearestTheOpTablesMedianRun) {
+  Recording rec;
+  rec.nodes.resize(2);
+  // Half the runs held up 17 ms, as on a busy machine: the op table and the trace name one run.
+  const std::vector<int64_t> durations = {2030, 17600, 1900, 8900,  17500,
+                                          2100, 17700, 1800, 17650, 2000};
+  for (size_t i = 0; i < durations.size(); ++i)
+    add_run(rec, static_cast<int>(i), 1000 * static_cast<int64_t>(i), durations[i]);
+  const Timeline t = build_timeline(rec);
+  const double op_table_run = analyze(rec, Roofline{}).breakdown.run_ns;
+  ASSERT_NE(t.median(), nullptr);
+  EXPECT_EQ(t.median()->duration(), op_table_run);
+  for (const RunRange& r : t.runs)
+    EXPECT_GE(std::abs(r.duration() - op_table_run),
+              std::abs(t.median()->duration() - op_table_run));
 }
 
 }  // namespace
