@@ -3,18 +3,21 @@
 // coercion, load-time folding of PyTorch's shape arithmetic, external data checks.
 #define ONNX_ML 1
 #define ONNX_NAMESPACE onnx
-#include <onnx/onnx_pb.h>
-
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/base/error.h"
 #include "core/models/onnx_import.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox {
 namespace {
@@ -111,6 +114,51 @@ TEST(OnnxImport, RefusesNonOnnxAndTruncatedFiles) {
     EXPECT_FALSE(e.empty()) << "truncated at " << n;
   }
   EXPECT_EQ(error_of(bytes), "");
+}
+
+// Model and tensor files go through fusebox::read_file: a FIFO (which would block), a device
+// (/dev/zero never ends) or a directory is refused with a sentence naming the path.
+TEST(OnnxImport, ReadsFilesOnlyThroughTheOneReader) {
+  std::string fifo = test::process_temp_dir() + "/model_fifo.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto err = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = err([&] { models::import_onnx_file(fifo, options()); });
+  EXPECT_NE(e.find("'" + fifo + "': not a regular file (a FIFO)"), std::string::npos) << e;
+  e = err([&] { models::inspect_onnx_file("/dev/zero"); });
+  EXPECT_NE(e.find("'/dev/zero': not a regular file (a device"), std::string::npos) << e;
+  e = err([&] { models::read_onnx_tensor_file(fifo, nullptr); });
+  EXPECT_NE(e.find("not a regular file (a FIFO)"), std::string::npos) << e;
+  e = err([&] { models::import_onnx_file(test::process_temp_dir(), options()); });
+  EXPECT_NE(e.find("not a regular file (a directory)"), std::string::npos) << e;
+  std::filesystem::remove(fifo);
+}
+
+// Cast's `to` is an int64 attribute; one that is not an ONNX data type (2^32 + 7 truncates to
+// INT64's 7) is an error naming the node and the value, not a cast to whatever it truncates to.
+TEST(OnnxImport, CastToAnUnknownTypeIsRefused) {
+  for (int64_t to : {(int64_t{1} << 32) + 7, int64_t{-1}, int64_t{0}, int64_t{99}}) {
+    Builder b;
+    b.input("x", {2});
+    Builder::attr(b.node("Cast", {"x"}, {"y"}), "to", to);
+    b.output("y");
+    std::string e = error_of(b.bytes());
+    EXPECT_NE(e.find("Cast_1"), std::string::npos) << e;
+    EXPECT_NE(e.find("attribute 'to' is " + std::to_string(to) + ", not an ONNX data type"),
+              std::string::npos)
+        << e;
+  }
+  Builder ok;
+  ok.input("x", {2});
+  Builder::attr(ok.node("Cast", {"x"}, {"y"}), "to", int64_t{onnx::TensorProto::INT64});
+  ok.output("y");
+  EXPECT_EQ(error_of(ok.bytes()), "");
 }
 
 TEST(OnnxImport, ListsEveryUnsupportedOpAtOnce) {
