@@ -142,6 +142,9 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
       initializer_names.insert(t.name());
     }
     if (gp.sparse_initializer_size() > 0) throw Error("sparse initializers are not supported");
+    size_t initializer_bytes = 0;
+    for (const auto& t : gp.initializer()) initializer_bytes += ctx.type_of(t.name()).nbytes();
+    ctx.set_fold_budget(initializer_bytes);
 
     std::vector<std::string> missing_dims;
     for (const auto& in : gp.input()) {

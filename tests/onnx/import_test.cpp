@@ -320,6 +320,118 @@ TEST(OnnxImport, ExternalDataIsCheckedAndConfinedToTheModelDirectory) {
   std::filesystem::remove_all(dir);
 }
 
+// A model whose one initializer `w` of `dims` is stored externally at `location`, written to
+// `dir`/m.onnx; returns the model's path.
+std::string external_model(const std::filesystem::path& dir, const std::string& location,
+                           std::vector<int64_t> dims) {
+  Builder b;
+  b.input("x", {dims.back()});
+  auto* t = b.g->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value(location);
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  std::ofstream(dir / "m.onnx", std::ios::binary) << b.bytes();
+  return (dir / "m.onnx").string();
+}
+
+std::string import_error(const std::string& path) {
+  try {
+    models::import_onnx_file(path, options());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+long peak_rss_kib() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// External data is confined to the model's folder after symlinks are resolved, and must be a
+// regular file: a link beside the model to a file elsewhere (think /etc/passwd) is refused.
+TEST(OnnxImport, ExternalDataSymlinksMustStayInTheModelDirectory) {
+  std::filesystem::path root = test::process_temp_dir() + "/symlinks";
+  std::filesystem::create_directories(root / "model" / "sub");
+  float v[4] = {1, 2, 3, 4};
+  for (auto path : {root / "outside.bin", root / "model" / "sub" / "w.bin"})
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v), sizeof v);
+  std::filesystem::create_symlink(root / "outside.bin", root / "model" / "evil.bin");
+  std::filesystem::create_symlink("sub/w.bin", root / "model" / "inside.bin");
+  ASSERT_EQ(::mkfifo((root / "model" / "fifo.bin").c_str(), 0600), 0);
+  std::string e = import_error(external_model(root / "model", "evil.bin", {4}));
+  EXPECT_NE(e.find("resolves to '" + (root / "outside.bin").string() +
+                   "', outside the model's directory"),
+            std::string::npos)
+      << e;
+  e = import_error(external_model(root / "model", "fifo.bin", {4}));
+  EXPECT_NE(e.find("is not a regular file"), std::string::npos) << e;
+  EXPECT_EQ(import_error(external_model(root / "model", "inside.bin", {4})), "");
+  EXPECT_EQ(import_error(external_model(root / "model", "sub/w.bin", {4})), "");
+}
+
+// Sizes are compared with what the file holds before anything is allocated: a [2^30, 3] tensor
+// (12 GiB) over a 16-byte file, or an empty [2^31] initializer, are errors that allocate nothing.
+TEST(OnnxImport, InitializerSizesAreCheckedBeforeAllocating) {
+  std::filesystem::path dir = test::process_temp_dir() + "/sizes";
+  std::filesystem::create_directories(dir);
+  float v[4] = {1, 2, 3, 4};
+  std::ofstream(dir / "w.bin", std::ios::binary).write(reinterpret_cast<const char*>(v), sizeof v);
+  std::string e = import_error(external_model(dir, "w.bin", {int64_t{1} << 30, 3}));
+  EXPECT_NE(e.find("lies beyond the end"), std::string::npos) << e;
+  Builder b;
+  b.input("x", {int64_t{1} << 31});
+  b.init("w", {int64_t{1} << 31}, {});
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  e = error_of(b.bytes());
+  EXPECT_NE(e.find("has 0 values, expected 2147483648"), std::string::npos) << e;
+  EXPECT_LT(peak_rss_kib(), 1L << 20) << "more than 1 GiB held while refusing the initializers";
+}
+
+// Load-time folding has a budget: five constant Adds of 62.5 MiB each from 32 KiB of
+// initializers fold until 256 MiB (+ the initializers) are made; the fifth is left as a graph node
+// for run time. A ConstantOfShape too large to hold is an error, not gigabytes allocated.
+TEST(OnnxImport, LoadTimeFoldingHasABudget) {
+  Builder b;
+  b.input("x", {4096, 4000});
+  b.init("col", {4096, 1}, std::vector<float>(4096, 1.0f));
+  b.init("row", {1, 4000}, std::vector<float>(4000, 2.0f));
+  std::string sum = "x";
+  for (int k = 0; k < 5; ++k) {
+    std::string a = "a" + std::to_string(k), s = "s" + std::to_string(k);
+    b.node("Add", {"col", "row"}, {a});
+    b.node("Add", {sum, a}, {s});
+    sum = s;
+  }
+  b.output(sum);
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m.onnx", options());
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(g.is_weight("a" + std::to_string(k))) << k;
+  EXPECT_FALSE(g.is_weight("a4"));
+  EXPECT_EQ(g.nodes.size(), 6u);
+
+  Builder huge;
+  huge.input("x", {1});
+  huge.init_i64("shape", {int64_t{1} << 28});
+  huge.node("ConstantOfShape", {"shape"}, {"zeros"});
+  huge.node("Add", {"x", "zeros"}, {"y"});
+  huge.output("y");
+  std::string e = error_of(huge.bytes());
+  EXPECT_NE(e.find("ConstantOfShape_1' (ConstantOfShape): shape [268435456] is too large to fold "
+                   "at load time "
+                   "(1.00 GiB, more than the 64.00 MiB one folded result may take)"),
+            std::string::npos)
+      << e;
+  EXPECT_LT(peak_rss_kib(), 1L << 20) << "more than 1 GiB held while importing";
+}
+
 TEST(OnnxImport, InspectListsOpsInputsAndUnsupported) {
   Builder b(13);
   b.input("x", {-1, 4}, onnx::TensorProto::FLOAT, "batch");
