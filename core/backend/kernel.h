@@ -3,8 +3,10 @@
 //  - prepare(ctx): runs once per node when a plan is compiled (or per call in the eager
 //    executor). It reads attributes and shapes and returns the state run() needs (dims, strides,
 //    parsed programs). It may throw fusebox::Error for what the kernel cannot do.
-//  - run(args): does the work on raw pointers. It never allocates, never throws, never looks
-//    anything up: every decision was made in prepare().
+//  - run(args): does the work on raw pointers. It never allocates, never looks anything up:
+//    every decision was made in prepare(). The one exception it may throw is fusebox::Error for
+//    input data it cannot compute on (a Gather index out of range), checked on the calling thread
+//    before any work is split across threads.
 // A KernelTable maps op names to kernels; each backend owns one (the kernel table keyed by
 // (op, backend) is the set of backends' tables).
 #include <cstdint>

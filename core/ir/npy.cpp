@@ -2,10 +2,11 @@
 
 #include <cstring>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/base/strings.h"
 
 namespace fusebox::ir {
 
@@ -32,60 +33,183 @@ void write_npy(const std::string& path, const Tensor& t) {
 
 namespace {
 
-std::string dict_value(const std::string& header, const std::string& key, const std::string& path) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw Error(path + ": .npy header has no '" + key + "'");
-  size_t colon = header.find(':', k);
-  size_t b = header.find_first_not_of(' ', colon + 1);
-  size_t e = header[b] == '(' ? header.find(')', b) + 1 : header.find_first_of(",}", b);
-  if (b == std::string::npos || e == std::string::npos) throw Error(path + ": malformed .npy header");
-  return trim(header.substr(b, e - b));
+// The header of a .npy file: a Python dict literal such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (1, 784), }
+// read by a small strict tokenizer: exactly the keys 'descr', 'fortran_order' and 'shape', each
+// once; a string, True/False and a tuple of non-negative ints (trailing comma allowed). Anything
+// else is a fusebox::Error naming the file and what is wrong.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+};
+
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& path) : text_(text), path_(path) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool seen_descr = false, seen_fortran = false, seen_shape = false;
+    expect('{', "the header to start with '{'");
+    while (true) {
+      skip_space();
+      if (peek() == '}') break;
+      std::string key = string_literal("a key");
+      expect(':', "':' after '" + key + "'");
+      if (key == "descr") {
+        once(seen_descr, key);
+        h.descr = string_literal("a string for 'descr'");
+      } else if (key == "fortran_order") {
+        once(seen_fortran, key);
+        h.fortran_order = boolean("'fortran_order'");
+      } else if (key == "shape") {
+        once(seen_shape, key);
+        h.shape = tuple();
+      } else {
+        fail("unknown key '" + key + "'");
+      }
+      skip_space();
+      if (peek() == ',')
+        ++at_;
+      else if (peek() != '}')
+        fail("expected ',' or '}' after the value of '" + key + "', " + found());
+    }
+    ++at_;  // '}'
+    skip_space();
+    if (at_ != text_.size()) fail("unexpected text after '}'");
+    if (!seen_descr) fail("no 'descr'");
+    if (!seen_fortran) fail("no 'fortran_order'");
+    if (!seen_shape) fail("no 'shape'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(path_ + ": .npy header: " + what + " (at byte " + std::to_string(at_) + " of " +
+                std::to_string(text_.size()) + ")");
+  }
+  char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+  std::string found() const {
+    if (at_ >= text_.size()) return "got the end of the header";
+    return std::string("got '") + text_[at_] + "'";
+  }
+  void skip_space() {
+    while (at_ < text_.size() &&
+           (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\n' || text_[at_] == '\r'))
+      ++at_;
+  }
+  void expect(char c, const std::string& what) {
+    skip_space();
+    if (peek() != c) fail("expected " + what + ", " + found());
+    ++at_;
+  }
+  void once(bool& seen, const std::string& key) {
+    if (seen) fail("'" + key + "' given twice");
+    seen = true;
+  }
+  std::string string_literal(const std::string& what) {
+    skip_space();
+    char quote = peek();
+    if (quote != '\'' && quote != '"') fail("expected " + what + " in quotes, " + found());
+    size_t close = text_.find(quote, at_ + 1);
+    if (close == std::string_view::npos) fail("unclosed string");
+    std::string s(text_.substr(at_ + 1, close - at_ - 1));
+    at_ = close + 1;
+    return s;
+  }
+  bool boolean(const std::string& what) {
+    skip_space();
+    for (const char* word : {"True", "False"}) {
+      if (text_.substr(at_, std::strlen(word)) == word) {
+        at_ += std::strlen(word);
+        return word[0] == 'T';
+      }
+    }
+    fail("expected True or False for " + what + ", " + found());
+  }
+  int64_t dim() {
+    skip_space();
+    if (peek() == '-') fail("negative dim in 'shape'");
+    if (peek() < '0' || peek() > '9')
+      fail("expected a dim (a non-negative integer) in 'shape', " + found());
+    int64_t v = 0;
+    while (peek() >= '0' && peek() <= '9') {
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, peek() - '0', &v))
+        fail("dim in 'shape' is too large");
+      ++at_;
+    }
+    return v;
+  }
+  Shape tuple() {
+    skip_space();
+    if (peek() != '(') fail("expected 'shape' to be a tuple like (1, 784), " + found());
+    ++at_;
+    Shape shape;
+    while (true) {
+      skip_space();
+      if (peek() == ')') break;
+      shape.push_back(dim());
+      skip_space();
+      if (peek() == ',')
+        ++at_;
+      else if (peek() != ')')
+        fail("expected ',' or ')' in 'shape', " + found());
+    }
+    ++at_;  // ')'
+    return shape;
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+  size_t at_ = 0;
+};
+
+// Bytes per element of the supported dtypes, 0 for any other.
+size_t element_size(const std::string& descr) {
+  if (descr == "<f4" || descr == "<i4") return 4;
+  if (descr == "<f8" || descr == "<i8") return 8;
+  return 0;
 }
 
-}  // namespace
+// Element count of `shape` and the data bytes it needs, or an Error naming the file.
+std::pair<int64_t, size_t> data_size(const Shape& shape, size_t elem, const std::string& path) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(path + ": .npy shape " + shape_str(shape) + " has too many elements");
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(n), elem, &bytes))
+    throw Error(path + ": .npy shape " + shape_str(shape) + " has too many elements");
+  return {n, bytes};
+}
 
-Tensor read_npy(const std::string& path) {
-  std::string bytes = read_file(path);
+// Where the header starts and how long it is, from the magic and version fields.
+std::pair<size_t, size_t> header_span(const std::string& bytes, const std::string& path) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     throw Error(path + ": not a .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len, start;
+  size_t header_len = 0, start = 0;
   if (major == 1) {
     header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
     start = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) throw Error(path + ": truncated .npy header");
-    header_len = 0;
     for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
     start = 12;
   } else {
     throw Error(path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (start + header_len > bytes.size()) throw Error(path + ": truncated .npy header");
-  std::string header = bytes.substr(start, header_len);
-  std::string descr = dict_value(header, "descr", path);
-  std::string fortran = dict_value(header, "fortran_order", path);
-  std::string shape_text = dict_value(header, "shape", path);
-  if (fortran != "False") throw Error(path + ": Fortran-order arrays are not supported");
-  Shape shape;
-  std::string inner = shape_text.substr(1, shape_text.size() - 2);
-  for (const auto& part : split(inner, ',')) {
-    std::string p = trim(part);
-    if (!p.empty()) shape.push_back(parse_int(p, path + ": shape"));
-  }
-  descr = descr.substr(1, descr.size() - 2);  // strip quotes
-  size_t data_at = start + header_len;
-  int64_t n = numel(shape);
-  size_t elem = descr == "<f4" || descr == "<i4" ? 4 : (descr == "<f8" || descr == "<i8") ? 8 : 0;
-  if (elem == 0) throw Error(path + ": dtype '" + descr + "' is not supported (use float32 or int64)");
-  if (bytes.size() - data_at != static_cast<size_t>(n) * elem)
-    throw Error(path + ": holds " + std::to_string(bytes.size() - data_at) + " data bytes, shape " +
-                shape_str(shape) + " needs " + std::to_string(static_cast<size_t>(n) * elem));
-  const char* src = bytes.data() + data_at;
-  if (descr == "<f4" || descr == "<f8") {
-    Tensor t(DType::f32, shape);
+  if (header_len > bytes.size() - start) throw Error(path + ": truncated .npy header");
+  return {start, header_len};
+}
+
+Tensor convert(const NpyHeader& h, int64_t n, const char* src) {
+  if (h.descr == "<f4" || h.descr == "<f8") {
+    Tensor t(DType::f32, h.shape);
     for (int64_t i = 0; i < n; ++i) {
-      if (descr == "<f4") std::memcpy(t.data<float>() + i, src + 4 * i, 4);
+      if (h.descr == "<f4")
+        std::memcpy(t.data<float>() + i, src + 4 * i, 4);
       else {
         double d;
         std::memcpy(&d, src + 8 * i, 8);
@@ -94,9 +218,10 @@ Tensor read_npy(const std::string& path) {
     }
     return t;
   }
-  Tensor t(DType::i64, shape);
+  Tensor t(DType::i64, h.shape);
   for (int64_t i = 0; i < n; ++i) {
-    if (descr == "<i8") std::memcpy(t.data<int64_t>() + i, src + 8 * i, 8);
+    if (h.descr == "<i8")
+      std::memcpy(t.data<int64_t>() + i, src + 8 * i, 8);
     else {
       int32_t v;
       std::memcpy(&v, src + 4 * i, 4);
@@ -104,6 +229,28 @@ Tensor read_npy(const std::string& path) {
     }
   }
   return t;
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+  std::string bytes = read_file(path);
+  auto [start, header_len] = header_span(bytes, path);
+  NpyHeader h = HeaderParser(std::string_view(bytes).substr(start, header_len), path).parse();
+  if (h.fortran_order) throw Error(path + ": Fortran-order arrays are not supported");
+  size_t elem = element_size(h.descr);
+  if (elem == 0)
+    throw Error(path + ": dtype '" + h.descr + "' is not supported (use float32 or int64)");
+  auto [n, needed] = data_size(h.shape, elem, path);
+  size_t data_at = start + header_len;
+  if (bytes.size() - data_at != needed)
+    throw Error(path + ": holds " + std::to_string(bytes.size() - data_at) + " data bytes, shape " +
+                shape_str(h.shape) + " needs " + std::to_string(needed));
+  try {
+    return convert(h, n, bytes.data() + data_at);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
 }
 
 }  // namespace fusebox::ir

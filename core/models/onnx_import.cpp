@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/ir/verifier.h"
 #include "core/models/onnx/context.h"
@@ -23,22 +23,14 @@ using onnx_import::OnnxNode;
 
 namespace {
 
-constexpr size_t kMaxModelFileBytes = size_t{2} << 30;  // protobuf's own limit
+// Protobuf parses at most 2 GiB - 1 (an int length); larger models keep their weights as external
+// data. Model and tensor files are read through fusebox::read_file, which refuses FIFOs, devices
+// and directories with a sentence instead of blocking or reading forever.
+constexpr size_t kMaxModelFileBytes = size_t{2} << 30;
+constexpr size_t kMaxModelReadBytes = kMaxModelFileBytes - 1;
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not an ONNX model");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open file");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) throw Error(path + ": cannot read file");
-  if (static_cast<size_t>(size) >= kMaxModelFileBytes) throw Error(path + ": larger than 2 GiB; store weights as external data");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  in.read(bytes.data(), size);
-  if (!in) throw Error(path + ": short read");
-  return bytes;
+std::string read_model_file(const std::string& path) {
+  return fusebox::read_file(path, kMaxModelReadBytes);
 }
 
 std::string dir_of(const std::string& path) {
@@ -150,6 +142,9 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
       initializer_names.insert(t.name());
     }
     if (gp.sparse_initializer_size() > 0) throw Error("sparse initializers are not supported");
+    size_t initializer_bytes = 0;
+    for (const auto& t : gp.initializer()) initializer_bytes += ctx.type_of(t.name()).nbytes();
+    ctx.set_fold_budget(initializer_bytes);
 
     std::vector<std::string> missing_dims;
     for (const auto& in : gp.input()) {
@@ -230,7 +225,7 @@ ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& name, con
 }
 
 ir::Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
-  std::string bytes = read_file(path);
+  std::string bytes = read_model_file(path);
   auto model = parse_model(bytes, path);
   bytes.clear();
   bytes.shrink_to_fit();
@@ -266,7 +261,9 @@ OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& nam
   return r;
 }
 
-OnnxInspection inspect_onnx_file(const std::string& path) { return inspect_onnx_bytes(read_file(path), path); }
+OnnxInspection inspect_onnx_file(const std::string& path) {
+  return inspect_onnx_bytes(read_model_file(path), path);
+}
 
 std::string OnnxInspection::to_text() const {
   std::ostringstream s;
@@ -301,7 +298,7 @@ std::string OnnxInspection::to_text() const {
 }
 
 ir::Tensor read_onnx_tensor_file(const std::string& path, std::string* name) {
-  std::string bytes = read_file(path);
+  std::string bytes = read_model_file(path);
   onnx::TensorProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw Error(path + ": not a serialized ONNX TensorProto");

@@ -17,6 +17,31 @@ namespace {
 // Folding trades compute for weight memory; past this a folded constant costs more than it saves
 // (and an Expand-like node could blow up the model).
 constexpr size_t kMaxFoldBytes = size_t{64} << 20;
+// What all the folds of one graph may add, beyond the weights the graph came with: a model of a
+// few hundred bytes must not make the optimizer hold gigabytes through many folds that are each
+// under kMaxFoldBytes (Expand-like chains). Nodes past the budget are left for run time.
+constexpr size_t kFoldBudgetBytes = size_t{256} << 20;
+
+size_t weight_bytes(const ir::Graph& g) {
+  size_t bytes = 0;
+  for (const auto& [name, info] : g.tensors())
+    if (info.kind == ir::TensorKind::Weight && info.value) bytes += info.value->nbytes();
+  return bytes;
+}
+
+// Why `node` is not folded when its outputs take `bytes` and the graph's folds have made `made`
+// so far of `budget`; empty when it may be folded.
+std::string over_budget(const ir::Node& node, size_t bytes, size_t made, size_t budget) {
+  auto mib = [](size_t b) { return format_bytes(static_cast<double>(b)); };
+  if (bytes > kMaxFoldBytes)
+    return node.name + " not folded: its result would take " + mib(bytes) + " (limit " +
+           mib(kMaxFoldBytes) + ")";
+  if (bytes > budget - made)
+    return node.name + " not folded: its result (" + mib(bytes) +
+           ") would take folding past its budget for this graph (" + mib(made) + " made of " +
+           mib(budget) + ")";
+  return "";
+}
 
 // Views (Reshape, Squeeze, ...) reinterpret their input's bytes: fold them by sharing storage.
 std::vector<ir::Tensor> evaluate(const exec::Backend& backend, const ir::Graph& g,
@@ -32,6 +57,8 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
     r.near_miss("fold", "", "no evaluator backend: constant folding skipped");
     return r;
   }
+  const size_t budget = weight_bytes(g) + kFoldBudgetBytes;
+  size_t folded = 0;  // bytes the folds so far have made
   for (size_t i = 0; i < g.nodes.size();) {
     const ir::Node& node = g.nodes[i];
     bool constant =
@@ -51,13 +78,11 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
       ++i;
       continue;
     }
+    const bool view = ir::OpRegistry::instance().get(node.op).view;  // shares its input's bytes
     size_t bytes = 0;
-    for (const auto& o : node.outputs) bytes += g.tensor(o).nbytes();
-    if (bytes > kMaxFoldBytes) {
-      r.near_miss("fold", node.name,
-                  node.name + " not folded: its result would take " +
-                      format_bytes(static_cast<double>(bytes)) + " (limit " +
-                      format_bytes(static_cast<double>(kMaxFoldBytes)) + ")");
+    for (const auto& o : node.outputs) bytes += view ? 0 : g.tensor(o).nbytes();
+    if (std::string why = over_budget(node, bytes, folded, budget); !why.empty()) {
+      r.near_miss("fold", node.name, why);
       ++i;
       continue;
     }
@@ -77,6 +102,7 @@ PassResult constant_fold(ir::Graph& g, const PassContext& ctx) {
       t.value = outputs[k];
       made.push_back("'" + t.name + "' " + ir::dtype_name(t.dtype) + ir::shape_str(t.shape));
     }
+    folded += bytes;
     r.rewrite("fold", {node.name}, {}, {},
               "folded " + node.name + " (" + node.op + ") into weight " + join(made, ", "));
     r.changed = true;

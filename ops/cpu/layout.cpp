@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/error.h"
 #include "core/ir/layout_params.h"
 #include "core/ir/shape.h"
 #include "ops/cpu/cpu_backend.h"
@@ -207,11 +208,16 @@ void run_concat(const exec::KernelArgs& args) {
 
 // ---- Gather --------------------------------------------------------------------------------
 
-// An index outside [-axis_dim, axis_dim) cannot throw from run(): its output slice is zeros.
+// An index outside [-axis_dim, axis_dim) is an error naming the node, its indices input and the
+// index: run() checks every index before the (parallel) copy, so the throw happens on the calling
+// thread and nothing is half-written behind a zeroed row.
 struct GatherState {
   int64_t outer = 0, axis_dim = 0, count = 0;  // count: number of indices
   size_t slice = 0;                            // bytes per gathered slice (inner dims)
   int64_t grain = 1;
+  int axis = 0;
+  std::string where;    // "node 'emb' (Gather)"
+  std::string indices;  // the indices input's tensor name
 };
 
 std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
@@ -226,26 +232,37 @@ std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
   st.slice = static_cast<size_t>(g.inner) * ir::dtype_size(ctx.inputs[0].dtype);
   st.grain =
       std::max<int64_t>(1, kGrainCopyBytes / static_cast<int64_t>(std::max<size_t>(st.slice, 1)));
+  st.axis = g.axis;
+  st.where = "node '" + ctx.node.name + "' (" + ctx.node.op + ")";
+  st.indices = ctx.node.inputs.size() > 1 ? ctx.node.inputs[1] : "";
   return exec::make_state(st);
+}
+
+// Throws fusebox::Error for the first index outside [-axis_dim, axis_dim) (ONNX's valid range).
+void check_gather_indices(const GatherState& st, const int64_t* idx) {
+  for (int64_t i = 0; i < st.count; ++i) {
+    if (idx[i] >= -st.axis_dim && idx[i] < st.axis_dim) continue;
+    throw Error(st.where + ": input '" + st.indices + "' element " + std::to_string(i) +
+                " is index " + std::to_string(idx[i]) + ", out of range for axis " +
+                std::to_string(st.axis) + " of size " + std::to_string(st.axis_dim) + " (valid: " +
+                std::to_string(-st.axis_dim) + ".." + std::to_string(st.axis_dim - 1) + ")");
+  }
 }
 
 void run_gather(const exec::KernelArgs& args) {
   const auto& st = state_of<GatherState>(args);
+  const int64_t* idx = input_ptr<int64_t>(args, 1);
+  if (st.outer > 0) check_gather_indices(st, idx);
   if (st.slice == 0) return;
   const auto* x = static_cast<const std::byte*>(args.inputs[0]);
-  const int64_t* idx = input_ptr<int64_t>(args, 1);
   auto* y = static_cast<std::byte*>(args.outputs[0]);
   parallel_for(st.outer * st.count, st.grain, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       const int64_t o = u / st.count;
       int64_t j = idx[u % st.count];
       if (j < 0) j += st.axis_dim;
-      std::byte* dst = y + static_cast<size_t>(u) * st.slice;
-      if (j < 0 || j >= st.axis_dim) {
-        std::memset(dst, 0, st.slice);
-      } else {
-        std::memcpy(dst, x + static_cast<size_t>(o * st.axis_dim + j) * st.slice, st.slice);
-      }
+      std::memcpy(y + static_cast<size_t>(u) * st.slice,
+                  x + static_cast<size_t>(o * st.axis_dim + j) * st.slice, st.slice);
     }
   });
 }

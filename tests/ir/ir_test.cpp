@@ -83,6 +83,37 @@ TEST(ShapeInference, SliceEdgesDoNotOverflow) {
   EXPECT_THROW(slice({0, 0}, {1, 1}, {0, 0}, {1, 1}), Error) << "repeated axis";
 }
 
+// Shape products from attributes or huge-but-empty inputs are checked: an Error naming the node,
+// never signed overflow (UBSan) or a wrapped-around shape.
+TEST(ShapeInference, ShapeProductsThatOverflowAreErrorsNamingTheNode) {
+  Graph g;
+  g.add_input("x", DType::f32, {2, 3});
+  g.add_input("empty", DType::f32, {0, int64_t{1} << 62, 4});
+  g.add_input("tall", DType::f32, {int64_t{1} << 62, 0});
+  auto error_of = [&](const std::string& op, std::vector<std::string> inputs, Attributes a) {
+    try {
+      g.add_node(op, std::move(inputs), a, "the_" + op);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string reshape =
+      error_of("Reshape", {"x"}, attrs({{"shape", std::vector<int64_t>{int64_t{1} << 62, 0}}}));
+  EXPECT_NE(reshape.find("node 'the_Reshape'"), std::string::npos) << reshape;
+  EXPECT_NE(reshape.find("too many elements"), std::string::npos) << reshape;
+  std::string infer =
+      error_of("Reshape", {"x"},
+               attrs({{"shape", std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, -1}}}));
+  EXPECT_NE(infer.find("too many elements"), std::string::npos) << infer;
+  std::string flatten = error_of("Flatten", {"empty"}, attrs({{"axis", int64_t{1}}}));
+  EXPECT_NE(flatten.find("node 'the_Flatten'"), std::string::npos) << flatten;
+  EXPECT_NE(flatten.find("overflows"), std::string::npos) << flatten;
+  std::string concat = error_of("Concat", {"tall", "tall"}, attrs({{"axis", int64_t{0}}}));
+  EXPECT_NE(concat.find("node 'the_Concat'"), std::string::npos) << concat;
+  EXPECT_NE(concat.find("overflows"), std::string::npos) << concat;
+}
+
 Graph small_graph() {
   Graph g;
   g.name = "small";

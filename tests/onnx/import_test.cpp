@@ -3,18 +3,21 @@
 // coercion, load-time folding of PyTorch's shape arithmetic, external data checks.
 #define ONNX_ML 1
 #define ONNX_NAMESPACE onnx
-#include <onnx/onnx_pb.h>
-
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/base/error.h"
 #include "core/models/onnx_import.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox {
 namespace {
@@ -111,6 +114,51 @@ TEST(OnnxImport, RefusesNonOnnxAndTruncatedFiles) {
     EXPECT_FALSE(e.empty()) << "truncated at " << n;
   }
   EXPECT_EQ(error_of(bytes), "");
+}
+
+// Model and tensor files go through fusebox::read_file: a FIFO (which would block), a device
+// (/dev/zero never ends) or a directory is refused with a sentence naming the path.
+TEST(OnnxImport, ReadsFilesOnlyThroughTheOneReader) {
+  std::string fifo = test::process_temp_dir() + "/model_fifo.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto err = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = err([&] { models::import_onnx_file(fifo, options()); });
+  EXPECT_NE(e.find("'" + fifo + "': not a regular file (a FIFO)"), std::string::npos) << e;
+  e = err([&] { models::inspect_onnx_file("/dev/zero"); });
+  EXPECT_NE(e.find("'/dev/zero': not a regular file (a device"), std::string::npos) << e;
+  e = err([&] { models::read_onnx_tensor_file(fifo, nullptr); });
+  EXPECT_NE(e.find("not a regular file (a FIFO)"), std::string::npos) << e;
+  e = err([&] { models::import_onnx_file(test::process_temp_dir(), options()); });
+  EXPECT_NE(e.find("not a regular file (a directory)"), std::string::npos) << e;
+  std::filesystem::remove(fifo);
+}
+
+// Cast's `to` is an int64 attribute; one that is not an ONNX data type (2^32 + 7 truncates to
+// INT64's 7) is an error naming the node and the value, not a cast to whatever it truncates to.
+TEST(OnnxImport, CastToAnUnknownTypeIsRefused) {
+  for (int64_t to : {(int64_t{1} << 32) + 7, int64_t{-1}, int64_t{0}, int64_t{99}}) {
+    Builder b;
+    b.input("x", {2});
+    Builder::attr(b.node("Cast", {"x"}, {"y"}), "to", to);
+    b.output("y");
+    std::string e = error_of(b.bytes());
+    EXPECT_NE(e.find("Cast_1"), std::string::npos) << e;
+    EXPECT_NE(e.find("attribute 'to' is " + std::to_string(to) + ", not an ONNX data type"),
+              std::string::npos)
+        << e;
+  }
+  Builder ok;
+  ok.input("x", {2});
+  Builder::attr(ok.node("Cast", {"x"}, {"y"}), "to", int64_t{onnx::TensorProto::INT64});
+  ok.output("y");
+  EXPECT_EQ(error_of(ok.bytes()), "");
 }
 
 TEST(OnnxImport, ListsEveryUnsupportedOpAtOnce) {
@@ -270,6 +318,118 @@ TEST(OnnxImport, ExternalDataIsCheckedAndConfinedToTheModelDirectory) {
   EXPECT_NE(err(make("missing.bin", "0", "16")).find("cannot read"), std::string::npos);
   EXPECT_NE(err(make("w.bin", "-4", "16")).find("offset"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// A model whose one initializer `w` of `dims` is stored externally at `location`, written to
+// `dir`/m.onnx; returns the model's path.
+std::string external_model(const std::filesystem::path& dir, const std::string& location,
+                           std::vector<int64_t> dims) {
+  Builder b;
+  b.input("x", {dims.back()});
+  auto* t = b.g->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value(location);
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  std::ofstream(dir / "m.onnx", std::ios::binary) << b.bytes();
+  return (dir / "m.onnx").string();
+}
+
+std::string import_error(const std::string& path) {
+  try {
+    models::import_onnx_file(path, options());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+long peak_rss_kib() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// External data is confined to the model's folder after symlinks are resolved, and must be a
+// regular file: a link beside the model to a file elsewhere (think /etc/passwd) is refused.
+TEST(OnnxImport, ExternalDataSymlinksMustStayInTheModelDirectory) {
+  std::filesystem::path root = test::process_temp_dir() + "/symlinks";
+  std::filesystem::create_directories(root / "model" / "sub");
+  float v[4] = {1, 2, 3, 4};
+  for (auto path : {root / "outside.bin", root / "model" / "sub" / "w.bin"})
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v), sizeof v);
+  std::filesystem::create_symlink(root / "outside.bin", root / "model" / "evil.bin");
+  std::filesystem::create_symlink("sub/w.bin", root / "model" / "inside.bin");
+  ASSERT_EQ(::mkfifo((root / "model" / "fifo.bin").c_str(), 0600), 0);
+  std::string e = import_error(external_model(root / "model", "evil.bin", {4}));
+  EXPECT_NE(e.find("resolves to '" + (root / "outside.bin").string() +
+                   "', outside the model's directory"),
+            std::string::npos)
+      << e;
+  e = import_error(external_model(root / "model", "fifo.bin", {4}));
+  EXPECT_NE(e.find("is not a regular file"), std::string::npos) << e;
+  EXPECT_EQ(import_error(external_model(root / "model", "inside.bin", {4})), "");
+  EXPECT_EQ(import_error(external_model(root / "model", "sub/w.bin", {4})), "");
+}
+
+// Sizes are compared with what the file holds before anything is allocated: a [2^30, 3] tensor
+// (12 GiB) over a 16-byte file, or an empty [2^31] initializer, are errors that allocate nothing.
+TEST(OnnxImport, InitializerSizesAreCheckedBeforeAllocating) {
+  std::filesystem::path dir = test::process_temp_dir() + "/sizes";
+  std::filesystem::create_directories(dir);
+  float v[4] = {1, 2, 3, 4};
+  std::ofstream(dir / "w.bin", std::ios::binary).write(reinterpret_cast<const char*>(v), sizeof v);
+  std::string e = import_error(external_model(dir, "w.bin", {int64_t{1} << 30, 3}));
+  EXPECT_NE(e.find("lies beyond the end"), std::string::npos) << e;
+  Builder b;
+  b.input("x", {int64_t{1} << 31});
+  b.init("w", {int64_t{1} << 31}, {});
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  e = error_of(b.bytes());
+  EXPECT_NE(e.find("has 0 values, expected 2147483648"), std::string::npos) << e;
+  EXPECT_LT(peak_rss_kib(), 1L << 20) << "more than 1 GiB held while refusing the initializers";
+}
+
+// Load-time folding has a budget: five constant Adds of 62.5 MiB each from 32 KiB of
+// initializers fold until 256 MiB (+ the initializers) are made; the fifth is left as a graph node
+// for run time. A ConstantOfShape too large to hold is an error, not gigabytes allocated.
+TEST(OnnxImport, LoadTimeFoldingHasABudget) {
+  Builder b;
+  b.input("x", {4096, 4000});
+  b.init("col", {4096, 1}, std::vector<float>(4096, 1.0f));
+  b.init("row", {1, 4000}, std::vector<float>(4000, 2.0f));
+  std::string sum = "x";
+  for (int k = 0; k < 5; ++k) {
+    std::string a = "a" + std::to_string(k), s = "s" + std::to_string(k);
+    b.node("Add", {"col", "row"}, {a});
+    b.node("Add", {sum, a}, {s});
+    sum = s;
+  }
+  b.output(sum);
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m.onnx", options());
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(g.is_weight("a" + std::to_string(k))) << k;
+  EXPECT_FALSE(g.is_weight("a4"));
+  EXPECT_EQ(g.nodes.size(), 6u);
+
+  Builder huge;
+  huge.input("x", {1});
+  huge.init_i64("shape", {int64_t{1} << 28});
+  huge.node("ConstantOfShape", {"shape"}, {"zeros"});
+  huge.node("Add", {"x", "zeros"}, {"y"});
+  huge.output("y");
+  std::string e = error_of(huge.bytes());
+  EXPECT_NE(e.find("ConstantOfShape_1' (ConstantOfShape): shape [268435456] is too large to fold "
+                   "at load time "
+                   "(1.00 GiB, more than the 64.00 MiB one folded result may take)"),
+            std::string::npos)
+      << e;
+  EXPECT_LT(peak_rss_kib(), 1L << 20) << "more than 1 GiB held while importing";
 }
 
 TEST(OnnxImport, InspectListsOpsInputsAndUnsupported) {

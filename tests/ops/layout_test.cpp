@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
 #include "tests/ops/op_test_util.h"
 
 namespace fusebox::optest {
@@ -241,10 +243,58 @@ TEST(Gather, AnyAxisAndNegativeIndices) {
   }
 }
 
-TEST(Gather, OutOfRangeIndicesWriteZeros) {
-  Tensor x = f32_tensor({3, 2}, {1, 2, 3, 4, 5, 6});
-  Tensor idx = i64_tensor({5}, {0, 3, -4, 100, -1});
-  expect_equal(run1("Gather", {x, idx}), {5, 2}, {1, 2, 0, 0, 0, 0, 0, 0, 5, 6}, "out of range");
+// An index outside [-n, n-1] is an error naming the node, its indices input and the index, not a
+// zeroed row and exit 0. Negative indices inside the range keep working (ONNX allows them).
+TEST(Gather, OutOfRangeIndicesAreErrorsNamingTheNodeAndIndex) {
+  Tensor table = f32_tensor({97, 2}, std::vector<float>(194, 1.0f));
+  EXPECT_EQ(values(run1("Gather", {table, i64_tensor({2}, {-97, 96})})),
+            std::vector<double>(4, 1.0));
+  for (int64_t bad : {int64_t{97}, int64_t{-98}, int64_t{1000000000},
+                      std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    for (int threads : {1, 2}) {
+      try {
+        run1("Gather", {table, i64_tensor({3}, {0, bad, 1})}, {}, threads);
+        ADD_FAILURE() << "no error for index " << bad;
+      } catch (const Error& e) {
+        std::string m = e.what();
+        EXPECT_NE(
+            m.find("node 'test_Gather' (Gather): input 'in1' element 1 is index " +
+                   std::to_string(bad) + ", out of range for axis 0 of size 97 (valid: -97..96)"),
+            std::string::npos)
+            << m;
+      }
+    }
+  }
+  Tensor x = f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_THROW(run1("Gather", {x, i64_tensor({1}, {3})}, attrs_of({{"axis", int64_t{1}}})), Error);
+  EXPECT_EQ(values(run1("Gather", {x, i64_tensor({1}, {-3})}, attrs_of({{"axis", int64_t{1}}}))),
+            (std::vector<double>{1, 4}));
+}
+
+// The same through a session on every executor: the error reaches the caller of run().
+TEST(Gather, OutOfRangeIndexFailsASessionRunOnEveryExecutor) {
+  cpu::register_backend();
+  ir::Graph g;
+  g.name = "embed";
+  g.add_input("ids", DType::i64, {2});
+  g.add_weight("table", f32_tensor({97, 2}, std::vector<float>(194, 0.5f)));
+  g.outputs = {g.add_node("Gather", {"table", "ids"}, {}, "embedding")};
+  for (const char* executor : {"eager", "interpreted", "compiled"}) {
+    exec::SessionOptions opt;
+    opt.executor = executor;
+    exec::Session session(g, opt);
+    EXPECT_EQ(values(session.run({i64_tensor({2}, {96, -97})})[0]), std::vector<double>(4, 0.5))
+        << executor;
+    try {
+      session.run({i64_tensor({2}, {3, 97})});
+      ADD_FAILURE() << executor << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "node 'embedding' (Gather): input 'ids' element 1 is index 97"),
+                std::string::npos)
+          << executor << ": " << e.what();
+    }
+  }
 }
 
 // ---- views ---------------------------------------------------------------------------------

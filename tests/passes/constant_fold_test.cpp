@@ -100,6 +100,46 @@ TEST(ConstantFold, NearMisses) {
   EXPECT_EQ(g.nodes.size(), 4u);
 }
 
+// A graph of a few KiB of weights whose constant nodes are each under the per-node limit (62.5
+// MiB) but would add 312 MiB together: folding stops at its budget (the graph's weights + 256
+// MiB) and leaves the rest for run time, saying so.
+TEST(ConstantFold, AGraphHasATotalBudget) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {4096, 4000});
+  g.add_weight("col", random_tensor({4096, 1}, 3));
+  g.add_weight("row", random_tensor({1, 4000}, 4));
+  std::string sum = "x";
+  for (int k = 0; k < 5; ++k) {
+    std::string big = g.add_node("Add", {"col", "row"}, {}, "Add_" + std::to_string(k));
+    sum = g.add_node("Add", {sum, big}, {}, "Sum_" + std::to_string(k));
+  }
+  g.outputs = {sum};
+  PassLogEntry e = run_pass(g, "constant_fold");
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(g.is_weight("Add_" + std::to_string(k) + ":out")) << k;
+  EXPECT_FALSE(g.is_weight("Add_4:out"));
+  EXPECT_TRUE(has_line(e.near_misses,
+                       "Add_4 not folded: its result (62.50 MiB) would take folding past its "
+                       "budget for this graph (250.00 MiB made of 256.03 MiB)"));
+  EXPECT_EQ(g.nodes.size(), 6u);
+}
+
+// A Gather of constants with an index out of range is not folded into a zeroed row: the kernel's
+// error leaves it for run time, where it fails naming the node.
+TEST(ConstantFold, GatherWithAnOutOfRangeIndexIsNotFolded) {
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {1, 2});
+  g.add_weight("table", random_tensor({97, 2}, 6));
+  g.add_weight("ids", i64_tensor({1}, {97}));
+  std::string row = g.add_node("Gather", {"table", "ids"}, {}, "Gather_0");
+  g.outputs = {g.add_node("Add", {"x", row}, {}, "Add_1")};
+  PassLogEntry e = run_pass(g, "constant_fold");
+  EXPECT_FALSE(e.changed);
+  EXPECT_TRUE(has_line(e.near_misses,
+                       "Gather_0 not folded: node 'Gather_0' (Gather): input 'ids' element 0 is "
+                       "index 97, out of range for axis 0 of size 97 (valid: -97..96)"));
+  EXPECT_FALSE(g.is_weight(row));
+}
+
 TEST(ConstantFold, WithoutAnEvaluatorDoesNothingAndSaysSo) {
   ir::Graph g;
   g.add_input("x", ir::DType::f32, {2});

@@ -41,8 +41,8 @@ Shape reshape_shape(const Node& n, const Shape& in) {
       infer_at = static_cast<int>(i);
     } else if (target[i] < 0) {
       throw Error("shape has negative dim " + std::to_string(target[i]));
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      throw Error("shape " + shape_str(n.attrs.get_ints("shape")) + " has too many elements");
     }
   }
   if (infer_at >= 0) {
@@ -66,7 +66,11 @@ void register_layout_ops(OpRegistry& r) {
                   if (axis < 0) axis += static_cast<int>(in.size());
                   if (axis < 0 || axis > static_cast<int>(in.size())) throw Error("axis out of range");
                   int64_t a = 1, b = 1;
-                  for (int i = 0; i < static_cast<int>(in.size()); ++i) (i < axis ? a : b) *= in[i];
+                  for (int i = 0; i < static_cast<int>(in.size()); ++i) {
+                    int64_t& side = i < axis ? a : b;
+                    if (__builtin_mul_overflow(side, in[i], &side))
+                      throw Error("flattening " + shape_str(in) + " overflows int64");
+                  }
                   return Shape{a, b};
                 }));
   r.add(view_op("Unsqueeze", "inserts size-1 dims at attribute axes", [](const Node& n, const Shape& in) {
@@ -139,7 +143,8 @@ void register_layout_ops(OpRegistry& r) {
         for (size_t i = 0; i < out.size(); ++i)
           if (static_cast<int>(i) != axis && t.shape[i] != in[0].shape[i])
             throw Error("inputs differ in dim " + std::to_string(i));
-        out[axis] += t.shape[axis];
+        if (__builtin_add_overflow(out[axis], t.shape[axis], &out[axis]))
+          throw Error("concatenated dim " + std::to_string(axis) + " overflows int64");
       }
       return std::vector<TensorType>{{in[0].dtype, out}};
     };

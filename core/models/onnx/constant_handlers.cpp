@@ -65,9 +65,15 @@ void add_constant_handlers(HandlerRegistry& r) {
              value = tensor_from_proto(a->t(), nullptr, "", node.where() + " value");
              if (value.numel() != 1) throw Error(node.where() + ": value must have one element");
            }
-           // A folded constant this large is a corrupt or hostile file, not a model.
-           if (ir::numel(shape) > (int64_t{1} << 28))
-             throw Error(node.where() + ": shape " + ir::shape_str(shape) + " is too large to fold at load time");
+           // Computed now, so it counts against the load-time folding budget (no run-time op).
+           const int64_t n = ir::numel(shape);
+           std::string why =
+               n > (int64_t{1} << 40)
+                   ? "too many elements"
+                   : ctx.take_fold_bytes(static_cast<size_t>(n) * ir::dtype_size(value.dtype()));
+           if (!why.empty())
+             throw Error(node.where() + ": shape " + ir::shape_str(shape) +
+                         " is too large to fold at load time (" + why + ")");
            ir::Tensor out(value.dtype(), shape);
            for (int64_t i = 0; i < out.numel(); ++i) {
              if (out.dtype() == ir::DType::f32) out.data<float>()[i] = value.data<float>()[0];

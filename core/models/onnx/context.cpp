@@ -2,13 +2,17 @@
 // (constants vs graph tensors, load-time folding) and the handler registry.
 #include "core/models/onnx/context.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
-#include "core/base/error.h"
 #include "core/backend/evaluate.h"
+#include "core/base/error.h"
+#include "core/base/strings.h"
 
 namespace fusebox::models::onnx_import {
 
@@ -55,6 +59,34 @@ bool parse_i64(const std::string& s, int64_t* v) {
   return ec == std::errc() && ptr == s.data() + s.size() && *v >= 0;
 }
 
+// The external data file `location` names, resolved (symlinks followed) and confined to the
+// model's directory: a relative path without "..", resolving inside the folder to a regular file.
+std::filesystem::path external_file(const std::string& location, const std::string& model_dir,
+                                    const std::string& what) {
+  if (location.empty()) throw Error(what + ": external data without a location");
+  std::filesystem::path rel(location);
+  if (rel.is_absolute())
+    throw Error(what + ": external data location '" + location + "' must be relative to the model");
+  for (const auto& part : rel)
+    if (part == "..")
+      throw Error(what + ": external data location '" + location +
+                  "' leaves the model's directory");
+  std::filesystem::path file = std::filesystem::path(model_dir) / rel;
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::canonical(model_dir, ec);
+  std::filesystem::path real = ec ? std::filesystem::path() : std::filesystem::canonical(file, ec);
+  if (ec)
+    throw Error(what + ": cannot read external data file '" + file.string() + "': " + ec.message());
+  auto [d, r] = std::mismatch(dir.begin(), dir.end(), real.begin(), real.end());
+  if (d != dir.end())
+    throw Error(what + ": external data location '" + location + "' resolves to '" + real.string() +
+                "', outside the model's directory");
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(what + ": external data file '" + file.string() + "' is not a regular file");
+  return real;
+}
+
 ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const ir::Shape& shape,
                          size_t elem, const std::string& model_dir, const std::string& what) {
   std::string location;
@@ -70,14 +102,10 @@ ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const 
   if (model_dir.empty())
     throw Error(what + ": stored as external data ('" + location +
                 "'), which needs the model loaded from a file (its directory holds the data)");
-  if (location.empty()) throw Error(what + ": external data without a location");
-  std::filesystem::path rel(location);
-  if (rel.is_absolute()) throw Error(what + ": external data location '" + location + "' must be relative to the model");
-  for (const auto& part : rel)
-    if (part == "..") throw Error(what + ": external data location '" + location + "' leaves the model's directory");
-  std::filesystem::path file = std::filesystem::path(model_dir) / rel;
-  ir::Tensor out(dtype, shape);
-  size_t want = static_cast<size_t>(out.numel()) * elem;
+  std::filesystem::path file = external_file(location, model_dir, what);
+  // Every size is checked against the file before the tensor is allocated: a tiny model must not
+  // make us allocate gigabytes for data that is not there.
+  size_t want = static_cast<size_t>(ir::numel(shape)) * elem;
   if (length >= 0 && static_cast<size_t>(length) != want)
     throw Error(what + ": external data length " + std::to_string(length) + " does not match its shape " +
                 ir::shape_str(shape) + " (" + std::to_string(want) + " bytes)");
@@ -90,6 +118,7 @@ ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const 
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(what + ": cannot open external data file '" + file.string() + "'");
   in.seekg(static_cast<std::streamoff>(offset));
+  ir::Tensor out(dtype, shape);
   if (elem == dtype_size(dtype)) {
     in.read(reinterpret_cast<char*>(out.bytes()), static_cast<std::streamsize>(want));
   } else {
@@ -99,6 +128,21 @@ ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const 
   }
   if (!in) throw Error(what + ": short read from external data file '" + file.string() + "'");
   return out;
+}
+
+// How many values the typed field for element type t holds (float_data, int64_data, ...).
+int typed_value_count(const onnx::TensorProto& proto, int32_t t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT:
+      return proto.float_data_size();
+    case onnx::TensorProto::INT64:
+      return proto.int64_data_size();
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      return proto.uint64_data_size();
+    default:
+      return proto.int32_data_size();  // int32, int16, int8, uint16, uint8, bool
+  }
 }
 
 }  // namespace
@@ -154,27 +198,23 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::shared_p
     decode_raw(p, t, out);  // the one copy
     return out;
   }
+  const int values = typed_value_count(proto, t);
+  if (values != n)  // checked before allocating: an empty [2^31] initializer is an error, not 8 GiB
+    throw Error(what + ": has " + std::to_string(values) + " values, expected " +
+                std::to_string(n) + " for shape " + ir::shape_str(shape));
   ir::Tensor out(dtype, shape);
-  auto check = [&](int size) {
-    if (size != n)
-      throw Error(what + ": has " + std::to_string(size) + " values, shape " + ir::shape_str(shape) + " needs " +
-                  std::to_string(n));
-  };
   switch (t) {
     case onnx::TensorProto::FLOAT:
-      check(proto.float_data_size());
       for (int64_t i = 0; i < n; ++i) out.data<float>()[i] = proto.float_data(static_cast<int>(i));
       break;
     case onnx::TensorProto::INT64:
-      check(proto.int64_data_size());
       for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = proto.int64_data(static_cast<int>(i));
       break;
-    case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64:
-      check(proto.uint64_data_size());
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
       for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = static_cast<int64_t>(proto.uint64_data(static_cast<int>(i)));
       break;
     default:  // int32, int16, int8, uint16, uint8, bool live in int32_data
-      check(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i) {
         int64_t v = proto.int32_data(static_cast<int>(i));
         out.data<int64_t>()[i] = t == onnx::TensorProto::BOOL ? (v != 0) : v;
@@ -296,6 +336,41 @@ std::string ImportContext::fresh(const std::string& base) {
   return candidate;
 }
 
+std::string ImportContext::take_fold_bytes(size_t bytes) {
+  if (bytes <= kSmallFoldBytes) return "";
+  auto mib = [](size_t b) { return format_bytes(static_cast<double>(b)); };
+  if (bytes > kMaxFoldBytes)
+    return mib(bytes) + ", more than the " + mib(kMaxFoldBytes) + " one folded result may take";
+  if (bytes > fold_budget_ - std::min(folded_bytes_, fold_budget_))
+    return mib(bytes) + ", past the " + mib(fold_budget_) +
+           " load-time folding may make for this model (" + mib(folded_bytes_) + " made)";
+  folded_bytes_ += bytes;
+  return "";
+}
+
+bool ImportContext::fold(ir::Node& node, const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
+  std::vector<ir::Tensor> args;
+  std::vector<ir::TensorType> in_types;
+  for (const auto& in : inputs) {
+    args.push_back(*value(in).constant);
+    in_types.push_back({args.back().dtype(), args.back().shape()});
+  }
+  node.inputs = inputs;
+  node.outputs = outputs;
+  size_t bytes = 0;
+  for (const auto& t : ir::infer_node(node, in_types)) bytes += t.nbytes();
+  if (!take_fold_bytes(bytes).empty()) {  // too large to hold now: a graph node, for run time
+    node.inputs.clear();
+    node.outputs.clear();
+    return false;
+  }
+  std::vector<ir::Tensor> results = exec::evaluate_node(*evaluator_, node, args);
+  for (size_t i = 0; i < outputs.size() && i < results.size(); ++i)
+    define_constant(outputs[i], std::move(results[i]));
+  return true;
+}
+
 void ImportContext::emit(const OnnxNode& from, const std::string& op, const std::vector<std::string>& inputs,
                          ir::Attributes attrs, const std::vector<std::string>& outputs, const std::string& suffix) {
   ir::Node node;
@@ -310,15 +385,7 @@ void ImportContext::emit(const OnnxNode& from, const std::string& op, const std:
     all_constant = all_constant && is_constant(in);
   }
   try {
-    if (all_constant) {
-      std::vector<ir::Tensor> args;
-      for (const auto& in : inputs) args.push_back(*value(in).constant);
-      node.inputs = inputs;
-      node.outputs = outputs;
-      std::vector<ir::Tensor> results = exec::evaluate_node(*evaluator_, node, args);
-      for (size_t i = 0; i < outputs.size() && i < results.size(); ++i) define_constant(outputs[i], std::move(results[i]));
-      return;
-    }
+    if (all_constant && fold(node, inputs, outputs)) return;
     std::vector<ir::TensorType> in_types;
     for (const auto& in : inputs) {
       node.inputs.push_back(tensor_of(in));

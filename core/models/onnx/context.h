@@ -101,12 +101,29 @@ class ImportContext {
   // Constant-only ops computed here when there is no evaluator are not needed: handlers use emit.
   bool can_fold() const { return evaluator_ != nullptr; }
 
+  // Load-time folding has a budget, so a model of a few hundred bytes cannot make the importer
+  // hold gigabytes: results up to kSmallFoldBytes (shape arithmetic) always fold; a larger one
+  // folds only when it is at most kMaxFoldBytes and the folds so far plus it stay within the
+  // budget (the initializers' bytes + kFoldBudgetBytes, set once they are read).
+  static constexpr size_t kSmallFoldBytes = size_t{1} << 20;
+  static constexpr size_t kMaxFoldBytes = size_t{64} << 20;
+  static constexpr size_t kFoldBudgetBytes = size_t{256} << 20;
+  void set_fold_budget(size_t initializer_bytes) {
+    fold_budget_ = initializer_bytes + kFoldBudgetBytes;
+  }
+  // Why a folded result of `bytes` does not fit; empty when it does (and then it is counted).
+  std::string take_fold_bytes(size_t bytes);
+
  private:
   struct Value {
     std::optional<ir::Tensor> constant;
     std::string tensor;  // graph tensor, once there is one
   };
   const Value& value(const std::string& name) const;
+  // Evaluates `node` (all of whose inputs are constants) now, when its result fits the folding
+  // budget; returns false, leaving `node` as it was, when it does not.
+  bool fold(ir::Node& node, const std::vector<std::string>& inputs,
+            const std::vector<std::string>& outputs);
   ir::Graph& graph_;
   int64_t opset_;
   const exec::Backend* evaluator_;
@@ -115,6 +132,8 @@ class ImportContext {
   std::map<std::string, Value> values_;
   std::set<std::string> used_node_names_;
   int64_t fresh_counter_ = 0;
+  size_t fold_budget_ = kFoldBudgetBytes;
+  size_t folded_bytes_ = 0;
 };
 
 // One handler per ONNX op type (default domain). It converts `node` through `ctx`.

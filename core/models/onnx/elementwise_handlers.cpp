@@ -1,5 +1,7 @@
 // ONNX element-wise ops -> ours: binary arithmetic (numpy broadcasting, opset >= 7), unary math,
 // Gelu, Where, Cast, Identity.
+#include <cstdint>
+
 #include "core/base/error.h"
 #include "core/models/onnx/context.h"
 
@@ -95,7 +97,13 @@ void add_elementwise_handlers(HandlerRegistry& r) {
   r.add({"Cast", 6, 21, {"to", "saturate"}, [](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 1);
            if (!node.has("to")) throw Error(node.where() + ": missing attribute 'to'");
-           auto to = static_cast<int32_t>(node.get_int("to", 0));
+           int64_t to_attr = node.get_int("to", 0);
+           if (to_attr < INT32_MIN || to_attr > INT32_MAX ||
+               !onnx::TensorProto_DataType_IsValid(static_cast<int>(to_attr)) ||
+               to_attr == onnx::TensorProto::UNDEFINED)
+             throw Error(node.where() + ": attribute 'to' is " + std::to_string(to_attr) +
+                         ", not an ONNX data type");
+           auto to = static_cast<int32_t>(to_attr);
            ir::DType target;
            if (!dtype_from_onnx(to, &target))
              throw Error(node.where() + ": cast to " + onnx_type_name(to) +
