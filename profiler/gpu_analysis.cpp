@@ -784,113 +784,255 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   return a;
 }
 
-std::string gpu_analysis_text(const GpuAnalysis& a) {
-  std::ostringstream os;
+namespace {
+
+std::string dur_text(int64_t ns) {
+  return format_duration_ns(static_cast<double>(ns));
+}
+
+void text_split(std::ostringstream& os, const GpuAnalysis& a) {
   char line[512];
-  if (!a.has_gpu) {
-    os << "no GPU activity in this recording\n";
-    return os.str();
-  }
   os << "GPU time split (window = first to last GPU activity per device; busy = union over "
         "streams)\n";
   std::snprintf(line, sizeof line, "%-4s %8s %11s %11s %6s %11s %11s %11s %11s %7s\n", "gpu",
                 "streams", "window", "busy", "idle%", "kernel", "memcpy", "memset", "sync", "gaps");
   os << line;
   for (const DeviceSplit& s : a.devices) {
-    std::snprintf(
-        line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
-        static_cast<long long>(s.streams), format_duration_ns(static_cast<double>(s.window_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
-        format_duration_ns(static_cast<double>(s.kernel_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.memcpy_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.memset_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
+    std::snprintf(line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n",
+                  s.device, static_cast<long long>(s.streams), dur_text(s.window_ns).c_str(),
+                  dur_text(s.busy_ns).c_str(), pct(s.idle_fraction()).c_str(),
+                  dur_text(s.kernel_ns).c_str(), dur_text(s.memcpy_ns).c_str(),
+                  dur_text(s.memset_ns).c_str(), dur_text(s.sync_ns).c_str(),
+                  static_cast<long long>(s.gap_count));
     os << line;
   }
+}
+
+void text_idle_causes(std::ostringstream& os, const GpuAnalysis& a) {
+  char line[512];
   os << "\nidle time by cause\n";
   std::snprintf(line, sizeof line, "%-4s %11s %11s %11s %11s %11s\n", "gpu", "idle", "host_bound",
                 "sync", "copy_wait", "other");
   os << line;
   for (const DeviceSplit& s : a.devices) {
     std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device,
-                  format_duration_ns(static_cast<double>(s.idle_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_host_bound_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_sync_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_other_ns)).c_str());
+                  dur_text(s.idle_ns).c_str(), dur_text(s.idle_host_bound_ns).c_str(),
+                  dur_text(s.idle_sync_ns).c_str(), dur_text(s.idle_copy_wait_ns).c_str(),
+                  dur_text(s.idle_other_ns).c_str());
     os << line;
   }
-  const LaunchStats& l = a.launch;
+}
+
+void text_launches(std::ostringstream& os, const LaunchStats& l) {
   os << "\nlaunches: " << l.correlated << " of " << l.kernels
-     << " kernels with a launch call; launch delay median " << format_duration_ns(l.launch_delay.median_ns)
-     << ", p90 " << format_duration_ns(l.launch_delay.p90_ns) << ", max " << format_duration_ns(l.launch_delay.max_ns)
-     << "; queue delay median " << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
+     << " kernels with a launch call; launch delay median "
+     << format_duration_ns(l.launch_delay.median_ns) << ", p90 "
+     << format_duration_ns(l.launch_delay.p90_ns) << ", max "
+     << format_duration_ns(l.launch_delay.max_ns) << "; queue delay median "
+     << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
      << " launch-bound kernels\n";
-  auto groups = [&](const char* title, const std::vector<KernelGroup>& v) {
-    os << "\n" << title << "\n";
-    std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
-                  "total", "mean", "min", "max", "share");
+}
+
+// The 15 largest groups.
+void text_groups(std::ostringstream& os, const char* title, const std::vector<KernelGroup>& v) {
+  char line[512];
+  os << "\n" << title << "\n";
+  std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
+                "total", "mean", "min", "max", "share");
+  os << line;
+  for (size_t i = 0; i < v.size() && i < 15; ++i) {
+    const KernelGroup& g = v[i];
+    std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
+    std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
+                  static_cast<long long>(g.count), dur_text(g.total_ns).c_str(),
+                  format_duration_ns(g.mean_ns).c_str(), dur_text(g.min_ns).c_str(),
+                  dur_text(g.max_ns).c_str(), pct(g.share).c_str());
     os << line;
-    for (size_t i = 0; i < v.size() && i < 15; ++i) {
-      const KernelGroup& g = v[i];
-      std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
-      std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
-                    static_cast<long long>(g.count),
-                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), format_duration_ns(g.mean_ns).c_str(),
-                    format_duration_ns(static_cast<double>(g.min_ns)).c_str(),
-                    format_duration_ns(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
-      os << line;
-    }
-  };
-  groups("kernels by name", a.kernels_by_name);
-  groups("kernels by launching host span", a.kernels_by_launcher);
-  if (!a.copies.empty()) {
-    os << "\ncopies\n";
-    std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
-                  "count", "bytes", "time", "GB/s", "");
+  }
+}
+
+void text_copies(std::ostringstream& os, const std::vector<CopyGroup>& copies) {
+  if (copies.empty()) return;
+  char line[512];
+  os << "\ncopies\n";
+  std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
+                "count", "bytes", "time", "GB/s", "");
+  os << line;
+  for (const CopyGroup& g : copies) {
+    std::string kinds = g.src + " -> " + g.dst;
+    std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
+                  kinds.c_str(), static_cast<long long>(g.count),
+                  fmt_bytes(static_cast<double>(g.bytes)).c_str(), dur_text(g.total_ns).c_str(),
+                  g.gbs, g.pageable ? "pageable" : "");
     os << line;
-    for (const CopyGroup& g : a.copies) {
-      std::string kinds = g.src + " -> " + g.dst;
-      std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
-                    kinds.c_str(), static_cast<long long>(g.count),
-                    fmt_bytes(static_cast<double>(g.bytes)).c_str(),
-                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), g.gbs,
-                    g.pageable ? "pageable" : "");
-      os << line;
-    }
   }
-  for (const DeviceSplit& s : a.devices) {
-    if (s.longest_gaps.empty()) continue;
-    os << "\nlongest idle gaps on GPU " << s.device
-       << " (at: from the window start; cause; host activity during it)\n";
-    for (const IdleGap& g : s.longest_gaps) {
-      std::string host;
-      for (const HostOverlap& h : g.host)
-        host +=
-            (host.empty() ? "" : ", ") + h.name + " " + format_duration_ns(static_cast<double>(h.overlap_ns));
-      std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
-                    format_duration_ns(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
-                    format_duration_ns(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
-                    host.c_str());
-      os << line;
-    }
+}
+
+void text_gaps(std::ostringstream& os, const DeviceSplit& s) {
+  if (s.longest_gaps.empty()) return;
+  char line[512];
+  os << "\nlongest idle gaps on GPU " << s.device
+     << " (at: from the window start; cause; host activity during it)\n";
+  for (const IdleGap& g : s.longest_gaps) {
+    std::string host;
+    for (const HostOverlap& h : g.host)
+      host += (host.empty() ? "" : ", ") + h.name + " " + dur_text(h.overlap_ns);
+    std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
+                  dur_text(g.start_ns - s.window_start_ns).c_str(),
+                  dur_text(g.duration_ns).c_str(), idle_cause_name(g.cause), host.c_str());
+    os << line;
   }
-  if (!a.graph_candidates.empty()) {
-    os << "\nCUDA graph candidates\n";
-    for (const GraphCandidate& g : a.graph_candidates) {
-      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
-         << ", launches " << format_duration_ns(static_cast<double>(g.launch_ns)) << ", saving about "
-         << format_duration_ns(static_cast<double>(g.saving_ns)) << "\n";
-    }
+}
+
+void text_graph_candidates(std::ostringstream& os, const std::vector<GraphCandidate>& v) {
+  if (v.empty()) return;
+  os << "\nCUDA graph candidates\n";
+  for (const GraphCandidate& g : v) {
+    os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
+       << ", launches " << dur_text(g.launch_ns) << ", saving about " << dur_text(g.saving_ns)
+       << "\n";
   }
+}
+
+void text_findings(std::ostringstream& os, const std::vector<GpuFinding>& findings) {
   os << "\nfindings\n";
-  if (a.findings.empty()) os << "  none\n";
-  for (const GpuFinding& f : a.findings) os << "  - " << f.sentence << "\n";
+  if (findings.empty()) os << "  none\n";
+  for (const GpuFinding& f : findings) os << "  - " << f.sentence << "\n";
+}
+
+}  // namespace
+
+std::string gpu_analysis_text(const GpuAnalysis& a) {
+  std::ostringstream os;
+  if (!a.has_gpu) {
+    os << "no GPU activity in this recording\n";
+    return os.str();
+  }
+  text_split(os, a);
+  text_idle_causes(os, a);
+  text_launches(os, a.launch);
+  text_groups(os, "kernels by name", a.kernels_by_name);
+  text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
+  text_copies(os, a.copies);
+  for (const DeviceSplit& s : a.devices) text_gaps(os, s);
+  text_graph_candidates(os, a.graph_candidates);
+  text_findings(os, a.findings);
   return os.str();
 }
 
+namespace {
+
+using nlohmann::json;
+
+json json_gap(const IdleGap& g) {
+  json host = json::array();
+  for (const HostOverlap& h : g.host)
+    host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
+  return {{"start_ns", g.start_ns},
+          {"duration_ns", g.duration_ns},
+          {"cause", idle_cause_name(g.cause)},
+          {"host", host}};
+}
+
+json json_device(const DeviceSplit& s) {
+  json gaps = json::array();
+  for (const IdleGap& g : s.longest_gaps) gaps.push_back(json_gap(g));
+  return {{"device", s.device},
+          {"window_start_ns", s.window_start_ns},
+          {"window_end_ns", s.window_end_ns},
+          {"window_ns", s.window_ns},
+          {"busy_ns", s.busy_ns},
+          {"idle_ns", s.idle_ns},
+          {"idle_fraction", s.idle_fraction()},
+          {"kernel_ns", s.kernel_ns},
+          {"memcpy_ns", s.memcpy_ns},
+          {"memset_ns", s.memset_ns},
+          {"sync_ns", s.sync_ns},
+          {"kernel_count", s.kernel_count},
+          {"memcpy_count", s.memcpy_count},
+          {"memset_count", s.memset_count},
+          {"sync_count", s.sync_count},
+          {"memcpy_bytes", s.memcpy_bytes},
+          {"memset_bytes", s.memset_bytes},
+          {"streams", s.streams},
+          {"idle_by_cause",
+           {{"host_bound_ns", s.idle_host_bound_ns},
+            {"sync_ns", s.idle_sync_ns},
+            {"copy_wait_ns", s.idle_copy_wait_ns},
+            {"other_ns", s.idle_other_ns}}},
+          {"gap_count", s.gap_count},
+          {"longest_gaps", gaps}};
+}
+
+json json_delay(const DelayStats& d) {
+  return json{{"count", d.count},
+              {"median_ns", d.median_ns},
+              {"p90_ns", d.p90_ns},
+              {"max_ns", d.max_ns},
+              {"mean_ns", d.mean_ns}};
+}
+
+json json_launch(const LaunchStats& l) {
+  return {{"kernels", l.kernels},
+          {"correlated", l.correlated},
+          {"launch_delay", json_delay(l.launch_delay)},
+          {"queue_delay", json_delay(l.queue_delay)},
+          {"call_duration", json_delay(l.call_duration)},
+          {"launch_bound", l.launch_bound},
+          {"launch_bound_lost_ns", l.launch_bound_lost_ns},
+          {"launch_call_total_ns", l.launch_call_total_ns}};
+}
+
+json json_groups(const std::vector<KernelGroup>& v) {
+  json out = json::array();
+  for (const KernelGroup& g : v)
+    out.push_back({{"key", g.key},
+                   {"count", g.count},
+                   {"total_ns", g.total_ns},
+                   {"mean_ns", g.mean_ns},
+                   {"min_ns", g.min_ns},
+                   {"max_ns", g.max_ns},
+                   {"share", g.share}});
+  return out;
+}
+
+json json_copies(const std::vector<CopyGroup>& v) {
+  json copies = json::array();
+  for (const CopyGroup& g : v)
+    copies.push_back({{"direction", g.direction},
+                      {"src", g.src},
+                      {"dst", g.dst},
+                      {"pageable", g.pageable},
+                      {"count", g.count},
+                      {"bytes", g.bytes},
+                      {"total_ns", g.total_ns},
+                      {"gbs", g.gbs}});
+  return copies;
+}
+
+json json_graph_candidates(const std::vector<GraphCandidate>& v) {
+  json graphs = json::array();
+  for (const GraphCandidate& g : v)
+    graphs.push_back({{"thread", g.thread},
+                      {"kernels", g.kernels},
+                      {"repetitions", g.repetitions},
+                      {"launch_ns", g.launch_ns},
+                      {"kernel_ns", g.kernel_ns},
+                      {"saving_ns", g.saving_ns}});
+  return graphs;
+}
+
+json json_findings(const std::vector<GpuFinding>& v) {
+  json findings = json::array();
+  for (const GpuFinding& f : v)
+    findings.push_back(
+        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
+  return findings;
+}
+
+}  // namespace
+
 nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
-  using nlohmann::json;
   json j;
   j["has_gpu"] = a.has_gpu;
   if (!a.has_gpu) j["message"] = "no GPU activity in this recording";
@@ -903,98 +1045,14 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   j["memset_ns"] = a.memset_ns;
   j["memset_bytes"] = a.memset_bytes;
   json devs = json::array();
-  for (const DeviceSplit& s : a.devices) {
-    json gaps = json::array();
-    for (const IdleGap& g : s.longest_gaps) {
-      json host = json::array();
-      for (const HostOverlap& h : g.host)
-        host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
-      gaps.push_back({{"start_ns", g.start_ns},
-                      {"duration_ns", g.duration_ns},
-                      {"cause", idle_cause_name(g.cause)},
-                      {"host", host}});
-    }
-    devs.push_back({{"device", s.device},
-                    {"window_start_ns", s.window_start_ns},
-                    {"window_end_ns", s.window_end_ns},
-                    {"window_ns", s.window_ns},
-                    {"busy_ns", s.busy_ns},
-                    {"idle_ns", s.idle_ns},
-                    {"idle_fraction", s.idle_fraction()},
-                    {"kernel_ns", s.kernel_ns},
-                    {"memcpy_ns", s.memcpy_ns},
-                    {"memset_ns", s.memset_ns},
-                    {"sync_ns", s.sync_ns},
-                    {"kernel_count", s.kernel_count},
-                    {"memcpy_count", s.memcpy_count},
-                    {"memset_count", s.memset_count},
-                    {"sync_count", s.sync_count},
-                    {"memcpy_bytes", s.memcpy_bytes},
-                    {"memset_bytes", s.memset_bytes},
-                    {"streams", s.streams},
-                    {"idle_by_cause",
-                     {{"host_bound_ns", s.idle_host_bound_ns},
-                      {"sync_ns", s.idle_sync_ns},
-                      {"copy_wait_ns", s.idle_copy_wait_ns},
-                      {"other_ns", s.idle_other_ns}}},
-                    {"gap_count", s.gap_count},
-                    {"longest_gaps", gaps}});
-  }
+  for (const DeviceSplit& s : a.devices) devs.push_back(json_device(s));
   j["devices"] = devs;
-  auto ds = [](const DelayStats& d) {
-    return json{{"count", d.count},
-                {"median_ns", d.median_ns},
-                {"p90_ns", d.p90_ns},
-                {"max_ns", d.max_ns},
-                {"mean_ns", d.mean_ns}};
-  };
-  j["launch"] = {{"kernels", a.launch.kernels},
-                 {"correlated", a.launch.correlated},
-                 {"launch_delay", ds(a.launch.launch_delay)},
-                 {"queue_delay", ds(a.launch.queue_delay)},
-                 {"call_duration", ds(a.launch.call_duration)},
-                 {"launch_bound", a.launch.launch_bound},
-                 {"launch_bound_lost_ns", a.launch.launch_bound_lost_ns},
-                 {"launch_call_total_ns", a.launch.launch_call_total_ns}};
-  auto groups = [](const std::vector<KernelGroup>& v) {
-    json out = json::array();
-    for (const KernelGroup& g : v)
-      out.push_back({{"key", g.key},
-                     {"count", g.count},
-                     {"total_ns", g.total_ns},
-                     {"mean_ns", g.mean_ns},
-                     {"min_ns", g.min_ns},
-                     {"max_ns", g.max_ns},
-                     {"share", g.share}});
-    return out;
-  };
-  j["kernels_by_name"] = groups(a.kernels_by_name);
-  j["kernels_by_launcher"] = groups(a.kernels_by_launcher);
-  json copies = json::array();
-  for (const CopyGroup& g : a.copies)
-    copies.push_back({{"direction", g.direction},
-                      {"src", g.src},
-                      {"dst", g.dst},
-                      {"pageable", g.pageable},
-                      {"count", g.count},
-                      {"bytes", g.bytes},
-                      {"total_ns", g.total_ns},
-                      {"gbs", g.gbs}});
-  j["copies"] = copies;
-  json graphs = json::array();
-  for (const GraphCandidate& g : a.graph_candidates)
-    graphs.push_back({{"thread", g.thread},
-                      {"kernels", g.kernels},
-                      {"repetitions", g.repetitions},
-                      {"launch_ns", g.launch_ns},
-                      {"kernel_ns", g.kernel_ns},
-                      {"saving_ns", g.saving_ns}});
-  j["graph_candidates"] = graphs;
-  json findings = json::array();
-  for (const GpuFinding& f : a.findings)
-    findings.push_back(
-        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
-  j["findings"] = findings;
+  j["launch"] = json_launch(a.launch);
+  j["kernels_by_name"] = json_groups(a.kernels_by_name);
+  j["kernels_by_launcher"] = json_groups(a.kernels_by_launcher);
+  j["copies"] = json_copies(a.copies);
+  j["graph_candidates"] = json_graph_candidates(a.graph_candidates);
+  j["findings"] = json_findings(a.findings);
   return j;
 }
 
