@@ -45,99 +45,135 @@ json device_properties(const std::vector<GpuInfo>& gpus) {
   return out;
 }
 
+// The process's metadata events, then its thread names.
+void add_process_metadata(json& events, const Recording& r) {
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid}, {"tid", 0},
+                    {"args", {{"name", "fusebox " + r.model}}}});
+  events.push_back({{"name", "process_labels"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid},
+                    {"tid", 0}, {"args", {{"labels", r.label}}}});
+  events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid},
+                    {"tid", 0}, {"args", {{"sort_index", 0}}}});
+  for (const auto& [tid, name] : r.thread_names)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid},
+                      {"tid", tid}, {"args", {{"name", name}}}});
+}
+
+// A host span: an op with its node's details (cpu_op), else an annotation.
+json span_event(const Recording& r, const Span& s) {
+  json e = {{"ph", "X"},  {"name", s.name}, {"pid", r.pid}, {"tid", s.tid},
+            {"ts", us(s.start_ns - r.origin_ns)}, {"dur", us(s.end_ns - s.start_ns)}};
+  if (s.kind == SpanKind::Op && s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size()) {
+    const NodeInfo& n = r.nodes[static_cast<size_t>(s.node)];
+    e["cat"] = "cpu_op";
+    e["args"] = {{"Op Type", n.op},
+                 {"Node", n.name},
+                 {"Node Index", s.node},
+                 {"Run", s.run},
+                 {"Input Dims", n.input_shapes},
+                 {"Output Dims", n.output_shapes},
+                 {"FLOPs", n.flops},
+                 {"Bytes", n.bytes},
+                 {"Arena Offsets", n.output_offsets},
+                 {"Arena Live Bytes", n.live_bytes}};
+  } else {
+    e["cat"] = "user_annotation";
+    e["args"] = {{"Kind", span_kind_name(s.kind)}};
+    if (s.kind == SpanKind::Run) e["args"]["Run"] = s.run;
+  }
+  return e;
+}
+
+// The args of a GPU work or sync record, beyond its correlation and node index.
+void add_device_args(json& args, const exec::DeviceActivity& a) {
+  args["device"] = a.device;
+  args["stream"] = a.stream;
+  if (a.kind == exec::ActivityKind::Kernel) {
+    args["grid"] = {a.grid[0], a.grid[1], a.grid[2]};
+    args["block"] = {a.block[0], a.block[1], a.block[2]};
+    args["registers per thread"] = a.registers;
+    args["shared memory"] = a.shared_memory;
+  } else if (a.kind == exec::ActivityKind::Sync) {
+    args["cuda_sync_kind"] = a.name;  // kineto's name for what was waited on
+  } else {
+    args["bytes"] = a.bytes;
+    args["copy kind"] = a.copy_kind;
+    if (a.kind == exec::ActivityKind::Memcpy) {
+      args["src kind"] = a.src_kind;
+      args["dst kind"] = a.dst_kind;
+    }
+  }
+}
+
+// The flow from a launch call to the GPU record it launched.
+void add_flow(json& events, const Recording& r, const exec::DeviceActivity& call,
+              const exec::DeviceActivity& a) {
+  const int64_t o = r.origin_ns;
+  int32_t tid = call.thread_id ? static_cast<int32_t>(call.thread_id) : r.main_tid;
+  events.push_back({{"ph", "s"}, {"id", a.correlation_id}, {"pid", r.pid}, {"tid", tid},
+                    {"ts", us(call.start_ns - o)}, {"cat", "ac2g"}, {"name", "ac2g"}});
+  events.push_back({{"ph", "f"}, {"id", a.correlation_id}, {"pid", a.device}, {"tid", a.stream},
+                    {"ts", us(a.start_ns - o)}, {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
+}
+
+// Device activity: GPU work on pid = device, tid = stream; runtime calls on the host thread.
+// Adds the devices and (device, stream) pairs seen.
+void add_device_events(json& events, const Recording& r, std::set<int32_t>& devices,
+                       std::set<std::pair<int32_t, int32_t>>& streams) {
+  const int64_t o = r.origin_ns;
+  std::map<uint32_t, const exec::DeviceActivity*> runtime_by_corr;
+  for (const exec::DeviceActivity& a : r.device)
+    if (a.kind == exec::ActivityKind::Runtime && a.correlation_id)
+      runtime_by_corr[a.correlation_id] = &a;
+  for (const exec::DeviceActivity& a : r.device) {
+    json args = {{"correlation", a.correlation_id}};
+    if (a.node_index >= 0) args["Node Index"] = a.node_index;
+    if (a.kind == exec::ActivityKind::Runtime) {
+      int32_t tid = a.thread_id ? static_cast<int32_t>(a.thread_id) : r.main_tid;
+      events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", a.name}, {"pid", r.pid},
+                        {"tid", tid}, {"ts", us(a.start_ns - o)},
+                        {"dur", us(a.end_ns - a.start_ns)}, {"args", args}});
+      continue;
+    }
+    devices.insert(a.device);
+    streams.insert({a.device, a.stream});
+    add_device_args(args, a);
+    events.push_back({{"ph", "X"}, {"cat", device_category(a.kind)}, {"name", a.name},
+                      {"pid", a.device}, {"tid", a.stream}, {"ts", us(a.start_ns - o)},
+                      {"dur", us(a.end_ns - a.start_ns)}, {"args", args}});
+    auto rt = runtime_by_corr.find(a.correlation_id);
+    if (a.correlation_id && rt != runtime_by_corr.end()) add_flow(events, r, *rt->second, a);
+  }
+}
+
+// A process per GPU and a thread per stream.
+void add_device_metadata(json& events, const std::set<int32_t>& devices,
+                         const std::set<std::pair<int32_t, int32_t>>& streams) {
+  for (int32_t d : devices) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", 0},
+                      {"args", {{"name", "GPU " + std::to_string(d)}}}});
+    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", d},
+                      {"tid", 0}, {"args", {{"sort_index", 1000 + d}}}});
+  }
+  for (const auto& [d, s] : streams)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", s},
+                      {"args", {{"name", "stream " + std::to_string(s)}}}});
+}
+
 }  // namespace
 
 json chrome_trace(const Recording& r) {
   std::string bad = check_recording(r);
   if (!bad.empty()) throw Error("cannot export the recording: " + bad);
   json events = json::array();
-  const int64_t o = r.origin_ns;
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid}, {"tid", 0},
-                    {"args", {{"name", "fusebox " + r.model}}}});
-  events.push_back({{"name", "process_labels"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid}, {"tid", 0},
-                    {"args", {{"labels", r.label}}}});
-  events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid}, {"tid", 0},
-                    {"args", {{"sort_index", 0}}}});
-  for (const auto& [tid, name] : r.thread_names)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", r.pid}, {"tid", tid},
-                      {"args", {{"name", name}}}});
-  for (const Span& s : r.spans) {
-    json e = {{"ph", "X"}, {"name", s.name}, {"pid", r.pid}, {"tid", s.tid}, {"ts", us(s.start_ns - o)},
-              {"dur", us(s.end_ns - s.start_ns)}};
-    if (s.kind == SpanKind::Op && s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size()) {
-      const NodeInfo& n = r.nodes[static_cast<size_t>(s.node)];
-      e["cat"] = "cpu_op";
-      e["args"] = {{"Op Type", n.op},        {"Node", n.name},      {"Node Index", s.node},
-                   {"Run", s.run},           {"Input Dims", n.input_shapes}, {"Output Dims", n.output_shapes},
-                   {"FLOPs", n.flops},       {"Bytes", n.bytes},    {"Arena Offsets", n.output_offsets},
-                   {"Arena Live Bytes", n.live_bytes}};
-    } else {
-      e["cat"] = "user_annotation";
-      e["args"] = {{"Kind", span_kind_name(s.kind)}};
-      if (s.kind == SpanKind::Run) e["args"]["Run"] = s.run;
-    }
-    events.push_back(std::move(e));
-  }
+  add_process_metadata(events, r);
+  for (const Span& s : r.spans) events.push_back(span_event(r, s));
   for (const CounterSample& c : r.arena_live)
     events.push_back({{"ph", "C"}, {"name", "arena live bytes"}, {"pid", r.pid}, {"tid", c.tid},
-                      {"ts", us(c.t_ns - o)}, {"args", {{"bytes", c.value}}}});
-
-  // Device activity: GPU work on pid = device, tid = stream; runtime calls on the host thread.
+                      {"ts", us(c.t_ns - r.origin_ns)}, {"args", {{"bytes", c.value}}}});
   std::set<int32_t> devices;
   std::set<std::pair<int32_t, int32_t>> streams;
-  std::map<uint32_t, const exec::DeviceActivity*> runtime_by_corr;
-  for (const exec::DeviceActivity& a : r.device)
-    if (a.kind == exec::ActivityKind::Runtime && a.correlation_id) runtime_by_corr[a.correlation_id] = &a;
-  for (const exec::DeviceActivity& a : r.device) {
-    json args = {{"correlation", a.correlation_id}};
-    if (a.node_index >= 0) args["Node Index"] = a.node_index;
-    if (a.kind == exec::ActivityKind::Runtime) {
-      int32_t tid = a.thread_id ? static_cast<int32_t>(a.thread_id) : r.main_tid;
-      events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", a.name}, {"pid", r.pid}, {"tid", tid},
-                        {"ts", us(a.start_ns - o)}, {"dur", us(a.end_ns - a.start_ns)}, {"args", args}});
-      continue;
-    }
-    devices.insert(a.device);
-    streams.insert({a.device, a.stream});
-    args["device"] = a.device;
-    args["stream"] = a.stream;
-    if (a.kind == exec::ActivityKind::Kernel) {
-      args["grid"] = {a.grid[0], a.grid[1], a.grid[2]};
-      args["block"] = {a.block[0], a.block[1], a.block[2]};
-      args["registers per thread"] = a.registers;
-      args["shared memory"] = a.shared_memory;
-    } else if (a.kind == exec::ActivityKind::Sync) {
-      args["cuda_sync_kind"] = a.name;  // kineto's name for what was waited on
-    } else {
-      args["bytes"] = a.bytes;
-      args["copy kind"] = a.copy_kind;
-      if (a.kind == exec::ActivityKind::Memcpy) {
-        args["src kind"] = a.src_kind;
-        args["dst kind"] = a.dst_kind;
-      }
-    }
-    events.push_back({{"ph", "X"}, {"cat", device_category(a.kind)}, {"name", a.name}, {"pid", a.device},
-                      {"tid", a.stream}, {"ts", us(a.start_ns - o)}, {"dur", us(a.end_ns - a.start_ns)},
-                      {"args", args}});
-    auto rt = runtime_by_corr.find(a.correlation_id);
-    if (a.correlation_id && rt != runtime_by_corr.end()) {
-      const exec::DeviceActivity& call = *rt->second;
-      int32_t tid = call.thread_id ? static_cast<int32_t>(call.thread_id) : r.main_tid;
-      events.push_back({{"ph", "s"}, {"id", a.correlation_id}, {"pid", r.pid}, {"tid", tid},
-                        {"ts", us(call.start_ns - o)}, {"cat", "ac2g"}, {"name", "ac2g"}});
-      events.push_back({{"ph", "f"}, {"id", a.correlation_id}, {"pid", a.device}, {"tid", a.stream},
-                        {"ts", us(a.start_ns - o)}, {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
-    }
-  }
-  for (int32_t d : devices) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", 0},
-                      {"args", {{"name", "GPU " + std::to_string(d)}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", 0},
-                      {"args", {{"sort_index", 1000 + d}}}});
-  }
-  for (const auto& [d, s] : streams)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", d}, {"tid", s},
-                      {"args", {{"name", "stream " + std::to_string(s)}}}});
+  add_device_events(events, r, devices, streams);
+  add_device_metadata(events, devices, streams);
   json trace = {{"schemaVersion", 1},
                 {"displayTimeUnit", "ms"},
                 {"baseTimeNanoseconds", r.origin_utc_ns},

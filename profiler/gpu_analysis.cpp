@@ -303,210 +303,264 @@ std::string sequence_text(const std::vector<std::string>& names) {
   return seq;
 }
 
-}  // namespace
+using Activities = std::vector<DeviceActivity>;
+using WorkItems = std::vector<const DeviceActivity*>;
 
-GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
-  GpuAnalysis a;
-  const auto& dev = r.device;
-
-  // Runtime calls by correlation id, and the host-wide sync / copy call indexes.
+// Runtime calls by correlation id, and the host-wide sync / copy call indexes.
+struct HostCalls {
   std::unordered_map<uint32_t, const DeviceActivity*> call_of;
   CoverIndex async_copy_calls;
   std::vector<const DeviceActivity*> sync_calls, sync_recs;
   int64_t sync_memcpy_calls = 0, sync_memcpy_ns = 0, sync_api_calls = 0, sync_api_ns = 0;
+  int64_t sync_record_count = 0, sync_record_ns = 0;
+
+  // The runtime call that launched x, or nullptr.
+  const DeviceActivity* launch_of(const DeviceActivity& x) const {
+    const auto c = x.correlation_id ? call_of.find(x.correlation_id) : call_of.end();
+    return c == call_of.end() ? nullptr : c->second;
+  }
+};
+
+HostCalls index_host_calls(const Activities& dev) {
+  HostCalls h;
   for (const DeviceActivity& x : dev) {
     if (x.kind == ActivityKind::Runtime) {
-      if (x.correlation_id != 0) call_of.try_emplace(x.correlation_id, &x);
-      if (is_sync_call(x.name)) sync_calls.push_back(&x);
-      if (is_async_memcpy_call(x.name)) async_copy_calls.add(x.start_ns, x.end_ns);
+      if (x.correlation_id != 0) h.call_of.try_emplace(x.correlation_id, &x);
+      if (is_sync_call(x.name)) h.sync_calls.push_back(&x);
+      if (is_async_memcpy_call(x.name)) h.async_copy_calls.add(x.start_ns, x.end_ns);
       if (is_sync_memcpy_call(x.name)) {
-        sync_memcpy_calls += 1;
-        sync_memcpy_ns += dur(x);
+        h.sync_memcpy_calls += 1;
+        h.sync_memcpy_ns += dur(x);
       } else if (contains(x.name, "Synchronize")) {
-        sync_api_calls += 1;
-        sync_api_ns += dur(x);
+        h.sync_api_calls += 1;
+        h.sync_api_ns += dur(x);
       }
     } else if (x.kind == ActivityKind::Sync) {
-      sync_recs.push_back(&x);
+      h.sync_recs.push_back(&x);
+      h.sync_record_count += 1;
+      h.sync_record_ns += dur(x);
     }
   }
-  async_copy_calls.build();
+  h.async_copy_calls.build();
+  return h;
+}
 
-  // Per device: split, gaps and their causes.
-  std::map<int32_t, std::vector<const DeviceActivity*>> work;
-  std::map<int32_t, DeviceSplit> splits;
-  int64_t sync_record_count = 0, sync_record_ns = 0;
-  for (const DeviceActivity& x : dev) {
-    if (x.kind == ActivityKind::Sync) {
-      sync_record_count += 1;
-      sync_record_ns += dur(x);
-    }
-    if (!is_work(x)) continue;
-    work[x.device].push_back(&x);
-  }
-  for (const DeviceActivity& x : dev) {
-    if (x.kind != ActivityKind::Sync || !work.count(x.device)) continue;
-    DeviceSplit& s = splits[x.device];
-    s.sync_count += 1;
-    s.sync_ns += dur(x);
-  }
-  std::vector<IdleGap> all_long_gaps;
-  for (auto& [d, items] : work) {
+// Each device's GPU work, in start order.
+std::map<int32_t, WorkItems> work_by_device(const Activities& dev) {
+  std::map<int32_t, WorkItems> work;
+  for (const DeviceActivity& x : dev)
+    if (is_work(x)) work[x.device].push_back(&x);
+  for (auto& [d, items] : work)
     std::sort(items.begin(), items.end(), [](const DeviceActivity* x, const DeviceActivity* y) {
       return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns < y->end_ns;
     });
+  return work;
+}
+
+// The window, the per-kind counts and times, and the streams of a device's work.
+void add_work_totals(DeviceSplit& s, const WorkItems& items) {
+  std::vector<int32_t> streams;
+  s.window_start_ns = items.front()->start_ns;
+  s.window_end_ns = items.front()->start_ns;
+  for (const DeviceActivity* x : items) {
+    s.window_end_ns = std::max(s.window_end_ns, x->end_ns);
+    streams.push_back(x->stream);
+    switch (x->kind) {
+      case ActivityKind::Kernel:
+        s.kernel_count += 1, s.kernel_ns += dur(*x);
+        break;
+      case ActivityKind::Memcpy:
+        s.memcpy_count += 1, s.memcpy_ns += dur(*x), s.memcpy_bytes += x->bytes;
+        break;
+      case ActivityKind::Memset:
+        s.memset_count += 1, s.memset_ns += dur(*x), s.memset_bytes += x->bytes;
+        break;
+      default:
+        break;
+    }
+  }
+  std::sort(streams.begin(), streams.end());
+  s.streams = std::unique(streams.begin(), streams.end()) - streams.begin();
+  s.window_ns = s.window_end_ns - s.window_start_ns;
+}
+
+// The host held in a sync: this device's Sync records and every synchronising call.
+CoverIndex host_held_in_sync(const HostCalls& h, int32_t d) {
+  CoverIndex held;
+  for (const DeviceActivity* x : h.sync_calls) held.add(x->start_ns, x->end_ns);
+  for (const DeviceActivity* x : h.sync_recs)
+    if (x->device == d) held.add(x->start_ns, x->end_ns);
+  held.build();
+  return held;
+}
+
+// The launch of the item that ends a gap (any of those starting where items[i] starts with a
+// launch).
+const DeviceActivity* gap_end_launch(const WorkItems& items, size_t i, const HostCalls& h) {
+  const int64_t ge = items[i]->start_ns;
+  const DeviceActivity* launch = nullptr;
+  for (size_t j = i; j < items.size() && items[j]->start_ns == ge && !launch; ++j)
+    launch = h.launch_of(*items[j]);
+  return launch;
+}
+
+// Each cause's share of the gap [gs, ge); the largest wins (ties: sync, copy_wait, host_bound).
+IdleCause gap_cause(int64_t gs, int64_t ge, const DeviceActivity* launch, const CoverIndex& held,
+                    const CoverIndex& async_copy_calls) {
+  const int64_t sync_ov = held.covered(gs, ge);
+  const int64_t copy_ov = async_copy_calls.covered(gs, ge);
+  const int64_t host_ov =
+      launch && launch->start_ns > gs ? std::min(launch->start_ns, ge) - gs : 0;
+  if (sync_ov > 0 && sync_ov >= copy_ov && sync_ov >= host_ov) return IdleCause::Sync;
+  if (copy_ov > 0 && copy_ov >= host_ov) return IdleCause::CopyWait;
+  if (host_ov > 0) return IdleCause::HostBound;
+  return IdleCause::Other;
+}
+
+void add_idle_by_cause(DeviceSplit& s, const IdleGap& g) {
+  switch (g.cause) {
+    case IdleCause::HostBound:
+      s.idle_host_bound_ns += g.duration_ns;
+      break;
+    case IdleCause::Sync:
+      s.idle_sync_ns += g.duration_ns;
+      break;
+    case IdleCause::CopyWait:
+      s.idle_copy_wait_ns += g.duration_ns;
+      break;
+    case IdleCause::Other:
+      s.idle_other_ns += g.duration_ns;
+      break;
+  }
+}
+
+// Union and gaps: walk in start order; a gap opens when the next item starts after the current
+// union's end. Adds the busy time and each gap's idle time by cause to s; returns the gaps in
+// time order.
+std::vector<IdleGap> walk_gaps(DeviceSplit& s, const WorkItems& items, const HostCalls& h) {
+  const CoverIndex held = host_held_in_sync(h, s.device);
+  std::vector<IdleGap> gaps;
+  int64_t cur_s = items.front()->start_ns,
+          cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
+  for (size_t i = 1; i <= items.size(); ++i) {
+    if (i < items.size() && items[i]->start_ns <= cur_e) {
+      cur_e = std::max(cur_e, items[i]->end_ns);
+      continue;
+    }
+    s.busy_ns += cur_e - cur_s;
+    if (i == items.size()) break;
+    IdleGap g;
+    g.device = s.device;
+    g.start_ns = cur_e;
+    g.duration_ns = items[i]->start_ns - cur_e;
+    g.cause = gap_cause(g.start_ns, items[i]->start_ns, gap_end_launch(items, i, h), held,
+                        h.async_copy_calls);
+    add_idle_by_cause(s, g);
+    gaps.push_back(std::move(g));
+    cur_s = items[i]->start_ns;
+    cur_e = std::max(items[i]->start_ns, items[i]->end_ns);
+  }
+  return gaps;
+}
+
+// Keeps the `keep` longest gaps, longest first.
+void keep_longest(std::vector<IdleGap>& gaps, size_t top) {
+  const size_t keep = std::min(top, gaps.size());
+  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
+                    [](const IdleGap& x, const IdleGap& y) {
+                      return x.duration_ns != y.duration_ns ? x.duration_ns > y.duration_ns
+                                                            : x.start_ns < y.start_ns;
+                    });
+  gaps.resize(keep);
+}
+
+struct HostItem {
+  const std::string* name;
+  int64_t s0, e0;
+  int64_t tid;
+  bool span;
+};
+
+// Host spans and API calls (and device d's Sync records) overlapping [gs, ge): per thread by
+// start, longer (outer) first, API calls after spans of the same extent: items nest, so a span
+// holds another exactly when the next one starts inside it.
+std::vector<HostItem> host_items_during(const Recording& r, int32_t d, int64_t gs, int64_t ge) {
+  std::vector<HostItem> items;
+  for (const Span& sp : r.spans)
+    if ((sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) && sp.end_ns > gs &&
+        sp.start_ns < ge)
+      items.push_back({&sp.name, sp.start_ns, sp.end_ns, sp.tid, true});
+  for (const DeviceActivity& x : r.device)
+    if ((x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d)) &&
+        x.end_ns > gs && x.start_ns < ge)
+      items.push_back({&x.name, x.start_ns, x.end_ns, static_cast<int64_t>(x.thread_id), false});
+  std::stable_sort(items.begin(), items.end(), [](const HostItem& x, const HostItem& y) {
+    if (x.tid != y.tid) return x.tid < y.tid;
+    if (x.s0 != y.s0) return x.s0 < y.s0;
+    if (x.e0 != y.e0) return x.e0 > y.e0;
+    return x.span && !y.span;
+  });
+  return items;
+}
+
+// Length of the union of intervals.
+int64_t union_length(std::vector<std::pair<int64_t, int64_t>>& iv) {
+  std::sort(iv.begin(), iv.end());
+  int64_t ov = 0, end = INT64_MIN;
+  for (const auto& [b, e] : iv) {
+    ov += std::max<int64_t>(0, e - std::max(b, end));
+    end = std::max(end, e);
+  }
+  return ov;
+}
+
+// The host activity during a listed gap on device d: what the host was doing, as specific as the
+// trace says: a host span that holds another span or an API call overlapping the gap on its
+// thread is left out for them (the outermost ranges cover every gap and would crowd out the
+// cudaMalloc inside). Per name, the union of its items' overlaps (nested spans of one name count
+// once); the top_host largest.
+void describe_host_activity(IdleGap& g, const Recording& r, int32_t d, size_t top_host) {
+  const int64_t gs = g.start_ns, ge = g.start_ns + g.duration_ns;
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_name;
+  const std::vector<HostItem> items = host_items_during(r, d, gs, ge);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const HostItem& a = items[i];
+    const bool outer =
+        a.span && i + 1 < items.size() && items[i + 1].tid == a.tid && items[i + 1].s0 < a.e0;
+    if (outer) continue;
+    const int64_t a0 = std::max(a.s0, gs), a1 = std::min(a.e0, ge);
+    if (a1 > a0) by_name[*a.name].push_back({a0, a1});
+  }
+  for (auto& [name, iv] : by_name) g.host.push_back({name, union_length(iv)});
+  std::sort(g.host.begin(), g.host.end(), [](const HostOverlap& x, const HostOverlap& y) {
+    return x.overlap_ns != y.overlap_ns ? x.overlap_ns > y.overlap_ns : x.name < y.name;
+  });
+  if (g.host.size() > top_host) g.host.resize(top_host);
+}
+
+// Per device: the split, its gaps and their causes, the longest gaps with the host activity
+// during them; every gap longer than the threshold goes to long_gaps (device, then time order).
+void split_devices(GpuAnalysis& a, const Recording& r, const HostCalls& h,
+                   const GpuAnalysisOptions& o, std::vector<IdleGap>& long_gaps) {
+  const std::map<int32_t, WorkItems> work = work_by_device(r.device);
+  std::map<int32_t, DeviceSplit> splits;
+  for (const DeviceActivity* x : h.sync_recs) {
+    if (!work.count(x->device)) continue;
+    DeviceSplit& s = splits[x->device];
+    s.sync_count += 1;
+    s.sync_ns += dur(*x);
+  }
+  for (const auto& [d, items] : work) {
     DeviceSplit& s = splits[d];
     s.device = d;
-    std::vector<int32_t> streams;
-    s.window_start_ns = items.front()->start_ns;
-    s.window_end_ns = items.front()->start_ns;
-    for (const DeviceActivity* x : items) {
-      s.window_end_ns = std::max(s.window_end_ns, x->end_ns);
-      streams.push_back(x->stream);
-      switch (x->kind) {
-        case ActivityKind::Kernel:
-          s.kernel_count += 1, s.kernel_ns += dur(*x);
-          break;
-        case ActivityKind::Memcpy:
-          s.memcpy_count += 1, s.memcpy_ns += dur(*x), s.memcpy_bytes += x->bytes;
-          break;
-        case ActivityKind::Memset:
-          s.memset_count += 1, s.memset_ns += dur(*x), s.memset_bytes += x->bytes;
-          break;
-        default:
-          break;
-      }
-    }
-    std::sort(streams.begin(), streams.end());
-    s.streams = std::unique(streams.begin(), streams.end()) - streams.begin();
-    s.window_ns = s.window_end_ns - s.window_start_ns;
-
-    // Union and gaps: walk in start order; a gap opens when the next item starts after the
-    // current union's end.
-    std::vector<IdleGap> gaps;
-    int64_t cur_s = items.front()->start_ns,
-            cur_e = std::max(items.front()->start_ns, items.front()->end_ns);
-    // The host held in a sync: this device's Sync records and every synchronising call.
-    CoverIndex held;
-    for (const DeviceActivity* x : sync_calls) held.add(x->start_ns, x->end_ns);
-    for (const DeviceActivity* x : sync_recs)
-      if (x->device == d) held.add(x->start_ns, x->end_ns);
-    held.build();
-    for (size_t i = 1; i <= items.size(); ++i) {
-      if (i < items.size() && items[i]->start_ns <= cur_e) {
-        cur_e = std::max(cur_e, items[i]->end_ns);
-        continue;
-      }
-      s.busy_ns += cur_e - cur_s;
-      if (i == items.size()) break;
-      IdleGap g;
-      g.device = d;
-      g.start_ns = cur_e;
-      g.duration_ns = items[i]->start_ns - cur_e;
-      const int64_t ge = items[i]->start_ns;
-      // The launch of the item that ends the gap (any of those starting at ge with a launch).
-      const DeviceActivity* launch = nullptr;
-      for (size_t j = i; j < items.size() && items[j]->start_ns == ge && !launch; ++j) {
-        const auto c =
-            items[j]->correlation_id ? call_of.find(items[j]->correlation_id) : call_of.end();
-        if (c != call_of.end()) launch = c->second;
-      }
-      // Each cause's share of the gap; the largest wins (ties: sync, copy_wait, host_bound).
-      const int64_t sync_ov = held.covered(g.start_ns, ge);
-      const int64_t copy_ov = async_copy_calls.covered(g.start_ns, ge);
-      const int64_t host_ov =
-          launch && launch->start_ns > g.start_ns ? std::min(launch->start_ns, ge) - g.start_ns : 0;
-      if (sync_ov > 0 && sync_ov >= copy_ov && sync_ov >= host_ov)
-        g.cause = IdleCause::Sync;
-      else if (copy_ov > 0 && copy_ov >= host_ov)
-        g.cause = IdleCause::CopyWait;
-      else if (host_ov > 0)
-        g.cause = IdleCause::HostBound;
-      else
-        g.cause = IdleCause::Other;
-      switch (g.cause) {
-        case IdleCause::HostBound:
-          s.idle_host_bound_ns += g.duration_ns;
-          break;
-        case IdleCause::Sync:
-          s.idle_sync_ns += g.duration_ns;
-          break;
-        case IdleCause::CopyWait:
-          s.idle_copy_wait_ns += g.duration_ns;
-          break;
-        case IdleCause::Other:
-          s.idle_other_ns += g.duration_ns;
-          break;
-      }
-      gaps.push_back(std::move(g));
-      cur_s = items[i]->start_ns;
-      cur_e = std::max(items[i]->start_ns, items[i]->end_ns);
-    }
+    add_work_totals(s, items);
+    std::vector<IdleGap> gaps = walk_gaps(s, items, h);
     s.idle_ns = s.window_ns - s.busy_ns;
     s.gap_count = static_cast<int64_t>(gaps.size());
     for (const IdleGap& g : gaps)
-      if (g.duration_ns > o.gap_threshold_ns) all_long_gaps.push_back(g);
-    const size_t keep = std::min(o.top_gaps, gaps.size());
-    std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
-                      [](const IdleGap& x, const IdleGap& y) {
-                        return x.duration_ns != y.duration_ns ? x.duration_ns > y.duration_ns
-                                                              : x.start_ns < y.start_ns;
-                      });
-    gaps.resize(keep);
-    // The host activity during each listed gap.
-    for (IdleGap& g : gaps) {
-      const int64_t gs = g.start_ns, ge = g.start_ns + g.duration_ns;
-      // Per name, the union of its items' overlaps (nested spans of one name count once).
-      std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> by_name;
-      auto take = [&](const std::string& name, int64_t s0, int64_t e0) {
-        const int64_t a0 = std::max(s0, gs), a1 = std::min(e0, ge);
-        if (a1 > a0) by_name[name].push_back({a0, a1});
-      };
-      // What the host was doing, as specific as the trace says: a host span that holds another
-      // span or an API call overlapping the gap on its thread is left out for them (the
-      // outermost ranges cover every gap and would crowd out the cudaMalloc inside).
-      struct Item {
-        const std::string* name;
-        int64_t s0, e0;
-        int64_t tid;
-        bool span;
-      };
-      std::vector<Item> items;
-      for (const Span& sp : r.spans)
-        if ((sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) && sp.end_ns > gs && sp.start_ns < ge)
-          items.push_back({&sp.name, sp.start_ns, sp.end_ns, sp.tid, true});
-      for (const DeviceActivity& x : dev)
-        if ((x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d)) &&
-            x.end_ns > gs && x.start_ns < ge)
-          items.push_back({&x.name, x.start_ns, x.end_ns, static_cast<int64_t>(x.thread_id), false});
-      // Per thread by start, longer (outer) first, API calls after spans of the same extent:
-      // items nest, so a span holds another exactly when the next one starts inside it.
-      std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
-        if (x.tid != y.tid) return x.tid < y.tid;
-        if (x.s0 != y.s0) return x.s0 < y.s0;
-        if (x.e0 != y.e0) return x.e0 > y.e0;
-        return x.span && !y.span;
-      });
-      for (size_t i = 0; i < items.size(); ++i) {
-        const Item& a = items[i];
-        const bool outer = a.span && i + 1 < items.size() && items[i + 1].tid == a.tid &&
-                           items[i + 1].s0 < a.e0;
-        if (!outer) take(*a.name, a.s0, a.e0);
-      }
-      for (auto& [name, iv] : by_name) {
-        std::sort(iv.begin(), iv.end());
-        int64_t ov = 0, end = INT64_MIN;
-        for (const auto& [b, e] : iv) {
-          ov += std::max<int64_t>(0, e - std::max(b, end));
-          end = std::max(end, e);
-        }
-        g.host.push_back({name, ov});
-      }
-      std::sort(g.host.begin(), g.host.end(), [](const HostOverlap& x, const HostOverlap& y) {
-        return x.overlap_ns != y.overlap_ns ? x.overlap_ns > y.overlap_ns : x.name < y.name;
-      });
-      if (g.host.size() > o.top_host) g.host.resize(o.top_host);
-    }
+      if (g.duration_ns > o.gap_threshold_ns) long_gaps.push_back(g);
+    keep_longest(gaps, o.top_gaps);
+    for (IdleGap& g : gaps) describe_host_activity(g, r, d, o.top_host);
     s.longest_gaps = std::move(gaps);
   }
   for (auto& [d, s] : splits)
@@ -517,23 +571,27 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     a.memcpy_count += s.memcpy_count, a.memcpy_ns += s.memcpy_ns, a.memcpy_bytes += s.memcpy_bytes;
     a.memset_count += s.memset_count, a.memset_ns += s.memset_ns, a.memset_bytes += s.memset_bytes;
   }
+}
 
-  // Launch overhead, kernel groups, graph candidates' input.
+// Launch overhead and kernel groups; returns each thread's launches (the graph candidates'
+// input), in kernel record order.
+std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const Recording& r,
+                                                         const HostCalls& h) {
   LauncherIndex launchers(r);
   std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
   std::vector<double> launch_delays, queue_delays, call_durs;
   std::map<uint32_t, std::vector<Launch>> per_thread;
   std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound kernels: call, kernel duration
-  for (const DeviceActivity& x : dev) {
+  for (const DeviceActivity& x : r.device) {
     if (x.kind != ActivityKind::Kernel) continue;
     a.launch.kernels += 1;
     add_to_group(by_name, x.name, dur(x));
-    const auto c = x.correlation_id ? call_of.find(x.correlation_id) : call_of.end();
-    if (c == call_of.end()) {
+    const DeviceActivity* launch = h.launch_of(x);
+    if (!launch) {
       add_to_group(by_launcher, "(no host range)", dur(x));
       continue;
     }
-    const DeviceActivity& call = *c->second;
+    const DeviceActivity& call = *launch;
     a.launch.correlated += 1;
     launch_delays.push_back(static_cast<double>(x.start_ns - call.start_ns));
     queue_delays.push_back(static_cast<double>(x.start_ns - call.end_ns));
@@ -557,7 +615,11 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
   a.kernels_by_name = finish_groups(by_name, a.kernel_ns);
   a.kernels_by_launcher = finish_groups(by_launcher, a.kernel_ns);
+  return per_thread;
+}
 
+void find_graph_candidates(GpuAnalysis& a, std::map<uint32_t, std::vector<Launch>>& per_thread,
+                           const GpuAnalysisOptions& o) {
   for (auto& [tid, ls] : per_thread) {
     std::stable_sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) {
       return x.call->start_ns < y.call->start_ns;
@@ -569,8 +631,10 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
             [](const GraphCandidate& x, const GraphCandidate& y) {
               return x.saving_ns != y.saving_ns ? x.saving_ns > y.saving_ns : x.thread < y.thread;
             });
+}
 
-  // Copies.
+// Copies grouped by direction and memory kinds, most time first.
+std::vector<CopyGroup> copy_groups(const Activities& dev) {
   std::map<std::tuple<std::string, std::string, std::string>, CopyGroup> copies;
   for (const DeviceActivity& x : dev) {
     if (x.kind != ActivityKind::Memcpy) continue;
@@ -584,17 +648,22 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     g.bytes += x.bytes;
     g.total_ns += dur(x);
   }
+  std::vector<CopyGroup> out;
   for (auto& [k, g] : copies) {
     g.gbs = g.total_ns > 0 ? static_cast<double>(g.bytes) / static_cast<double>(g.total_ns) : 0;
-    a.copies.push_back(g);
+    out.push_back(g);
   }
-  std::stable_sort(a.copies.begin(), a.copies.end(),
+  std::stable_sort(out.begin(), out.end(),
                    [](const CopyGroup& x, const CopyGroup& y) { return x.total_ns > y.total_ns; });
+  return out;
+}
 
-  // Findings.
-  auto add = [&](std::string s, int64_t lost, const char* kind) {
-    if (lost > 0) a.findings.push_back({std::move(s), lost, kind});
-  };
+void add_finding(GpuAnalysis& a, std::string s, int64_t lost, const char* kind) {
+  if (lost > 0) a.findings.push_back({std::move(s), lost, kind});
+}
+
+// gpu_idle: per device, its idle time and the cause with the most of it.
+void add_idle_findings(GpuAnalysis& a) {
   for (const DeviceSplit& s : a.devices) {
     if (s.idle_ns <= 0) continue;
     const std::pair<int64_t, const char*> causes[] = {
@@ -605,180 +674,365 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
     const auto* top = &causes[0];
     for (const auto& c : causes)
       if (c.first > top->first) top = &c;
-    add("GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " +
-            format_duration_ns(static_cast<double>(s.window_ns)) + " (" +
-            format_duration_ns(static_cast<double>(s.idle_ns)) +
-            "): " + format_duration_ns(static_cast<double>(top->first)) + " " + top->second,
-        s.idle_ns, "gpu_idle");
+    add_finding(a,
+                "GPU " + std::to_string(s.device) + " idle " + pct(s.idle_fraction()) + " of " +
+                    format_duration_ns(static_cast<double>(s.window_ns)) + " (" +
+                    format_duration_ns(static_cast<double>(s.idle_ns)) + "): " +
+                    format_duration_ns(static_cast<double>(top->first)) + " " + top->second,
+                s.idle_ns, "gpu_idle");
   }
-  {
-    std::map<int32_t, std::pair<int64_t, int64_t>> per_dev;  // count, total
-    std::map<int32_t, const IdleGap*> longest;
-    for (const IdleGap& g : all_long_gaps) {
-      per_dev[g.device].first += 1;
-      per_dev[g.device].second += g.duration_ns;
-      if (!longest[g.device] || g.duration_ns > longest[g.device]->duration_ns)
-        longest[g.device] = &g;
-    }
-    for (const auto& [d, ct] : per_dev)
-      add(std::to_string(ct.first) + " gaps longer than " +
-              format_duration_ns(static_cast<double>(o.gap_threshold_ns)) + " on GPU " + std::to_string(d) +
-              " add up to " + format_duration_ns(static_cast<double>(ct.second)) + " (longest " +
-              format_duration_ns(static_cast<double>(longest[d]->duration_ns)) + ", " +
-              idle_cause_name(longest[d]->cause) + ")",
-          ct.second, "gpu_gaps");
+}
+
+// gpu_gaps: per device, the gaps longer than the threshold.
+void add_gap_findings(GpuAnalysis& a, const std::vector<IdleGap>& long_gaps,
+                      const GpuAnalysisOptions& o) {
+  std::map<int32_t, std::pair<int64_t, int64_t>> per_dev;  // count, total
+  std::map<int32_t, const IdleGap*> longest;
+  for (const IdleGap& g : long_gaps) {
+    per_dev[g.device].first += 1;
+    per_dev[g.device].second += g.duration_ns;
+    if (!longest[g.device] || g.duration_ns > longest[g.device]->duration_ns)
+      longest[g.device] = &g;
   }
-  {
-    int64_t n = 0, t = 0;
-    uint64_t b = 0;
-    for (const CopyGroup& g : a.copies)
-      if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
-    if (n > 0)
-      add(std::to_string(n) + " copies from pageable memory took " +
-              format_duration_ns(static_cast<double>(t)) + " at " +
-              fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
-              " GB/s: pin the host buffers",
-          t, "pageable_copy");
-  }
-  if (sync_memcpy_calls > 0)
-    add(std::to_string(sync_memcpy_calls) + " synchronous memcpy calls held the host " +
-            format_duration_ns(static_cast<double>(sync_memcpy_ns)) + ": use cudaMemcpyAsync on a stream",
-        sync_memcpy_ns, "memcpy_sync");
-  {
-    // Sync records where the trace has them (they are the held time), else the Synchronize calls.
-    const int64_t n = sync_record_count > 0 ? sync_record_count : sync_api_calls;
-    const int64_t t = sync_record_count > 0 ? sync_record_ns : sync_api_ns;
-    if (n > 0)
-      add(std::to_string(n) + " synchronisations held the host " +
-              format_duration_ns(static_cast<double>(t)) +
-              ": drop the ones that are not needed so the host can queue work ahead",
-          t, "api_sync");
-  }
+  for (const auto& [d, ct] : per_dev)
+    add_finding(a,
+                std::to_string(ct.first) + " gaps longer than " +
+                    format_duration_ns(static_cast<double>(o.gap_threshold_ns)) + " on GPU " +
+                    std::to_string(d) + " add up to " +
+                    format_duration_ns(static_cast<double>(ct.second)) + " (longest " +
+                    format_duration_ns(static_cast<double>(longest[d]->duration_ns)) + ", " +
+                    idle_cause_name(longest[d]->cause) + ")",
+                ct.second, "gpu_gaps");
+}
+
+// pageable_copy: copies from or to pageable host memory.
+void add_copy_findings(GpuAnalysis& a) {
+  int64_t n = 0, t = 0;
+  uint64_t b = 0;
+  for (const CopyGroup& g : a.copies)
+    if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
+  if (n > 0)
+    add_finding(a,
+                std::to_string(n) + " copies from pageable memory took " +
+                    format_duration_ns(static_cast<double>(t)) + " at " +
+                    fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
+                    " GB/s: pin the host buffers",
+                t, "pageable_copy");
+}
+
+// memcpy_sync and api_sync: the time the host was held in synchronous calls.
+void add_sync_findings(GpuAnalysis& a, const HostCalls& h) {
+  if (h.sync_memcpy_calls > 0)
+    add_finding(a,
+                std::to_string(h.sync_memcpy_calls) + " synchronous memcpy calls held the host " +
+                    format_duration_ns(static_cast<double>(h.sync_memcpy_ns)) +
+                    ": use cudaMemcpyAsync on a stream",
+                h.sync_memcpy_ns, "memcpy_sync");
+  // Sync records where the trace has them (they are the held time), else the Synchronize calls.
+  const int64_t n = h.sync_record_count > 0 ? h.sync_record_count : h.sync_api_calls;
+  const int64_t t = h.sync_record_count > 0 ? h.sync_record_ns : h.sync_api_ns;
+  if (n > 0)
+    add_finding(a,
+                std::to_string(n) + " synchronisations held the host " +
+                    format_duration_ns(static_cast<double>(t)) +
+                    ": drop the ones that are not needed so the host can queue work ahead",
+                t, "api_sync");
+}
+
+// launch_bound and cuda_graph: launch overhead.
+void add_launch_findings(GpuAnalysis& a) {
   if (a.launch.launch_bound > 0)
-    add(std::to_string(a.launch.launch_bound) + " of " + std::to_string(a.launch.kernels) +
-            " kernels are shorter than their launch (median launch delay " +
-            format_duration_ns(a.launch.launch_delay.median_ns) + "), losing " +
-            format_duration_ns(static_cast<double>(a.launch.launch_bound_lost_ns)),
-        a.launch.launch_bound_lost_ns, "launch_bound");
-  for (const GraphCandidate& g : a.graph_candidates) {
-    add("the sequence " + sequence_text(g.kernels) + " repeats " + std::to_string(g.repetitions) +
-            " times: a CUDA graph would save about " + format_duration_ns(static_cast<double>(g.saving_ns)) +
-            " of launch time",
-        g.saving_ns, "cuda_graph");
-  }
+    add_finding(a,
+                std::to_string(a.launch.launch_bound) + " of " +
+                    std::to_string(a.launch.kernels) +
+                    " kernels are shorter than their launch (median launch delay " +
+                    format_duration_ns(a.launch.launch_delay.median_ns) + "), losing " +
+                    format_duration_ns(static_cast<double>(a.launch.launch_bound_lost_ns)),
+                a.launch.launch_bound_lost_ns, "launch_bound");
+  for (const GraphCandidate& g : a.graph_candidates)
+    add_finding(a,
+                "the sequence " + sequence_text(g.kernels) + " repeats " +
+                    std::to_string(g.repetitions) + " times: a CUDA graph would save about " +
+                    format_duration_ns(static_cast<double>(g.saving_ns)) + " of launch time",
+                g.saving_ns, "cuda_graph");
+}
+
+// The findings, most time lost first.
+void add_findings(GpuAnalysis& a, const HostCalls& h, const std::vector<IdleGap>& long_gaps,
+                  const GpuAnalysisOptions& o) {
+  add_idle_findings(a);
+  add_gap_findings(a, long_gaps, o);
+  add_copy_findings(a);
+  add_sync_findings(a, h);
+  add_launch_findings(a);
   std::stable_sort(
       a.findings.begin(), a.findings.end(),
       [](const GpuFinding& x, const GpuFinding& y) { return x.time_lost_ns > y.time_lost_ns; });
+}
+
+}  // namespace
+
+GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+  GpuAnalysis a;
+  const HostCalls calls = index_host_calls(r.device);
+  std::vector<IdleGap> long_gaps;
+  split_devices(a, r, calls, o, long_gaps);
+  std::map<uint32_t, std::vector<Launch>> per_thread = analyze_launches(a, r, calls);
+  find_graph_candidates(a, per_thread, o);
+  a.copies = copy_groups(r.device);
+  add_findings(a, calls, long_gaps, o);
   return a;
 }
 
-std::string gpu_analysis_text(const GpuAnalysis& a) {
-  std::ostringstream os;
+namespace {
+
+std::string dur_text(int64_t ns) {
+  return format_duration_ns(static_cast<double>(ns));
+}
+
+void text_split(std::ostringstream& os, const GpuAnalysis& a) {
   char line[512];
-  if (!a.has_gpu) {
-    os << "no GPU activity in this recording\n";
-    return os.str();
-  }
   os << "GPU time split (window = first to last GPU activity per device; busy = union over "
         "streams)\n";
   std::snprintf(line, sizeof line, "%-4s %8s %11s %11s %6s %11s %11s %11s %11s %7s\n", "gpu",
                 "streams", "window", "busy", "idle%", "kernel", "memcpy", "memset", "sync", "gaps");
   os << line;
   for (const DeviceSplit& s : a.devices) {
-    std::snprintf(
-        line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n", s.device,
-        static_cast<long long>(s.streams), format_duration_ns(static_cast<double>(s.window_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.busy_ns)).c_str(), pct(s.idle_fraction()).c_str(),
-        format_duration_ns(static_cast<double>(s.kernel_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.memcpy_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.memset_ns)).c_str(),
-        format_duration_ns(static_cast<double>(s.sync_ns)).c_str(), static_cast<long long>(s.gap_count));
+    std::snprintf(line, sizeof line, "%-4d %8lld %11s %11s %6s %11s %11s %11s %11s %7lld\n",
+                  s.device, static_cast<long long>(s.streams), dur_text(s.window_ns).c_str(),
+                  dur_text(s.busy_ns).c_str(), pct(s.idle_fraction()).c_str(),
+                  dur_text(s.kernel_ns).c_str(), dur_text(s.memcpy_ns).c_str(),
+                  dur_text(s.memset_ns).c_str(), dur_text(s.sync_ns).c_str(),
+                  static_cast<long long>(s.gap_count));
     os << line;
   }
+}
+
+void text_idle_causes(std::ostringstream& os, const GpuAnalysis& a) {
+  char line[512];
   os << "\nidle time by cause\n";
   std::snprintf(line, sizeof line, "%-4s %11s %11s %11s %11s %11s\n", "gpu", "idle", "host_bound",
                 "sync", "copy_wait", "other");
   os << line;
   for (const DeviceSplit& s : a.devices) {
     std::snprintf(line, sizeof line, "%-4d %11s %11s %11s %11s %11s\n", s.device,
-                  format_duration_ns(static_cast<double>(s.idle_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_host_bound_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_sync_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_copy_wait_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(s.idle_other_ns)).c_str());
+                  dur_text(s.idle_ns).c_str(), dur_text(s.idle_host_bound_ns).c_str(),
+                  dur_text(s.idle_sync_ns).c_str(), dur_text(s.idle_copy_wait_ns).c_str(),
+                  dur_text(s.idle_other_ns).c_str());
     os << line;
   }
-  const LaunchStats& l = a.launch;
+}
+
+void text_launches(std::ostringstream& os, const LaunchStats& l) {
   os << "\nlaunches: " << l.correlated << " of " << l.kernels
-     << " kernels with a launch call; launch delay median " << format_duration_ns(l.launch_delay.median_ns)
-     << ", p90 " << format_duration_ns(l.launch_delay.p90_ns) << ", max " << format_duration_ns(l.launch_delay.max_ns)
-     << "; queue delay median " << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
+     << " kernels with a launch call; launch delay median "
+     << format_duration_ns(l.launch_delay.median_ns) << ", p90 "
+     << format_duration_ns(l.launch_delay.p90_ns) << ", max "
+     << format_duration_ns(l.launch_delay.max_ns) << "; queue delay median "
+     << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
      << " launch-bound kernels\n";
-  auto groups = [&](const char* title, const std::vector<KernelGroup>& v) {
-    os << "\n" << title << "\n";
-    std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
-                  "total", "mean", "min", "max", "share");
+}
+
+// The 15 largest groups.
+void text_groups(std::ostringstream& os, const char* title, const std::vector<KernelGroup>& v) {
+  char line[512];
+  os << "\n" << title << "\n";
+  std::snprintf(line, sizeof line, "%-48s %7s %11s %11s %11s %11s %6s\n", "name", "count",
+                "total", "mean", "min", "max", "share");
+  os << line;
+  for (size_t i = 0; i < v.size() && i < 15; ++i) {
+    const KernelGroup& g = v[i];
+    std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
+    std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
+                  static_cast<long long>(g.count), dur_text(g.total_ns).c_str(),
+                  format_duration_ns(g.mean_ns).c_str(), dur_text(g.min_ns).c_str(),
+                  dur_text(g.max_ns).c_str(), pct(g.share).c_str());
     os << line;
-    for (size_t i = 0; i < v.size() && i < 15; ++i) {
-      const KernelGroup& g = v[i];
-      std::string k = g.key.size() > 48 ? g.key.substr(0, 45) + "..." : g.key;
-      std::snprintf(line, sizeof line, "%-48s %7lld %11s %11s %11s %11s %6s\n", k.c_str(),
-                    static_cast<long long>(g.count),
-                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), format_duration_ns(g.mean_ns).c_str(),
-                    format_duration_ns(static_cast<double>(g.min_ns)).c_str(),
-                    format_duration_ns(static_cast<double>(g.max_ns)).c_str(), pct(g.share).c_str());
-      os << line;
-    }
-  };
-  groups("kernels by name", a.kernels_by_name);
-  groups("kernels by launching host span", a.kernels_by_launcher);
-  if (!a.copies.empty()) {
-    os << "\ncopies\n";
-    std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
-                  "count", "bytes", "time", "GB/s", "");
+  }
+}
+
+void text_copies(std::ostringstream& os, const std::vector<CopyGroup>& copies) {
+  if (copies.empty()) return;
+  char line[512];
+  os << "\ncopies\n";
+  std::snprintf(line, sizeof line, "%-6s %-26s %7s %11s %11s %9s %s\n", "dir", "src -> dst",
+                "count", "bytes", "time", "GB/s", "");
+  os << line;
+  for (const CopyGroup& g : copies) {
+    std::string kinds = g.src + " -> " + g.dst;
+    std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
+                  kinds.c_str(), static_cast<long long>(g.count),
+                  fmt_bytes(static_cast<double>(g.bytes)).c_str(), dur_text(g.total_ns).c_str(),
+                  g.gbs, g.pageable ? "pageable" : "");
     os << line;
-    for (const CopyGroup& g : a.copies) {
-      std::string kinds = g.src + " -> " + g.dst;
-      std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
-                    kinds.c_str(), static_cast<long long>(g.count),
-                    fmt_bytes(static_cast<double>(g.bytes)).c_str(),
-                    format_duration_ns(static_cast<double>(g.total_ns)).c_str(), g.gbs,
-                    g.pageable ? "pageable" : "");
-      os << line;
-    }
   }
-  for (const DeviceSplit& s : a.devices) {
-    if (s.longest_gaps.empty()) continue;
-    os << "\nlongest idle gaps on GPU " << s.device
-       << " (at: from the window start; cause; host activity during it)\n";
-    for (const IdleGap& g : s.longest_gaps) {
-      std::string host;
-      for (const HostOverlap& h : g.host)
-        host +=
-            (host.empty() ? "" : ", ") + h.name + " " + format_duration_ns(static_cast<double>(h.overlap_ns));
-      std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
-                    format_duration_ns(static_cast<double>(g.start_ns - s.window_start_ns)).c_str(),
-                    format_duration_ns(static_cast<double>(g.duration_ns)).c_str(), idle_cause_name(g.cause),
-                    host.c_str());
-      os << line;
-    }
+}
+
+void text_gaps(std::ostringstream& os, const DeviceSplit& s) {
+  if (s.longest_gaps.empty()) return;
+  char line[512];
+  os << "\nlongest idle gaps on GPU " << s.device
+     << " (at: from the window start; cause; host activity during it)\n";
+  for (const IdleGap& g : s.longest_gaps) {
+    std::string host;
+    for (const HostOverlap& h : g.host)
+      host += (host.empty() ? "" : ", ") + h.name + " " + dur_text(h.overlap_ns);
+    std::snprintf(line, sizeof line, "  at %11s  %11s  %-10s  %s\n",
+                  dur_text(g.start_ns - s.window_start_ns).c_str(),
+                  dur_text(g.duration_ns).c_str(), idle_cause_name(g.cause), host.c_str());
+    os << line;
   }
-  if (!a.graph_candidates.empty()) {
-    os << "\nCUDA graph candidates\n";
-    for (const GraphCandidate& g : a.graph_candidates) {
-      os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
-         << ", launches " << format_duration_ns(static_cast<double>(g.launch_ns)) << ", saving about "
-         << format_duration_ns(static_cast<double>(g.saving_ns)) << "\n";
-    }
+}
+
+void text_graph_candidates(std::ostringstream& os, const std::vector<GraphCandidate>& v) {
+  if (v.empty()) return;
+  os << "\nCUDA graph candidates\n";
+  for (const GraphCandidate& g : v) {
+    os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
+       << ", launches " << dur_text(g.launch_ns) << ", saving about " << dur_text(g.saving_ns)
+       << "\n";
   }
+}
+
+void text_findings(std::ostringstream& os, const std::vector<GpuFinding>& findings) {
   os << "\nfindings\n";
-  if (a.findings.empty()) os << "  none\n";
-  for (const GpuFinding& f : a.findings) os << "  - " << f.sentence << "\n";
+  if (findings.empty()) os << "  none\n";
+  for (const GpuFinding& f : findings) os << "  - " << f.sentence << "\n";
+}
+
+}  // namespace
+
+std::string gpu_analysis_text(const GpuAnalysis& a) {
+  std::ostringstream os;
+  if (!a.has_gpu) {
+    os << "no GPU activity in this recording\n";
+    return os.str();
+  }
+  text_split(os, a);
+  text_idle_causes(os, a);
+  text_launches(os, a.launch);
+  text_groups(os, "kernels by name", a.kernels_by_name);
+  text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
+  text_copies(os, a.copies);
+  for (const DeviceSplit& s : a.devices) text_gaps(os, s);
+  text_graph_candidates(os, a.graph_candidates);
+  text_findings(os, a.findings);
   return os.str();
 }
 
+namespace {
+
+using nlohmann::json;
+
+json json_gap(const IdleGap& g) {
+  json host = json::array();
+  for (const HostOverlap& h : g.host)
+    host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
+  return {{"start_ns", g.start_ns},
+          {"duration_ns", g.duration_ns},
+          {"cause", idle_cause_name(g.cause)},
+          {"host", host}};
+}
+
+json json_device(const DeviceSplit& s) {
+  json gaps = json::array();
+  for (const IdleGap& g : s.longest_gaps) gaps.push_back(json_gap(g));
+  return {{"device", s.device},
+          {"window_start_ns", s.window_start_ns},
+          {"window_end_ns", s.window_end_ns},
+          {"window_ns", s.window_ns},
+          {"busy_ns", s.busy_ns},
+          {"idle_ns", s.idle_ns},
+          {"idle_fraction", s.idle_fraction()},
+          {"kernel_ns", s.kernel_ns},
+          {"memcpy_ns", s.memcpy_ns},
+          {"memset_ns", s.memset_ns},
+          {"sync_ns", s.sync_ns},
+          {"kernel_count", s.kernel_count},
+          {"memcpy_count", s.memcpy_count},
+          {"memset_count", s.memset_count},
+          {"sync_count", s.sync_count},
+          {"memcpy_bytes", s.memcpy_bytes},
+          {"memset_bytes", s.memset_bytes},
+          {"streams", s.streams},
+          {"idle_by_cause",
+           {{"host_bound_ns", s.idle_host_bound_ns},
+            {"sync_ns", s.idle_sync_ns},
+            {"copy_wait_ns", s.idle_copy_wait_ns},
+            {"other_ns", s.idle_other_ns}}},
+          {"gap_count", s.gap_count},
+          {"longest_gaps", gaps}};
+}
+
+json json_delay(const DelayStats& d) {
+  return json{{"count", d.count},
+              {"median_ns", d.median_ns},
+              {"p90_ns", d.p90_ns},
+              {"max_ns", d.max_ns},
+              {"mean_ns", d.mean_ns}};
+}
+
+json json_launch(const LaunchStats& l) {
+  return {{"kernels", l.kernels},
+          {"correlated", l.correlated},
+          {"launch_delay", json_delay(l.launch_delay)},
+          {"queue_delay", json_delay(l.queue_delay)},
+          {"call_duration", json_delay(l.call_duration)},
+          {"launch_bound", l.launch_bound},
+          {"launch_bound_lost_ns", l.launch_bound_lost_ns},
+          {"launch_call_total_ns", l.launch_call_total_ns}};
+}
+
+json json_groups(const std::vector<KernelGroup>& v) {
+  json out = json::array();
+  for (const KernelGroup& g : v)
+    out.push_back({{"key", g.key},
+                   {"count", g.count},
+                   {"total_ns", g.total_ns},
+                   {"mean_ns", g.mean_ns},
+                   {"min_ns", g.min_ns},
+                   {"max_ns", g.max_ns},
+                   {"share", g.share}});
+  return out;
+}
+
+json json_copies(const std::vector<CopyGroup>& v) {
+  json copies = json::array();
+  for (const CopyGroup& g : v)
+    copies.push_back({{"direction", g.direction},
+                      {"src", g.src},
+                      {"dst", g.dst},
+                      {"pageable", g.pageable},
+                      {"count", g.count},
+                      {"bytes", g.bytes},
+                      {"total_ns", g.total_ns},
+                      {"gbs", g.gbs}});
+  return copies;
+}
+
+json json_graph_candidates(const std::vector<GraphCandidate>& v) {
+  json graphs = json::array();
+  for (const GraphCandidate& g : v)
+    graphs.push_back({{"thread", g.thread},
+                      {"kernels", g.kernels},
+                      {"repetitions", g.repetitions},
+                      {"launch_ns", g.launch_ns},
+                      {"kernel_ns", g.kernel_ns},
+                      {"saving_ns", g.saving_ns}});
+  return graphs;
+}
+
+json json_findings(const std::vector<GpuFinding>& v) {
+  json findings = json::array();
+  for (const GpuFinding& f : v)
+    findings.push_back(
+        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
+  return findings;
+}
+
+}  // namespace
+
 nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
-  using nlohmann::json;
   json j;
   j["has_gpu"] = a.has_gpu;
   if (!a.has_gpu) j["message"] = "no GPU activity in this recording";
@@ -791,98 +1045,14 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   j["memset_ns"] = a.memset_ns;
   j["memset_bytes"] = a.memset_bytes;
   json devs = json::array();
-  for (const DeviceSplit& s : a.devices) {
-    json gaps = json::array();
-    for (const IdleGap& g : s.longest_gaps) {
-      json host = json::array();
-      for (const HostOverlap& h : g.host)
-        host.push_back({{"name", h.name}, {"overlap_ns", h.overlap_ns}});
-      gaps.push_back({{"start_ns", g.start_ns},
-                      {"duration_ns", g.duration_ns},
-                      {"cause", idle_cause_name(g.cause)},
-                      {"host", host}});
-    }
-    devs.push_back({{"device", s.device},
-                    {"window_start_ns", s.window_start_ns},
-                    {"window_end_ns", s.window_end_ns},
-                    {"window_ns", s.window_ns},
-                    {"busy_ns", s.busy_ns},
-                    {"idle_ns", s.idle_ns},
-                    {"idle_fraction", s.idle_fraction()},
-                    {"kernel_ns", s.kernel_ns},
-                    {"memcpy_ns", s.memcpy_ns},
-                    {"memset_ns", s.memset_ns},
-                    {"sync_ns", s.sync_ns},
-                    {"kernel_count", s.kernel_count},
-                    {"memcpy_count", s.memcpy_count},
-                    {"memset_count", s.memset_count},
-                    {"sync_count", s.sync_count},
-                    {"memcpy_bytes", s.memcpy_bytes},
-                    {"memset_bytes", s.memset_bytes},
-                    {"streams", s.streams},
-                    {"idle_by_cause",
-                     {{"host_bound_ns", s.idle_host_bound_ns},
-                      {"sync_ns", s.idle_sync_ns},
-                      {"copy_wait_ns", s.idle_copy_wait_ns},
-                      {"other_ns", s.idle_other_ns}}},
-                    {"gap_count", s.gap_count},
-                    {"longest_gaps", gaps}});
-  }
+  for (const DeviceSplit& s : a.devices) devs.push_back(json_device(s));
   j["devices"] = devs;
-  auto ds = [](const DelayStats& d) {
-    return json{{"count", d.count},
-                {"median_ns", d.median_ns},
-                {"p90_ns", d.p90_ns},
-                {"max_ns", d.max_ns},
-                {"mean_ns", d.mean_ns}};
-  };
-  j["launch"] = {{"kernels", a.launch.kernels},
-                 {"correlated", a.launch.correlated},
-                 {"launch_delay", ds(a.launch.launch_delay)},
-                 {"queue_delay", ds(a.launch.queue_delay)},
-                 {"call_duration", ds(a.launch.call_duration)},
-                 {"launch_bound", a.launch.launch_bound},
-                 {"launch_bound_lost_ns", a.launch.launch_bound_lost_ns},
-                 {"launch_call_total_ns", a.launch.launch_call_total_ns}};
-  auto groups = [](const std::vector<KernelGroup>& v) {
-    json out = json::array();
-    for (const KernelGroup& g : v)
-      out.push_back({{"key", g.key},
-                     {"count", g.count},
-                     {"total_ns", g.total_ns},
-                     {"mean_ns", g.mean_ns},
-                     {"min_ns", g.min_ns},
-                     {"max_ns", g.max_ns},
-                     {"share", g.share}});
-    return out;
-  };
-  j["kernels_by_name"] = groups(a.kernels_by_name);
-  j["kernels_by_launcher"] = groups(a.kernels_by_launcher);
-  json copies = json::array();
-  for (const CopyGroup& g : a.copies)
-    copies.push_back({{"direction", g.direction},
-                      {"src", g.src},
-                      {"dst", g.dst},
-                      {"pageable", g.pageable},
-                      {"count", g.count},
-                      {"bytes", g.bytes},
-                      {"total_ns", g.total_ns},
-                      {"gbs", g.gbs}});
-  j["copies"] = copies;
-  json graphs = json::array();
-  for (const GraphCandidate& g : a.graph_candidates)
-    graphs.push_back({{"thread", g.thread},
-                      {"kernels", g.kernels},
-                      {"repetitions", g.repetitions},
-                      {"launch_ns", g.launch_ns},
-                      {"kernel_ns", g.kernel_ns},
-                      {"saving_ns", g.saving_ns}});
-  j["graph_candidates"] = graphs;
-  json findings = json::array();
-  for (const GpuFinding& f : a.findings)
-    findings.push_back(
-        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
-  j["findings"] = findings;
+  j["launch"] = json_launch(a.launch);
+  j["kernels_by_name"] = json_groups(a.kernels_by_name);
+  j["kernels_by_launcher"] = json_groups(a.kernels_by_launcher);
+  j["copies"] = json_copies(a.copies);
+  j["graph_candidates"] = json_graph_candidates(a.graph_candidates);
+  j["findings"] = json_findings(a.findings);
   return j;
 }
 

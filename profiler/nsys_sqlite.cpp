@@ -289,123 +289,173 @@ std::string time_text(int64_t utc_ns, bool local) {
   return buf;
 }
 
-void fill(Db& db, const Recording& r) {
+// Writes a recording into the nsys tables, one table kind after the other; StringIds are
+// numbered in first-use order.
+struct NsysFill {
   using V = Db::Value;
+  Db& db;
+  const Recording& r;
+  int64_t pid = r.pid;
+  int64_t global_pid = pid << 24;
   std::map<std::string, int64_t> ids;
-  auto sid = [&](const std::string& s) {
+  std::map<int32_t, bool> devices;  // every device GPU work ran on
+
+  NsysFill(Db& d, const Recording& rec) : db(d), r(rec) {}
+  int64_t sid(const std::string& s) {
     auto it = ids.find(s);
     if (it != ids.end()) return it->second;
     int64_t id = static_cast<int64_t>(ids.size()) + 1;
     ids[s] = id;
     db.insert("INSERT INTO StringIds VALUES (?,?)", {V(id), V(s)});
     return id;
-  };
-  const int64_t pid = r.pid;
-  const int64_t global_pid = pid << 24;
-  auto gtid = [&](int64_t tid) { return global_pid | (tid & 0xFFFFFF); };
-  auto rel = [&](int64_t t) { return t - r.origin_ns; };
-
-  int64_t last = 0;
-  for (const Span& s : r.spans) last = std::max(last, rel(s.end_ns));
-  for (const auto& a : r.device) last = std::max(last, rel(a.end_ns));
-
-  // Metadata.
-  const char* meta[][2] = {{"EXPORT_PRODUCT_NAME", "fusebox profiler"},
-                           {"EXPORT_PRODUCT_VERSION", "0.1.0"},
-                           {"EXPORT_SCHEMA_VERSION", "3.0.0"},
-                           {"EXPORT_SCHEMA_VERSION_MAJOR", "3"},
-                           {"EXPORT_SCHEMA_VERSION_MINOR", "0"},
-                           {"EXPORT_SCHEMA_VERSION_MICRO", "0"},
-                           {"EXPORT_COMPATIBLE_WITH", "NVIDIA Nsight Systems 2022.4 nsys export --type sqlite"},
-                           {"EXPORT_PLATFORM", "linux-desktop"}};
-  for (const auto& m : meta) db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V(m[0]), V(m[1])});
-  db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V("EXPORT_MODEL"), V(r.model)});
-  db.insert("INSERT INTO EXPORT_META_DATA VALUES (?,?)", {V("EXPORT_CONFIGURATION"), V(r.label)});
-  db.insert("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,?,?)",
-            {V(r.origin_utc_ns), V(time_text(r.origin_utc_ns, false)), V(time_text(r.origin_utc_ns, true))});
-  db.insert("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)", {V(int64_t{0}), V(last), V(int64_t{0}), V(last)});
-  db.insert("INSERT INTO PROCESSES VALUES (?,?,?)", {V(global_pid), V(pid), V("fusebox " + r.model)});
-  for (const auto& [tid, name] : r.thread_names)
-    db.insert("INSERT INTO ThreadNames VALUES (?,?,?)", {V(sid(name)), V(0), V(gtid(tid))});
-
-  // NVTX: the domain, the thread names as NVTX saw them, then every range.
-  const char* nvtx_sql = "INSERT INTO NVTX_EVENTS (start, end, eventType, color, text, globalTid, endGlobalTid, textId, domainId) VALUES (?,?,?,?,?,?,?,?,?)";
-  int64_t first = r.spans.empty() ? 0 : rel(r.spans.front().start_ns);
-  db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxDomainCreate), V(), V(nvtx_domain_name()),
-                       V(gtid(r.main_tid)), V(), V(), V(1)});
-  for (const auto& [tid, name] : r.thread_names)
-    db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxThread), V(), V(name), V(gtid(tid)), V(), V(), V(0)});
-  for (const Span& s : r.spans) {
-    uint32_t color = s.kind == SpanKind::Run     ? run_color()
-                     : s.kind == SpanKind::Stage ? stage_color()
-                     : (s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size())
-                         ? op_color(r.nodes[static_cast<size_t>(s.node)].op)
-                         : 0xFF7F7F7Fu;
-    db.insert(nvtx_sql, {V(rel(s.start_ns)), V(rel(s.end_ns)), V(kNvtxPushPopRange), V(color), V(), V(gtid(s.tid)),
-                         V(), V(sid(s.name)), V(1)});
   }
-
-  // GPU activity, one kind after the other (each table's rows, and the StringIds they add, in
-  // the recording's order of that kind), so a recording read back from this file writes it again.
-  const int64_t host_gtid = gtid(r.main_tid);
-  std::map<int32_t, bool> devices;
-  auto each = [&](exec::ActivityKind kind, auto&& write) {
+  int64_t gtid(int64_t tid) const { return global_pid | (tid & 0xFFFFFF); }
+  int64_t rel(int64_t t) const { return t - r.origin_ns; }
+  template <class Write>
+  void each(exec::ActivityKind kind, Write&& write) {
     for (const exec::DeviceActivity& a : r.device)
       if (a.kind == kind) write(a);
-  };
-  each(exec::ActivityKind::Kernel, [&](const exec::DeviceActivity& a) {
-    devices[a.device] = true;
-    // demangledName: the full name; shortName: what nsys lists kernels by ("gemm").
-    const int64_t name = sid(a.name), short_name = sid(kernel_short_name(a.name));
-    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-               V(global_pid), V(name), V(short_name), V(), V(0), V(0), V(a.registers), V(a.grid[0]), V(a.grid[1]),
-               V(a.grid[2]), V(a.block[0]), V(a.block[1]), V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0),
-               V(int64_t{a.correlation_id}), V(), V(), V()});
-  });
-  each(exec::ActivityKind::Memcpy, [&](const exec::DeviceActivity& a) {
-    devices[a.device] = true;
-    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-               V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(), V(nsys_memory_kind(a.src_kind)), V(nsys_memory_kind(a.dst_kind)), V(a.device),
-               V(1), V(a.device), V(1), V(), V(), V()});
-  });
-  each(exec::ActivityKind::Memset, [&](const exec::DeviceActivity& a) {
-    devices[a.device] = true;
-    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream), V(a.correlation_id),
-               V(global_pid), V(0), V(a.bytes), V(), V()});
-  });
-  each(exec::ActivityKind::Runtime, [&](const exec::DeviceActivity& a) {
-    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
-              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(kEventClassCudaRuntime),
-               V(a.thread_id ? gtid(int64_t{a.thread_id}) : host_gtid), V(a.correlation_id), V(sid(a.name)), V(0), V()});
-  });
+  }
+
+  void metadata() {
+    int64_t last = 0;
+    for (const Span& s : r.spans) last = std::max(last, rel(s.end_ns));
+    for (const auto& a : r.device) last = std::max(last, rel(a.end_ns));
+    const char* meta[][2] = {
+        {"EXPORT_PRODUCT_NAME", "fusebox profiler"},
+        {"EXPORT_PRODUCT_VERSION", "0.1.0"},
+        {"EXPORT_SCHEMA_VERSION", "3.0.0"},
+        {"EXPORT_SCHEMA_VERSION_MAJOR", "3"},
+        {"EXPORT_SCHEMA_VERSION_MINOR", "0"},
+        {"EXPORT_SCHEMA_VERSION_MICRO", "0"},
+        {"EXPORT_COMPATIBLE_WITH", "NVIDIA Nsight Systems 2022.4 nsys export --type sqlite"},
+        {"EXPORT_PLATFORM", "linux-desktop"}};
+    const char* meta_sql = "INSERT INTO EXPORT_META_DATA VALUES (?,?)";
+    for (const auto& m : meta) db.insert(meta_sql, {V(m[0]), V(m[1])});
+    db.insert(meta_sql, {V("EXPORT_MODEL"), V(r.model)});
+    db.insert(meta_sql, {V("EXPORT_CONFIGURATION"), V(r.label)});
+    db.insert("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,?,?)",
+              {V(r.origin_utc_ns), V(time_text(r.origin_utc_ns, false)),
+               V(time_text(r.origin_utc_ns, true))});
+    db.insert("INSERT INTO ANALYSIS_DETAILS VALUES (?,?,?,?)",
+              {V(int64_t{0}), V(last), V(int64_t{0}), V(last)});
+    db.insert("INSERT INTO PROCESSES VALUES (?,?,?)",
+              {V(global_pid), V(pid), V("fusebox " + r.model)});
+    for (const auto& [tid, name] : r.thread_names)
+      db.insert("INSERT INTO ThreadNames VALUES (?,?,?)", {V(sid(name)), V(0), V(gtid(tid))});
+  }
+
+  // NVTX: the domain, the thread names as NVTX saw them, then every range.
+  void nvtx() {
+    const char* nvtx_sql =
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, color, text, globalTid, endGlobalTid, "
+        "textId, domainId) VALUES (?,?,?,?,?,?,?,?,?)";
+    int64_t first = r.spans.empty() ? 0 : rel(r.spans.front().start_ns);
+    db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxDomainCreate), V(),
+                         V(nvtx_domain_name()), V(gtid(r.main_tid)), V(), V(), V(1)});
+    for (const auto& [tid, name] : r.thread_names)
+      db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxThread), V(), V(name),
+                           V(gtid(tid)), V(), V(), V(0)});
+    for (const Span& s : r.spans) {
+      uint32_t color = s.kind == SpanKind::Run     ? run_color()
+                       : s.kind == SpanKind::Stage ? stage_color()
+                       : (s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size())
+                           ? op_color(r.nodes[static_cast<size_t>(s.node)].op)
+                           : 0xFF7F7F7Fu;
+      db.insert(nvtx_sql, {V(rel(s.start_ns)), V(rel(s.end_ns)), V(kNvtxPushPopRange), V(color),
+                           V(), V(gtid(s.tid)), V(), V(sid(s.name)), V(1)});
+    }
+  }
+
+  void kernels() {
+    each(exec::ActivityKind::Kernel, [&](const exec::DeviceActivity& a) {
+      devices[a.device] = true;
+      // demangledName: the full name; shortName: what nsys lists kernels by ("gemm").
+      const int64_t name = sid(a.name), short_name = sid(kernel_short_name(a.name));
+      db.insert(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES "
+          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+          {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream),
+           V(a.correlation_id), V(global_pid), V(name), V(short_name), V(), V(0), V(0),
+           V(a.registers), V(a.grid[0]), V(a.grid[1]), V(a.grid[2]), V(a.block[0]), V(a.block[1]),
+           V(a.block[2]), V(0), V(a.shared_memory), V(0), V(0), V(int64_t{a.correlation_id}), V(),
+           V(), V()});
+    });
+  }
+
+  void copies_and_sets() {
+    each(exec::ActivityKind::Memcpy, [&](const exec::DeviceActivity& a) {
+      devices[a.device] = true;
+      db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES "
+                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream),
+                 V(a.correlation_id), V(global_pid), V(a.bytes), V(int{a.copy_kind}), V(),
+                 V(nsys_memory_kind(a.src_kind)), V(nsys_memory_kind(a.dst_kind)), V(a.device),
+                 V(1), V(a.device), V(1), V(), V(), V()});
+    });
+    each(exec::ActivityKind::Memset, [&](const exec::DeviceActivity& a) {
+      devices[a.device] = true;
+      db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(a.stream),
+                 V(a.correlation_id), V(global_pid), V(0), V(a.bytes), V(), V()});
+    });
+  }
+
+  void runtime_calls() {
+    const int64_t host_gtid = gtid(r.main_tid);
+    each(exec::ActivityKind::Runtime, [&](const exec::DeviceActivity& a) {
+      db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
+                {V(rel(a.start_ns)), V(rel(a.end_ns)), V(kEventClassCudaRuntime),
+                 V(a.thread_id ? gtid(int64_t{a.thread_id}) : host_gtid), V(a.correlation_id),
+                 V(sid(a.name)), V(0), V()});
+    });
+  }
+
   // Syncs: the synchronisation type from the name; a sync on no stream (a context or event
   // sync) has streamId -1 as CUPTI's uint32, the way nsys writes it.
-  each(exec::ActivityKind::Sync, [&](const exec::DeviceActivity& a) {
-    const int64_t stream = a.stream < 0 ? int64_t{0xFFFFFFFF} : int64_t{a.stream};
-    db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,?,?,?,?,?,?,?)",
-              {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(stream), V(a.correlation_id), V(global_pid),
-               V(sync_type(a.name)), V(0)});
-  });
-  for (size_t k = 0; k < std::size(kSyncTypes); ++k)
-    db.insert("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)",
-              {V(static_cast<int64_t>(k)), V(kSyncTypes[k].name), V(kSyncTypes[k].label)});
+  void syncs() {
+    each(exec::ActivityKind::Sync, [&](const exec::DeviceActivity& a) {
+      const int64_t stream = a.stream < 0 ? int64_t{0xFFFFFFFF} : int64_t{a.stream};
+      db.insert("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,?,?,?,?,?,?,?)",
+                {V(rel(a.start_ns)), V(rel(a.end_ns)), V(a.device), V(1), V(stream),
+                 V(a.correlation_id), V(global_pid), V(sync_type(a.name)), V(0)});
+    });
+    for (size_t k = 0; k < std::size(kSyncTypes); ++k)
+      db.insert("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)",
+                {V(static_cast<int64_t>(k)), V(kSyncTypes[k].name), V(kSyncTypes[k].label)});
+  }
 
   // The GPUs as the recording describes them (NULL for what it does not know), else one row per
   // device seen.
-  auto known = [](auto v) { return v ? V(v) : V(); };
-  for (const GpuInfo& g : r.gpus)
-    db.insert("INSERT INTO TARGET_INFO_GPU (id, name, totalMemory, memoryBandwidth, smCount, cuDevice, computeMajor, "
-              "computeMinor) VALUES (?,?,?,?,?,?,?,?)",
-              {V(g.device), V(g.name), known(g.memory_bytes), known(static_cast<int64_t>(g.memory_bandwidth_bps)),
-               known(g.sm_count), V(g.device), known(g.compute_major), known(g.compute_minor)});
-  if (!r.gpus.empty()) return;
-  for (const auto& [d, seen] : devices) {
-    (void)seen;
-    db.insert("INSERT INTO TARGET_INFO_GPU (id, name, cuDevice) VALUES (?,?,?)", {V(d), V("GPU " + std::to_string(d)), V(d)});
+  void gpus() {
+    auto known = [](auto v) { return v ? V(v) : V(); };
+    for (const GpuInfo& g : r.gpus)
+      db.insert(
+          "INSERT INTO TARGET_INFO_GPU (id, name, totalMemory, memoryBandwidth, smCount, "
+          "cuDevice, computeMajor, computeMinor) VALUES (?,?,?,?,?,?,?,?)",
+          {V(g.device), V(g.name), known(g.memory_bytes),
+           known(static_cast<int64_t>(g.memory_bandwidth_bps)), known(g.sm_count), V(g.device),
+           known(g.compute_major), known(g.compute_minor)});
+    if (!r.gpus.empty()) return;
+    for (const auto& [d, seen] : devices) {
+      (void)seen;
+      db.insert("INSERT INTO TARGET_INFO_GPU (id, name, cuDevice) VALUES (?,?,?)",
+                {V(d), V("GPU " + std::to_string(d)), V(d)});
+    }
   }
+};
+
+// GPU activity goes one kind after the other (each table's rows, and the StringIds they add, in
+// the recording's order of that kind), so a recording read back from this file writes it again.
+void fill(Db& db, const Recording& r) {
+  NsysFill f(db, r);
+  f.metadata();
+  f.nvtx();
+  f.kernels();
+  f.copies_and_sets();
+  f.runtime_calls();
+  f.syncs();
+  f.gpus();
 }
 
 }  // namespace

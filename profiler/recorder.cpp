@@ -302,94 +302,121 @@ nlohmann::json Recording::to_json() const {
   return j;
 }
 
+namespace {
+
+// The recording's scalar fields and thread names.
+void header_from_json(Recording& r, const nlohmann::json& j) {
+  r.source = j.value("source", std::string("fusebox"));
+  r.model = j.at("model").get<std::string>();
+  r.label = j.value("label", "");
+  r.backend = j.value("backend", "");
+  r.executor = j.value("executor", "");
+  r.passes = j.value("passes", "");
+  r.planner = j.value("planner", "");
+  r.threads = j.value("threads", 1);
+  r.pid = j.value("pid", 0);
+  r.main_tid = j.value("main_tid", 0);
+  r.origin_ns = j.value("origin_ns", int64_t{0});
+  r.origin_utc_ns = j.value("origin_utc_ns", int64_t{0});
+  r.arena_bytes = j.value("arena_bytes", size_t{0});
+  r.node_count = j.value("node_count", size_t{0});
+  for (const auto& t : j.at("thread_names"))
+    r.thread_names.push_back({t.at(0).get<int32_t>(), t.at(1).get<std::string>()});
+}
+
+NodeInfo node_from_json(const nlohmann::json& n) {
+  NodeInfo info;
+  info.name = n.at("name").get<std::string>();
+  info.op = n.at("op").get<std::string>();
+  info.inputs = n.value("inputs", std::vector<std::string>{});
+  info.outputs = n.value("outputs", std::vector<std::string>{});
+  info.input_shapes = n.at("input_shapes").get<std::vector<std::vector<int64_t>>>();
+  info.output_shapes = n.at("output_shapes").get<std::vector<std::vector<int64_t>>>();
+  info.flops = n.at("flops").get<double>();
+  info.bytes = n.at("bytes").get<double>();
+  info.output_offsets = n.at("output_offsets").get<std::vector<int64_t>>();
+  info.live_bytes = n.value("live_bytes", size_t{0});
+  return info;
+}
+
+// A span row: [kind, name, start_ns, end_ns, tid, run, node, depth]; its node must be one of
+// node_count.
+Span span_from_json(const nlohmann::json& s, size_t node_count) {
+  Span sp;
+  int kind = s.at(0).get<int>();
+  if (kind < 0 || kind > static_cast<int>(SpanKind::Range))
+    throw Error("bad span kind " + std::to_string(kind));
+  sp.kind = static_cast<SpanKind>(kind);
+  sp.name = s.at(1).get<std::string>();
+  sp.start_ns = s.at(2).get<int64_t>();
+  sp.end_ns = s.at(3).get<int64_t>();
+  sp.tid = s.at(4).get<int32_t>();
+  sp.run = s.at(5).get<int64_t>();
+  sp.node = s.at(6).get<int32_t>();
+  sp.depth = s.at(7).get<int32_t>();
+  if (sp.node >= static_cast<int32_t>(node_count))
+    throw Error("span '" + sp.name + "' names node " + std::to_string(sp.node) + " of " +
+                std::to_string(node_count));
+  return sp;
+}
+
+exec::DeviceActivity device_activity_from_json(const nlohmann::json& d) {
+  exec::DeviceActivity a;
+  const int kind = d.at("kind").get<int>();
+  if (kind < 0 || kind > static_cast<int>(exec::ActivityKind::Sync))
+    throw Error("bad device activity kind " + std::to_string(kind));
+  a.kind = static_cast<exec::ActivityKind>(kind);
+  a.name = d.at("name").get<std::string>();
+  a.start_ns = d.at("start_ns").get<int64_t>();
+  a.end_ns = d.at("end_ns").get<int64_t>();
+  a.device = d.value("device", 0);
+  a.stream = d.value("stream", 0);
+  a.correlation_id = d.value("correlation_id", 0u);
+  a.thread_id = d.value("thread_id", 0u);
+  for (int k = 0; k < 3; ++k) {
+    a.grid[k] = d.at("grid").at(static_cast<size_t>(k)).get<int32_t>();
+    a.block[k] = d.at("block").at(static_cast<size_t>(k)).get<int32_t>();
+  }
+  a.shared_memory = d.value("shared_memory", 0);
+  a.registers = d.value("registers", 0);
+  a.bytes = d.value("bytes", uint64_t{0});
+  a.copy_kind = d.value("copy_kind", uint8_t{0});
+  a.src_kind = d.value("src_kind", uint8_t{0});
+  a.dst_kind = d.value("dst_kind", uint8_t{0});
+  a.node_index = d.value("node_index", -1);
+  return a;
+}
+
+GpuInfo gpu_from_json(const nlohmann::json& g) {
+  GpuInfo info;
+  info.device = g.at("device").get<int32_t>();
+  info.name = g.value("name", std::string());
+  info.sm_count = g.value("sm_count", 0);
+  info.compute_major = g.at("compute").at(0).get<int32_t>();
+  info.compute_minor = g.at("compute").at(1).get<int32_t>();
+  info.memory_bytes = g.value("memory_bytes", uint64_t{0});
+  info.memory_bandwidth_bps = g.value("memory_bandwidth_bps", 0.0);
+  return info;
+}
+
+}  // namespace
+
 Recording Recording::from_json(const nlohmann::json& j) {
   if (!j.is_object() || j.value("format", "") != "fusebox-recording")
     throw Error("not a fusebox recording (expected an object with \"format\": \"fusebox-recording\"; "
                 "`fusebox profile --out DIR` writes DIR/profile.json)");
   Recording r;
   try {
-    r.source = j.value("source", std::string("fusebox"));
-    r.model = j.at("model").get<std::string>();
-    r.label = j.value("label", "");
-    r.backend = j.value("backend", "");
-    r.executor = j.value("executor", "");
-    r.passes = j.value("passes", "");
-    r.planner = j.value("planner", "");
-    r.threads = j.value("threads", 1);
-    r.pid = j.value("pid", 0);
-    r.main_tid = j.value("main_tid", 0);
-    r.origin_ns = j.value("origin_ns", int64_t{0});
-    r.origin_utc_ns = j.value("origin_utc_ns", int64_t{0});
-    r.arena_bytes = j.value("arena_bytes", size_t{0});
-    r.node_count = j.value("node_count", size_t{0});
-    for (const auto& t : j.at("thread_names")) r.thread_names.push_back({t.at(0).get<int32_t>(), t.at(1).get<std::string>()});
-    for (const auto& n : j.at("nodes")) {
-      NodeInfo info;
-      info.name = n.at("name").get<std::string>();
-      info.op = n.at("op").get<std::string>();
-      info.inputs = n.value("inputs", std::vector<std::string>{});
-      info.outputs = n.value("outputs", std::vector<std::string>{});
-      info.input_shapes = n.at("input_shapes").get<std::vector<std::vector<int64_t>>>();
-      info.output_shapes = n.at("output_shapes").get<std::vector<std::vector<int64_t>>>();
-      info.flops = n.at("flops").get<double>();
-      info.bytes = n.at("bytes").get<double>();
-      info.output_offsets = n.at("output_offsets").get<std::vector<int64_t>>();
-      info.live_bytes = n.value("live_bytes", size_t{0});
-      r.nodes.push_back(std::move(info));
-    }
-    for (const auto& s : j.at("spans")) {
-      Span sp;
-      int kind = s.at(0).get<int>();
-      if (kind < 0 || kind > static_cast<int>(SpanKind::Range)) throw Error("bad span kind " + std::to_string(kind));
-      sp.kind = static_cast<SpanKind>(kind);
-      sp.name = s.at(1).get<std::string>();
-      sp.start_ns = s.at(2).get<int64_t>();
-      sp.end_ns = s.at(3).get<int64_t>();
-      sp.tid = s.at(4).get<int32_t>();
-      sp.run = s.at(5).get<int64_t>();
-      sp.node = s.at(6).get<int32_t>();
-      sp.depth = s.at(7).get<int32_t>();
-      if (sp.node >= static_cast<int32_t>(r.nodes.size())) throw Error("span '" + sp.name + "' names node " + std::to_string(sp.node) + " of " + std::to_string(r.nodes.size()));
-      r.spans.push_back(std::move(sp));
-    }
-    for (const auto& c : j.at("arena_live")) r.arena_live.push_back({c.at(0).get<int64_t>(), c.at(1).get<int32_t>(), c.at(2).get<double>()});
-    for (const auto& d : j.value("device", nlohmann::json::array())) {
-      exec::DeviceActivity a;
-      const int kind = d.at("kind").get<int>();
-      if (kind < 0 || kind > static_cast<int>(exec::ActivityKind::Sync))
-        throw Error("bad device activity kind " + std::to_string(kind));
-      a.kind = static_cast<exec::ActivityKind>(kind);
-      a.name = d.at("name").get<std::string>();
-      a.start_ns = d.at("start_ns").get<int64_t>();
-      a.end_ns = d.at("end_ns").get<int64_t>();
-      a.device = d.value("device", 0);
-      a.stream = d.value("stream", 0);
-      a.correlation_id = d.value("correlation_id", 0u);
-      a.thread_id = d.value("thread_id", 0u);
-      for (int k = 0; k < 3; ++k) {
-        a.grid[k] = d.at("grid").at(static_cast<size_t>(k)).get<int32_t>();
-        a.block[k] = d.at("block").at(static_cast<size_t>(k)).get<int32_t>();
-      }
-      a.shared_memory = d.value("shared_memory", 0);
-      a.registers = d.value("registers", 0);
-      a.bytes = d.value("bytes", uint64_t{0});
-      a.copy_kind = d.value("copy_kind", uint8_t{0});
-      a.src_kind = d.value("src_kind", uint8_t{0});
-      a.dst_kind = d.value("dst_kind", uint8_t{0});
-      a.node_index = d.value("node_index", -1);
-      r.device.push_back(std::move(a));
-    }
-    for (const auto& g : j.value("gpus", nlohmann::json::array())) {
-      GpuInfo info;
-      info.device = g.at("device").get<int32_t>();
-      info.name = g.value("name", std::string());
-      info.sm_count = g.value("sm_count", 0);
-      info.compute_major = g.at("compute").at(0).get<int32_t>();
-      info.compute_minor = g.at("compute").at(1).get<int32_t>();
-      info.memory_bytes = g.value("memory_bytes", uint64_t{0});
-      info.memory_bandwidth_bps = g.value("memory_bandwidth_bps", 0.0);
-      r.gpus.push_back(std::move(info));
-    }
+    header_from_json(r, j);
+    for (const auto& n : j.at("nodes")) r.nodes.push_back(node_from_json(n));
+    for (const auto& s : j.at("spans")) r.spans.push_back(span_from_json(s, r.nodes.size()));
+    for (const auto& c : j.at("arena_live"))
+      r.arena_live.push_back(
+          {c.at(0).get<int64_t>(), c.at(1).get<int32_t>(), c.at(2).get<double>()});
+    for (const auto& d : j.value("device", nlohmann::json::array()))
+      r.device.push_back(device_activity_from_json(d));
+    for (const auto& g : j.value("gpus", nlohmann::json::array()))
+      r.gpus.push_back(gpu_from_json(g));
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad fusebox recording: ") + e.what());
   }

@@ -34,14 +34,10 @@ std::optional<ir::EwOp> program_op(const ir::Graph& g, const ir::Node& node) {
   return op;
 }
 
-PassResult fuse_elementwise(ir::Graph& g, const PassContext& ctx) {
-  PassResult r;
-  GraphUses uses(g);
+// root[i]: the last node of i's group. Readers come later, so walk backwards.
+std::vector<size_t> group_roots(const ir::Graph& g, GraphUses& uses,
+                                const std::vector<std::optional<ir::EwOp>>& ops, PassResult& r) {
   const size_t n = g.nodes.size();
-  std::vector<std::optional<ir::EwOp>> ops(n);
-  for (size_t i = 0; i < n; ++i) ops[i] = program_op(g, g.nodes[i]);
-
-  // root[i]: the last node of i's group. Readers come later, so walk backwards.
   std::vector<size_t> root(n), group_size(n, 1);
   for (size_t i = n; i-- > 0;) {
     root[i] = i;
@@ -65,88 +61,141 @@ PassResult fuse_elementwise(ir::Graph& g, const PassContext& ctx) {
                   g.nodes[i].name + " ends an element-wise chain: its output is " +
                       uses.other_uses(out, SIZE_MAX));
   }
+  return root;
+}
 
-  std::vector<std::vector<size_t>> groups(n);
-  for (size_t i = 0; i < n; ++i) groups[root[i]].push_back(i);  // each in execution order
-  // Names are chosen while nodes move out of g.nodes, so track them here, not via unique_name.
-  std::set<std::string> taken;
-  for (const auto& node : g.nodes) taken.insert(node.name);
-  auto take_name = [&](const std::string& base) {
-    std::string name = base;
-    for (int k = 1; taken.count(name) || g.has_tensor(name); ++k)
-      name = base + "_" + std::to_string(k);
-    taken.insert(name);
-    return name;
-  };
-  std::vector<ir::Node> rebuilt;
-  std::vector<std::string> dead_tensors;
-  for (size_t i = 0; i < n; ++i) {
-    const std::vector<size_t>& group = groups[root[i]];
-    if (group.size() < 2) {
-      rebuilt.push_back(std::move(g.nodes[i]));
-      continue;
+// A group's fused node before it is named: its inputs, program and broadcast output shape.
+struct FusedProgram {
+  ir::Node fused;
+  std::vector<std::string> program;
+  ir::Shape out_shape;
+};
+
+// Rebuilds g.nodes with each group of two or more ops as one FusedElementwise node, where the
+// shapes and the target allow it.
+class GroupFuser {
+ public:
+  GroupFuser(ir::Graph& g, const PassContext& ctx, GraphUses& uses,
+             const std::vector<std::optional<ir::EwOp>>& ops, PassResult& r)
+      : g_(g), ctx_(ctx), uses_(uses), ops_(ops), r_(r) {
+    for (const auto& node : g.nodes) taken_.insert(node.name);
+  }
+
+  void keep(size_t i) { rebuilt_.push_back(std::move(g_.nodes[i])); }
+
+  // Emits `group` (in execution order) whose last node is i.
+  void emit(const std::vector<size_t>& group, size_t i) {
+    FusedProgram p = program_of(group);
+    const ir::Node& last = g_.nodes[i];
+    std::string names = node_list(g_, group);
+    if (std::string why = refusal(p, last); !why.empty()) {
+      r_.near_miss("elementwise_chain", last.name, names + " not fused: " + why);
+      for (size_t k : group) rebuilt_.push_back(std::move(g_.nodes[k]));
+      return;
     }
-    if (root[i] != i) continue;  // emitted with its root
-    // Program: instruction k computes group[k]; operands are earlier results or node inputs.
-    ir::Node fused;
-    std::vector<std::string> program;
-    ir::Shape out_shape;
+    ir::Node& fused = p.fused;
+    fused.op = "FusedElementwise";
+    fused.name = take_name(fused_node_name(g_, fused.op, g_.nodes[group[0]]));
+    fused.outputs = last.outputs;
+    fused.attrs.set("program", p.program);
+    std::vector<std::string> removed;
+    for (size_t k : group) removed.push_back(g_.nodes[k].name);
+    r_.rewrite("elementwise_chain", removed, {fused.name}, {},
+               "fused " + names + " -> " + fused.name + " [" + join(p.program, "; ") + "]");
+    for (size_t k : group)
+      if (k != i) dead_tensors_.push_back(g_.nodes[k].outputs[0]);
+    rebuilt_.push_back(std::move(fused));
+  }
+
+  // Replaces g's nodes with the rebuilt ones and drops the fused intermediates; whether any
+  // group was fused.
+  bool finish(size_t n) {
+    const bool changed = rebuilt_.size() != n;
+    g_.nodes = std::move(rebuilt_);
+    for (const auto& t : dead_tensors_) g_.remove_tensor(t);
+    return changed;
+  }
+
+ private:
+  // Program: instruction k computes group[k]; operands are earlier results or node inputs.
+  FusedProgram program_of(const std::vector<size_t>& group) const {
+    FusedProgram p;
     for (size_t k = 0; k < group.size(); ++k) {
-      const ir::Node& node = g.nodes[group[k]];
+      const ir::Node& node = g_.nodes[group[k]];
       ir::EwOperand operands[2];
       for (size_t j = 0; j < node.inputs.size(); ++j) {
         const std::string& t = node.inputs[j];
-        auto p = uses.producer.find(t);
-        auto pos = p == uses.producer.end() ? group.end()
-                                            : std::find(group.begin(), group.end(), p->second);
+        auto pr = uses_.producer.find(t);
+        auto pos = pr == uses_.producer.end() ? group.end()
+                                              : std::find(group.begin(), group.end(), pr->second);
         if (pos != group.end()) {
           operands[j] = {false, static_cast<int>(pos - group.begin())};
           continue;
         }
-        auto in = std::find(fused.inputs.begin(), fused.inputs.end(), t);
-        operands[j] = {true, static_cast<int>(in - fused.inputs.begin())};
-        if (in == fused.inputs.end()) {
-          fused.inputs.push_back(t);
-          out_shape = ir::broadcast_shapes(out_shape, g.tensor(t).shape);
+        auto in = std::find(p.fused.inputs.begin(), p.fused.inputs.end(), t);
+        operands[j] = {true, static_cast<int>(in - p.fused.inputs.begin())};
+        if (in == p.fused.inputs.end()) {
+          p.fused.inputs.push_back(t);
+          p.out_shape = ir::broadcast_shapes(p.out_shape, g_.tensor(t).shape);
         }
       }
-      program.push_back(ir::format_ew_instr({*ops[group[k]], operands[0], operands[1]}));
+      p.program.push_back(ir::format_ew_instr({*ops_[group[k]], operands[0], operands[1]}));
     }
-    const ir::Node& last = g.nodes[i];
-    std::string names = node_list(g, group);
-    // Every input broadcasts to the program's output; that must be what the chain produced.
-    if (out_shape != g.tensor(last.outputs[0]).shape || fused.inputs.size() > kMaxFusedInputs) {
-      r.near_miss("elementwise_chain", last.name,
-                  names + " not fused: " +
-                      (out_shape != g.tensor(last.outputs[0]).shape
-                           ? "inputs broadcast to " + ir::shape_str(out_shape) + ", not " +
-                                 ir::shape_str(g.tensor(last.outputs[0]).shape)
-                           : std::to_string(fused.inputs.size()) + " inputs (limit 64)"));
-      for (size_t k : group) rebuilt.push_back(std::move(g.nodes[k]));
-      continue;
-    }
-    std::vector<ir::TensorType> in_types;
-    for (const auto& t : fused.inputs) in_types.push_back({g.tensor(t).dtype, g.tensor(t).shape});
-    if (std::string why = target_refuses(ctx, "FusedElementwise", in_types); !why.empty()) {
-      r.near_miss("elementwise_chain", last.name, names + " not fused: " + why);
-      for (size_t k : group) rebuilt.push_back(std::move(g.nodes[k]));
-      continue;
-    }
-    fused.op = "FusedElementwise";
-    fused.name = take_name(fused_node_name(g, fused.op, g.nodes[group[0]]));
-    fused.outputs = last.outputs;
-    fused.attrs.set("program", program);
-    std::vector<std::string> removed;
-    for (size_t k : group) removed.push_back(g.nodes[k].name);
-    r.rewrite("elementwise_chain", removed, {fused.name}, {},
-              "fused " + names + " -> " + fused.name + " [" + join(program, "; ") + "]");
-    for (size_t k : group)
-      if (k != i) dead_tensors.push_back(g.nodes[k].outputs[0]);
-    rebuilt.push_back(std::move(fused));
+    return p;
   }
-  r.changed = rebuilt.size() != n;
-  g.nodes = std::move(rebuilt);
-  for (const auto& t : dead_tensors) g.remove_tensor(t);
+
+  // Why the program cannot replace the group ending at `last`, or "". Every input broadcasts to
+  // the program's output; that must be what the chain produced.
+  std::string refusal(const FusedProgram& p, const ir::Node& last) const {
+    const ir::Shape& chain_shape = g_.tensor(last.outputs[0]).shape;
+    if (p.out_shape != chain_shape)
+      return "inputs broadcast to " + ir::shape_str(p.out_shape) + ", not " +
+             ir::shape_str(chain_shape);
+    if (p.fused.inputs.size() > kMaxFusedInputs)
+      return std::to_string(p.fused.inputs.size()) + " inputs (limit 64)";
+    std::vector<ir::TensorType> in_types;
+    for (const auto& t : p.fused.inputs)
+      in_types.push_back({g_.tensor(t).dtype, g_.tensor(t).shape});
+    return target_refuses(ctx_, "FusedElementwise", in_types);
+  }
+
+  // Names are chosen while nodes move out of g.nodes, so track them here, not via unique_name.
+  std::string take_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; taken_.count(name) || g_.has_tensor(name); ++k)
+      name = base + "_" + std::to_string(k);
+    taken_.insert(name);
+    return name;
+  }
+
+  ir::Graph& g_;
+  const PassContext& ctx_;
+  GraphUses& uses_;
+  const std::vector<std::optional<ir::EwOp>>& ops_;
+  PassResult& r_;
+  std::set<std::string> taken_;
+  std::vector<ir::Node> rebuilt_;
+  std::vector<std::string> dead_tensors_;
+};
+
+PassResult fuse_elementwise(ir::Graph& g, const PassContext& ctx) {
+  PassResult r;
+  GraphUses uses(g);
+  const size_t n = g.nodes.size();
+  std::vector<std::optional<ir::EwOp>> ops(n);
+  for (size_t i = 0; i < n; ++i) ops[i] = program_op(g, g.nodes[i]);
+  const std::vector<size_t> root = group_roots(g, uses, ops, r);
+  std::vector<std::vector<size_t>> groups(n);
+  for (size_t i = 0; i < n; ++i) groups[root[i]].push_back(i);  // each in execution order
+  GroupFuser fuser(g, ctx, uses, ops, r);
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<size_t>& group = groups[root[i]];
+    if (group.size() < 2)
+      fuser.keep(i);
+    else if (root[i] == i)  // the others are emitted with their root
+      fuser.emit(group, i);
+  }
+  r.changed = fuser.finish(n);
   return r;
 }
 
