@@ -633,7 +633,7 @@ void LayoutCache::evict(uint64_t now) {
     auto victim = slots_.end();
     for (auto it = slots_.begin(); it != slots_.end(); ++it) {
       const Slot& s = it->second;
-      // A running job's future would block here in its destructor: let it finish first.
+      // A running job still has its layout to deliver to the entry: let it finish first.
       if (s.job.valid() || s.last_used == now || s.entry.use_count() > 1) continue;
       if (victim == slots_.end() || s.last_used < victim->second.last_used) victim = it;
     }
