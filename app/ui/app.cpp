@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 #include <GLFW/glfw3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -41,6 +42,19 @@ void splitter(const char* id, bool vertical, float* fraction, float total, float
     const float delta = vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
     *fraction = std::clamp(*fraction + delta / total, 0.08f, 0.92f);
   }
+}
+
+// Why `path` cannot be opened from the window: something that is there but not a regular file.
+// stat() opens nothing; open() of a FIFO blocks until a writer comes, and the UI thread (a
+// scenario, a trace) or the runner (a model) would wait with it. A missing file passes: the
+// reader names it.
+std::string not_a_regular_file(const std::string& verb, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                            : "a device or socket";
+  return verb + ": '" + path + "' is not a regular file (" + what + ")";
 }
 
 }  // namespace
@@ -155,13 +169,19 @@ Registry<App::Verb> App::make_verbs() {
        "open=PATH loads a model file, a scenario (.json) or a GPU trace (PyTorch profiler "
        ".json/.json.gz, nsys .sqlite); open alone shows File > Open",
        false, [this](const std::string& value) {
+         if (std::string refused = not_a_regular_file("open", value); !refused.empty())
+           return refused;
          // A trace by its content, or by a trace's name (so a missing one says so as a trace).
          if (profiler::looks_like_trace(value) || value.ends_with(".json.gz") || value.ends_with(".sqlite"))
            return open_trace(value);
          return value.ends_with(".json") ? open_scenario(value) : open_model(value);
        });
   verb("scenario", "scenario=", "scenario=PATH loads a scenario and enters its first step", true,
-       [this](const std::string& value) { return open_scenario(value); });
+       [this](const std::string& value) {
+         if (std::string refused = not_a_regular_file("scenario", value); !refused.empty())
+           return refused;
+         return open_scenario(value);
+       });
   verb("step",
        "step=", "step=N enters step N of the scenario (0-based): its settings, then its look_at",
        true, [this](const std::string& value) -> std::string {

@@ -450,6 +450,9 @@ void GraphPanel::draw(const Frame& frame) {
 
   std::shared_ptr<const Entry> entry;
   if (view_.graph && frame.layouts) entry = frame.layouts->request(frame.snap.result, *view_.graph);
+  // A graph beyond dot's caps says it got the simple layout ("12000 nodes: simple layout (...)").
+  if (entry && entry->layout && !entry->layout->simplified.empty() && view_.error.empty())
+    drawn.caption += " - " + entry->layout->simplified;
   show(entry, canvas_size);
 
   draw_toolbar(frame);
@@ -557,7 +560,7 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
     ImGui::PopStyleColor();
     item_tooltip(view_.error);
   } else {
-    ImGui::TextDisabled("%s", view_.caption.c_str());
+    ImGui::TextDisabled("%s", drawn.caption.c_str());  // the view's caption, and the layout's note
   }
 }
 

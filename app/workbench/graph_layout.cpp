@@ -13,10 +13,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "app/workbench/simple_layout.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/ir/op_schema.h"
@@ -41,16 +43,18 @@ constexpr double kPointsPerInch = 72.0;
 constexpr const char* kFont = "Helvetica";  // Graphviz's estimate has Helvetica/Arial metrics
 constexpr uint32_t kHighlightRgb = 0xd62728;
 
-// Every Graphviz call holds this: libgvc and libcgraph keep global state.
+// Every Graphviz call holds this: libgvc and libcgraph keep global state. Never destroyed: a
+// layout a LayoutCache left running (see ~LayoutCache) may still hold it while the process exits.
 std::mutex& graphviz_mutex() {
-  static std::mutex m;
-  return m;
+  static auto* m = new std::mutex;
+  return *m;
 }
 
-// Collects what Graphviz reports (warnings and errors) while one call holds the mutex.
+// Collects what Graphviz reports (warnings and errors) while one call holds the mutex. Never
+// destroyed, like the mutex.
 std::string& graphviz_messages() {
-  static std::string messages;
-  return messages;
+  static auto* messages = new std::string;
+  return *messages;
 }
 
 int collect_message(char* message) {
@@ -325,6 +329,23 @@ double millis_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+void stop_if_asked(const std::atomic<bool>* stop) {
+  if (stop && stop->load(std::memory_order_relaxed)) throw LayoutCancelled{};
+}
+
+// Why the drawing goes to the simple layout ("12000 nodes: simple layout (...)"); empty when
+// dot takes it.
+std::string too_big_for_dot(const GraphLayout& l, const std::vector<size_t>& ranks) {
+  const size_t widest = widest_rank(ranks);
+  if (l.boxes.size() <= kLayeredLayoutMaxBoxes && widest <= kLayeredLayoutMaxRankWidth) return "";
+  const std::string what = l.boxes.size() > kLayeredLayoutMaxBoxes
+                               ? std::to_string(l.boxes.size()) + " boxes, over the " +
+                                     std::to_string(kLayeredLayoutMaxBoxes) + " dot lays out"
+                               : std::to_string(widest) + " boxes in one rank, over the " +
+                                     std::to_string(kLayeredLayoutMaxRankWidth) + " dot lays out";
+  return std::to_string(l.node_count) + " nodes: simple layout (" + what + ")";
+}
+
 // Runs `f`, adding the graph's name to any error (a throwing constructor cannot know it).
 template <typename F>
 auto naming_graph(const ir::Graph& g, F&& f) {
@@ -422,9 +443,15 @@ std::optional<size_t> GraphLayout::box_at(double x, double y) const {
 GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
   return naming_graph(g, [&] {
     Drawing d = describe(g);
+    stop_if_asked(options.stop);
     auto start = std::chrono::steady_clock::now();
-    {
-      DotGraph dot;
+    const std::vector<size_t> ranks = layout_ranks(d.layout);
+    d.layout.simplified = too_big_for_dot(d.layout, ranks);
+    if (!d.layout.simplified.empty()) {
+      simple_layout(d.layout, d.box_labels, ranks, options.stop);
+    } else {
+      DotGraph dot;  // waits for any other layout: look at the flag again once it is our turn
+      stop_if_asked(options.stop);
       dot.lay_out(d, options, nullptr);
       dot.read_back(d.layout);
     }
@@ -518,12 +545,40 @@ void finish(LaidOutGraph& e) {
   }
 }
 
+// Lays `graph` out on a detached thread that holds what it reads (the result owning the graph,
+// the stop flag), so a cache going away need not wait for it.
+std::future<GraphLayout> start_layout(std::shared_ptr<const RunResult> owner,
+                                      const ir::Graph& graph, LayoutOptions options,
+                                      std::shared_ptr<std::atomic<bool>> stop) {
+  std::promise<GraphLayout> promise;
+  std::future<GraphLayout> job = promise.get_future();
+  std::thread([promise = std::move(promise), owner = std::move(owner), g = &graph, options,
+               stop = std::move(stop)]() mutable {
+    try {
+      promise.set_value(layout_graph(*g, options));
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }).detach();
+  return job;
+}
+
 }  // namespace
 
 LayoutCache::~LayoutCache() {
-  // The workers read graphs their owners keep alive; wait so none outlives the cache.
-  for (auto& [key, slot] : slots_)
-    if (slot.job.valid()) slot.job.wait();
+  // Every job stops at its next check (dot itself cannot be stopped, but gets graphs it lays out
+  // in seconds). A job whose result keeps its graph alive holds that itself, so after
+  // kShutdownWait it is left to finish on its own thread; one whose graph the caller owns
+  // (no owner) is waited for, since the graph goes when we return.
+  stop_->store(true);
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownWait;
+  for (auto& [key, slot] : slots_) {
+    if (!slot.job.valid()) continue;
+    if (slot.entry->owner)
+      slot.job.wait_until(deadline);
+    else
+      slot.job.wait();
+  }
 }
 
 std::shared_ptr<const LaidOutGraph> LayoutCache::request(std::shared_ptr<const RunResult> owner,
@@ -538,12 +593,11 @@ std::shared_ptr<const LaidOutGraph> LayoutCache::request(std::shared_ptr<const R
     for (size_t i = 0; i < graph.nodes.size(); ++i) entry->node_index.emplace(graph.nodes[i].name, i);
     LayoutOptions options;
     options.edge_labels = labels;
+    options.stop = stop_.get();
     try {
       // The worker holds its own reference to the result: the graph outlives the job even if
       // the entry is dropped. The graph is immutable, so reading it on both threads is safe.
-      slot.job = std::async(std::launch::async, [keep = entry->owner, g = &graph, options] {
-        return layout_graph(*g, options);
-      });
+      slot.job = start_layout(entry->owner, graph, options, stop_);
     } catch (const std::exception& e) {
       entry->error = std::string("could not start the layout: ") + e.what();
     }
@@ -579,7 +633,7 @@ void LayoutCache::evict(uint64_t now) {
     auto victim = slots_.end();
     for (auto it = slots_.begin(); it != slots_.end(); ++it) {
       const Slot& s = it->second;
-      // A running job's future would block here in its destructor: let it finish first.
+      // A running job still has its layout to deliver to the entry: let it finish first.
       if (s.job.valid() || s.last_used == now || s.entry.use_count() > 1) continue;
       if (victim == slots_.end() || s.last_used < victim->second.last_used) victim = it;
     }

@@ -14,8 +14,11 @@
 // Graphviz is not thread-safe: every call into it here holds one process-wide mutex, so layouts
 // may be requested from any thread (they run one at a time). Errors throw fusebox::Error naming
 // the graph.
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <future>
 #include <map>
 #include <memory>
@@ -84,6 +87,23 @@ struct LayoutOptions {
   // Shapes on the edges. dot places edge labels as extra nodes, so a layout with them takes
   // roughly twice as long and is taller.
   bool edge_labels = true;
+  // Checked between the steps of a layout (and while the simple layout places boxes): once set,
+  // layout_graph throws LayoutCancelled. dot itself cannot be interrupted, but it only gets
+  // graphs within the caps below, which it lays out in seconds at most.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// dot's crossing minimisation grows much faster than the graph: 2,000 boxes in one rank took
+// 13.5 s, 10,000 ran past 90 s. Beyond either cap layout_graph places the boxes itself, in
+// topological rows (see GraphLayout::simplified), in time linear in the graph.
+inline constexpr size_t kLayeredLayoutMaxBoxes = 1500;     // nodes + inputs + outputs
+inline constexpr size_t kLayeredLayoutMaxRankWidth = 200;  // boxes in the widest rank
+// The simple layout wraps a rank wider than this onto several rows.
+inline constexpr size_t kSimpleLayoutRowBoxes = 40;
+
+// What layout_graph throws when LayoutOptions::stop was set.
+struct LayoutCancelled : std::exception {
+  const char* what() const noexcept override { return "layout cancelled"; }
 };
 
 struct GraphLayout {
@@ -93,6 +113,9 @@ struct GraphLayout {
   size_t node_count = 0, input_count = 0, output_count = 0;
   double width = 0, height = 0;  // of the whole drawing, in points
   double millis = 0;             // spent in Graphviz (building, laying out, reading back)
+  // Empty for dot's layered layout; over the caps, what the panel says instead:
+  // "12,000 boxes: simple layout (dot takes at most 1,500)".
+  std::string simplified;
 
   size_t input_box(size_t i) const { return node_count + i; }
   size_t output_box(size_t i) const { return node_count + input_count + i; }
@@ -102,7 +125,8 @@ struct GraphLayout {
   std::optional<size_t> box_at(double x, double y) const;
 };
 
-// Lays `g` out with dot (rankdir TB, box nodes labelled "op\nname", edges labelled with shapes).
+// Lays `g` out with dot (rankdir TB, box nodes labelled "op\nname", edges labelled with shapes),
+// or, beyond kLayeredLayoutMaxBoxes / kLayeredLayoutMaxRankWidth, with the simple layout.
 GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options = {});
 
 struct SvgOptions {
@@ -160,8 +184,14 @@ class LayoutCache {
   static constexpr size_t kDefaultCapacity = 8;
   static constexpr size_t kEdgeLabelMaxNodes = 400;  // above this dot is twice as slow with labels
 
+  // How long the destructor waits for the layouts still running before leaving them to finish
+  // on their own threads (which hold the graphs they read).
+  static constexpr std::chrono::milliseconds kShutdownWait{400};
+
   explicit LayoutCache(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
-  ~LayoutCache();  // waits for the layouts still running
+  // Stops the layouts still running at their next check and returns within kShutdownWait; a
+  // layout of a graph the caller owns (requested with no owner) is waited for to the end.
+  ~LayoutCache();
   LayoutCache(const LayoutCache&) = delete;
   LayoutCache& operator=(const LayoutCache&) = delete;
 
@@ -186,6 +216,7 @@ class LayoutCache {
 
   size_t capacity_;
   uint64_t requests_ = 0;
+  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
   std::map<std::pair<const ir::Graph*, bool>, Slot> slots_;  // (graph, edge labels)
 };
 

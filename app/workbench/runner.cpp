@@ -7,94 +7,102 @@
 
 namespace fusebox::workbench {
 
-Runner::Runner(Pipeline::RooflineSource roofline) : pipeline_(std::move(roofline)), worker_([this] { work(); }) {}
+Runner::Runner(Pipeline::RooflineSource roofline)
+    : s_(std::make_shared<State>(std::move(roofline))), worker_([s = s_] { work(*s); }) {}
 
 Runner::~Runner() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    pending_.reset();
-    cancel_.store(true);
-  }
-  wake_.notify_all();
-  worker_.join();
+  State& s = *s_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.stop = true;
+  s.pending.reset();
+  s.cancel.store(true);
+  s.wake.notify_all();
+  const bool exited = s.idle.wait_for(lock, kShutdownWait, [&] { return s.exited; });
+  lock.unlock();
+  // The worker holds its own reference to the state: left running, it ends when its stage does.
+  if (exited)
+    worker_.join();
+  else
+    worker_.detach();
 }
 
 uint64_t Runner::request(const Settings& settings) {
   uint64_t n;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    pending_ = settings;
-    n = ++requested_;
-    if (running_) cancel_.store(true);
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->pending = settings;
+    n = ++s_->requested;
+    if (s_->running) s_->cancel.store(true);
   }
-  wake_.notify_one();
+  s_->wake.notify_one();
   return n;
 }
 
 void Runner::cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  pending_.reset();
-  if (running_) cancel_.store(true);
-  idle_.notify_all();
+  std::lock_guard<std::mutex> lock(s_->mu);
+  s_->pending.reset();
+  if (s_->running) s_->cancel.store(true);
+  s_->idle.notify_all();
 }
 
 bool Runner::wait_idle(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  auto idle = [&] { return !running_ && !pending_; };
+  std::unique_lock<std::mutex> lock(s_->mu);
+  auto idle = [&] { return !s_->running && !s_->pending; };
   if (timeout == std::chrono::milliseconds::max()) {
-    idle_.wait(lock, idle);
+    s_->idle.wait(lock, idle);
     return true;
   }
-  return idle_.wait_for(lock, timeout, idle);
+  return s_->idle.wait_for(lock, timeout, idle);
 }
 
 Runner::Snapshot Runner::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  const State& st = *s_;
+  std::lock_guard<std::mutex> lock(st.mu);
   Snapshot s;
-  s.result = result_;
-  s.error = error_;
-  s.busy = running_ || pending_.has_value();
-  s.stage = static_cast<Stage>(progress_.stage.load());
-  s.done = progress_.done.load();
-  s.total = progress_.total.load();
-  s.requested = requested_;
-  s.finished = finished_;
+  s.result = st.result;
+  s.error = st.error;
+  s.busy = st.running || st.pending.has_value();
+  s.stage = static_cast<Stage>(st.progress.stage.load());
+  s.done = st.progress.done.load();
+  s.total = st.progress.total.load();
+  s.requested = st.requested;
+  s.finished = st.finished;
   return s;
 }
 
 void Runner::pin_baseline() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!result_ || !result_->measured()) throw Error("pin: no measured result yet (the run is still going)");
-  baseline_ = result_;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  if (!s_->result || !s_->result->measured())
+    throw Error("pin: no measured result yet (the run is still going)");
+  s_->baseline = s_->result;
 }
 
 void Runner::clear_baseline() {
-  std::lock_guard<std::mutex> lock(mu_);
-  baseline_.reset();
+  std::lock_guard<std::mutex> lock(s_->mu);
+  s_->baseline.reset();
 }
 
 std::shared_ptr<const RunResult> Runner::baseline() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return baseline_;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->baseline;
 }
 
 std::array<int64_t, kStageCount> Runner::executions() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return executions_;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->executions;
 }
 
-void Runner::work() {
-  std::unique_lock<std::mutex> lock(mu_);
+void Runner::work(State& s) {
+  std::unique_lock<std::mutex> lock(s.mu);
   while (true) {
-    wake_.wait(lock, [&] { return stop_ || pending_.has_value(); });
-    if (stop_) return;
-    Settings settings = std::move(*pending_);
-    pending_.reset();
-    running_ = true;
-    cancel_.store(false);
-    progress_.done.store(0);
-    progress_.total.store(0);
+    s.wake.wait(lock, [&] { return s.stop || s.pending.has_value(); });
+    if (s.stop) break;
+    Settings settings = std::move(*s.pending);
+    s.pending.reset();
+    s.running = true;
+    s.cancel.store(false);
+    s.progress.done.store(0);
+    s.progress.total.store(0);
     lock.unlock();
 
     std::shared_ptr<const RunResult> result;
@@ -103,13 +111,13 @@ void Runner::work() {
       // The graph and the plan first, published before the measuring starts: a flip shows its
       // new graph and arena in milliseconds, the figures follow when the calls are done. The
       // second run reuses every stage of the first.
-      auto unmeasured = pipeline_.run(settings, &cancel_, &progress_, Stage::Bind);
+      auto unmeasured = s.pipeline.run(settings, &s.cancel, &s.progress, Stage::Bind);
       {
-        std::lock_guard<std::mutex> publish(mu_);
-        result_ = std::move(unmeasured);
-        error_.reset();
+        std::lock_guard<std::mutex> publish(s.mu);
+        s.result = std::move(unmeasured);
+        s.error.reset();
       }
-      result = pipeline_.run(settings, &cancel_, &progress_);
+      result = s.pipeline.run(settings, &s.cancel, &s.progress);
     } catch (const Cancelled&) {
       // A newer request (or cancel()) superseded this one: nothing to publish.
     } catch (const std::exception& e) {
@@ -117,17 +125,19 @@ void Runner::work() {
     }
 
     lock.lock();
-    executions_ = pipeline_.executions();
+    s.executions = s.pipeline.executions();
     if (result) {
-      result_ = std::move(result);
-      error_.reset();
+      s.result = std::move(result);
+      s.error.reset();
     } else if (error) {
-      error_ = std::move(error);
+      s.error = std::move(error);
     }
-    running_ = false;
-    ++finished_;
-    idle_.notify_all();
+    s.running = false;
+    ++s.finished;
+    s.idle.notify_all();
   }
+  s.exited = true;
+  s.idle.notify_all();
 }
 
 }  // namespace fusebox::workbench

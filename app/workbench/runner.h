@@ -28,7 +28,13 @@ namespace fusebox::workbench {
 class Runner {
  public:
   explicit Runner(Pipeline::RooflineSource roofline = {});
-  ~Runner();  // cancels what is in flight and joins the worker
+  // How long the destructor waits for the run in flight to notice its cancel flag.
+  static constexpr std::chrono::milliseconds kShutdownWait{400};
+
+  // Cancels what is in flight and joins the worker; a run that does not stop within
+  // kShutdownWait (a stage that cannot look at the flag: a model file whose open blocks, one
+  // very long pass) is left to end on its own thread, which owns all it uses.
+  ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
@@ -62,22 +68,29 @@ class Runner {
   std::array<int64_t, kStageCount> executions() const;
 
  private:
-  void work();
+  // Everything the worker touches, owned jointly by the Runner and its worker thread: a worker
+  // left running at shutdown (see ~Runner) still has it after the Runner is gone.
+  struct State {
+    explicit State(Pipeline::RooflineSource roofline) : pipeline(std::move(roofline)) {}
+    Pipeline pipeline;
+    mutable std::mutex mu;
+    std::condition_variable wake;  // the worker waits for a request
+    std::condition_variable idle;  // wait_idle and ~Runner wait for the worker
+    std::optional<Settings> pending;
+    bool running = false;
+    bool stop = false;
+    bool exited = false;  // the worker returned (after stop)
+    uint64_t requested = 0, finished = 0;
+    std::shared_ptr<const RunResult> result, baseline;
+    std::shared_ptr<const RunError> error;
+    std::array<int64_t, kStageCount> executions{};
+    std::atomic<bool> cancel{false};
+    Progress progress;
+  };
+  static void work(State& s);
 
-  Pipeline pipeline_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;  // the worker waits for a request
-  std::condition_variable idle_;  // wait_idle waits for the worker
-  std::optional<Settings> pending_;
-  bool running_ = false;
-  bool stop_ = false;
-  uint64_t requested_ = 0, finished_ = 0;
-  std::shared_ptr<const RunResult> result_, baseline_;
-  std::shared_ptr<const RunError> error_;
-  std::array<int64_t, kStageCount> executions_{};
-  std::atomic<bool> cancel_{false};
-  Progress progress_;
-  std::thread worker_;  // last: starts once everything above exists
+  std::shared_ptr<State> s_;
+  std::thread worker_;  // last: starts once the state exists
 };
 
 }  // namespace fusebox::workbench

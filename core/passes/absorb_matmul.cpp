@@ -61,9 +61,78 @@ void scale_alpha(ir::Node& mm, double factor) {
   mm.attrs.set("alpha", mm.attrs.get_float("alpha", 1.0) * factor);
 }
 
+// The producer and readers of every tensor, kept up to date through each rewrite instead of
+// rebuilt (rebuilding per MatMul made the pass quadratic), and the nodes removed so far, marked
+// and erased all at once at the end so node indices stay stable. Reader lists stay sorted by node
+// index with each node once, exactly as GraphUses builds them, so the rewrites and messages are
+// the ones a rebuild would give.
+class LiveUses {
+ public:
+  explicit LiveUses(const ir::Graph& g) : uses_(g), dead_(g.nodes.size(), false) {}
+
+  const GraphUses& uses() const { return uses_; }
+  bool dead(size_t node) const { return dead_[node]; }
+
+  // Points input `slot` of `node` at `tensor`.
+  void set_input(ir::Graph& g, size_t node, int slot, const std::string& tensor) {
+    std::vector<std::string>& inputs = g.nodes[node].inputs;
+    const std::string old = inputs[slot];
+    inputs[slot] = tensor;
+    if (std::find(inputs.begin(), inputs.end(), old) == inputs.end()) drop_reader(old, node);
+    add_reader(tensor, node);
+  }
+
+  // `node` now writes `now` instead of `old` (which is gone from the graph).
+  void replace_output(const std::string& old, const std::string& now, size_t node) {
+    uses_.producer.erase(old);
+    uses_.readers.erase(old);
+    uses_.producer[now] = node;
+  }
+
+  // Marks `node` removed; its outputs leave the tensor registry unless `keep_outputs`.
+  void remove(ir::Graph& g, size_t node, bool keep_outputs = false) {
+    for (const auto& in : g.nodes[node].inputs) drop_reader(in, node);
+    for (const auto& out : g.nodes[node].outputs) {
+      auto p = uses_.producer.find(out);
+      if (p != uses_.producer.end() && p->second == node) uses_.producer.erase(p);
+      if (!keep_outputs) g.remove_tensor(out);
+    }
+    dead_[node] = true;
+  }
+
+  // Erases the removed nodes from the graph, keeping the order of the others.
+  void compact(ir::Graph& g) const {
+    size_t kept = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!dead_[i]) {
+        if (kept != i) g.nodes[kept] = std::move(g.nodes[i]);
+        ++kept;
+      }
+    g.nodes.resize(kept);
+  }
+
+ private:
+  void drop_reader(const std::string& tensor, size_t node) {
+    auto it = uses_.readers.find(tensor);
+    if (it == uses_.readers.end()) return;
+    std::vector<size_t>& r = it->second;
+    auto at = std::lower_bound(r.begin(), r.end(), node);
+    if (at != r.end() && *at == node) r.erase(at);
+    if (r.empty()) uses_.readers.erase(it);
+  }
+  void add_reader(const std::string& tensor, size_t node) {
+    std::vector<size_t>& r = uses_.readers[tensor];
+    auto at = std::lower_bound(r.begin(), r.end(), node);
+    if (at == r.end() || *at != node) r.insert(at, node);
+  }
+
+  GraphUses uses_;
+  std::vector<bool> dead_;
+};
+
 // Transpose(last two dims) -> MatMul input `slot`: read the transpose's input with the flag.
-bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassResult& r) {
-  auto t = uses.produced_by(g.nodes[m].inputs[slot], "Transpose");
+bool absorb_transpose(ir::Graph& g, LiveUses& live, size_t m, int slot, PassResult& r) {
+  auto t = live.uses().produced_by(g.nodes[m].inputs[slot], "Transpose");
   if (!t) return false;
   const ir::Node tr = g.nodes[*t];
   std::vector<int64_t> perm = tr.attrs.get_ints("perm");
@@ -77,16 +146,15 @@ bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
   const char* flag = slot == 0 ? "transA" : "transB";
   bool was_set = mm.attrs.get_int(flag, 0) != 0;
   mm.attrs.set(flag, int64_t{was_set ? 0 : 1});
-  mm.inputs[slot] = tr.inputs[0];
+  live.set_input(g, m, slot, tr.inputs[0]);
   std::string msg = "absorbed " + tr.name + " into " + mm.name + " as " + flag +
                     (was_set ? " (cancelling the one it had)" : "");
   const std::string matmul = mm.name;
   // The transpose stays when something else still reads it (that reader still needs the data).
-  GraphUses after(g);
-  std::string still = after.other_uses(tr.outputs[0], SIZE_MAX);
+  std::string still = live.uses().other_uses(tr.outputs[0], SIZE_MAX);
   std::vector<std::string> removed;
   if (still.empty()) {
-    remove_node(g, *t);
+    live.remove(g, *t);
     removed.push_back(tr.name);
   } else {
     msg += " (" + tr.name + " kept: " + still + ")";
@@ -96,13 +164,15 @@ bool absorb_transpose(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
 }
 
 // Mul/Div by a scalar producing MatMul input `slot`, read by nothing else: fold into alpha.
-bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, PassResult& r) {
+bool fold_input_scale(ir::Graph& g, LiveUses& live, size_t m, int slot, PassResult& r) {
+  const GraphUses& uses = live.uses();
   const ir::Node& mm = g.nodes[m];
-  const std::string& in = mm.inputs[slot];
+  const std::string in = mm.inputs[slot];
   if (mm.inputs[0] == mm.inputs[1]) return false;  // the factor would apply twice
   auto p = uses.producer.find(in);
   if (p == uses.producer.end()) return false;
-  const ir::Node scale_node = g.nodes[p->second];
+  const size_t scale_index = p->second;
+  const ir::Node scale_node = g.nodes[scale_index];
   std::string why;
   auto s = scalar_scale(g, scale_node, &why);
   if (!s) {
@@ -129,20 +199,21 @@ bool fold_input_scale(ir::Graph& g, const GraphUses& uses, size_t m, int slot, P
       return false;
     }
   }
+  live.set_input(g, m, slot, s->data);
   ir::Node& target = g.nodes[m];
-  target.inputs[slot] = s->data;
   scale_alpha(target, s->factor);
   r.rewrite("scale_to_alpha", {scale_node.name}, {}, {target.name},
             "folded " + scale_node.name + " (" + s->text + ") on input " + (slot == 0 ? "A" : "B") +
                 " into " + target.name + " alpha");
-  remove_node(g, p->second);
+  live.remove(g, scale_index);
   return true;
 }
 
 // Mul/Div by a scalar reading the MatMul's output, which nothing else reads: fold into alpha.
-bool fold_output_scale(ir::Graph& g, const GraphUses& uses, size_t m, PassResult& r) {
+bool fold_output_scale(ir::Graph& g, LiveUses& live, size_t m, PassResult& r) {
+  const GraphUses& uses = live.uses();
   const std::string y = g.nodes[m].outputs[0];
-  const auto& readers = uses.readers_of(y);
+  const std::vector<size_t> readers = uses.readers_of(y);  // a copy: the rewrite edits the lists
   for (size_t c : readers) {
     const ir::Node scale_node = g.nodes[c];
     std::string why;
@@ -163,33 +234,28 @@ bool fold_output_scale(ir::Graph& g, const GraphUses& uses, size_t m, PassResult
     r.rewrite("scale_to_alpha", {scale_node.name}, {}, {mm.name},
               "folded " + scale_node.name + " (" + s->text + ") into " + mm.name + " alpha");
     g.remove_tensor(y);
-    remove_node(g, c, /*keep_outputs=*/true);
+    live.remove(g, c, /*keep_outputs=*/true);
+    live.replace_output(y, scale_node.outputs[0], m);
     return true;
   }
   return false;
 }
 
+// Each MatMul in execution order takes one rewrite at a time until none applies: each one
+// changes who reads what, and LiveUses keeps that current at the cost of the tensors touched.
 PassResult absorb_matmul(ir::Graph& g, const PassContext&) {
   PassResult r;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op != "MatMul") continue;
-    const std::string name = g.nodes[i].name;
-    auto index = [&] {
-      for (size_t k = 0; k < g.nodes.size(); ++k)
-        if (g.nodes[k].name == name) return k;
-      return size_t{0};
-    };
-    // One rewrite at a time, with fresh use lists: each one changes who reads what.
+  LiveUses live(g);
+  for (size_t m = 0; m < g.nodes.size(); ++m) {
+    if (live.dead(m) || g.nodes[m].op != "MatMul") continue;
     for (bool again = true; again;) {
-      GraphUses uses(g);
-      size_t m = index();
-      again = absorb_transpose(g, uses, m, 0, r) || absorb_transpose(g, uses, m, 1, r) ||
-              fold_input_scale(g, uses, m, 0, r) || fold_input_scale(g, uses, m, 1, r) ||
-              fold_output_scale(g, uses, m, r);
+      again = absorb_transpose(g, live, m, 0, r) || absorb_transpose(g, live, m, 1, r) ||
+              fold_input_scale(g, live, m, 0, r) || fold_input_scale(g, live, m, 1, r) ||
+              fold_output_scale(g, live, m, r);
       r.changed = r.changed || again;
     }
-    i = index();
   }
+  live.compact(g);
   return r;
 }
 

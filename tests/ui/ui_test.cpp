@@ -4,6 +4,8 @@
 // shown with the last good result kept. Without a display every test skips, saying why.
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,13 +14,13 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
 #include "app/ui/app.h"
 #include "app/ui/widgets.h"
 #include "app/ui/window.h"
-#include "core/base/error.h"
 #include "core/backend/backend.h"
+#include "core/base/error.h"
+#include "core/passes/pass_manager.h"
 #include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -483,6 +485,71 @@ TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
 
 // The panels' switches as tables: each panel's commands, their errors and their help come from
 // one table (app/ui/panel_switch.h). No window needed.
+// A FIFO given to open= or scenario= is refused by its kind before anything opens it: open(2)
+// of a FIFO blocks until a writer comes, and the UI thread (a scenario, a trace) or the runner
+// (a model) would wait with it. What was on screen stays.
+TEST_F(UiTest, AFifoGivenToOpenIsRefusedBeforeAnythingOpensIt) {
+  start("transformer");
+  const auto good = app_->runner().result();
+  const std::string dir = fusebox::test::process_temp_dir();
+  for (const std::string name : {"fifo_model.onnx", "fifo_scenario.json", "fifo_trace.json.gz"}) {
+    const std::string path = dir + "/" + name;
+    std::filesystem::remove(path);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+    EXPECT_EQ(app_->command("open=" + path), "open: '" + path + "' is not a regular file (a FIFO)");
+    if (name.ends_with(".json")) {
+      EXPECT_EQ(app_->command("scenario=" + path),
+                "scenario: '" + path + "' is not a regular file (a FIFO)");
+    }
+  }
+  settle();
+  const auto snap = app_->runner().snapshot();
+  EXPECT_EQ(snap.result, good) << "no run was asked for";
+  EXPECT_FALSE(snap.error);
+}
+
+// A graph beyond dot's caps is drawn with the simple layout, and the panel says so.
+TEST_F(UiTest, AGraphBeyondTheLayoutCapsSaysItGotTheSimpleLayout) {
+  workbench::Settings s =
+      workbench::test::small_settings("stack:layers=30,seq=8,d=32,heads=2,ffn=64");
+  for (const std::string& pass : passes::PassRegistry::instance().names())
+    s.passes_off.insert(pass);
+  s.iters = 1;
+  s.profile_runs = 1;
+  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+  settle();
+  ASSERT_GT(boxes_of(result().graph()), workbench::kLayeredLayoutMaxBoxes);
+  EXPECT_GT(app_->graph.drawn.boxes, 0u) << "drawn (the fit's zoom has a floor: not all on screen)";
+  EXPECT_FALSE(app_->graph.drawn.layout_pending);
+  EXPECT_NE(app_->graph.drawn.caption.find(std::to_string(result().graph().nodes.size()) +
+                                           " nodes: simple layout"),
+            std::string::npos)
+      << app_->graph.drawn.caption;
+}
+
+// The window's quit while the graph panel waits for a big layout (1,400 nodes: seconds in dot)
+// and the runner measures: the App goes within a second.
+TEST_F(UiTest, QuitReturnsWithinASecondWhileABigLayoutIsPending) {
+  workbench::Settings s =
+      workbench::test::small_settings("stack:layers=25,seq=8,d=32,heads=2,ffn=64");
+  for (const std::string& pass : passes::PassRegistry::instance().names())
+    s.passes_off.insert(pass);
+  s.iters = 1000;
+  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (!app_->graph.drawn.layout_pending) {
+    ASSERT_LT(Clock::now(), deadline) << "the graph never started its layout";
+    frame();
+  }
+  ASSERT_TRUE(app_->layouts().busy());
+  EXPECT_EQ(app_->command("quit"), "");
+  EXPECT_TRUE(app_->quit_requested());
+  const auto start = Clock::now();
+  app_.reset();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_LT(seconds, 1.0) << "the layout cache and the runner wait 0.4 s each at most";
+}
+
 TEST(PanelSwitches, EachPanelDeclaresItsCommandsAndRefusesOthersByName) {
   ArenaPanel arena;
   EXPECT_EQ(arena.command("color", "buffer", nullptr), "");

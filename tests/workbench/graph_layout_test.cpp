@@ -6,20 +6,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <future>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <thread>
-#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/workbench/pipeline.h"
 #include "core/base/error.h"
 #include "core/models/builtin_models.h"
+#include "core/passes/pass_manager.h"
 #include "tests/support/small_graphs.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -183,6 +184,7 @@ TEST(GraphLayout, AThousandNodeStackLaysOut) {
   ir::Graph g = models::build_model("stack:layers=18", 1);
   ASSERT_GE(g.nodes.size(), 1000u);
   GraphLayout l = layout_graph(g);
+  EXPECT_EQ(l.simplified, "") << "within the caps dot lays it out";
   expect_well_formed(l, g);
   expect_no_overlap(l);
   // Reported, not asserted: speed belongs to benchmarks.
@@ -191,6 +193,47 @@ TEST(GraphLayout, AThousandNodeStackLaysOut) {
   GraphLayout bare = layout_graph(g, LayoutOptions{.edge_labels = false});
   std::cout << "[ layout   ] without edge labels: " << bare.millis << " ms\n";
   RecordProperty("layout_ms", static_cast<int>(l.millis));
+}
+
+// `width` Relus of one input, each output a graph output: one rank `width` boxes wide.
+ir::Graph wide_graph(int width) {
+  ir::Graph g;
+  g.name = "wide";
+  g.add_input("x", ir::DType::f32, {2});
+  for (int i = 0; i < width; ++i)
+    g.outputs.push_back(g.add_node("Relu", {"x"}, {}, "Relu_" + std::to_string(i)));
+  return g;
+}
+
+TEST(GraphLayout, BeyondTheCapsAGraphGetsTheSimpleLayoutAndSaysSo) {
+  // dot took 13.5 s on 2,000 outputs and ran past 90 s on 10,000; the simple layout is linear.
+  const ir::Graph g = wide_graph(10000);
+  const auto start = std::chrono::steady_clock::now();
+  GraphLayout l = layout_graph(g);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 30.0) << "generous: it takes about 0.1 s";
+  EXPECT_EQ(l.simplified, "10000 nodes: simple layout (20001 boxes, over the 1500 dot lays out)");
+  expect_well_formed(l, g);
+  // Rows of at most kSimpleLayoutRowBoxes boxes, so the drawing is not one endless line.
+  std::map<double, size_t> row_sizes;
+  for (const LayoutBox& b : l.boxes) ++row_sizes[b.y];
+  for (const auto& [y, n] : row_sizes) EXPECT_LE(n, kSimpleLayoutRowBoxes) << "row at " << y;
+}
+
+TEST(GraphLayout, AWideRankAloneAlsoGetsTheSimpleLayout) {
+  const ir::Graph g = wide_graph(static_cast<int>(kLayeredLayoutMaxRankWidth) + 1);
+  GraphLayout l = layout_graph(g);
+  EXPECT_EQ(l.simplified,
+            "201 nodes: simple layout (201 boxes in one rank, over the 200 dot lays out)");
+  expect_well_formed(l, g);
+  expect_no_overlap(l);
+}
+
+TEST(GraphLayout, AStopFlagSetBeforehandCancelsTheLayout) {
+  const std::atomic<bool> stop{true};
+  EXPECT_THROW(layout_graph(linear_relu(), LayoutOptions{.stop = &stop}), LayoutCancelled);
+  EXPECT_THROW(layout_graph(wide_graph(3000), LayoutOptions{.stop = &stop}), LayoutCancelled);
 }
 
 TEST(GraphLayout, LayoutsFromManyThreadsMatchOneAtATime) {
@@ -268,6 +311,33 @@ TEST(LayoutCache, LaysOutOffThreadCachesAndEvicts) {
   EXPECT_TRUE(again->pending() || !cache.busy());
   EXPECT_FALSE(laid_out(cache, g)->pending());
   EXPECT_FALSE(cache.busy());
+}
+
+// The window's quit: the cache goes while big layouts are running and queued. Each stops at its
+// next check or is left to finish on its own thread (holding its result); the cache does not
+// wait for dot to lay out four 1,400-node graphs one after the other (seconds each).
+TEST(LayoutCache, GoesWithinASecondWhileBigLayoutsArePending) {
+  Pipeline pipeline;
+  Settings s = test::small_settings("stack:layers=25,seq=8,d=32,heads=2,ffn=64");
+  for (const std::string& pass : passes::PassRegistry::instance().names())
+    s.passes_off.insert(pass);
+  std::vector<std::shared_ptr<const RunResult>> results;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    s.seed = seed;
+    results.push_back(pipeline.run(s, nullptr, nullptr, Stage::Optimize));
+  }
+  ASSERT_GT(results[0]->graph().nodes.size(), 1000u);
+  ASSERT_LE(results[0]->graph().nodes.size() + 2, kLayeredLayoutMaxBoxes)
+      << "dot's, not the simple one";
+  auto cache = std::make_unique<LayoutCache>();
+  std::vector<std::shared_ptr<const LaidOutGraph>> entries;
+  for (const auto& r : results) entries.push_back(cache->request(r, r->graph()));
+  EXPECT_TRUE(cache->busy());
+  const auto start = std::chrono::steady_clock::now();
+  cache.reset();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.0) << "the cache waits kShutdownWait (0.4 s) at most";
 }
 
 TEST(GraphSvg, OneGroupPerBoxAndTheHighlightedNodesMarked) {

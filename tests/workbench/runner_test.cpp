@@ -208,5 +208,28 @@ TEST(Runner, ThreadsAreAppliedWhereTheKernelsRunAndDoNotLeak) {
   EXPECT_EQ(omp_get_max_threads(), main_threads) << "the worker's count never reaches this thread";
 }
 
+// The window's quit while a stage runs that cannot look at the cancel flag (here the roofline
+// source; in life a model file whose open blocks, or one very long pass): the Runner waits
+// kShutdownWait, then leaves the worker to end on its own thread, which owns what it uses.
+TEST(Runner, GoesWithinASecondWhileAStageThatCannotStopRuns) {
+  auto entered = std::make_shared<std::atomic<bool>>(false);
+  auto slow = [entered](const std::string& backend, const std::string& isa) {
+    entered->store(true);
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // deaf to the cancel flag
+    return test::fixed_roofline(backend, isa);
+  };
+  auto runner = std::make_unique<Runner>(slow);
+  runner->request(test::small_settings());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!entered->load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(entered->load()) << "the run never reached the roofline";
+  const auto start = std::chrono::steady_clock::now();
+  runner.reset();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.0) << "waits kShutdownWait (0.4 s) at most, not the 5 s stage";
+}
+
 }  // namespace
 }  // namespace fusebox::workbench
