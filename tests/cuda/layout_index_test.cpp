@@ -176,11 +176,12 @@ TEST(LayoutIndex, GathersMatchTheCpu) {
     Tensor indices;
     int64_t axis;
   };
+  // In range, negative ones included: the CPU refuses an index out of range (the next test).
   Tensor idx1(DType::i64, {2, 4});
-  const int64_t v1[] = {0, 9, -1, -10, 10, -11, 3, 3};
+  const int64_t v1[] = {0, 9, -1, -10, 5, -6, 3, 3};
   std::memcpy(idx1.data<int64_t>(), v1, sizeof v1);
   Tensor idx2(DType::i64, {5});
-  const int64_t v2[] = {6, -7, 0, 7, 2};
+  const int64_t v2[] = {6, -7, 0, 1, 2};
   std::memcpy(idx2.data<int64_t>(), v2, sizeof v2);
   Tensor idx3(DType::i64, {});
   idx3.data<int64_t>()[0] = -2;
@@ -201,6 +202,30 @@ TEST(LayoutIndex, GathersMatchTheCpu) {
       y[static_cast<size_t>(e)] = src < 0 ? 0.0f : x.data<float>()[src];
     }
     expect_same_floats(y, want, "Gather " + ir::shape_str(c.data) + " axis " + std::to_string(c.axis));
+  }
+}
+
+// An index out of range: the CPU kernel refuses it, naming it; the CUDA kernel's source index is
+// -1 (it writes zeros: the device has no error path yet, which is noted in issue 24's work).
+TEST(LayoutIndex, AGatherIndexOutOfRangeIsRefusedByTheCpuAndHasNoSourceOnTheDevice) {
+  std::mt19937 rng(54);
+  Tensor x = random_f32({10, 16}, rng);
+  for (const int64_t bad : {int64_t{10}, int64_t{-11}}) {
+    Tensor idx(DType::i64, {1});
+    idx.data<int64_t>()[0] = bad;
+    try {
+      run1("Gather", {x, idx}, attrs_of({{"axis", int64_t{0}}}));
+      ADD_FAILURE() << "index " << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("index " + std::to_string(bad)), std::string::npos) << e.what();
+    }
+    GatherParams p{};
+    p.elem_bytes = 4;
+    p.outer = 1;
+    p.axis_dim = 10;
+    p.count = 1;
+    p.slice = 16;
+    EXPECT_LT(gather_source(p, idx.data<int64_t>(), 0), 0) << bad;
   }
 }
 
