@@ -114,6 +114,8 @@ json parse_json(const std::string& path, const std::string& text) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     throw Error(path + ": not JSON (at byte " + std::to_string(e.byte) + "): " + e.what());
+  } catch (const json::exception& e) {  // out_of_range.406: a number past double's range
+    throw Error(path + ": not a JSON trace we can read: " + e.what());
   }
 }
 

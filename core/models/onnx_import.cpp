@@ -180,7 +180,11 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
           shape.push_back(1);
         }
       }
-      ir::numel(shape);  // overflow check
+      try {
+        ir::numel(shape);  // overflow check
+      } catch (const Error& e) {
+        throw Error("input '" + in.name() + "': " + e.what());
+      }
       ctx.define_tensor(in.name(), g.add_input(in.name(), dtype, shape));
     }
     if (!missing_dims.empty()) {

@@ -179,7 +179,12 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::shared_p
     if (d < 0) throw Error(what + ": negative dim " + std::to_string(d));
     shape.push_back(d);
   }
-  int64_t n = ir::numel(shape);  // throws on overflow
+  int64_t n = 0;
+  try {
+    n = ir::numel(shape);  // throws on overflow
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
   size_t elem = raw_element_size(t);
   if (static_cast<uint64_t>(n) > (uint64_t{16} << 30) / elem)
     throw Error(what + ": shape " + ir::shape_str(shape) + " is too large");
