@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "app/ui/app.h"
@@ -549,6 +551,40 @@ TEST_F(UiTest, QuitReturnsWithinASecondWhileABigLayoutIsPending) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_LT(seconds, 1.0) << "the layout cache and the runner wait 0.4 s each at most";
 }
+
+#ifdef FUSEBOX_PYTHON
+// Issue 23's window half: every model, scenario, trace, settings and special file the bad-input
+// corpus (tests/fuzz) feeds the CLI is opened in one window, one after the other. Each open is
+// answered (refused with a message, or its run fails or succeeds) and the window goes on taking
+// commands; at the end quit returns within a second.
+TEST_F(UiTest, TheWindowSurvivesEveryFileOfTheBadInputCorpus) {
+  const std::string corpus = fusebox::test::process_temp_dir() + "/corpus";
+  const std::string make = std::string(FUSEBOX_PYTHON) + " -B " + FUSEBOX_SOURCE_DIR +
+                           "/tests/fuzz/make_corpus.py " + FUSEBOX_SOURCE_DIR + " " + corpus + " > /dev/null";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  // Every file the corpus holds that open= takes, whatever it is (FIFOs and links included).
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(corpus)) {
+    const std::string path = e.path().string();
+    for (const char* ext : {".onnx", ".json", ".json.gz", ".sqlite"})
+      if (path.ends_with(ext) && !path.ends_with("/cases.json")) files.insert(path);
+  }
+  ASSERT_GT(files.size(), 100u) << "the corpus lost its files";
+  start("mlp");
+  size_t refused = 0;
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    if (!app_->command("open=" + path).empty()) ++refused;
+    settle();
+    ASSERT_EQ(app_->command("panel=graph"), "") << "the window stopped taking commands";
+  }
+  std::printf("[ corpus   ] %zu files opened, %zu refused at open=\n", files.size(), refused);
+  EXPECT_EQ(app_->command("quit"), "");
+  const auto t0 = Clock::now();
+  app_.reset();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0);
+}
+#endif
 
 TEST(PanelSwitches, EachPanelDeclaresItsCommandsAndRefusesOthersByName) {
   ArenaPanel arena;
