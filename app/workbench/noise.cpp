@@ -8,15 +8,8 @@
 namespace fusebox::workbench {
 
 const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::Faster:
-      return "faster";
-    case Verdict::Slower:
-      return "slower";
-    case Verdict::WithinNoise:
-      return "within noise";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"faster", "slower", "within noise"};  // Verdict's order
+  return kNames[static_cast<size_t>(v)];
 }
 
 LatencyVerdict judge(const Latency& baseline, const Latency& current, const NoiseRule& rule) {
