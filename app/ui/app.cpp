@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -147,6 +148,12 @@ bool App::idle_drawing() const {
 }
 
 bool App::idle() const { return queue_.empty() && idle_drawing(); }
+
+std::string App::title() const {
+  if (trace_) return "fusebox - " + model_title(trace_->path);
+  const auto result = runner_.result();  // the model on screen, else the one being opened
+  return "fusebox - " + model_title(result ? result->settings.model : settings_.model);
+}
 
 std::string App::command(const std::string& text) {
   std::string error;

@@ -80,6 +80,8 @@ class App {
   const std::optional<std::string>& pending_screenshot() const { return screenshot_; }
   void screenshot_taken() { screenshot_.reset(); }
   bool quit_requested() const { return quit_; }
+  // "fusebox - transformer": the window's title, naming the model (or trace) on screen.
+  std::string title() const;
   // Files dropped on the window: opened as models (the last one wins).
   void drop_files(const std::vector<std::string>& paths);
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
 
 namespace fusebox::ui {
@@ -181,8 +182,11 @@ void ComparePanel::draw(const Frame& frame) {
   drawn.speedup = c.speedup();
   drawn.verdict = workbench::verdict_name(c.verdict.verdict);
 
-  ImGui::TextWrapped("baseline: %s", frame.baseline->settings.label().c_str());
-  ImGui::TextWrapped("current:  %s", current->settings.label().c_str());
+  const std::string a = model_title(frame.baseline->settings.model) + " " + frame.baseline->settings.label();
+  const std::string b = model_title(current->settings.model) + " " + current->settings.label();
+  ImGui::TextWrapped("baseline: %s", a.c_str());
+  ImGui::TextWrapped("current:  %s", b.c_str());
+  drawn.sides = "baseline: " + a + "\ncurrent: " + b;
   if (frame.baseline->settings.model != current->settings.model) {
     ImGui::TextColored(ImVec4(0.95f, 0.7f, 0.3f, 1),
                        "different models: per-op rows compare op types only");

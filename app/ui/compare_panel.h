@@ -24,6 +24,7 @@ struct ComparePanel {
     bool compared = false;  // a comparison was drawn (a baseline is pinned and a result exists)
     double speedup = 0;     // baseline latency / current latency
     std::string verdict;    // "faster", "slower" or "within noise" (workbench/noise.h)
+    std::string sides;      // "baseline: mlp passes=...\ncurrent: mlp passes=..."
   } drawn;
 
  private:

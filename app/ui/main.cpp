@@ -69,6 +69,7 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
     window.begin_frame(moving ? 0 : 0.05);
     app.drop_files(window.take_dropped_files());
     app.draw();
+    window.set_title(app.title());
     if (!shot) {
       window.end_frame();
       shot_frames = 0;

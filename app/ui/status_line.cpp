@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/opened_trace.h"
 
@@ -34,8 +35,8 @@ void StatusLine::draw(const Frame& frame, const std::string& command_error) {
     char buf[384];
     const auto& plan = r->plan;
     std::snprintf(buf, sizeof buf,
-                  "median %s | %zu nodes (%zu loaded) | arena %s (%.2fx bound) | %s%s%s",
-                  r->measured() ? r->latency.text().c_str() : "(measuring)",
+                  "%s | median %s | %zu nodes (%zu loaded) | arena %s (%.2fx bound) | %s%s%s",
+                  model_title(r->settings.model).c_str(), r->measured() ? r->latency.text().c_str() : "(measuring)",
                   r->graph().nodes.size(), r->model->graph.nodes.size(),
                   plan ? format_bytes(static_cast<double>(plan->arena_bytes)).c_str() : "-",
                   plan ? plan->ratio() : 0.0, r->isa.empty() ? "" : r->isa.c_str(),

@@ -46,6 +46,7 @@ Window::Window(const std::string& title, int width, int height) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
   window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  title_ = title;
   if (!window_) throw Error("cannot open an OpenGL 3.3 window: " + glfw_error_text());
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(1);
@@ -87,6 +88,11 @@ Window::~Window() {
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
 void Window::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+void Window::set_title(const std::string& title) {
+  if (title == title_) return;
+  title_ = title;
+  glfwSetWindowTitle(window_, title.c_str());
+}
 
 void Window::begin_frame(double wait_seconds) {
   if (wait_seconds > 0) glfwWaitEventsTimeout(wait_seconds);

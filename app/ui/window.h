@@ -29,6 +29,7 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   bool should_close() const;
+  void set_title(const std::string& title);  // a no-op when it is the title already
   void request_close();
   // Polls events (or waits up to `wait_seconds` for one when > 0) and starts an ImGui frame.
   void begin_frame(double wait_seconds = 0);
@@ -59,6 +60,7 @@ class Window {
 
  private:
   GLFWwindow* window_ = nullptr;
+  std::string title_;
   float scale_ = 1;
   std::vector<std::string> dropped_;
   Pixels captured_;

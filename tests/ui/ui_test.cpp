@@ -552,6 +552,19 @@ TEST_F(UiTest, QuitReturnsWithinASecondWhileABigLayoutIsPending) {
   EXPECT_LT(seconds, 1.0) << "the layout cache and the runner wait 0.4 s each at most";
 }
 
+// The model on screen is named in the title, the status line and compare (a file by its name).
+TEST_F(UiTest, TheModelIsNamedInTheTitleTheStatusLineAndCompare) {
+  start("mlp");
+  EXPECT_EQ(app_->title(), "fusebox - mlp");
+  EXPECT_EQ(app_->status.drawn_text.rfind("mlp | median ", 0), 0u) << app_->status.drawn_text;
+  run("pin; passes=none");
+  EXPECT_NE(app_->compare.drawn.sides.find("baseline: mlp passes="), std::string::npos) << app_->compare.drawn.sides;
+  const std::string onnx = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/mlp_opset17.onnx";
+  run("open=" + onnx);
+  EXPECT_EQ(app_->title(), "fusebox - mlp_opset17.onnx");
+  EXPECT_EQ(app_->status.drawn_text.rfind("mlp_opset17.onnx | median ", 0), 0u) << app_->status.drawn_text;
+}
+
 #ifdef FUSEBOX_PYTHON
 // Issue 23's window half: every model, scenario, trace, settings and special file the bad-input
 // corpus (tests/fuzz) feeds the CLI is opened in one window, one after the other. Each open is
