@@ -149,6 +149,18 @@ bool App::idle_drawing() const {
 
 bool App::idle() const { return queue_.empty() && idle_drawing(); }
 
+// A run of what the controls ask for failed (a model that does not open, a backend refused):
+// the controls go back to the settings of the result still on screen, so they describe it, and
+// the next flip starts from there instead of re-running the broken settings. The error stays
+// above the panels. Not while a scenario plays: its steps say what to run.
+void App::revert_failed_settings(const workbench::Runner::Snapshot& snap) {
+  if (!snap.error || snap.error == seen_error_ || snap.busy) return;
+  seen_error_ = snap.error;
+  if (walkthrough_ || !snap.result || !(snap.error->settings == settings_)) return;
+  if (snap.result->settings.model != settings_.model) selection_ = {};
+  settings_ = snap.result->settings;
+}
+
 std::string App::title() const {
   if (trace_) return "fusebox - " + model_title(trace_->path);
   const auto result = runner_.result();  // the model on screen, else the one being opened
@@ -525,6 +537,7 @@ void App::draw_save_dialog() {
 void App::draw() {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
   if (walkthrough_) walkthrough_->observe(snap.result);
+  revert_failed_settings(snap);
   apply_look_at();
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,

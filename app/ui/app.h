@@ -156,6 +156,7 @@ class App {
   void draw_menu();
   void draw_open_dialog();
   void draw_save_dialog();
+  void revert_failed_settings(const workbench::Runner::Snapshot& snap);
   void draw_panels(const Frame& frame);
   void draw_place(Place place, const Frame& frame);
   void run_clicked_and_script();
@@ -169,6 +170,7 @@ class App {
   std::shared_ptr<const workbench::OpenedTrace> trace_;  // a GPU trace opened instead of a model
   workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
   std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
+  std::shared_ptr<const workbench::RunError> seen_error_;  // the last failed run handled
   workbench::Settings settings_;
   Selection selection_;
   PanelId focus_ = PanelId::Graph;

@@ -552,6 +552,25 @@ TEST_F(UiTest, QuitReturnsWithinASecondWhileABigLayoutIsPending) {
   EXPECT_LT(seconds, 1.0) << "the layout cache and the runner wait 0.4 s each at most";
 }
 
+// A failed open and a refused backend leave the controls describing what is on screen: the
+// settings go back to the last good run's, the error stays, and the next flip runs that model.
+TEST_F(UiTest, AFailedOpenLeavesTheControlsMatchingTheResultOnScreen) {
+  start("mlp");
+  const auto good = app_->runner().result();
+  run("open=" + fusebox::test::process_temp_dir() + "/no_such_model.onnx");
+  EXPECT_EQ(app_->runner().result(), good) << "the last good result stays on screen";
+  ASSERT_TRUE(app_->runner().snapshot().error) << "the failure is shown";
+  EXPECT_EQ(app_->settings().model, "mlp") << "the controls describe the result on screen";
+  EXPECT_EQ(app_->settings(), good->settings);
+  run("threads=2");
+  EXPECT_EQ(app_->runner().result()->settings.model, "mlp") << "a later flip runs the good model";
+  EXPECT_FALSE(app_->runner().snapshot().error);
+  if (app_->command("backend=cuda").empty()) {  // a backend that is registered but cannot run here
+    settle();
+    EXPECT_EQ(app_->settings().backend, "cpu") << "the bar says what ran";
+  }
+}
+
 // The model on screen is named in the title, the status line and compare (a file by its name).
 TEST_F(UiTest, TheModelIsNamedInTheTitleTheStatusLineAndCompare) {
   start("mlp");
