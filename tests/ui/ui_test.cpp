@@ -452,9 +452,15 @@ TEST_F(UiTest, AJsonNumberPastDoublesRangeFailsTheCommandNotTheWindow) {
 
 TEST_F(UiTest, SavingAModelPathThatIsNotUtf8IsRefusedNotACrash) {
   start("mlp");
+  // A model that opens, under a name that is not UTF-8 (a failed run would put the setting back).
   const std::string model = fusebox::test::process_temp_dir() + "/caf\xE9.onnx";
-  app_->command("model=" + model);  // no such file: the run fails, the setting stays
+  const std::string assets = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/";
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"mlp_opset17.onnx", model},
+                                 {"weights.bin", fusebox::test::process_temp_dir() + "/weights.bin"}})
+    std::filesystem::copy_file(assets + from, to, std::filesystem::copy_options::overwrite_existing);
+  app_->command("model=" + model);
   settle();
+  ASSERT_EQ(app_->settings().model, model);
   const std::string path = fusebox::test::process_temp_dir() + "/not_saved.json";
   const std::string error = app_->command("save=" + path);
   EXPECT_NE(error.find("caf\xEF\xBF\xBD.onnx\" is not valid UTF-8"), std::string::npos) << error;
