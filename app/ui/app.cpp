@@ -149,6 +149,17 @@ bool App::idle_drawing() const {
 
 bool App::idle() const { return queue_.empty() && idle_drawing(); }
 
+// The last run's error, once, above the panels (they say only that there is nothing to show).
+void App::draw_error_banner(const workbench::Runner::Snapshot& snap) {
+  banner_.clear();
+  if (!snap.error || trace_) return;
+  banner_ = (snap.result ? "last run failed (showing the last good result): " : "the run failed: ") +
+            snap.error->message;
+  ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+  ImGui::TextWrapped("%s", banner_.c_str());
+  ImGui::PopStyleColor();
+}
+
 // A run of what the controls ask for failed (a model that does not open, a backend refused):
 // the controls go back to the settings of the result still on screen, so they describe it, and
 // the next flip starts from there instead of re-running the broken settings. The error stays
@@ -557,6 +568,7 @@ void App::draw() {
   ImGui::PopStyleVar();
   draw_menu();
   settings_bar.draw(frame);
+  draw_error_banner(snap);
   draw_panels(frame);
   status.draw(frame, command_error_);
   draw_open_dialog();

@@ -82,6 +82,8 @@ class App {
   bool quit_requested() const { return quit_; }
   // "fusebox - transformer": the window's title, naming the model (or trace) on screen.
   std::string title() const;
+  // The failed run's message as the banner above the panels drew it ("" when none).
+  const std::string& error_banner() const { return banner_; }
   // Files dropped on the window: opened as models (the last one wins).
   void drop_files(const std::vector<std::string>& paths);
 
@@ -156,6 +158,7 @@ class App {
   void draw_menu();
   void draw_open_dialog();
   void draw_save_dialog();
+  void draw_error_banner(const workbench::Runner::Snapshot& snap);
   void revert_failed_settings(const workbench::Runner::Snapshot& snap);
   void draw_panels(const Frame& frame);
   void draw_place(Place place, const Frame& frame);
@@ -170,6 +173,7 @@ class App {
   std::shared_ptr<const workbench::OpenedTrace> trace_;  // a GPU trace opened instead of a model
   workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
   std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
+  std::string banner_;
   std::shared_ptr<const workbench::RunError> seen_error_;  // the last failed run handled
   workbench::Settings settings_;
   Selection selection_;

@@ -18,9 +18,7 @@ bool result_or_empty_state(const Frame& frame, const char* panel) {
   const auto& snap = frame.snap;
   if (!snap.result) {
     if (snap.error) {
-      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-      ImGui::TextWrapped("%s: nothing to show, the run failed:\n%s", panel, snap.error->message.c_str());
-      ImGui::PopStyleColor();
+      ImGui::TextDisabled("%s: nothing to show, the run failed (the error is above)", panel);
     } else if (snap.busy) {
       const int stage = static_cast<int>(snap.stage);
       ImGui::TextDisabled("%s: no result yet, running %s (stage %d of %zu)", panel,
@@ -30,13 +28,7 @@ bool result_or_empty_state(const Frame& frame, const char* panel) {
     }
     return false;
   }
-  if (snap.error) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextUnformatted(("last run failed (showing the last good result): " + snap.error->message).c_str());
-    ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", snap.error->message.c_str());
-  }
-  return true;
+  return true;  // a failed later run is the App's one banner above the panels
 }
 
 bool measured_or_note(const Frame& frame, const char* panel) {

@@ -566,11 +566,15 @@ TEST_F(UiTest, AFailedOpenLeavesTheControlsMatchingTheResultOnScreen) {
   run("open=" + fusebox::test::process_temp_dir() + "/no_such_model.onnx");
   EXPECT_EQ(app_->runner().result(), good) << "the last good result stays on screen";
   ASSERT_TRUE(app_->runner().snapshot().error) << "the failure is shown";
+  EXPECT_NE(app_->error_banner().find("last run failed (showing the last good result): "), std::string::npos)
+      << "once, above the panels: " << app_->error_banner();
+  EXPECT_NE(app_->error_banner().find("no_such_model.onnx"), std::string::npos) << app_->error_banner();
   EXPECT_EQ(app_->settings().model, "mlp") << "the controls describe the result on screen";
   EXPECT_EQ(app_->settings(), good->settings);
   run("threads=2");
   EXPECT_EQ(app_->runner().result()->settings.model, "mlp") << "a later flip runs the good model";
   EXPECT_FALSE(app_->runner().snapshot().error);
+  EXPECT_EQ(app_->error_banner(), "") << "the banner goes with the error";
   if (app_->command("backend=cuda").empty()) {  // a backend that is registered but cannot run here
     settle();
     EXPECT_EQ(app_->settings().backend, "cpu") << "the bar says what ran";
