@@ -94,6 +94,45 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
   return target_refuses(ctx, m.op, in);  // no op the target cannot run
 }
 
+// Replaces `nodes` (sorted; the last is the anchor) by `fused` in the anchor's place, leaving
+// the others empty (compact() drops them once the pattern is done) and updating `uses` to what a
+// fresh GraphUses would hold. The scan's indices stay valid, so no rewrite rebuilds the use maps
+// or shifts the node list: both made the pass quadratic in the graph (stack:layers=128 took 9 s).
+void replace_in_place(ir::Graph& g, GraphUses& uses, const std::vector<size_t>& nodes, ir::Node fused) {
+  const size_t last = nodes.back();
+  fused.outputs = g.nodes[last].outputs;
+  auto drop_reader = [&](const std::string& t, size_t k) {
+    auto it = uses.readers.find(t);
+    if (it == uses.readers.end()) return;
+    std::vector<size_t>& v = it->second;
+    v.erase(std::remove(v.begin(), v.end(), k), v.end());
+    if (v.empty()) uses.readers.erase(it);
+  };
+  for (size_t k : nodes) {
+    for (const auto& in : g.nodes[k].inputs) drop_reader(in, k);
+    for (const auto& out : g.nodes[k].outputs) {
+      if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end()) continue;
+      g.remove_tensor(out);
+      uses.producer.erase(out);
+      uses.readers.erase(out);
+    }
+  }
+  for (const auto& in : fused.inputs) {
+    std::vector<size_t>& v = uses.readers[in];  // readers in node order, each once
+    auto at = std::lower_bound(v.begin(), v.end(), last);
+    if (at == v.end() || *at != last) v.insert(at, last);
+  }
+  for (size_t k : nodes)
+    if (k != last) g.nodes[k] = ir::Node{};  // no name: unique_name does not see it
+  g.nodes[last] = std::move(fused);
+}
+
+// Drops the nodes replace_in_place emptied, keeping the others' order.
+void compact(ir::Graph& g) {
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const ir::Node& n) { return n.op.empty(); }),
+                g.nodes.end());
+}
+
 PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
   PassResult r;
   for (const FusionPattern& pattern : FusionRegistry::instance().entries()) {
@@ -122,10 +161,10 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
       r.rewrite(pattern.name, removed, {fused.name}, {},
                 "fused " + node_list(g, m.nodes) + " -> " + fused.name +
                     (m.note.empty() ? "" : " (" + m.note + ")"));
-      i = replace_nodes(g, m.nodes, std::move(fused));
-      uses.reset();
+      replace_in_place(g, *uses, m.nodes, std::move(fused));  // at the anchor, i: go on after it
       r.changed = true;
     }
+    compact(g);
   }
   return r;
 }
