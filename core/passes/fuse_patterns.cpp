@@ -98,7 +98,8 @@ std::string check_match(const ir::Graph& g, const GraphUses& uses, size_t anchor
 // the others empty (compact() drops them once the pattern is done) and updating `uses` to what a
 // fresh GraphUses would hold. The scan's indices stay valid, so no rewrite rebuilds the use maps
 // or shifts the node list: both made the pass quadratic in the graph (stack:layers=128 took 9 s).
-void replace_in_place(ir::Graph& g, GraphUses& uses, const std::vector<size_t>& nodes, ir::Node fused) {
+void replace_in_place(ir::Graph& g, GraphUses& uses, const std::vector<size_t>& nodes,
+                      ir::Node fused) {
   const size_t last = nodes.back();
   fused.outputs = g.nodes[last].outputs;
   auto drop_reader = [&](const std::string& t, size_t k) {
@@ -111,7 +112,8 @@ void replace_in_place(ir::Graph& g, GraphUses& uses, const std::vector<size_t>& 
   for (size_t k : nodes) {
     for (const auto& in : g.nodes[k].inputs) drop_reader(in, k);
     for (const auto& out : g.nodes[k].outputs) {
-      if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end()) continue;
+      if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end())
+        continue;
       g.remove_tensor(out);
       uses.producer.erase(out);
       uses.readers.erase(out);
@@ -129,7 +131,8 @@ void replace_in_place(ir::Graph& g, GraphUses& uses, const std::vector<size_t>& 
 
 // Drops the nodes replace_in_place emptied, keeping the others' order.
 void compact(ir::Graph& g) {
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const ir::Node& n) { return n.op.empty(); }),
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
+                               [](const ir::Node& n) { return n.op.empty(); }),
                 g.nodes.end());
 }
 
