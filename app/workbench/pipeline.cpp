@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/workbench/backends.h"
+#include "app/workbench/memory_budget.h"
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
 #include "core/planner/plan_index.h"
@@ -235,6 +236,9 @@ bool Pipeline::prepare(Run& r) {
   });
   result.plan = plan.plan;
   result.plan_index = plan.index;
+  size_t input_bytes = 0;
+  for (const ir::Tensor& t : result.model->inputs) input_bytes += t.nbytes();
+  check_memory_budget(s.model, result.optimized->graph, *result.plan, input_bytes, memory_budget_bytes());
   if (r.last == Stage::Plan) return false;
 
   // Compile.
