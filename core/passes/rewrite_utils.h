@@ -1,6 +1,7 @@
 #pragma once
 // Helpers the passes share: who produces and who reads each tensor, scalar constants, and the
 // one way nodes get replaced by a fused node (so every pass keeps the same invariants).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,96 @@ struct GraphUses {
   bool only_read_by(const std::string& tensor, size_t node) const;
   // "read by Add_9 and Mul_12" / "a graph output": why `tensor` cannot disappear into `node`.
   std::string other_uses(const std::string& tensor, size_t node) const;
+};
+
+// The producer and readers of every tensor, kept up to date through each rewrite instead of
+// rebuilt (rebuilding per rewrite made absorb_matmul and fuse_patterns quadratic), and the nodes
+// removed so far, marked and erased all at once at the end so node indices stay stable. Reader lists stay sorted by node
+// index with each node once, exactly as GraphUses builds them, so the rewrites and messages are
+// the ones a rebuild would give.
+class LiveUses {
+ public:
+  explicit LiveUses(const ir::Graph& g) : uses_(g), dead_(g.nodes.size(), false) {}
+
+  const GraphUses& uses() const { return uses_; }
+  bool dead(size_t node) const { return dead_[node]; }
+
+  // Points input `slot` of `node` at `tensor`.
+  void set_input(ir::Graph& g, size_t node, int slot, const std::string& tensor) {
+    std::vector<std::string>& inputs = g.nodes[node].inputs;
+    const std::string old = inputs[slot];
+    inputs[slot] = tensor;
+    if (std::find(inputs.begin(), inputs.end(), old) == inputs.end()) drop_reader(old, node);
+    add_reader(tensor, node);
+  }
+
+  // `node` now writes `now` instead of `old` (which is gone from the graph).
+  void replace_output(const std::string& old, const std::string& now, size_t node) {
+    uses_.producer.erase(old);
+    uses_.readers.erase(old);
+    uses_.producer[now] = node;
+  }
+
+  // Marks `node` removed; its outputs leave the tensor registry unless `keep_outputs`.
+  void remove(ir::Graph& g, size_t node, bool keep_outputs = false) {
+    for (const auto& in : g.nodes[node].inputs) drop_reader(in, node);
+    for (const auto& out : g.nodes[node].outputs) {
+      auto p = uses_.producer.find(out);
+      if (p != uses_.producer.end() && p->second == node) uses_.producer.erase(p);
+      if (!keep_outputs) g.remove_tensor(out);
+    }
+    dead_[node] = true;
+  }
+
+  // replace_nodes (below) without moving a node: `fused` takes the place of the last of `nodes`
+  // (sorted), the others are emptied (no name, so unique_name does not see them) and marked
+  // removed, and the use lists follow.
+  void replace_nodes(ir::Graph& g, const std::vector<size_t>& nodes, ir::Node fused) {
+    const size_t last = nodes.back();
+    fused.outputs = g.nodes[last].outputs;
+    for (size_t k : nodes) {
+      for (const auto& in : g.nodes[k].inputs) drop_reader(in, k);
+      for (const auto& out : g.nodes[k].outputs) {
+        if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end()) continue;
+        g.remove_tensor(out);
+        uses_.producer.erase(out);
+        uses_.readers.erase(out);
+      }
+    }
+    for (const auto& in : fused.inputs) add_reader(in, last);
+    for (size_t k : nodes)
+      if (k != last) g.nodes[k] = ir::Node{}, dead_[k] = true;
+    g.nodes[last] = std::move(fused);
+  }
+
+  // Erases the removed nodes from the graph, keeping the order of the others.
+  void compact(ir::Graph& g) const {
+    size_t kept = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!dead_[i]) {
+        if (kept != i) g.nodes[kept] = std::move(g.nodes[i]);
+        ++kept;
+      }
+    g.nodes.resize(kept);
+  }
+
+ private:
+  void drop_reader(const std::string& tensor, size_t node) {
+    auto it = uses_.readers.find(tensor);
+    if (it == uses_.readers.end()) return;
+    std::vector<size_t>& r = it->second;
+    auto at = std::lower_bound(r.begin(), r.end(), node);
+    if (at != r.end() && *at == node) r.erase(at);
+    if (r.empty()) uses_.readers.erase(it);
+  }
+  void add_reader(const std::string& tensor, size_t node) {
+    std::vector<size_t>& r = uses_.readers[tensor];
+    auto at = std::lower_bound(r.begin(), r.end(), node);
+    if (at == r.end() || *at != node) r.insert(at, node);
+  }
+
+  GraphUses uses_;
+  std::vector<bool> dead_;
 };
 
 // The value of a weight holding exactly one element (f32 or i64); nullopt otherwise.
