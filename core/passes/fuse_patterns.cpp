@@ -100,7 +100,8 @@ PassResult fuse_patterns(ir::Graph& g, const PassContext& ctx) {
     if (ctx.disabled_patterns.count(pattern.name))
       continue;  // switched off: no rewrite, no near miss
     // Kept up to date through each rewrite instead of rebuilt, with the node list compacted once
-    // per pattern: rebuilding and erasing per rewrite made the pass quadratic (stack:layers=128: 9 s).
+    // per pattern: rebuilding and erasing per rewrite made the pass quadratic
+    // (stack:layers=128: 9 s).
     std::optional<LiveUses> live;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].op != pattern.anchor_op) continue;

@@ -30,9 +30,9 @@ struct GraphUses {
 
 // The producer and readers of every tensor, kept up to date through each rewrite instead of
 // rebuilt (rebuilding per rewrite made absorb_matmul and fuse_patterns quadratic), and the nodes
-// removed so far, marked and erased all at once at the end so node indices stay stable. Reader lists stay sorted by node
-// index with each node once, exactly as GraphUses builds them, so the rewrites and messages are
-// the ones a rebuild would give.
+// removed so far, marked and erased all at once at the end so node indices stay stable. Reader
+// lists stay sorted by node index with each node once, exactly as GraphUses builds them, so the
+// rewrites and messages are the ones a rebuild would give.
 class LiveUses {
  public:
   explicit LiveUses(const ir::Graph& g) : uses_(g), dead_(g.nodes.size(), false) {}
@@ -76,7 +76,8 @@ class LiveUses {
     for (size_t k : nodes) {
       for (const auto& in : g.nodes[k].inputs) drop_reader(in, k);
       for (const auto& out : g.nodes[k].outputs) {
-        if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end()) continue;
+        if (std::find(fused.outputs.begin(), fused.outputs.end(), out) != fused.outputs.end())
+          continue;
         g.remove_tensor(out);
         uses_.producer.erase(out);
         uses_.readers.erase(out);
