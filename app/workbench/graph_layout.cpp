@@ -468,7 +468,7 @@ std::optional<size_t> GraphLayout::box_at(double x, double y) const {
 
 GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
   return naming_graph(g, [&] {
-    Drawing d = describe(g, options.folded);
+    Drawing d = describe(g, {options.folded.begin(), options.folded.end()});
     stop_if_asked(options.stop);
     auto start = std::chrono::steady_clock::now();
     const std::vector<size_t> ranks = layout_ranks(d.layout);
@@ -488,7 +488,7 @@ GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
 
 std::string render_svg(const ir::Graph& g, const SvgOptions& options) {
   return naming_graph(g, [&] {
-    Drawing d = describe(g, options.layout.folded);
+    Drawing d = describe(g, {});  // the CLI draws every node
     DotGraph dot;
     dot.lay_out(d, options.layout, &options);
     return dot.render("svg");
@@ -631,7 +631,7 @@ std::shared_ptr<const LaidOutGraph> LayoutCache::request(std::shared_ptr<const R
     LayoutOptions options;
     options.edge_labels = labels;
     options.stop = stop_.get();
-    options.folded = folded;
+    options.folded.assign(folded.begin(), folded.end());
     try {
       // The worker holds its own reference to the result: the graph outlives the job even if
       // the entry is dropped. The graph is immutable, so reading it on both threads is safe.

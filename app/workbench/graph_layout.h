@@ -97,8 +97,10 @@ struct LayoutOptions {
   // graphs within the caps below, which it lays out in seconds at most.
   const std::atomic<bool>* stop = nullptr;
   // Name scopes drawn as one box each, labelled with their node count (see graph_scopes.h). A
-  // scope inside a folded one is hidden by it; one of fewer than two nodes never folds.
-  std::set<std::string> folded;
+  // scope inside a folded one is hidden by it; one of fewer than two nodes never folds. (A
+  // vector: GCC 12 sees a std::set member of a designated-initialized temporary as
+  // maybe-uninitialized.)
+  std::vector<std::string> folded = {};
 };
 
 // dot's crossing minimisation grows much faster than the graph: 2,000 boxes in one rank took
