@@ -1077,8 +1077,9 @@ void GraphPanel::draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& 
       const workbench::LayoutBox& b = layout.boxes[box];
       if (!visible.Overlaps(layout_rect(b))) continue;
       const ImRect r = t.box(b);
-      outline(dl, ImRect(sub(r.Min, ImVec2(3, 3)), add(r.Max, ImVec2(3, 3))), kSearchColor, 2.5f);
-      drawn.search_boxes.push_back(r);
+      const ImRect around(sub(r.Min, ImVec2(3, 3)), add(r.Max, ImVec2(3, 3)));  // outside the box
+      outline(dl, around, kSearchColor, 2.5f);
+      drawn.search_boxes.push_back(around);
     }
   }
   if (hovered_box_) outline(dl, t.box(layout.boxes[*hovered_box_]), kHoverColor, 2);

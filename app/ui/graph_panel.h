@@ -75,7 +75,7 @@ struct GraphPanel {
     std::optional<ImRect> minimap_view;  // the canvas's outline inside it
     bool log_shown = false;   // the rewrites column
     size_t search_matches = 0;  // nodes matching the search (0 when closed)
-    std::vector<ImRect> search_boxes;  // their boxes on screen (a fold's once)
+    std::vector<ImRect> search_boxes;  // their outlines on screen (a fold's once)
   } drawn;
   // The scopes folded now (paths), for tests and the help.
   const std::set<std::string>& folded() const { return folded_; }
