@@ -527,6 +527,7 @@ TEST_F(UiTest, AGraphBeyondTheLayoutCapsSaysItGotTheSimpleLayout) {
   s.profile_runs = 1;
   app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
   settle();
+  run("graph.unfold=all");  // it opens folded, 30 layer boxes
   ASSERT_GT(boxes_of(result().graph()), workbench::kLayeredLayoutMaxBoxes);
   EXPECT_GT(app_->graph.drawn.boxes, 0u) << "drawn (the fit's zoom has a floor: not all on screen)";
   EXPECT_FALSE(app_->graph.drawn.layout_pending);
