@@ -144,7 +144,7 @@ void App::request_run() {
 
 bool App::idle_drawing() const {
   const workbench::Runner::Snapshot snap = runner_.snapshot();
-  return !snap.busy && snap.result == drawn_result_ && !layouts_.busy();
+  return !snap.busy && snap.result == drawn_result_ && !layouts_.busy() && !graph.settling();
 }
 
 bool App::idle() const { return queue_.empty() && idle_drawing(); }

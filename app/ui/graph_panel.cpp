@@ -8,6 +8,8 @@
 #include <exception>
 #include <string_view>
 
+#include <GLFW/glfw3.h>  // key codes: the ImGui GLFW backend's key indices are GLFW's
+
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
 #include "core/base/error.h"
@@ -22,11 +24,9 @@ namespace fusebox::ui {
 
 namespace {
 
-constexpr float kMinZoom = 0.005f;          // a 1,000-node graph still fits a small panel
-constexpr float kMaxZoom = 8;
-constexpr float kMaxFitZoom = 1.5f;  // fitting a tiny graph should not blow it up
-constexpr float kFitMargin = 12;     // pixels left around a fitted graph
-constexpr float kWheelStep = 1.2f;   // zoom factor per wheel notch
+constexpr float kMinZoom = static_cast<float>(workbench::kMinZoom);
+constexpr float kMaxZoom = static_cast<float>(workbench::kMaxZoom);
+constexpr float kFitMargin = static_cast<float>(workbench::kFitMargin);
 // Font sizes graph_layout gives dot, in points: boxes were sized for text this big.
 constexpr float kNodeFontPt = 10;
 constexpr float kIoFontPt = 9;
@@ -38,6 +38,10 @@ constexpr float kSelectionThickness = 4;
 constexpr float kHighlightThickness = 3.5f;
 constexpr float kSideBySideMinWidth = 480;  // narrower panels put the rewrites below the graph
 constexpr float kLogFraction = 0.3f;
+// graph.rewrites=auto shows the rewrites column on panels at least this wide: narrower, it
+// takes room the graph needs (the toolbar's button brings it back).
+constexpr float kLogAutoMinWidth = 900;
+constexpr float kSearchWidth = 170;
 
 constexpr ImU32 kCanvasColor = IM_COL32(30, 32, 36, 255);
 constexpr ImU32 kEdgeColor = IM_COL32(150, 156, 168, 255);
@@ -48,6 +52,10 @@ constexpr ImU32 kBoxTextColor = IM_COL32(20, 20, 20, 255);
 constexpr ImU32 kHoverColor = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kLogHoverColor = IM_COL32(60, 200, 255, 255);  // nodes of the hovered log line
 constexpr ImU32 kNearMissColor = IM_COL32(225, 185, 95, 255);
+constexpr ImU32 kSearchColor = IM_COL32(255, 70, 230, 255);     // search matches
+constexpr ImU32 kFoldBackColor = IM_COL32(150, 120, 160, 255);  // the card behind a fold
+constexpr ImU32 kMinimapBackColor = IM_COL32(15, 16, 20, 225);
+constexpr ImU32 kMinimapViewColor = IM_COL32(255, 255, 255, 220);
 
 ImVec2 add(ImVec2 a, ImVec2 b) {
   return ImVec2(a.x + b.x, a.y + b.y);
@@ -116,9 +124,15 @@ void tensor_section(const ir::Graph& g, const char* title, const std::vector<std
   for (const std::string& n : names) ImGui::Text("  %s", tensor_line(g, n).c_str());
 }
 
-void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b) {
+void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b, const std::string& selected) {
   ImGui::BeginTooltip();
-  if (b.node >= 0 && static_cast<size_t>(b.node) < g.nodes.size()) {
+  if (b.folded > 0) {
+    ImGui::Text("scope %s: %zu nodes, folded", b.name.c_str(), b.folded);
+    if (!selected.empty() && selected.starts_with(b.name))
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSelectionColor), "holds the selected node %s",
+                         selected.c_str());
+    ImGui::TextDisabled("click to unfold (graph.unfold=%s)", b.name.c_str());
+  } else if (b.node >= 0 && static_cast<size_t>(b.node) < g.nodes.size()) {
     const ir::Node& n = g.nodes[static_cast<size_t>(b.node)];
     ImGui::Text("%s  %s", n.op.c_str(), n.name.c_str());
     ImGui::TextDisabled("kind: %s", workbench::node_kind_name(b.kind));
@@ -145,7 +159,7 @@ void legend_tooltip() {
   ImGui::BeginTooltip();
   for (NodeKind kind :
        {NodeKind::MatMul, NodeKind::Fused, NodeKind::Elementwise, NodeKind::Normalization,
-        NodeKind::Layout, NodeKind::Other, NodeKind::Input, NodeKind::Output}) {
+        NodeKind::Layout, NodeKind::Other, NodeKind::Input, NodeKind::Output, NodeKind::Scope}) {
     const ImVec4 color = ImGui::ColorConvertU32ToFloat4(rgb(workbench::node_kind_rgb(kind)));
     const float side = ImGui::GetTextLineHeight();
     ImGui::ColorButton(workbench::node_kind_name(kind), color,
@@ -162,7 +176,11 @@ void legend_tooltip() {
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSelectionColor), "yellow outline: selected");
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLogHoverColor),
                      "blue outline: nodes of the hovered rewrite");
-  ImGui::TextDisabled("drag: pan   wheel: zoom   double-click: fit");
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSearchColor), "pink outline: search matches");
+  ImGui::TextDisabled("drag: pan   wheel: zoom (1.15x a notch)   double-click: fit");
+  ImGui::TextDisabled("minimap (graphs bigger than the view): click or drag to move");
+  ImGui::TextDisabled("ctrl+f: search, enter: next match");
+  ImGui::TextDisabled("click a scope box: unfold   right-click a node: fold its scope");
   ImGui::EndTooltip();
 }
 
@@ -369,7 +387,132 @@ std::vector<PanelSwitch> GraphPanel::switches() {
          zoom_requested_ = static_cast<float>(zoom);
          return "";
        }},
+      {"fold",
+       {},
+       "<scope> | auto",
+       "fold a name scope (layer3, /0/self_attn) into one box; auto: the default folds",
+       [this](const std::string& value, const workbench::RunResult* result) {
+         return fold(value, result, false);
+       }},
+      {"unfold",
+       {},
+       "<scope> | all",
+       "unfold a folded scope (and the folded ones around it), or every scope",
+       [this](const std::string& value, const workbench::RunResult* result) {
+         return fold(value, result, true);
+       }},
+      {"find",
+       {},
+       "<text>",
+       "search node names and ops: outline the matches and select the next one (empty: close)",
+       [this](const std::string& value, const workbench::RunResult*) -> std::string {
+         if (value.empty()) {
+           search_open_ = false;
+           search_query_.clear();
+           search_buf_[0] = 0;
+           search_index_ = -1;
+           return "";
+         }
+         if (value != search_query_) search_index_ = -1;
+         search_query_ = value;
+         std::snprintf(search_buf_, sizeof search_buf_, "%s", value.c_str());
+         search_open_ = true;
+         search_graph_ = nullptr;  // match again
+         jump_pending_ = true;
+         return "";
+       }},
+      {"rewrites",
+       {"show", "hide", "auto"},
+       "",
+       "the rewrites column beside the graph; auto: shown on panels at least 900 px wide",
+       [this](const std::string& value, const workbench::RunResult*) -> std::string {
+         if (value == "auto") show_log_.reset();
+         else show_log_ = value == "show";
+         return "";
+       },
+       false},
   };
+}
+
+// Scopes listed in an error: the top ones, a few.
+static std::string some_scopes(const workbench::ScopeTree& t) {
+  std::vector<std::string> names;
+  for (size_t s : t.top) {
+    if (names.size() == 8) {
+      names.push_back("...");
+      break;
+    }
+    names.push_back(t.scopes[s].path);
+  }
+  return names.empty() ? "the node names carry no scopes" : "scopes: " + join(names, ", ");
+}
+
+std::string GraphPanel::fold(const std::string& value, const workbench::RunResult* result,
+                             bool unfold) {
+  // The scopes of the graph on screen; before the first frame, of the result's graph.
+  if (!scopes_graph_ && result) {
+    scopes_graph_ = &result->graph();
+    scopes_ = workbench::build_scopes(*scopes_graph_);
+    folds_model_ = result->settings.model;
+  }
+  if (!unfold && value == "auto") {
+    folded_ = workbench::default_folds(scopes_);
+    user_folds_ = false;
+    folds_changed_ = true;
+    return "";
+  }
+  if (unfold && value == "all") {
+    folded_.clear();
+    user_folds_ = true;
+    folds_changed_ = true;
+    return "";
+  }
+  const std::optional<size_t> found = scopes_.find(value);
+  if (!found) {
+    std::string msg = "no scope '" + value + "' in the graph shown (" + some_scopes(scopes_) + ")";
+    return msg;
+  }
+  const workbench::Scope& scope = scopes_.scopes[*found];
+  if (!unfold) {
+    if (scope.nodes < 2) return "'" + value + "' holds one node: nothing to fold";
+    folded_.insert(value);
+  } else {
+    // The scope and every folded one around it, so its nodes show.
+    bool any = false;
+    for (int s = static_cast<int>(*found); s >= 0; s = scopes_.scopes[static_cast<size_t>(s)].parent)
+      any |= folded_.erase(scopes_.scopes[static_cast<size_t>(s)].path) > 0;
+    if (!any)
+      return "'" + value + "' is not folded" +
+             (folded_.empty() ? std::string(" (nothing is)")
+                              : " (folded: " + join(std::vector<std::string>(folded_.begin(), folded_.end()), ", ") + ")");
+  }
+  user_folds_ = true;
+  folds_changed_ = true;
+  // Keep the place: centre on the scope's first node, folded or not.
+  for (size_t i = 0; i < scopes_.node_scope.size() && scopes_graph_; ++i) {
+    const std::vector<size_t> chain = scopes_.chain_of(i);
+    if (std::find(chain.begin(), chain.end(), *found) != chain.end()) {
+      recenter_node_ = scopes_graph_->nodes[i].name;
+      break;
+    }
+  }
+  return "";
+}
+
+// The scope tree of the graph shown, and its folds: defaults for a new model (or until the user
+// folds), the user's folds that still exist otherwise.
+void GraphPanel::update_scopes(const Frame& frame) {
+  if (view_.graph == scopes_graph_ || !view_.graph) return;
+  scopes_graph_ = view_.graph;
+  scopes_ = workbench::build_scopes(*view_.graph);
+  const std::string& model = frame.snap.result->settings.model;
+  if (model != folds_model_) user_folds_ = false;
+  folds_model_ = model;
+  if (user_folds_) {
+    std::erase_if(folded_, [&](const std::string& path) { return !scopes_.find(path); });
+  } else {
+    folded_ = workbench::default_folds(scopes_);
+  }
 }
 
 void GraphPanel::resolve_view(const Frame& frame) {
@@ -403,20 +546,17 @@ void GraphPanel::resolve_view(const Frame& frame) {
   view_ = std::move(v);
 }
 
+void GraphPanel::set_viewport(const workbench::Viewport& v) {
+  zoom_ = static_cast<float>(v.zoom);
+  pan_ = ImVec2(static_cast<float>(v.pan_x), static_cast<float>(v.pan_y));
+}
+
 void GraphPanel::fit(const Entry& entry, ImVec2 canvas) {
-  const float w = std::max(1.0f, static_cast<float>(entry.layout->width));
-  const float h = std::max(1.0f, static_cast<float>(entry.layout->height));
-  const float room_w = std::max(1.0f, canvas.x - 2 * kFitMargin);
-  const float room_h = std::max(1.0f, canvas.y - 2 * kFitMargin);
-  zoom_ = std::clamp(std::min(room_w / w, room_h / h), kMinZoom, kMaxFitZoom);
-  pan_ = ImVec2((canvas.x - w * zoom_) / 2, (canvas.y - h * zoom_) / 2);
+  set_viewport(workbench::fit_view({entry.layout->width, entry.layout->height}, {canvas.x, canvas.y}));
 }
 
 void GraphPanel::zoom_around(float new_zoom, ImVec2 anchor) {
-  new_zoom = std::clamp(new_zoom, kMinZoom, kMaxZoom);
-  const ImVec2 fixed = scale(sub(anchor, pan_), 1 / zoom_);  // the layout point under the anchor
-  zoom_ = new_zoom;
-  pan_ = sub(anchor, scale(fixed, zoom_));
+  set_viewport(workbench::zoom_at(viewport(), new_zoom, anchor.x, anchor.y));
 }
 
 void GraphPanel::draw(const Frame& frame) {
@@ -428,6 +568,7 @@ void GraphPanel::draw(const Frame& frame) {
     return;
   }
   resolve_view(frame);
+  update_scopes(frame);
   drawn.caption = view_.error.empty() ? view_.caption : view_.error;
 
   // Sizes first: a fit needs the canvas, and the toolbar shows the zoom it picks.
@@ -435,8 +576,11 @@ void GraphPanel::draw(const Frame& frame) {
   avail.y -= ImGui::GetFrameHeightWithSpacing();  // the toolbar row
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const bool side_by_side = avail.x >= kSideBySideMinWidth;
+  drawn.log_shown = show_log_.value_or(avail.x >= kLogAutoMinWidth);
   ImVec2 canvas_size, log_size;
-  if (side_by_side) {
+  if (!drawn.log_shown) {
+    canvas_size = avail;
+  } else if (side_by_side) {
     const float log_w = std::clamp(std::floor(avail.x * kLogFraction), 180.0f, 520.0f);
     canvas_size = ImVec2(avail.x - log_w - spacing, avail.y);
     log_size = ImVec2(log_w, avail.y);
@@ -449,7 +593,14 @@ void GraphPanel::draw(const Frame& frame) {
   log_size = ImVec2(std::max(log_size.x, 1.0f), std::max(log_size.y, 1.0f));
 
   std::shared_ptr<const Entry> entry;
-  if (view_.graph && frame.layouts) entry = frame.layouts->request(frame.snap.result, *view_.graph);
+  if (view_.graph && frame.layouts)
+    entry = frame.layouts->request(frame.snap.result, *view_.graph, folded_);
+  folds_changed_ = false;
+  if (view_.graph && search_graph_ != view_.graph) {
+    search_graph_ = view_.graph;
+    search_matches_ = workbench::find_nodes(*view_.graph, search_query_);
+  }
+  if (jump_pending_ && view_.graph) search_jump(frame);
   // A graph beyond dot's caps says it got the simple layout ("12000 nodes: simple layout (...)").
   if (entry && entry->layout && !entry->layout->simplified.empty() && view_.error.empty())
     drawn.caption += " - " + entry->layout->simplified;
@@ -466,8 +617,30 @@ void GraphPanel::draw(const Frame& frame) {
   else draw_placeholder(entry.get(), canvas_size);
   ImGui::EndChild();
 
+  if (!drawn.log_shown) {
+    log_hover_nodes_.clear();
+    return;
+  }
   if (side_by_side) ImGui::SameLine();
   draw_log(frame, entry.get(), log_size);
+}
+
+// The next search match selected; a match inside a folded scope unfolds it first.
+void GraphPanel::search_jump(const Frame& frame) {
+  jump_pending_ = false;
+  if (search_matches_.empty()) return;
+  search_index_ = (search_index_ + 1) % static_cast<int>(search_matches_.size());
+  const size_t node = search_matches_[static_cast<size_t>(search_index_)];
+  const std::string& name = view_.graph->nodes[node].name;
+  if (view_.graph == scopes_graph_ && scopes_.folded_scope_of(node, folded_) >= 0) {
+    for (size_t s : scopes_.chain_of(node)) folded_.erase(scopes_.scopes[s].path);
+    user_folds_ = true;
+    folds_changed_ = true;
+    recenter_node_ = name;
+  }
+  // Centre on it even when the selection does not change (the same node found again).
+  if (name == frame.selection.node) recenter_node_ = name;
+  issue(frame, "select=" + name);
 }
 
 // Makes a finished layout the one on screen: each graph keeps its own pan and zoom while its
@@ -476,14 +649,24 @@ void GraphPanel::show(const std::shared_ptr<const Entry>& entry, ImVec2 canvas_s
   std::erase_if(saved_views_, [](const auto& kv) { return kv.first.expired(); });
   if (!entry || !entry->layout) return;
   if (entry != shown_) {
+    const bool same_graph = shown_ && shown_->graph == entry->graph;
     if (shown_) saved_views_[shown_] = {pan_, zoom_};
     shown_ = entry;
     if (auto it = saved_views_.find(std::weak_ptr<const Entry>(entry)); it != saved_views_.end()) {
       pan_ = it->second.pan;
       zoom_ = it->second.zoom;
-    } else {
+    } else if (!same_graph) {
       fit_requested_ = true;
     }
+  }
+  // A fold or unfold (or a search that unfolded) keeps the zoom and centres on its node.
+  if (!recenter_node_.empty()) {
+    if (auto it = entry->node_index.find(recenter_node_); it != entry->node_index.end()) {
+      const workbench::LayoutBox& b = entry->layout->boxes[it->second];
+      set_viewport(workbench::center_on(viewport(), b.x, b.y, {canvas_size.x, canvas_size.y}));
+      fit_requested_ = false;
+    }
+    recenter_node_.clear();
   }
   if (fit_requested_) {
     fit(*entry, canvas_size);
@@ -554,6 +737,33 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) legend_tooltip();
   ImGui::SameLine();
+  {
+    // The rewrites column's toggle, with how many lines it holds.
+    size_t lines = 0;
+    if (const workbench::RunResult* r = frame.result(); r && r->optimized)
+      for (const passes::PassLogEntry& e : r->optimized->log.entries)
+        if (e.enabled && (view_pass_.empty() || e.pass == view_pass_))
+          lines += e.rewrites.size() + e.near_misses.size();
+    const std::string label = drawn.log_shown ? "rewrites <<" : "rewrites (" + std::to_string(lines) + ") >>";
+    if (ImGui::SmallButton(label.c_str()))
+      issue(frame, std::string("graph.rewrites=") + (drawn.log_shown ? "hide" : "show"));
+    item_tooltip(std::string(drawn.log_shown ? "Hide" : "Show") +
+                 " the rewrites and near misses that explain the graph (shown by default on panels at "
+                 "least 900 px wide). graph.rewrites=show | hide | auto");
+  }
+  ImGui::SameLine();
+  if (!folded_.empty() || user_folds_) {
+    const std::string label = folded_.empty() ? "fold" : "unfold all";
+    if (ImGui::SmallButton(label.c_str()))
+      issue(frame, folded_.empty() ? "graph.fold=auto" : "graph.unfold=all");
+    item_tooltip(folded_.empty()
+                     ? "Fold the name scopes again as a graph this big starts (graph.fold=auto)"
+                     : std::to_string(folded_.size()) +
+                           " scopes folded into one box each: click one to unfold it, "
+                           "right-click a node to fold its scope. graph.unfold=all");
+    ImGui::SameLine();
+  }
+  draw_search(frame);
   if (!view_.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
     ImGui::TextUnformatted(view_.error.c_str());
@@ -561,6 +771,57 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
     item_tooltip(view_.error);
   } else {
     ImGui::TextDisabled("%s", drawn.caption.c_str());  // the view's caption, and the layout's note
+  }
+}
+
+// Ctrl+F on the graph panel opens the search box: typing outlines the matching nodes, Enter
+// selects the next (graph.find=TEXT), Escape closes it.
+void GraphPanel::draw_search(const Frame& frame) {
+  ImGuiIO& io = ImGui::GetIO();
+  const bool here = frame.focus == PanelId::Graph ||
+                    ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows);
+  if (here && io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_F, false)) {
+    search_open_ = true;
+    search_focus_ = true;
+  }
+  if (!search_open_) {
+    if (ImGui::SmallButton("find")) {
+      search_open_ = true;
+      search_focus_ = true;
+    }
+    item_tooltip("Search node names and ops (ctrl+f). graph.find=TEXT");
+    ImGui::SameLine();
+    return;
+  }
+  if (std::exchange(search_focus_, false)) ImGui::SetKeyboardFocusHere();
+  ImGui::SetNextItemWidth(kSearchWidth);
+  const bool enter = ImGui::InputTextWithHint("##graph_find", "find node or op", search_buf_,
+                                              sizeof search_buf_,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool editing = ImGui::IsItemActive() || ImGui::IsItemDeactivated();
+  if (search_query_ != search_buf_) {
+    search_query_ = search_buf_;
+    search_index_ = -1;
+    search_graph_ = nullptr;  // match again next frame
+  }
+  if (enter) {
+    if (search_query_.empty()) issue(frame, "graph.find=");
+    else issue(frame, "graph.find=" + search_query_);
+    search_focus_ = true;  // keep typing, or Enter again for the next match
+  }
+  if (editing && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) issue(frame, "graph.find=");
+  item_tooltip("Enter: select the next match (its scope unfolds). Escape closes. graph.find=TEXT");
+  ImGui::SameLine();
+  drawn.search_matches = search_query_.empty() ? 0 : search_matches_.size();
+  if (!search_query_.empty()) {
+    if (search_matches_.empty()) {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no match");
+    } else if (search_index_ >= 0) {
+      ImGui::TextDisabled("%d/%zu", search_index_ + 1, search_matches_.size());
+    } else {
+      ImGui::TextDisabled("%zu found", search_matches_.size());
+    }
+    ImGui::SameLine();
   }
 }
 
@@ -576,8 +837,69 @@ void GraphPanel::draw_canvas(const Frame& frame, const Entry& entry, ImVec2 size
   draw_edges(dl, entry, canvas, visible, selected);
   draw_boxes(dl, entry, canvas, visible);
   draw_outlines(frame, dl, entry, canvas, visible, selected);
+  draw_minimap(dl, entry, canvas);
   dl->PopClipRect();
-  if (hovered_box_ && !canvas.active) box_tooltip(*entry.graph, entry.layout->boxes[*hovered_box_]);
+  drawn.layout_boxes = entry.layout->boxes.size();
+  for (const workbench::LayoutBox& b : entry.layout->boxes) drawn.folds += b.folded > 0;
+  drawn.zoom = zoom_;
+  if (hovered_box_ && !canvas.active)
+    box_tooltip(*entry.graph, entry.layout->boxes[*hovered_box_], frame.selection.node);
+  fold_menu(frame);
+}
+
+// The whole layout small in the canvas's corner, the canvas's outline on it, when the graph is
+// bigger than the canvas at this zoom (minimap_ set by canvas_input).
+void GraphPanel::draw_minimap(ImDrawList* dl, const Entry& entry, const Canvas& canvas) {
+  if (!minimap_) return;
+  const workbench::Minimap& m = *minimap_;
+  const ImVec2 o = add(canvas.rect.Min, ImVec2(static_cast<float>(m.x), static_cast<float>(m.y)));
+  const auto at = [&](double x, double y) {
+    return ImVec2(o.x + static_cast<float>(x * m.scale), o.y + static_cast<float>(y * m.scale));
+  };
+  const ImRect frame_rect(ImVec2(o.x - 3, o.y - 3),
+                          ImVec2(o.x + static_cast<float>(m.width) + 3, o.y + static_cast<float>(m.height) + 3));
+  dl->AddRectFilled(frame_rect.Min, frame_rect.Max, kMinimapBackColor, 3);
+  dl->AddRect(frame_rect.Min, frame_rect.Max, kEdgeColor, 3);
+  const workbench::GraphLayout& layout = *entry.layout;
+  for (size_t i = 0; i < layout.boxes.size(); ++i) {
+    const workbench::LayoutBox& b = layout.boxes[i];
+    ImVec2 a = at(b.x - b.width / 2, b.y - b.height / 2), z = at(b.x + b.width / 2, b.y + b.height / 2);
+    z = ImVec2(std::max(z.x, a.x + 1), std::max(z.y, a.y + 1));  // every box at least a pixel
+    dl->AddRectFilled(a, z, rgb(workbench::node_kind_rgb(b.kind)));
+  }
+  if (auto it = entry.node_index.find(last_selection_); it != entry.node_index.end()) {
+    const workbench::LayoutBox& b = layout.boxes[it->second];
+    const ImVec2 c = at(b.x, b.y);
+    dl->AddRect(ImVec2(c.x - 3, c.y - 3), ImVec2(c.x + 3, c.y + 3), kSelectionColor, 0, 0, 2);
+  }
+  // The canvas's outline, clipped to the minimap.
+  const workbench::Viewport v = viewport();
+  ImRect view(at(v.layout_x(0), v.layout_y(0)), at(v.layout_x(canvas.size.x), v.layout_y(canvas.size.y)));
+  view.ClipWithFull(frame_rect);
+  dl->AddRect(view.Min, view.Max, kMinimapViewColor, 0, 0, 1.5f);
+  drawn.minimap = frame_rect;
+  drawn.minimap_view = view;
+}
+
+// Right-clicking a node lists the scopes around it to fold.
+void GraphPanel::fold_menu(const Frame& frame) {
+  if (!ImGui::BeginPopup("##graph_fold_menu")) return;
+  bool any = false;
+  if (scopes_graph_) {
+    for (size_t i = 0; i < scopes_graph_->nodes.size(); ++i) {
+      if (scopes_graph_->nodes[i].name != context_node_) continue;
+      for (size_t sc : scopes_.chain_of(i)) {
+        const workbench::Scope& scope = scopes_.scopes[sc];
+        if (scope.nodes < 2) continue;
+        any = true;
+        const std::string label = "fold " + scope.path + "  (" + std::to_string(scope.nodes) + " nodes)";
+        if (ImGui::Selectable(label.c_str())) issue(frame, "graph.fold=" + scope.path);
+      }
+      break;
+    }
+  }
+  if (!any) ImGui::TextDisabled("%s is in no scope of two nodes or more", context_node_.c_str());
+  ImGui::EndPopup();
 }
 
 // The mouse on the canvas: drag pans, the wheel zooms, hovering finds a box, a click selects it
@@ -596,21 +918,44 @@ GraphPanel::Canvas GraphPanel::canvas_input(const Frame& frame, const Entry& ent
   const float threshold_sq = io.MouseDragThreshold * io.MouseDragThreshold;
   c.dragged = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > threshold_sq;
 
+  const ImVec2 mouse = sub(io.MousePos, c.rect.Min);  // canvas-relative
+  const workbench::ViewSize layout_size{layout.width, layout.height};
+  const workbench::ViewSize canvas_size{size.x, size.y};
+  minimap_.reset();
+  if (workbench::layout_exceeds_view(viewport(), layout_size, canvas_size))
+    minimap_ = workbench::place_minimap(layout_size, canvas_size);
+  // A press on the minimap moves the view there, and keeps moving it while dragged.
+  if (ImGui::IsItemActivated() && minimap_ && minimap_->contains(mouse.x, mouse.y)) minimap_drag_ = true;
+  if (minimap_drag_) {  // also on the frame of the release, which then is no click
+    const workbench::Minimap m = minimap_ ? *minimap_ : workbench::place_minimap(layout_size, canvas_size);
+    set_viewport(workbench::center_on(viewport(), m.layout_x(mouse.x), m.layout_y(mouse.y), canvas_size));
+    if (!c.active) minimap_drag_ = false;
+    hovered_box_.reset();
+    return c;
+  }
   if (c.active && ((ImGui::IsMouseDown(ImGuiMouseButton_Left) && c.dragged) ||
                    ImGui::IsMouseDown(ImGuiMouseButton_Middle)))
     pan_ = add(pan_, io.MouseDelta);
   if (c.hovered && io.MouseWheel != 0)
-    zoom_around(zoom_ * std::pow(kWheelStep, io.MouseWheel), sub(io.MousePos, c.rect.Min));
+    set_viewport(workbench::wheel_zoom(viewport(), io.MouseWheel, mouse.x, mouse.y));
 
-  if (c.hovered && !(c.active && c.dragged)) {
+  if (c.hovered && !(c.active && c.dragged) &&
+      !(minimap_ && minimap_->contains(mouse.x, mouse.y))) {
     const ImVec2 p = Transform{add(c.rect.Min, pan_), zoom_}.to_layout(io.MousePos);
     hovered_box_ = layout.box_at(p.x, p.y);
   }
   if (released && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !c.dragged) {
     if (!hovered_box_)
       issue(frame, "select=");
+    else if (layout.boxes[*hovered_box_].folded > 0)  // a folded scope opens
+      issue(frame, "graph.unfold=" + layout.boxes[*hovered_box_].name);
     else if (layout.boxes[*hovered_box_].node >= 0)  // inputs and outputs are not selectable
       issue(frame, "select=" + layout.boxes[*hovered_box_].name);
+  }
+  if (c.hovered && hovered_box_ && layout.boxes[*hovered_box_].node >= 0 &&
+      ImGui::IsMouseReleased(ImGuiMouseButton_Right)) {
+    context_node_ = layout.boxes[*hovered_box_].name;
+    ImGui::OpenPopup("##graph_fold_menu");
   }
   if (c.hovered && !hovered_box_ && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) fit(entry, size);
   return c;
@@ -682,6 +1027,11 @@ void GraphPanel::draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& ca
     const ImRect r = t.box(b);
     const bool io_box = b.node < 0;
     const float rounding = io_box ? std::min(6 * zoom_, r.GetHeight() / 2) : 0;
+    if (b.folded > 0) {
+      // A stack of cards: one behind, offset down and right.
+      const float off = std::clamp(4 * zoom_, 1.0f, 5.0f);
+      dl->AddRectFilled(add(r.Min, ImVec2(off, off)), add(r.Max, ImVec2(off, off)), kFoldBackColor, 3);
+    }
     dl->AddRectFilled(r.Min, r.Max, rgb(workbench::node_kind_rgb(b.kind)), rounding);
     if (b.fused) {
       dl->AddRect(r.Min, r.Max, kFusedBorderColor, rounding, 0,
@@ -719,6 +1069,19 @@ void GraphPanel::draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& 
   }
   for (const std::string& name : log_hover_nodes_)
     if (auto r = visible_box(name)) outline(dl, *r, kLogHoverColor, kHighlightThickness);
+  if (search_open_ && !search_query_.empty() && search_graph_ == entry.graph) {
+    std::set<size_t> boxes;  // a fold with several matches is outlined once
+    for (size_t node : search_matches_)
+      if (node < layout.box_of_node.size()) boxes.insert(layout.box_of_node[node]);
+    for (size_t box : boxes) {
+      const workbench::LayoutBox& b = layout.boxes[box];
+      if (!visible.Overlaps(layout_rect(b))) continue;
+      const ImRect r = t.box(b);
+      const ImRect around(sub(r.Min, ImVec2(3, 3)), add(r.Max, ImVec2(3, 3)));  // outside the box
+      outline(dl, around, kSearchColor, 2.5f);
+      drawn.search_boxes.push_back(around);
+    }
+  }
   if (hovered_box_) outline(dl, t.box(layout.boxes[*hovered_box_]), kHoverColor, 2);
   if (selected) {
     if (auto r = visible_box(frame.selection.node)) {

@@ -2,7 +2,16 @@
 // The graph panel: the current result's graph as Graphviz laid it out (boxes coloured by kind,
 // Bezier edges labelled with shapes), with pan, zoom, hover tooltips and click-to-select, a view
 // picker for the graph before or after any pass that changed it (the nodes that pass touched
-// outlined in red), and beside it the rewrites and near misses that explain the picture.
+// outlined in red), and beside it the rewrites and near misses that explain the picture (a
+// column that folds away; hidden by default on a panel narrower than kLogAutoMinWidth).
+//
+// A graph you can read: the default view never zooms below workbench::kReadableZoom (labels at
+// 10 px); a graph bigger than the canvas opens at its top with a minimap in the corner (click or
+// drag it to move). The wheel zooms by 1.15x a notch around the cursor. Name scopes
+// ("layer3", "/0/self_attn") fold into one box with their node count: a graph of more than
+// workbench::kFoldAboveNodes nodes starts folded (workbench::default_folds); clicking a folded
+// box unfolds it, right-clicking a node offers its scopes to fold. Ctrl+F searches node names
+// and ops: matches outlined, Enter selects the next (unfolding its scope).
 //
 // Layouts run off the UI thread in the App's workbench::LayoutCache (a 1,000-node graph takes a
 // few hundred ms in dot), which App::idle() consults; the panel shows "laying out N nodes..."
@@ -10,6 +19,9 @@
 //
 //   graph.view=final | <pass> | <pass>:before | <pass>:after
 //   graph.zoom=fit | <number>   (1 = 100%)
+//   graph.fold=<scope> | auto    graph.unfold=<scope> | all
+//   graph.find=<text>            (again: the next match; empty: closes the search)
+//   graph.rewrites=show | hide | auto
 #include <imgui.h>
 #include <imgui_internal.h>  // ImRect
 
@@ -18,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +39,8 @@
 #include "app/ui/panel.h"
 #include "app/ui/panel_switch.h"
 #include "app/workbench/graph_layout.h"
+#include "app/workbench/graph_scopes.h"
+#include "app/workbench/graph_viewport.h"
 #include "app/workbench/run_result.h"
 #include "core/ir/graph.h"
 
@@ -40,6 +55,9 @@ struct GraphPanel {
                       const workbench::RunResult* result);
   // The same switches as a table: the App's dispatch, help and "waits for the run" come from it.
   std::vector<PanelSwitch> switches();
+  // A command changed what the panel draws and the next frame has not drawn it yet (a fold's
+  // new layout not asked for, a search jump not made): App::idle() waits for it.
+  bool settling() const { return folds_changed_ || jump_pending_; }
 
   // What the last frame drew, in screen coordinates (tests assert on it).
   struct Drawn {
@@ -50,7 +68,17 @@ struct GraphPanel {
     std::vector<ImRect> highlighted_boxes;  // the pass view's highlight nodes on screen
     std::string caption;  // "final graph: 42 nodes", the pass view's, or an error; and the
                           // layout's note: " - 12000 nodes: simple layout (...)"
+    size_t layout_boxes = 0;  // boxes in the layout shown (on screen or not)
+    size_t folds = 0;         // of them, folded scopes
+    float zoom = 0;           // pixels per layout point
+    std::optional<ImRect> minimap;  // drawn when the graph is bigger than the canvas
+    std::optional<ImRect> minimap_view;  // the canvas's outline inside it
+    bool log_shown = false;   // the rewrites column
+    size_t search_matches = 0;  // nodes matching the search (0 when closed)
+    std::vector<ImRect> search_boxes;  // their outlines on screen (a fold's once)
   } drawn;
+  // The scopes folded now (paths), for tests and the help.
+  const std::set<std::string>& folded() const { return folded_; }
 
  private:
   using Entry = workbench::LaidOutGraph;
@@ -92,6 +120,14 @@ struct GraphPanel {
   void draw_log(const Frame& frame, const Entry* entry, ImVec2 size);
   void fit(const Entry& entry, ImVec2 canvas);
   void zoom_around(float new_zoom, ImVec2 anchor);  // anchor relative to the canvas origin
+  workbench::Viewport viewport() const { return {zoom_, pan_.x, pan_.y}; }
+  void set_viewport(const workbench::Viewport& v);
+  void update_scopes(const Frame& frame);
+  std::string fold(const std::string& value, const workbench::RunResult* result, bool unfold);
+  void draw_search(const Frame& frame);
+  void search_jump(const Frame& frame);
+  void draw_minimap(ImDrawList* dl, const Entry& entry, const Canvas& canvas);
+  void fold_menu(const Frame& frame);
 
   // The view picked ("" = the final graph).
   std::string view_pass_;
@@ -109,6 +145,32 @@ struct GraphPanel {
   std::string last_selection_;  // the selection the view last reacted to
   std::optional<size_t> hovered_box_;
   std::vector<std::string> log_hover_nodes_;  // nodes of the rewrite hovered last frame
+
+  // Folding: the scopes of the graph shown, and which are folded. Until the user folds or
+  // unfolds (user_folds_), each new graph gets default_folds; after, the folds that still exist
+  // carry over to the next run of the same model.
+  const ir::Graph* scopes_graph_ = nullptr;
+  workbench::ScopeTree scopes_;
+  std::set<std::string> folded_;
+  bool user_folds_ = false;
+  std::string folds_model_;  // the model the folds belong to
+  bool folds_changed_ = false;
+  std::string recenter_node_;  // after a relayout, centre on this node's box
+  std::string context_node_;   // the node right-clicked (the fold menu)
+
+  // Search (Ctrl+F).
+  bool search_open_ = false;
+  bool search_focus_ = false;  // give the box the keyboard next frame
+  char search_buf_[256] = {};
+  std::string search_query_;     // what the matches are of
+  const ir::Graph* search_graph_ = nullptr;
+  std::vector<size_t> search_matches_;  // node indices of the graph shown
+  int search_index_ = -1;               // the match jumped to last
+  bool jump_pending_ = false;
+
+  std::optional<bool> show_log_;  // graph.rewrites: show / hide; unset: by the panel's width
+  std::optional<workbench::Minimap> minimap_;  // this frame's, canvas-relative
+  bool minimap_drag_ = false;
 };
 
 }  // namespace fusebox::ui

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "app/workbench/graph_scopes.h"
 #include "app/workbench/simple_layout.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -107,19 +108,37 @@ struct Drawing {
   std::vector<std::string> box_keys;  // unique Graphviz node names
 };
 
-Drawing describe(const ir::Graph& g) {
+Drawing describe(const ir::Graph& g, const std::set<std::string>& folded) {
   Drawing d;
   GraphLayout& l = d.layout;
   l.graph_name = g.name;
-  l.node_count = g.nodes.size();
   l.input_count = g.inputs.size();
   l.output_count = g.outputs.size();
 
   auto shape_of = [&](const std::string& tensor) {
     return g.has_tensor(tensor) ? ir::shape_str(g.tensor(tensor).shape) : std::string("[?]");
   };
+  const ScopeTree scopes = folded.empty() ? ScopeTree{} : build_scopes(g);
+  std::unordered_map<int, size_t> fold_box;  // scope -> its box
+  l.box_of_node.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
+    const int fold = scopes.folded_scope_of(i, folded);
+    if (fold >= 0) {
+      // The scope's box sits where its first node would.
+      auto [it, added] = fold_box.emplace(fold, l.boxes.size());
+      l.box_of_node[i] = it->second;
+      if (!added) continue;
+      const Scope& s = scopes.scopes[static_cast<size_t>(fold)];
+      LayoutBox b;
+      b.kind = NodeKind::Scope;
+      b.name = s.path;
+      b.op = node_kind_name(NodeKind::Scope);
+      b.folded = s.nodes;
+      l.boxes.push_back(std::move(b));
+      d.box_labels.push_back(s.path + "\n" + std::to_string(s.nodes) + " nodes");
+      continue;
+    }
     LayoutBox b;
     b.kind = node_kind(n.op);
     b.node = static_cast<int>(i);
@@ -130,9 +149,11 @@ Drawing describe(const ir::Graph& g) {
       if (!in.empty() && g.is_weight(in) &&
           std::find(b.weights.begin(), b.weights.end(), in) == b.weights.end())
         b.weights.push_back(in);
+    l.box_of_node[i] = l.boxes.size();
     l.boxes.push_back(std::move(b));
     d.box_labels.push_back(n.op + "\n" + n.name);
   }
+  l.node_count = l.boxes.size();
   auto add_io = [&](const std::string& tensor, NodeKind kind) {
     LayoutBox b;
     b.kind = kind;
@@ -149,7 +170,7 @@ Drawing describe(const ir::Graph& g) {
   std::set<std::string> used;
   for (size_t i = 0; i < l.boxes.size(); ++i) {
     const LayoutBox& b = l.boxes[i];
-    std::string key = b.node >= 0 ? b.name : b.op + ":" + b.name;
+    std::string key = b.node >= 0 ? b.name : b.op + ":" + b.name;  // "scope:layer3" too
     if (!used.insert(key).second) {
       key += "#" + std::to_string(i);
       used.insert(key);
@@ -161,11 +182,12 @@ Drawing describe(const ir::Graph& g) {
   std::unordered_map<std::string, size_t> source;
   for (size_t i = 0; i < g.inputs.size(); ++i) source.emplace(g.inputs[i], l.input_box(i));
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const std::string& out : g.nodes[i].outputs) source.emplace(out, i);
+    for (const std::string& out : g.nodes[i].outputs) source.emplace(out, l.box_of_node[i]);
   std::set<std::tuple<size_t, size_t, std::string>> seen;  // Mul(x, x) draws one edge
   auto add_edge = [&](const std::string& tensor, size_t to) {
     auto it = source.find(tensor);
-    if (it == source.end() || !seen.emplace(it->second, to, tensor).second) return;
+    // Inside one folded scope: no edge.
+    if (it == source.end() || it->second == to || !seen.emplace(it->second, to, tensor).second) return;
     LayoutEdge e;
     e.from = it->second;
     e.to = to;
@@ -174,7 +196,7 @@ Drawing describe(const ir::Graph& g) {
     l.edges.push_back(std::move(e));
   };
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const std::string& in : g.nodes[i].inputs) add_edge(in, i);
+    for (const std::string& in : g.nodes[i].inputs) add_edge(in, l.box_of_node[i]);
   for (size_t i = 0; i < g.outputs.size(); ++i) add_edge(g.outputs[i], l.output_box(i));
   return d;
 }
@@ -376,6 +398,8 @@ const char* node_kind_name(NodeKind kind) {
       return "input";
     case NodeKind::Output:
       return "output";
+    case NodeKind::Scope:
+      return "scope";
   }
   return "other";
 }
@@ -424,13 +448,15 @@ uint32_t node_kind_rgb(NodeKind kind) {
       return 0xfff7bc;
     case NodeKind::Output:
       return 0xfee391;
+    case NodeKind::Scope:
+      return 0xd4b9da;  // mauve: many nodes behind one box
   }
   return 0xffffff;
 }
 
 std::optional<size_t> GraphLayout::find_node(const std::string& name) const {
   for (size_t i = 0; i < node_count && i < boxes.size(); ++i)
-    if (boxes[i].name == name) return i;
+    if (boxes[i].node >= 0 && boxes[i].name == name) return i;
   return std::nullopt;
 }
 
@@ -442,7 +468,7 @@ std::optional<size_t> GraphLayout::box_at(double x, double y) const {
 
 GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
   return naming_graph(g, [&] {
-    Drawing d = describe(g);
+    Drawing d = describe(g, {options.folded.begin(), options.folded.end()});
     stop_if_asked(options.stop);
     auto start = std::chrono::steady_clock::now();
     const std::vector<size_t> ranks = layout_ranks(d.layout);
@@ -462,7 +488,7 @@ GraphLayout layout_graph(const ir::Graph& g, const LayoutOptions& options) {
 
 std::string render_svg(const ir::Graph& g, const SvgOptions& options) {
   return naming_graph(g, [&] {
-    Drawing d = describe(g);
+    Drawing d = describe(g, {});  // the CLI draws every node
     DotGraph dot;
     dot.lay_out(d, options.layout, &options);
     return dot.render("svg");
@@ -540,9 +566,18 @@ void finish(LaidOutGraph& e) {
   e.labels.clear();
   e.labels.reserve(l.boxes.size());
   for (const LayoutBox& b : l.boxes) {
-    const std::string shape = e.graph->has_tensor(b.name) ? ir::shape_str(e.graph->tensor(b.name).shape) : "[?]";
-    e.labels.push_back(b.node >= 0 ? b.op + "\n" + b.name : b.name + "\n" + shape);
+    if (b.node >= 0) {
+      e.labels.push_back(b.op + "\n" + b.name);
+    } else if (b.folded > 0) {
+      e.labels.push_back(b.name + "\n" + std::to_string(b.folded) + " nodes");
+    } else {
+      const std::string shape = e.graph->has_tensor(b.name) ? ir::shape_str(e.graph->tensor(b.name).shape) : "[?]";
+      e.labels.push_back(b.name + "\n" + shape);
+    }
   }
+  e.node_index.clear();
+  for (size_t i = 0; i < e.graph->nodes.size() && i < l.box_of_node.size(); ++i)
+    e.node_index.emplace(e.graph->nodes[i].name, l.box_of_node[i]);
 }
 
 // Lays `graph` out on a detached thread that holds what it reads (the result owning the graph,
@@ -582,18 +617,21 @@ LayoutCache::~LayoutCache() {
 }
 
 std::shared_ptr<const LaidOutGraph> LayoutCache::request(std::shared_ptr<const RunResult> owner,
-                                                         const ir::Graph& graph) {
-  const bool labels = graph.nodes.size() <= kEdgeLabelMaxNodes;
-  Slot& slot = slots_[{&graph, labels}];
+                                                         const ir::Graph& graph,
+                                                         const std::set<std::string>& folded) {
+  Slot& slot = slots_[{&graph, folded}];
   if (!slot.entry) {
+    const bool labels = (folded.empty() ? graph.nodes.size()
+                                        : build_scopes(graph).visible_boxes(folded)) <= kEdgeLabelMaxNodes;
     auto entry = std::make_shared<LaidOutGraph>();
     entry->owner = std::move(owner);
     entry->graph = &graph;
     entry->edge_labels = labels;
-    for (size_t i = 0; i < graph.nodes.size(); ++i) entry->node_index.emplace(graph.nodes[i].name, i);
+    entry->folded = folded;
     LayoutOptions options;
     options.edge_labels = labels;
     options.stop = stop_.get();
+    options.folded.assign(folded.begin(), folded.end());
     try {
       // The worker holds its own reference to the result: the graph outlives the job even if
       // the entry is dropped. The graph is immutable, so reading it on both threads is safe.

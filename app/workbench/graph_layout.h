@@ -4,11 +4,13 @@
 // left) for the UI's graph panel to draw; render_svg draws the same layout as SVG for the CLI.
 // No ImGui here.
 //
-//   boxes   one per node (box i is g.nodes[i]), then one per graph input (drawn at the top), then
-//           one per graph output. Weights get no box (hundreds of them would swamp the picture);
-//           each node lists the weights it reads instead.
-//   edges   one per (producer, consumer, tensor): from the producing node or the input box to the
-//           consuming node or the output box, labelled with the tensor's shape, with the spline
+//   boxes   one per node, or one per folded scope for the nodes in it (LayoutOptions::folded;
+//           without folds box i is g.nodes[i]), in graph order; then one per graph input (drawn
+//           at the top), then one per graph output. box_of_node maps every node to its box.
+//           Weights get no box (hundreds of them would swamp the picture); each node lists the
+//           weights it reads instead.
+//   edges   one per (producer, consumer, tensor) between different boxes: from the producing
+//           node (or its fold) or the input box to the consuming one or the output box, labelled with the tensor's shape, with the spline
 //           Graphviz routed.
 //
 // Graphviz is not thread-safe: every call into it here holds one process-wide mutex, so layouts
@@ -45,6 +47,7 @@ enum class NodeKind : uint8_t {
   Other,
   Input,   // a graph input box
   Output,  // a graph output box
+  Scope,   // a folded name scope: one box for the nodes in it (see graph_scopes.h)
 };
 const char* node_kind_name(NodeKind kind);  // "matmul", "fused", ..., "input", "output"
 // The kind of a node with this op type (never Input or Output; Other for an unknown op).
@@ -58,9 +61,11 @@ struct LayoutPoint {
 
 struct LayoutBox {
   NodeKind kind = NodeKind::Other;
-  int node = -1;                     // index into g.nodes; -1 for an input or output box
-  std::string name;                  // the node's name, or the input / output tensor's name
-  std::string op;                    // the node's op; "input" or "output" for those boxes
+  int node = -1;                     // index into g.nodes; -1 for an input, output or scope box
+  std::string name;                  // the node's name, the input / output tensor's name, or the
+                                     // folded scope's path ("layer3")
+  std::string op;                    // the node's op; "input", "output" or "scope" for those boxes
+  size_t folded = 0;                 // a folded scope's box: the nodes in it (0 otherwise)
   bool fused = false;                // kind == Fused
   std::vector<std::string> weights;  // weight tensors the node reads (not drawn), in input order
   double x = 0, y = 0;               // centre
@@ -91,6 +96,11 @@ struct LayoutOptions {
   // layout_graph throws LayoutCancelled. dot itself cannot be interrupted, but it only gets
   // graphs within the caps below, which it lays out in seconds at most.
   const std::atomic<bool>* stop = nullptr;
+  // Name scopes drawn as one box each, labelled with their node count (see graph_scopes.h). A
+  // scope inside a folded one is hidden by it; one of fewer than two nodes never folds. (A
+  // vector: GCC 12 sees a std::set member of a designated-initialized temporary as
+  // maybe-uninitialized.)
+  std::vector<std::string> folded = {};
 };
 
 // dot's crossing minimisation grows much faster than the graph: 2,000 boxes in one rank took
@@ -108,9 +118,11 @@ struct LayoutCancelled : std::exception {
 
 struct GraphLayout {
   std::string graph_name;
-  std::vector<LayoutBox> boxes;  // nodes in g.nodes order, then inputs, then outputs
+  std::vector<LayoutBox> boxes;  // nodes (or folded scopes) in graph order, inputs, outputs
   std::vector<LayoutEdge> edges;
+  // node_count: the boxes before the inputs (nodes shown, and folded scopes).
   size_t node_count = 0, input_count = 0, output_count = 0;
+  std::vector<size_t> box_of_node;  // g.nodes[i] is drawn in boxes[box_of_node[i]]
   double width = 0, height = 0;  // of the whole drawing, in points
   double millis = 0;             // spent in Graphviz (building, laying out, reading back)
   // Empty for dot's layered layout; over the caps, what the panel says instead:
@@ -170,7 +182,9 @@ struct LaidOutGraph {
   std::string error;                  // the layout failed (or could not start)
   std::vector<LayoutRect> edge_bounds;  // per edge, with its arrowhead and label: for culling
   std::vector<std::string> labels;      // the two lines of each box, "\n" between
-  std::unordered_map<std::string, size_t> node_index;  // node name -> box
+  // node name -> box; a node inside a folded scope maps to the scope's box.
+  std::unordered_map<std::string, size_t> node_index;
+  std::set<std::string> folded;  // the folds it was laid out with (LayoutOptions::folded)
 
   bool pending() const { return !layout && error.empty(); }
 };
@@ -195,11 +209,13 @@ class LayoutCache {
   LayoutCache(const LayoutCache&) = delete;
   LayoutCache& operator=(const LayoutCache&) = delete;
 
-  // The layout of `graph`, which `owner` keeps alive: started the first time it is asked for
-  // (with edge labels up to kEdgeLabelMaxNodes nodes), pending until its job is collected. Also
+  // The layout of `graph` with `folded` scopes folded, which `owner` keeps alive: started the
+  // first time it is asked for (with edge labels up to kEdgeLabelMaxNodes boxes), pending until
+  // its job is collected. Also
   // collects every finished job and evicts the least recently asked-for layouts beyond the
   // capacity, never a running one, the one just asked for or one a caller still holds.
-  std::shared_ptr<const LaidOutGraph> request(std::shared_ptr<const RunResult> owner, const ir::Graph& graph);
+  std::shared_ptr<const LaidOutGraph> request(std::shared_ptr<const RunResult> owner, const ir::Graph& graph,
+                                              const std::set<std::string>& folded = {});
   // Collects finished jobs (request does too).
   void poll();
   // A layout was started and is not collected yet.
@@ -217,7 +233,7 @@ class LayoutCache {
   size_t capacity_;
   uint64_t requests_ = 0;
   std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
-  std::map<std::pair<const ir::Graph*, bool>, Slot> slots_;  // (graph, edge labels)
+  std::map<std::pair<const ir::Graph*, std::set<std::string>>, Slot> slots_;  // (graph, folds)
 };
 
 }  // namespace fusebox::workbench

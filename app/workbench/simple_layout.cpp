@@ -77,12 +77,39 @@ void route(const LayoutBox& from, const LayoutBox& to, LayoutEdge& e) {
 }  // namespace
 
 std::vector<size_t> layout_ranks(const GraphLayout& l) {
-  std::vector<size_t> ranks(l.boxes.size(), 0);
-  // Edges come in consumer order, and every producer precedes its consumers: one pass settles
-  // the nodes. The outputs all go in one row below them.
+  // Longest path from the sources, box by box in topological order (Kahn). Without folds every
+  // producer precedes its consumers; a folded scope can make a cycle (a node outside it between
+  // two inside), which is broken at the earliest box still waiting. The outputs all go in one
+  // row below the nodes.
+  const size_t n = l.boxes.size();
+  std::vector<size_t> ranks(n, 0), waiting(n, 0);
+  std::vector<std::vector<size_t>> out(n);
+  for (const LayoutEdge& e : l.edges) {
+    if (e.from == e.to || e.to >= l.node_count) continue;
+    out[e.from].push_back(e.to);
+    ++waiting[e.to];
+  }
+  std::vector<bool> done(n, false);
+  std::vector<size_t> ready;
+  for (size_t i = n; i-- > 0;)
+    if (waiting[i] == 0) ready.push_back(i);
+  size_t settled = 0, next_stuck = 0;
+  while (settled < n) {
+    if (ready.empty()) {
+      while (done[next_stuck]) ++next_stuck;
+      ready.push_back(next_stuck);  // a cycle: take the earliest box
+    }
+    const size_t b = ready.back();
+    ready.pop_back();
+    if (done[b]) continue;
+    done[b] = true;
+    ++settled;
+    for (size_t to : out[b]) {
+      ranks[to] = std::max(ranks[to], ranks[b] + 1);
+      if (waiting[to] > 0 && --waiting[to] == 0 && !done[to]) ready.push_back(to);
+    }
+  }
   size_t deepest = 0;
-  for (const LayoutEdge& e : l.edges)
-    if (e.to < l.node_count) ranks[e.to] = std::max(ranks[e.to], ranks[e.from] + 1);
   for (size_t i = 0; i < l.node_count; ++i) deepest = std::max(deepest, ranks[i]);
   for (size_t i = 0; i < l.output_count; ++i) ranks[l.output_box(i)] = deepest + 1;
   return ranks;

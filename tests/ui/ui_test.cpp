@@ -20,6 +20,7 @@
 #include "app/ui/app.h"
 #include "app/ui/widgets.h"
 #include "app/ui/window.h"
+#include "app/workbench/graph_viewport.h"
 #include "core/backend/backend.h"
 #include "core/base/error.h"
 #include "core/passes/pass_manager.h"
@@ -119,7 +120,7 @@ TEST_F(UiTest, EveryModelDrawsOneBoxPerNodeAndOneRectanglePerBuffer) {
     SCOPED_TRACE(model);
     start(model);
     ASSERT_TRUE(app_->runner().result());
-    EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+    EXPECT_EQ(app_->graph.drawn.layout_boxes, boxes_of(result().graph()));
     EXPECT_EQ(app_->arena.drawn.rects, result().plan->placements.size());
     EXPECT_GT(app_->trace.drawn.spans, 0u);
     EXPECT_GT(app_->ops.drawn.rows, 0u);
@@ -151,12 +152,12 @@ TEST_F(UiTest, FlipsThroughTheCommandFunctionRedrawTheNewResult) {
   run("passes.fuse_patterns=off");
   EXPECT_FALSE(result().settings.pass_on("fuse_patterns"));
   EXPECT_GT(result().graph().nodes.size(), fused_nodes);
-  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, boxes_of(result().graph()));
   EXPECT_EQ(app_->arena.drawn.rects, result().plan->placements.size());
 
   run("passes.fuse_patterns=on; patterns.attention=off");
   EXPECT_GT(result().graph().nodes.size(), fused_nodes);
-  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(result().graph()));
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, boxes_of(result().graph()));
 
   run("planner=naive");
   EXPECT_EQ(result().plan->strategy, "naive");
@@ -244,7 +245,7 @@ TEST_F(UiTest, ABadModelDroppedOnTheWindowKeepsTheLastGoodResultAndSaysWhy) {
   ASSERT_TRUE(snap.error);
   EXPECT_NE(snap.error->message.find("not_a_model.onnx"), std::string::npos) << snap.error->message;
   EXPECT_EQ(snap.result, good) << "the last good result stays published";
-  EXPECT_EQ(app_->graph.drawn.boxes, boxes_of(good->graph())) << "and stays on screen";
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, boxes_of(good->graph())) << "and stays on screen";
   EXPECT_NE(app_->status.drawn_text.find("not_a_model.onnx"), std::string::npos) << app_->status.drawn_text;
 }
 
@@ -526,6 +527,7 @@ TEST_F(UiTest, AGraphBeyondTheLayoutCapsSaysItGotTheSimpleLayout) {
   s.profile_runs = 1;
   app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
   settle();
+  run("graph.unfold=all");  // it opens folded, 30 layer boxes
   ASSERT_GT(boxes_of(result().graph()), workbench::kLayeredLayoutMaxBoxes);
   EXPECT_GT(app_->graph.drawn.boxes, 0u) << "drawn (the fit's zoom has a floor: not all on screen)";
   EXPECT_FALSE(app_->graph.drawn.layout_pending);
@@ -533,6 +535,109 @@ TEST_F(UiTest, AGraphBeyondTheLayoutCapsSaysItGotTheSimpleLayout) {
                                            " nodes: simple layout"),
             std::string::npos)
       << app_->graph.drawn.caption;
+}
+
+// The default view keeps labels legible: the held-out-like GPT block (9 nodes after the passes,
+// 58% before) opens at the readable zoom or more, and a minimap shows where it does not fit.
+TEST_F(UiTest, TheGraphOpensAtAReadableZoomWithAMinimapWhenItDoesNotFit) {
+  start(std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/decoder_opset17.onnx");
+  const GraphPanel::Drawn& d = app_->graph.drawn;
+  EXPECT_GE(d.zoom, workbench::kReadableZoom);
+  EXPECT_GT(d.boxes, 0u);
+  EXPECT_EQ(d.layout_boxes, boxes_of(result().graph()));
+  EXPECT_EQ(d.minimap.has_value(), d.boxes < d.layout_boxes) << "a minimap exactly when boxes are off screen";
+  run("graph.zoom=0.2");  // all of it on screen: no minimap
+  EXPECT_EQ(app_->graph.drawn.boxes, app_->graph.drawn.layout_boxes);
+  EXPECT_FALSE(app_->graph.drawn.minimap);
+  run("graph.zoom=fit");
+  EXPECT_GE(app_->graph.drawn.zoom, workbench::kReadableZoom) << "fit never goes below it";
+}
+
+// The 1,008-node stack (18 layers, no passes) opens folded, one box per layer, with a minimap;
+// layers unfold and fold by command, and a node selected inside a fold lights the fold.
+TEST_F(UiTest, TheThousandNodeStackOpensFoldedByLayerAndUnfolds) {
+  workbench::Settings s = workbench::test::small_settings("stack:layers=18,seq=8,d=32,heads=2,ffn=64");
+  for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
+  s.iters = 1;
+  s.profile_runs = 1;
+  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+  settle();
+  ASSERT_EQ(result().graph().nodes.size(), 1008u);
+  const GraphPanel::Drawn& d = app_->graph.drawn;
+  EXPECT_EQ(d.folds, 18u);
+  EXPECT_EQ(d.layout_boxes, 18u + 2u) << "18 layers, the input and the output";
+  EXPECT_GE(d.zoom, workbench::kReadableZoom);
+  EXPECT_TRUE(d.minimap) << "18 layers are taller than the panel at a readable zoom";
+  EXPECT_EQ(app_->graph.folded().count("layer3"), 1u);
+
+  run("graph.unfold=layer3");
+  EXPECT_EQ(app_->graph.drawn.folds, 17u);
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, 17u + 56u + 2u);
+  EXPECT_EQ(app_->graph.folded().count("layer3"), 0u);
+  run("graph.fold=layer3.attn");
+  EXPECT_EQ(app_->graph.drawn.folds, 18u);
+  run("graph.fold=layer3");
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, 18u + 2u) << "layer3 folds around its folded attn";
+
+  // Selecting a node inside a folded layer outlines the layer's box.
+  run("select=layer5.attn.Softmax");
+  ASSERT_TRUE(app_->graph.drawn.selected_box);
+  EXPECT_TRUE(outline_has(*app_->graph.drawn.selected_box, kSelectionRgb));
+
+  EXPECT_NE(app_->command("graph.fold=layer99").find("no scope 'layer99'"), std::string::npos);
+  // Unfolding a scope inside a folded one opens the folds around it; again, nothing is folded.
+  run("graph.unfold=layer4.ffn");
+  EXPECT_EQ(app_->graph.folded().count("layer4"), 0u);
+  EXPECT_NE(app_->command("graph.unfold=layer4.ffn").find("not folded"), std::string::npos);
+  run("graph.unfold=all");
+  EXPECT_EQ(app_->graph.drawn.folds, 0u);
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, 1008u + 2u);
+  run("graph.fold=auto");
+  EXPECT_EQ(app_->graph.drawn.folds, 18u);
+}
+
+// Search: graph.find (Enter in the Ctrl+F box) selects the matches one after another in graph
+// order, outlined on screen; a match inside a folded scope unfolds it.
+TEST_F(UiTest, FindSelectsTheNextMatchAndUnfoldsItsScope) {
+  start("transformer");
+  std::vector<std::string> matches;
+  for (const auto& n : result().graph().nodes)
+    if (n.op == "MatMulAdd") matches.push_back(n.name);
+  ASSERT_GE(matches.size(), 2u);
+  run("graph.find=matmuladd");
+  EXPECT_EQ(app_->selection().node, matches[0]);
+  EXPECT_GE(app_->graph.drawn.search_matches, matches.size());
+  ASSERT_FALSE(app_->graph.drawn.search_boxes.empty());
+  EXPECT_TRUE(outline_has(app_->graph.drawn.search_boxes[0], 0xFF46E6))
+      << "kSearchColor";
+  run("graph.find=matmuladd");
+  EXPECT_EQ(app_->selection().node, matches[1]);
+  run("graph.find=");
+  EXPECT_EQ(app_->graph.drawn.search_matches, 0u);
+
+  workbench::Settings s = workbench::test::small_settings("stack:layers=18,seq=8,d=32,heads=2,ffn=64");
+  for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
+  s.iters = 1;
+  s.profile_runs = 1;
+  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+  settle();
+  ASSERT_EQ(app_->graph.folded().count("layer7"), 1u);
+  run("graph.find=layer7.ffn.gelu.Erf");
+  EXPECT_EQ(app_->selection().node, "layer7.ffn.gelu.Erf");
+  EXPECT_EQ(app_->graph.folded().count("layer7"), 0u) << "its layer unfolded";
+  EXPECT_EQ(app_->graph.drawn.folds, 17u);
+  ASSERT_TRUE(app_->graph.drawn.selected_box) << "and the node is on screen";
+}
+
+// The rewrites column folds away: hidden by default on a panel this narrow, shown on demand.
+TEST_F(UiTest, TheRewritesColumnToggles) {
+  start("transformer");
+  EXPECT_FALSE(app_->graph.drawn.log_shown) << "the graph panel of a 1600 px window is under 900 px";
+  run("graph.rewrites=show");
+  EXPECT_TRUE(app_->graph.drawn.log_shown);
+  run("graph.rewrites=hide");
+  EXPECT_FALSE(app_->graph.drawn.log_shown);
+  EXPECT_NE(app_->command("graph.rewrites=maybe").find("show"), std::string::npos);
 }
 
 // The window's quit while the graph panel waits for a big layout (1,400 nodes: seconds in dot)
