@@ -106,19 +106,38 @@ TEST(Workers, OneThreadPutsEverythingOnTheOpsOwnThread) {
 }
 
 TEST(Workers, SteppedDownTeamsShowTheOneThreadThatRan) {
+  ptest::register_cpu();
+  Recorder rec;
+  exec::SessionOptions opt;
+  opt.threads = 2;
+  opt.observer = &rec;
+  exec::Session s(models::build_model(ptest::kGemmModel, 1), opt);
+  rec.attach(s, ptest::kGemmModel);
+  auto in = ptest::ones_inputs(s.graph());
+  s.run(in);  // kernels warm
+  rec.clear();
+  s.backend().take_worker_spans();
   // A window of team regions that took 20x the work their threads did: the detector steps the
   // teams down to one thread for 100 ms, and the recorded run must show only worker 0.
   cpu::reset_contention();
   const int64_t busy[1] = {cpu::kContentionWindowNs / 20}, items[1] = {1};
   cpu::detail::note_team(cpu::kContentionWindowNs, busy, items, 1);
   ASSERT_TRUE(cpu::stepped_down());
-  const Recording r = ptest::record_workers(ptest::kGemmModel, 1, 2);
+  s.backend().record_workers(true);
+  s.run(in);
+  s.backend().record_workers(false);
   const bool still = cpu::stepped_down();
   cpu::reset_contention();
+  const Recording r = rec.finish({}, s.backend().take_worker_spans());
   if (!still) GTEST_SKIP() << "the run outlasted the 100 ms step-down on this machine";
   const std::set<int32_t> tids = worker_tids(r);
   ASSERT_EQ(tids.size(), 1u);
   EXPECT_EQ(*tids.begin(), r.main_tid);
+  for (const Span& sp : r.spans) {
+    if (sp.kind == SpanKind::Worker) {
+      EXPECT_GE(sp.node, 0) << sp.name;
+    }
+  }
 }
 
 TEST(Workers, NothingIsNotedWhenNoOneRecords) {
