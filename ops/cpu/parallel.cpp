@@ -244,6 +244,12 @@ void note_worker(const exec::WorkerSpan& span) {
 }  // namespace detail
 
 void record_workers(bool on) {
+  // FUSEBOX_RECORD_WORKERS=0 turns worker recording off (to measure what it costs a recorded run).
+  static const bool enabled = [] {
+    const char* v = std::getenv("FUSEBOX_RECORD_WORKERS");
+    return !(v && std::string_view(v) == "0");
+  }();
+  if (!enabled) return;
   if (!on) {
     detail::g_recording_workers.fetch_sub(1, std::memory_order_relaxed);
     return;
