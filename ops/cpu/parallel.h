@@ -30,8 +30,7 @@
 // no lock, no allocation, two clock reads per thread. A loop that runs inline (a team of one, a
 // step-down, the one-thread GEMM path) is noted too, as worker 0 alone, so the tracks show what
 // really ran. Loops inside a region (nested) are part of the outer region's span. When no one
-// records, a region pays one relaxed flag read. FUSEBOX_RECORD_WORKERS=0 turns it off (to measure
-// its cost).
+// records, a region pays one relaxed flag read.
 #include <omp.h>
 
 #include <algorithm>
