@@ -58,7 +58,9 @@ void add_process_metadata(json& events, const Recording& r) {
                       {"tid", tid}, {"args", {{"name", name}}}});
 }
 
-// A host span: an op with its node's details (cpu_op), else an annotation.
+// A host span: an op with its node's details (cpu_op), else an annotation (stages, runs, ranges,
+// and each worker thread's busy spans, which sit on that thread's tid; add_process_metadata has
+// named every thread, so Perfetto shows one track per worker).
 json span_event(const Recording& r, const Span& s) {
   json e = {{"ph", "X"},  {"name", s.name}, {"pid", r.pid}, {"tid", s.tid},
             {"ts", us(s.start_ns - r.origin_ns)}, {"dur", us(s.end_ns - s.start_ns)}};
@@ -78,7 +80,9 @@ json span_event(const Recording& r, const Span& s) {
   } else {
     e["cat"] = "user_annotation";
     e["args"] = {{"Kind", span_kind_name(s.kind)}};
-    if (s.kind == SpanKind::Run) e["args"]["Run"] = s.run;
+    if (s.kind == SpanKind::Run || s.kind == SpanKind::Worker) e["args"]["Run"] = s.run;
+    // A worker's busy span (on its own thread, named like its op): the op that forked it.
+    if (s.kind == SpanKind::Worker) e["args"]["Node Index"] = s.node;
   }
   return e;
 }

@@ -435,11 +435,20 @@ class KinetoReader {
     s.kind = c == Cat::HostOp ? SpanKind::Op : SpanKind::Range;
     if (c == Cat::Annotation) {
       const std::string kind = string_arg(args, "Kind", "range");  // ours: stage, run, op, range
-      s.kind = kind == "stage" ? SpanKind::Stage
-               : kind == "run" ? SpanKind::Run
-               : kind == "op"  ? SpanKind::Op
-                               : SpanKind::Range;
-      if (s.kind == SpanKind::Run) s.run = int_arg(args, "Run").value_or(-1);
+      s.kind = kind == "stage"    ? SpanKind::Stage
+               : kind == "run"    ? SpanKind::Run
+               : kind == "op"     ? SpanKind::Op
+               : kind == "worker" ? SpanKind::Worker
+                                  : SpanKind::Range;
+      if (s.kind == SpanKind::Run || s.kind == SpanKind::Worker)
+        s.run = int_arg(args, "Run").value_or(-1);
+      if (s.kind == SpanKind::Worker) {
+        // A worker's busy span of our own export: the op (node) whose region it ran.
+        const int64_t node = int_arg(args, "Node Index").value_or(-1);
+        if (node < -1 || node >= (int64_t{1} << 24))
+          throw Malformed("Node Index " + std::to_string(node) + " out of range");
+        s.node = static_cast<int32_t>(node);
+      }
     }
     if (c == Cat::HostOp && args.contains("Node Index")) own_op(args, &s);
     spans_.push_back(std::move(s));

@@ -357,6 +357,10 @@ struct NsysFill {
       db.insert(nvtx_sql, {V(std::min<int64_t>(0, first)), V(), V(kNvtxThread), V(), V(name),
                            V(gtid(tid)), V(), V(), V(0)});
     for (const Span& s : r.spans) {
+      // Worker spans are not NVTX ranges anyone pushed, and an nsys reader (import_nsys, nsys
+      // stats' NVTX summaries) would count them as op ranges a second time: their threads are
+      // in ThreadNames, their spans only in trace.json and the window.
+      if (s.kind == SpanKind::Worker) continue;
       uint32_t color = s.kind == SpanKind::Run     ? run_color()
                        : s.kind == SpanKind::Stage ? stage_color()
                        : (s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size())

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "core/base/atomic_file.h"
@@ -31,6 +33,7 @@ const char* span_kind_name(SpanKind kind) {
     case SpanKind::Run: return "run";
     case SpanKind::Op: return "op";
     case SpanKind::Range: return "range";
+    case SpanKind::Worker: return "worker";
   }
   return "?";
 }
@@ -142,7 +145,59 @@ void Recorder::attach(const ir::Graph& g, const planner::ExecutionPlan& plan, co
   }
 }
 
-Recording Recorder::finish(std::vector<exec::DeviceActivity> device) const {
+namespace {
+
+// Ties each worker span to the op span around its start on the thread that forked its region,
+// appends them as Worker spans and names the pool threads. Returns the names to add.
+std::map<int32_t, std::string> add_worker_spans(Recording& r,
+                                                const std::vector<exec::WorkerSpan>& workers) {
+  std::map<int32_t, std::string> names;
+  if (workers.empty()) return names;
+  std::map<int32_t, std::vector<size_t>> ops_of_tid;  // op spans per thread, by start time
+  for (size_t i = 0; i < r.spans.size(); ++i)
+    if (r.spans[i].kind == SpanKind::Op) ops_of_tid[r.spans[i].tid].push_back(i);
+  std::map<int32_t, int32_t> index_of_tid;
+  std::vector<Span> added;
+  for (const exec::WorkerSpan& w : workers) {
+    auto ops = ops_of_tid.find(w.caller_tid);
+    if (ops == ops_of_tid.end() || w.end_ns < w.start_ns) continue;
+    const std::vector<size_t>& v = ops->second;
+    auto it = std::upper_bound(v.begin(), v.end(), w.start_ns,
+                               [&](int64_t t, size_t i) { return t < r.spans[i].start_ns; });
+    if (it == v.begin()) continue;
+    const Span& op = r.spans[*std::prev(it)];
+    if (w.end_ns > op.end_ns) continue;  // not inside that op: not one of its regions
+    Span s;
+    s.kind = SpanKind::Worker;
+    s.name = op.name;
+    s.start_ns = w.start_ns;
+    s.end_ns = w.end_ns;
+    s.tid = w.tid;
+    s.run = op.run;
+    s.node = op.node;
+    s.depth = w.tid == w.caller_tid ? op.depth + 1 : 0;
+    added.push_back(std::move(s));
+    if (w.tid != w.caller_tid) {
+      auto [pos, fresh] = index_of_tid.try_emplace(w.tid, w.worker);
+      if (!fresh) pos->second = std::min(pos->second, w.worker);
+    }
+  }
+  if (added.empty()) return names;
+  r.spans.insert(r.spans.end(), std::make_move_iterator(added.begin()),
+                 std::make_move_iterator(added.end()));
+  // By start, the longer (a parent) first: the order import_kineto rebuilds, so a round trip
+  // through trace.json keeps it.
+  std::stable_sort(r.spans.begin(), r.spans.end(), [](const Span& a, const Span& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+  for (const auto& [tid, k] : index_of_tid) names[tid] = "fusebox worker " + std::to_string(k);
+  return names;
+}
+
+}  // namespace
+
+Recording Recorder::finish(std::vector<exec::DeviceActivity> device,
+                           const std::vector<exec::WorkerSpan>& workers) const {
   Recording r = base_;
   r.pid = static_cast<int32_t>(getpid());
   r.main_tid = r.pid;
@@ -210,13 +265,80 @@ Recording Recorder::finish(std::vector<exec::DeviceActivity> device) const {
         if (r.spans[j].tid == s.tid) s.end_ns = std::max(s.end_ns, r.spans[j].end_ns);
     }
   }
+  if (!r.spans.empty()) r.main_tid = r.spans.front().tid;
+  const std::map<int32_t, std::string> worker_names = add_worker_spans(r, workers);
   for (const auto& [tid, seen] : seen_threads) {
     (void)seen;
     r.thread_names.push_back({tid, tid == r.pid ? std::string("fusebox main") : "fusebox thread " + std::to_string(tid)});
   }
+  for (const auto& [tid, name] : worker_names)
+    if (!seen_threads.count(tid)) r.thread_names.push_back({tid, name});
   if (r.thread_names.empty()) r.thread_names.push_back({r.pid, "fusebox main"});
-  if (!r.spans.empty()) r.main_tid = r.spans.front().tid;
   return r;
+}
+
+// ---- Worker utilisation -----------------------------------------------------------------------
+
+std::vector<WorkerUtilisation> worker_utilisation(const Recording& r) {
+  std::vector<const Span*> runs;
+  for (const Span& s : r.spans)
+    if (s.kind == SpanKind::Run) runs.push_back(&s);
+  std::map<int32_t, std::map<int64_t, int64_t>> busy;  // tid -> run -> busy ns
+  std::map<int32_t, int32_t> ops_of_tid;               // threads that run ops
+  for (const Span& s : r.spans) {
+    if (s.kind == SpanKind::Op) ++ops_of_tid[s.tid];
+    if (s.kind != SpanKind::Worker) continue;
+    // Spans of one thread never overlap (a thread runs one chunk at a time): their sum is the
+    // time it was busy.
+    busy[s.tid][s.run] += s.end_ns - s.start_ns;
+  }
+  std::vector<WorkerUtilisation> out;
+  for (const auto& [tid, by_run] : busy) {
+    WorkerUtilisation w;
+    w.tid = tid;
+    for (const auto& [t, name] : r.thread_names)
+      if (t == tid) w.name = name;
+    if (w.name.empty()) w.name = "thread " + std::to_string(tid);
+    const std::string prefix = "fusebox worker ";
+    if (ops_of_tid.count(tid)) {
+      w.worker = 0;
+    } else if (w.name.rfind(prefix, 0) == 0) {
+      w.worker = std::max(1, std::atoi(w.name.c_str() + prefix.size()));
+    } else {
+      w.worker = static_cast<int32_t>(out.size()) + 1;
+    }
+    for (const Span* run : runs) {
+      const int64_t wall = run->end_ns - run->start_ns;
+      auto it = by_run.find(run->run);
+      const int64_t b = it == by_run.end() ? 0 : std::min(it->second, wall);
+      w.runs.push_back(run->run);
+      w.per_run.push_back(wall > 0 ? static_cast<double>(b) / static_cast<double>(wall) : 0.0);
+      w.busy_ns += b;
+      w.wall_ns += wall;
+    }
+    out.push_back(std::move(w));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const WorkerUtilisation& a, const WorkerUtilisation& b) {
+    return a.worker != b.worker ? a.worker < b.worker : a.tid < b.tid;
+  });
+  return out;
+}
+
+std::string worker_label(const WorkerUtilisation& w) { return "worker " + std::to_string(w.worker); }
+
+std::string worker_utilisation_line(const Recording& r) {
+  const std::vector<WorkerUtilisation> ws = worker_utilisation(r);
+  if (ws.empty()) return "";
+  std::string line;
+  for (const WorkerUtilisation& w : ws) {
+    if (!line.empty()) line += ", ";
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * w.utilisation());
+    line += worker_label(w) + (w.worker == 0 ? " (runs the ops) " : " ") + pct;
+  }
+  const size_t runs = ws.front().runs.size();
+  return line + " busy over " + std::to_string(runs) + " recorded run" + (runs == 1 ? "" : "s") +
+         "' wall time";
 }
 
 int64_t Recording::run_count() const {
@@ -344,7 +466,7 @@ NodeInfo node_from_json(const nlohmann::json& n) {
 Span span_from_json(const nlohmann::json& s, size_t node_count) {
   Span sp;
   int kind = s.at(0).get<int>();
-  if (kind < 0 || kind > static_cast<int>(SpanKind::Range))
+  if (kind < 0 || kind > static_cast<int>(SpanKind::Worker))
     throw Error("bad span kind " + std::to_string(kind));
   sp.kind = static_cast<SpanKind>(kind);
   sp.name = s.at(1).get<std::string>();

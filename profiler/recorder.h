@@ -20,6 +20,7 @@
 
 #include "core/backend/device_activity.h"
 #include "core/backend/observer.h"
+#include "core/backend/worker_activity.h"
 #include "core/exec/session.h"
 
 namespace fusebox::profiler {
@@ -31,9 +32,12 @@ int32_t current_tid();
 
 // Stage, Run and Op come from a session. Range is an NVTX range or user annotation of a recorded
 // trace (kineto's user_annotation, nsys's NVTX_EVENTS); a recorded trace's host ops (kineto's
-// cpu_op) are Op spans that name no node (node = -1).
-enum class SpanKind : uint8_t { Stage, Run, Op, Range };
-const char* span_kind_name(SpanKind kind);  // "stage", "run", "op", "range"
+// cpu_op) are Op spans that name no node (node = -1). Worker is one intra-op thread's busy span
+// inside a parallel region of an op's kernel (exec::WorkerSpan): it names the op that forked the
+// region (node, run, and the op's name) and sits on the thread that did the work: a pool thread,
+// or the op's own thread (team member 0), where it nests inside the op span.
+enum class SpanKind : uint8_t { Stage, Run, Op, Range, Worker };
+const char* span_kind_name(SpanKind kind);  // "stage", "run", "op", "range", "worker"
 
 // What the profiler knows about one graph node.
 struct NodeInfo {
@@ -110,6 +114,26 @@ struct Recording {
 std::string op_range_name(const std::string& op, size_t index, const std::string& node_name);
 std::string run_range_name(int64_t run);  // "run <n>"
 
+// One thread's share of the recorded runs' intra-op work: its Worker spans' time over the runs'
+// wall time (busy / wall), per run and over all of them.
+struct WorkerUtilisation {
+  int32_t tid = 0;
+  std::string name;      // its thread name
+  int32_t worker = 0;    // its index in the team: 0 for the thread that runs the ops
+  std::vector<int64_t> runs;     // run indices, in start order
+  std::vector<double> per_run;   // busy / wall of each of those runs, in [0, 1]
+  int64_t busy_ns = 0, wall_ns = 0;  // over all recorded runs
+  double utilisation() const { return wall_ns > 0 ? static_cast<double>(busy_ns) / static_cast<double>(wall_ns) : 0.0; }
+};
+// Every thread with Worker spans, the ops' own thread (worker 0) first, then by team index.
+// Empty when the recording has none (a recorded trace, or a backend without workers).
+std::vector<WorkerUtilisation> worker_utilisation(const Recording& r);
+// "worker 0 (runs the ops) 62%, worker 1 48% busy over 20 recorded runs' wall time"; "" when
+// there are no Worker spans.
+std::string worker_utilisation_line(const Recording& r);
+// "worker 0" or "worker 1": what the trace panel and reports call a thread of the team.
+std::string worker_label(const WorkerUtilisation& w);
+
 // Checks the recording's invariants (spans end after they start, children inside parents on
 // each thread). Returns "" when they hold, else what is wrong. Exporters refuse bad recordings.
 std::string check_recording(const Recording& r);
@@ -126,8 +150,13 @@ class Recorder final : public exec::ExecutionObserver {
   // The same from the pieces: the graph that runs, its plan, and the configuration (`config`'s
   // model, label, backend, executor, passes, planner and threads; its other fields are ignored).
   void attach(const ir::Graph& graph, const planner::ExecutionPlan& plan, const Recording& config);
-  // Builds the recording from everything seen so far and device activity, if any was given.
-  Recording finish(std::vector<exec::DeviceActivity> device = {}) const;
+  // Builds the recording from everything seen so far and device activity, if any was given, and
+  // worker spans (Backend::take_worker_spans()): each becomes a Worker span tied to the op span
+  // around its region's start on the thread that forked it; those outside every recorded op (a
+  // region of another thread, or outside a run) are left out. Worker threads other than the
+  // ops' own are named "fusebox worker <k>" (k: their index in the team).
+  Recording finish(std::vector<exec::DeviceActivity> device = {},
+                   const std::vector<exec::WorkerSpan>& workers = {}) const;
   void clear();  // forgets events (keeps the node table)
   size_t event_count() const { return events_.size(); }
 

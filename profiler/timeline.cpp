@@ -31,6 +31,7 @@ TimelineItemKind item_kind(SpanKind kind) {
     case SpanKind::Run: return TimelineItemKind::Run;
     case SpanKind::Op: return TimelineItemKind::Op;
     case SpanKind::Range: return TimelineItemKind::Range;
+    case SpanKind::Worker: return TimelineItemKind::Worker;
   }
   return TimelineItemKind::Op;
 }
@@ -58,7 +59,8 @@ class Builder {
   Builder(const Recording& rec, Timeline& t) : rec_(rec), t_(t) {}
 
   void span_tracks() {
-    add_span_track("NVTX", TrackKind::Nvtx, [](const Span& s) { return s.kind != SpanKind::Op; });
+    add_span_track("NVTX", TrackKind::Nvtx,
+                   [](const Span& s) { return s.kind != SpanKind::Op && s.kind != SpanKind::Worker; });
     std::vector<std::pair<int32_t, std::string>> threads = rec_.thread_names;
     for (const Span& s : rec_.spans) {
       const bool named = std::any_of(threads.begin(), threads.end(),
@@ -66,7 +68,24 @@ class Builder {
       if (!named) threads.push_back({s.tid, "thread " + std::to_string(s.tid)});
     }
     for (const auto& [tid, name] : threads)
-      add_span_track("CPU " + name, TrackKind::Cpu, [tid](const Span& s) { return s.tid == tid; });
+      add_span_track("CPU " + name, TrackKind::Cpu,
+                     [tid](const Span& s) { return s.tid == tid && s.kind != SpanKind::Worker; });
+  }
+
+  // One track per thread with Worker spans, in team order, under the CPU threads.
+  void worker_tracks() {
+    for (const WorkerUtilisation& w : worker_utilisation(rec_)) {
+      const size_t before = t_.tracks.size();
+      const int32_t tid = w.tid;
+      add_span_track(worker_label(w), TrackKind::Worker,
+                     [tid](const Span& s) { return s.tid == tid && s.kind == SpanKind::Worker; });
+      if (t_.tracks.size() == before) continue;
+      TimelineTrack& track = t_.tracks.back();
+      track.tid = tid;
+      track.worker = w.worker;
+      track.utilisation = w.utilisation();
+      for (size_t i = 0; i < w.runs.size(); ++i) track.run_utilisation.push_back({w.runs[i], w.per_run[i]});
+    }
   }
 
   // One track per (device, stream), and the API calls per host thread.
@@ -100,6 +119,7 @@ class Builder {
   // Sorts each row, measures it and the extent, and indexes the op spans per node.
   void index_items() {
     t_.op_items_of_node.assign(rec_.nodes.size(), {});
+    t_.worker_items_of_node.assign(rec_.nodes.size(), {});
     t_.extent_t0 = INFINITY;
     t_.extent_t1 = -INFINITY;
     for (size_t t = 0; t < t_.tracks.size(); ++t) {
@@ -117,9 +137,17 @@ class Builder {
               static_cast<size_t>(it.node) < t_.op_items_of_node.size())
             t_.op_items_of_node[static_cast<size_t>(it.node)].push_back(
                 {static_cast<uint32_t>(t), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+          if (it.kind == TimelineItemKind::Worker && it.node >= 0 &&
+              static_cast<size_t>(it.node) < t_.worker_items_of_node.size())
+            t_.worker_items_of_node[static_cast<size_t>(it.node)].push_back(
+                {static_cast<uint32_t>(t), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
         }
       }
     }
+    for (auto& refs : t_.worker_items_of_node)
+      std::sort(refs.begin(), refs.end(), [&](const TimelineItemRef& a, const TimelineItemRef& b) {
+        return t_.item(a).t0 < t_.item(b).t0;
+      });
     for (auto& refs : t_.op_items_of_node)
       std::sort(refs.begin(), refs.end(), [&](const TimelineItemRef& a, const TimelineItemRef& b) {
         return t_.item(a).t0 < t_.item(b).t0;
@@ -212,6 +240,12 @@ bool is_device_item(TimelineItemKind kind) {
   return kind == TimelineItemKind::Kernel || kind == TimelineItemKind::Memcpy ||
          kind == TimelineItemKind::Memset || kind == TimelineItemKind::Runtime ||
          kind == TimelineItemKind::Sync;
+}
+
+double TimelineTrack::utilisation_of_run(int64_t run) const {
+  for (const auto& [r, u] : run_utilisation)
+    if (r == run) return u;
+  return -1;
 }
 
 size_t TimelineTrack::span_count() const {
@@ -329,6 +363,7 @@ Timeline build_timeline(const Recording& recording) {
   t.base_ns = earliest_ns(recording);
   Builder b(recording, t);
   b.span_tracks();
+  b.worker_tracks();
   b.device_tracks();
   b.index_items();
   b.flows();
@@ -345,10 +380,15 @@ std::string timeline_text(const Timeline& t) {
   out += ", " + format_duration_ns(t.extent_t1 - t.extent_t0) + " from the first span to the last\n";
   char line[256];
   for (const TimelineTrack& track : t.tracks) {
-    std::snprintf(line, sizeof line, "  %-24s %2zu row%s %7zu spans  busy %s\n",
+    std::snprintf(line, sizeof line, "  %-24s %2zu row%s %7zu spans  busy %s",
                   track.label.c_str(), track.rows.size(), track.rows.size() == 1 ? " " : "s",
                   track.span_count(), format_duration_ns(track.busy_ns()).c_str());
     out += line;
+    if (track.utilisation >= 0) {
+      std::snprintf(line, sizeof line, "  (%.0f%% of the runs' wall time)", 100.0 * track.utilisation);
+      out += line;
+    }
+    out += "\n";
   }
   if (!t.counter.empty()) {
     std::snprintf(line, sizeof line, "  %-24s counter %zu samples, top of scale %s\n", "arena live",

@@ -4,7 +4,9 @@
 //
 //   profiler::Timeline t = profiler::build_timeline(recording);
 //   t.tracks    NVTX (stages and runs), one per CPU thread (nested spans by depth: the run on
-//               top, its ops below), one per GPU (device, stream), one per host thread's CUDA API
+//               top, its ops below), one per intra-op worker thread (its busy spans, each tied to
+//               its op, the thread that runs the ops first; labelled "worker <k>", with its
+//               utilisation), one per GPU (device, stream), one per host thread's CUDA API
 //               calls; each track's rows are its nesting depths, those with no span left out
 //   t.counter   arena live bytes, sorted by time
 //   t.runs      each recorded run's range and op count, by start time; t.median_run indexes it
@@ -24,7 +26,7 @@
 
 namespace fusebox::profiler {
 
-enum class TimelineItemKind : uint8_t { Stage, Run, Op, Range, Kernel, Memcpy, Memset, Runtime, Sync };
+enum class TimelineItemKind : uint8_t { Stage, Run, Op, Range, Kernel, Memcpy, Memset, Runtime, Sync, Worker };
 // Kernel, Memcpy, Memset, Runtime and Sync items index recording.device; the others
 // recording.spans.
 bool is_device_item(TimelineItemKind kind);
@@ -42,13 +44,21 @@ struct TimelineRow {
   double max_len = 0;  // longest item: how far before a time window a visible one can start
 };
 
-enum class TrackKind : uint8_t { Nvtx, Cpu, GpuStream, CudaApi };
+// Worker: one intra-op thread's busy spans (Worker spans), the thread that runs the ops included.
+enum class TrackKind : uint8_t { Nvtx, Cpu, GpuStream, CudaApi, Worker };
 
 struct TimelineTrack {
   std::string label;  // "NVTX", "CPU main", "GPU 0 stream 7", "CUDA API 1234"
   TrackKind kind = TrackKind::Nvtx;
   std::vector<TimelineRow> rows;  // by nesting depth (CPU, NVTX); one row for device tracks
   int32_t device = -1;            // GpuStream tracks: the GPU
+  // Worker tracks: the thread, its team index, and its utilisation (busy / run wall time) over
+  // all recorded runs and per run (run index -> fraction); -1 on other tracks.
+  int32_t tid = 0;
+  int32_t worker = -1;
+  double utilisation = -1;
+  std::vector<std::pair<int64_t, double>> run_utilisation{};
+  double utilisation_of_run(int64_t run) const;  // -1 when that run is not recorded
   size_t span_count() const;
   double busy_ns() const;  // the union of its items' intervals
 };
@@ -79,6 +89,7 @@ struct Timeline {
   size_t median_run = 0;                           // index into runs (when there are any)
   double extent_t0 = 0, extent_t1 = 0;             // every item
   std::vector<std::vector<TimelineItemRef>> op_items_of_node;  // per node, by start time
+  std::vector<std::vector<TimelineItemRef>> worker_items_of_node;  // its Worker spans, likewise
   std::vector<TimelineFlow> flows;  // by the launch's start time
 
   const TimelineItem& item(const TimelineItemRef& ref) const {

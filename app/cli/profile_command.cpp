@@ -138,8 +138,10 @@ void profile(const ProfileArgs& a) {
   std::cout << "fusebox profile " << s.model << "  (" << rec.label << ")\n"
             << rec.node_count << " nodes, arena "
             << format_bytes(static_cast<double>(rec.arena_bytes)) << ", " << s.profile_runs
-            << " recorded runs\n\n";
-  std::cout << an.to_text(a.top);
+            << " recorded runs\n";
+  if (const std::string workers = profiler::worker_utilisation_line(rec); !workers.empty())
+    std::cout << "threads: " << workers << "\n";
+  std::cout << "\n" << an.to_text(a.top);
   if (a.timeline) std::cout << "\n" << profiler::timeline_text(profiler::build_timeline(rec));
   HookOverhead h = hook_overhead(*r);
   char buf[256];

@@ -109,7 +109,7 @@ void span_tooltip(const profiler::Recording& rec, const profiler::TimelineItem& 
   ImGui::TextDisabled("%s span, thread %d", profiler::span_kind_name(s.kind), s.tid);
   ImGui::Text("duration %s, starts at %s", format_ns(it.t1 - it.t0).c_str(),
               format_ns(it.t0 - range_t0).c_str());
-  if (s.run >= 0 && s.kind == profiler::SpanKind::Op)
+  if (s.run >= 0 && (s.kind == profiler::SpanKind::Op || s.kind == profiler::SpanKind::Worker))
     ImGui::Text("run %lld", static_cast<long long>(s.run));
   if (s.node < 0 || static_cast<size_t>(s.node) >= rec.nodes.size()) return;
   const profiler::NodeInfo& n = rec.nodes[static_cast<size_t>(s.node)];
@@ -188,6 +188,7 @@ ImU32 TracePanel::color_of(const profiler::TimelineItem& it) const {
     case profiler::TimelineItemKind::Range: return kStageColor;
     case profiler::TimelineItemKind::Run: return kRunColor;
     case profiler::TimelineItemKind::Op:
+    case profiler::TimelineItemKind::Worker:
       return known_node ? node_color_[static_cast<size_t>(it.node)] : kRuntimeColor;
     case profiler::TimelineItemKind::Kernel:
       return known_node ? node_color_[static_cast<size_t>(it.node)] : kKernelColor;
@@ -557,7 +558,7 @@ TracePanel::Canvas TracePanel::layout_canvas() {
   c.counter_h = c.row_h * 2;
   float label_w = 80;
   for (const profiler::TimelineTrack& t : timeline_.tracks)
-    label_w = std::max(label_w, ImGui::CalcTextSize(t.label.c_str()).x + 14);
+    label_w = std::max(label_w, ImGui::CalcTextSize(track_label(t).c_str()).x + 14);
   label_w = std::min(label_w, std::max(80.0f, size.x * 0.25f));
   c.canvas = ImRect(origin, ImVec2(origin.x + size.x, origin.y + size.y));
   c.plot = ImRect(c.canvas.Min.x + label_w, c.canvas.Min.y + c.line_h + 8, c.canvas.Max.x - 6,
@@ -726,8 +727,10 @@ float TracePanel::draw_tracks(const Canvas& c, Hover& hover) {
       draw_row(c, track.rows[r], y + static_cast<float>(r) * c.row_h + 1, hover);
     dl->PopClipRect();
     const ImVec4 label_clip(c.canvas.Min.x, y, c.plot.Min.x - 4, y + h);
+    const std::string label = track_label(track);
+    if (track.kind == profiler::TrackKind::Worker) drawn.worker_tracks.push_back(label);
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y + 3),
-                kLabelText, track.label.c_str(), nullptr, 0, &label_clip);
+                kLabelText, label.c_str(), nullptr, 0, &label_clip);
     y += h + kTrackGapPx;
     dl->AddLine(ImVec2(c.canvas.Min.x, y - kTrackGapPx / 2),
                 ImVec2(c.canvas.Max.x, y - kTrackGapPx / 2), kSeparator);
@@ -798,6 +801,23 @@ void TracePanel::draw_selection(const Canvas& c) {
     return;
   for (const profiler::TimelineItemRef& ref : timeline_.op_items_of_node[static_cast<size_t>(selected_node_)])
     outline(c, ref);
+  // Its worker spans too, counted apart from the op spans.
+  const size_t op_spans = drawn.selected_spans;
+  for (const profiler::TimelineItemRef& ref :
+       timeline_.worker_items_of_node[static_cast<size_t>(selected_node_)])
+    outline(c, ref);
+  drawn.selected_worker_spans = drawn.selected_spans - op_spans;
+  drawn.selected_spans = op_spans;
+}
+
+std::string TracePanel::track_label(const profiler::TimelineTrack& track) const {
+  if (track.kind != profiler::TrackKind::Worker) return track.label;
+  const profiler::RunRange* run = shown_run();
+  const double u = run ? track.utilisation_of_run(run->run) : track.utilisation;
+  if (u < 0) return track.label;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "  %.0f%%", 100.0 * u);
+  return track.label + pct;
 }
 
 // One selected item's outline; false when it is out of sight.

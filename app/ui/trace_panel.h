@@ -2,7 +2,10 @@
 // The trace panel: the recorded runs as a timeline, nsys style. It draws profiler::Timeline
 // (profiler/timeline.h: tracks, rows, run ranges, the median run), built once per result. One track per source, labelled
 // on the left: NVTX-style ranges (runs and stages), each CPU thread (nested spans by depth: the
-// run on top, its ops below), each GPU stream and the CUDA API calls when the backend reported
+// run on top, its ops below), each intra-op worker thread under them ("worker 0" is the thread
+// that runs the ops, "worker 1".. the pool's; each labelled with its utilisation, busy / wall
+// time of the shown run, or of all recorded runs with run=all; spans in their op's colour, a
+// click selects that op), each GPU stream and the CUDA API calls when the backend reported
 // device activity, and the arena's live bytes as a counter. Shows the median run by default.
 // Wheel zooms around the cursor, drag pans, double-click fits; click an op to select its node.
 //
@@ -46,6 +49,8 @@ struct TracePanel {
   struct Drawn {
     size_t spans = 0;           // spans drawn, those merged into sub-pixel groups included
     size_t selected_spans = 0;  // op spans of the selected node outlined
+    size_t selected_worker_spans = 0;  // and its worker spans outlined
+    std::vector<std::string> worker_tracks;  // the worker tracks' labels ("worker 1  48%")
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
     size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
@@ -99,6 +104,8 @@ struct TracePanel {
   std::string set_select(const std::string& value);
   void pick(const profiler::TimelineItemRef& ref);
   ImU32 color_of(const profiler::TimelineItem& it) const;
+  // A track's label; worker tracks add their utilisation in the shown run (all runs with run=all).
+  std::string track_label(const profiler::TimelineTrack& track) const;
 
   // Built once per result.
   const void* built_for_ = nullptr;  // the RunResult or OpenedTrace the timeline was built from

@@ -325,13 +325,23 @@ void Pipeline::record(Run& r, const void* const* in, void* const* out) {
   recorder.attach(g, *result.plan, config);
   be.take_activity();  // drop what the unrecorded calls produced
   exec::Executor& executor = *r.bound->executor;
-  for (int i = 0; i < s.profile_runs; ++i) {
-    r.step();
-    tee.on_run_begin(i);
-    executor.run(in, out, &tee);
-    tee.on_run_end(i);
+  // Each intra-op thread's busy spans, for the recorded runs only (one flag read per parallel
+  // region otherwise).
+  be.take_worker_spans();
+  be.record_workers(true);
+  try {
+    for (int i = 0; i < s.profile_runs; ++i) {
+      r.step();
+      tee.on_run_begin(i);
+      executor.run(in, out, &tee);
+      tee.on_run_end(i);
+    }
+  } catch (...) {
+    be.record_workers(false);
+    throw;
   }
-  result.recording = recorder.finish(be.take_activity());
+  be.record_workers(false);
+  result.recording = recorder.finish(be.take_activity(), be.take_worker_spans());
   result.analysis = profiler::analyze(*result.recording, roof);
 }
 

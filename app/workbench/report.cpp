@@ -127,6 +127,9 @@ std::string report_text(const RunResult& r) {
       << " calls\n";
   if (const std::string noisy = r.latency.noise_warning(); !noisy.empty())
     out << "           " << noisy << "\n";
+  if (r.recording)
+    if (const std::string workers = profiler::worker_utilisation_line(*r.recording); !workers.empty())
+      out << "threads    " << workers << "\n";
   for (const auto& o : r.output_summaries) {
     std::snprintf(line, sizeof line, "output     %s %s checksum %.9g\n", o.name.c_str(),
                   ir::shape_str(o.shape).c_str(), o.checksum);

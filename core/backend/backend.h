@@ -12,6 +12,7 @@
 
 #include "core/backend/device_activity.h"
 #include "core/backend/kernel.h"
+#include "core/backend/worker_activity.h"
 #include "core/base/registry.h"
 #include "core/ir/tensor.h"
 
@@ -93,6 +94,12 @@ class Backend {
   virtual void synchronize() {}
   // Activity records collected since the last call (GPU backends; empty on CPU).
   virtual std::vector<DeviceActivity> take_activity() { return {}; }
+  // Worker activity (a host backend's intra-op threads): while at least one caller has said
+  // record_workers(true) (and not yet false), every parallel region notes each thread's busy
+  // span; take_worker_spans() returns and forgets what was noted, from every thread. Not
+  // recording costs one flag read per parallel region. The defaults record nothing.
+  virtual void record_workers(bool /*on*/) {}
+  virtual std::vector<WorkerSpan> take_worker_spans() { return {}; }
 
  protected:
   ExecContext context_;           // what context() hands out; a device backend fills it

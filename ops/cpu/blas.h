@@ -79,7 +79,9 @@ void sgemm_many(const GemmShape& g, int64_t count, float beta, AOf&& a_of, BOf&&
     // malloc): the calling thread's thread count is 1 for these calls.
     const int saved = omp_in_parallel() ? 1 : omp_get_max_threads();
     if (saved > 1) omp_set_num_threads(1);
-    for (int64_t i = 0; i < count; ++i) block(i, 0, g.m, 0, g.n);
+    run_inline(count, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) block(i, 0, g.m, 0, g.n);
+    });
     if (saved > 1) omp_set_num_threads(saved);
     return;
   }

@@ -9,6 +9,7 @@
 #include "core/base/error.h"
 #include "core/ir/op_schema.h"
 #include "ops/cpu/isa.h"
+#include "ops/cpu/parallel.h"
 
 namespace fusebox::cpu {
 
@@ -52,6 +53,10 @@ class CpuBackend final : public exec::Backend {
     if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
     omp_set_num_threads(threads);
   }
+
+  // Worker spans from the kernels' parallel regions (ops/cpu/parallel.h).
+  void record_workers(bool on) override { cpu::record_workers(on); }
+  std::vector<exec::WorkerSpan> take_worker_spans() override { return cpu::take_worker_spans(); }
 
   // Kernels read the level in prepare (kernel_isa) and keep it in their state.
   std::vector<std::string> isa_levels() const override { return cpu::isa_levels(); }

@@ -739,7 +739,7 @@ void packed_sgemm(int64_t m, float alpha, const float* a, int64_t lda, bool tran
     if (j0 < j1 && m0 < m1) gemm_block(m0, m1, j0, j1, alpha, a, rs, cs, b, beta, c, ldc, ep);
   };
   if (nt == 1) {
-    task(0);
+    run_inline(1, [&](int64_t, int64_t) { task(0); });  // noted as worker 0 while recording
     return;
   }
   parallel_for_team(nt, nt, [&](int64_t begin, int64_t end) {

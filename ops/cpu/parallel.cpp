@@ -1,9 +1,14 @@
 #include "ops/cpu/parallel.h"
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -175,6 +180,105 @@ void note_team(int64_t wall_ns, const int64_t* busy_ns, const int64_t* items, in
 }
 
 }  // namespace detail
+
+// Worker recording (parallel.h). Each thread appends to its own log, which only it writes; the
+// logs are registered once per thread (under a lock, when recording starts or on a thread's first
+// recorded region) and live for the process, so take_worker_spans can read a log whose thread
+// has ended.
+namespace detail {
+
+std::atomic<int> g_recording_workers{0};
+
+namespace {
+
+struct WorkerLog {
+  std::unique_ptr<exec::WorkerSpan[]> spans{new exec::WorkerSpan[kWorkerLogCapacity]};
+  std::atomic<size_t> size{0};
+  std::atomic<int64_t> dropped{0};
+};
+
+struct WorkerLogs {
+  std::mutex mu;
+  std::vector<std::unique_ptr<WorkerLog>> logs;
+};
+
+WorkerLogs& worker_logs() {
+  static WorkerLogs* logs = new WorkerLogs;  // never destroyed: pool threads may outlive statics
+  return *logs;
+}
+
+WorkerLog& this_thread_log() {
+  thread_local WorkerLog* log = [] {
+    WorkerLogs& all = worker_logs();
+    std::lock_guard<std::mutex> lock(all.mu);
+    all.logs.push_back(std::make_unique<WorkerLog>());
+    return all.logs.back().get();
+  }();
+  return *log;
+}
+
+}  // namespace
+
+int64_t raw_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+int32_t os_tid() {
+  thread_local const int32_t tid = static_cast<int32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+void note_worker(const exec::WorkerSpan& span) {
+  WorkerLog& log = this_thread_log();
+  const size_t i = log.size.load(std::memory_order_relaxed);
+  if (i >= kWorkerLogCapacity) {
+    log.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  log.spans[i] = span;
+  log.size.store(i + 1, std::memory_order_release);
+}
+
+}  // namespace detail
+
+void record_workers(bool on) {
+  // FUSEBOX_RECORD_WORKERS=0 turns worker recording off (to measure what it costs a recorded run).
+  static const bool enabled = [] {
+    const char* v = std::getenv("FUSEBOX_RECORD_WORKERS");
+    return !(v && std::string_view(v) == "0");
+  }();
+  if (!enabled) return;
+  if (!on) {
+    detail::g_recording_workers.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  // Every thread of the calling thread's pool gets its log now, not inside a recorded run.
+  if (!omp_in_parallel()) {
+#pragma omp parallel num_threads(omp_get_max_threads())
+    {
+      (void)detail::this_thread_log();
+      (void)detail::os_tid();
+    }
+  }
+  detail::g_recording_workers.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<exec::WorkerSpan> take_worker_spans(int64_t* dropped) {
+  std::vector<exec::WorkerSpan> out;
+  int64_t lost = 0;
+  detail::WorkerLogs& all = detail::worker_logs();
+  std::lock_guard<std::mutex> lock(all.mu);
+  for (const auto& log : all.logs) {
+    const size_t n = log->size.load(std::memory_order_acquire);
+    out.insert(out.end(), log->spans.get(), log->spans.get() + n);
+    log->size.store(0, std::memory_order_relaxed);
+    lost += log->dropped.exchange(0, std::memory_order_relaxed);
+  }
+  if (dropped) *dropped = lost;
+  return out;
+}
 
 ContentionStats contention_stats() {
   detail::Contention& c = detail::contention();

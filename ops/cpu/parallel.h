@@ -24,12 +24,22 @@
 // (transformer), 16x (mlp batch 64) without the step-down and 1.0x with it. FUSEBOX_STEP_DOWN=0
 // turns it off (to see the collapse). Not covered: OpenBLAS called outside our regions with a
 // thread count above 1 forks its own teams, which are neither timed nor stepped down.
+//
+// Worker recording (Backend::record_workers). While a profiler records, every region notes each
+// thread's busy span (its chunk, on CLOCK_MONOTONIC_RAW) in that thread's own preallocated log:
+// no lock, no allocation, two clock reads per thread. A loop that runs inline (a team of one, a
+// step-down, the one-thread GEMM path) is noted too, as worker 0 alone, so the tracks show what
+// really ran. Loops inside a region (nested) are part of the outer region's span. When no one
+// records, a region pays one relaxed flag read.
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <vector>
+
+#include "core/backend/worker_activity.h"
 
 namespace fusebox::cpu {
 
@@ -81,7 +91,41 @@ inline int64_t now_ns() {
       .count();
 }
 inline constexpr int kTimedTeam = 64;  // larger teams are not timed
+
+// Worker recording: how many callers record (a region reads it once); the raw clock; the
+// calling thread's kernel id (cached); appending a span to the calling thread's log (dropped and
+// counted when the log is full).
+extern std::atomic<int> g_recording_workers;
+inline bool recording_workers() { return g_recording_workers.load(std::memory_order_relaxed) > 0; }
+int64_t raw_now_ns();
+int32_t os_tid();
+void note_worker(const exec::WorkerSpan& span);
 }  // namespace detail
+
+// Starts (true) or stops (false) noting worker spans; calls nest (recording lasts while any caller
+// still records). Starting also gives the calling thread's pool threads their logs, outside any
+// recorded run.
+void record_workers(bool on);
+// Every thread's noted spans (in no particular order), and forgets them; `dropped` (if given)
+// gets how many did not fit since the last call. Call it when the recorded runs are over.
+std::vector<exec::WorkerSpan> take_worker_spans(int64_t* dropped = nullptr);
+// Spans each thread's log holds before it drops.
+inline constexpr size_t kWorkerLogCapacity = 1 << 15;
+
+// Calls fn(0, n) on the calling thread: a loop that runs inline. Noted as worker 0 of a team of
+// one while recording (not inside a region: that region's span covers it).
+template <typename Fn>
+void run_inline(int64_t n, Fn&& fn) {
+  if (n <= 0) return;
+  if (!detail::recording_workers() || omp_in_parallel()) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  const int64_t start = detail::raw_now_ns();
+  fn(int64_t{0}, n);
+  const int32_t tid = detail::os_tid();
+  detail::note_worker({start, detail::raw_now_ns(), n, tid, tid, 0, 1});
+}
 
 // Whether contention has stepped teams down to one thread right now.
 inline bool stepped_down() {
@@ -122,10 +166,35 @@ void parallel_for_team(int64_t n, int team, Fn&& fn) {
   if (n <= 0) return;
   const int nt = static_cast<int>(std::min<int64_t>(n, team));
   if (nt <= 1 || omp_in_parallel()) {
-    fn(int64_t{0}, n);
+    run_inline(n, fn);
     return;
   }
   const int64_t chunk = (n + nt - 1) / nt;
+  if (detail::recording_workers()) {
+    // Recorded: each thread's busy span on the raw clock (also timing the team, when timed).
+    int64_t busy[detail::kTimedTeam], items[detail::kTimedTeam];
+    const bool timed = nt <= detail::kTimedTeam && detail::timing_teams();
+    const int32_t caller = detail::os_tid();
+    int got = nt;
+    const int64_t fork = detail::raw_now_ns();
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num();
+      const int team_size = omp_get_num_threads();
+      if (t == 0) got = team_size;
+      const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
+      const int64_t start = detail::raw_now_ns();
+      if (b < e) fn(b, e);
+      const int64_t end = detail::raw_now_ns();
+      if (b < e) detail::note_worker({start, end, e - b, detail::os_tid(), caller, t, team_size});
+      if (t < detail::kTimedTeam) {
+        busy[t] = end - start;
+        items[t] = e - b;
+      }
+    }
+    if (timed) detail::note_team(detail::raw_now_ns() - fork, busy, items, std::min(got, nt));
+    return;
+  }
   if (nt > detail::kTimedTeam || !detail::timing_teams()) {
 #pragma omp parallel num_threads(nt)
     {

@@ -386,6 +386,34 @@ TEST(ImportKineto, RoundTripOfARecordedSessionIsByteIdentical) {
   expect_round_trip(ptest::record("mlp:dims=16-8-4", "none", 1), "mlp");
 }
 
+TEST(ImportKineto, RoundTripWithWorkerThreadsIsByteIdenticalAndKeepsTheirSpans) {
+  // Two threads: worker spans on the ops' thread (inside their op) and on the pool's thread.
+  const Recording r = ptest::record_workers(ptest::kGemmModel, 2, 2);
+  size_t workers = 0;
+  for (const Span& s : r.spans) workers += s.kind == SpanKind::Worker;
+  ASSERT_GT(workers, 0u);
+  expect_round_trip(r, "workers");
+  std::string path = ptest::temp_dir("kineto-workers") + "/t.json";
+  write_chrome_trace(r, path);
+  const Recording back = import_kineto(path);
+  EXPECT_EQ(back.thread_names, r.thread_names);
+  ASSERT_EQ(back.spans.size(), r.spans.size());
+  for (size_t i = 0; i < r.spans.size(); ++i) {
+    const Span &a = r.spans[i], &b = back.spans[i];
+    EXPECT_EQ(b.kind, a.kind) << a.name;
+    EXPECT_EQ(b.tid, a.tid) << a.name;
+    EXPECT_EQ(b.run, a.run) << a.name;
+    EXPECT_EQ(b.node, a.node) << a.name;
+    EXPECT_EQ(b.depth, a.depth) << a.name;
+  }
+  const std::vector<WorkerUtilisation> wa = worker_utilisation(r), wb = worker_utilisation(back);
+  ASSERT_EQ(wb.size(), wa.size());
+  for (size_t i = 0; i < wa.size(); ++i) {
+    EXPECT_EQ(wb[i].worker, wa[i].worker);
+    EXPECT_EQ(wb[i].busy_ns, wa[i].busy_ns);
+  }
+}
+
 TEST(ImportKineto, RoundTripWithDeviceActivityOfEveryKindIsByteIdentical) {
   Recording r = with_every_kind();
   ASSERT_EQ(check_recording(r), "");

@@ -55,6 +55,29 @@ inline Recording record(const std::string& spec, const std::string& passes, int 
   return rec.finish();
 }
 
+// Records `runs` runs at `threads` kernel threads with the backend noting its worker threads'
+// busy spans, as the workbench does for its profile runs.
+inline Recording record_workers(const std::string& spec, int runs, int threads,
+                                const std::string& passes = "all") {
+  register_cpu();
+  Recorder rec;
+  exec::SessionOptions opt;
+  opt.passes = passes;
+  opt.threads = threads;
+  opt.observer = &rec;
+  exec::Session s(models::build_model(spec, 1), opt);
+  rec.attach(s, spec);
+  auto in = ones_inputs(s.graph());
+  s.backend().take_worker_spans();
+  s.backend().record_workers(true);
+  for (int i = 0; i < runs; ++i) s.run(in);
+  s.backend().record_workers(false);
+  return rec.finish({}, s.backend().take_worker_spans());
+}
+
+// A GEMM-heavy model whose every GEMM splits at 2 threads (under FUSEBOX_FORK_JOIN_NS=0).
+inline const char* kGemmModel = "mlp:batch=32,dims=256-256-256-256";
+
 inline std::string tool(const char* env, const char* name) {
   if (const char* p = std::getenv(env); p && *p && access(p, X_OK) == 0) return p;
   const char* home = std::getenv("HOME");

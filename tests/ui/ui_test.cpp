@@ -24,6 +24,7 @@
 #include "core/backend/backend.h"
 #include "core/base/error.h"
 #include "core/passes/pass_manager.h"
+#include "ops/cpu/parallel.h"
 #include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -221,6 +222,41 @@ TEST_F(UiTest, ASelectedNodeLightsUpInEveryPanel) {
   EXPECT_FALSE(app_->graph.drawn.selected_box);
   EXPECT_TRUE(app_->arena.drawn.selected_rects.empty());
   EXPECT_EQ(app_->trace.drawn.selected_spans, 0u);
+}
+
+TEST_F(UiTest, AtTwoThreadsTheTraceHasATrackPerWorkerThreadTiedToItsOps) {
+  // Every loop splits and the contention step-down is off when this test has its process to
+  // itself (CTest runs each test alone); run beside others it still must show what ran.
+  setenv("FUSEBOX_FORK_JOIN_NS", "0", 1);
+  start("mlp:batch=32,dims=256-256-256-256");
+  run("threads=2");
+  ASSERT_TRUE(result().recording);
+  std::set<int32_t> tids;
+  for (const auto& s : result().recording->spans)
+    if (s.kind == profiler::SpanKind::Worker) tids.insert(s.tid);
+  ASSERT_FALSE(tids.empty());
+  if (cpu::fork_join_ns(2) == 0) {
+    EXPECT_EQ(tids.size(), 2u) << "every GEMM split over two threads";
+  }
+  ASSERT_EQ(app_->trace.drawn.worker_tracks.size(), tids.size()) << "one track per worker thread";
+  for (size_t i = 0; i < app_->trace.drawn.worker_tracks.size(); ++i) {
+    const std::string& label = app_->trace.drawn.worker_tracks[i];
+    EXPECT_EQ(label.rfind("worker " + std::to_string(i) + "  ", 0), 0u) << label;
+    EXPECT_EQ(label.back(), '%') << label << ": labelled with its utilisation";
+  }
+  // Selecting a GEMM outlines its op span and its chunks on the worker tracks.
+  std::string node;
+  for (const auto& n : result().graph().nodes)
+    if (n.op.find("MatMul") != std::string::npos || n.op.find("FusedBias") != std::string::npos) {
+      node = n.name;
+      break;
+    }
+  ASSERT_FALSE(node.empty());
+  run("select=" + node);
+  EXPECT_GT(app_->trace.drawn.selected_spans, 0u);
+  EXPECT_GE(app_->trace.drawn.selected_worker_spans, tids.size());
+  run("threads=1");
+  EXPECT_EQ(app_->trace.drawn.worker_tracks.size(), 1u) << "one thread: one worker track";
 }
 
 TEST_F(UiTest, APassViewHighlightsWhatThePassTouched) {
