@@ -144,7 +144,7 @@ def main():
         p.error("--logs and --out, or --check-trace")
     text = write_report(a.logs)
     with open(a.out, "w") as f:
-        f.write(text)
+        f.write(text.rstrip("\n") + "\n")
     return 0
 
 
