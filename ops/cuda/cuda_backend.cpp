@@ -13,6 +13,7 @@
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/cupti_collector.h"
 #include "ops/cuda/host/gather_fault.h"
+#include "ops/cuda/host/recording_switch.h"
 #include "ops/cuda/host/staging.h"
 
 namespace fusebox::cuda {
@@ -38,6 +39,13 @@ struct Pinned {
     check(cudaMallocHost(&ptr, want), "cudaMallocHost of " + std::to_string(want) + " staging bytes");
     bytes = want;
   }
+};
+
+// The process-wide collector behind the backend's recording switch.
+struct CuptiCalls final : RecordingSwitch::Collector {
+  std::string begin() override { return CuptiCollector::instance().begin_recording(); }
+  std::vector<exec::DeviceActivity> take() override { return CuptiCollector::instance().take(); }
+  void end() override { CuptiCollector::instance().end_recording(); }
 };
 
 class CudaGraphRun final : public exec::CapturedRun {
@@ -92,7 +100,8 @@ class CudaBackend final : public exec::Backend {
     cudaStreamSynchronize(stream_);
     // CUPTI flushed and its activity kinds disabled before the stream and handles go (the
     // collector's store outlives both: it is never destroyed).
-    if (recording_) CuptiCollector::instance().end_recording();
+    CuptiCalls calls;
+    recording_.abandon(calls);
     release();
   }
 
@@ -153,7 +162,7 @@ class CudaBackend final : public exec::Backend {
   std::string description() const override {
     std::string d = "CUDA: " + device_name_ + " (" + sm_ + ", " + std::to_string(shared_.sm_count) + " SMs), cuBLAS " +
                     std::to_string(blas_version());
-    d += cupti_note_.empty() ? ", CUPTI activity on recorded runs" : ", " + cupti_note_;
+    d += recording_.note().empty() ? ", CUPTI activity on recorded runs" : ", " + recording_.note();
     return d;
   }
   const exec::KernelTable& kernels() const override { return kernels_.table; }
@@ -251,23 +260,12 @@ class CudaBackend final : public exec::Backend {
     std::lock_guard<std::mutex> lock(staging_mu_);
     sync_locked();
   }
-  // CUPTI is on only around recorded runs. Every caller that records does it the same way: one
-  // take_activity() to drop what came before, the runs, one take_activity() for theirs
-  // (app/workbench/pipeline.cpp, the self-test's trace row, the device tests). So the first call
-  // starts collecting (returning nothing) and the second returns what was collected and stops,
-  // and an unrecorded run pays nothing for CUPTI, nor piles up records nobody takes.
+  // CUPTI is on only around recorded runs: from one take_activity() to the next
+  // (host/recording_switch.h says why that is every recording caller's protocol).
   std::vector<exec::DeviceActivity> take_activity() override {
     std::lock_guard<std::mutex> lock(staging_mu_);
-    CuptiCollector& c = CuptiCollector::instance();
-    if (!recording_) {
-      cupti_note_ = c.begin_recording();
-      recording_ = cupti_note_.empty();
-      return {};
-    }
-    std::vector<exec::DeviceActivity> a = c.take();
-    c.end_recording();
-    recording_ = false;
-    return a;
+    CuptiCalls calls;
+    return recording_.take_activity(calls);
   }
 
  private:
@@ -291,10 +289,10 @@ class CudaBackend final : public exec::Backend {
       *gather_fault_host_ = GatherFault{};
       failures_.record(GatherSites::instance().describe(f.site, f.element, f.index));
     }
-    if (failures_.any() && recording_) {
+    if (failures_.any()) {
       // A failed run ends its recording: the caller's closing take_activity() will not come.
-      CuptiCollector::instance().end_recording();
-      recording_ = false;
+      CuptiCalls calls;
+      recording_.abandon(calls);
     }
     failures_.raise_if_any();
   }
@@ -308,8 +306,8 @@ class CudaBackend final : public exec::Backend {
   CudaShared shared_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  std::string device_name_, sm_, cupti_note_;
-  bool recording_ = false;  // between the two take_activity() calls of a recording
+  std::string device_name_, sm_;
+  RecordingSwitch recording_;  // CUPTI on between the two take_activity() calls of a recording
   FirstFailure failures_;
   GatherFault* gather_fault_host_ = nullptr;  // host-mapped; the device writes it
   std::mutex staging_mu_;
