@@ -1,7 +1,9 @@
 #pragma once
 // Helpers for the CUDA backend's host code (g++, C++20): what a kernel's run() reads from its
 // ExecContext, and turning a CUDA error into fusebox::Error. A run() never throws: a launch that
-// fails leaves its error with the runtime, and Backend::synchronize() reports it.
+// fails leaves its error with the runtime (the backend reads it when the op ends), a failed
+// cuBLAS(Lt) status is kept (keep_status), a device-side fault is written to host-mapped memory,
+// and Backend::synchronize() raises the first of them.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
