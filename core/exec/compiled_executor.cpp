@@ -51,7 +51,13 @@ class CompiledExecutor final : public Executor {
       captured_->replay();
     } else if (capture_) {
       // The captured kernels read and write the arena's fixed addresses, so replaying them after
-      // copying new inputs into the same places is the same run.
+      // copying new inputs into the same places is the same run. One eager run comes first, so
+      // that what libraries and lazily loaded kernels set up on first use (cuBLAS, CUDA modules)
+      // is not first done inside the capture; it may reuse the inputs' arena space, so the
+      // inputs are copied in again.
+      walk(backend, nullptr);  // not observed: a recording sees the run once
+      backend.synchronize();
+      binding_.copy_inputs(backend, inputs);
       backend.begin_capture();
       try {
         walk(backend, observer);

@@ -12,6 +12,8 @@
 #include "core/ir/op_schema.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/cupti_collector.h"
+#include "ops/cuda/host/gather_fault.h"
+#include "ops/cuda/host/recording_switch.h"
 #include "ops/cuda/host/staging.h"
 
 namespace fusebox::cuda {
@@ -39,15 +41,34 @@ struct Pinned {
   }
 };
 
+// The process-wide collector behind the backend's recording switch.
+struct CuptiCalls final : RecordingSwitch::Collector {
+  std::string begin() override { return CuptiCollector::instance().begin_recording(); }
+  std::vector<exec::DeviceActivity> take() override { return CuptiCollector::instance().take(); }
+  void end() override { CuptiCollector::instance().end_recording(); }
+};
+
 class CudaGraphRun final : public exec::CapturedRun {
  public:
-  CudaGraphRun(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, size_t nodes, size_t graph_memory)
-      : graph_(graph), exec_(exec), stream_(stream), nodes_(nodes), graph_memory_(graph_memory) {}
+  CudaGraphRun(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, size_t nodes)
+      : graph_(graph), exec_(exec), stream_(stream), nodes_(nodes) {}
   ~CudaGraphRun() override {
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
   }
-  void replay() override { check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+  void replay() override {
+    check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
+    if (!launched_) {
+      // A graph's memory nodes get their memory when it is first launched, not when it is
+      // instantiated: read the figure after that launch (it would always be 0 before).
+      launched_ = true;
+      uint64_t bytes = 0;  // the driver's cuuint64_t
+      if (cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &bytes) == cudaSuccess)
+        graph_memory_ = static_cast<size_t>(bytes);
+      else
+        (void)cudaGetLastError();  // an unanswered query is not a kernel's failure
+    }
+  }
   // The graph's own device memory: what its memory nodes hold beyond the arena, the weights and
   // the cuBLAS workspace, which the backend owns and the graph only addresses.
   std::string describe() const override {
@@ -60,7 +81,8 @@ class CudaGraphRun final : public exec::CapturedRun {
   cudaGraphExec_t exec_;
   cudaStream_t stream_;
   size_t nodes_;
-  size_t graph_memory_;
+  bool launched_ = false;
+  size_t graph_memory_ = 0;
 };
 
 class CudaBackend final : public exec::Backend {
@@ -76,6 +98,10 @@ class CudaBackend final : public exec::Backend {
 
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
+    // CUPTI flushed and its activity kinds disabled before the stream and handles go (the
+    // collector's store outlives both: it is never destroyed).
+    CuptiCalls calls;
+    recording_.abandon(calls);
     release();
   }
 
@@ -95,6 +121,14 @@ class CudaBackend final : public exec::Backend {
     shared_.workspace_bytes = kBlasWorkspaceBytes;
     check(cublasSetWorkspace(blas_, shared_.workspace, shared_.workspace_bytes), "cublasSetWorkspace");
     check(cublasLtCreate(&shared_.lt), "cublasLtCreate");
+    // The Gather fault record: host memory the device writes through a mapped pointer, read at
+    // synchronize with no copy queued (graph replays write it too).
+    check(cudaHostAlloc(reinterpret_cast<void**>(&gather_fault_host_), sizeof(GatherFault), cudaHostAllocMapped),
+          "cudaHostAlloc of the Gather fault record");
+    *gather_fault_host_ = GatherFault{};
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&shared_.gather_fault), gather_fault_host_, 0),
+          "cudaHostGetDevicePointer of the Gather fault record");
+    shared_.failures = &failures_;
     context_.device = 0;
     context_.stream = stream_;
     context_.blas = blas_;
@@ -108,8 +142,6 @@ class CudaBackend final : public exec::Backend {
     add_normalization_kernels(kernels_);
     add_layout_kernels(kernels_);
     add_attention_kernels(kernels_);
-
-    cupti_note_ = CuptiCollector::instance().start();
   }
 
   void release() {
@@ -117,6 +149,8 @@ class CudaBackend final : public exec::Backend {
     if (blas_) cublasDestroy(blas_);
     if (shared_.workspace) cudaFree(shared_.workspace);
     if (stream_) cudaStreamDestroy(stream_);
+    if (gather_fault_host_) cudaFreeHost(gather_fault_host_);
+    gather_fault_host_ = nullptr;
     shared_ = CudaShared{};
     blas_ = nullptr;
     stream_ = nullptr;
@@ -128,7 +162,7 @@ class CudaBackend final : public exec::Backend {
   std::string description() const override {
     std::string d = "CUDA: " + device_name_ + " (" + sm_ + ", " + std::to_string(shared_.sm_count) + " SMs), cuBLAS " +
                     std::to_string(blas_version());
-    d += cupti_note_.empty() ? ", CUPTI activity on" : ", " + cupti_note_;
+    d += recording_.note().empty() ? ", CUPTI activity on recorded runs" : ", " + recording_.note();
     return d;
   }
   const exec::KernelTable& kernels() const override { return kernels_.table; }
@@ -147,8 +181,19 @@ class CudaBackend final : public exec::Backend {
     if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
   }
 
-  void on_op_begin(size_t node_index) override { CuptiCollector::instance().push_op(node_index); }
-  void on_op_end(size_t /*node_index*/) override { CuptiCollector::instance().pop_op(); }
+  // The runtime's last error is cleared before an op's launches and read after them, so a launch
+  // failure is blamed on the op that made it, and never on an earlier, unrelated call.
+  void on_op_begin(size_t node_index) override {
+    (void)cudaGetLastError();
+    CuptiCollector::instance().push_op(node_index);
+  }
+  void on_op_end(size_t node_index) override {
+    CuptiCollector::instance().pop_op();
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+      failures_.record("launching the kernels of graph node " + std::to_string(node_index) + ": " +
+                       cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  }
 
   bool can_capture() const override { return true; }
   void begin_capture() override {
@@ -163,9 +208,7 @@ class CudaBackend final : public exec::Backend {
     const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
     if (e != cudaSuccess) cudaGraphDestroy(graph);
     check(e, "cudaGraphInstantiate");
-    uint64_t graph_memory = 0;  // the driver's cuuint64_t
-    cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &graph_memory);
-    return std::make_unique<CudaGraphRun>(graph, exec, stream_, nodes, static_cast<size_t>(graph_memory));
+    return std::make_unique<CudaGraphRun>(graph, exec, stream_, nodes);
   }
 
   std::shared_ptr<void> allocate(size_t bytes) override {
@@ -176,7 +219,12 @@ class CudaBackend final : public exec::Backend {
   std::shared_ptr<const void> upload(const ir::Tensor& weight) override {
     const size_t bytes = weight.nbytes();
     std::shared_ptr<void> d = allocate(bytes);
-    if (bytes) check(cudaMemcpy(d.get(), weight.bytes(), bytes, cudaMemcpyHostToDevice), "uploading a weight");
+    if (!bytes) return d;
+    // On the backend's stream (non-blocking: the legacy stream cudaMemcpy uses is not ordered
+    // with it), then waited for, so the weight is on the device before any kernel reads it and
+    // the caller's pageable bytes may go.
+    check(cudaMemcpyAsync(d.get(), weight.bytes(), bytes, cudaMemcpyHostToDevice, stream_), "uploading a weight");
+    check(cudaStreamSynchronize(stream_), "uploading a weight (cudaStreamSynchronize)");
     return d;
   }
 
@@ -187,6 +235,9 @@ class CudaBackend final : public exec::Backend {
     if (!in_ || !in_->fits(bytes)) {
       check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
       const size_t capacity = staging_capacity_for(bytes);
+      // The ring goes first: if pinning the larger buffer fails (reserve throws, leaving no
+      // buffer), no later copy may hand out a slot of the old ring over a null pointer.
+      in_.reset();
       pinned_in_.reserve(capacity);
       in_ = std::make_unique<StagingRing>(capacity);
     }
@@ -209,14 +260,41 @@ class CudaBackend final : public exec::Backend {
     std::lock_guard<std::mutex> lock(staging_mu_);
     sync_locked();
   }
-  std::vector<exec::DeviceActivity> take_activity() override { return CuptiCollector::instance().take(); }
+  // CUPTI is on only around recorded runs: from one take_activity() to the next
+  // (host/recording_switch.h says why that is every recording caller's protocol).
+  std::vector<exec::DeviceActivity> take_activity() override {
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    CuptiCalls calls;
+    return recording_.take_activity(calls);
+  }
 
  private:
   void sync_locked() {
-    // A kernel's launch error stays with the runtime until asked: ask, then wait.
-    check(cudaGetLastError(), "a kernel launch");
-    check(cudaStreamSynchronize(stream_), "running the kernels (cudaStreamSynchronize)");
-    if (in_) in_->drained();
+    // What the runs launched and run() could not throw: a launch error outside an op (kept with
+    // the runtime until asked), the kernels' own failure, a failed cuBLAS status, an
+    // out-of-range Gather index. The first is raised.
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess)
+      failures_.record(std::string("a CUDA call outside the ops: ") + cudaGetErrorName(launch) + " (" +
+                       cudaGetErrorString(launch) + ")");
+    const cudaError_t run = cudaStreamSynchronize(stream_);
+    if (run != cudaSuccess) {
+      (void)cudaGetLastError();
+      failures_.record(std::string("running the kernels (cudaStreamSynchronize): ") + cudaGetErrorName(run) + " (" +
+                       cudaGetErrorString(run) + ")");
+    }
+    if (in_ && run == cudaSuccess) in_->drained();
+    if (gather_fault_host_ && gather_fault_host_->site != 0) {
+      const GatherFault f = *gather_fault_host_;
+      *gather_fault_host_ = GatherFault{};
+      failures_.record(GatherSites::instance().describe(f.site, f.element, f.index));
+    }
+    if (failures_.any()) {
+      // A failed run ends its recording: the caller's closing take_activity() will not come.
+      CuptiCalls calls;
+      recording_.abandon(calls);
+    }
+    failures_.raise_if_any();
   }
   int blas_version() const {
     int v = 0;
@@ -228,7 +306,10 @@ class CudaBackend final : public exec::Backend {
   CudaShared shared_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  std::string device_name_, sm_, cupti_note_;
+  std::string device_name_, sm_;
+  RecordingSwitch recording_;  // CUPTI on between the two take_activity() calls of a recording
+  FirstFailure failures_;
+  GatherFault* gather_fault_host_ = nullptr;  // host-mapped; the device writes it
   std::mutex staging_mu_;
   Pinned pinned_in_, pinned_out_;
   std::unique_ptr<StagingRing> in_;

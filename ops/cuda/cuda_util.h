@@ -1,7 +1,9 @@
 #pragma once
 // Helpers for the CUDA backend's host code (g++, C++20): what a kernel's run() reads from its
 // ExecContext, and turning a CUDA error into fusebox::Error. A run() never throws: a launch that
-// fails leaves its error with the runtime, and Backend::synchronize() reports it.
+// fails leaves its error with the runtime (the backend reads it when the op ends), a failed
+// cuBLAS(Lt) status is kept (keep_status), a device-side fault is written to host-mapped memory,
+// and Backend::synchronize() raises the first of them.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -11,6 +13,8 @@
 #include "core/base/error.h"
 #include "core/backend/kernel.h"
 #include "core/backend/kernel_util.h"
+#include "ops/cuda/host/first_failure.h"
+#include "ops/cuda/layout_types.h"
 
 namespace fusebox::cuda {
 
@@ -30,6 +34,11 @@ struct CudaShared {
   size_t workspace_bytes = 0;
   int sm_count = 1;                // multiprocessors on the device (elementwise_geometry)
   int max_shared_per_block = 48 * 1024;  // bytes of shared memory a block may use (opt-in limit)
+  // What run() cannot throw, raised by the backend's next synchronize: the first failed library
+  // status (cuBLAS, cuBLASLt) and the device's first out-of-range Gather index (the device view
+  // of a host-mapped record).
+  FirstFailure* failures = nullptr;
+  GatherFault* gather_fault = nullptr;
 };
 
 inline cudaStream_t stream_of(const exec::KernelArgs& a) { return static_cast<cudaStream_t>(a.context->stream); }
@@ -39,9 +48,19 @@ inline const CudaShared& shared_of(const exec::KernelArgs& a) {
 }
 
 // "what: cudaErrorMemoryAllocation (out of memory)" as fusebox::Error, unless e is success.
+// The runtime's last error is cleared first, so a failure reported here is never reported
+// again by a later cudaGetLastError as some other call's.
 inline void check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
     throw Error(what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  }
+}
+// Keeps a failed cuBLAS(Lt) status for the next synchronize (a run() cannot throw, and cuBLAS
+// carries its own copy of the CUDA runtime, so cudaGetLastError never sees its failures).
+inline void keep_status(const exec::KernelArgs& a, cublasStatus_t s, const std::string& where, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS && shared_of(a).failures)
+    shared_of(a).failures->record(status_failure(where, call, cublasGetStatusName(s), cublasGetStatusString(s)));
 }
 inline void check(cublasStatus_t s, const std::string& what) {
   if (s != CUBLAS_STATUS_SUCCESS)

@@ -16,6 +16,7 @@
 #include "core/ir/shape.h"
 #include "ops/cuda/cuda_backend.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/host/gather_fault.h"
 #include "ops/cuda/layout_kernels.h"
 #include "ops/cuda/layout_params.h"
 #include "ops/cuda/strided_walk.h"  // kIndex32Limit
@@ -117,9 +118,24 @@ void run_concat(const exec::KernelArgs& args) {
 
 // ---- Gather --------------------------------------------------------------------------------
 
+// The prepared parameters and the site that names this node when an index is out of range.
+struct GatherState {
+  GatherParams params{};
+  uint32_t site = 0;
+  GatherState() = default;
+  GatherState(const GatherState&) = delete;
+  GatherState& operator=(const GatherState&) = delete;
+  ~GatherState() {
+    if (site) GatherSites::instance().remove(site);
+  }
+};
+
 void run_gather(const exec::KernelArgs& args) {
-  launch_gather(state_of<GatherParams>(args), args.inputs[0], input_ptr<int64_t>(args, 1), args.outputs[0],
-                stream_of(args), shared_of(args).sm_count);
+  const auto& st = state_of<GatherState>(args);
+  GatherParams p = st.params;
+  p.fault = shared_of(args).gather_fault;  // the backend's fault record, read at synchronize
+  launch_gather(p, args.inputs[0], input_ptr<int64_t>(args, 1), args.outputs[0], stream_of(args),
+                shared_of(args).sm_count);
 }
 
 std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
@@ -127,14 +143,22 @@ std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
   require_dtype(ctx, 1, ir::DType::i64);
   const ir::Shape& x = ctx.inputs[0].shape;
   const ir::GatherSplit g = or_fail(ctx, [&] { return ir::gather_split(ctx.node, x, ctx.inputs[1].shape); });
-  GatherParams p{};
+  auto st = std::make_shared<GatherState>();
+  GatherParams& p = st->params;
   p.elem_bytes = static_cast<int32_t>(ir::dtype_size(ctx.inputs[0].dtype));
   p.outer = g.outer;
   p.axis_dim = g.axis_dim;
   p.count = g.count;
   p.slice = g.inner;
   p.index32 = ir::numel(x) <= kIndex32Limit && ir::numel(ctx.outputs[0].shape) <= kIndex32Limit;
-  return exec::make_state(p);
+  GatherSite site;
+  site.where = "node '" + ctx.node.name + "' (" + ctx.node.op + ")";
+  site.indices = ctx.node.inputs.size() > 1 ? ctx.node.inputs[1] : "";
+  site.axis = g.axis;
+  site.axis_dim = g.axis_dim;
+  st->site = GatherSites::instance().add(std::move(site));
+  p.site = st->site;
+  return st;
 }
 
 }  // namespace

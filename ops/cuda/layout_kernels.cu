@@ -120,6 +120,30 @@ void gather_typed(const GatherParams& p, const void* x, const int64_t* indices, 
   }
 }
 
+// One block finds the first index of the tensor outside [-axis_dim, axis_dim) (the position the
+// CPU's scan reports), and records it unless an earlier op of the run already recorded a fault.
+constexpr int kGatherCheckThreads = 256;
+
+__global__ void gather_check_kernel(const int64_t* indices, int64_t count, int64_t axis_dim, uint32_t site,
+                                    GatherFault* fault) {
+  __shared__ unsigned long long first;
+  if (threadIdx.x == 0) first = ~0ull;
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+    const int64_t j = indices[i];
+    if (j < -axis_dim || j >= axis_dim) {
+      atomicMin(&first, static_cast<unsigned long long>(i));
+      break;  // this thread's later positions are larger
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x != 0 || first == ~0ull) return;
+  if (atomicCAS(&fault->site, 0u, site) != 0u) return;  // an earlier op's fault stays the one reported
+  fault->element = static_cast<int64_t>(first);
+  fault->index = indices[first];
+  __threadfence_system();
+}
+
 }  // namespace
 
 void launch_strided_copy(const StridedCopyParams& p, const void* x, void* y, cudaStream_t stream, int sm_count) {
@@ -150,7 +174,9 @@ void launch_concat_batch(const ConcatBatch& b, void* y, cudaStream_t stream, int
 
 void launch_gather(const GatherParams& p, const void* x, const int64_t* indices, void* y, cudaStream_t stream,
                    int sm_count) {
-  if (p.slice <= 0 || p.count <= 0 || p.outer <= 0) return;
+  if (p.count <= 0 || p.outer <= 0) return;
+  if (p.fault) gather_check_kernel<<<1, kGatherCheckThreads, 0, stream>>>(indices, p.count, p.axis_dim, p.site, p.fault);
+  if (p.slice <= 0) return;
   dim3 g, bl;
   if (!ew_grid(p.outer * p.count * p.slice, sm_count, &g, &bl)) return;
   if (p.elem_bytes == 8) {

@@ -75,7 +75,15 @@ void for_each_concat_batch(const ConcatBatch& proto, int32_t count, const int64_
 
 // Gather along an axis: data [outer, axis_dim, slice] (elements), indices [count], output
 // [outer, count, slice]. An index outside [-axis_dim, axis_dim) gives a zero slice (run() cannot
-// throw), as on the CPU.
+// throw) and is reported: a check kernel writes the first such index into `fault` (host-mapped
+// memory the backend reads at synchronize, which raises the CPU's error; host/gather_fault.h).
+struct GatherFault {
+  uint32_t site;    // 0: no fault; else the Gather's site (host/gather_fault.h names it)
+  uint32_t unused;
+  int64_t element;  // the first out-of-range position in the indices tensor
+  int64_t index;    // its value
+};
+
 struct GatherParams {
   int32_t elem_bytes;
   bool index32;
@@ -83,6 +91,8 @@ struct GatherParams {
   int64_t axis_dim;
   int64_t count;
   int64_t slice;
+  uint32_t site;       // this Gather's site id (host/gather_fault.h)
+  GatherFault* fault;  // device view of the backend's host-mapped fault record; null: unchecked
 };
 
 }  // namespace fusebox::cuda

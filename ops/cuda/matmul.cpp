@@ -75,6 +75,7 @@ struct MatMulState {
   StridedIndex bias_index;     // input 2 broadcast to the output
   bool bias_identity = false;  // input 2 is read in output order (nothing to broadcast)
   std::shared_ptr<LtPlan> lt;  // set when the bias row and activation fit a cuBLASLt epilogue
+  std::string where;           // "node 'MatMul_3' (MatMul)", for a failed status
 };
 
 // The cuBLASLt handle prepare() asks for heuristics with: prepare() gets no ExecContext, and a
@@ -155,6 +156,7 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ep
   const ir::MatMulShape ms =
       or_fail(ctx, [&] { return ir::matmul_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape); });
   MatMulState st;
+  st.where = "node '" + ctx.node.name + "' (" + ctx.node.op + ")";
   st.epilogue = epilogue;
   st.act = gelu_tanh ? EpilogueAct::kGeluTanh : act;
   st.op_a = ms.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -190,16 +192,21 @@ bool aligned(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % kLtAlignment == 0;
 }
 
-// The GEMMs (cuBLAS) into out with the given beta; k == 0 handled by the caller.
-void run_gemms(const MatMulState& st, cublasHandle_t blas, const float* a, const float* b, float* out, float beta) {
+// The GEMMs (cuBLAS) into out with the given beta; k == 0 handled by the caller. A failed status
+// is kept for the backend's next synchronize (keep_status), and the remaining calls are skipped.
+void run_gemms(const exec::KernelArgs& args, const MatMulState& st, const float* a, const float* b, float* out,
+               float beta) {
   const GemmBatches& g = st.batches;
   const int64_t mn = static_cast<int64_t>(st.m) * st.n;
   for (size_t c = 0; c < g.calls(); ++c) {
-    // Status ignored: every argument was validated in prepare(); see cuda_util.h.
-    (void)cublasGemmStridedBatchedEx(blas, st.op_b, st.op_a, st.n, st.m, st.k, &st.alpha, b + g.b_base[c], CUDA_R_32F,
-                                     st.ldb, g.b_stride, a + g.a_base[c], CUDA_R_32F, st.lda, g.a_stride, &beta,
-                                     out + static_cast<int64_t>(c) * g.per_call * mn, CUDA_R_32F, st.n, mn,
-                                     static_cast<int>(g.per_call), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s = cublasGemmStridedBatchedEx(
+        blas_of(args), st.op_b, st.op_a, st.n, st.m, st.k, &st.alpha, b + g.b_base[c], CUDA_R_32F, st.ldb, g.b_stride,
+        a + g.a_base[c], CUDA_R_32F, st.lda, g.a_stride, &beta, out + static_cast<int64_t>(c) * g.per_call * mn,
+        CUDA_R_32F, st.n, mn, static_cast<int>(g.per_call), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      keep_status(args, s, st.where, "cublasGemmStridedBatchedEx");
+      return;
+    }
   }
 }
 
@@ -216,7 +223,7 @@ void run_matmul(const exec::KernelArgs& args) {
     if (st.k == 0)  // an empty sum
       (void)cudaMemsetAsync(out, 0, static_cast<size_t>(st.out_numel) * sizeof(float), stream);
     else
-      run_gemms(st, blas_of(args), a, b, out, 0.0f);
+      run_gemms(args, st, a, b, out, 0.0f);
     return;
   }
   const float* bias = input_ptr<float>(args, 2);
@@ -227,10 +234,18 @@ void run_matmul(const exec::KernelArgs& args) {
   if (st.lt && bias != out && aligned(a) && aligned(b) && aligned(out) && aligned(bias) &&
       st.lt->heuristic.workspaceSize <= shared.workspace_bytes) {
     const LtPlan& p = *st.lt;
-    (void)cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+    cublasStatus_t s = cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      keep_status(args, s, st.where, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+      return;
+    }
     const float beta = 0.0f;
-    (void)cublasLtMatmul(shared.lt, p.desc, &st.alpha, b, p.a, a, p.b, &beta, out, p.c, out, p.c, &p.heuristic.algo,
-                         shared.workspace, shared.workspace_bytes, stream);
+    s = cublasLtMatmul(shared.lt, p.desc, &st.alpha, b, p.a, a, p.b, &beta, out, p.c, out, p.c, &p.heuristic.algo,
+                       shared.workspace, shared.workspace_bytes, stream);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      keep_status(args, s, st.where, "cublasLtMatmul");
+      return;
+    }
     if (p.after != EpilogueAct::kNone)
       launch_bias_activation(out, nullptr, st.bias_index, st.out_numel, p.after, sms, stream);
     return;
@@ -239,14 +254,14 @@ void run_matmul(const exec::KernelArgs& args) {
     // C already in the output's place: write its broadcast there if it needs one, then
     // out = alpha AB + out, then the activation in place.
     if (!st.bias_identity) launch_broadcast_copy(bias, st.bias_index, out, st.out_numel, sms, stream);
-    if (st.k > 0) run_gemms(st, blas_of(args), a, b, out, 1.0f);
+    if (st.k > 0) run_gemms(args, st, a, b, out, 1.0f);
     if (act != EpilogueAct::kNone) launch_bias_activation(out, nullptr, st.bias_index, st.out_numel, act, sms, stream);
     return;
   }
   if (st.k == 0)
     (void)cudaMemsetAsync(out, 0, static_cast<size_t>(st.out_numel) * sizeof(float), stream);
   else
-    run_gemms(st, blas_of(args), a, b, out, 0.0f);
+    run_gemms(args, st, a, b, out, 0.0f);
   launch_bias_activation(out, bias, st.bias_index, st.out_numel, act, sms, stream);
 }
 

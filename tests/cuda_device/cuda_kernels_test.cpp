@@ -3,7 +3,7 @@
 // compares the outputs, exactly for integers and copies, within a few ulp-scale tolerance for
 // float math (CUDA's expf/erff/tanhf/powf against the CPU's polynomials). Also what the CUDA
 // prepare() refuses. Skipped where the plugin is not built or cannot make a backend (no driver,
-// no GPU): these need a device.
+// no GPU), failed there under FUSEBOX_REQUIRE_CUDA=1: these need a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/backend/plugin.h"
+#include "tests/cuda_device/require_cuda.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace fusebox;
@@ -51,7 +52,7 @@ exec::Backend* cuda_backend(std::string& why) {
 #define REQUIRE_GPU()                                \
   std::string why_no_gpu;                            \
   exec::Backend* gpu = cuda_backend(why_no_gpu);     \
-  if (!gpu) GTEST_SKIP() << "no CUDA backend here: " << why_no_gpu
+  if (!gpu) FUSEBOX_SKIP_OR_FAIL("no CUDA backend here: " + why_no_gpu)
 
 // Runs `op` through the CUDA backend: inputs copied to device memory, outputs filled with a
 // marker first (0xFF bytes: NaN / -1) so unwritten elements show, then copied back.
@@ -342,14 +343,133 @@ TEST(CudaLayout, ConcatAcrossBatchesOfInputs) {
           attrs_of({{"axis", int64_t{1}}}));
 }
 
-TEST(CudaLayout, GatherWithNegativeAndOutOfRangeIndices) {
+TEST(CudaLayout, GatherWithNegativeIndices) {
   REQUIRE_GPU();
   std::mt19937 rng(31);
   Tensor table = random_f32({10, 16}, rng);
-  compare(*gpu, "Gather", {table, i64_values({2, 4}, {0, 9, -1, -10, 10, -11, 3, 3})});
-  compare(*gpu, "Gather", {random_i64({3, 7, 2}, rng, -9, 9), i64_values({5}, {6, -7, 0, 7, 2})},
+  compare(*gpu, "Gather", {table, i64_values({2, 4}, {0, 9, -1, -10, 5, -6, 3, 3})});
+  compare(*gpu, "Gather", {random_i64({3, 7, 2}, rng, -9, 9), i64_values({5}, {6, -7, 0, -1, 2})},
           attrs_of({{"axis", int64_t{1}}}));
   compare(*gpu, "Gather", {random_f32({4, 5}, rng), i64_values({}, {-2})}, attrs_of({{"axis", int64_t{-1}}}));
+}
+
+// An index out of range is an error on both backends, with the same sentence: the CPU throws in
+// run(), the GPU's check kernel records it and the next synchronize raises it. The run after it
+// is clean again.
+TEST(CudaLayout, GatherOutOfRangeIndexIsTheCpusError) {
+  REQUIRE_GPU();
+  std::mt19937 rng(37);
+  Tensor table = random_f32({10, 16}, rng);
+  for (const auto& idx : {i64_values({2, 4}, {0, 9, -1, -10, 10, -11, 3, 3}), i64_values({3}, {-11, 2, 12})}) {
+    std::string cpu_error, gpu_error;
+    try {
+      run1("Gather", {table, idx});
+    } catch (const Error& e) {
+      cpu_error = e.what();
+    }
+    try {
+      run_cuda(*gpu, "Gather", {table, idx});
+    } catch (const Error& e) {
+      gpu_error = e.what();
+    }
+    ASSERT_FALSE(cpu_error.empty()) << "the CPU refuses the index";
+    EXPECT_EQ(gpu_error, cpu_error);
+  }
+  compare(*gpu, "Gather", {table, i64_values({2}, {1, -1})});
+}
+
+// ---- MatMul family: the paths of matmul.cpp ---------------------------------------------------
+
+TEST(CudaMatMul, TransposesAndBroadcastBatches) {
+  REQUIRE_GPU();
+  std::mt19937 rng(41);
+  const int64_t m = 7, k = 33, n = 20;
+  struct Case {
+    Shape a, b;
+    int64_t ta, tb;
+  };
+  const std::vector<Case> cases = {
+      {{m, k}, {k, n}, 0, 0},          {{k, m}, {k, n}, 1, 0},          {{m, k}, {n, k}, 0, 1},
+      {{k, m}, {n, k}, 1, 1},          {{2, 3, m, k}, {3, k, n}, 0, 0}, {{2, 3, k, m}, {3, n, k}, 1, 1},
+      {{m, k}, {4, k, n}, 0, 0},       {{k, m}, {4, n, k}, 1, 1},       {{2, 1, m, k}, {3, k, n}, 0, 0},
+      {{5, m, k}, {k, n}, 0, 0},       {{5, k, m}, {n, k}, 1, 1}};
+  for (const Case& c : cases) {
+    ir::Attributes attrs = attrs_of({{"transA", c.ta}, {"transB", c.tb}});
+    compare(*gpu, "MatMul", {random_f32(c.a, rng), random_f32(c.b, rng)}, attrs, 1e-4f, 1e-4f);
+  }
+  compare(*gpu, "MatMul", {random_f32({m, k}, rng), random_f32({k, n}, rng)}, attrs_of({{"alpha", 0.25}}), 1e-4f,
+          1e-4f);
+}
+
+// Biases [N], [M, 1] and [B, 1, N]: a [N] bias on one GEMM goes through cuBLASLt's epilogue, the
+// others (and [N] on a batch of GEMMs) through cuBLAS then our bias/activation pass.
+TEST(CudaMatMul, BiasedOpsOnTheCublasLtAndPlainPaths) {
+  REQUIRE_GPU();
+  std::mt19937 rng(43);
+  const int64_t b = 3, m = 12, k = 40, n = 24;
+  struct Case {
+    Shape a, w, bias;
+    const char* path;
+  };
+  const std::vector<Case> cases = {
+      {{m, k}, {k, n}, {n}, "cuBLASLt: one GEMM, a row bias"},
+      {{b, m, k}, {k, n}, {n}, "cuBLASLt: the batch folds into one GEMM"},
+      {{b, m, k}, {b, k, n}, {n}, "plain: a batch of GEMMs"},
+      {{m, k}, {k, n}, {m, 1}, "plain: a column bias"},
+      {{b, m, k}, {b, k, n}, {b, 1, n}, "plain: a per-batch row bias"},
+      {{b, m, k}, {k, n}, {b, 1, n}, "plain: a per-batch row bias on a folded batch"}};
+  for (const char* op : {"MatMulAdd", "FusedBiasRelu", "FusedBiasGelu", "FusedBiasTanh", "FusedBiasSigmoid"}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(op) + ", " + c.path);
+      compare(*gpu, op, {random_f32(c.a, rng), random_f32(c.w, rng), random_f32(c.bias, rng)}, {}, 1e-4f, 1e-4f);
+    }
+  }
+  compare(*gpu, "FusedBiasGelu", {random_f32({m, k}, rng), random_f32({k, n}, rng), random_f32({n}, rng)},
+          attrs_of({{"approximate", std::string("tanh")}}), 1e-4f, 1e-4f);
+  compare(*gpu, "MatMulAdd", {random_f32({k, m}, rng), random_f32({n, k}, rng), random_f32({n}, rng)},
+          attrs_of({{"transA", int64_t{1}}, {"transB", int64_t{1}}}), 1e-4f, 1e-4f);
+}
+
+// ---- Attention: key counts past one tile, causal, fully masked rows --------------------------
+
+TEST(CudaAttention, LongKeysCausalAndFullyMaskedRows) {
+  REQUIRE_GPU();
+  std::mt19937 rng(47);
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t b = 2, h = 2, d = 32;
+  for (const int64_t skv : {129, 300, 1000}) {
+    for (const int64_t sq : {int64_t{1}, int64_t{17}, skv}) {
+      if (sq > skv) continue;
+      Tensor q = random_f32({b, h, sq, d}, rng, -2, 2), kk = random_f32({b, h, skv, d}, rng, -2, 2);
+      Tensor v = random_f32({b, h, skv, d}, rng, -1, 1);
+      const std::string what = " skv " + std::to_string(skv) + " sq " + std::to_string(sq);
+      SCOPED_TRACE(what);
+      compare(*gpu, "Attention", {q, kk, v}, attrs_of({{"scale", 0.2}}), 1e-4f, 1e-5f);
+      if (sq == skv) compare(*gpu, "Attention", {q, kk, v}, attrs_of({{"scale", 0.2}, {"causal", int64_t{1}}}), 1e-4f,
+                             1e-5f);
+      // A mask that hides every key of some rows (whatever the CPU gives such a row, the GPU
+      // must give too), and some keys of the others.
+      Tensor mask = random_f32({b, h, sq, skv}, rng, -1, 1);
+      for (int64_t r = 0; r < b * h * sq; ++r)
+        for (int64_t j = 0; j < skv; ++j)
+          if (r % 3 == 0 || (j * 7 + r) % 5 == 0) mask.data<float>()[r * skv + j] = -inf;
+      compare(*gpu, "Attention", {q, kk, v, mask}, attrs_of({{"scale", 0.2}}), 1e-4f, 1e-5f);
+    }
+  }
+}
+
+// ---- Softmax and ReduceMean away from the last axis ------------------------------------------
+
+TEST(CudaNormalization, SoftmaxAndReduceMeanOnOtherAxes) {
+  REQUIRE_GPU();
+  std::mt19937 rng(53);
+  Tensor x = random_f32({4, 300, 6}, rng, -5, 5);
+  for (int64_t axis : {0, 1, -2}) compare(*gpu, "Softmax", {x}, attrs_of({{"axis", axis}}), 1e-5f, 1e-6f);
+  Tensor y = random_f32({3, 257, 5, 2}, rng, -5, 5);
+  for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{1}, {0}, {0, 2}, {1, 3}, {-3}}) {
+    for (int64_t keep : {0, 1})
+      compare(*gpu, "ReduceMean", {y}, attrs_of({{"axes", axes}, {"keepdims", keep}}), 1e-5f, 1e-6f);
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The CUDA backend on a GPU: what the self-test (`fusebox selftest --backend cuda`, also a CTest
 // test) does not cover on its own. Each test skips, saying why, where the backend cannot run (no
 // driver, no device, the plugin not built): on machines without a GPU every test here is SKIPPED
-// with the backend's own sentence.
+// with the backend's own sentence, or FAILS with it under FUSEBOX_REQUIRE_CUDA=1.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,6 +15,7 @@
 #include "core/exec/session.h"
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
+#include "tests/cuda_device/require_cuda.h"
 #include "tests/support/graph_eval.h"
 
 namespace fusebox {
@@ -39,7 +40,7 @@ std::unique_ptr<exec::Backend> cuda_or_reason(std::string& reason) {
 #define REQUIRE_CUDA(backend)                                              \
   std::string skip_reason;                                                 \
   std::unique_ptr<exec::Backend> backend = cuda_or_reason(skip_reason);   \
-  if (!backend) GTEST_SKIP() << "no CUDA backend here: " << skip_reason
+  if (!backend) FUSEBOX_SKIP_OR_FAIL("no CUDA backend here: " + skip_reason)
 
 std::vector<ir::Tensor> run_on(const ir::Graph& g, const std::vector<ir::Tensor>& inputs, const std::string& backend,
                                bool capture = false) {
@@ -74,6 +75,29 @@ TEST(CudaDevice, CopiesThroughPinnedStagingComeBackIntact) {
   }
 }
 
+// Several buffers written each round with data of their own, with no wait in between, then read
+// back: a staging slot reused while its bytes are still in flight would put one buffer's (or one
+// round's) bytes in another.
+TEST(CudaDevice, StagingRoundTripsKeepEachBuffersOwnBytes) {
+  REQUIRE_CUDA(be);
+  const std::vector<size_t> sizes = {size_t{300} << 10, size_t{1} << 20, 4096, (size_t{2} << 20) + 5};
+  std::vector<std::shared_ptr<void>> dev;
+  for (size_t bytes : sizes) dev.push_back(be->allocate(bytes));
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::vector<unsigned char>> host;
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      host.emplace_back(sizes[b]);
+      for (size_t i = 0; i < sizes[b]; ++i) host.back()[i] = static_cast<unsigned char>(i * 31 + b * 7 + round * 101);
+      be->copy_to_device(dev[b].get(), host.back().data(), sizes[b]);
+    }
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      std::vector<unsigned char> back(sizes[b], 0);
+      be->copy_to_host(back.data(), dev[b].get(), sizes[b]);
+      EXPECT_EQ(std::memcmp(back.data(), host[b].data(), sizes[b]), 0) << "round " << round << ", buffer " << b;
+    }
+  }
+}
+
 // A run captured into a CUDA graph and replayed with new inputs computes what the CPU does.
 TEST(CudaDevice, AReplayedGraphTakesNewInputs) {
   REQUIRE_CUDA(be);
@@ -91,18 +115,19 @@ TEST(CudaDevice, AReplayedGraphTakesNewInputs) {
 }
 
 // CUPTI: the run's input copies are HtoD records of the inputs' bytes, and every kernel is tied to
-// an op of the graph.
+// an op of the graph. Collection runs from one take_activity() to the next only: a run after that
+// leaves no record.
 TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
   REQUIRE_CUDA(be);
-  if (be->description().find("CUPTI activity on") == std::string::npos)
-    GTEST_SKIP() << "CUPTI is not collecting here: " << be->description();
   const ir::Graph g = models::build_model("mlp", 3);
   const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 1);
   exec::SessionOptions o;
   o.backend = "cuda";
   exec::Session s(g, o);
   s.run(inputs);
-  s.backend().take_activity();
+  EXPECT_TRUE(s.backend().take_activity().empty()) << "nothing is recorded before a recording starts";
+  if (s.backend().description().find("CUPTI activity on recorded runs") == std::string::npos)
+    FUSEBOX_SKIP_OR_FAIL("CUPTI is not collecting here: " + s.backend().description());
   s.run(inputs);
   const std::vector<exec::DeviceActivity> a = s.backend().take_activity();
   uint64_t in_bytes = 0, want_in = 0;
@@ -112,6 +137,9 @@ TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
   EXPECT_EQ(in_bytes, want_in);
   const exec::KernelCorrelation c = exec::check_kernel_correlation(a, s.graph().nodes.size());
   EXPECT_TRUE(c.ok()) << c.summary();
+  s.run(inputs);  // not recorded: CUPTI is off again
+  EXPECT_TRUE(s.backend().take_activity().empty()) << "a run outside a recording leaves no record";
+  s.backend().take_activity();  // ends the recording the last call started
 }
 
 // Every builtin model, all passes, against the CPU (the self-test does this too; here a failure
