@@ -101,19 +101,19 @@ FUSEBOX_AVX2 inline __m256 tanh256(__m256 x) {
 }
 
 // Gelu, tanh form, of 8 floats: gelu_tanh_f32 (math.h), x / (1 + e^z) with z = -2u,
-// u = sqrt(2/pi) (x + 0.044715 x^3), computed for a short dependency chain (the epilogue runs it
-// on a whole tile of accumulators, and the out-of-order window, not the ports, bounds it):
+// u = sqrt(2/pi) (x + 0.044715 x^3), in fewer instructions than the general exp allows:
 //   t = e^-|z| in (0, 1], one exp with no overflow to handle, and
 //   Gelu = x / (1 + t) for z < 0 (x > 0), x t / (1 + t) otherwise: the divisor is in [1, 2],
-//   so the division never sees inf (a reciprocal would be safe too, but is no faster here).
+//   so the division never sees inf (a reciprocal + Newton step would be safe too, but measured
+//   slower here).
 // The exp: n = round(-|z| log2 e) read from the low bits of a 1.5 * 2^23 "magic" sum (no round
-// or convert instruction), r = -|z| - n ln 2 in one FMA (n <= 159 keeps its error < 3e-7
-// relative, where t < 2^-24 and only the tail x t, itself a few ulp off in z already, sees
-// it), the Cephes polynomial in Estrin order. 2^n is a single factor 2^(n + 64) with the
-// 2^-64 folded into the polynomial's coefficients, so t underflows gradually like x / e^|z|
-// does in the scalar form, and is exactly 0 once -|z| is clamped at -110 (n = -159): Gelu of
-// -1000 or -1e30 is -0, as scalar. NaN stays NaN (x times anything); -inf gives NaN (-inf * 0),
-// +inf gives +inf, as gelu_tanh_f32.
+// or convert instruction), r = -|z| - n ln 2 in one FMA (|n| <= 159 keeps its error < 3e-7
+// relative, and only where t < 2^-24: the tail x t, already a few ulp off through z's own
+// rounding), the Cephes polynomial. 2^n is a single factor 2^(n + 64) with the 2^-64 folded
+// into the polynomial's coefficients, so t underflows gradually as x / e^|z| does in the scalar
+// form, and is exactly 0 once -|z| is clamped at -110 (n = -159): Gelu of -1000 or -1e30 is -0,
+// as scalar. NaN stays NaN (x times anything); -inf gives NaN (-inf * 0), +inf gives +inf, as
+// gelu_tanh_f32.
 FUSEBOX_AVX2 inline __m256 gelu_tanh256(__m256 x) {
   constexpr float kS = 5.421010862427522e-20f;  // 2^-64
   const __m256 x2 = _mm256_mul_ps(x, x);
@@ -127,17 +127,16 @@ FUSEBOX_AVX2 inline __m256 gelu_tanh256(__m256 x) {
   const __m256 f = _mm256_castsi256_ps(  // 2^(n + 64): n + 191 in the exponent field
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(191)), 23));
   const __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693147180559945309f), w);
-  const __m256 r2 = _mm256_mul_ps(r, r);
-  const __m256 r4 = _mm256_mul_ps(r2, r2);
-  const __m256 q = _mm256_fmadd_ps(r, _mm256_set1_ps(kS), _mm256_set1_ps(kS));
-  const __m256 a = _mm256_fmadd_ps(_mm256_set1_ps(1.6666665459e-1f * kS), r,
-                                   _mm256_set1_ps(5.0000001201e-1f * kS));
-  const __m256 b = _mm256_fmadd_ps(_mm256_set1_ps(8.3334519073e-3f * kS), r,
-                                   _mm256_set1_ps(4.1665795894e-2f * kS));
-  const __m256 c = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f * kS), r,
-                                   _mm256_set1_ps(1.3981999507e-3f * kS));
-  // 2^-64 e^r = 2^-64 (1 + r + r^2 (a + r^2 b + r^4 c))
-  const __m256 y = _mm256_fmadd_ps(r4, _mm256_fmadd_ps(r2, c, b), _mm256_fmadd_ps(r2, a, q));
+  // 2^-64 e^r = 2^-64 (1 + r + r^2 P(r)), Horner: in the epilogue the other accumulators hold
+  // most registers, and Estrin's extra temporaries spilled (and measured slower there).
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f * kS), r,
+                            _mm256_set1_ps(1.3981999507e-3f * kS));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f * kS));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f * kS));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f * kS));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f * kS));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kS));
+  const __m256 y = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kS));
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 num = _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_mul_ps(y, f), one, z));  // z < 0: x
   return _mm256_div_ps(num, _mm256_fmadd_ps(y, f, one));
