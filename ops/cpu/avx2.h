@@ -21,7 +21,12 @@ FUSEBOX_AVX2 inline __m256i tail_mask256(int64_t count) {
 // 2^n is applied as two factors 2^(n/2) 2^(n - n/2) built in the exponent field (AVX2 has no
 // vscalefps), so n = 128 needs no special case. Below ln(FLT_MIN) the result is 0 (no
 // denormals), NaN stays NaN.
-FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
+//
+// exp256_unfixed is the same without the last two steps: below ln(FLT_MIN) it gives exp(ln
+// FLT_MIN) (about 1.2e-38) instead of 0, and for NaN it gives exp(89) = inf. For callers in
+// which neither changes the result (gelu_tanh256: x / (1 + e) is the same for e = 0 and 1.2e-38,
+// and NaN for a NaN x either way), two compares and two blends fewer.
+FUSEBOX_AVX2 inline __m256 exp256_unfixed(__m256 x) {
   const __m256 lo = _mm256_set1_ps(-87.33654475f);
   // min/max return their second operand for NaN: xc is finite, so the conversion is defined.
   __m256 xc = _mm256_min_ps(x, _mm256_set1_ps(89.0f));
@@ -43,7 +48,12 @@ FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
   const __m256i bias = _mm256_set1_epi32(127);
   const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  const __m256 res = _mm256_blendv_ps(_mm256_mul_ps(_mm256_mul_ps(y, f1), f2), _mm256_setzero_ps(),
+  return _mm256_mul_ps(_mm256_mul_ps(y, f1), f2);
+}
+
+FUSEBOX_AVX2 inline __m256 exp256(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.33654475f);
+  const __m256 res = _mm256_blendv_ps(exp256_unfixed(x), _mm256_setzero_ps(),
                                       _mm256_cmp_ps(x, lo, _CMP_LT_OQ));  // x < lo: 0
   return _mm256_blendv_ps(res, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN in, NaN out
 }
@@ -100,46 +110,14 @@ FUSEBOX_AVX2 inline __m256 tanh256(__m256 x) {
   return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN stays NaN
 }
 
-// Gelu, tanh form, of 8 floats: gelu_tanh_f32 (math.h), x / (1 + e^z) with z = -2u,
-// u = sqrt(2/pi) (x + 0.044715 x^3), in fewer instructions than the general exp allows:
-//   t = e^-|z| in (0, 1], one exp with no overflow to handle, and
-//   Gelu = x / (1 + t) for z < 0 (x > 0), x t / (1 + t) otherwise: the divisor is in [1, 2],
-//   so the division never sees inf (a reciprocal + Newton step would be safe too, but measured
-//   slower here).
-// The exp: n = round(-|z| log2 e) read from the low bits of a 1.5 * 2^23 "magic" sum (no round
-// or convert instruction), r = -|z| - n ln 2 in one FMA (|n| <= 159 keeps its error < 3e-7
-// relative, and only where t < 2^-24: the tail x t, already a few ulp off through z's own
-// rounding), the Cephes polynomial. 2^n is a single factor 2^(n + 64) with the 2^-64 folded
-// into the polynomial's coefficients, so t underflows gradually as x / e^|z| does in the scalar
-// form, and is exactly 0 once -|z| is clamped at -110 (n = -159): Gelu of -1000 or -1e30 is -0,
-// as scalar. NaN stays NaN (x times anything); -inf gives NaN (-inf * 0), +inf gives +inf, as
-// gelu_tanh_f32.
+// Gelu, tanh form, of 8 floats, as gelu_tanh_f32 (math.h): x / (1 + exp(-2u)),
+// u = sqrt(2/pi) (x + 0.044715 x^3).
 FUSEBOX_AVX2 inline __m256 gelu_tanh256(__m256 x) {
-  constexpr float kS = 5.421010862427522e-20f;  // 2^-64
-  const __m256 x2 = _mm256_mul_ps(x, x);
-  const __m256 z = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(-0.07135481627260025f),
-                                                    _mm256_set1_ps(-1.5957691216057308f)));
-  const __m256 w = _mm256_max_ps(_mm256_or_ps(z, _mm256_set1_ps(-0.0f)),  // -|z|, NaN -> -110
-                                 _mm256_set1_ps(-110.0f));
-  const __m256 magic = _mm256_set1_ps(12582912.0f);
-  const __m256 k = _mm256_fmadd_ps(w, _mm256_set1_ps(1.44269504088896341f), magic);
-  const __m256 fn = _mm256_sub_ps(k, magic);
-  const __m256 f = _mm256_castsi256_ps(  // 2^(n + 64): n + 191 in the exponent field
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(191)), 23));
-  const __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693147180559945309f), w);
-  // 2^-64 e^r = 2^-64 (1 + r + r^2 P(r)), Horner: in the epilogue the other accumulators hold
-  // most registers, and Estrin's extra temporaries spilled (and measured slower there).
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f * kS), r,
-                            _mm256_set1_ps(1.3981999507e-3f * kS));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f * kS));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f * kS));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f * kS));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f * kS));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kS));
-  const __m256 y = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kS));
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 num = _mm256_mul_ps(x, _mm256_blendv_ps(_mm256_mul_ps(y, f), one, z));  // z < 0: x
-  return _mm256_div_ps(num, _mm256_fmadd_ps(y, f, one));
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+  const __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
+                                 _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
+  const __m256 e = exp256_unfixed(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
 // Relu of 8 floats that keeps NaN (max_ps would turn it into 0), as relu_f32 (math.h).

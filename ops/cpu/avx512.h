@@ -84,37 +84,14 @@ FUSEBOX_AVX512 inline __m512 tanh512(__m512 x) {
   return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN stays NaN
 }
 
-// Gelu, tanh form, of 16 floats: gelu_tanh256 (avx2.h) with zmm registers, step for step (the
-// same magic-number rounding, single-factor 2^(n + 64) and polynomial, not vscalefps, so
-// both levels give the same bits and the same gradual underflow to exactly 0).
+// Gelu, tanh form, of 16 floats, as gelu_tanh_f32 (math.h): x / (1 + exp(-2u)),
+// u = sqrt(2/pi) (x + 0.044715 x^3).
 FUSEBOX_AVX512 inline __m512 gelu_tanh512(__m512 x) {
-  constexpr float kS = 5.421010862427522e-20f;  // 2^-64
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  const __m512 z = _mm512_mul_ps(x, _mm512_fmadd_ps(x2, _mm512_set1_ps(-0.07135481627260025f),
-                                                    _mm512_set1_ps(-1.5957691216057308f)));
-  const __m512 w = _mm512_max_ps(_mm512_or_ps(z, _mm512_set1_ps(-0.0f)),  // -|z|, NaN -> -110
-                                 _mm512_set1_ps(-110.0f));
-  const __m512 magic = _mm512_set1_ps(12582912.0f);
-  const __m512 k = _mm512_fmadd_ps(w, _mm512_set1_ps(1.44269504088896341f), magic);
-  const __m512 fn = _mm512_sub_ps(k, magic);
-  const __m512 f = _mm512_castsi512_ps(  // 2^(n + 64): n + 191 in the exponent field
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(191)), 23));
-  const __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693147180559945309f), w);
-  // 2^-64 e^r = 2^-64 (1 + r + r^2 P(r)), Horner: in the epilogue the other accumulators hold
-  // most registers, and Estrin's extra temporaries spilled (and measured slower there).
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f * kS), r,
-                            _mm512_set1_ps(1.3981999507e-3f * kS));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f * kS));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f * kS));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f * kS));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f * kS));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kS));
-  const __m512 y = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kS));
-  const __m512 one = _mm512_set1_ps(1.0f);
-  // z < 0 (sign bit set): x; otherwise x t. The sign bit as a mask, like blendv on AVX2.
-  const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(z));
-  const __m512 num = _mm512_mul_ps(x, _mm512_mask_mov_ps(_mm512_mul_ps(y, f), neg, one));
-  return _mm512_div_ps(num, _mm512_fmadd_ps(y, f, one));
+  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  const __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
+                                 _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), x3, x));
+  const __m512 e = exp512(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
 // y[i] = F(x[i]) for n floats with a 16-wide F (in place is fine); the tail is masked.
