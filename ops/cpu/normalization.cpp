@@ -6,6 +6,10 @@
 // up to kCols columns at once (vectorized over the inner dim), accumulating per column on the
 // stack. Sums accumulate in double: float sums over 1024 elements lose ~3 digits in the worst
 // case, and LayerNorm outputs are compared against double references at 1e-5.
+//
+// LayerNorm rows have explicit AVX2 and AVX-512 paths (the level fixed in prepare, isa.h): the
+// float -> double conversions and the double sums in vector registers, several accumulators
+// deep, and the skip sum fused into the first pass. The portable level stays plain C++.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +18,8 @@
 
 #include "core/ir/normalization_params.h"
 #include "core/ir/shape.h"
+#include "ops/cpu/avx2.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
@@ -129,12 +135,258 @@ void run_softmax(const exec::KernelArgs& args) {
 // LayerNorm(x, scale, bias) and SkipLayerNorm(x, skip, scale, bias) = LayerNorm(x + skip, ...):
 // one row loop; with a skip input the row sum is written to the output row first and normalized
 // there, in place, while it is in L1.
+//
+// A row is three passes, each a per-level function (LnRow):
+//   sum      sum of the row in double (with skip: y = x + skip is stored, and its floats summed)
+//   sq_dev   sum of (x - mean)^2 in double: two passes, no cancellation, unlike E[x^2] - E[x]^2
+//   norm     y = ((x - m) - m_lo) * inv_std * scale + bias, dense scale and bias only
+// The mean enters the float passes as a float pair m + m_lo: x - m is exact (Sterbenz: x and m
+// are close when it matters), so rows with a large offset (x ~ 1000 +- 1) keep full precision.
+struct LnRow {
+  double (*sum)(const float* x, const float* skip, float* y, int64_t d);
+  double (*sq_dev)(const float* x, double mean, int64_t d);
+  void (*norm)(const float* x, float m, float m_lo, float s, const float* scale, const float* bias,
+               float* y, int64_t d);
+};
+
+double ln_sum_portable(const float* x, const float* skip, float* y, int64_t d) {
+  if (skip) {
+    for (int64_t i = 0; i < d; ++i) y[i] = x[i] + skip[i];
+    x = y;
+  }
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < d; ++i) sum += x[i];
+  return sum;
+}
+
+double ln_sq_dev_portable(const float* x, double mean, int64_t d) {
+  double sq = 0;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < d; ++i) {
+    const double t = x[i] - mean;
+    sq += t * t;
+  }
+  return sq;
+}
+
+void ln_norm_portable(const float* x, float m, float m_lo, float s, const float* scale,
+                      const float* bias, float* y, int64_t d) {
+  if (bias) {
+    for (int64_t i = 0; i < d; ++i) y[i] = ((x[i] - m) - m_lo) * s * scale[i] + bias[i];
+  } else {
+    for (int64_t i = 0; i < d; ++i) y[i] = ((x[i] - m) - m_lo) * s * scale[i];
+  }
+}
+
+// AVX2: 8 floats become two vectors of 4 doubles; 16 floats a step into four accumulators (the
+// double adds' latency, not their throughput, would bound one chain). Tails are masked loads,
+// which read zeros past d.
+FUSEBOX_AVX2 inline double hsum4_pd(__m256d a) {
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+FUSEBOX_AVX2 double ln_sum_avx2(const float* x, const float* skip, float* y, int64_t d) {
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    if (skip) {
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(skip + i));
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(skip + i + 8));
+      _mm256_storeu_ps(y + i, v0);
+      _mm256_storeu_ps(y + i + 8, v1);
+    }
+    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
+    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
+    a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
+    a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
+  }
+  for (; i < d; i += 8) {
+    const __m256i m = tail_mask256(d - i);  // all lanes set while 8 or more remain
+    __m256 v = _mm256_maskload_ps(x + i, m);
+    if (skip) {
+      v = _mm256_add_ps(v, _mm256_maskload_ps(skip + i, m));
+      _mm256_maskstore_ps(y + i, m, v);
+    }
+    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  }
+  const __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+  return hsum4_pd(a);
+}
+
+// (x - mean)^2 in double: x converted exactly, the difference and square in double as in the
+// portable loop.
+FUSEBOX_AVX2 double ln_sq_dev_avx2(const float* x, double mean, int64_t d) {
+  const __m256d mu = _mm256_set1_pd(mean);
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    const __m256d t0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v0)), mu);
+    const __m256d t1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)), mu);
+    const __m256d t2 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v1)), mu);
+    const __m256d t3 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)), mu);
+    a0 = _mm256_fmadd_pd(t0, t0, a0);
+    a1 = _mm256_fmadd_pd(t1, t1, a1);
+    a2 = _mm256_fmadd_pd(t2, t2, a2);
+    a3 = _mm256_fmadd_pd(t3, t3, a3);
+  }
+  for (; i < d; i += 8) {
+    const __m256i m = tail_mask256(d - i);
+    const __m256 v = _mm256_maskload_ps(x + i, m);
+    // Lanes past d would add mean^2: zero their differences.
+    const __m256d keep_lo = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(m)));
+    const __m256d keep_hi =
+        _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(m, 1)));
+    const __m256d t0 = _mm256_and_pd(
+        _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mu), keep_lo);
+    const __m256d t1 = _mm256_and_pd(
+        _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), mu), keep_hi);
+    a0 = _mm256_fmadd_pd(t0, t0, a0);
+    a1 = _mm256_fmadd_pd(t1, t1, a1);
+  }
+  const __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+  return hsum4_pd(a);
+}
+
+FUSEBOX_AVX2 void ln_norm_avx2(const float* x, float m, float m_lo, float s, const float* scale,
+                               const float* bias, float* y, int64_t d) {
+  const __m256 vm = _mm256_set1_ps(m), vlo = _mm256_set1_ps(m_lo), vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= d; i += 8) {
+    const __m256 t = _mm256_mul_ps(
+        _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vlo), vs);
+    const __m256 g = _mm256_loadu_ps(scale + i);
+    _mm256_storeu_ps(y + i, bias ? _mm256_fmadd_ps(t, g, _mm256_loadu_ps(bias + i))
+                                 : _mm256_mul_ps(t, g));
+  }
+  if (i < d) {
+    const __m256i mk = tail_mask256(d - i);
+    const __m256 t = _mm256_mul_ps(
+        _mm256_sub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, mk), vm), vlo), vs);
+    const __m256 g = _mm256_maskload_ps(scale + i, mk);
+    _mm256_maskstore_ps(y + i, mk,
+                        bias ? _mm256_fmadd_ps(t, g, _mm256_maskload_ps(bias + i, mk))
+                             : _mm256_mul_ps(t, g));
+  }
+}
+
+// AVX-512: the same with 16 floats -> two vectors of 8 doubles, 32 floats a step, __mmask16
+// tails (masked loads read zeros, masked lanes add nothing). The halves are taken with the
+// zero-masking forms: GCC 12's plain casts and conversions start from _mm512_undefined_*, which
+// trips -Wmaybe-uninitialized.
+FUSEBOX_AVX512 inline __m512d lo_pd(__m512 v) {
+  return _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, v, 0));
+}
+FUSEBOX_AVX512 inline __m512d hi_pd(__m512 v) {
+  return _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
+}
+FUSEBOX_AVX512 inline double hsum8_pd(__m512d a) {
+  const __m256d h = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, a, 0),
+                                  _mm512_maskz_extractf64x4_pd(0xF, a, 1));
+  const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+}
+
+FUSEBOX_AVX512 double ln_sum_avx512(const float* x, const float* skip, float* y, int64_t d) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+    if (skip) {
+      v0 = _mm512_add_ps(v0, _mm512_loadu_ps(skip + i));
+      v1 = _mm512_add_ps(v1, _mm512_loadu_ps(skip + i + 16));
+      _mm512_storeu_ps(y + i, v0);
+      _mm512_storeu_ps(y + i + 16, v1);
+    }
+    a0 = _mm512_add_pd(a0, lo_pd(v0));
+    a1 = _mm512_add_pd(a1, hi_pd(v0));
+    a2 = _mm512_add_pd(a2, lo_pd(v1));
+    a3 = _mm512_add_pd(a3, hi_pd(v1));
+  }
+  for (; i < d; i += 16) {
+    const int64_t left = std::min<int64_t>(d - i, 16);
+    const __mmask16 m = static_cast<__mmask16>((1u << left) - 1);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    if (skip) {
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, skip + i));
+      _mm512_mask_storeu_ps(y + i, m, v);
+    }
+    a0 = _mm512_add_pd(a0, lo_pd(v));
+    a1 = _mm512_add_pd(a1, hi_pd(v));
+  }
+  return hsum8_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+}
+
+FUSEBOX_AVX512 double ln_sq_dev_avx512(const float* x, double mean, int64_t d) {
+  const __m512d mu = _mm512_set1_pd(mean);
+  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+    const __m512d t0 = _mm512_sub_pd(lo_pd(v0), mu);
+    const __m512d t1 = _mm512_sub_pd(hi_pd(v0), mu);
+    const __m512d t2 = _mm512_sub_pd(lo_pd(v1), mu);
+    const __m512d t3 = _mm512_sub_pd(hi_pd(v1), mu);
+    a0 = _mm512_fmadd_pd(t0, t0, a0);
+    a1 = _mm512_fmadd_pd(t1, t1, a1);
+    a2 = _mm512_fmadd_pd(t2, t2, a2);
+    a3 = _mm512_fmadd_pd(t3, t3, a3);
+  }
+  for (; i < d; i += 16) {
+    const int64_t left = std::min<int64_t>(d - i, 16);
+    const __mmask16 m = static_cast<__mmask16>((1u << left) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    // Lanes past d would add mean^2: their differences are zeroed (maskz).
+    const __m512d t0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(m & 0xFF),
+                                           lo_pd(v), mu);
+    const __m512d t1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(m >> 8),
+                                           hi_pd(v), mu);
+    a0 = _mm512_fmadd_pd(t0, t0, a0);
+    a1 = _mm512_fmadd_pd(t1, t1, a1);
+  }
+  return hsum8_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+}
+
+FUSEBOX_AVX512 void ln_norm_avx512(const float* x, float m, float m_lo, float s,
+                                   const float* scale, const float* bias, float* y, int64_t d) {
+  const __m512 vm = _mm512_set1_ps(m), vlo = _mm512_set1_ps(m_lo), vs = _mm512_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    const __m512 t = _mm512_mul_ps(
+        _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vlo), vs);
+    const __m512 g = _mm512_loadu_ps(scale + i);
+    _mm512_storeu_ps(y + i, bias ? _mm512_fmadd_ps(t, g, _mm512_loadu_ps(bias + i))
+                                 : _mm512_mul_ps(t, g));
+  }
+  if (i < d) {
+    const __mmask16 mk = static_cast<__mmask16>((1u << (d - i)) - 1);
+    const __m512 t = _mm512_mul_ps(
+        _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), vm), vlo), vs);
+    const __m512 g = _mm512_maskz_loadu_ps(mk, scale + i);
+    _mm512_mask_storeu_ps(y + i, mk,
+                          bias ? _mm512_fmadd_ps(t, g, _mm512_maskz_loadu_ps(mk, bias + i))
+                               : _mm512_mul_ps(t, g));
+  }
+}
+
+// Indexed by Isa (isa.h: kPortable 0, kAvx2 1, kAvx512 2).
+constexpr LnRow kLnRows[] = {
+    {ln_sum_portable, ln_sq_dev_portable, ln_norm_portable},
+    {ln_sum_avx2, ln_sq_dev_avx2, ln_norm_avx2},
+    {ln_sum_avx512, ln_sq_dev_avx512, ln_norm_avx512},
+};
+
 struct LayerNormState {
   int64_t rows = 0, d = 0;
   float epsilon = 1e-5f;
   ir::LayerNormSplit split;  // which inputs (skip, bias) and outputs (mean, inv_std) it has
   bool dense_params = true;  // scale (and bias) are full [d] blocks
   StridedPlan params;        // otherwise: operands scale, bias broadcast over the normalized block
+  Isa isa = Isa::kPortable;  // kernel_isa at prepare: the row functions (kLnRows)
 };
 
 // FirstParam: the input index of scale, 1 (LayerNorm) or 2 (SkipLayerNorm: after skip).
@@ -143,6 +395,7 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
   require_arity(ctx, FirstParam + 1, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
   LayerNormState st;
+  st.isa = kernel_isa(ctx);
   st.split = or_fail(ctx, [&] { return ir::layer_norm_split(ctx.node, ctx.inputs, FirstParam); });
   const ir::LayerNormSplit& ln = st.split;
   std::vector<ir::Shape> params{ctx.inputs[FirstParam].shape};
@@ -158,6 +411,7 @@ std::shared_ptr<const void> prepare_layer_norm(const exec::KernelContext& ctx) {
 
 void run_layer_norm(const exec::KernelArgs& args) {
   const auto& st = state_of<LayerNormState>(args);
+  const LnRow& row_fn = kLnRows[static_cast<int>(st.isa)];
   const float* x = input_ptr<float>(args, 0);
   const ir::LayerNormSplit& ln = st.split;
   const float* skip = ln.first_param == 2 ? input_ptr<float>(args, 1) : nullptr;
@@ -171,38 +425,19 @@ void run_layer_norm(const exec::KernelArgs& args) {
       st.rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(d, 1)),
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          const float* xr = x + r * d;
           float* yr = y + r * d;
-          if (skip) {
-            const float* sr = skip + r * d;
-            for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] + sr[i];
-            xr = yr;  // normalized in place below: each element is read before it is written
-          }
-          // Two passes (mean, then squared deviations) in double: no cancellation, unlike
-          // E[x^2] - E[x]^2.
-          double sum = 0;
-#pragma omp simd reduction(+ : sum)
-          for (int64_t i = 0; i < d; ++i) sum += xr[i];
+          const double sum = row_fn.sum(x + r * d, skip ? skip + r * d : nullptr, yr, d);
+          // With skip, the row is normalized in place: each element is read before it is written.
+          const float* xr = skip ? yr : x + r * d;
           const double mean = sum / static_cast<double>(d);
-          double sq = 0;
-#pragma omp simd reduction(+ : sq)
-          for (int64_t i = 0; i < d; ++i) {
-            const double t = xr[i] - mean;
-            sq += t * t;
-          }
+          const double sq = row_fn.sq_dev(xr, mean, d);
           const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + st.epsilon);
           if (mean_out) mean_out[r] = static_cast<float>(mean);
           if (inv_out) inv_out[r] = static_cast<float>(inv);
-          // The mean as a float pair m + m_lo: x - m is exact (Sterbenz: x and m are close when it
-          // matters), so rows with a large offset (x ~ 1000 +- 1) keep full precision in x - mean.
           const float m = static_cast<float>(mean), m_lo = static_cast<float>(mean - m);
           const float s = static_cast<float>(inv);
           if (st.dense_params) {
-            if (bias) {
-              for (int64_t i = 0; i < d; ++i) yr[i] = ((xr[i] - m) - m_lo) * s * scale[i] + bias[i];
-            } else {
-              for (int64_t i = 0; i < d; ++i) yr[i] = ((xr[i] - m) - m_lo) * s * scale[i];
-            }
+            row_fn.norm(xr, m, m_lo, s, scale, bias, yr, d);
             continue;
           }
           const int64_t ss = st.params.inner_stride(0), bs = bias ? st.params.inner_stride(1) : 0;

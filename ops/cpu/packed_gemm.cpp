@@ -516,6 +516,18 @@ FUSEBOX_AVX512 void transpose_into_panel(const float* src, int64_t cs, int64_t k
   }
 }
 
+// The same with AVX2, in 8 x 8 blocks (load_transpose8x8).
+FUSEBOX_AVX2 void transpose_into_panel_avx2(const float* src, int64_t cs, int64_t k, int64_t valid,
+                                            int64_t width, float* panel) {
+  __m256 r[8];
+  for (int64_t c0 = 0; c0 + 8 <= valid; c0 += 8) {
+    for (int64_t p0 = 0; p0 + 8 <= k; p0 += 8) {
+      load_transpose8x8(src + c0 * cs + p0, cs, r);
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(panel + (p0 + i) * width + c0, r[i]);
+    }
+  }
+}
+
 // The epilogue as a pass over rows [m0, m1) of C, for the paths that do not run the micro-kernel.
 void apply_epilogue(int64_t m0, int64_t m1, int64_t n, float* c, int64_t ldc,
                     const GemmEpilogue& ep) {
@@ -641,8 +653,12 @@ PanelsView pack_b_into(Isa isa, float* dst, const float* b, int64_t k, int64_t n
         transpose_into_panel(b + col * col_stride, col_stride, k, valid, width, panel);
         done_cols = valid / 16 * 16;
         done_rows = k / 16 * 16;
+      } else if (row_stride == 1 && isa == Isa::kAvx2) {
+        transpose_into_panel_avx2(b + col * col_stride, col_stride, k, valid, width, panel);
+        done_cols = valid / 8 * 8;
+        done_rows = k / 8 * 8;
       }
-      for (int64_t c = 0; c < valid; ++c) {  // what the 16 x 16 blocks did not cover
+      for (int64_t c = 0; c < valid; ++c) {  // what the 16 x 16 / 8 x 8 blocks did not cover
         const float* __restrict src = b + (col + c) * col_stride;
         for (int64_t p = c < done_cols ? done_rows : 0; p < k; ++p)
           panel[p * width + c] = src[p * row_stride];

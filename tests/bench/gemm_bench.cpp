@@ -10,6 +10,8 @@
 //   Epilogue/<isa>/<act>  bias + none | relu | gelu (erf) | gelu_tanh | tanh | sigmoid in the
 //                         store, GFLOPs counting the GEMM's 2 M N K only, so a costly epilogue
 //                         shows as fewer GFLOP/s than none's
+// and K^T packing (attention, every call): PackKT/<isa> pack_b_into against PackKT/scalar, the
+// element-by-element loop the AVX2 level ran before its 8 x 8 in-register transpose.
 // OpenBLAS runs with whatever OPENBLAS_CORETYPE the environment sets (Haswell on our machines).
 //
 //   build/tests/bench/fusebox_bench_gemm --benchmark_min_time=0.5
@@ -18,6 +20,7 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <random>
@@ -110,7 +113,58 @@ void BM_BlasMany(benchmark::State& state) {
   set_counters(state, o);
 }
 
+// K^T packing as attention does it every call (pack_b_into with unit row stride: K [Skv, D] read
+// transposed, rows heads * D = 256 floats apart as in a [S, heads * D] projection, D = 64),
+// against the element-by-element loop every non-AVX-512 level ran before the AVX2 8 x 8
+// in-register transpose (a copy of it; same layout: 32-column panels, zero padding).
+void pack_kt_scalar(float* dst, const float* b, int64_t k, int64_t n, int64_t col_stride) {
+  constexpr int64_t kNr = 32;
+  for (int64_t j = 0; j < (n + kNr - 1) / kNr; ++j) {
+    const int64_t col = j * kNr;
+    const int64_t width = n - col > 16 ? kNr : 16;
+    const int64_t valid = std::min(width, n - col);
+    float* __restrict panel = dst + j * kNr * k;
+    for (int64_t c = 0; c < valid; ++c) {
+      const float* __restrict src = b + (col + c) * col_stride;
+      for (int64_t p = 0; p < k; ++p) panel[p * width + c] = src[p];
+    }
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t c = valid; c < width; ++c) panel[p * width + c] = 0.0f;
+  }
+}
+
+// Args: Skv. isa kPortable here means "the old scalar loop into the panel layout".
+void BM_PackKT(benchmark::State& state, Isa isa) {
+  const int64_t d = 64, skv = state.range(0), cs = 256;
+  std::vector<float> k(static_cast<size_t>(skv * cs));
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<float>(i % 1000) * 1e-3f;
+  std::vector<float> dst(packed_b_floats(Isa::kAvx2, d, skv) + 16);
+  for (auto _ : state) {
+    if (isa == Isa::kPortable)
+      pack_kt_scalar(dst.data(), k.data(), d, skv, cs);
+    else
+      pack_b_into(isa, dst.data(), k.data(), d, skv, 1, cs);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["floats/s"] = benchmark::Counter(static_cast<double>(d * skv) *
+                                                      static_cast<double>(state.iterations()),
+                                                  benchmark::Counter::kIsRate);
+}
+
 void register_all() {
+  // PackKT/<isa> (avx512, avx2: in-register transposes) and PackKT/scalar, interleaved per Skv.
+  for (const int64_t skv : {64, 128, 512}) {
+    for (Isa isa : {Isa::kAvx512, Isa::kAvx2})
+      if (cpu_runs(isa))
+        benchmark::RegisterBenchmark((std::string("BM_PackKT/") + isa_name(isa)).c_str(),
+                                     BM_PackKT, isa)
+            ->Arg(skv)
+            ->ArgName("skv");
+    benchmark::RegisterBenchmark("BM_PackKT/scalar", BM_PackKT, Isa::kPortable)
+        ->Arg(skv)
+        ->ArgName("skv");
+  }
   const int64_t list[][3] = {
       {512, 512, 512},                                                    // square
       {1, 512, 784},   {1, 512, 512},   {1, 10, 512},   {1, 4096, 1024},  // MLP, batch 1; GEMV

@@ -1,5 +1,6 @@
 // Softmax, LayerNorm and ReduceMean against double-precision reference loops over arbitrary
-// axes (last, middle, first), odd and empty sizes, and inputs that stress numerics.
+// axes (last, middle, first), odd and empty sizes, and inputs that stress numerics. LayerNorm and
+// SkipLayerNorm run on every Isa level this CPU runs (their rows have AVX2 / AVX-512 paths).
 #include <algorithm>
 #include <limits>
 
@@ -121,8 +122,18 @@ TEST(LayerNorm, MatchesDoubleReference) {
       {{512, 256}, -1, {256}, {256}},  // threaded
       {{0, 32}, -1, {32}, {32}},
       {{9}, 0, {9}, {}},
+      // Row lengths around the vector widths (8, 16) and the unrolled steps (16, 32): masked
+      // tails of every length, with and without a large offset.
+      {{3, 37}, -1, {37}, {37}},
+      {{4, 15}, -1, {15}, {15}, true, 500.0f},
+      {{2, 33}, -1, {33}, {}, false},
+      {{3, 100}, -1, {100}, {100}, true, -2000.0f},
+      {{2, 7}, -1, {7}, {7}},
   };
+  for (cpu::Isa isa : runnable_isas())
   for (const auto& c : cases) {
+    SCOPED_TRACE(cpu::isa_name(isa));
+    ScopedIsa scoped(isa);
     std::vector<Tensor> in = {random_f32(c.x, rng, -3, 3), random_f32(c.scale, rng, 0.5f, 1.5f)};
     for (int64_t i = 0; i < in[0].numel(); ++i) in[0].data<float>()[i] += c.offset;
     const bool bias = c.has_bias && !c.bias.empty();
@@ -147,6 +158,9 @@ TEST(LayerNorm, MatchesDoubleReference) {
 }
 
 TEST(LayerNorm, EpsilonAndSingleOutput) {
+  for (cpu::Isa isa : runnable_isas()) {
+  SCOPED_TRACE(cpu::isa_name(isa));
+  ScopedIsa scoped(isa);
   std::mt19937 rng(35);
   Tensor x = random_f32({3, 40}, rng, -0.01f, 0.01f);  // variance comparable to epsilon
   Tensor g = random_f32({40}, rng), b = random_f32({40}, rng);
@@ -155,13 +169,18 @@ TEST(LayerNorm, EpsilonAndSingleOutput) {
                1e-5, "eps");
   LnRef r5 = ref_layer_norm(x, g, &b, 1, 1e-5);
   expect_close(run1("LayerNorm", {x, g, b}), x.shape(), r5.y, 1e-5, 1e-5, "default eps");
+  }
 }
 
 // SkipLayerNorm(x, skip, scale, bias) against the reference LayerNorm of x + skip, summed in
-// double by the test.
+// double by the test, on every level this CPU runs.
 TEST(SkipLayerNorm, IsLayerNormOfTheSum) {
   std::mt19937 rng(36);
-  for (const Shape& shape : {Shape{4, 256}, Shape{1, 128, 256}, Shape{512, 64}, Shape{3, 1}}) {
+  for (cpu::Isa isa : runnable_isas())
+  for (const Shape& shape : {Shape{4, 256}, Shape{1, 128, 256}, Shape{512, 64}, Shape{3, 1},
+                             Shape{5, 45}, Shape{2, 7}, Shape{3, 17}, Shape{2, 768}}) {
+    SCOPED_TRACE(cpu::isa_name(isa));
+    ScopedIsa scoped(isa);
     const int64_t d = shape.back();
     Tensor x = random_f32(shape, rng, -3, 3), skip = random_f32(shape, rng, -3, 3);
     Tensor g = random_f32({d}, rng, 0.5f, 1.5f), b = random_f32({d}, rng, -1, 1);

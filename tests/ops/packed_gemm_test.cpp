@@ -235,6 +235,51 @@ TEST_P(PackedGemmTest, PackedViewsMatchReference) {
   }
 }
 
+// The packing itself, element by element: op(B) read transposed (unit row stride, as attention
+// packs K^T; the AVX-512 path transposes 16 x 16 blocks in registers, the AVX2 path 8 x 8, the
+// rest element by element) and read by rows, must land exactly (bit for bit) where the layout
+// says: panels of 32 columns (16 for a narrow last one), k rows each, zero past n; or plain
+// rows for the portable level. Sizes straddle the 8 and 16 blocks in both dims.
+TEST_P(PackedGemmTest, PackingIsExact) {
+  std::mt19937 rng(19);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const bool transposed : {true, false})
+    for (const int64_t k : {1, 7, 8, 9, 16, 17, 24, 33, 64, 70})
+      for (const int64_t n : {1, 5, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 57, 64, 100}) {
+        // transposed: op(B)[p][j] = b[j * cs + p] with cs > k (rows of K with padding).
+        const int64_t rs = transposed ? 1 : n + 3, cs = transposed ? k + 3 : 1;
+        std::vector<float> b(static_cast<size_t>((k - 1) * rs + (n - 1) * cs + 1));
+        for (float& v : b) v = dist(rng);
+        std::vector<float> store(packed_b_floats(g_isa, k, n) + 16, kSentinel);
+        float* dst = reinterpret_cast<float*>(
+            (reinterpret_cast<uintptr_t>(store.data()) + 63) & ~uintptr_t{63});
+        pack_b_into(g_isa, dst, b.data(), k, n, rs, cs);
+        int bad = 0;
+        for (int64_t p = 0; p < k; ++p)
+          for (int64_t j = 0; j < n; ++j) {
+            const float want = b[static_cast<size_t>(p * rs + j * cs)];
+            size_t at = static_cast<size_t>(p * n + j);
+            if (g_isa != Isa::kPortable) {
+              const int64_t panel = j / 32, col = panel * 32;
+              const int64_t width = n - col > 16 ? 32 : 16;
+              at = static_cast<size_t>(panel * 32 * k + p * width + (j - col));
+            }
+            if (!(dst[at] == want) && bad++ < 3)
+              ADD_FAILURE() << (transposed ? "transposed" : "rows") << " k=" << k << " n=" << n
+                            << ": packed[" << p << "][" << j << "] = " << dst[at] << ", want "
+                            << want;
+          }
+        if (g_isa != Isa::kPortable)  // the padding columns of the last panel are zeros
+          for (int64_t col = n / 32 * 32, p = 0; col < n && p < k; ++p) {
+            const int64_t width = n - col > 16 ? 32 : 16;
+            for (int64_t c = n - col; c < width; ++c)
+              if (dst[(col / 32) * 32 * k + p * width + c] != 0.0f && bad++ < 3)
+                ADD_FAILURE() << "k=" << k << " n=" << n << ": padding [" << p << "][" << c
+                              << "] not zero";
+          }
+      }
+}
+
 // The epilogue (bias row + activation in registers) against a double loop, on shapes that split
 // by rows and by columns over threads, with partial panels and K blocking (only the last K block
 // may apply it), beta != 0, on both paths.

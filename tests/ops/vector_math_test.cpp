@@ -44,7 +44,8 @@ std::vector<Fn> functions() {
        [pi](double x) {
          return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
        },
-       -10, 10, 1e-6, 1e-6},
+       // From -14: the vector forms' e^-|z| underflows gradually over x in [-12, -9.4].
+       -14, 10, 1e-6, 1e-6},
       {"tanh", GemmAct::kTanh, tanh_f32, [](double x) { return std::tanh(x); }, -12, 12, 1e-6,
        0},
       {"sigmoid", GemmAct::kSigmoid, sigmoid_f32,
@@ -109,7 +110,10 @@ TEST_P(VectorMathTest, EdgeCasesAsScalar) {
                                 1e-30f,   -1e-30f, 88.72f,    89.0f,         1000.0f, -1000.0f,
                                 -87.33f,  -87.34f, -87.4f,    -100.0f,       0.625f, -0.625f,
                                 0.62499f, 1e30f,   -1e30f,    3.4e38f,       -3.4e38f, 4.0f,
-                                -4.0f,    5.657f,  -5.657f,   1e-45f /* denormal */};
+                                -4.0f,    5.657f,  -5.657f,   1e-45f /* denormal */,
+                                // Gelu (tanh form) far left: its tail x e^-|z| underflowing
+                                -9.4f,    -9.6f,   -9.8f,     -10.5f,        -11.0f, -12.5f,
+                                -20.0f,   -1e5f};
   for (const Fn& f : functions()) {
     SCOPED_TRACE(f.name);
     std::vector<float> y;
@@ -133,6 +137,19 @@ TEST_P(VectorMathTest, EdgeCasesAsScalar) {
   EXPECT_EQ(y[6], 1.0f);
   EXPECT_GT(y[7], 3.3e38f);
   EXPECT_FALSE(std::isinf(y[7]));
+  // Gelu, tanh form: exactly -0 far left (no tail of t below FLT_MIN leaks into x t), NaN for
+  // -inf (-inf * 0) and NaN, +inf for +inf, as gelu_tanh_f32.
+  const Fn gelu_tanh_fn = functions()[2];
+  apply(isa, gelu_tanh_fn, {-1000.0f, -1e30f, -3.4e38f, -kInf, kInf, kNaN, 0.0f, -30.0f}, y);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(y[i], 0.0f) << i;
+    EXPECT_TRUE(std::signbit(y[i])) << i;
+  }
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], kInf);
+  EXPECT_TRUE(std::isnan(y[5]));
+  EXPECT_EQ(y[6], 0.0f);
+  EXPECT_LE(std::abs(y[7]), 1e-37f);
   const Fn relu_fn = functions()[5];
   apply(isa, relu_fn, {kNaN, -1.0f, 2.0f, -kInf}, y);
   EXPECT_TRUE(std::isnan(y[0]));  // max(x, 0) would give 0
