@@ -1,0 +1,322 @@
+#include "app/ui/details_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "app/ui/widgets.h"
+#include "core/base/strings.h"
+#include "core/ir/op_schema.h"
+
+namespace fusebox::ui {
+namespace {
+
+std::string type_of(const ir::TensorInfo& t) {
+  return std::string(ir::dtype_name(t.dtype)) + ir::shape_str(t.shape);
+}
+
+// Where a tensor's bytes live while the graph runs.
+std::string where_of(const workbench::RunResult& r, const std::string& tensor) {
+  const ir::Graph& g = r.graph();
+  if (g.is_weight(tensor)) return "weight";
+  const auto it = r.plan->locations.find(tensor);
+  std::string s;
+  if (std::find(g.inputs.begin(), g.inputs.end(), tensor) != g.inputs.end()) s = "graph input";
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (it != r.plan->locations.end()) {
+    const planner::Location& l = it->second;
+    if (l.storage == planner::Storage::Weight) {
+      add("view of weight " + l.root);
+    } else {
+      add("arena @ " + std::to_string(l.offset));
+      if (l.root != tensor && !l.root.empty()) add("view of " + l.root);
+    }
+  }
+  if (g.is_output(tensor)) add("graph output");
+  return s;
+}
+
+std::vector<TensorDetail> tensors(const workbench::RunResult& r,
+                                  const std::vector<std::string>& names) {
+  std::vector<TensorDetail> out;
+  for (const std::string& n : names) {
+    if (n.empty()) {  // an omitted optional input
+      out.push_back({"(none)", "", ""});
+      continue;
+    }
+    const ir::Graph& g = r.graph();
+    out.push_back({n, g.has_tensor(n) ? type_of(g.tensor(n)) : "?", where_of(r, n)});
+  }
+  return out;
+}
+
+// The rewrites that made or edited `node`, in pass order, and the loaded model's nodes it came
+// from: every rewrite maps what it removed to what it added, so following the log forwards
+// carries each node's origins along (a node no rewrite added is its own origin).
+void provenance(const workbench::RunResult& r, const std::string& node, NodeDetails& d) {
+  std::map<std::string, std::vector<std::string>> origins;  // node -> loaded nodes it came from
+  auto origins_of = [&](const std::string& n) {
+    const auto it = origins.find(n);
+    return it != origins.end() ? it->second : std::vector<std::string>{n};
+  };
+  for (const passes::PassLogEntry& e : r.optimized->log.entries) {
+    for (const passes::Rewrite& w : e.rewrites) {
+      std::vector<std::string> from;
+      for (const std::string& removed : w.removed)
+        for (const std::string& o : origins_of(removed))
+          if (std::find(from.begin(), from.end(), o) == from.end()) from.push_back(o);
+      const bool made = std::find(w.added.begin(), w.added.end(), node) != w.added.end();
+      const bool edited = std::find(w.changed.begin(), w.changed.end(), node) != w.changed.end();
+      if (made || edited) d.rewrites.push_back({e.pass, w.pattern, w.text, w.added});
+      for (const std::string& added : w.added)
+        if (!from.empty()) origins[added] = from;
+    }
+  }
+  d.origins = origins_of(node);
+}
+
+// The rewrite that removed `node` (the last one, when a name was reused), if any.
+std::optional<RewriteDetail> removed_by(const workbench::RunResult& r, const std::string& node) {
+  std::optional<RewriteDetail> found;
+  for (const passes::PassLogEntry& e : r.optimized->log.entries)
+    for (const passes::Rewrite& w : e.rewrites)
+      if (std::find(w.removed.begin(), w.removed.end(), node) != w.removed.end())
+        found = RewriteDetail{e.pass, w.pattern, w.text, w.added};
+  return found;
+}
+
+// The loaded model or a pass's snapshot has this node (the select command takes any of them).
+const ir::Node* node_in_any_graph(const workbench::RunResult& r, const std::string& name) {
+  auto find = [&](const ir::Graph& g) -> const ir::Node* {
+    for (const ir::Node& n : g.nodes)
+      if (n.name == name) return &n;
+    return nullptr;
+  };
+  if (r.model)
+    if (const ir::Node* n = find(r.model->graph)) return n;
+  for (const passes::PassLogEntry& e : r.optimized->log.entries)
+    if (e.snapshot)
+      if (const ir::Node* n = find(*e.snapshot)) return n;
+  return nullptr;
+}
+
+void buffers(const workbench::RunResult& r, NodeDetails& d) {
+  if (!r.plan_index || d.index < 0 ||
+      static_cast<size_t>(d.index) >= r.plan_index->buffers_of_node.size())
+    return;
+  for (int b : r.plan_index->buffers_of_node[static_cast<size_t>(d.index)]) {
+    const planner::Placement& p = r.plan->placements.at(static_cast<size_t>(b));
+    const planner::BufferUse& use = r.plan_index->buffers.at(static_cast<size_t>(b));
+    const bool writes =
+        std::find(use.producers.begin(), use.producers.end(), d.index) != use.producers.end();
+    std::string role = p.buffer.scratch ? "scratch" : writes ? "writes" : "reads";
+    d.buffers.push_back({p.buffer.name, role, p.offset, p.buffer.bytes, p.buffer.first,
+                         p.buffer.last});
+  }
+}
+
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "%s", title);
+}
+
+// A node name that selects it when clicked.
+void node_link(const Frame& frame, const std::string& name) {
+  ImGui::PushID(name.c_str());
+  if (ImGui::SmallButton(name.c_str())) frame.command("select=" + name);
+  ImGui::PopID();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("select %s", name.c_str());
+}
+
+void tensor_rows(const char* label, const std::vector<TensorDetail>& v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    ImGui::TextDisabled("%s %zu", label, i);
+    ImGui::SameLine();
+    ImGui::Text("%s %s", v[i].type.c_str(), v[i].name.c_str());
+    if (!v[i].where.empty()) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(%s)", v[i].where.c_str());
+    }
+  }
+}
+
+void roofline_rows(const profiler::OpRow& row) {
+  ImGui::Text("AI %.3f FLOP/B: %s FLOP, %s moved per call", row.intensity,
+              format_count(row.flops).c_str(), format_bytes(row.bytes).c_str());
+  ImGui::Text("%.1f GFLOP/s = %.0f%% of the compute roof", row.gflops, 100 * row.compute_fraction);
+  ImGui::Text("%.1f GB/s = %.0f%% of the memory roof", row.gbs, 100 * row.memory_fraction);
+  ImGui::Text("roof at its intensity %.1f GFLOP/s: at %.0f%% of it", row.roof_gflops,
+              100 * row.efficiency);
+  ImGui::TextUnformatted("class: ");
+  ImGui::SameLine(0, 0);
+  ImGui::TextColored(row.bound == profiler::Bound::BelowRoofs ? ImVec4(0.92f, 0.37f, 0.47f, 1)
+                                                              : ImVec4(1, 1, 1, 1),
+                     "%s", row.label().c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
+  ImGui::TextWrapped("%s", row.why.c_str());
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+const char* details_state_name(NodeDetails::State s) {
+  switch (s) {
+    case NodeDetails::State::NoSelection: return "no selection";
+    case NodeDetails::State::NotFound: return "not found";
+    case NodeDetails::State::Removed: return "removed";
+    case NodeDetails::State::Node: return "node";
+  }
+  return "";
+}
+
+NodeDetails node_details(const workbench::RunResult& r, const std::string& node) {
+  NodeDetails d;
+  d.node = node;
+  if (node.empty()) return d;
+  const ir::Graph& g = r.graph();
+  const ir::Node* n = nullptr;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].name == node) {
+      n = &g.nodes[i];
+      d.index = static_cast<int>(i);
+      break;
+    }
+  }
+  if (!n) {
+    const ir::Node* gone = node_in_any_graph(r, node);
+    if (!gone) {
+      d.state = NodeDetails::State::NotFound;
+      return d;
+    }
+    d.state = NodeDetails::State::Removed;
+    d.op = gone->op;
+    if (auto w = removed_by(r, node)) d.rewrites.push_back(*w);
+    return d;
+  }
+  d.state = NodeDetails::State::Node;
+  d.op = n->op;
+  if (const ir::OpSchema* s = ir::OpRegistry::instance().find(n->op)) d.doc = s->doc;
+  d.inputs = tensors(r, n->inputs);
+  d.outputs = tensors(r, n->outputs);
+  for (const auto& [name, value] : n->attrs.all()) {
+    ir::Attributes one;
+    one.set(name, value);
+    d.attributes.emplace_back(name, one.to_string());
+  }
+  if (r.analysis) {
+    for (const profiler::OpRow& row : r.analysis->by_node)
+      if (row.key == node) d.row = row;
+  }
+  buffers(r, d);
+  provenance(r, node, d);
+  return d;
+}
+
+void DetailsPanel::draw(const Frame& frame) {
+  draw_focus_border(frame, PanelId::Details);
+  drawn = {};
+  if (!result_or_empty_state(frame, "details")) {
+    drawn.note = "no result";
+    return;
+  }
+  const workbench::RunResult& r = *frame.result();
+  if (frame.selection.empty()) {
+    drawn.note =
+        "details: nothing selected. Click a node in the graph, a row of the op table (by node) or "
+        "a span in the trace, or type select=NODE.";
+    ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
+    ImGui::TextWrapped("%s", drawn.note.c_str());
+    ImGui::PopStyleColor();
+    return;
+  }
+  drawn.details = node_details(r, frame.selection.node);
+  drawn.empty_state = false;
+  draw_node(frame, drawn.details);
+}
+
+void DetailsPanel::draw_node(const Frame& frame, const NodeDetails& d) {
+  ImGui::BeginChild("details", ImVec2(0, 0), false);
+  if (d.state == NodeDetails::State::NotFound) {
+    ImGui::TextColored(ImVec4(0.94f, 0.35f, 0.31f, 1), "details: no node '%s' in this run",
+                       d.node.c_str());
+    ImGui::EndChild();
+    return;
+  }
+  ImGui::Text("%s", d.node.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s%s", d.op.c_str(),
+                      d.index >= 0 ? (" | step " + std::to_string(d.index)).c_str() : "");
+  if (d.state == NodeDetails::State::Removed) {
+    ImGui::TextWrapped("not in the graph that ran: a pass removed it.");
+    for (const RewriteDetail& w : d.rewrites) {
+      ImGui::TextWrapped("%s (%s): %s", w.pass.c_str(), w.pattern.c_str(), w.text.c_str());
+      if (!w.added.empty()) {
+        ImGui::TextDisabled("now:");
+        for (const std::string& a : w.added) {
+          ImGui::SameLine();
+          node_link(frame, a);
+        }
+      }
+    }
+    ImGui::EndChild();
+    return;
+  }
+  if (!d.doc.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
+    ImGui::TextWrapped("%s", d.doc.c_str());
+    ImGui::PopStyleColor();
+  }
+  // Two columns: what the node is (left), what it did in the runs (right).
+  if (ImGui::BeginTable("details_cols", 2, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    section("inputs / outputs");
+    tensor_rows("in", d.inputs);
+    tensor_rows("out", d.outputs);
+    section("attributes");
+    if (d.attributes.empty()) ImGui::TextDisabled("none");
+    for (const auto& [name, text] : d.attributes) ImGui::TextWrapped("%s", text.c_str());
+    section("made by");
+    if (d.rewrites.empty()) {
+      ImGui::TextDisabled("as loaded: no pass rewrote it");
+    } else {
+      for (const RewriteDetail& w : d.rewrites)
+        ImGui::TextWrapped("%s (%s): %s", w.pass.c_str(), w.pattern.c_str(), w.text.c_str());
+      ImGui::TextDisabled("from the model's");
+      for (const std::string& o : d.origins) {
+        ImGui::SameLine();
+        node_link(frame, o);
+      }
+    }
+
+    ImGui::TableNextColumn();
+    section("time over the recorded runs");
+    if (!d.row) {
+      ImGui::TextDisabled("no recorded runs (profile_runs = 0, or still measuring)");
+    } else {
+      const profiler::OpRow& row = *d.row;
+      ImGui::Text("per call: min %s | median %s | max %s", format_ns(row.stats.min_ns).c_str(),
+                  format_ns(row.stats.median_ns).c_str(), format_ns(row.stats.max_ns).c_str());
+      ImGui::TextDisabled("%lld calls; per run median %s (p10 %s, p90 %s) = %.1f%% of the run",
+                          static_cast<long long>(row.stats.count),
+                          format_ns(row.run_median_ns).c_str(), format_ns(row.run_p10_ns).c_str(),
+                          format_ns(row.run_p90_ns).c_str(), 100 * row.run_share);
+      section("roofline");
+      roofline_rows(row);
+    }
+    section("buffers (arena)");
+    if (d.buffers.empty()) ImGui::TextDisabled("none: it touches only weights and inputs, or views");
+    for (const BufferDetail& b : d.buffers) {
+      ImGui::Text("%-7s %s", b.role.c_str(), b.name.c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("@ %zu, %s, steps %d-%d", b.offset,
+                          format_bytes(static_cast<double>(b.bytes)).c_str(), b.first, b.last);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace fusebox::ui
