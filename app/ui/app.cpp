@@ -297,8 +297,8 @@ Registry<App::PanelRow> App::make_panels() {
        [this] { return passes.switches(); }, false});
   row({PanelId::Walkthrough, Place::BottomRight, [this](const Frame& f) { walkthrough.draw(f); },
        [this] { return walkthrough.switches(); }, false, true});
-  // The selected node's details, a tab beside compare and the walkthrough.
-  row({PanelId::Details, Place::BottomRight, [this](const Frame& f) { details.draw(f); },
+  // The selected node's details, a tab beside the arena (the column with the height for it).
+  row({PanelId::Details, Place::TopRight, [this](const Frame& f) { details.draw(f); },
        [this] { return details.switches(); }, false});
   return p;
 }
@@ -435,8 +435,7 @@ std::string App::focus_panel(const std::string& name) {
   if (!row)
     return "panel: unknown panel '" + name + "' (valid: " + join(panels_.names(), ", ") + ")";
   focus_ = row->id;
-  if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough || focus_ == PanelId::Details)
-    bring_tab_ = focus_;
+  bring_tab_ = focus_;  // a panel that shares its place with others comes to the front
   return "";
 }
 

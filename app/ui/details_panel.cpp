@@ -122,41 +122,54 @@ void section(const char* title) {
   ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "%s", title);
 }
 
-// A node name that selects it when clicked.
-void node_link(const Frame& frame, const std::string& name) {
-  ImGui::PushID(name.c_str());
-  if (ImGui::SmallButton(name.c_str())) frame.command("select=" + name);
-  ImGui::PopID();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("select %s", name.c_str());
+// After a label, node names that select their node when clicked, flowing onto the next line
+// where the column ends.
+void node_links(const Frame& frame, const char* label, const std::vector<std::string>& names) {
+  ImGui::TextDisabled("%s", label);
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  for (const std::string& name : names) {
+    const float w = ImGui::CalcTextSize(name.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    ImGui::PushID(name.c_str());
+    if (ImGui::SmallButton(name.c_str())) frame.command("select=" + name);
+    ImGui::PopID();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("select %s", name.c_str());
+  }
 }
 
+void dim_wrapped(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
+  ImGui::TextWrapped("%s", text.c_str());
+  ImGui::PopStyleColor();
+}
+
+// "in 0  f32[1,64,256] x", and below it, dimmed, where it lives.
 void tensor_rows(const char* label, const std::vector<TensorDetail>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
-    ImGui::TextDisabled("%s %zu", label, i);
-    ImGui::SameLine();
-    ImGui::Text("%s %s", v[i].type.c_str(), v[i].name.c_str());
+    ImGui::TextWrapped("%s %zu  %s %s", label, i, v[i].type.c_str(), v[i].name.c_str());
     if (!v[i].where.empty()) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("(%s)", v[i].where.c_str());
+      ImGui::Indent();
+      dim_wrapped(v[i].where);
+      ImGui::Unindent();
     }
   }
 }
 
 void roofline_rows(const profiler::OpRow& row) {
-  ImGui::Text("AI %.3f FLOP/B: %s FLOP, %s moved per call", row.intensity,
-              format_count(row.flops).c_str(), format_bytes(row.bytes).c_str());
-  ImGui::Text("%.1f GFLOP/s = %.0f%% of the compute roof", row.gflops, 100 * row.compute_fraction);
-  ImGui::Text("%.1f GB/s = %.0f%% of the memory roof", row.gbs, 100 * row.memory_fraction);
-  ImGui::Text("roof at its intensity %.1f GFLOP/s: at %.0f%% of it", row.roof_gflops,
-              100 * row.efficiency);
+  ImGui::TextWrapped("AI %.3f FLOP/B (%s FLOP, %s per call)", row.intensity,
+                     format_count(row.flops).c_str(), format_bytes(row.bytes).c_str());
+  ImGui::TextWrapped("%.1f GFLOP/s = %.0f%% of the compute roof", row.gflops,
+                     100 * row.compute_fraction);
+  ImGui::TextWrapped("%.1f GB/s = %.0f%% of the memory roof", row.gbs, 100 * row.memory_fraction);
+  ImGui::TextWrapped("%.0f%% of the roof at its intensity (%.1f GFLOP/s)", 100 * row.efficiency,
+                     row.roof_gflops);
   ImGui::TextUnformatted("class: ");
   ImGui::SameLine(0, 0);
   ImGui::TextColored(row.bound == profiler::Bound::BelowRoofs ? ImVec4(0.92f, 0.37f, 0.47f, 1)
                                                               : ImVec4(1, 1, 1, 1),
                      "%s", row.label().c_str());
-  ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
-  ImGui::TextWrapped("%s", row.why.c_str());
-  ImGui::PopStyleColor();
+  dim_wrapped(row.why);
 }
 
 }  // namespace
@@ -252,22 +265,12 @@ void DetailsPanel::draw_node(const Frame& frame, const NodeDetails& d) {
     ImGui::TextWrapped("not in the graph that ran: a pass removed it.");
     for (const RewriteDetail& w : d.rewrites) {
       ImGui::TextWrapped("%s (%s): %s", w.pass.c_str(), w.pattern.c_str(), w.text.c_str());
-      if (!w.added.empty()) {
-        ImGui::TextDisabled("now:");
-        for (const std::string& a : w.added) {
-          ImGui::SameLine();
-          node_link(frame, a);
-        }
-      }
+      if (!w.added.empty()) node_links(frame, "now:", w.added);
     }
     ImGui::EndChild();
     return;
   }
-  if (!d.doc.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kTextDim);
-    ImGui::TextWrapped("%s", d.doc.c_str());
-    ImGui::PopStyleColor();
-  }
+  if (!d.doc.empty()) dim_wrapped(d.doc);
   // Two columns: what the node is (left), what it did in the runs (right).
   if (ImGui::BeginTable("details_cols", 2, ImGuiTableFlags_SizingStretchSame | ImGuiTableFlags_BordersInnerV)) {
     ImGui::TableNextRow();
@@ -284,11 +287,7 @@ void DetailsPanel::draw_node(const Frame& frame, const NodeDetails& d) {
     } else {
       for (const RewriteDetail& w : d.rewrites)
         ImGui::TextWrapped("%s (%s): %s", w.pass.c_str(), w.pattern.c_str(), w.text.c_str());
-      ImGui::TextDisabled("from the model's");
-      for (const std::string& o : d.origins) {
-        ImGui::SameLine();
-        node_link(frame, o);
-      }
+      node_links(frame, "from the model's", d.origins);
     }
 
     ImGui::TableNextColumn();
@@ -297,22 +296,24 @@ void DetailsPanel::draw_node(const Frame& frame, const NodeDetails& d) {
       ImGui::TextDisabled("no recorded runs (profile_runs = 0, or still measuring)");
     } else {
       const profiler::OpRow& row = *d.row;
-      ImGui::Text("per call: min %s | median %s | max %s", format_ns(row.stats.min_ns).c_str(),
-                  format_ns(row.stats.median_ns).c_str(), format_ns(row.stats.max_ns).c_str());
-      ImGui::TextDisabled("%lld calls; per run median %s (p10 %s, p90 %s) = %.1f%% of the run",
-                          static_cast<long long>(row.stats.count),
-                          format_ns(row.run_median_ns).c_str(), format_ns(row.run_p10_ns).c_str(),
-                          format_ns(row.run_p90_ns).c_str(), 100 * row.run_share);
+      ImGui::TextWrapped("per call: min %s, median %s, max %s over %lld calls",
+                         format_ns(row.stats.min_ns).c_str(), format_ns(row.stats.median_ns).c_str(),
+                         format_ns(row.stats.max_ns).c_str(), static_cast<long long>(row.stats.count));
+      dim_wrapped("per run: median " + format_ns(row.run_median_ns) + " (p10 " +
+                  format_ns(row.run_p10_ns) + ", p90 " + format_ns(row.run_p90_ns) + ") = " +
+                  std::to_string(static_cast<int>(100 * row.run_share + 0.5)) + "% of the median run");
       section("roofline");
       roofline_rows(row);
     }
     section("buffers (arena)");
     if (d.buffers.empty()) ImGui::TextDisabled("none: it touches only weights and inputs, or views");
     for (const BufferDetail& b : d.buffers) {
-      ImGui::Text("%-7s %s", b.role.c_str(), b.name.c_str());
-      ImGui::SameLine();
-      ImGui::TextDisabled("@ %zu, %s, steps %d-%d", b.offset,
-                          format_bytes(static_cast<double>(b.bytes)).c_str(), b.first, b.last);
+      ImGui::TextWrapped("%s %s", b.role.c_str(), b.name.c_str());
+      ImGui::Indent();
+      dim_wrapped("@ " + std::to_string(b.offset) + ", " +
+                  format_bytes(static_cast<double>(b.bytes)) + ", live steps " +
+                  std::to_string(b.first) + "-" + std::to_string(b.last));
+      ImGui::Unindent();
     }
     ImGui::EndTable();
   }
