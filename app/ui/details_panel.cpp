@@ -52,29 +52,46 @@ std::vector<TensorDetail> tensors(const workbench::RunResult& r,
   return out;
 }
 
-// The rewrites that made or edited `node`, in pass order, and the loaded model's nodes it came
-// from: every rewrite maps what it removed to what it added, so following the log forwards
-// carries each node's origins along (a node no rewrite added is its own origin).
+// The rewrites that led to `node`, in pass order (those that edited or replaced the nodes it was
+// made from too), and the loaded model's nodes it came from: every rewrite maps what it removed
+// to what it added (or, when it only edited nodes, into those), so following the log forwards
+// carries each node's origins and history along (a node no rewrite touched is its own origin).
 void provenance(const workbench::RunResult& r, const std::string& node, NodeDetails& d) {
   std::map<std::string, std::vector<std::string>> origins;  // node -> loaded nodes it came from
+  std::map<std::string, std::vector<RewriteDetail>> history;  // node -> rewrites that led to it
   auto origins_of = [&](const std::string& n) {
     const auto it = origins.find(n);
     return it != origins.end() ? it->second : std::vector<std::string>{n};
   };
+  auto merge = [](std::vector<std::string>& into, const std::vector<std::string>& from) {
+    for (const std::string& o : from)
+      if (std::find(into.begin(), into.end(), o) == into.end()) into.push_back(o);
+  };
   for (const passes::PassLogEntry& e : r.optimized->log.entries) {
     for (const passes::Rewrite& w : e.rewrites) {
+      const RewriteDetail here{e.pass, w.pattern, w.text, w.added};
       std::vector<std::string> from;
-      for (const std::string& removed : w.removed)
-        for (const std::string& o : origins_of(removed))
-          if (std::find(from.begin(), from.end(), o) == from.end()) from.push_back(o);
-      const bool made = std::find(w.added.begin(), w.added.end(), node) != w.added.end();
-      const bool edited = std::find(w.changed.begin(), w.changed.end(), node) != w.changed.end();
-      if (made || edited) d.rewrites.push_back({e.pass, w.pattern, w.text, w.added});
-      for (const std::string& added : w.added)
+      std::vector<RewriteDetail> past;
+      for (const std::string& removed : w.removed) {
+        merge(from, origins_of(removed));
+        for (const RewriteDetail& h : history[removed]) past.push_back(h);
+      }
+      for (const std::string& added : w.added) {
         if (!from.empty()) origins[added] = from;
+        history[added] = past;
+        history[added].push_back(here);
+      }
+      // An edited node absorbed what the rewrite removed (a Transpose folded into its flags).
+      for (const std::string& changed : w.changed) {
+        std::vector<std::string> all = origins_of(changed);
+        merge(all, from);
+        origins[changed] = all;
+        history[changed].push_back(here);
+      }
     }
   }
   d.origins = origins_of(node);
+  d.rewrites = history[node];
 }
 
 // The rewrite that removed `node` (the last one, when a name was reused), if any.

@@ -59,8 +59,8 @@ struct NodeDetails {
   std::vector<std::pair<std::string, std::string>> attributes;  // name, "name=value"
   std::optional<profiler::OpRow> row;  // its op-table row (by node); none without recorded runs
   std::vector<BufferDetail> buffers;
-  std::vector<RewriteDetail> rewrites;  // Node: the rewrites that made or edited it, in pass
-                                        // order; Removed: the one that removed it
+  std::vector<RewriteDetail> rewrites;  // Node: the rewrites that led to it (its origins' too),
+                                        // in pass order; Removed: the one that removed it
   std::vector<std::string> origins;     // the loaded model's nodes it came from (itself when no
                                         // pass replaced it)
 };
