@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "core/base/error.h"
 #include "core/base/strings.h"
+#include "core/ir/elementwise_program.h"
 #include "core/ir/shape.h"
 #include "profiler/stats.h"
 
@@ -144,12 +147,95 @@ const char* bound_name(Bound b) {
     case Bound::Compute: return "compute-bound";
     case Bound::Memory: return "memory-bound";
     case Bound::Overhead: return "overhead-bound";
+    case Bound::BelowRoofs: return "below-roofs";
     case Bound::Unknown: return "unknown";
   }
   return "unknown";
 }
 
-void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, double overhead_factor) {
+const char* below_reason_name(BelowReason r) {
+  switch (r) {
+    case BelowReason::None: return "";
+    case BelowReason::Transcendental: return "transcendental";
+    case BelowReason::Latency: return "latency";
+    case BelowReason::Vectorisation: return "vectorisation";
+    case BelowReason::Unexplained: return "unexplained";
+  }
+  return "";
+}
+
+namespace {
+
+// Gelu's two forms: erf (approximate="none", the default) and tanh.
+std::vector<std::string> gelu_math(const ir::Node& n) {
+  return {n.attrs.get_string("approximate", "none") == "tanh" ? "tanh" : "erf"};
+}
+
+// A FusedElementwise program's transcendental instructions, in order, without repeats.
+std::vector<std::string> program_math(const ir::Node& n) {
+  std::vector<std::string> out;
+  auto add = [&](const char* f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (const ir::EwInstr& i : ir::parse_ew_program(n.attrs.get_strings("program"),
+                                                   static_cast<int>(n.inputs.size()))) {
+    switch (i.op) {
+      case ir::EwOp::Tanh:
+      case ir::EwOp::GeluTanh: add("tanh"); break;
+      case ir::EwOp::Erf:
+      case ir::EwOp::Gelu: add("erf"); break;
+      case ir::EwOp::Exp: add("exp"); break;
+      case ir::EwOp::Sigmoid: add("sigmoid"); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+// Op type -> the transcendental functions it evaluates per element. Pow is not here: its
+// exponent is an input, and the 2 and 3 that exporters emit take a multiply fast path.
+using MathFn = std::function<std::vector<std::string>(const ir::Node&)>;
+const std::map<std::string, MathFn>& math_table() {
+  auto fixed = [](const char* f) { return MathFn([f](const ir::Node&) { return std::vector<std::string>{f}; }); };
+  static const std::map<std::string, MathFn> table = {
+      {"Tanh", fixed("tanh")},
+      {"Erf", fixed("erf")},
+      {"Exp", fixed("exp")},
+      {"Sigmoid", fixed("sigmoid")},
+      {"Gelu", gelu_math},
+      {"Softmax", fixed("exp")},
+      {"Attention", fixed("exp")},  // its softmax
+      {"FusedBiasGelu", gelu_math},
+      {"FusedBiasTanh", fixed("tanh")},
+      {"FusedBiasSigmoid", fixed("sigmoid")},
+      {"FusedElementwise", program_math},
+  };
+  return table;
+}
+
+std::string pct(double fraction) { return fmt("%.0f", 100 * fraction) + "%"; }
+
+}  // namespace
+
+std::vector<std::string> transcendental_math(const ir::Node& node) {
+  const auto& table = math_table();
+  const auto it = table.find(node.op);
+  if (it == table.end()) return {};
+  try {
+    return it->second(node);
+  } catch (const Error&) {  // a malformed program: the verifier names it; no math claimed here
+    return {};
+  }
+}
+
+std::string OpRow::label() const {
+  if (bound != Bound::BelowRoofs) return bound_name(bound);
+  std::string s = std::string(bound_name(bound)) + ": " + below_reason_name(reason);
+  if (reason == BelowReason::Transcendental && !math.empty()) s += " (" + join(math, ", ") + ")";
+  return s;
+}
+
+void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, const AnalysisOptions& o) {
   const double peak = roof.peak_gflops(threads);
   const double bw = roof.bandwidth_gbs;
   const double balance = roof.balance(threads);
@@ -157,33 +243,60 @@ void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, dou
   row.gbs = time_ns > 0 ? row.bytes / time_ns : 0;
   row.intensity = row.bytes > 0 ? row.flops / row.bytes : 0;
   row.roof_gflops = std::min(peak, row.intensity * bw);
-  if (row.flops > 0) {
-    row.efficiency = row.roof_gflops > 0 ? row.gflops / row.roof_gflops : 0;
-  } else {
-    row.efficiency = bw > 0 ? row.gbs / bw : 0;
-  }
+  row.compute_fraction = peak > 0 ? row.gflops / peak : 0;
+  row.memory_fraction = bw > 0 ? row.gbs / bw : 0;
+  // gflops / min(peak, AI x bw) = max(gflops / peak, gbs / bw): the binding roof's share.
+  row.efficiency = std::max(row.compute_fraction, row.memory_fraction);
+  row.reason = BelowReason::None;
+  row.reasons.clear();
+  const std::string both = pct(row.compute_fraction) + " of the compute roof (" +
+                           fmt("%.1f", row.gflops) + " of " + fmt("%.1f", peak) + " GFLOP/s), " +
+                           pct(row.memory_fraction) + " of the memory roof (" +
+                           fmt("%.1f", row.gbs) + " of " + fmt("%.1f", bw) + " GB/s)";
   const double floor = roof.dispatch_floor_ns;
+  const bool have_roofs = peak > 0 && bw > 0;
   if (time_ns <= 0) {
     row.bound = Bound::Unknown;
     row.why = "no time recorded";
-  } else if (floor > 0 && time_ns < overhead_factor * floor) {
+  } else if (floor > 0 && time_ns < o.overhead_factor * floor) {
     row.bound = Bound::Overhead;
-    row.why = format_duration_ns(time_ns) + " per call < " + fmt("%.0f", overhead_factor) + " x dispatch floor " +
-              format_duration_ns(floor) + " (" + fmt("%.1f", time_ns / floor) + "x)";
+    row.why = format_duration_ns(time_ns) + " per call < " + fmt("%.0f", o.overhead_factor) +
+              " x dispatch floor " + format_duration_ns(floor) + " (" + fmt("%.1f", time_ns / floor) + "x)";
   } else if (row.flops <= 0 && row.bytes <= 0) {
     row.bound = Bound::Overhead;
     row.why = "no FLOPs or bytes: all of its " + format_duration_ns(time_ns) + " is dispatch";
+  } else if (have_roofs && row.efficiency < o.below_fraction) {
+    row.bound = Bound::BelowRoofs;
+    std::vector<std::string> causes;
+    if (!row.math.empty()) {
+      row.reasons.push_back(BelowReason::Transcendental);
+      causes.push_back("transcendental math: " + join(row.math, ", ") +
+                       " per element, counted as 1 FLOP");
+    }
+    if (floor > 0 && time_ns < o.latency_factor * floor) {
+      row.reasons.push_back(BelowReason::Latency);
+      causes.push_back("latency: " + format_duration_ns(time_ns) + " per call < " +
+                       fmt("%.0f", o.latency_factor) + " x dispatch floor " + format_duration_ns(floor));
+    }
+    if (roof.isa == "portable") {
+      row.reasons.push_back(BelowReason::Vectorisation);
+      causes.push_back("vectorisation: the portable (scalar) kernels ran");
+    }
+    if (row.reasons.empty()) {
+      row.reasons.push_back(BelowReason::Unexplained);
+      causes.push_back("unexplained: no transcendental math, not near the dispatch floor");
+    }
+    row.reason = row.reasons.front();
+    row.why = "below both roofs: " + both + "; under " + pct(o.below_fraction) +
+              " of the roof at AI " + fmt("%.3f", row.intensity) + " FLOP/B; " + join(causes, "; ");
   } else if (row.intensity >= balance) {
     row.bound = Bound::Compute;
-    row.why = "AI " + fmt("%.2f", row.intensity) + " FLOP/B >= balance " + fmt("%.2f", balance) + "; " +
-              fmt("%.1f", row.gflops) + " of " + fmt("%.1f", peak) + " GFLOP/s peak (" +
-              fmt("%.0f", 100 * row.efficiency) + "% of roof)";
+    row.why = "AI " + fmt("%.2f", row.intensity) + " FLOP/B >= balance " + fmt("%.2f", balance) +
+              "; " + both;
   } else {
     row.bound = Bound::Memory;
-    row.why = "AI " + fmt("%.3f", row.intensity) + " FLOP/B < balance " + fmt("%.2f", balance) + "; " +
-              fmt("%.1f", row.gbs) + " GB/s vs " + fmt("%.1f", bw) + " GB/s DRAM (" +
-              fmt("%.0f", 100 * (bw > 0 ? row.gbs / bw : 0)) + "%" +
-              (row.gbs > bw ? ", in cache" : "") + ")";
+    row.why = "AI " + fmt("%.3f", row.intensity) + " FLOP/B < balance " + fmt("%.2f", balance) +
+              "; " + both + (row.gbs > bw ? ", in cache" : "");
   }
 }
 
@@ -191,6 +304,7 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
   Analysis a;
   a.roofline = roof;
   a.threads = r.threads;
+  a.below_fraction = o.below_fraction;
   std::vector<RunView> runs = runs_of(r, o.skip_runs);
   const OpTimes op_time(r);
   std::map<int32_t, std::vector<double>> node_samples;
@@ -231,6 +345,7 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     std::vector<double> node_medians;
     double flops = 0, bytes = 0;
     int64_t instances = 0;
+    std::vector<std::string> math;  // every node's, without repeats
   };
   std::map<std::string, TypeAcc> types;
   for (const auto& [node, v] : node_samples) {
@@ -244,9 +359,10 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     row.stats = make_stats(v);
     row.flops = n.flops;
     row.bytes = n.bytes;
+    row.math = n.math;
     row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
     node_runs[node].fill(row, a.breakdown.run_ns);
-    classify(row, row.stats.median_ns, roof, r.threads, o.overhead_factor);
+    classify(row, row.stats.median_ns, roof, r.threads, o);
     a.by_node.push_back(row);
     TypeAcc& t = types[n.op];
     t.runs.merge(node_runs[node]);
@@ -255,6 +371,8 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     t.flops += n.flops;
     t.bytes += n.bytes;
     t.instances += 1;
+    for (const std::string& f : n.math)
+      if (std::find(t.math.begin(), t.math.end(), f) == t.math.end()) t.math.push_back(f);
   }
   for (auto& [op, t] : types) {
     OpRow row;
@@ -269,7 +387,8 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     double mean_median = 0;
     for (double m : t.node_medians) mean_median += m;
     mean_median /= static_cast<double>(t.node_medians.size());
-    classify(row, mean_median, roof, r.threads, o.overhead_factor);
+    row.math = t.math;
+    classify(row, mean_median, roof, r.threads, o);
     a.by_type.push_back(row);
   }
   auto by_run_median = [](const OpRow& x, const OpRow& y) {
@@ -296,11 +415,15 @@ std::string Analysis::to_text(size_t max_nodes) const {
   os << "roofline: peak " << fmt("%.1f", roofline.peak_gflops(threads)) << " GFLOP/s (" << threads
      << " thread" << (threads == 1 ? "" : "s") << "), " << fmt("%.2f", roofline.bandwidth_gbs)
      << " GB/s, balance " << fmt("%.2f", roofline.balance(threads)) << " FLOP/B, dispatch floor "
-     << format_duration_ns(roofline.dispatch_floor_ns) << "/op\n\n";
+     << format_duration_ns(roofline.dispatch_floor_ns) << "/op\n";
+  os << "%comp, %mem: achieved GFLOP/s of the compute roof, GB/s of the memory roof; below-roofs: "
+        "under "
+     << pct(below_fraction) << " of both (profiler/analysis.h)\n\n";
   auto table = [&](const std::vector<OpRow>& rows, bool nodes, size_t limit) {
-    std::snprintf(buf, sizeof buf, "%-34s %5s %9s %10s %10s %10s %6s %10s %8s %8s %7s  %-15s %s\n",
+    std::snprintf(buf, sizeof buf,
+                  "%-34s %5s %9s %10s %10s %10s %6s %10s %8s %8s %7s %6s %6s  %-32s %s\n",
                   nodes ? "node" : "op type", "n", "calls/run", "per run", "p10", "p90", "% run",
-                  "per call", "GFLOP/s", "GB/s", "AI", "bound", "why");
+                  "per call", "GFLOP/s", "GB/s", "AI", "%comp", "%mem", "bound", "why");
     os << buf;
     size_t shown = 0;
     for (const OpRow& r : rows) {
@@ -311,13 +434,15 @@ std::string Analysis::to_text(size_t max_nodes) const {
       std::string key = nodes ? r.op + " " + r.key : r.key;
       if (key.size() > 34) key = key.substr(0, 31) + "...";
       std::snprintf(buf, sizeof buf,
-                    "%-34s %5lld %9.4g %10s %10s %10s %5.1f%% %10s %8.2f %8.2f %7.2f  %-15s %s\n",
+                    "%-34s %5lld %9.4g %10s %10s %10s %5.1f%% %10s %8.2f %8.2f %7.2f %5.0f%% %5.0f%%  "
+                    "%-32s %s\n",
                     key.c_str(), static_cast<long long>(r.instances), r.calls_per_run,
                     format_duration_ns(r.run_median_ns).c_str(),
                     format_duration_ns(r.run_p10_ns).c_str(),
                     format_duration_ns(r.run_p90_ns).c_str(), 100 * r.run_share,
                     format_duration_ns(r.stats.median_ns).c_str(), r.gflops, r.gbs, r.intensity,
-                    bound_name(r.bound), r.why.c_str());
+                    100 * r.compute_fraction, 100 * r.memory_fraction, r.label().c_str(),
+                    r.why.c_str());
       os << buf;
     }
   };
@@ -348,6 +473,14 @@ std::string Analysis::to_text(size_t max_nodes) const {
   return os.str();
 }
 
+namespace {
+nlohmann::json reasons_json(const std::vector<BelowReason>& reasons) {
+  nlohmann::json a = nlohmann::json::array();
+  for (BelowReason r : reasons) a.push_back(below_reason_name(r));
+  return a;
+}
+}  // namespace
+
 nlohmann::json Analysis::to_json() const {
   auto rows = [](const std::vector<OpRow>& v) {
     nlohmann::json a = nlohmann::json::array();
@@ -369,7 +502,13 @@ nlohmann::json Analysis::to_json() const {
                    {"intensity", r.intensity},
                    {"roof_gflops", r.roof_gflops},
                    {"efficiency", r.efficiency},
+                   {"compute_fraction", r.compute_fraction},
+                   {"memory_fraction", r.memory_fraction},
+                   {"math", r.math},
                    {"bound", bound_name(r.bound)},
+                   {"reason", below_reason_name(r.reason)},
+                   {"reasons", reasons_json(r.reasons)},
+                   {"label", r.label()},
                    {"why", r.why},
                    {"share", r.share},
                    {"calls_per_run", r.calls_per_run},
@@ -382,6 +521,7 @@ nlohmann::json Analysis::to_json() const {
   const Breakdown& b = breakdown;
   return {{"roofline", roofline.to_json()},
           {"threads", threads},
+          {"below_fraction", below_fraction},
           {"by_type", rows(by_type)},
           {"by_node", rows(by_node)},
           {"breakdown",

@@ -6,18 +6,43 @@
 //    whose kernels ran on a GPU is timed by their GPU time (device activity: a kernel belongs to
 //    the op span its launch call was made in), not by the span, which only measured launching;
 //  - achieved GFLOP/s and GB/s (FLOPs and bytes from the op schemas, over the median time);
-//  - a bottleneck per op with the numbers that decide it:
-//      overhead-bound  when the median time is within `overhead_factor` x the dispatch floor
-//                      (the op is so small that calling it costs about as much as doing it);
-//      compute-bound   when its arithmetic intensity (FLOPs/byte) is at or above the machine
-//                      balance point (peak GFLOP/s / GB/s);
-//      memory-bound    otherwise;
+//  - each op's place against both roofs: % of the compute roof (achieved GFLOP/s over the GEMM
+//    peak at these threads) and % of the memory roof (achieved GB/s over the DRAM bandwidth). The
+//    roof at the op's intensity is min(peak, intensity x bandwidth), and its share of it
+//    (`efficiency`) is the larger of the two percentages: the compute one right of the balance
+//    point, the memory one left of it;
+//  - a class per op with the numbers that decide it, tried in this order:
+//      overhead-bound  the median call is within `overhead_factor` (4) x the dispatch floor, or the
+//                      op has no FLOPs and no bytes: calling it costs about as much as doing it;
+//      below-roofs     under `below_fraction` (50%) of the roof at its intensity, so under half of
+//                      BOTH roofs. Neither roof explains the time: at half the attainable rate
+//                      the op spends more time on something else than on what bounds it, and a
+//                      2x shortfall is past what a busy machine's noise (a p90/p10 spread of
+//                      ~1.3, runner kNoisySpread) or the byte count's no-reuse assumption moves;
+//                      the class names the cause when the op says what it is (`reasons`, first
+//                      = `reason`):
+//                        transcendental  the op or its fused epilogue evaluates tanh, erf, exp or
+//                                        sigmoid per element (NodeInfo::math, from the op type
+//                                        and its attributes: Gelu's and FusedBiasGelu's
+//                                        `approximate`, FusedElementwise's program), which the
+//                                        op schemas count as 1 FLOP but cost tens;
+//                        latency         the call takes under `latency_factor` (16) x the
+//                                        dispatch floor: small enough that per-call costs the
+//                                        floor does not count (waking worker threads, cold
+//                                        cache lines, kernel setup) can be most of it;
+//                        vectorisation   the kernels ran the portable (scalar) ISA level;
+//                        unexplained     none of these: the numbers, not a guess;
+//      compute-bound   otherwise, when its arithmetic intensity (FLOPs/byte) is at or above the
+//                      machine balance point (peak GFLOP/s / GB/s);
+//      memory-bound    otherwise.
+//    Without the roofline's peaks (0) the class falls back to intensity against balance alone.
 //  - each run split into kernel time (inside op spans), gaps between kernels (dispatch), and
 //    the edges of the run (input copy-in before the first op, output copy-out after the last);
 //  - the comparison of two recordings (e.g. passes off vs on).
 #include <string>
 #include <vector>
 
+#include "core/ir/node.h"
 #include "profiler/recorder.h"
 #include "profiler/roofline.h"
 
@@ -29,8 +54,18 @@ struct Stats {
 };
 Stats make_stats(std::vector<double> samples_ns);
 
-enum class Bound : uint8_t { Compute, Memory, Overhead, Unknown };
-const char* bound_name(Bound b);  // "compute-bound", ...
+enum class Bound : uint8_t { Compute, Memory, Overhead, BelowRoofs, Unknown };
+const char* bound_name(Bound b);  // "compute-bound", "memory-bound", "overhead-bound", "below-roofs"
+
+// Why a below-roofs op is there (analysis.h's header: the rule for each).
+enum class BelowReason : uint8_t { None, Transcendental, Latency, Vectorisation, Unexplained };
+const char* below_reason_name(BelowReason r);  // "", "transcendental", "latency", ...
+
+// The transcendental functions `node` evaluates per output element, from its op type and
+// attributes: {"tanh"} for Tanh, FusedBiasTanh and a tanh-approximated (FusedBias)Gelu, {"erf"}
+// for the erf one, {"exp"} for Exp, Softmax and Attention's softmax, {"sigmoid"}, and a
+// FusedElementwise program's, in program order without repeats. Empty for the rest.
+std::vector<std::string> transcendental_math(const ir::Node& node);
 
 struct OpRow {
   std::string key;   // op type (by_type) or node name (by_node)
@@ -45,8 +80,15 @@ struct OpRow {
   double intensity = 0;   // FLOPs per byte
   double roof_gflops = 0; // attainable at this intensity: min(peak, intensity * bandwidth)
   double efficiency = 0;  // achieved / attainable
+  double compute_fraction = 0;  // gflops / the GEMM peak at these threads
+  double memory_fraction = 0;   // gbs / the DRAM bandwidth (past 1 when it ran from cache)
+  std::vector<std::string> math;  // transcendental_math of its node (by_type: of all its nodes)
   Bound bound = Bound::Unknown;
-  std::string why;        // "AI 25.6 FLOP/B >= balance 4.1; 41.2 GFLOP/s = 62% of roof"
+  BelowReason reason = BelowReason::None;  // below-roofs: the first of `reasons`
+  std::vector<BelowReason> reasons;        // below-roofs: every cause that applies
+  std::string why;        // "AI 25.6 FLOP/B >= balance 4.1; 41.2 GFLOP/s = 62% of compute roof ..."
+  // "compute-bound", "below-roofs: transcendental (tanh)", ...: the class with its reason.
+  std::string label() const;
   double share = 0;       // of all kernel time, summed over every recorded run
   // Per recorded run, what the op table shows and sorts by, so one outlier run cannot reorder it:
   // the op's time in one run (summed over its calls in that run; a run it missed counts 0).
@@ -72,6 +114,8 @@ struct Breakdown {
 struct AnalysisOptions {
   int64_t skip_runs = 0;         // leading runs to ignore (warm-up)
   double overhead_factor = 4.0;  // "within a few x of the dispatch floor"
+  double below_fraction = 0.5;   // below-roofs: under this share of the roof at its intensity
+  double latency_factor = 16.0;  // below-roofs' latency reason: under this x the dispatch floor
 };
 
 struct Analysis {
@@ -80,6 +124,7 @@ struct Analysis {
   Breakdown breakdown;
   Roofline roofline;
   int threads = 1;
+  double below_fraction = 0.5;  // the options' below-roofs threshold it was classified with
   // The median run's GFLOP/s against the physical limit (the FMA peak at these threads), and
   // against the GEMM roof the ops are classified by. 0 when the roofline lacks the figure.
   double fma_fraction() const;
@@ -88,9 +133,10 @@ struct Analysis {
   nlohmann::json to_json() const;
 };
 
-// Classifies one op from its time per call (`time_ns`), FLOPs and bytes. Fills bound, why and
-// the rates.
-void classify(OpRow& row, double time_ns, const Roofline& roofline, int threads, double overhead_factor = 4.0);
+// Classifies one op from its time per call (`time_ns`), FLOPs, bytes and math (row.math). Fills
+// the rates, both roof fractions, bound, reasons and why.
+void classify(OpRow& row, double time_ns, const Roofline& roofline, int threads,
+              const AnalysisOptions& options = {});
 
 Analysis analyze(const Recording& recording, const Roofline& roofline, const AnalysisOptions& options = {});
 

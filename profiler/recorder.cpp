@@ -13,6 +13,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/ir/op_schema.h"
+#include "profiler/analysis.h"
 
 namespace fusebox::profiler {
 
@@ -141,6 +142,7 @@ void Recorder::attach(const ir::Graph& g, const planner::ExecutionPlan& plan, co
     info.flops = cost.flops;
     info.bytes = cost.bytes;
     info.live_bytes = i < plan.live_bytes.size() ? plan.live_bytes[i] : 0;
+    info.math = transcendental_math(n);
     base_.nodes.push_back(std::move(info));
   }
 }
@@ -395,7 +397,8 @@ nlohmann::json Recording::to_json() const {
   for (const NodeInfo& n : nodes)
     nj.push_back({{"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"outputs", n.outputs},
                   {"input_shapes", n.input_shapes}, {"output_shapes", n.output_shapes}, {"flops", n.flops},
-                  {"bytes", n.bytes}, {"output_offsets", n.output_offsets}, {"live_bytes", n.live_bytes}});
+                  {"bytes", n.bytes}, {"output_offsets", n.output_offsets}, {"live_bytes", n.live_bytes},
+                  {"math", n.math}});
   j["nodes"] = nj;
   // Spans as compact rows: [kind, name, start_ns, end_ns, tid, run, node, depth]
   json sj = json::array();
@@ -458,6 +461,7 @@ NodeInfo node_from_json(const nlohmann::json& n) {
   info.bytes = n.at("bytes").get<double>();
   info.output_offsets = n.at("output_offsets").get<std::vector<int64_t>>();
   info.live_bytes = n.value("live_bytes", size_t{0});
+  info.math = n.value("math", std::vector<std::string>{});  // absent in older recordings
   return info;
 }
 

@@ -49,6 +49,9 @@ struct NodeInfo {
   double bytes = 0;                   // read + written (ir::node_cost)
   std::vector<int64_t> output_offsets;  // arena byte offsets of the outputs, -1 when not in the arena
   size_t live_bytes = 0;              // arena bytes live at this step (plan)
+  // The transcendental functions it evaluates per element ("tanh", "erf", "exp", "sigmoid"),
+  // from its op type and attributes (analysis.h: transcendental_math).
+  std::vector<std::string> math;
 };
 
 struct Span {

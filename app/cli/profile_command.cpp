@@ -183,8 +183,9 @@ void profile_options(CLI::App& cmd, ProfileArgs& a) {
 Command profile_command() {
   return make_command<ProfileArgs>(
       "profile",
-      "Record runs op by op: per-op table with roofline classification (compute-, memory- or\n"
-      "overhead-bound), kernel vs dispatch breakdown, and trace files for Perfetto and Nsight.\n"
+      "Record runs op by op: per-op table with % of the compute and memory roofs and a class\n"
+      "(compute-, memory-, overhead-bound, or below both roofs with the reason), kernel vs dispatch\n"
+      "breakdown, and trace files for Perfetto and Nsight.\n"
       "Example: fusebox profile transformer --passes none --profile-runs 50 --out prof",
       profile_options, profile);
 }

@@ -239,7 +239,7 @@ Registry<App::Verb> App::make_verbs() {
        });
   verb("select", "select=", "select=NODE selects a node in every panel; select= clears", true,
        [this](const std::string& value) { return select(value); });
-  verb("panel", "panel=", "panel=NAME focuses a panel (keys 1-7)", true,
+  verb("panel", "panel=", "panel=NAME focuses a panel (keys 1-8)", true,
        [this](const std::string& value) { return focus_panel(value); });
   verb("run", "run", "runs the current settings again (space)", false, [this](const std::string&) {
     request_run();
@@ -281,7 +281,7 @@ Registry<App::Verb> App::make_verbs() {
 Registry<App::PanelRow> App::make_panels() {
   Registry<PanelRow> p("panel");
   auto row = [&](PanelRow r) { p.add(panel_name(r.id), std::move(r)); };
-  // In the order the keys 1-7 and the View menu list them.
+  // In the order the keys 1-8 and the View menu list them.
   row({PanelId::Graph, Place::TopCenter, [this](const Frame& f) { graph.draw(f); },
        [this] { return graph.switches(); }});
   row({PanelId::Arena, Place::TopRight, [this](const Frame& f) { arena.draw(f); },
@@ -297,6 +297,9 @@ Registry<App::PanelRow> App::make_panels() {
        [this] { return passes.switches(); }, false});
   row({PanelId::Walkthrough, Place::BottomRight, [this](const Frame& f) { walkthrough.draw(f); },
        [this] { return walkthrough.switches(); }, false, true});
+  // The selected node's details, a tab beside the arena (the column with the height for it).
+  row({PanelId::Details, Place::TopRight, [this](const Frame& f) { details.draw(f); },
+       [this] { return details.switches(); }, false});
   return p;
 }
 
@@ -432,7 +435,7 @@ std::string App::focus_panel(const std::string& name) {
   if (!row)
     return "panel: unknown panel '" + name + "' (valid: " + join(panels_.names(), ", ") + ")";
   focus_ = row->id;
-  if (focus_ == PanelId::Compare || focus_ == PanelId::Walkthrough) bring_tab_ = focus_;
+  bring_tab_ = focus_;  // a panel that shares its place with others comes to the front
   return "";
 }
 

@@ -12,8 +12,8 @@
 //   step=N             enters step N of the scenario (0-based): its settings, then its look_at
 //   save=PATH          writes the current settings as a one-step scenario (File > Save)
 //   select=NODE        selects a node in every panel; select= clears
-//   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes, walkthrough
-//                      (keys 1-7)
+//   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes, walkthrough,
+//                      details (keys 1-8)
 //   run                runs the current settings again (space)
 //   pin | unpin        pins the current result as the compare baseline, or drops it
 //   graph.K=V, arena.K=V, trace.K=V, ops.K=V
@@ -21,7 +21,7 @@
 //
 // The verbs are one table (App::verbs_: usage, help, whether a script waits for the run first,
 // handler) and the panels another (App::panels_: id, and the panel's switch table or command),
-// so dispatch, the script's waiting, the View menu, the keys 1-7 and the unknown-command message
+// so dispatch, the script's waiting, the View menu, the keys 1-8 and the unknown-command message
 // all come from them: a new verb is one row, a new panel its file, its row and its draw call.
 //   wait               in a script: waits for the runs requested so far
 //   screenshot=PATH    in a script: saves the window as PNG once the runs before it finished
@@ -35,6 +35,7 @@
 
 #include "app/ui/arena_panel.h"
 #include "app/ui/compare_panel.h"
+#include "app/ui/details_panel.h"
 #include "app/ui/graph_panel.h"
 #include "app/ui/op_table_panel.h"
 #include "app/ui/panel.h"
@@ -110,6 +111,7 @@ class App {
   OpTablePanel ops;
   ComparePanel compare;
   WalkthroughPanel walkthrough;
+  DetailsPanel details;
   StatusLine status;
 
  private:

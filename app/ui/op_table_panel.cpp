@@ -8,6 +8,7 @@
 
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
+#include "core/base/strings.h"
 
 namespace fusebox::ui {
 namespace {
@@ -20,13 +21,17 @@ ImU32 bound_color(profiler::Bound b) {
       return IM_COL32(90, 160, 240, 255);
     case profiler::Bound::Overhead:
       return IM_COL32(240, 150, 70, 255);
+    case profiler::Bound::BelowRoofs:
+      return IM_COL32(235, 95, 120, 255);
     case profiler::Bound::Unknown:
       break;
   }
   return kTextDim;
 }
 
-enum Column { kOp, kCount, kMedian, kSpread, kShare, kPerCall, kGflops, kGbs, kBound, kColumns };
+enum Column {
+  kOp, kCount, kMedian, kSpread, kShare, kPerCall, kGflops, kGbs, kCompute, kMemory, kBound, kColumns
+};
 
 void breakdown_bar(const profiler::Breakdown& b) {
   if (b.run_ns <= 0) return;
@@ -77,7 +82,9 @@ void setup_columns(bool by_node) {
   ImGui::TableSetupColumn("per call", ImGuiTableColumnFlags_PreferSortDescending, 1.1f);
   ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
   ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
-  ImGui::TableSetupColumn("bound", 0, 1.6f);
+  ImGui::TableSetupColumn("%comp", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
+  ImGui::TableSetupColumn("%mem", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
+  ImGui::TableSetupColumn("bound", 0, 2.4f);
   ImGui::TableHeadersRow();
 }
 
@@ -100,7 +107,9 @@ void sort_rows(std::vector<const profiler::OpRow*>& rows) {
         return row->stats.median_ns;
       case kGflops: return row->gflops;
       case kGbs: return row->gbs;
-      case kBound: return static_cast<double>(row->bound);
+      case kCompute: return row->compute_fraction;
+      case kMemory: return row->memory_fraction;
+      case kBound: return static_cast<double>(row->bound) * 16 + static_cast<double>(row->reason);
       default: return 0;
     }
   };
@@ -110,6 +119,24 @@ void sort_rows(std::vector<const profiler::OpRow*>& rows) {
                      if (spec.ColumnIndex == kOp) return ascending ? x->key < y->key : x->key > y->key;
                      return ascending ? key(x) < key(y) : key(x) > key(y);
                    });
+}
+
+// The class as the column fits it: "below: tanh" for a transcendental op, "below: latency", ...
+// (the tooltip has the whole label and why).
+std::string short_label(const profiler::OpRow& row) {
+  if (row.bound != profiler::Bound::BelowRoofs) return profiler::bound_name(row.bound);
+  if (row.reason == profiler::BelowReason::Transcendental && !row.math.empty())
+    return "below: " + join(row.math, ", ");
+  return std::string("below: ") + profiler::below_reason_name(row.reason);
+}
+
+// A roof fraction as a percent: the binding roof's plain, the other dimmed.
+void roof_percent(double fraction, bool binding) {
+  if (binding) {
+    ImGui::Text("%.0f%%", 100 * fraction);
+  } else {
+    ImGui::TextDisabled("%.0f%%", 100 * fraction);
+  }
 }
 
 // The figures right of the name, per recorded run: calls, median time with its p10 - p90, share of
@@ -130,20 +157,28 @@ void draw_figures(const profiler::OpRow& row) {
   ImGui::Text("%.1f", row.gflops);
   ImGui::TableNextColumn();
   ImGui::Text("%.1f", row.gbs);
+  // Its place against both roofs, the binding one plain: the larger share is the roof at its
+  // intensity (the compute roof right of the balance point, the memory roof left of it).
+  const bool compute_side = row.compute_fraction >= row.memory_fraction;
+  ImGui::TableNextColumn();
+  roof_percent(row.compute_fraction, compute_side);
+  ImGui::TableNextColumn();
+  roof_percent(row.memory_fraction, !compute_side);
   ImGui::TableNextColumn();
   ImGui::PushStyleColor(ImGuiCol_Text, bound_color(row.bound));
-  ImGui::TextUnformatted(profiler::bound_name(row.bound));
+  ImGui::TextUnformatted(short_label(row).c_str());
   ImGui::PopStyleColor();
 }
 
 void row_tooltip(const profiler::OpRow& row) {
   ImGui::SetTooltip(
-      "%s (%s)\n%s FLOP, %s moved per call\n%s\nper call: min %s, median %s, max %s over %lld "
-      "calls",
+      "%s (%s)\n%s FLOP, %s moved per call; AI %.3f FLOP/B\n%s: %.0f%% of the compute roof, %.0f%% "
+      "of the memory roof\n%s\nper call: min %s, median %s, max %s over %lld calls",
       row.key.c_str(), row.op.c_str(), format_count(row.flops).c_str(),
-      format_bytes(row.bytes).c_str(), row.why.c_str(), format_ns(row.stats.min_ns).c_str(),
-      format_ns(row.stats.median_ns).c_str(), format_ns(row.stats.max_ns).c_str(),
-      static_cast<long long>(row.stats.count));
+      format_bytes(row.bytes).c_str(), row.intensity, row.label().c_str(),
+      100 * row.compute_fraction, 100 * row.memory_fraction, row.why.c_str(),
+      format_ns(row.stats.min_ns).c_str(), format_ns(row.stats.median_ns).c_str(),
+      format_ns(row.stats.max_ns).c_str(), static_cast<long long>(row.stats.count));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #pragma once
-// The op table: per op type or per node, time, share, achieved GFLOP/s and GB/s and the roofline
-// class with the reason; sortable by any column. Above it the run's breakdown (kernels vs the
+// The op table: per op type or per node, time, share, achieved GFLOP/s and GB/s, its % of the
+// compute roof and of the memory roof, and the class (compute-, memory-, overhead-bound or below
+// both roofs with the reason, profiler/analysis.h) with the numbers in its tooltip; sortable by
+// any column. Above it the run's breakdown (kernels vs the
 // gaps between them vs the run's edges) as one bar. With a GPU trace open, the GPU analysis
 // instead (app/ui/gpu_table.h).
 #include <imgui.h>

@@ -36,11 +36,12 @@ struct Selection {
   bool empty() const { return node.empty(); }
 };
 
-// The panels, in the order the keys 1-7 focus them, and their names (commands, scenarios'
+// The panels, in the order the keys 1-8 focus them, and their names (commands, scenarios'
 // look_at, the View menu). A new panel: its file, its id and name here, its member in App and
 // its row in App::make_panels (which says where it sits and draws it).
-enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes, Walkthrough };
-inline constexpr const char* kPanelNames[] = {"graph", "arena", "trace", "ops", "compare", "passes", "walkthrough"};
+enum class PanelId : uint8_t { Graph, Arena, Trace, Ops, Compare, Passes, Walkthrough, Details };
+inline constexpr const char* kPanelNames[] = {"graph",   "arena",  "trace",       "ops",
+                                              "compare", "passes", "walkthrough", "details"};
 inline constexpr int kPanelCount = static_cast<int>(std::size(kPanelNames));
 inline const char* panel_name(PanelId id) { return kPanelNames[static_cast<size_t>(id)]; }
 

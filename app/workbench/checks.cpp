@@ -151,7 +151,7 @@ CheckResult op_bound(const CheckInput& in) {
   }
   const std::string got = profiler::bound_name(it->bound);
   out.passed = got.rfind(c.bound, 0) == 0;
-  out.figures = key + " is " + got + ": " + it->why;
+  out.figures = key + " is " + it->label() + ": " + it->why;
   return out;
 }
 
@@ -370,7 +370,8 @@ Registry<CheckKind> make_registry() {
   kinds.add("op_bound", {{"bound"},
                          {"op", "node"},
                          true,
-                         "the op (or node) is compute-, memory- or overhead-bound",
+                         "the op (or node) is compute-, memory- or overhead-bound, or below both roofs "
+                         "(under 50% of each; profiler/analysis.h)",
                          [](const Check& c, size_t) {
                            return c.op.empty() == c.node.empty()
                                       ? "op_bound needs exactly one of \"op\" and \"node\""

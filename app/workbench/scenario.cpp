@@ -23,7 +23,7 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 // The panels a step may look at: the UI's PanelId names but its own (tests/ui keeps the two in step).
-const std::vector<std::string> kPanels = {"graph", "arena", "trace", "ops", "compare", "passes"};
+const std::vector<std::string> kPanels = {"graph", "arena", "trace", "ops", "compare", "passes", "details"};
 
 // Where an error is: "<file>: <pointer>: ".
 struct Where {
@@ -157,9 +157,9 @@ Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_s
       apply_json(probe, json{{"passes", json{{c.pass, true}}}}, w.file, w.pointer);
     } else if (key == "bound") {
       c.bound = get_string(v, at);
-      const std::vector<std::string> bounds = {"compute", "memory", "overhead"};
+      const std::vector<std::string> bounds = {"compute", "memory", "overhead", "below"};
       if (std::find(bounds.begin(), bounds.end(), c.bound) == bounds.end())
-        at.fail("expected one of compute, memory, overhead, got " + shown(v));
+        at.fail("expected one of compute, memory, overhead, below, got " + shown(v));
     } else if (key == "changed") {
       if (!v.is_boolean()) at.fail("expected true or false, got " + shown(v));
       c.changed = v.get<bool>();

@@ -99,6 +99,169 @@ TEST(Analysis, MoreThreadsRaiseTheBalancePoint) {
   EXPECT_EQ(row.bound, Bound::Memory);
 }
 
+// An op's place against both roofs, and the below-roofs class (analysis.h). The test roof: 100
+// GFLOP/s, 20 GB/s, balance 5 FLOP/B, dispatch floor 50 ns.
+// The GEMM of MLP batch 64 (64x784x512: 51.4 MFLOP over 1.97 MB, AI 26): at 80% of the compute
+// roof it is compute-bound and says so in both figures.
+TEST(Classify, AGemmAt80PercentOfTheComputeRoofIsComputeBoundWithItsPercent) {
+  OpRow row;
+  row.op = "MatMul";
+  row.flops = 51.4e6;
+  row.bytes = 1.97e6;
+  classify(row, 51.4e6 / 80.0, test_roof(), 1);  // 80 GFLOP/s
+  EXPECT_EQ(row.bound, Bound::Compute) << row.why;
+  EXPECT_EQ(row.reason, BelowReason::None);
+  EXPECT_NEAR(row.compute_fraction, 0.80, 1e-9);
+  EXPECT_NEAR(row.memory_fraction, 1.97e6 / (51.4e6 / 80.0) / 20.0, 1e-9);  // 3.07 GB/s: 15%
+  EXPECT_NEAR(row.efficiency, 0.80, 1e-9);
+  EXPECT_NE(row.why.find("80% of the compute roof"), std::string::npos) << row.why;
+  EXPECT_NE(row.why.find("15% of the memory roof"), std::string::npos) << row.why;
+  EXPECT_EQ(row.label(), "compute-bound");
+}
+
+// The FusedBiasGelu: the same GEMM with a tanh-GELU epilogue at 22 GFLOP/s. Its intensity
+// is right of the balance point, so intensity alone called it compute-bound; at 22% of the compute
+// roof and 4% of the memory roof it is below both, and its epilogue's tanh is the known reason.
+TEST(Classify, ASlowGemmWithATanhEpilogueIsBelowBothRoofsForItsTranscendentalMath) {
+  ir::Node n;
+  n.op = "FusedBiasGelu";
+  n.attrs.set("approximate", std::string("tanh"));
+  OpRow row;
+  row.op = n.op;
+  row.flops = 51.4e6;
+  row.bytes = 1.97e6;
+  row.math = transcendental_math(n);
+  ASSERT_EQ(row.math, std::vector<std::string>{"tanh"});
+  classify(row, 51.4e6 / 22.0, test_roof(), 1);
+  EXPECT_EQ(row.bound, Bound::BelowRoofs) << row.why;
+  EXPECT_EQ(row.reason, BelowReason::Transcendental) << row.why;
+  EXPECT_NEAR(row.compute_fraction, 0.22, 1e-9);
+  EXPECT_LT(row.memory_fraction, 0.05);
+  EXPECT_NE(row.why.find("22% of the compute roof"), std::string::npos) << row.why;
+  EXPECT_NE(row.why.find("tanh"), std::string::npos) << row.why;
+  EXPECT_EQ(row.label(), "below-roofs: transcendental (tanh)");
+  // The same shortfall with a Relu epilogue: below both roofs, and no cause the op names.
+  OpRow relu = row;
+  relu.op = "FusedBiasRelu";
+  relu.math = {};
+  classify(relu, 51.4e6 / 22.0, test_roof(), 1);
+  EXPECT_EQ(relu.bound, Bound::BelowRoofs);
+  EXPECT_EQ(relu.reason, BelowReason::Unexplained) << relu.why;
+  // Over half the roof is not below it.
+  classify(relu, 51.4e6 / 55.0, test_roof(), 1);
+  EXPECT_EQ(relu.bound, Bound::Compute) << relu.why;
+}
+
+// Element-wise Tanh over 64K floats (512 KB read + written) at 1 GB/s: 5% of the memory roof.
+// Intensity alone called it memory-bound; it is below both roofs, for its tanh.
+TEST(Classify, ASlowElementwiseTanhIsBelowBothRoofs) {
+  ir::Node n;
+  n.op = "Tanh";
+  OpRow row;
+  row.op = n.op;
+  row.flops = 65536;
+  row.bytes = 524288;
+  row.math = transcendental_math(n);
+  classify(row, 524288.0 / 1.0, test_roof(), 1);  // bytes / (1 byte per ns)
+  EXPECT_EQ(row.bound, Bound::BelowRoofs) << row.why;
+  EXPECT_EQ(row.reason, BelowReason::Transcendental);
+  EXPECT_NEAR(row.memory_fraction, 0.05, 1e-9);
+  EXPECT_NE(row.why.find("5% of the memory roof"), std::string::npos) << row.why;
+  // At 15 GB/s (75%) the same op is memory-bound: the tanh is not a verdict by itself.
+  classify(row, 524288.0 / 15.0, test_roof(), 1);
+  EXPECT_EQ(row.bound, Bound::Memory) << row.why;
+  EXPECT_EQ(row.reason, BelowReason::None);
+}
+
+// A small Add far below both roofs, 10x the dispatch floor: its reason is latency. Under 4x the
+// floor it is overhead-bound as before.
+TEST(Classify, ASmallSlowOpNearTheDispatchFloorIsBelowTheRoofsForLatency) {
+  OpRow row;
+  row.op = "Add";
+  row.flops = 256;
+  row.bytes = 3072;
+  classify(row, 500, test_roof(), 1);  // 6 GB/s: 31% of the memory roof, 10x the floor
+  EXPECT_EQ(row.bound, Bound::BelowRoofs) << row.why;
+  EXPECT_EQ(row.reason, BelowReason::Latency) << row.why;
+  EXPECT_EQ(row.label(), "below-roofs: latency");
+  classify(row, 150, test_roof(), 1);
+  EXPECT_EQ(row.bound, Bound::Overhead) << row.why;
+  // On the portable ISA level the scalar kernels are a reason too.
+  Roofline portable = test_roof();
+  portable.isa = "portable";
+  classify(row, 500, portable, 1);
+  EXPECT_EQ(row.reasons, (std::vector<BelowReason>{BelowReason::Latency, BelowReason::Vectorisation}));
+}
+
+// Which ops compute transcendental functions, from the op type and its attributes.
+TEST(Classify, TranscendentalMathComesFromTheOpTypeAndItsEpilogueAttributes) {
+  auto math = [](const std::string& op, std::vector<std::pair<std::string, ir::AttrValue>> attrs = {},
+                 std::vector<std::string> inputs = {"x"}) {
+    ir::Node n;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    for (auto& [k, v] : attrs) n.attrs.set(k, v);
+    return transcendental_math(n);
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(math("FusedBiasGelu"), V{"erf"});
+  EXPECT_EQ(math("FusedBiasGelu", {{"approximate", std::string("tanh")}}), V{"tanh"});
+  EXPECT_EQ(math("Gelu", {{"approximate", std::string("none")}}), V{"erf"});
+  EXPECT_EQ(math("FusedBiasSigmoid"), V{"sigmoid"});
+  EXPECT_EQ(math("Softmax"), V{"exp"});
+  EXPECT_EQ(math("Attention"), V{"exp"});
+  EXPECT_EQ(math("MatMul"), V{});
+  EXPECT_EQ(math("FusedBiasRelu"), V{});
+  EXPECT_EQ(math("Add"), V{});
+  EXPECT_EQ(math("FusedElementwise",
+                 {{"program", std::vector<std::string>{"Div i0 i1", "Erf r0", "Add r1 i2", "Tanh r2",
+                                                       "Exp r3", "Erf r4"}}},
+                 {"a", "b", "c"}),
+            (V{"erf", "tanh", "exp"}));
+  EXPECT_EQ(math("FusedElementwise", {{"program", std::vector<std::string>{"Add i0 i1", "Relu r0"}}},
+                 {"a", "b"}),
+            V{});
+  EXPECT_EQ(math("FusedElementwise", {{"program", std::vector<std::string>{"Bogus i0"}}}), V{});
+}
+
+// Through a real recording: the transformer's FFN GELU (erf) carries its math into the analysis,
+// and every row has both fractions consistent with its rates, in the text and the JSON.
+TEST(Analysis, ARecordedModelCarriesItsMathAndBothRoofFractions) {
+  Recording r = ptest::record("transformer:seq=16,d=32,heads=2,ffn=64", "all", 3);
+  bool gelu = false;
+  for (const NodeInfo& n : r.nodes) {
+    if (n.op == "FusedBiasGelu") {
+      gelu = true;
+      EXPECT_EQ(n.math, std::vector<std::string>{"erf"}) << n.name;
+    }
+    if (n.op == "MatMul" || n.op == "MatMulAdd") {
+      EXPECT_TRUE(n.math.empty()) << n.name;
+    }
+  }
+  ASSERT_TRUE(gelu) << "the transformer's FFN fuses into FusedBiasGelu";
+  const Recording back = Recording::from_json(r.to_json());  // saved recordings keep it
+  ASSERT_EQ(back.nodes.size(), r.nodes.size());
+  for (size_t i = 0; i < r.nodes.size(); ++i) EXPECT_EQ(back.nodes[i].math, r.nodes[i].math);
+  const Analysis a = analyze(r, test_roof());
+  for (const OpRow& row : a.by_node) {
+    EXPECT_NEAR(row.compute_fraction, row.gflops / 100.0, 1e-9) << row.key;
+    EXPECT_NEAR(row.memory_fraction, row.gbs / 20.0, 1e-9) << row.key;
+    if (row.bound == Bound::BelowRoofs) {
+      EXPECT_LT(row.efficiency, 0.5) << row.key;
+      EXPECT_NE(row.reason, BelowReason::None) << row.key;
+    }
+    if (row.bound == Bound::Compute || row.bound == Bound::Memory) {
+      EXPECT_GE(row.efficiency, 0.5) << row.key;
+    }
+  }
+  const nlohmann::json j = a.to_json();
+  ASSERT_FALSE(j.at("by_node").empty());
+  EXPECT_TRUE(j.at("by_node")[0].contains("compute_fraction"));
+  EXPECT_TRUE(j.at("by_node")[0].contains("memory_fraction"));
+  EXPECT_TRUE(j.at("by_node")[0].contains("reason"));
+  EXPECT_NE(a.to_text().find("%comp"), std::string::npos);
+}
+
 TEST(Analysis, ComparesTwoRecordings) {
   Recording a = synth({{"MatMul", 1e6, 1e5, 10000}, {"Add", 1e3, 1e4, 2000}, {"Relu", 1e3, 1e4, 2000}}, 5, 100, 100);
   Recording b = synth({{"MatMul", 1e6, 1e5, 10000}, {"FusedElementwise", 2e3, 1e4, 2500}}, 5, 100, 100);

@@ -259,6 +259,90 @@ TEST_F(UiTest, AtTwoThreadsTheTraceHasATrackPerWorkerThreadTiedToItsOps) {
   EXPECT_EQ(app_->trace.drawn.worker_tracks.size(), 1u) << "one thread: one worker track";
 }
 
+// The details pane follows the selection: nothing selected says so; a fused node shows its op,
+// shapes, attributes, times, roofline point, buffers and the rewrites that made it, each checked
+// against the result it was drawn from; one of its origins (a node a pass removed) says what
+// replaced it.
+TEST_F(UiTest, TheDetailsPaneShowsTheSelectedNodeAndSaysWhenNothingIs) {
+  start("transformer");
+  run("select=; panel=details");
+  EXPECT_EQ(app_->focus(), PanelId::Details);
+  EXPECT_TRUE(app_->details.drawn.empty_state);
+  EXPECT_NE(app_->details.drawn.note.find("nothing selected"), std::string::npos)
+      << app_->details.drawn.note;
+
+  const ir::Graph& g = result().graph();
+  const ir::Node* gelu = nullptr;
+  for (const auto& n : g.nodes)
+    if (n.op == "FusedBiasGelu") gelu = &n;
+  ASSERT_NE(gelu, nullptr) << "the transformer's FFN fuses into FusedBiasGelu";
+  run("select=" + gelu->name);
+  ASSERT_FALSE(app_->details.drawn.empty_state);
+  const NodeDetails d = app_->details.drawn.details;
+  EXPECT_EQ(d.state, NodeDetails::State::Node) << details_state_name(d.state);
+  EXPECT_EQ(d.node, gelu->name);
+  EXPECT_EQ(d.op, "FusedBiasGelu");
+  EXPECT_EQ(g.nodes.at(static_cast<size_t>(d.index)).name, gelu->name);
+  // Shapes as the graph has them.
+  ASSERT_EQ(d.inputs.size(), gelu->inputs.size());
+  for (size_t i = 0; i < d.inputs.size(); ++i) {
+    const ir::TensorInfo& t = g.tensor(gelu->inputs[i]);
+    EXPECT_EQ(d.inputs[i].type, std::string(ir::dtype_name(t.dtype)) + ir::shape_str(t.shape));
+  }
+  ASSERT_EQ(d.outputs.size(), 1u);
+  EXPECT_EQ(d.outputs[0].type, "f32" + ir::shape_str(g.tensor(gelu->outputs[0]).shape));
+  EXPECT_TRUE(std::any_of(d.attributes.begin(), d.attributes.end(),
+                          [](const auto& a) { return a.first == "approximate"; }));
+  // Times and the roofline point: its by-node row, with both roof fractions and a class.
+  ASSERT_TRUE(d.row);
+  EXPECT_EQ(d.row->key, gelu->name);
+  EXPECT_EQ(d.row->stats.count, result().analysis->breakdown.runs);
+  EXPECT_GT(d.row->stats.min_ns, 0);
+  EXPECT_LE(d.row->stats.min_ns, d.row->stats.median_ns);
+  EXPECT_LE(d.row->stats.median_ns, d.row->stats.max_ns);
+  EXPECT_GT(d.row->compute_fraction, 0);
+  EXPECT_GT(d.row->memory_fraction, 0);
+  EXPECT_EQ(d.row->math, std::vector<std::string>{"erf"});
+  EXPECT_NE(d.row->bound, profiler::Bound::Unknown);
+  // Its output's buffer, where the plan put it.
+  const auto out = std::find_if(d.buffers.begin(), d.buffers.end(),
+                                [&](const BufferDetail& b) { return b.name == gelu->outputs[0]; });
+  ASSERT_NE(out, d.buffers.end());
+  EXPECT_EQ(out->role, "writes");
+  EXPECT_EQ(out->offset, result().plan->locations.at(gelu->outputs[0]).offset);
+  EXPECT_LE(out->first, d.index);
+  EXPECT_GE(out->last, d.index);
+  // Made by fuse_patterns' bias_gelu, from the loaded model's nodes (a MatMul among them).
+  ASSERT_FALSE(d.rewrites.empty());
+  EXPECT_TRUE(std::any_of(d.rewrites.begin(), d.rewrites.end(), [](const RewriteDetail& w) {
+    return w.pass == "fuse_patterns" && w.pattern == "bias_gelu";
+  }));
+  const ir::Graph& loaded = result().model->graph;
+  auto loaded_op = [&](const std::string& name) -> std::string {
+    for (const auto& n : loaded.nodes)
+      if (n.name == name) return n.op;
+    return "";
+  };
+  ASSERT_GE(d.origins.size(), 3u);
+  for (const std::string& o : d.origins) EXPECT_NE(loaded_op(o), "") << o << " is not a loaded node";
+  EXPECT_TRUE(std::any_of(d.origins.begin(), d.origins.end(),
+                          [&](const std::string& o) { return loaded_op(o) == "MatMul"; }));
+
+  // A node a pass removed: which rewrite took it.
+  std::string matmul;
+  for (const std::string& o : d.origins)
+    if (loaded_op(o) == "MatMul") matmul = o;
+  run("select=" + matmul);
+  const NodeDetails& removed = app_->details.drawn.details;
+  EXPECT_EQ(removed.state, NodeDetails::State::Removed) << details_state_name(removed.state);
+  ASSERT_EQ(removed.rewrites.size(), 1u);
+  EXPECT_FALSE(removed.rewrites[0].added.empty());
+
+  run("select=");
+  EXPECT_TRUE(app_->details.drawn.empty_state);
+  EXPECT_EQ(app_->details.drawn.details.state, NodeDetails::State::NoSelection);
+}
+
 TEST_F(UiTest, APassViewHighlightsWhatThePassTouched) {
   start("transformer");
   run("graph.view=fuse_patterns:after");
@@ -521,6 +605,8 @@ TEST_F(UiTest, NumberKeysFocusPanelsAndSpaceReruns) {
   EXPECT_EQ(app_->focus(), PanelId::Walkthrough);
   press(GLFW_KEY_3);
   EXPECT_EQ(app_->focus(), PanelId::Trace);
+  press(GLFW_KEY_8);
+  EXPECT_EQ(app_->focus(), PanelId::Details);
   press(GLFW_KEY_SPACE);
   settle();
   EXPECT_NE(app_->runner().result(), first) << "space ran again";
