@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/workbench/exports.h"
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/pipeline.h"
 #include "core/base/atomic_file.h"
@@ -34,21 +35,10 @@ void graph(const GraphArgs& a) {
   workbench::Pipeline pipeline;
   auto r = pipeline.run(s, nullptr, nullptr, workbench::Stage::Optimize);
 
-  workbench::SvgOptions options;
-  options.layout.edge_labels = !a.no_edge_labels;
-  const ir::Graph* g = &r->graph();
-  if (a.pass.empty()) {
-    options.title = s.model + "\nafter passes " + s.passes_text() + ": " +
-                    std::to_string(g->nodes.size()) + " nodes";
-  } else {
-    workbench::PassView view = workbench::pass_view(*r, a.pass, a.before);
-    g = view.graph;
-    options.highlight = std::move(view.highlight);
-    options.title = s.model + "\n" + view.caption;
-  }
-  std::string svg = workbench::render_svg(*g, options);
-  write_file_atomically(a.out, svg);
-  std::string summary = options.title;
+  // The window's File > Export > graph as SVG draws and writes it with the same functions.
+  const workbench::GraphSvg svg = workbench::graph_svg(*r, a.pass, a.before, !a.no_edge_labels);
+  workbench::write_graph_svg(a.out, svg);
+  std::string summary = svg.title;
   std::replace(summary.begin(), summary.end(), '\n', ' ');
   std::cout << "wrote " << a.out << ": " << summary << "\n";
 }

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "app/cli/commands.h"
+#include "app/workbench/exports.h"
 #include "app/workbench/pipeline.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -61,32 +62,17 @@ HookOverhead hook_overhead(const workbench::RunResult& r) {
   return h;
 }
 
-// The files --out writes (and so may replace).
-bool is_profile_file(const std::string& name) {
-  static const std::set<std::string> kFiles = {"profile.json", "analysis.json", "trace.json",
-                                               "trace.nvtxt", "trace.sqlite"};
-  return kFiles.count(name) > 0;
-}
-
-struct TraceFormats {
-  bool chrome = false, nvtxt = false, sqlite = false;
-};
-
 // Writes the set into `out` whole (a full disk half way leaves the old set), then says what it
 // wrote.
 void write_profile_files(const std::string& out, const profiler::Recording& rec,
-                         const profiler::Analysis& an, const TraceFormats& f,
+                         const profiler::Analysis& an, const workbench::ProfileFormats& f,
                          profiler::NvtxtTimeBase tb) {
-  write_output_dir(out, "--out", is_profile_file, [&](const std::string& tmp) {
-    const std::string t = tmp + "/";
-    rec.save(t + "profile.json");
-    write_file_atomically(
-        t + "analysis.json",
-        an.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (f.chrome) profiler::write_chrome_trace(rec, t + "trace.json");
-    if (f.nvtxt) profiler::write_nvtxt(rec, t + "trace.nvtxt", tb);
-    if (f.sqlite) profiler::write_nsys_sqlite(rec, t + "trace.sqlite");
-  });
+  // The window's File > Export > profile folder writes it with the same function.
+  try {
+    workbench::write_profile_folder(out, rec, an, f, tb);
+  } catch (const Error& e) {
+    throw Error(std::string("--out: ") + e.what());
+  }
   const std::string d = out + "/";
   std::cout << "\nwrote " << d << "profile.json (recording; `fusebox compare A.json B.json`), " << d
             << "analysis.json\n";
@@ -123,7 +109,7 @@ void profile(const ProfileArgs& a) {
   workbench::Settings s = a.settings->resolve();
   if (s.profile_runs < 1)
     throw Error("--profile-runs must be >= 1 to profile, got " + std::to_string(s.profile_runs));
-  if (!a.out.empty()) check_output_dir(a.out, "--out", is_profile_file);
+  if (!a.out.empty()) check_output_dir(a.out, "--out", workbench::is_profile_file);
 
   profiler::NvtxRanges::name_this_thread("fusebox main");
   workbench::Pipeline pipeline([&](const std::string& backend, const std::string& isa) {

@@ -9,6 +9,7 @@
 
 #include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
+#include "app/workbench/exports.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -206,6 +207,12 @@ Registry<App::Verb> App::make_verbs() {
            return open_trace(value);
          return value.ends_with(".json") ? open_scenario(value) : open_model(value);
        });
+  verb("browse", "browse=",
+       "browse=DIR shows File > Open at folder DIR (relative to the working directory)", false,
+       [this](const std::string& value) {
+         open_dialog.show(value.empty() ? "." : value);
+         return "";
+       });
   verb("scenario", "scenario=", "scenario=PATH loads a scenario and enters its first step", true,
        [this](const std::string& value) {
          if (std::string refused = not_a_regular_file("scenario", value); !refused.empty())
@@ -270,6 +277,32 @@ Registry<App::Verb> App::make_verbs() {
     quit_ = true;
     return "";
   });
+  verb("options", "options",
+       "shows Run > Options: the model's options (transformer's seq, a .onnx file's dims), "
+       "warmup, iters, profile runs and seed",
+       false, [this](const std::string&) {
+         run_options.open = true;
+         return "";
+       });
+  for (const char* kind : ExportDialog::kKinds) {
+    const std::string k = kind;
+    const std::string what = k == "trace"
+                                 ? "export.trace=PATH writes the recorded runs as a Chrome trace "
+                                   "(trace.json: Perfetto, chrome://tracing)"
+                             : k == "svg"
+                                 ? "export.svg=PATH writes the graph as SVG, as `fusebox graph "
+                                   "--out` draws it"
+                                 : "export.profile=DIR writes a profile folder as `fusebox profile "
+                                   "--out` does (profile.json, analysis.json, trace.json, "
+                                   ".nvtxt, .sqlite)";
+    verb(("export." + k).c_str(), "export." + k + "=", what + "; alone asks for the path", true,
+         [this, k](const std::string& value) { return export_to(k, value); });
+  }
+  verb("help", "help", "shows Help > Keys and commands (F1): every key and command", false,
+       [this](const std::string&) {
+         help.open = true;
+         return "";
+       });
   for (const char* name : {"wait", "screenshot"}) {
     Verb again = v.get(name);
     again.waits_for_layouts = true;
@@ -395,7 +428,7 @@ std::string App::open_trace(const std::string& path) {
 
 std::string App::open_model(const std::string& path) {
   if (path.empty()) {  // the dialog
-    open_dialog_ = true;
+    open_dialog.show();
     return "";
   }
   settings_.model = path;
@@ -404,6 +437,51 @@ std::string App::open_model(const std::string& path) {
   selection_ = {};
   request_run();
   return "";
+}
+
+// File > Export: the result on screen (or the GPU trace opened) written by the CLI's writers.
+std::string App::export_to(const std::string& kind, const std::string& path) {
+  if (path.empty()) {
+    export_outcome_.clear();
+    export_dialog.show(kind);
+    return "";
+  }
+  const std::string verb = "export." + kind;
+  const auto result = runner_.result();
+  std::string error;
+  try {
+    if (kind == "svg") {
+      if (trace_) throw Error("a recorded trace has no graph to draw");
+      if (!result) throw Error("no result yet");
+      workbench::write_graph_svg(path, workbench::graph_svg(*result));
+      export_outcome_ = "wrote " + path + " (the graph of " + result->settings.model + ")";
+      return "";
+    }
+    // The recording: the opened GPU trace's, else the run's recorded runs.
+    const profiler::Recording* recording = trace_ ? &trace_->recording : nullptr;
+    if (!recording) {
+      if (!result) throw Error("no result yet");
+      if (!result->measured()) throw Error("the run is still being measured");
+      if (!result->recording || result->recording->run_count() == 0)
+        throw Error("no recorded runs (profile_runs=0): set profile runs in Run > Options");
+      recording = &*result->recording;
+    }
+    if (kind == "trace") {
+      profiler::write_chrome_trace(*recording, path);
+      export_outcome_ = "wrote " + path + " (Chrome trace: ui.perfetto.dev or chrome://tracing)";
+      return "";
+    }
+    if (trace_) throw Error("a recorded trace has no run analysis: export.trace writes its trace");
+    if (!result->analysis) throw Error("the run has no analysis");
+    workbench::write_profile_folder(path, *recording, *result->analysis);
+    export_outcome_ = "wrote " + path +
+                      "/: profile.json, analysis.json, trace.json, trace.nvtxt, trace.sqlite";
+    return "";
+  } catch (const Error& e) {
+    error = verb + ": " + e.what();
+  }
+  export_outcome_ = error;
+  return error;
 }
 
 std::string App::select(const std::string& node) {
@@ -457,28 +535,79 @@ void App::drop_files(const std::vector<std::string>& paths) {
   if (!paths.empty()) command("open=" + paths.back());
 }
 
+std::vector<App::KeyBinding> App::key_bindings() const {
+  std::vector<KeyBinding> keys = {
+      {"Space", GLFW_KEY_SPACE, false, "run", "runs the current settings again"},
+      {"Esc", GLFW_KEY_ESCAPE, false, "select=", "clears the selection"},
+      {"Ctrl+O", GLFW_KEY_O, true, "open", "File > Open: a model, a scenario or a GPU trace"},
+      {"F1", GLFW_KEY_F1, false, "help", "Help > Keys and commands (this list)"},
+  };
+  int key = GLFW_KEY_1;
+  for (const auto& [name, row] : panels_.items()) {
+    if (key > GLFW_KEY_9) break;
+    keys.push_back({std::string(1, static_cast<char>('1' + (key - GLFW_KEY_1))), key, false,
+                    "panel=" + name, "focuses the " + name + " panel"});
+    ++key;
+  }
+  return keys;
+}
+
+std::vector<std::string> App::panel_switch_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, row] : panels_.items())
+    for (const PanelSwitch& s : row.switches()) names.push_back(name + "." + s.key);
+  return names;
+}
+
+std::vector<HelpEntry> App::help_entries() const {
+  std::vector<HelpEntry> out;
+  for (const KeyBinding& k : key_bindings())
+    out.push_back({"Keys", k.keys, k.help + " (" + k.command + ")"});
+  for (const Verb& v : verbs_.entries()) out.push_back({"Commands", v.usage, v.help});
+  const std::string settings = "Settings: KEY=VALUE re-runs the pipeline (also flags, JSON)";
+  for (const workbench::SettingField& f : workbench::setting_fields()) {
+    std::string help = f.help + ". Value: " + f.hint;
+    if (!f.sub_hint.empty()) help += "; one at a time: " + f.sub_hint;
+    if (f.kind == workbench::SettingField::Kind::Switches) help += " (" + join(f.choices, ", ") + ")";
+    out.push_back({settings, f.key + "=", help + (f.flag == "model" ? "" : " [" + f.flag + "]")});
+  }
+  for (const auto& [name, row] : panels_.items()) {
+    for (const PanelSwitch& s : row.switches()) {
+      const std::string values = s.values.empty() ? s.values_help : join(s.values, " | ");
+      out.push_back({"Panel switches", name + "." + s.key + "=" + values, s.help});
+    }
+  }
+  return out;
+}
+
 void App::handle_keys() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) command("run");
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) command("select=");
-  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) open_dialog_ = true;
-  int key = GLFW_KEY_1;
-  for (const auto& [name, row] : panels_.items()) {
-    if (!io.KeyCtrl && key <= GLFW_KEY_9 && ImGui::IsKeyPressed(key, false)) command("panel=" + name);
-    ++key;
-  }
+  for (const KeyBinding& k : key_bindings())
+    if (k.ctrl == io.KeyCtrl && ImGui::IsKeyPressed(k.key, false)) command(k.command);
 }
 
 void App::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open model or scenario...", "Ctrl+O")) open_dialog_ = true;
+    if (ImGui::MenuItem("Open model, scenario or trace...", "Ctrl+O")) clicked_.push_back("open");
     if (ImGui::MenuItem("Save settings as scenario...")) save_dialog_ = true;
+    if (ImGui::BeginMenu("Export")) {
+      if (ImGui::MenuItem("trace.json (Chrome trace)...")) clicked_.push_back("export.trace");
+      if (ImGui::MenuItem("Graph as SVG...")) clicked_.push_back("export.svg");
+      if (ImGui::MenuItem("Profile folder...")) clicked_.push_back("export.profile");
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
     if (ImGui::MenuItem("Pin baseline")) clicked_.push_back("pin");
     if (ImGui::MenuItem("Clear baseline")) clicked_.push_back("unpin");
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) clicked_.push_back("quit");
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Run")) {
+    if (ImGui::MenuItem("Run again", "Space")) clicked_.push_back("run");
+    if (ImGui::MenuItem("Options: model, warmup, profile runs...")) clicked_.push_back("options");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -490,41 +619,19 @@ void App::draw_menu() {
     }
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keys and commands", "F1")) clicked_.push_back("help");
+    ImGui::Separator();
+    // The keys, straight from the table handle_keys() dispatches on.
+    for (const KeyBinding& k : key_bindings())
+      if (ImGui::MenuItem(k.help.c_str(), k.keys.c_str())) clicked_.push_back(k.command);
+    ImGui::EndMenu();
+  }
   ImGui::EndMenuBar();
 }
 
 void App::draw_open_dialog() {
-  if (open_dialog_) {
-    ImGui::OpenPopup("Open model");
-    open_dialog_ = false;
-  }
-  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 40, 0), ImGuiCond_Appearing);
-  if (!ImGui::BeginPopupModal("Open model", nullptr)) return;
-  ImGui::TextUnformatted(
-      "An .onnx model, a scenario .json, or a GPU trace (PyTorch profiler .json/.json.gz, nsys "
-      ".sqlite). Or drop a file on the window.");
-  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-  char buf[1024];
-  std::snprintf(buf, sizeof buf, "%s", open_path_.c_str());
-  const bool enter = ImGui::InputText("path", buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
-  open_path_ = buf;
-  // The models next to the working directory, to pick from.
-  for (const char* dir : {"scenarios", "assets/models", "."}) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      const auto ext = entry.path().extension();
-      if (ext != ".onnx" && (ext != ".json" || entry.path().filename() == "scenario.schema.json")) continue;
-      const std::string p = entry.path().lexically_normal().string();
-      if (ImGui::Selectable(p.c_str(), p == open_path_)) open_path_ = p;
-    }
-  }
-  if (ImGui::Button("Open") || enter) {
-    if (!open_path_.empty()) clicked_.push_back("open=" + open_path_);
-    ImGui::CloseCurrentPopup();
-  }
-  ImGui::SameLine();
-  if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-  ImGui::EndPopup();
+  open_dialog.draw([this](const std::string& c) { clicked_.push_back(c); });
 }
 
 void App::draw_save_dialog() {
@@ -576,7 +683,10 @@ void App::draw() {
   status.draw(frame, command_error_);
   draw_open_dialog();
   draw_save_dialog();
+  export_dialog.draw([this](const std::string& c) { clicked_.push_back(c); }, export_outcome_);
   ImGui::End();
+  run_options.draw(frame);
+  help.draw(help.open ? help_entries() : std::vector<HelpEntry>{});  // the tables, when shown
   run_clicked_and_script();
 }
 

@@ -8,6 +8,7 @@
 //                      planner=first_fit, model=stack, threads=2 ... : re-runs the pipeline
 //   open=PATH          loads a model file or a scenario (.json) (drag-and-drop); open alone
 //                      shows File > Open
+//   browse=DIR         shows File > Open at folder DIR
 //   scenario=PATH      loads a scenario and enters its first step
 //   step=N             enters step N of the scenario (0-based): its settings, then its look_at
 //   save=PATH          writes the current settings as a one-step scenario (File > Save)
@@ -26,6 +27,13 @@
 //   wait               in a script: waits for the runs requested so far
 //   screenshot=PATH    in a script: saves the window as PNG once the runs before it finished
 //   quit               closes the window
+//   options            shows Run > Options: the model's options (seq, dims, ...), warmup,
+//                      iters, profile runs and seed, each edit a settings command
+//   export.trace=PATH  writes the recorded runs as a Chrome trace (trace.json)
+//   export.svg=PATH    writes the graph as SVG, as `fusebox graph --out` does
+//   export.profile=DIR writes a profile folder, as `fusebox profile --out` does
+//                      (export.KIND alone asks for the path: File > Export)
+//   help               shows Help > Keys and commands (F1): this list, made from the tables
 #include <deque>
 #include <functional>
 #include <memory>
@@ -36,11 +44,15 @@
 #include "app/ui/arena_panel.h"
 #include "app/ui/compare_panel.h"
 #include "app/ui/details_panel.h"
+#include "app/ui/export_dialog.h"
 #include "app/ui/graph_panel.h"
+#include "app/ui/help.h"
 #include "app/ui/op_table_panel.h"
+#include "app/ui/open_dialog.h"
 #include "app/ui/panel.h"
 #include "app/ui/panel_switch.h"
 #include "app/ui/passes_panel.h"
+#include "app/ui/run_options.h"
 #include "app/ui/settings_bar.h"
 #include "app/ui/status_line.h"
 #include "app/ui/trace_panel.h"
@@ -94,6 +106,24 @@ class App {
   // The graph layouts the graph panel asked for (busy while one runs).
   const workbench::LayoutCache& layouts() const { return layouts_; }
 
+  // A key the window answers: the command it runs. handle_keys() dispatches on this table and
+  // the Help lists it.
+  struct KeyBinding {
+    std::string keys;  // "Space", "Ctrl+O", "3"
+    int key = 0;       // GLFW_KEY_*
+    bool ctrl = false;
+    std::string command;  // "run", "panel=trace"
+    std::string help;
+  };
+  std::vector<KeyBinding> key_bindings() const;
+  // Help > Keys and commands: the key bindings, the verbs, the settings (the field table) and
+  // every panel's switches, one entry each.
+  std::vector<HelpEntry> help_entries() const;
+  // What dispatch knows, for tests that hold the Help to it: the verbs ("open", "step", ...)
+  // and the panels' switches ("graph.view", "trace.run", ...).
+  std::vector<std::string> verb_names() const { return verbs_.names(); }
+  std::vector<std::string> panel_switch_names() const;
+
   workbench::Runner& runner() { return runner_; }
   const workbench::Settings& settings() const { return settings_; }
   const Selection& selection() const { return selection_; }
@@ -113,6 +143,10 @@ class App {
   WalkthroughPanel walkthrough;
   DetailsPanel details;
   StatusLine status;
+  HelpWindow help;
+  RunOptions run_options;
+  OpenDialog open_dialog;
+  ExportDialog export_dialog;
 
  private:
   // A command verb: "step" in "step=2".
@@ -153,6 +187,7 @@ class App {
   std::string select(const std::string& node);
   std::string focus_panel(const std::string& name);
   std::string apply_setting(const std::string& text);
+  std::string export_to(const std::string& kind, const std::string& path);
 
   bool idle_drawing() const;  // idle() but for the script
   void request_run();
@@ -186,8 +221,9 @@ class App {
   std::vector<std::string> clicked_;  // commands the current frame's panels issued
   std::optional<std::string> screenshot_;
   bool quit_ = false;
-  bool open_dialog_ = false, save_dialog_ = false;
-  std::string open_path_, save_path_ = "my_scenario.json";
+  bool save_dialog_ = false;
+  std::string save_path_ = "my_scenario.json";
+  std::string export_outcome_;  // the last export's "wrote ..." or error, for File > Export
   bool look_at_pending_ = false;  // select what the step points at once its result is in
   int look_at_gap_tries_ = 0;     // a trace step's gap: frames waited for the trace panel's gaps
   std::optional<PanelId> bring_tab_;  // a tab to bring forward on the next frame

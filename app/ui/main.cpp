@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
       "a GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show "
       "it.\n"
       "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-7 focus graph, arena, "
-      "trace, ops, compare, passes, walkthrough; esc clears the selection.");
+      "trace, ops, compare, passes, walkthrough; esc clears the selection; F1 lists every key and "
+      "command (Help > Keys and commands).");
   workbench::Settings defaults;
   workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
   std::string script, screenshot, size = "1600x1000";

@@ -90,6 +90,10 @@ void SettingsBar::draw(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::Button("Open...")) frame.command("open");
   item_tooltip("Open an .onnx model (Ctrl+O); dropping a file on the window works too.");
+  ImGui::SameLine();
+  if (ImGui::Button("options")) frame.command("options");
+  item_tooltip("Run > Options: the model's own options (seq, batch, d, ...; a .onnx file's dynamic "
+               "dims) and how it is measured (warmup, iters, profile runs, seed).");
 
   ImGui::SameLine();
   const auto status = exec::BackendRegistry::instance().status();

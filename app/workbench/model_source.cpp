@@ -18,22 +18,27 @@ bool is_model_file(const std::string& model) {
   return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
 }
 
-namespace {
-
-// The names the dims setting takes for `path`'s inputs, as the importer looks them up: a dim's
-// dim_param ("seq"), otherwise "<input>:<index>" ("x:0").
-std::vector<std::string> dim_names(const std::string& path) {
-  std::vector<std::string> names;
+std::vector<OnnxDim> onnx_dims(const std::string& path) {
+  std::vector<OnnxDim> out;
   for (const auto& input : models::inspect_onnx_file(path).inputs) {
     for (size_t k = 0; k < input.dims.size(); ++k) {
       const std::string& d = input.dims[k];
-      const bool param =
-          !d.empty() && d != "?" &&
-          !std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-      const std::string name = param ? d : input.name + ":" + std::to_string(k);
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      const bool fixed = !d.empty() && std::all_of(d.begin(), d.end(), [](unsigned char c) {
+        return std::isdigit(c) != 0;
+      });
+      const bool param = !d.empty() && d != "?" && !fixed;
+      out.push_back({param ? d : input.name + ":" + std::to_string(k), input.name, k, d, !fixed});
     }
   }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> dim_names(const std::string& path) {
+  std::vector<std::string> names;
+  for (const OnnxDim& d : onnx_dims(path))
+    if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
   return names;
 }
 

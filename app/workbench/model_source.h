@@ -13,6 +13,18 @@ namespace fusebox::workbench {
 // Whether `model` names a file to import (".onnx") rather than a builtin spec.
 bool is_model_file(const std::string& model);
 
+// The dims of a .onnx file's inputs as the `dims` setting names them: a dim's dim_param ("seq"),
+// otherwise "<input>:<index>" ("x:0"). Read without importing; throws fusebox::Error naming the
+// file when it cannot be read.
+struct OnnxDim {
+  std::string name;      // the key in `dims`
+  std::string input;     // the input it belongs to
+  size_t index = 0;      // its axis
+  std::string declared;  // as the file declares it: "1", "seq", "?"
+  bool dynamic = false;  // not a number in the file: it needs (or may take) a value
+};
+std::vector<OnnxDim> onnx_dims(const std::string& path);
+
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
 // (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting).
 // Messages name the setting (`dims`, `inputs.x`), not a flag: the value may have come from a

@@ -646,6 +646,9 @@ std::vector<SettingField> setting_fields() {
     SettingField d;
     d.key = f.key;
     d.flag = f.flag;
+    d.help = f.help;
+    d.hint = f.hint();
+    d.sub_hint = f.sub_hint;
     d.kind = f.kind;
     if (f.choices) d.choices = f.choices();
     d.min = f.min;

@@ -75,6 +75,9 @@ struct SettingField {
   };
   std::string key;   // "threads"
   std::string flag;  // "--threads"; "model" for the positional MODEL
+  std::string help;      // what it does ("intra-op threads (one pool shared with BLAS)")
+  std::string hint;      // the value's syntax ("an integer in 1..256", "eager | compiled")
+  std::string sub_hint;  // one at a time ("passes.NAME=on | off ..."); "" when none
   Kind kind = Kind::Name;
   std::vector<std::string> choices;  // Name and Switches: the valid names (registries, now)
   std::optional<int64_t> min, max;   // Integer, and a Map of integers; no max: unbounded
