@@ -169,8 +169,8 @@ int main(int argc, char** argv) {
       "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or "
       "a GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show "
       "it.\n"
-      "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-7 focus graph, arena, "
-      "trace, ops, compare, passes, walkthrough; esc clears the selection; F1 lists every key and "
+      "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-8 focus graph, arena, "
+      "trace, ops, compare, passes, walkthrough, details; esc clears the selection; F1 lists every key and "
       "command (Help > Keys and commands).");
   workbench::Settings defaults;
   workbench::SettingsFlags flags(&cli, {}, defaults, /*model_optional=*/true);
