@@ -35,7 +35,13 @@ uint32_t span_color(const Recording& r, const Span& s) {
 
 }  // namespace
 
-size_t nvtxt_range_count(const Recording& r) { return r.spans.size(); }
+// Worker spans (a thread's chunk of a parallel region) are left out, as in the SQLite export: as
+// NVTX ranges named like their op, a reader of the .nsys-rep would count each op again.
+size_t nvtxt_range_count(const Recording& r) {
+  size_t n = 0;
+  for (const Span& s : r.spans) n += s.kind != SpanKind::Worker;
+  return n;
+}
 
 std::string nvtxt(const Recording& r, NvtxtTimeBase time_base) {
   std::string bad = check_recording(r);
@@ -54,7 +60,8 @@ std::string nvtxt(const Recording& r, NvtxtTimeBase time_base) {
   for (const auto& [tid, name] : r.thread_names) os << "NameOsThread, " << r.pid << ", " << tid << ", " << quoted(name) << "\n";
   // Per thread: push in start order, pop what ended before the next push (innermost first).
   std::map<int32_t, std::vector<const Span*>> by_thread;
-  for (const Span& s : r.spans) by_thread[s.tid].push_back(&s);
+  for (const Span& s : r.spans)
+    if (s.kind != SpanKind::Worker) by_thread[s.tid].push_back(&s);
   for (const auto& [tid, spans] : by_thread) {
     std::vector<const Span*> stack;
     auto pop_until = [&](int64_t t, bool all) {

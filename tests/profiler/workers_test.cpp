@@ -241,3 +241,17 @@ TEST(Workers, NsysSqliteNamesTheWorkerThreadsButWritesNoRangesForThem) {
             std::to_string(not_worker))
       << "push/pop ranges: the recording's spans less its worker spans";
 }
+
+TEST(Workers, NvtxtWritesNoRangesForWorkerSpans) {
+  const Recording r = ptest::record_workers(ptest::kGemmModel, 2, 2);
+  size_t workers = 0, not_worker = 0;
+  for (const Span& s : r.spans) (s.kind == SpanKind::Worker ? workers : not_worker) += 1;
+  ASSERT_GT(workers, 0u);
+  const std::string text = nvtxt(r);
+  size_t pushes = 0;
+  for (size_t at = text.find("\nRangePush, "); at != std::string::npos;
+       at = text.find("\nRangePush, ", at + 1))
+    ++pushes;
+  EXPECT_EQ(pushes, not_worker) << "one range per span, none for a worker's chunk";
+  EXPECT_EQ(nvtxt_range_count(r), not_worker);
+}
