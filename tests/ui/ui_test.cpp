@@ -89,6 +89,16 @@ class UiTest : public ::testing::Test {
 
   const workbench::RunResult& result() { return *app_->runner().result(); }
 
+  // The 1,008-node stack (18 small layers, every pass off), one run: the graph that opens folded.
+  void start_thousand_node_stack() {
+    workbench::Settings s = workbench::test::small_settings("stack:layers=18,seq=8,d=32,heads=2,ffn=64");
+    for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
+    s.iters = 1;
+    s.profile_runs = 1;
+    app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
+    settle();
+  }
+
   // Whether any pixel of the rectangle's outline (1 px inside) has `color` (0xRRGGBB).
   bool outline_has(const ImRect& r, uint32_t color) {
     const auto& px = window_->captured();
@@ -678,12 +688,7 @@ TEST_F(UiTest, TheGraphOpensAtAReadableZoomWithAMinimapWhenItDoesNotFit) {
 // The 1,008-node stack (18 layers, no passes) opens folded, one box per layer, with a minimap;
 // layers unfold and fold by command, and a node selected inside a fold lights the fold.
 TEST_F(UiTest, TheThousandNodeStackOpensFoldedByLayerAndUnfolds) {
-  workbench::Settings s = workbench::test::small_settings("stack:layers=18,seq=8,d=32,heads=2,ffn=64");
-  for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
-  s.iters = 1;
-  s.profile_runs = 1;
-  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
-  settle();
+  start_thousand_node_stack();
   ASSERT_EQ(result().graph().nodes.size(), 1008u);
   const GraphPanel::Drawn& d = app_->graph.drawn;
   EXPECT_EQ(d.folds, 18u);
@@ -737,12 +742,7 @@ TEST_F(UiTest, FindSelectsTheNextMatchAndUnfoldsItsScope) {
   run("graph.find=");
   EXPECT_EQ(app_->graph.drawn.search_matches, 0u);
 
-  workbench::Settings s = workbench::test::small_settings("stack:layers=18,seq=8,d=32,heads=2,ffn=64");
-  for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
-  s.iters = 1;
-  s.profile_runs = 1;
-  app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
-  settle();
+  start_thousand_node_stack();
   ASSERT_EQ(app_->graph.folded().count("layer7"), 1u);
   run("graph.find=layer7.ffn.gelu.Erf");
   EXPECT_EQ(app_->selection().node, "layer7.ffn.gelu.Erf");
