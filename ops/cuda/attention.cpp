@@ -25,8 +25,9 @@ struct AttentionState {
   bool has_mask = false;
 };
 
-// Shared memory a block may use without opting in (the kernel does not opt in).
-constexpr size_t kSharedLimit = 48 * 1024;
+// Shared memory a block may use without opting in; the device's opt-in limit comes from the
+// backend (CudaShared::max_shared_per_block).
+constexpr size_t kDefaultSharedLimit = 48 * 1024;
 
 // The leading (batch, head) dims of a view as a StridedIndex over the batch-head number.
 StridedIndex lead_index(const exec::KernelContext& ctx, const ir::AttentionLayout& a, const ir::StridedView& view) {
@@ -74,18 +75,26 @@ std::shared_ptr<const void> prepare_attention(const exec::KernelContext& ctx) {
     p.m_rs = a.mask->strides[r];
     p.m_cs = a.mask->strides[r + 1];
   }
-  const AttentionTiles tiles = attention_tiles(p.skv, p.d, p.dv);
-  p.threads = tiles.threads;
+  size_t limit = kDefaultSharedLimit;
+  if (ctx.context && ctx.context->backend_data)
+    limit = static_cast<size_t>(static_cast<const CudaShared*>(ctx.context->backend_data)->max_shared_per_block);
+  const AttentionTiles tiles = attention_tiles(p.batch, p.sq, p.skv, p.d, p.dv, limit);
+  p.rows = tiles.rows;
+  p.keys = tiles.keys;
+  p.blocks = tiles.blocks;
   p.shared_bytes = tiles.shared_bytes;
-  if (p.shared_bytes > kSharedLimit)
+  if (!tiles.fits)
     fail(ctx, "head sizes D = " + std::to_string(p.d) + " and Dv = " + std::to_string(p.dv) + " need " +
-                  std::to_string(p.shared_bytes) + " bytes of shared memory per block; the CUDA kernel supports " +
-                  std::to_string(kSharedLimit));
+                  std::to_string(p.shared_bytes) + " bytes of shared memory per block even at the smallest tile (" +
+                  std::to_string(tiles.rows) + " query rows x " + std::to_string(tiles.keys) +
+                  " keys); this GPU gives a block at most " + std::to_string(limit));
   try {
-    (void)row_geometry(p.batch * p.sq, p.threads);
+    (void)row_geometry(p.blocks, tiles.threads);
   } catch (const std::invalid_argument& e) {
     fail(ctx, e.what());
   }
+  if (p.shared_bytes > kDefaultSharedLimit)
+    check(allow_attention_shared(p.shared_bytes), "node '" + ctx.node.name + "' (Attention): cudaFuncSetAttribute");
   return exec::make_state(st);
 }
 

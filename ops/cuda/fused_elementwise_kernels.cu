@@ -2,7 +2,7 @@
 // element in a grid-stride loop. Each thread runs the whole program on its element: inputs are
 // read through their broadcast offsets (broadcast_index.cuh) when an instruction names them,
 // intermediate results live in a 16-entry per-thread register file (prepare() assigned the
-// registers by liveness, as the CPU does), and only the last result is stored. Every thread of a
+// registers by liveness, as the CPU does; fused_eval.cuh keeps it out of local memory), and only the last result is stored. Every thread of a
 // warp runs the same instruction at the same time, so the switch over ops does not diverge.
 // The math is ew_math.cuh's, the same as the unfused element-wise kernels'.
 #include <cuda_runtime.h>
@@ -34,7 +34,7 @@ __global__ void fused_kernel(const __grid_constant__ FusedParams p, const __grid
   const int rank = p.rank;
   // Every register is written before it is read (prepare() checked the program); zeroed once per
   // thread only so the compiler can see that.
-  float regs[kFusedMaxRegisters] = {};
+  FusedRegisters regs;
   for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < n;
        i += step) {
     I idx[kFusedMaxDims];

@@ -46,13 +46,38 @@ FUSEBOX_HD float fused_apply(FusedOp op, float a, float b) {
 
 FUSEBOX_HD bool fused_is_binary(FusedOp op) { return op <= FusedOp::Pow; }
 
+// The interpreter's register file. A register array indexed by a run-time slot (an instruction's
+// operand) is put by nvcc in the thread's local-memory stack frame (64 bytes, an off-chip load or
+// store per access). Here every access is an unrolled compare-and-select over all the slots, so
+// each slot's index is a compile-time constant and the file stays in hardware registers: 16
+// selects per access, cheaper than a local-memory round trip. A slot out of range reads 0 and
+// writes nothing (prepare() never emits one).
+struct FusedRegisters {
+  float r[kFusedMaxRegisters] = {};
+
+  FUSEBOX_HD float get(int slot) const {
+    float v = 0.0f;
+    FUSEBOX_UNROLL
+    for (int j = 0; j < kFusedMaxRegisters; ++j) {
+      if (j == slot) v = r[j];
+    }
+    return v;
+  }
+  FUSEBOX_HD void set(int slot, float v) {
+    FUSEBOX_UNROLL
+    for (int j = 0; j < kFusedMaxRegisters; ++j) {
+      if (j == slot) r[j] = v;
+    }
+  }
+};
+
 // Runs the program for output element i (coordinates idx along the collapsed dims) and returns
 // its value. Inputs are read through their broadcast offsets when an instruction names them;
-// intermediate results live in `regs` (kFusedMaxRegisters floats, the thread's own).
+// intermediate results live in `regs` (the thread's own).
 template <typename I>
-FUSEBOX_HD float fused_eval(const FusedParams& p, const float* const* inputs, I i, const I* idx, float* regs) {
+FUSEBOX_HD float fused_eval(const FusedParams& p, const float* const* inputs, I i, const I* idx, FusedRegisters& regs) {
   auto load = [&](uint8_t o) -> float {
-    if (o & kFusedRegister) return regs[o & 0x7F];
+    if (o & kFusedRegister) return regs.get(o & 0x7F);
     return inputs[o][masked_offset<kFusedMaxDims>(p.mask[o], i, p.rank, p.dims, idx)];
   };
   const int last = p.count - 1;
@@ -65,7 +90,7 @@ FUSEBOX_HD float fused_eval(const FusedParams& p, const float* const* inputs, I 
     if (k == last) {
       result = v;
     } else {
-      regs[ins.dst] = v;
+      regs.set(ins.dst, v);
     }
   }
   return result;

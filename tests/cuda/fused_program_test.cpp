@@ -34,7 +34,7 @@ std::vector<float> interpret_on_host(const std::vector<std::string>& text, const
   const FusedParams p =
       make_fused_params(parse_fused_program(text, static_cast<int>(in.size())), shapes, out);
   std::vector<float> y(static_cast<size_t>(p.numel));
-  float regs[kFusedMaxRegisters] = {};
+  FusedRegisters regs;
   for (I i = 0; i < static_cast<I>(p.numel); ++i) {
     I idx[kFusedMaxDims];
     decompose_index<kFusedMaxDims>(i, p.rank, p.dims, idx);

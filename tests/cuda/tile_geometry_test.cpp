@@ -74,14 +74,65 @@ TEST(SplitGemmBatches, SingleGemmAndIrregularOffsets) {
   EXPECT_THROW(split_gemm_batches({0}, {0, 1}), std::invalid_argument);
 }
 
-TEST(AttentionTiles, ThreadsCoverTheKeysUpTo128) {
-  EXPECT_EQ(attention_tiles(1, 64, 64).threads, 32);
-  EXPECT_EQ(attention_tiles(40, 64, 64).threads, 64);
-  EXPECT_EQ(attention_tiles(100000, 64, 64).threads, 128);
-  // q row + probabilities + accumulator + one float per warp.
-  EXPECT_EQ(attention_tiles(100000, 64, 32).shared_bytes, (64 + 32 + 128 + 4) * sizeof(float));
-  EXPECT_EQ(attention_tiles(0, 0, 0).shared_bytes, (32 + 1) * sizeof(float));
-  EXPECT_THROW(attention_tiles(-1, 1, 1), std::invalid_argument);
+// The flash kernel's shared memory, float by float: Q rows, padded K tile, V tile, scores,
+// accumulator, three per-row values.
+TEST(AttentionTiles, SharedBytesCountEveryArray) {
+  EXPECT_EQ(attention_shared_bytes(16, 64, 64, 32),
+            (16 * 64 + 64 * 65 + 64 * 32 + 16 * 64 + 16 * 32 + 3 * 16) * sizeof(float));
+  EXPECT_EQ(attention_shared_bytes(4, 16, 0, 0), (16 * 1 + 4 * 16 + 3 * 4) * sizeof(float));
+}
+
+TEST(AttentionTiles, LargestTilesThatFitPreferringRows) {
+  const size_t k48 = 48 * 1024, h100 = 227 * 1024;
+  // d = dv = 64 at 48 KiB: 32 x 64 needs 57,984 bytes, 16 x 64 (45,504) fits.
+  AttentionTiles t = attention_tiles(8, 1000, 1000, 64, 64, k48);
+  EXPECT_TRUE(t.fits);
+  EXPECT_EQ(t.threads, kAttentionThreads);
+  EXPECT_EQ(t.rows, 16);
+  EXPECT_EQ(t.keys, 64);
+  EXPECT_LE(t.shared_bytes, k48);
+  EXPECT_GT(attention_shared_bytes(32, 64, 64, 64), k48);
+  EXPECT_EQ(t.blocks, 8 * 63);  // ceil(1000 / 16) tiles of rows per batch-head
+  // With an H100's opt-in limit the largest tile fits.
+  t = attention_tiles(8, 1000, 1000, 64, 64, h100);
+  EXPECT_EQ(t.rows, 32);
+  EXPECT_EQ(t.keys, 64);
+  EXPECT_EQ(t.blocks, 8 * 32);
+  // d = dv = 256 at 48 KiB steps down to 4 x 16 (8 x 16 needs 49,824 bytes).
+  t = attention_tiles(1, 512, 512, 256, 256, k48);
+  EXPECT_TRUE(t.fits);
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.keys, 16);
+  EXPECT_LE(t.shared_bytes, k48);
+}
+
+TEST(AttentionTiles, ShortSequencesGetSmallTiles) {
+  // One query row and 5 keys: 4 rows (the least) and 16 keys (the least), not 32 x 64.
+  AttentionTiles t = attention_tiles(3, 1, 5, 64, 64, 48 * 1024);
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.keys, 16);
+  EXPECT_EQ(t.blocks, 3);
+  t = attention_tiles(2, 9, 40, 32, 32, 48 * 1024);
+  EXPECT_EQ(t.rows, 16);  // 9 rounded up to a power of two
+  EXPECT_EQ(t.keys, 64);  // 40 likewise
+  EXPECT_EQ(t.blocks, 2);
+  // No rows or keys at all still gives a valid (empty) launch.
+  t = attention_tiles(0, 0, 0, 0, 0, 48 * 1024);
+  EXPECT_TRUE(t.fits);
+  EXPECT_EQ(t.blocks, 0);
+}
+
+TEST(AttentionTiles, HeadDimsTooLargeForSharedMemoryDoNotFit) {
+  // d = dv = 1024 at 48 KiB: even 4 x 16 needs 4 * (4096 + 16400 + 16384 + 64 + 4096 + 12) bytes.
+  const AttentionTiles t = attention_tiles(1, 64, 64, 1024, 1024, 48 * 1024);
+  EXPECT_FALSE(t.fits);
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.keys, 16);
+  EXPECT_EQ(t.shared_bytes, attention_shared_bytes(4, 16, 1024, 1024));
+  EXPECT_GT(t.shared_bytes, size_t{48 * 1024});
+  // The same head dims fit an H100's 227 KiB.
+  EXPECT_TRUE(attention_tiles(1, 64, 64, 1024, 1024, 227 * 1024).fits);
+  EXPECT_THROW(attention_tiles(1, -1, 1, 1, 1, 48 * 1024), std::invalid_argument);
 }
 
 }  // namespace

@@ -65,7 +65,9 @@ std::vector<Tensor> run_cuda(exec::Backend& gpu, const std::string& op, const st
   const exec::KernelDef* kernel = gpu.kernels().find(op);
   if (!kernel) throw Error("no CUDA kernel for " + op);
   const size_t scratch_bytes = gpu.scratch_bytes(exec::KernelContext{node, in_types, out_types});
-  exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
+  // The backend's context, as in a real run: prepare() reads the device's shared-memory limit
+  // from it.
+  exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, nullptr, gpu.context()};
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
   std::vector<std::shared_ptr<void>> keep;
@@ -144,7 +146,7 @@ void expect_refused(exec::Backend& gpu, const std::string& op, const std::vector
   std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
   const exec::KernelDef* kernel = gpu.kernels().find(op);
   ASSERT_TRUE(kernel) << op;
-  exec::KernelContext ctx{node, in_types, out_types, 0};
+  exec::KernelContext ctx{node, in_types, out_types, 0, nullptr, gpu.context()};
   try {
     kernel->prepare(ctx);
     ADD_FAILURE() << op << ": prepare() accepted what it should refuse (" << fragment << ")";
@@ -456,6 +458,43 @@ TEST(CudaAttention, LongKeysCausalAndFullyMaskedRows) {
       compare(*gpu, "Attention", {q, kk, v, mask}, attrs_of({{"scale", 0.2}}), 1e-4f, 1e-5f);
     }
   }
+}
+
+// The flash kernel's tile edges (host/tile_geometry.h: attention_tiles): keys not a multiple of
+// the tile and fewer than one tile, fewer query rows than a block takes and a partial last block,
+// causal rows that end inside a tile, head dims from 1 to past the 48 KiB default (the kernel
+// then opts in to the device's larger shared memory), Dv != D, and head dims no tile fits
+// refused with the sentence naming them.
+TEST(CudaAttention, TileEdgesAndHeadDims) {
+  REQUIRE_GPU();
+  std::mt19937 rng(59);
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int64_t sq, skv, d, dv;
+  };
+  for (const Case c : {Case{1, 1, 1, 1}, Case{3, 5, 8, 8}, Case{5, 17, 64, 64}, Case{37, 37, 64, 64},
+                       Case{33, 65, 16, 48}, Case{70, 100, 128, 128}, Case{20, 129, 200, 72},
+                       Case{9, 31, 256, 256}, Case{16, 64, 32, 32}}) {
+    const int64_t b = 1, h = 3;
+    SCOPED_TRACE("sq " + std::to_string(c.sq) + " skv " + std::to_string(c.skv) + " d " + std::to_string(c.d) +
+                 " dv " + std::to_string(c.dv));
+    Tensor q = random_f32({b, h, c.sq, c.d}, rng, -2, 2), kk = random_f32({b, h, c.skv, c.d}, rng, -2, 2);
+    Tensor v = random_f32({b, h, c.skv, c.dv}, rng, -1, 1);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+    compare(*gpu, "Attention", {q, kk, v}, attrs_of({{"scale", scale}}), 1e-4f, 1e-5f);
+    if (c.sq <= c.skv)
+      compare(*gpu, "Attention", {q, kk, v}, attrs_of({{"scale", scale}, {"causal", int64_t{1}}}), 1e-4f, 1e-5f);
+    // Masked keys at the tile seams and one fully masked row.
+    Tensor mask = random_f32({b, h, c.sq, c.skv}, rng, -1, 1);
+    for (int64_t r = 0; r < b * h * c.sq; ++r)
+      for (int64_t j = 0; j < c.skv; ++j)
+        if (r == 1 || j % 16 == 15 || j % 16 == 0) mask.data<float>()[r * c.skv + j] = -inf;
+    compare(*gpu, "Attention", {q, kk, v, mask}, attrs_of({{"scale", scale}}), 1e-4f, 1e-5f);
+  }
+  // D = Dv = 16384: even 4 query rows x 16 keys need over 2 MiB of shared memory.
+  expect_refused(*gpu, "Attention",
+                 {{DType::f32, {1, 1, 4, 16384}}, {DType::f32, {1, 1, 4, 16384}}, {DType::f32, {1, 1, 4, 16384}}}, {},
+                 "need");
 }
 
 // ---- Softmax and ReduceMean away from the last axis ------------------------------------------

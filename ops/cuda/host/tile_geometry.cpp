@@ -1,6 +1,7 @@
 // Tiling and layout choices of the CUDA kernels (tile_geometry.h).
 #include "ops/cuda/host/tile_geometry.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -66,16 +67,36 @@ GemmBatches split_gemm_batches(const std::vector<int64_t>& a_offsets, const std:
   throw std::logic_error("split_gemm_batches: unreachable");
 }
 
-AttentionTiles attention_tiles(int64_t skv, int64_t d, int64_t dv) {
-  if (skv < 0 || d < 0 || dv < 0)
-    throw std::invalid_argument("attention_tiles: negative size (skv " + std::to_string(skv) + ", d " +
-                                std::to_string(d) + ", dv " + std::to_string(dv) + ")");
+size_t attention_shared_bytes(int rows, int keys, int64_t d, int64_t dv) {
+  const int64_t floats = rows * d + keys * (d + 1) + keys * dv + int64_t{rows} * keys + rows * dv + 3 * int64_t{rows};
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
+AttentionTiles attention_tiles(int64_t batch, int64_t sq, int64_t skv, int64_t d, int64_t dv, size_t shared_limit) {
+  if (batch < 0 || sq < 0 || skv < 0 || d < 0 || dv < 0)
+    throw std::invalid_argument("attention_tiles: negative size (batch " + std::to_string(batch) + ", sq " +
+                                std::to_string(sq) + ", skv " + std::to_string(skv) + ", d " + std::to_string(d) +
+                                ", dv " + std::to_string(dv) + ")");
+  auto cap = [](int64_t n, int lo, int hi) {
+    int c = lo;
+    while (c < n && c < hi) c *= 2;
+    return c;
+  };
+  const int max_rows = cap(sq, 4, 32), max_keys = cap(skv, 16, 64);
+  // Best first: more rows per K/V tile, then longer tiles.
+  static constexpr int kCandidates[][2] = {{32, 64}, {16, 64}, {32, 32}, {16, 32}, {8, 32}, {8, 16}, {4, 16}};
   AttentionTiles t;
-  // A chunk of keys per pass: as many as there are keys, up to 128 (more threads than keys would
-  // idle in the scoring step, the expensive one).
-  while (t.threads < skv && t.threads < 128) t.threads *= 2;
-  const int64_t floats = d + dv + t.threads + t.threads / 32;
-  t.shared_bytes = static_cast<size_t>(floats) * sizeof(float);
+  for (const auto& c : kCandidates) {
+    const int rows = std::min(c[0], max_rows), keys = std::min(c[1], max_keys);
+    t.rows = rows;
+    t.keys = keys;
+    t.shared_bytes = attention_shared_bytes(rows, keys, d, dv);
+    if (t.shared_bytes <= shared_limit) {
+      t.fits = true;
+      break;
+    }
+  }
+  t.blocks = batch * ((sq + t.rows - 1) / t.rows);
   return t;
 }
 

@@ -34,14 +34,32 @@ struct GemmBatches {
 // a_offsets and b_offsets have one entry per output matrix (same length, >= 1).
 GemmBatches split_gemm_batches(const std::vector<int64_t>& a_offsets, const std::vector<int64_t>& b_offsets);
 
-// Attention, one block per (batch-head, query row): `threads` (a power of two, 32..128) each
-// score one key of a chunk of `threads` keys, then stride over the Dv output columns. Shared
-// memory holds the query row (d floats), the chunk's probabilities (threads floats), the output
-// accumulator (dv floats) and one float per warp for the reductions.
+// Attention, flash-style (attention_kernels.cu): a block of kAttentionThreads threads takes
+// `rows` query rows of one batch-head and walks the keys in tiles of `keys`, each K and V tile
+// staged once in shared memory for all its rows. Shared memory, in floats:
+//   Q rows      rows * d
+//   K tile      keys * (d + 1)   (one float of padding per key: the score loop reads down a
+//                                 column, and a row length of d + 1 keeps lanes on distinct banks)
+//   V tile      keys * dv
+//   scores      rows * keys      (then the tile's probabilities)
+//   output      rows * dv        (the accumulator)
+//   per row     3 * rows         (running max, running sum, this tile's rescale factor)
+// The largest tiles that fit `shared_limit` bytes are taken, preferring more rows (each K/V tile
+// read from memory serves more rows) and then more keys, from 32 x 64 down to 4 x 16; rows are
+// capped at sq rounded up to a power of two (at least 4), keys likewise at skv (at least 16), so
+// a short sequence does not pay for an empty tile. `fits` is false when even 4 x 16 needs more
+// than shared_limit (head dims too large): shared_bytes is then that smallest tile's need.
+inline constexpr int kAttentionThreads = 128;
 struct AttentionTiles {
-  int threads = 32;
+  int threads = kAttentionThreads;
+  int rows = 0;  // query rows per block
+  int keys = 0;  // keys per tile
   size_t shared_bytes = 0;
+  int64_t blocks = 0;  // batch * ceil(sq / rows)
+  bool fits = false;
 };
-AttentionTiles attention_tiles(int64_t skv, int64_t d, int64_t dv);
+size_t attention_shared_bytes(int rows, int keys, int64_t d, int64_t dv);
+// Throws std::invalid_argument for a negative size.
+AttentionTiles attention_tiles(int64_t batch, int64_t sq, int64_t skv, int64_t d, int64_t dv, size_t shared_limit);
 
 }  // namespace fusebox::cuda
