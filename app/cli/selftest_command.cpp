@@ -10,8 +10,10 @@
 // row ("no self-test case"), so adding a kernel without adding its case is caught here.
 //
 // Rows have a kind: "op", "model", "capture" (one run captured, e.g. into a CUDA graph, then
-// replayed) and "trace" (the backend's device activity: every kernel tied to the op that launched
-// it; not applicable where the backend records none, as on the CPU). Model rows also time the model
+// replayed), "trace" (the backend's device activity: every kernel tied to the op that launched
+// it; not applicable where the backend records none, as on the CPU) and "tf32" (the model with
+// precision=tf32 against the same backend at fp32: what TF32 GEMMs cost in accuracy; not
+// applicable where the backend has no TF32, as on the CPU). Model rows also time the model
 // on the target and on the CPU (compiled executor, all passes, median of interleaved runs), so a
 // GPU user sees CPU vs GPU latency per model.
 #include <algorithm>
@@ -46,6 +48,11 @@ using ir::DType;
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-4;
 constexpr uint64_t kSeed = 7;
+// The tf32 rows' bound: TF32 keeps 10 of fp32's 23 mantissa bits (about 5e-4 relative rounding
+// of each GEMM input), so a model's outputs move by about 1e-3 relative; this is loose enough for
+// that and still fails a broken TF32 path (garbage, NaN, a wrong layout). The figure is the point.
+constexpr double kTf32Rtol = 5e-2;
+constexpr double kTf32Atol = 5e-3;
 
 // One operand of a case: its type, the range its seeded values are drawn from (uniform; integers
 // for i64), and whether it is a weight (a constant the kernel may repack at compile time) or a
@@ -404,6 +411,31 @@ void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
   }
 }
 
+// The model at precision=tf32 against the same backend at fp32 (both compiled, all passes).
+void compare_tf32(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
+                  const exec::SessionOptions& target, const exec::Backend& backend, Row& row) {
+  const std::vector<std::string> offered = backend.precisions();
+  if (std::find(offered.begin(), offered.end(), "tf32") == offered.end()) {
+    row.status = "n/a";
+    row.detail = "not applicable: backend '" + target.backend + "' has no TF32 math (it computes in fp32)";
+    return;
+  }
+  std::vector<ir::Tensor> fp32, tf32;
+  try {
+    exec::SessionOptions t = target;
+    t.precision = "fp32";
+    fp32 = exec::Session(graph, t).run(inputs);
+    t.precision = "tf32";
+    tf32 = exec::Session(graph, t).run(inputs);
+  } catch (const std::exception& e) {
+    row.status = "FAIL";
+    row.detail = "backend '" + target.backend + "' failed: " + e.what();
+    return;
+  }
+  compare(tf32, fp32, row);
+  if (row.status == "pass") row.detail = "against fp32 on '" + target.backend + "'";
+}
+
 struct SelftestArgs {
   std::string backend = "cpu";
   bool json = false;
@@ -468,8 +500,11 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
     Row row = make_row("model", name, spec);
     Row capture = make_row("capture", name, spec);
     Row trace = make_row("trace", name, spec);
-    if (args.rtol >= 0) row.rtol = capture.rtol = trace.rtol = args.rtol;
-    if (args.atol >= 0) row.atol = capture.atol = trace.atol = args.atol;
+    Row tf32 = make_row("tf32", name, spec);
+    tf32.rtol = kTf32Rtol;
+    tf32.atol = kTf32Atol;
+    if (args.rtol >= 0) row.rtol = capture.rtol = trace.rtol = tf32.rtol = args.rtol;
+    if (args.atol >= 0) row.atol = capture.atol = trace.atol = tf32.atol = args.atol;
     try {
       const ir::Graph g = models::build_model(spec, models::kDefaultSeed);
       const std::vector<ir::Tensor> inputs = workbench::random_inputs(g, kSeed);
@@ -479,14 +514,16 @@ std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) 
       run_and_compare(g, inputs, captured, capture, /*replay=*/true);
       if (row.status == "pass") time_model(g, inputs, model_target, row);
       check_trace(g, inputs, model_target, trace);
+      compare_tf32(g, inputs, model_target, backend, tf32);
     } catch (const std::exception& e) {
-      row.status = capture.status = trace.status = "FAIL";
-      row.detail = capture.detail = trace.detail =
+      row.status = capture.status = trace.status = tf32.status = "FAIL";
+      row.detail = capture.detail = trace.detail = tf32.detail =
           std::string("the model could not be built: ") + e.what();
     }
     rows.push_back(row);
     rows.push_back(capture);
     rows.push_back(trace);
+    rows.push_back(tf32);
   }
   return rows;
 }

@@ -44,6 +44,7 @@ struct CompileKey {
   OptimizeKey optimize;
   std::string backend;
   std::string isa;  // kernels fix their instruction-set level (and weight packing) in prepare
+  std::string precision;  // and their GEMM precision (cuBLAS compute type)
   bool operator==(const CompileKey&) const = default;
 };
 struct BindKey {
@@ -215,6 +216,7 @@ bool Pipeline::prepare(Run& r) {
   exec::Backend& be = *(r.be = &backend(s.backend));
   be.select_isa(s.isa);  // refuses a level this machine cannot run, before any work
   result.isa = be.isa();
+  be.select_precision(s.precision);  // refuses tf32 on a backend without it (the CPU), before any work
   const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
   result.optimized = r.stage(Stage::Optimize, caches_->optimize.find(ok), executions_, [&]() -> auto& {
     exec::OptimizeOptions o;
@@ -243,7 +245,7 @@ bool Pipeline::prepare(Run& r) {
 
   // Compile.
   result.backend_description = be.description();
-  const CompileKey ck{ok, s.backend, result.isa};
+  const CompileKey ck{ok, s.backend, result.isa, s.precision};
   std::shared_ptr<const exec::Compiled> compiled =
       r.stage(Stage::Compile, caches_->compile.find(ck), executions_, [&]() -> auto& {
         return caches_->compile.put(ck, exec::compile(result.optimized, be));

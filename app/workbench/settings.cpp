@@ -438,6 +438,11 @@ const std::vector<FieldDef>& fields() {
                              names.insert(names.begin(), "auto");
                              return names;
                            }));
+    t.push_back(name_field("precision",
+                           "float GEMM precision: fp32, or tf32 (TF32 tensor cores, faster, about 1e-3 "
+                           "relative error; cuda backend only)",
+                           &Settings::precision, "precision",
+                           [] { return std::vector<std::string>{"fp32", "tf32"}; }));
     t.push_back(switches_field("passes", "the passes that run (see `fusebox passes`)",
                                &Settings::passes_off, "pass", pass_names));
     t.push_back(switches_field("patterns", "the fusion patterns fuse_patterns tries",
@@ -635,6 +640,7 @@ std::string Settings::label() const {
                   " threads=" + std::to_string(threads) + " planner=" + planner +
                   " backend=" + backend;
   if (isa != "auto") s += " isa=" + isa;
+  if (precision != "fp32") s += " precision=" + precision;
   if (!patterns_off.empty()) s += " patterns_off=" + join(patterns_off, ",");
   if (capture) s += " capture=on";
   return s;

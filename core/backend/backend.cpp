@@ -20,6 +20,14 @@ void Backend::select_isa(const std::string& isa) {
     throw Error("backend '" + name() + "' has one instruction-set level: isa must be auto, got '" + isa + "'");
 }
 
+void Backend::select_precision(const std::string& precision) {
+  if (precision == "fp32") return;
+  if (precision == "tf32")
+    throw Error("backend '" + name() + "' has no TF32 math: precision=tf32 is for GPU tensor cores (the cuda "
+                "backend); '" + name() + "' computes every GEMM in fp32, so use precision=fp32");
+  throw Error("precision must be fp32 or tf32, got '" + precision + "'");
+}
+
 void Backend::begin_capture() {
   throw Error("backend '" + name() + "' cannot capture a run (it has no graph capture)");
 }

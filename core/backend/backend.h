@@ -84,6 +84,15 @@ class Backend {
   // The level select_isa chose ("avx2"); "" for a backend with one.
   virtual std::string isa() const { return ""; }
 
+  // Precision of the float GEMMs (the MatMul family): "fp32" (IEEE single throughout) or "tf32"
+  // (inputs rounded to TF32's 10-bit mantissa on tensor cores, fp32 accumulation: faster, about
+  // 1e-3 relative error). The ones this backend offers; the default offers fp32 only.
+  virtual std::vector<std::string> precisions() const { return {"fp32"}; }
+  // Kernels prepared from now on use `precision`; kernels prepared before keep theirs. Throws
+  // fusebox::Error for one this backend does not offer, saying what it computes instead.
+  virtual void select_precision(const std::string& precision);
+  virtual std::string precision() const { return "fp32"; }
+
   // Device memory, 64-byte aligned; freed when the returned pointer's last copy goes.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
   // Makes a weight available on the device; the result stays valid while it is held.

@@ -14,7 +14,10 @@
  * (core is a shared library, so the dynamic loader hands the plugin the copy already loaded: one
  * set of registries), and create_backend returns a `fusebox::exec::Backend*` made with `new`,
  * owned by the caller. That pointer is the only C++ object that crosses; it is typed void* here
- * so this header stays C. create_backend is set only when available == 1. */
+ * so this header stays C. create_backend is set only when available == 1.
+ *
+ * Version 3: the Backend class gained precision() / precisions() / select_precision (the TF32
+ * GEMM setting): a plugin built against version 2's vtable would call the wrong functions. */
 #ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 #define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 
@@ -24,7 +27,7 @@
 extern "C" {
 #endif
 
-#define FUSEBOX_PLUGIN_ABI_VERSION 2u
+#define FUSEBOX_PLUGIN_ABI_VERSION 3u
 #define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
 
 typedef struct FuseboxPluginInfo {

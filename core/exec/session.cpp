@@ -32,6 +32,7 @@ Session::Session(ir::Graph model, SessionOptions options)
   ExecutionObserver* obs = options_.observer;
   backend_ = BackendRegistry::instance().create(options_.backend);
   backend_->select_isa(options_.isa);
+  backend_->select_precision(options_.precision);
   if (backend_->name() != "cpu") cpu_evaluator_ = BackendRegistry::instance().create("cpu");
 
   OptimizeOptions opt;

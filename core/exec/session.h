@@ -29,6 +29,9 @@ struct SessionOptions {
   // Instruction-set level of the backend's kernels (Backend::select_isa): "auto" | "avx512" |
   // "avx2" | "portable" on the CPU.
   std::string isa = "auto";
+  // Float GEMM precision (Backend::select_precision): "fp32" | "tf32" (refused where the backend
+  // has no TF32, as on the CPU).
+  std::string precision = "fp32";
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"
   std::set<std::string> disabled_patterns;  // fusion patterns fuse_patterns skips
   std::string planner = "greedy_by_size";

@@ -112,6 +112,7 @@ class CudaBackend final : public exec::Backend {
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     device_name_ = prop.name;
     sm_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    sm_major_ = prop.major;
     shared_.sm_count = prop.multiProcessorCount;
     shared_.max_shared_per_block = static_cast<int>(prop.sharedMemPerBlockOptin);
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -159,6 +160,13 @@ class CudaBackend final : public exec::Backend {
  public:
 
   std::string name() const override { return "cuda"; }
+  std::vector<std::string> precisions() const override { return gemm_precision_names(); }
+  void select_precision(const std::string& precision) override {
+    precision_ = parse_gemm_precision(precision);
+    shared_.gemm_compute = gemm_compute(precision_, sm_major_);
+  }
+  std::string precision() const override { return gemm_precision_name(precision_); }
+
   std::string description() const override {
     std::string d = "CUDA: " + device_name_ + " (" + sm_ + ", " + std::to_string(shared_.sm_count) + " SMs), cuBLAS " +
                     std::to_string(blas_version());
@@ -307,6 +315,8 @@ class CudaBackend final : public exec::Backend {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::string device_name_, sm_;
+  int sm_major_ = 0;
+  GemmPrecision precision_ = GemmPrecision::kFp32;
   RecordingSwitch recording_;  // CUPTI on between the two take_activity() calls of a recording
   FirstFailure failures_;
   GatherFault* gather_fault_host_ = nullptr;  // host-mapped; the device writes it

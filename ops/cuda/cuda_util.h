@@ -14,6 +14,7 @@
 #include "core/backend/kernel.h"
 #include "core/backend/kernel_util.h"
 #include "ops/cuda/host/first_failure.h"
+#include "ops/cuda/host/gemm_precision.h"
 #include "ops/cuda/layout_types.h"
 
 namespace fusebox::cuda {
@@ -34,6 +35,9 @@ struct CudaShared {
   size_t workspace_bytes = 0;
   int sm_count = 1;                // multiprocessors on the device (elementwise_geometry)
   int max_shared_per_block = 48 * 1024;  // bytes of shared memory a block may use (opt-in limit)
+  // The MatMul family's cuBLAS compute type (the `precision` setting), read when kernels are
+  // prepared: kernels prepared before a change keep theirs.
+  GemmCompute gemm_compute = GemmCompute::k32F;
   // What run() cannot throw, raised by the backend's next synchronize: the first failed library
   // status (cuBLAS, cuBLASLt) and the device's first out-of-range Gather index (the device view
   // of a host-mapped record).

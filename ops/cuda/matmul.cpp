@@ -19,8 +19,9 @@
 //    Tanh and Sigmoid follow as one pass of our kernel (cuBLASLt's GELU formula is undocumented). Its algorithm is chosen here by cuBLASLt's heuristic;
 //  - otherwise (any broadcast C, batched GEMMs, no heuristic result): the cuBLAS GEMM, then one
 //    pass out = act(out + broadcast(C)) (matmul_kernels.cu).
-// FP32 compute throughout (CUBLAS_COMPUTE_32F: no TF32), so results stay within float rounding of
-// the CPU's.
+// FP32 compute by default (CUBLAS_COMPUTE_32F: no TF32), so results stay within float rounding of
+// the CPU's; with precision=tf32 (the backend's select_precision, read in prepare()) both the
+// cuBLAS and the cuBLASLt path take CUBLAS_COMPUTE_32F_FAST_TF32 (host/gemm_precision.h).
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
@@ -76,7 +77,18 @@ struct MatMulState {
   bool bias_identity = false;  // input 2 is read in output order (nothing to broadcast)
   std::shared_ptr<LtPlan> lt;  // set when the bias row and activation fit a cuBLASLt epilogue
   std::string where;           // "node 'MatMul_3' (MatMul)", for a failed status
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
 };
+
+cublasComputeType_t cublas_compute(GemmCompute c) {
+  switch (c) {
+    case GemmCompute::k32FFastTf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case GemmCompute::k32F:
+      break;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
 
 // The cuBLASLt handle prepare() asks for heuristics with: prepare() gets no ExecContext, and a
 // heuristic is a property of the device, not of the handle (the backend's own handle runs the
@@ -110,7 +122,7 @@ std::shared_ptr<LtPlan> make_lt_plan(const MatMulState& st) {
   else
     p->after = st.act;
   const cudaDataType_t f32 = CUDA_R_32F;
-  if (cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return nullptr;
+  if (cublasLtMatmulDescCreate(&p->desc, st.compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return nullptr;
   bool ok = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &st.op_b, sizeof(st.op_b)) ==
                 CUBLAS_STATUS_SUCCESS &&
             cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &st.op_a, sizeof(st.op_a)) ==
@@ -162,6 +174,9 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ep
   st.op_a = ms.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   st.op_b = ms.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   st.alpha = static_cast<float>(ms.alpha);
+  // No context (tests, constant folding): fp32, the backend's default.
+  if (ctx.context && ctx.context->backend_data)
+    st.compute = cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
   st.out_numel = ms.out_numel();
   if (st.out_numel != ir::numel(ctx.outputs[0].shape))
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not match the product");
@@ -202,7 +217,7 @@ void run_gemms(const exec::KernelArgs& args, const MatMulState& st, const float*
     const cublasStatus_t s = cublasGemmStridedBatchedEx(
         blas_of(args), st.op_b, st.op_a, st.n, st.m, st.k, &st.alpha, b + g.b_base[c], CUDA_R_32F, st.ldb, g.b_stride,
         a + g.a_base[c], CUDA_R_32F, st.lda, g.a_stride, &beta, out + static_cast<int64_t>(c) * g.per_call * mn,
-        CUDA_R_32F, st.n, mn, static_cast<int>(g.per_call), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        CUDA_R_32F, st.n, mn, static_cast<int>(g.per_call), st.compute, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) {
       keep_status(args, s, st.where, "cublasGemmStridedBatchedEx");
       return;

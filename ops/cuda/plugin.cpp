@@ -1,4 +1,4 @@
-// libfusebox_cuda.so's entry point (plugin ABI 2): says whether CUDA works here and, when it does not, why, in
+// libfusebox_cuda.so's entry point (plugin ABI 3): says whether CUDA works here and, when it does not, why, in
 // one sentence, checking in the order a user would fix things: is there a driver at all, is it
 // the toolkit's stub, is it older than the runtime this plugin carries, what does the runtime
 // say, and does a kernel actually run. Only this symbol is exported (hidden visibility); the
@@ -41,7 +41,7 @@ std::string loaded_path(void* handle) {
   return "libcuda.so.1";
 }
 
-// ABI version 2's create_backend: a new CudaBackend, or null with the reason.
+// The ABI's create_backend (since version 2): a new CudaBackend, or null with the reason.
 void* create_backend(char* error, uint32_t error_size) {
   try {
     return fusebox::cuda::make_backend().release();

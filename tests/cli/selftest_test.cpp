@@ -33,7 +33,7 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["failed"], 0);
-  std::map<std::string, int> op_rows, model_rows, capture_rows, trace_rows;
+  std::map<std::string, int> op_rows, model_rows, capture_rows, trace_rows, tf32_rows;
   for (const auto& row : j["rows"]) {
     for (const char* key : {"kind", "name", "case", "status", "max_abs", "max_rel", "rtol", "atol", "detail"})
       EXPECT_TRUE(row.contains(key)) << key << " in " << row.dump();
@@ -61,6 +61,10 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
       ++capture_rows[name];
       EXPECT_EQ(row["status"], "n/a") << row.dump();
       EXPECT_EQ(row["detail"], "not applicable: backend 'cpu' cannot capture a run (it has no graph capture)");
+    } else if (kind == "tf32") {
+      ++tf32_rows[name];
+      EXPECT_EQ(row["status"], "n/a") << row.dump();
+      EXPECT_EQ(row["detail"], "not applicable: backend 'cpu' has no TF32 math (it computes in fp32)");
     } else {
       ADD_FAILURE() << "unexpected row kind " << kind;
     }
@@ -74,6 +78,7 @@ TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {
     EXPECT_EQ(model_rows[m], 1) << m;
     EXPECT_EQ(capture_rows[m], 1) << m;
     EXPECT_EQ(trace_rows[m], 1) << m;
+    EXPECT_EQ(tf32_rows[m], 1) << m;
   }
   int passed = 0;
   for (const auto& row : j["rows"]) passed += row["status"] == "pass";
@@ -87,7 +92,7 @@ TEST(Selftest, TheTextTableHasARowPerOpAndATotal) {
     EXPECT_NE(r.out.find("\nop       " + op + " "), std::string::npos) << op << "\n" << r.out;
   for (const std::string& m : fusebox::models::builtin_model_names())
     EXPECT_NE(r.out.find("\nmodel    " + m + " "), std::string::npos) << m << "\n" << r.out;
-  EXPECT_NE(r.out.find(" 0 failed, 6 not applicable\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed, 9 not applicable\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" us here, "), std::string::npos) << "model rows carry both latencies\n" << r.out;
 }
 

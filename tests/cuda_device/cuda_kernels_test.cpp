@@ -65,8 +65,8 @@ std::vector<Tensor> run_cuda(exec::Backend& gpu, const std::string& op, const st
   const exec::KernelDef* kernel = gpu.kernels().find(op);
   if (!kernel) throw Error("no CUDA kernel for " + op);
   const size_t scratch_bytes = gpu.scratch_bytes(exec::KernelContext{node, in_types, out_types});
-  // The backend's context, as in a real run: prepare() reads the device's shared-memory limit
-  // from it.
+  // The backend's context, as in a real run: prepare() reads the device's shared-memory limit and
+  // the GEMM precision from it.
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, nullptr, gpu.context()};
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
@@ -495,6 +495,25 @@ TEST(CudaAttention, TileEdgesAndHeadDims) {
   expect_refused(*gpu, "Attention",
                  {{DType::f32, {1, 1, 4, 16384}}, {DType::f32, {1, 1, 4, 16384}}, {DType::f32, {1, 1, 4, 16384}}}, {},
                  "need");
+}
+
+// precision=tf32: MatMul and a cuBLASLt-epilogue FusedBiasRelu through TF32 tensor cores stay
+// within TF32's rounding of the CPU (about 1e-3 relative for K = 256), and fp32 again afterwards
+// is back within float rounding (a kernel prepared after the switch takes the new precision).
+TEST(CudaMatMul, Tf32PrecisionIsOptIn) {
+  REQUIRE_GPU();
+  std::mt19937 rng(61);
+  const int64_t m = 64, k = 256, n = 96;
+  Tensor a = random_f32({m, k}, rng, -1, 1), w = random_f32({k, n}, rng, -1, 1), bias = random_f32({n}, rng, -1, 1);
+  gpu->select_precision("tf32");
+  EXPECT_EQ(gpu->precision(), "tf32");
+  compare(*gpu, "MatMul", {a, w}, {}, 1e-2f, 3e-2f);
+  compare(*gpu, "FusedBiasRelu", {a, w, bias}, {}, 1e-2f, 3e-2f);
+  gpu->select_precision("fp32");
+  EXPECT_EQ(gpu->precision(), "fp32");
+  compare(*gpu, "MatMul", {a, w}, {}, 1e-4f, 1e-4f);
+  compare(*gpu, "FusedBiasRelu", {a, w, bias}, {}, 1e-4f, 1e-4f);
+  EXPECT_THROW(gpu->select_precision("fp16"), Error);
 }
 
 // ---- Softmax and ReduceMean away from the last axis ------------------------------------------

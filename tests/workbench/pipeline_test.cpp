@@ -101,6 +101,24 @@ TEST(Pipeline, EveryIsaLevelThisCpuRunsAgreesAndSaysWhichRan) {
   EXPECT_EQ(p.run(s)->isa, levels.front());
 }
 
+// precision=tf32 asks for TF32 tensor-core GEMMs, which the CPU does not have: the run is refused
+// before any work with a sentence saying so, instead of silently computing fp32.
+TEST(Pipeline, Tf32IsRefusedOnTheCpu) {
+  Pipeline p(fixed_roofline);
+  Settings s = small_settings();
+  s.precision = "tf32";
+  try {
+    p.run(s);
+    ADD_FAILURE() << "precision=tf32 was not refused on the cpu";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "backend 'cpu' has no TF32 math: precision=tf32 is for GPU tensor cores (the cuda backend); "
+                 "'cpu' computes every GEMM in fp32, so use precision=fp32");
+  }
+  s.precision = "fp32";
+  EXPECT_FALSE(p.run(s)->outputs.empty());
+}
+
 // Capture asked of a backend that cannot capture: the run goes on, and the result says the
 // setting did not apply and why (JSON and text), instead of dropping it silently.
 TEST(Pipeline, CaptureOnTheCpuIsReportedNotApplicable) {

@@ -101,6 +101,7 @@ Settings custom() {
   s.executor = "eager";
   s.threads = 3;
   s.isa = "portable";
+  s.precision = "tf32";
   s.passes_off = {"constant_fold", "dce"};
   s.patterns_off = {"attention"};
   s.planner = "first_fit";
@@ -431,7 +432,7 @@ TEST_F(SettingsTest, JsonErrorsNameThePathAndSuggest) {
             "s.json: /planer: unknown key 'planer' (did you mean 'planner'?)");
   EXPECT_EQ(json_error(R"({"frobnicate": 1})"),
             "s.json: /frobnicate: unknown key 'frobnicate' (valid: model, backend, executor, "
-            "threads, isa, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
+            "threads, isa, precision, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
             "dims)");
   EXPECT_EQ(json_error(R"({"capture": "yes"})"), "s.json: /capture: expected true or false, got \"yes\"");
   EXPECT_EQ(json_error(R"({"passes": {"fuse_patern": false}})"),
