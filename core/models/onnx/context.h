@@ -160,6 +160,7 @@ void add_linalg_handlers(HandlerRegistry& r);         // MatMul, Gemm
 void add_normalization_handlers(HandlerRegistry& r);  // Softmax, LayerNormalization, ReduceMean
 void add_layout_handlers(HandlerRegistry& r);         // Transpose, Reshape, Flatten, Squeeze, ...
 void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, ConstantOfShape
+void add_conv_handlers(HandlerRegistry& r);           // Conv, BatchNormalization, MaxPool, AveragePool, ...
 
 // Small helpers for handlers.
 ir::Attributes attrs_of(std::initializer_list<std::pair<std::string, ir::AttrValue>> values);
