@@ -139,6 +139,89 @@ ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Sha
   return c;
 }
 
+Shape ConvTransposeShape::output_shape() const {
+  Shape s{batch, c_out};
+  s.insert(s.end(), out.begin(), out.end());
+  return s;
+}
+
+ConvTransposeShape conv_transpose_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias) {
+  const char* op = "ConvTranspose";
+  if (x.size() < 3 || x.size() > 5)
+    throw Error(std::string(op) + ": input " + shape_str(x) + " must be [N, C, spatial...] with 1 to 3 spatial dims");
+  if (w.size() != x.size())
+    throw Error(std::string(op) + ": weight " + shape_str(w) + " must have the input's rank " +
+                num(static_cast<int64_t>(x.size())) + ": [C_in, C_out / group, kernel...]");
+  const size_t r = x.size() - 2;
+  ConvTransposeShape c;
+  c.batch = x[0];
+  c.c_in = x[1];
+  c.group = node.attrs.get_int("group", 1);
+  if (c.group < 1) throw Error(std::string(op) + ": group " + num(c.group) + " must be >= 1");
+  if (c.c_in % c.group != 0)
+    throw Error(std::string(op) + ": input channels " + num(c.c_in) + " are not divisible by group " + num(c.group));
+  if (w[0] != c.c_in)
+    throw Error(std::string(op) + ": weight " + shape_str(w) + " must have " + num(c.c_in) +
+                " rows (dim 0), one per input channel of " + shape_str(x));
+  c.c_in_per_group = c.c_in / c.group;
+  c.c_out_per_group = w[1];
+  c.c_out = w[1] * c.group;
+  c.in.assign(x.begin() + 2, x.end());
+  c.kernel.assign(w.begin() + 2, w.end());
+  if (node.attrs.has("kernel_shape") && node.attrs.get_ints("kernel_shape") != c.kernel)
+    throw Error(std::string(op) + ": kernel_shape " + shape_str(node.attrs.get_ints("kernel_shape")) +
+                " does not match the weight's " + shape_str(c.kernel));
+  c.strides = per_dim(node, "strides", r, 1, 1, op);
+  c.dilations = per_dim(node, "dilations", r, 1, 1, op);
+  const std::vector<int64_t> out_pad = per_dim(node, "output_padding", r, 0, 0, op);
+  std::vector<int64_t> pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (pads.size() != 2 * r)
+    throw Error(std::string(op) + ": pads has " + num(static_cast<int64_t>(pads.size())) + " values, expected " +
+                num(static_cast<int64_t>(2 * r)));
+  const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
+    throw Error(std::string(op) + ": auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  std::vector<int64_t> target = node.attrs.get_ints("output_shape");
+  if (target.size() == r + 2) target.erase(target.begin(), target.begin() + 2);
+  if (!target.empty() && target.size() != r)
+    throw Error(std::string(op) + ": output_shape " + shape_str(target) + " must give " +
+                num(static_cast<int64_t>(r)) + " spatial dims");
+  c.out.resize(r);
+  c.pad_begin.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = c.strides[i] * (c.in[i] - 1) + out_pad[i] + (c.kernel[i] - 1) * c.dilations[i] + 1;
+    int64_t want = -1;
+    if (!target.empty()) want = target[i];
+    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") want = c.in[i] * c.strides[i];
+    if (want >= 0) {
+      if (want < 1)
+        throw Error(std::string(op) + ": output_shape " + shape_str(target) + " must be >= 1 in every dim");
+      const int64_t total = full - want;
+      // ONNX: SAME_UPPER puts the odd pad at the end, otherwise it goes at the beginning. An output
+      // larger than the input and kernel reach grows at the end, as with output_padding.
+      c.pad_begin[i] = total < 0 ? 0 : auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      c.out[i] = want;
+    } else {
+      if (auto_pad != "VALID") {
+        if (pads[i] < 0 || pads[i + r] < 0) throw Error(std::string(op) + ": pads " + shape_str(pads) + " must be >= 0");
+        c.pad_begin[i] = pads[i];
+        c.out[i] = full - pads[i] - pads[i + r];
+      } else {
+        c.out[i] = full;
+      }
+      if (c.out[i] < 1)
+        throw Error(std::string(op) + ": pads " + shape_str(pads) + " leave no output in spatial dim " +
+                    num(static_cast<int64_t>(i)));
+    }
+  }
+  if (bias) {
+    if (*bias != Shape{c.c_out})
+      throw Error(std::string(op) + ": bias " + shape_str(*bias) + " must be [" + num(c.c_out) + "] (one per output channel)");
+    c.has_bias = true;
+  }
+  return c;
+}
+
 WindowGeometry pool_geometry(const Node& node, const Shape& x, const char* op) {
   if (!node.attrs.has("kernel_shape")) throw Error(std::string(op) + ": attribute kernel_shape is required");
   const int64_t ceil_mode = node.attrs.get_int("ceil_mode", 0);

@@ -50,6 +50,21 @@ struct ConvShape {
 
 ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias);
 
+// ConvTranspose(x, w[, b]): x [N, C_in, spatial...], w [C_in, C_out / group, kernel...], b [C_out];
+// one to three spatial dims. Input position i of dim d adds into outputs
+// i * strides[d] - pad_begin[d] + j * dilations[d] for kernel taps j (those inside the output).
+// Output size: strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1 - pads, or the
+// output_shape attribute (pads then derived from it, as is auto_pad SAME_*: out = in * strides).
+struct ConvTransposeShape {
+  int64_t batch = 0, group = 1, c_in = 0, c_out = 0, c_in_per_group = 0, c_out_per_group = 0;
+  Shape in, kernel, out;
+  std::vector<int64_t> strides, dilations, pad_begin;
+  bool has_bias = false;
+  Shape output_shape() const;
+};
+
+ConvTransposeShape conv_transpose_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias);
+
 // MaxPool / AveragePool: kernel_shape (required), ceil_mode; the window over x.
 WindowGeometry pool_geometry(const Node& node, const Shape& x, const char* op);
 

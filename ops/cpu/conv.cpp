@@ -1,4 +1,4 @@
-// Conv, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool),
+// Conv, ConvTranspose, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool),
 // NCHW. Shapes and attributes are read once, in prepare(), by core/ir/conv_params.h.
 //
 // Conv on the packed GEMM (packed_gemm.h). Per image and group, out[co][p] = sum_k W[co][k]
@@ -284,6 +284,100 @@ void run_conv(const exec::KernelArgs& args) {
   });
 }
 
+// ---- ConvTranspose ---------------------------------------------------------------------------
+//
+// Per image and group, the GEMM col = W[g]^T X[g] ([C_out/group * kernel, in positions], OpenBLAS:
+// the weight's rows are the input channels, so it is A transposed) gives every input position's
+// contribution through every kernel tap; col2im then adds each into the output position it lands
+// on (a scatter: taps overlap when the stride is below the kernel), per output channel in parallel.
+
+// Up to three spatial dims as (d, h, w); missing leading dims have size 1.
+struct Spatial3 {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t s[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+};
+
+struct ConvTransposeState {
+  ir::ConvTransposeShape c;
+  Spatial3 d;
+  int64_t in_size = 0, out_size = 0, taps = 0;
+};
+
+std::shared_ptr<const void> prepare_conv_transpose(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  ConvTransposeState st;
+  st.c = or_fail(ctx, [&] {
+    return ir::conv_transpose_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape,
+                                    ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  });
+  const size_t r = st.c.in.size();
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    st.d.in[j] = st.c.in[i], st.d.out[j] = st.c.out[i], st.d.k[j] = st.c.kernel[i];
+    st.d.s[j] = st.c.strides[i], st.d.dil[j] = st.c.dilations[i], st.d.pb[j] = st.c.pad_begin[i];
+  }
+  st.in_size = ir::numel(st.c.in);
+  st.out_size = ir::numel(st.c.out);
+  st.taps = ir::numel(st.c.kernel);
+  const size_t need = static_cast<size_t>(st.c.c_out_per_group * st.taps * st.in_size) * sizeof(float);
+  if (ctx.scratch_bytes < need)
+    fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));
+  for (int64_t v : {st.c.c_out_per_group * st.taps, st.in_size, st.c.c_in_per_group})
+    if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  return exec::make_state(st);
+}
+
+// Adds output channel co's taps from col into its plane y (already holding the bias).
+void col2im_channel(const ConvTransposeState& st, const float* col, int64_t co, float* y) {
+  const Spatial3& d = st.d;
+  for (int64_t k0 = 0; k0 < d.k[0]; ++k0)
+    for (int64_t k1 = 0; k1 < d.k[1]; ++k1)
+      for (int64_t k2 = 0; k2 < d.k[2]; ++k2) {
+        const float* src = col + ((co * d.k[0] + k0) * d.k[1] * d.k[2] + k1 * d.k[2] + k2) * st.in_size;
+        for (int64_t i0 = 0; i0 < d.in[0]; ++i0) {
+          const int64_t o0 = i0 * d.s[0] - d.pb[0] + k0 * d.dil[0];
+          if (o0 < 0 || o0 >= d.out[0]) continue;
+          for (int64_t i1 = 0; i1 < d.in[1]; ++i1) {
+            const int64_t o1 = i1 * d.s[1] - d.pb[1] + k1 * d.dil[1];
+            if (o1 < 0 || o1 >= d.out[1]) continue;
+            const float* srow = src + (i0 * d.in[1] + i1) * d.in[2];
+            float* yrow = y + (o0 * d.out[1] + o1) * d.out[2];
+            for (int64_t i2 = 0; i2 < d.in[2]; ++i2) {
+              const int64_t o2 = i2 * d.s[2] - d.pb[2] + k2 * d.dil[2];
+              if (o2 >= 0 && o2 < d.out[2]) yrow[o2] += srow[i2];
+            }
+          }
+        }
+      }
+}
+
+void run_conv_transpose(const exec::KernelArgs& args) {
+  const auto& st = state_of<ConvTransposeState>(args);
+  const auto& c = st.c;
+  const float* x = input_ptr<float>(args, 0);
+  const float* w = input_ptr<float>(args, 1);
+  const float* bias = c.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  float* col = static_cast<float*>(args.scratch);
+  const int64_t rows = c.c_out_per_group * st.taps;
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t g = 0; g < c.group; ++g) {
+      const float* xg = x + (n * c.c_in + g * c.c_in_per_group) * st.in_size;
+      const float* wg = w + g * c.c_in_per_group * rows;
+      sgemm(true, false, rows, st.in_size, c.c_in_per_group, 1.0f, wg, rows, xg, st.in_size, 0.0f, col, st.in_size);
+      float* yg = y + (n * c.c_out + g * c.c_out_per_group) * st.out_size;
+      const int64_t per_channel = std::max<int64_t>(1, st.taps * st.in_size + st.out_size);
+      parallel_for(c.c_out_per_group, std::max<int64_t>(1, kGrainSimple / per_channel), [&](int64_t b, int64_t e) {
+        for (int64_t co = b; co < e; ++co) {
+          float* plane = yg + co * st.out_size;
+          std::fill(plane, plane + st.out_size, bias ? bias[g * c.c_out_per_group + co] : 0.0f);
+          col2im_channel(st, col, co, plane);
+        }
+      });
+    }
+}
+
 // ---- BatchNorm -----------------------------------------------------------------------------
 
 struct BatchNormState {
@@ -473,6 +567,7 @@ void run_global_pool(const exec::KernelArgs& args) {
 
 void add_conv_kernels(exec::KernelTable& table) {
   table.add("Conv", {prepare_conv, run_conv});
+  table.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose});
   table.add("BatchNorm", {prepare_batch_norm, run_batch_norm});
   table.add("MaxPool", {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, PoolKind::kMax); }, run_pool});
   table.add("AveragePool",

@@ -18,6 +18,6 @@ void add_fused_elementwise_kernels(exec::KernelTable& table);  // FusedElementwi
 void add_normalization_kernels(exec::KernelTable& table);      // Softmax, LayerNorm, ReduceMean
 void add_layout_kernels(exec::KernelTable& table);       // Transpose, Concat, Slice, Gather
 void add_attention_kernels(exec::KernelTable& table);    // Attention
-void add_conv_kernels(exec::KernelTable& table);         // Conv, BatchNorm, MaxPool, AveragePool, ...
+void add_conv_kernels(exec::KernelTable& table);         // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, ...
 
 }  // namespace fusebox::cpu

@@ -1,4 +1,4 @@
-// Conv, BatchNorm and the pools against double-precision direct loops written here from the ONNX
+// Conv, ConvTranspose, BatchNorm and the pools against double-precision direct loops written here from the ONNX
 // definitions: every output position sums (or maxes) the window taps that fall inside the input.
 // Conv runs on every Isa level this CPU runs, with the weight both as a constant (packed in
 // prepare) and as a graph input (packed into the scratch at each run), at 1 and 2 threads.
@@ -255,6 +255,87 @@ TEST(Conv, CostAndScratch) {
   ir::Node dw = make_node("Conv", 2, 1, A({{"group", int64_t{64}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
   std::vector<ir::TensorType> dwin{{DType::f32, {1, 64, 56, 56}}, {DType::f32, {64, 1, 3, 3}}};
   EXPECT_EQ(ir::node_scratch_bytes(dw, dwin, ir::infer_node(dw, dwin)), size_t{0});
+}
+
+// ---- ConvTranspose -------------------------------------------------------------------------
+
+// The definition as a scatter: input position i of dim d, kernel tap j, lands on output
+// i * s - pad_begin + j * dil. `out` (spatial) and `pb` are given by each case.
+std::vector<double> ref_conv_transpose(const Tensor& x, const Tensor& wt, const Tensor* bias, int64_t group,
+                                       const std::vector<int64_t>& s, const std::vector<int64_t>& dil,
+                                       const std::vector<int64_t>& pb, const Shape& out) {
+  const Shape& xs = x.shape();
+  const Shape& ws = wt.shape();
+  const size_t r = xs.size() - 2;
+  const int64_t n = xs[0], cin = xs[1], cog = ws[1], cout = cog * group, cig = cin / group;
+  const Shape in(xs.begin() + 2, xs.end()), k(ws.begin() + 2, ws.end());
+  const int64_t in_size = ir::numel(in), out_size = ir::numel(out), taps = ir::numel(k);
+  std::vector<double> y(static_cast<size_t>(n * cout * out_size));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t co = 0; co < cout; ++co)
+      for (int64_t o = 0; o < out_size; ++o) y[static_cast<size_t>((b * cout + co) * out_size + o)] = bias ? at(*bias, co) : 0;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ci = 0; ci < cin; ++ci)
+      for (int64_t p = 0; p < in_size; ++p)
+        for (int64_t t = 0; t < taps; ++t) {
+          const std::vector<int64_t> ip = unravel(p, in), kt = unravel(t, k);
+          std::vector<int64_t> op(r);
+          bool inside = true;
+          for (size_t i = 0; i < r; ++i) {
+            op[i] = ip[i] * s[i] - pb[i] + kt[i] * dil[i];
+            inside = inside && op[i] >= 0 && op[i] < out[i];
+          }
+          if (!inside) continue;
+          const int64_t g = ci / cig;
+          for (int64_t c = 0; c < cog; ++c)
+            y[static_cast<size_t>((b * cout + g * cog + c) * out_size + ravel(op, out))] +=
+                at(x, (b * cin + ci) * in_size + p) * at(wt, (ci * cog + c) * taps + t);
+        }
+  return y;
+}
+
+TEST(ConvTranspose, MatchesDoubleReference) {
+  using V = std::vector<int64_t>;
+  std::mt19937 rng(76);
+  struct Case {
+    std::string what;
+    Shape x, w;
+    ir::Attributes a;
+    int64_t group;
+    V s, dil, pb;
+    Shape out;  // spatial, worked out by hand from the ONNX formula
+  };
+  const std::vector<Case> cases = {
+      {"1-D", {1, 2, 5}, {2, 3, 3}, {}, 1, {1}, {1}, {0}, {7}},
+      {"2-D stride 2 pads 1", {2, 3, 4, 5}, {3, 2, 3, 3}, A({{"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}), 1,
+       {2, 2}, {1, 1}, {1, 1}, {7, 9}},
+      {"output_padding, asymmetric pads", {1, 2, 3, 4}, {2, 4, 3, 2},
+       A({{"strides", V{3, 2}}, {"output_padding", V{1, 1}}, {"pads", V{0, 1, 1, 0}}}), 1, {3, 2}, {1, 1}, {0, 1},
+       {9, 8}},
+      {"group 2, dilation 2", {1, 4, 4, 4}, {4, 3, 2, 3}, A({{"group", int64_t{2}}, {"dilations", V{2, 2}}}), 2,
+       {1, 1}, {2, 2}, {0, 0}, {6, 8}},
+      {"output_shape larger than reached", {1, 1, 3, 3}, {1, 2, 3, 3},
+       A({{"strides", V{3, 2}}, {"output_shape", V{10, 8}}}), 1, {3, 2}, {1, 1}, {0, 0}, {10, 8}},
+      {"SAME_UPPER", {1, 2, 3, 3}, {2, 2, 3, 3}, A({{"strides", V{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}), 1,
+       {2, 2}, {1, 1}, {0, 0}, {6, 6}},
+      {"3-D", {1, 2, 3, 4, 3}, {2, 2, 2, 3, 2}, A({{"strides", V{2, 1, 2}}, {"pads", V{0, 1, 0, 1, 0, 0}}}), 1,
+       {2, 1, 2}, {1, 1, 1}, {0, 1, 0}, {5, 5, 6}},
+  };
+  for (const Case& c : cases) {
+    Tensor x = random_f32(c.x, rng), w = random_f32(c.w, rng), b = random_f32({c.w[1] * c.group}, rng);
+    Shape shape{c.x[0], c.w[1] * c.group};
+    shape.insert(shape.end(), c.out.begin(), c.out.end());
+    for (bool with_bias : {true, false}) {
+      std::vector<Tensor> in{x, w};
+      if (with_bias) in.push_back(b);
+      const auto want = ref_conv_transpose(x, w, with_bias ? &b : nullptr, c.group, c.s, c.dil, c.pb, c.out);
+      for (int threads : {1, 2})
+        expect_close(run1("ConvTranspose", in, c.a, threads), shape, want, 1e-4, 1e-4,
+                     "ConvTranspose " + c.what + (with_bias ? " with bias" : ""));
+    }
+  }
+  expect_refused("ConvTranspose", {{1, 3, 4, 4}, {2, 2, 3, 3}}, {}, "one per input channel");
+  expect_refused("ConvTranspose", {{1, 4, 4, 4}, {4, 2, 3, 3}, {3}}, A({{"group", int64_t{2}}}), "bias [3]");
 }
 
 // ---- BatchNorm -----------------------------------------------------------------------------

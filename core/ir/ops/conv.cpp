@@ -1,4 +1,4 @@
-// Conv, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool)
+// Conv, ConvTranspose, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool)
 // schemas. Their shapes are read by core/ir/conv_params.h, shared with the kernels.
 #include "core/base/error.h"
 #include "core/ir/conv_params.h"
@@ -15,6 +15,10 @@ void require_f32(const std::vector<TensorType>& in, const char* op) {
 
 ConvShape conv_of(const Node& n, const std::vector<TensorType>& in) {
   return conv_shape(n, in[0].shape, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr);
+}
+
+ConvTransposeShape conv_transpose_of(const Node& n, const std::vector<TensorType>& in) {
+  return conv_transpose_shape(n, in[0].shape, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr);
 }
 
 // A pool's output: x's N and C, the window's output dims.
@@ -79,6 +83,29 @@ void register_conv_ops(OpRegistry& r) {
     };
     s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
       return conv_scratch_bytes(conv_of(n, in));
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "ConvTranspose";
+    s.doc = "transposed convolution (1-D to 3-D): group, strides, dilations, pads, output_padding, output_shape";
+    s.min_inputs = 2;
+    s.max_inputs = 3;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      require_f32(in, "ConvTranspose");
+      return std::vector<TensorType>{{DType::f32, conv_transpose_of(n, in).output_shape()}};
+    };
+    // Every input element times every kernel tap of its group's output channels.
+    s.flops = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      ConvTransposeShape c = conv_transpose_of(n, in);
+      return 2.0 * static_cast<double>(c.batch * c.c_in * numel(c.in)) *
+             static_cast<double>(c.c_out_per_group * numel(c.kernel));
+    };
+    // The CPU kernel's column buffer: one image and group's GEMM result, [C_out/group * kernel, in].
+    s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      ConvTransposeShape c = conv_transpose_of(n, in);
+      return static_cast<size_t>(c.c_out_per_group * numel(c.kernel) * numel(c.in)) * sizeof(float);
     };
     r.add(std::move(s));
   }

@@ -1,4 +1,4 @@
-// ONNX Conv, BatchNormalization (inference), MaxPool, AveragePool, GlobalAveragePool and
+// ONNX Conv, ConvTranspose, BatchNormalization (inference), MaxPool, AveragePool, GlobalAveragePool and
 // GlobalMaxPool -> our ops of the same names (BatchNormalization -> BatchNorm), window attributes
 // passed through as they are: core/ir/conv_params.h reads them, and shape inference at emit
 // checks them against the input shapes.
@@ -37,6 +37,18 @@ void add_conv_handlers(HandlerRegistry& r) {
            if (!node.input(2).empty()) in.push_back(node.input(2));
            ctx.emit(node, "Conv", in,
                     window_attrs(node, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}),
+                    {node.output(0)});
+         }});
+
+  r.add({"ConvTranspose", 1, 21,
+         {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"},
+         [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects inputs X and W");
+           std::vector<std::string> in{node.input(0), node.input(1)};
+           if (!node.input(2).empty()) in.push_back(node.input(2));
+           ctx.emit(node, "ConvTranspose", in,
+                    window_attrs(node, {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+                                        "output_shape", "pads", "strides"}),
                     {node.output(0)});
          }});
 
