@@ -263,7 +263,10 @@ int64_t conv_weight_floats(const ConvShape& c) {
 }
 
 size_t conv_scratch_bytes(const ConvShape& c) {
-  return static_cast<size_t>(conv_weight_floats(c) + conv_slot_floats(c) * kConvScratchSlots) * sizeof(float);
+  // No more slots than there are tiles to share out (a small conv needs one).
+  const int64_t tiles = c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows);
+  const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(tiles, 1));
+  return static_cast<size_t>(conv_weight_floats(c) + conv_slot_floats(c) * slots) * sizeof(float);
 }
 
 }  // namespace fusebox::ir

@@ -82,7 +82,8 @@ namespace fusebox::ir {
 // The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output
 // positions at a time per thread, each tile needing its im2col rows (none for a pointwise conv,
 // which reads the input in place) and its GEMM result before that is transposed into NCHW. Up to
-// kConvScratchSlots threads work at once, each in its own slot; depthwise convs need none.
+// kConvScratchSlots threads (and no more than there are tiles) work at once, each in its own
+// slot; depthwise convs need none.
 // Before the slots: room for the weight packed into GEMM panels (kConvPanelWidth columns wide, as
 // ops/cpu/packed_gemm.h packs), used when the weight is not a constant (a graph input) and must
 // be packed at each run; the schema cannot tell, so it is always reserved.
