@@ -206,21 +206,30 @@ void dw_row_plain(const Dims2& d, const float* x, const float* w, float bias, in
 }
 
 // Interior columns [b, e) of row oh at stride 1: 8 outputs per register across all taps.
+FUSEBOX_AVX2 inline void dw_vector_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
+                                        int64_t ow, float* y) {
+  __m256 acc = _mm256_set1_ps(bias);
+  for (int64_t kh = 0; kh < d.kh; ++kh) {
+    const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+    if (ih < 0 || ih >= d.h) continue;
+    const float* xr = x + ih * d.w + ow - d.pw;
+    for (int64_t kw = 0; kw < d.kw; ++kw)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(w[kh * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
+  }
+  _mm256_storeu_ps(y + ow, acc);
+}
+
 FUSEBOX_AVX2 void dw_row_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
                               int64_t b, int64_t e, float* y) {
-  int64_t ow = b;
-  for (; ow + 8 <= e; ow += 8) {
-    __m256 acc = _mm256_set1_ps(bias);
-    for (int64_t kh = 0; kh < d.kh; ++kh) {
-      const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
-      if (ih < 0 || ih >= d.h) continue;
-      const float* xr = x + ih * d.w + ow - d.pw;
-      for (int64_t kw = 0; kw < d.kw; ++kw)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(w[kh * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
-    }
-    _mm256_storeu_ps(y + ow, acc);
+  if (e - b < 8) {
+    dw_row_plain(d, x, w, bias, oh, b, e, y);
+    return;
   }
-  dw_row_plain(d, x, w, bias, oh, ow, e, y);
+  int64_t ow = b;
+  for (; ow + 8 <= e; ow += 8) dw_vector_avx2(d, x, w, bias, oh, ow, y);
+  // The last partial vector again as a whole one ending at e: it rewrites a few outputs with the
+  // same values instead of leaving them to the scalar loop.
+  if (ow < e) dw_vector_avx2(d, x, w, bias, oh, e - 8, y);
 }
 
 struct DepthwiseArgs {
