@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages fusebox needs to build and test. Idempotent; run as root
 # (or with sudo available). Usage: tools/setup.sh [--peers]
-#   --peers  also installs what the peer benchmark needs (python3-torch, python3-onnx).
+#   --peers  also installs what the peer benchmark and the model exports need (python3-torch,
+#            python3-torchvision, python3-onnx).
 set -euo pipefail
 
 packages=(
@@ -21,7 +22,7 @@ packages=(
   clang libclang-rt-14-dev   # fuzzing and sanitizers
 )
 if [[ ${1:-} == --peers ]]; then
-  packages+=(python3-torch python3-onnx python3-numpy)
+  packages+=(python3-torch python3-torchvision python3-onnx python3-numpy)
   # ONNX Runtime comes from npm (onnxruntime-node); node and npm are expected on PATH.
 fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports fusebox's builtin models from PyTorch to ONNX, with inputs and PyTorch's outputs.
 
-Run with Debian's python3-torch + python3-onnx:  /usr/bin/python3 assets/models/export_models.py
+Run with Debian's python3-torch + python3-onnx (+ python3-torchvision for the conv nets):  /usr/bin/python3 assets/models/export_models.py
 
 mlp() and transformer() are the workbench's models at their default sizes (the builtin `mlp` and
 `transformer`); tests/bench/peers/race.py exports those. The committed assets are the same
@@ -18,6 +18,10 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
   decoder_nomask_opset{13,17}.onnx  the same block (same weights) without the mask
   weights.bin                    the mlp and transformer weights as ONNX external data, shared by both
                                  opsets (identical tensors are stored once)
+  mobilenet_v3_small_opset17.onnx     torchvision's MobileNetV3-Small at 224 x 224, batch 1, random
+                                 weights; BatchNormalization folded by the exporter (eval mode)
+  mobilenet_v3_small_bn_opset17.onnx  the same network with BatchNormalization kept as nodes
+                                 (folding it into the Convs is then fusebox's work)
   <model>.x.npy                  the input; <model>.<output>.npy: PyTorch's output for it
 
 Pass model names to export only those (e.g. `export_models.py decoder decoder_nomask`): the
@@ -122,13 +126,47 @@ def transformer_asset():
     return block(128, 4, 256)
 
 
+def mobilenet_v3_small():
+    """torchvision's MobileNetV3-Small (random weights, no download). Its BatchNormalization
+    statistics are calibrated on random images (train mode, cumulative averages), as training would
+    leave them: with the default ones (mean 0, variance 1) the activations of a randomly initialized
+    net shrink layer after layer and the logits come out near 1e-9, too small for a comparison to
+    mean anything (the classifier gets nn.Linear's default init for the same reason: logits of
+    order 0.1 instead of 0.03). Exported as PyTorch users export it (eval mode): the exporter folds
+    every BatchNormalization into its Conv."""
+    import torchvision  # Debian's python3-torchvision; only the conv nets need it
+    torch.manual_seed(5)
+    model = torchvision.models.mobilenet_v3_small(weights=None)
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            m.reset_parameters()  # PyTorch's default init, not torchvision's N(0, 0.01)
+        if isinstance(m, nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(4):
+            model(torch.rand(4, 3, 224, 224) * 2 - 1)
+    return model.eval()
+
+
+def mobilenet_v3_small_bn():
+    """The same network, the same weights, with BatchNormalization kept as nodes (training=PRESERVE,
+    no constant folding): folding it into the Convs is then fusebox's work."""
+    return mobilenet_v3_small()
+
+
 MODELS = [
-    # name, constructor, input shape, output name, external weights
-    ("mlp", mlp_asset, (1, 784), "logits", True),
-    ("transformer", transformer_asset, (1, 32, 128), "y", True),
-    ("stack", stack, (1, 16, 64), "y", False),
-    ("decoder", decoder, (1, 32, 128), "y", False),
-    ("decoder_nomask", decoder_nomask, (1, 32, 128), "y", False),
+    # name, constructor, input shape, output name, external weights, opsets, how the exporter runs
+    ("mlp", mlp_asset, (1, 784), "logits", True, (13, 17), {}),
+    ("transformer", transformer_asset, (1, 32, 128), "y", True, (13, 17), {}),
+    ("stack", stack, (1, 16, 64), "y", False, (13, 17), {}),
+    ("decoder", decoder, (1, 32, 128), "y", False, (13, 17), {}),
+    ("decoder_nomask", decoder_nomask, (1, 32, 128), "y", False, (13, 17), {}),
+    # The conv nets at full size (10 MB each), opset 17 only.
+    ("mobilenet_v3_small", mobilenet_v3_small, (1, 3, 224, 224), "y", False, (17,), {}),
+    ("mobilenet_v3_small_bn", mobilenet_v3_small_bn, (1, 3, 224, 224), "y", False, (17,),
+     {"do_constant_folding": False, "training": torch.onnx.TrainingMode.PRESERVE}),
 ]
 
 
@@ -178,7 +216,7 @@ def main():
         sys.exit(f"{WEIGHTS} holds the weights of {' '.join(sorted(external_models))}: export them together")
     shared = SharedWeights(os.path.join(HERE, WEIGHTS))
     written = []
-    for name, make, shape, out_name, external in MODELS:
+    for name, make, shape, out_name, external, opsets, how in MODELS:
         if only and name not in only:
             continue
         model = make().eval()
@@ -188,12 +226,12 @@ def main():
             y = model(x)
         np.save(os.path.join(HERE, f"{name}.x.npy"), x.numpy())
         np.save(os.path.join(HERE, f"{name}.{out_name}.npy"), y.numpy())
-        for opset in (13, 17):
+        for opset in opsets:
             path = os.path.join(HERE, f"{name}_opset{opset}.onnx")
             # Export with autograd on: nn.TransformerEncoderLayer's fused fast path is then off and
             # the exporter sees the primitive ops.
             torch.onnx.export(model, (x,), path, input_names=["x"], output_names=[out_name],
-                              opset_version=opset, do_constant_folding=True)
+                              opset_version=opset, **{"do_constant_folding": True, **how})
             m = onnx.load(path)
             if external:
                 shared.externalize(m)

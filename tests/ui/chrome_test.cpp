@@ -21,6 +21,7 @@
 #include "core/base/error.h"
 #include "profiler/recorder.h"
 #include "tests/support/temp_dir.h"
+#include "tests/ui/window_test.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {
@@ -29,57 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-class Chrome : public ::testing::Test {
+// The chrome tests need only two runs of each kind.
+class Chrome : public WindowTest {
  protected:
-  static void SetUpTestSuite() {
-    why_not_ = Window::why_no_display();
-    if (!why_not_) window_ = std::make_unique<Window>("fusebox chrome test", 1600, 1000);
-  }
-  static void TearDownTestSuite() { window_.reset(); }
-
-  void SetUp() override {
-    if (why_not_) {
-      if (std::getenv("FUSEBOX_REQUIRE_DISPLAY")) FAIL() << *why_not_;
-      GTEST_SKIP() << *why_not_ << " (tools/test.sh runs these under xvfb-run)";
-    }
-  }
-  // A modal left open would come back in the next test's window (ImGui keeps its popups).
-  void TearDown() override {
-    if (ImGui::GetCurrentContext()) ImGui::GetCurrentContext()->OpenPopupStack.resize(0);
-    app_.reset();
-  }
-
-  App& start(const std::string& model) {
-    workbench::Settings s = workbench::test::small_settings(model);
-    s.iters = 2;
-    s.profile_runs = 2;
-    app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
-    settle();
-    return *app_;
-  }
-  void frame() {
-    window_->begin_frame();
-    app_->draw();
-    window_->end_frame();
-  }
-  void settle() {
-    const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (!app_->idle()) {
-      ASSERT_LT(Clock::now(), deadline) << "the window never settled";
-      frame();
-    }
-    frame();
-    frame();
-  }
-  void run(const std::string& commands) {
-    app_->script(commands);
-    settle();
-    ASSERT_EQ(app_->script_error(), "") << commands;
-  }
-
-  static inline std::optional<std::string> why_not_;
-  static inline std::unique_ptr<Window> window_;
-  std::unique_ptr<App> app_;
+  App& start(const std::string& model) { return WindowTest::start(model, 2); }
 };
 
 bool listed(const std::vector<std::string>& names, const std::string& prefix) {

@@ -26,67 +26,14 @@
 #include "core/passes/pass_manager.h"
 #include "ops/cpu/parallel.h"
 #include "tests/support/temp_dir.h"
+#include "tests/ui/window_test.h"
 #include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::ui {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-class UiTest : public ::testing::Test {
+class UiTest : public WindowTest {
  protected:
-  // One window for the suite: opening and closing GLFW per test is slow and gains nothing.
-  static void SetUpTestSuite() {
-    why_not_ = Window::why_no_display();
-    if (!why_not_) window_ = std::make_unique<Window>("fusebox test", 1600, 1000);
-  }
-  static void TearDownTestSuite() { window_.reset(); }
-
-  void SetUp() override {
-    if (why_not_) {
-      // tools/test.sh runs these under xvfb-run and sets FUSEBOX_REQUIRE_DISPLAY: never skip there.
-      if (std::getenv("FUSEBOX_REQUIRE_DISPLAY")) FAIL() << *why_not_;
-      GTEST_SKIP() << *why_not_ << " (tools/test.sh runs these under xvfb-run)";
-    }
-  }
-  void TearDown() override { app_.reset(); }
-
-  // A window on `model` with few iterations and the fixed roofline.
-  App& start(const std::string& model) {
-    workbench::Settings s = workbench::test::small_settings(model);
-    s.iters = 3;
-    s.profile_runs = 3;
-    app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
-    settle();
-    return *app_;
-  }
-
-  // Draws one frame; with `capture` its pixels are kept.
-  void frame(bool capture = false) {
-    window_->begin_frame();
-    app_->draw();
-    window_->end_frame(capture);
-  }
-
-  // Draws frames until the runs and the script are done and the graph is laid out, then two
-  // more (the panels fit their views on the first frame of a new result), capturing the last.
-  void settle() {
-    const auto deadline = Clock::now() + std::chrono::seconds(120);
-    while (!app_->idle()) {
-      ASSERT_LT(Clock::now(), deadline) << "the window never settled";
-      frame();
-    }
-    frame();
-    frame();
-    frame(true);
-  }
-
-  void run(const std::string& commands) {
-    app_->script(commands);
-    settle();
-    ASSERT_EQ(app_->script_error(), "") << commands;
-  }
-
   const workbench::RunResult& result() { return *app_->runner().result(); }
 
   // The 1,008-node stack (18 small layers, every pass off), one run: the graph that opens folded.
@@ -95,8 +42,7 @@ class UiTest : public ::testing::Test {
     for (const std::string& pass : passes::PassRegistry::instance().names()) s.passes_off.insert(pass);
     s.iters = 1;
     s.profile_runs = 1;
-    app_ = std::make_unique<App>(s, workbench::test::fixed_roofline);
-    settle();
+    start(s);
   }
 
   // Whether any pixel of the rectangle's outline (1 px inside) has `color` (0xRRGGBB).
@@ -116,9 +62,6 @@ class UiTest : public ::testing::Test {
     return false;
   }
 
-  static inline std::optional<std::string> why_not_;
-  static inline std::unique_ptr<Window> window_;
-  std::unique_ptr<App> app_;
 };
 
 constexpr uint32_t kSelectionRgb = 0xFFC800;  // kSelectionColor
