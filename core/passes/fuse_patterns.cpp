@@ -21,6 +21,7 @@ void register_layernorm_fusion(FusionRegistry& registry);       // decomposed La
 void register_skip_layernorm_fusion(FusionRegistry& registry);  // Add -> LayerNorm -> SkipLayerNorm
 void register_attention_fusion(FusionRegistry& registry);       // MatMul Softmax MatMul -> Attention
 void register_matmul_bias_fusions(FusionRegistry& registry);    // -> FusedBiasRelu, MatMulAdd
+void register_conv_batchnorm_fusion(FusionRegistry& registry);  // Conv + BatchNorm -> Conv
 
 FusionRegistry& FusionRegistry::instance() {
   static FusionRegistry* registry = [] {
@@ -30,6 +31,7 @@ FusionRegistry& FusionRegistry::instance() {
     register_skip_layernorm_fusion(*r);
     register_attention_fusion(*r);
     register_matmul_bias_fusions(*r);
+    register_conv_batchnorm_fusion(*r);
     return r;
   }();
   return *registry;
