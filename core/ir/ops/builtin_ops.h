@@ -6,8 +6,8 @@ namespace fusebox::ir {
 
 void register_elementwise_ops(OpRegistry& registry);    // Add, Relu, Gelu, FusedElementwise, ...
 void register_linalg_ops(OpRegistry& registry);         // MatMul, fused MatMuls, Attention
-void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, ReduceMean
-void register_layout_ops(OpRegistry& registry);         // views, Transpose, Concat, Slice, Gather
+void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, Reduce*, ArgMax
+void register_layout_ops(OpRegistry& registry);         // views, Transpose, ..., Expand, Tile, Pad
 void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, Global*Pool
 
 inline void register_builtin_ops(OpRegistry& registry) {
