@@ -1,6 +1,8 @@
 #include "core/ir/conv_params.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 
 #include "core/base/error.h"
 
@@ -102,6 +104,60 @@ Shape ConvShape::output_shape() const {
   Shape out{g.batch, c_out};
   out.insert(out.end(), g.out.begin(), g.out.end());
   return out;
+}
+
+ConvActivation conv_activation(const Node& node) {
+  ConvActivation act;
+  const std::string kind = node.attrs.get_string("activation", "");
+  const double inf = std::numeric_limits<double>::infinity();
+  if (kind.empty()) return act;
+  if (kind == "relu") {
+    act.kind = ConvActKind::kRelu;
+  } else if (kind == "sigmoid") {
+    act.kind = ConvActKind::kSigmoid;
+  } else if (kind == "hardswish") {
+    act.kind = ConvActKind::kHardSwish;
+  } else if (kind == "clip") {
+    act.kind = ConvActKind::kClip;
+    act.a = static_cast<float>(node.attrs.get_float("activation_min", -inf));
+    act.b = static_cast<float>(node.attrs.get_float("activation_max", inf));
+  } else if (kind == "hardsigmoid") {
+    act.kind = ConvActKind::kHardSigmoid;
+    act.a = static_cast<float>(node.attrs.get_float("activation_alpha", 0.2));
+    act.b = static_cast<float>(node.attrs.get_float("activation_beta", 0.5));
+  } else {
+    throw Error("activation '" + kind + "' is not one a Conv applies (relu, sigmoid, clip, hardsigmoid, hardswish)");
+  }
+  return act;
+}
+
+double ConvActivation::flops_per_output() const {
+  switch (kind) {
+    case ConvActKind::kNone: return 0;
+    case ConvActKind::kRelu: return 1;
+    case ConvActKind::kClip: return 2;
+    case ConvActKind::kHardSigmoid: return 3;
+    case ConvActKind::kSigmoid: return 4;
+    case ConvActKind::kHardSwish: return 4;
+  }
+  return 0;
+}
+
+std::string conv_activation_text(const ConvActivation& act) {
+  auto fnum = [](float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+    return std::string(buf);
+  };
+  switch (act.kind) {
+    case ConvActKind::kNone: return "none";
+    case ConvActKind::kRelu: return "relu";
+    case ConvActKind::kSigmoid: return "sigmoid";
+    case ConvActKind::kHardSwish: return "hardswish";
+    case ConvActKind::kClip: return "clip [" + fnum(act.a) + ", " + fnum(act.b) + "]";
+    case ConvActKind::kHardSigmoid: return "hardsigmoid (alpha " + fnum(act.a) + ", beta " + fnum(act.b) + ")";
+  }
+  return "";
 }
 
 ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias) {

@@ -50,6 +50,22 @@ struct ConvShape {
 
 ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias);
 
+// The activation a Conv applies to each output before it stores it, set by the conv_activation
+// fusion patterns (core/passes/pattern_conv_activation.cpp), so the activation never rereads the
+// output: attribute "activation" = "relu" | "sigmoid" | "clip" (activation_min, activation_max;
+// absent bounds are infinite) | "hardsigmoid" (activation_alpha, activation_beta) | "hardswish";
+// no attribute: none. Each computes what the standalone op's CPU kernel computes.
+enum class ConvActKind : uint8_t { kNone, kRelu, kSigmoid, kClip, kHardSigmoid, kHardSwish };
+struct ConvActivation {
+  ConvActKind kind = ConvActKind::kNone;
+  float a = 0, b = 0;  // clip: min, max; hardsigmoid: alpha, beta
+  double flops_per_output() const;
+};
+// Throws fusebox::Error naming an unknown activation.
+ConvActivation conv_activation(const Node& node);
+// The activation's sentence for rewrites and the details pane: "relu", "clip [0, 6]".
+std::string conv_activation_text(const ConvActivation& act);
+
 // ConvTranspose(x, w[, b]): x [N, C_in, spatial...], w [C_in, C_out / group, kernel...], b [C_out];
 // one to three spatial dims. Input position i of dim d adds into outputs
 // i * strides[d] - pad_begin[d] + j * dilations[d] for kernel taps j (those inside the output).

@@ -35,6 +35,7 @@
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
 
@@ -68,6 +69,7 @@ struct ConvState {
   int64_t positions = 0, tiles = 0;             // output positions per image, tiles of them
   bool pointwise = false, depthwise = false;
   Isa isa = Isa::kPortable;
+  ir::ConvActivation act;  // applied to each tile (or depthwise plane) while it is in cache
   std::vector<PackedB> packed;  // per group, when the weight is a constant (else packed per run)
   int64_t weight_floats = 0, slot_floats = 0;  // scratch layout (conv_params.h)
 };
@@ -93,6 +95,7 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   st.pointwise = st.c.pointwise();
   st.depthwise = st.c.depthwise();
   st.isa = kernel_isa(ctx);
+  st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
   st.weight_floats = ir::conv_weight_floats(st.c);
   st.slot_floats = ir::conv_slot_floats(st.c);
   const size_t need = ir::conv_scratch_bytes(st.c);
@@ -143,7 +146,45 @@ void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, 
   }
 }
 
-// One tile of one image and group: GEMM into the slot's tile, then transposed into NCHW.
+// The fused activation over n values in cache: ReLU and sigmoid on the vector code the GEMM's
+// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp).
+void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n) {
+  switch (act.kind) {
+    case ir::ConvActKind::kNone:
+      return;
+    case ir::ConvActKind::kRelu:
+      gemm_act_span(isa, GemmAct::kRelu, v, v, n);
+      return;
+    case ir::ConvActKind::kSigmoid:
+      gemm_act_span(isa, GemmAct::kSigmoid, v, v, n);
+      return;
+    case ir::ConvActKind::kClip:  // keeps NaN, as Clip does
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < act.a ? act.a : (v[i] > act.b ? act.b : v[i]);
+      return;
+    case ir::ConvActKind::kHardSigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        const float g = act.a * v[i] + act.b;
+        v[i] = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+      }
+      return;
+    case ir::ConvActKind::kHardSwish:
+      for (int64_t i = 0; i < n; ++i) {
+        const float g = v[i] * (1.0f / 6.0f) + 0.5f;
+        v[i] = v[i] * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
+      }
+      return;
+  }
+}
+
+// The GEMM epilogue's own activation where it has one: applied in registers before the store.
+GemmAct epilogue_act(const ir::ConvActivation& act) {
+  if (act.kind == ir::ConvActKind::kRelu) return GemmAct::kRelu;
+  if (act.kind == ir::ConvActKind::kSigmoid) return GemmAct::kSigmoid;
+  return GemmAct::kNone;
+}
+
+// One tile of one image and group: GEMM into the slot's tile (with the activation), then
+// transposed into NCHW.
 void conv_tile(const ConvState& st, const float* x, const float* bias, const float* scratch,
                float* out, float* slot, int64_t item) {
   const int64_t tile = item % st.tiles, ng = item / st.tiles;
@@ -166,11 +207,13 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
   // A pointwise conv of one position per image: A is one contiguous row. Said as such, as CBLAS
   // (the portable level) refuses a leading dim below K.
   if (cs == 1) rs = std::max<int64_t>(st.k, 1);
-  const GemmEpilogue ep{bias ? bias + g * st.cog : nullptr, GemmAct::kNone};
+  const GemmAct in_store = epilogue_act(st.act);
+  const GemmEpilogue ep{bias ? bias + g * st.cog : nullptr, in_store};
   const PanelsView weight = st.packed.empty()
                                 ? panels_view(st.isa, scratch + g * st.weight_floats / st.groups, st.k, st.cog)
                                 : st.packed[static_cast<size_t>(g)].view();
   sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, st.cog, ep);
+  if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * st.cog);
   float* o = out + (n * st.c.c_out + g * st.cog) * st.positions + p0;
   for (int64_t co = 0; co < st.cog; ++co) {
     float* dst = o + co * st.positions;
@@ -258,6 +301,7 @@ void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, int64_t begin
       else dw_row_plain(d, x, w, bias, oh, lo, hi, yr);
       dw_row_plain(d, x, w, bias, oh, hi, d.ow, yr);
     }
+    apply_activation(st.act, st.isa, y, st.positions);  // the plane is still in cache
   }
 }
 

@@ -68,18 +68,20 @@ void register_conv_ops(OpRegistry& r) {
   {
     OpSchema s;
     s.name = "Conv";
-    s.doc = "N-C-spatial convolution (1-D, 2-D): group, strides, dilations, pads or auto_pad, optional bias";
+    s.doc = "N-C-spatial convolution (1-D, 2-D): group, strides, dilations, pads or auto_pad, optional bias, fused activation";
     s.min_inputs = 2;
     s.max_inputs = 3;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       require_f32(in, "Conv");
+      conv_activation(n);  // a fused activation must be one the kernels apply
       return std::vector<TensorType>{{DType::f32, conv_of(n, in).output_shape()}};
     };
-    // Multiply-adds of the direct convolution (what the output needs, not what im2col copies).
+    // Multiply-adds of the direct convolution (what the output needs, not what im2col copies),
+    // and the fused activation's per output.
     s.flops = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
       ConvShape c = conv_of(n, in);
-      return 2.0 * static_cast<double>(c.g.batch * c.c_out) * static_cast<double>(c.k()) *
-             static_cast<double>(c.g.out_size());
+      const double outputs = static_cast<double>(c.g.batch * c.c_out) * static_cast<double>(c.g.out_size());
+      return 2.0 * outputs * static_cast<double>(c.k()) + conv_activation(n).flops_per_output() * outputs;
     };
     s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
       return conv_scratch_bytes(conv_of(n, in));

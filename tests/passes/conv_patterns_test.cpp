@@ -1,6 +1,8 @@
-// The conv_batchnorm fusion pattern: an inference BatchNorm after a Conv folds into the Conv's
-// weight and bias (with or without a bias, grouped, strided), the folded values match a double
-// computation, and what cannot fold is a near miss saying why.
+// The Conv fusion patterns. conv_batchnorm: an inference BatchNorm after a Conv folds into the
+// Conv's weight and bias (with or without a bias, grouped, strided), the folded values match a
+// double computation, and what cannot fold is a near miss saying why. conv_relu, conv_clip,
+// conv_hardswish, conv_hardsigmoid, conv_sigmoid: the activation after a Conv (after its folded
+// BatchNorm too) becomes the Conv's, with its parameters.
 #include <cmath>
 
 #include "core/passes/fusion_patterns.h"
@@ -99,6 +101,68 @@ TEST(ConvBatchNorm, WhatCannotFoldIsANearMissSayingWhy) {
     PassLogEntry e = run_pass(g, "fuse_patterns");
     EXPECT_TRUE(has_line(e.near_misses, m.why));
     EXPECT_EQ(count_op(g, "BatchNorm"), 1);
+    expect_same_outputs(before, g);
+  }
+}
+
+struct ActCase {
+  const char* op;
+  ir::Attributes attrs;
+  const char* kind;
+};
+
+TEST(ConvActivation, EachActivationAfterAConvAndItsFoldedBatchNormBecomesTheConvs) {
+  ir::Attributes clip, hs;
+  clip.set("min", 0.0);
+  clip.set("max", 6.0);
+  hs.set("alpha", 0.25);
+  hs.set("beta", 0.4);
+  for (const ActCase& c : {ActCase{"Relu", {}, "relu"}, ActCase{"Clip", clip, "clip"},
+                           ActCase{"HardSwish", {}, "hardswish"}, ActCase{"HardSigmoid", hs, "hardsigmoid"},
+                           ActCase{"Sigmoid", {}, "sigmoid"}}) {
+    SCOPED_TRACE(c.op);
+    ir::Graph g = conv_bn_graph(ConvBn{});
+    g.outputs = {g.add_node(c.op, {g.outputs[0]}, c.attrs, std::string(c.op) + "_3")};
+    const ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites, "fused Conv_1 + BatchNorm_2 -> Conv"));
+    EXPECT_TRUE(has_line(e.rewrites, std::string(" + ") + c.op + "_3 -> Conv"));
+    ASSERT_EQ(g.nodes.size(), 1u) << "Conv + BatchNorm + " << c.op << " is one Conv";
+    const ir::Node& conv = g.nodes[0];
+    EXPECT_EQ(conv.attrs.get_string("activation", ""), c.kind);
+    if (std::string(c.kind) == "clip") {
+      EXPECT_EQ(conv.attrs.get_float("activation_min", -1), 0.0);
+      EXPECT_EQ(conv.attrs.get_float("activation_max", -1), 6.0);
+    }
+    if (std::string(c.kind) == "hardsigmoid") {
+      EXPECT_EQ(conv.attrs.get_float("activation_alpha", -1), 0.25);
+      EXPECT_EQ(conv.attrs.get_float("activation_beta", -1), 0.4);
+    }
+    expect_same_outputs(before, g);
+  }
+}
+
+TEST(ConvActivation, AConvOutputReadElsewhereOrAlreadyActivatedIsANearMiss) {
+  {
+    ir::Graph g = conv_bn_graph(ConvBn{});
+    const std::string y = g.nodes[0].outputs[0];
+    g.outputs = {g.add_node("Relu", {y}, {}, "Relu_3"), g.add_node("Sigmoid", {y}, {}, "Sigmoid_4")};
+    const ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.near_misses, "Conv_1's output is read by"));
+    EXPECT_EQ(count_op(g, "Relu"), 1);
+    expect_same_outputs(before, g);
+  }
+  {
+    ir::Graph g = conv_bn_graph(ConvBn{});
+    g.nodes.pop_back();  // the BatchNorm: the Conv's output feeds two activations in a row
+    g.remove_tensor("BatchNorm_2:out");
+    g.outputs = {g.add_node("Sigmoid", {g.add_node("Relu", {g.nodes[0].outputs[0]}, {}, "Relu_3")}, {}, "Sigmoid_4")};
+    const ir::Graph before = g;
+    PassLogEntry e = run_pass(g, "fuse_patterns");
+    EXPECT_TRUE(has_line(e.rewrites, "fused Conv_1 + Relu_3 -> Conv"));
+    EXPECT_TRUE(has_line(e.near_misses, "already applies relu; a Conv applies one activation"));
+    EXPECT_EQ(count_op(g, "Sigmoid"), 1);
     expect_same_outputs(before, g);
   }
 }
