@@ -39,7 +39,7 @@ ReduceSplit reduce_mean_split(const Node& node, const Shape& x) {
   const std::vector<int64_t> axes = node.attrs.get_ints("axes");
   ReduceSplit s;
   s.reduce.assign(x.size(), axes.empty());
-  for (int64_t a : axes) s.reduce[normalize_axis(a, x.size(), "ReduceMean")] = true;
+  for (int64_t a : axes) s.reduce[normalize_axis(a, x.size(), node.op + " axes")] = true;
   const std::vector<int64_t> strides = strides_of(x);
   for (size_t d = 0; d < x.size(); ++d) {
     (s.reduce[d] ? s.reduced_dims : s.kept_dims).push_back(x[d]);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/ir/elementwise_program.h"
 #include "core/ir/op_schema.h"
 #include "core/passes/pass_manager.h"
 #include "core/passes/rewrite_utils.h"
@@ -122,7 +123,11 @@ bool fold_input_scale(ir::Graph& g, LiveUses& live, size_t m, int slot, PassResu
   if (src != uses.producer.end()) {
     const ir::Node& prev = g.nodes[src->second];
     const ir::OpSchema* schema = ir::OpRegistry::instance().find(prev.op);
-    if (schema && schema->elementwise) {
+    // Only ops a FusedElementwise program can run: after LeakyRelu or a comparison the Mul would
+    // be left alone by fusion too, so it folds here.
+    ir::EwOp ew;
+    if (schema && schema->elementwise &&
+        ir::ew_from_op(prev.op, prev.attrs.get_string("approximate", "none"), &ew)) {
       r.near_miss("scale_to_alpha", scale_node.name,
                   scale_node.name + " (" + s->text +
                       ") left for element-wise fusion: its input comes from " + prev.name + " (" +

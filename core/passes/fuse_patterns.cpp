@@ -1,5 +1,6 @@
 // fuse_patterns: replaces known subgraphs by one fused op (GELU, LayerNorm, LayerNorm after a
-// residual Add, Attention, MatMul with a bias and ReLU, MatMul with an added tensor). Each pattern
+// residual Add, Attention, MatMul with a bias and ReLU, MatMul with an added tensor, Conv with a
+// BatchNorm or an activation). Each pattern
 // lives in its own file and registers itself in the FusionRegistry (fusion_patterns.h); this file
 // tries them in order and performs the rewrites, all the same way. Each pattern sweeps the whole
 // graph once, in registry order, so a pattern sees what the earlier ones made (bias_relu runs
@@ -21,6 +22,8 @@ void register_layernorm_fusion(FusionRegistry& registry);       // decomposed La
 void register_skip_layernorm_fusion(FusionRegistry& registry);  // Add -> LayerNorm -> SkipLayerNorm
 void register_attention_fusion(FusionRegistry& registry);       // MatMul Softmax MatMul -> Attention
 void register_matmul_bias_fusions(FusionRegistry& registry);    // -> FusedBiasRelu, MatMulAdd
+void register_conv_batchnorm_fusion(FusionRegistry& registry);  // Conv + BatchNorm -> Conv
+void register_conv_activation_fusions(FusionRegistry& registry);  // Conv + Relu, Clip, ... -> Conv
 
 FusionRegistry& FusionRegistry::instance() {
   static FusionRegistry* registry = [] {
@@ -30,6 +33,8 @@ FusionRegistry& FusionRegistry::instance() {
     register_skip_layernorm_fusion(*r);
     register_attention_fusion(*r);
     register_matmul_bias_fusions(*r);
+    register_conv_batchnorm_fusion(*r);
+    register_conv_activation_fusions(*r);
     return r;
   }();
   return *registry;

@@ -27,6 +27,7 @@ class CpuBackend final : public exec::Backend {
     add_normalization_kernels(table_);
     add_layout_kernels(table_);
     add_attention_kernels(table_);
+    add_conv_kernels(table_);
   }
 
   std::string name() const override { return "cpu"; }

@@ -15,8 +15,9 @@ void register_backend();
 void add_matmul_kernels(exec::KernelTable& table);       // MatMul, MatMulAdd, FusedBiasRelu
 void add_elementwise_kernels(exec::KernelTable& table);  // unary/binary math, Cast, Where
 void add_fused_elementwise_kernels(exec::KernelTable& table);  // FusedElementwise
-void add_normalization_kernels(exec::KernelTable& table);      // Softmax, LayerNorm, ReduceMean
-void add_layout_kernels(exec::KernelTable& table);       // Transpose, Concat, Slice, Gather
+void add_normalization_kernels(exec::KernelTable& table);  // Softmax, LayerNorm, Reduce*, ArgMax
+void add_layout_kernels(exec::KernelTable& table);  // Transpose, Concat, Slice, Gather, Expand, ...
 void add_attention_kernels(exec::KernelTable& table);    // Attention
+void add_conv_kernels(exec::KernelTable& table);         // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, ...
 
 }  // namespace fusebox::cpu

@@ -1,5 +1,6 @@
-// Element-wise kernels: binary arithmetic with numpy broadcasting (f32, and i64 for Add/Sub/
-// Mul/Div), unary math, Gelu, Cast and Where.
+// Element-wise kernels: binary arithmetic, Max/Min, PRelu, comparisons and logic with numpy
+// broadcasting (f32, and i64 where the op allows it), unary math and activations, Gelu, Cast and
+// Where.
 //
 // Every kernel here shares one state: a collapsed StridedPlan (strided.h) and the loop to run,
 // picked in prepare() from the dtypes and attributes. Broadcasting becomes segments along the
@@ -13,10 +14,12 @@
 // i64 arithmetic wraps on overflow (computed in unsigned: signed overflow would be undefined
 // behaviour), and i64 Div defines x / 0 = 0 and INT64_MIN / -1 = INT64_MIN instead of trapping:
 // a kernel must not crash on data.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/ew_ops.h"
@@ -39,6 +42,9 @@ struct EwState {
   EwImpl impl = nullptr;
   Isa isa = Isa::kPortable;      // unary math: kernel_isa at prepare picks the vector code
   GemmAct act = GemmAct::kNone;  // Gelu / Tanh / Sigmoid: the function (gemm_act_span)
+  float p0 = 0, p1 = 0;          // LeakyRelu / Elu alpha, HardSigmoid alpha and beta
+  double lo = 0, hi = 0;         // Clip's bounds (f32), absent ones +-inf
+  int64_t ilo = 0, ihi = 0;      // the same for i64 inputs, within the type's range
 };
 
 void run_ew(const exec::KernelArgs& args) {
@@ -61,8 +67,9 @@ struct CubeOp {
 
 // One run of output elements; sa/sb are 0 (one value) or 1 (contiguous). No __restrict: an
 // in-place op (y == a) is allowed, and GCC's overlap check keeps equal pointers vectorized.
-template <typename T, typename Op>
-inline void binary_segment(const T* a, int64_t sa, const T* b, int64_t sb, T* y, int64_t n) {
+// R is the result type: T for arithmetic, i64 for comparisons.
+template <typename T, typename Op, typename R = T>
+inline void binary_segment(const T* a, int64_t sa, const T* b, int64_t sb, R* y, int64_t n) {
   Op op;
   if (sa == 1 && sb == 1) {
     for (int64_t i = 0; i < n; ++i) y[i] = op(a[i], b[i]);
@@ -73,21 +80,21 @@ inline void binary_segment(const T* a, int64_t sa, const T* b, int64_t sb, T* y,
     const T va = a[0];
     for (int64_t i = 0; i < n; ++i) y[i] = op(va, b[i]);
   } else {
-    const T v = op(a[0], b[0]);
+    const R v = op(a[0], b[0]);
     for (int64_t i = 0; i < n; ++i) y[i] = v;
   }
 }
 
-template <typename T, typename Op, int64_t Grain>
+template <typename T, typename Op, int64_t Grain, typename R = T>
 void binary_impl(const EwState& st, const exec::KernelArgs& args) {
   const T* a = input_ptr<T>(args, 0);
   const T* b = input_ptr<T>(args, 1);
-  T* y = output_ptr<T>(args, 0);
+  R* y = output_ptr<R>(args, 0);
   const StridedPlan& p = st.plan;
   const int64_t sa = p.inner_stride(0), sb = p.inner_stride(1);
   parallel_for(p.numel, Grain, [&](int64_t begin, int64_t end) {
     for_each_segment(p, begin, end, [&](int64_t o, const int64_t* off, int64_t len) {
-      binary_segment<T, Op>(a + off[0], sa, b + off[1], sb, y + o, len);
+      binary_segment<T, Op, R>(a + off[0], sa, b + off[1], sb, y + o, len);
     });
   });
 }
@@ -176,6 +183,112 @@ void exp_impl(const EwState& st, const exec::KernelArgs& args) {
     exp_span(st.isa, x + begin, y + begin, end - begin);
   });
 }
+
+// ---- activations with attributes -----------------------------------------------------------
+
+// LeakyRelu, HardSigmoid, Clip: plain loops over the state's two parameters, which GCC
+// vectorizes like Relu's.
+void leaky_relu_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0;
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+  });
+}
+
+void hard_sigmoid_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0, beta = st.p1;
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float v = alpha * x[i] + beta;
+      y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+    }
+  });
+}
+
+// Clip keeps NaN (comparisons with NaN are false, so neither bound replaces it).
+template <typename T>
+void clip_impl(const EwState& st, const exec::KernelArgs& args) {
+  const T* x = input_ptr<T>(args, 0);
+  T* y = output_ptr<T>(args, 0);
+  T lo, hi;
+  if constexpr (std::is_same_v<T, float>) {
+    lo = static_cast<float>(st.lo);
+    hi = static_cast<float>(st.hi);
+  } else {
+    lo = st.ilo;
+    hi = st.ihi;
+  }
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T v = x[i] < lo ? lo : x[i];
+      y[i] = v > hi ? hi : v;
+    }
+  });
+}
+
+// Elu: exp on the state's Isa (exp_span) in stack blocks, then the select, so the transcendental
+// part runs on the vector code like Exp's.
+void elu_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0;
+  parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
+    constexpr int64_t kBlock = 256;
+    float e[kBlock];
+    for (int64_t i0 = begin; i0 < end; i0 += kBlock) {
+      const int64_t n = std::min(kBlock, end - i0);
+      exp_span(st.isa, x + i0, e, n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i0 + i];
+        y[i0 + i] = v >= 0.0f ? v : alpha * (e[i] - 1.0f);
+      }
+    }
+  });
+}
+
+exec::KernelDef param_kernel(EwImpl impl, const char* p0_name, double p0_default,
+                             const char* p1_name = nullptr, double p1_default = 0) {
+  auto prepare = [=](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    require_dtype(ctx, 0, ir::DType::f32);
+    st.p0 = static_cast<float>(ctx.node.attrs.get_float(p0_name, p0_default));
+    if (p1_name) st.p1 = static_cast<float>(ctx.node.attrs.get_float(p1_name, p1_default));
+    st.impl = impl;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// Clip's bounds are attributes (the importer reads ONNX's min/max inputs at load time); an
+// absent bound is the type's limit.
+exec::KernelDef clip_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    const auto& a = ctx.node.attrs;
+    const bool f32 = ctx.inputs[0].dtype == ir::DType::f32;
+    const double inf = std::numeric_limits<double>::infinity();
+    st.lo = a.get_float("min", -inf);
+    st.hi = a.get_float("max", inf);
+    if (std::isnan(st.lo) || std::isnan(st.hi)) fail(ctx, "min and max must not be NaN");
+    if (!f32) {  // i64: bounds past the type's range are its limits (converting them is UB)
+      constexpr double kTwo63 = 9.223372036854775808e18;
+      st.ilo = st.lo <= -kTwo63 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(std::ceil(st.lo));
+      st.ihi = st.hi >= kTwo63 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(std::floor(st.hi));
+    }
+    st.impl = f32 ? clip_impl<float> : clip_impl<int64_t>;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// PRelu: x and a slope broadcast to x's shape (the binary plan with x as the output shape).
+struct PReluOp {
+  float operator()(float x, float slope) const { return x >= 0.0f ? x : slope * x; }
+};
 
 // Tanh, Sigmoid: act_impl with the function fixed.
 exec::KernelDef act_kernel(GemmAct act) {
@@ -321,6 +434,28 @@ void add_elementwise_kernels(exec::KernelTable& table) {
   table.add("Sqrt", unary_kernel(sqrt_impl));
   table.add("Neg", unary_kernel(unary_impl<float, NegF, kGrainSimple>,
                                 unary_impl<int64_t, NegF, kGrainSimple>));
+  table.add("Abs", unary_kernel(unary_impl<float, AbsF, kGrainSimple>,
+                                unary_impl<int64_t, AbsF, kGrainSimple>));
+  table.add("HardSwish", unary_kernel(unary_impl<float, HardSwishF, kGrainSimple>));
+  table.add("Not", unary_kernel(nullptr, unary_impl<int64_t, NotF, kGrainSimple>));
+  table.add("LeakyRelu", param_kernel(leaky_relu_impl, "alpha", 0.01));
+  table.add("Elu", param_kernel(elu_impl, "alpha", 1.0));
+  table.add("HardSigmoid", param_kernel(hard_sigmoid_impl, "alpha", 0.2, "beta", 0.5));
+  table.add("Clip", clip_kernel());
+  table.add("PRelu", binary_kernel(binary_impl<float, PReluOp, kGrainSimple>, nullptr));
+  table.add("Max", binary_kernel(binary_impl<float, MaxOp, kGrainSimple>,
+                                 binary_impl<int64_t, MaxOp, kGrainSimple>));
+  table.add("Min", binary_kernel(binary_impl<float, MinOp, kGrainSimple>,
+                                 binary_impl<int64_t, MinOp, kGrainSimple>));
+  // Comparisons and logic: the binary loops with an i64 0/1 result.
+  table.add("Equal", binary_kernel(binary_impl<float, EqualOp, kGrainSimple, int64_t>,
+                                      binary_impl<int64_t, EqualOp, kGrainSimple, int64_t>));
+  table.add("Less", binary_kernel(binary_impl<float, LessOp, kGrainSimple, int64_t>,
+                                     binary_impl<int64_t, LessOp, kGrainSimple, int64_t>));
+  table.add("Greater", binary_kernel(binary_impl<float, GreaterOp, kGrainSimple, int64_t>,
+                                        binary_impl<int64_t, GreaterOp, kGrainSimple, int64_t>));
+  table.add("And", binary_kernel(nullptr, binary_impl<int64_t, AndOp, kGrainSimple>));
+  table.add("Or", binary_kernel(nullptr, binary_impl<int64_t, OrOp, kGrainSimple>));
   table.add("Gelu", gelu_kernel());
   table.add("Cast", cast_kernel());
   table.add("Where", where_kernel());

@@ -70,4 +70,47 @@ struct NegF {
   int64_t operator()(int64_t x) const { return wrap_i64(0 - as_u64(x)); }
 };
 
+struct AbsF {
+  float operator()(float x) const { return std::fabs(x); }
+  int64_t operator()(int64_t x) const { return x < 0 ? wrap_i64(0 - as_u64(x)) : x; }
+};
+struct HardSwishF {
+  float operator()(float x) const {
+    const float g = x * (1.0f / 6.0f) + 0.5f;
+    return x * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
+  }
+};
+// Max/Min propagate NaN from either side, as numpy and ONNX Runtime do (a bare comparison would
+// drop a NaN in one operand position and keep it in the other).
+struct MaxOp {
+  float operator()(float a, float b) const { return a != a ? a : (a > b ? a : b); }
+  int64_t operator()(int64_t a, int64_t b) const { return a > b ? a : b; }
+};
+struct MinOp {
+  float operator()(float a, float b) const { return a != a ? a : (a < b ? a : b); }
+  int64_t operator()(int64_t a, int64_t b) const { return a < b ? a : b; }
+};
+// Comparisons and logic: i64 0/1 results (ONNX bool as the importer holds it).
+struct EqualOp {
+  template <typename T>
+  int64_t operator()(T a, T b) const { return a == b ? 1 : 0; }
+};
+struct LessOp {
+  template <typename T>
+  int64_t operator()(T a, T b) const { return a < b ? 1 : 0; }
+};
+struct GreaterOp {
+  template <typename T>
+  int64_t operator()(T a, T b) const { return a > b ? 1 : 0; }
+};
+struct AndOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (a != 0 && b != 0) ? 1 : 0; }
+};
+struct OrOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (a != 0 || b != 0) ? 1 : 0; }
+};
+struct NotF {
+  int64_t operator()(int64_t x) const { return x == 0 ? 1 : 0; }
+};
+
 }  // namespace fusebox::cpu

@@ -1,4 +1,5 @@
-// Ops that move data without arithmetic: Transpose, Concat, Slice, Gather, and the view ops
+// Ops that move data without arithmetic: Transpose, Concat, Slice, Gather, Expand, Tile, Pad,
+// and the view ops
 // (Reshape, Identity, Flatten, Squeeze, Unsqueeze) for callers that do not alias them.
 //
 // Kernels copy elements by value as 4- or 8-byte words, so one instantiation serves f32 and i64
@@ -163,6 +164,148 @@ std::shared_ptr<const void> prepare_slice(const exec::KernelContext& ctx) {
   return exec::make_state(strided_copy_state(ctx, r));
 }
 
+// Expand: x broadcast to the output, a strided read with stride 0 along broadcast dims.
+std::shared_ptr<const void> prepare_expand(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& out = ctx.outputs[0].shape;
+  ir::StridedRead r;
+  r.shape = out;
+  r.strides = or_fail(ctx, [&] { return ir::broadcast_strides(ctx.inputs[0].shape, out); });
+  return exec::make_state(strided_copy_state(ctx, r));
+}
+
+// Tile: the output [r0*d0, r1*d1, ..] read as [r0, d0, r1, d1, ..] in row-major order, with
+// stride 0 along each repeat dim and x's strides along its own.
+std::shared_ptr<const void> prepare_tile(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  const std::vector<int64_t> rep = ctx.node.attrs.get_ints("repeats");
+  if (rep.size() != x.size()) fail(ctx, "repeats has one entry per dim of x");
+  ir::StridedRead r;
+  int64_t stride = 1;
+  r.shape.assign(2 * x.size(), 1);
+  r.strides.assign(2 * x.size(), 0);
+  for (size_t d = x.size(); d-- > 0;) {
+    r.shape[2 * d] = rep[d];
+    r.shape[2 * d + 1] = x[d];
+    r.strides[2 * d + 1] = stride;
+    stride *= x[d];
+  }
+  return exec::make_state(strided_copy_state(ctx, r));
+}
+
+// ---- Pad -----------------------------------------------------------------------------------
+
+// Pad walks the output row by row (rows along the last dim). Each output index maps, per dim,
+// to an input index or to "outside" (constant mode); edge clamps, reflect mirrors without
+// repeating the border. Outer dims are resolved once per row; the last dim is a contiguous
+// copy between two runs of padding (edge and reflect fill those element by element).
+enum class PadMode : uint8_t { kConstant, kReflect, kEdge };
+
+struct PadState {
+  ir::Shape x, out;
+  std::vector<int64_t> begin;  // pads at the start of each dim (negative: cropped)
+  PadMode mode = PadMode::kConstant;
+  size_t elem = 4;
+  bool has_value = false;  // input 1 holds the constant; else 0
+};
+
+// Input index for output index o along a dim of size n with `b` leading pads; -1 for outside.
+inline int64_t pad_source(int64_t o, int64_t b, int64_t n, PadMode mode) {
+  int64_t i = o - b;
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PadMode::kConstant:
+      return -1;
+    case PadMode::kEdge:
+      return i < 0 ? 0 : n - 1;
+    case PadMode::kReflect: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      i %= period;
+      if (i < 0) i += period;
+      return i < n ? i : period - i;
+    }
+  }
+  return -1;
+}
+
+template <typename T>
+void run_pad_typed(const PadState& st, const T* x, T value, T* y) {
+  const size_t rank = st.out.size();
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  const int64_t cols = st.out[rank - 1], n = st.x[rank - 1], b = st.begin[rank - 1];
+  const int64_t rows = cols == 0 ? 0 : ir::numel(st.out) / cols;
+  parallel_for(rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(cols, 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      T* dst = y + row * cols;
+      // The input row feeding this output row, or none (constant padding along an outer dim).
+      int64_t src = 0, rem = row, stride = n;
+      bool outside = false;
+      for (size_t d = rank - 1; d-- > 0;) {
+        const int64_t i = pad_source(rem % st.out[d], st.begin[d], st.x[d], st.mode);
+        rem /= st.out[d];
+        if (i < 0) outside = true;
+        src += i * stride;
+        stride *= st.x[d];
+      }
+      if (outside) {
+        for (int64_t c = 0; c < cols; ++c) dst[c] = value;
+        continue;
+      }
+      const T* xrow = x + src;
+      const int64_t lo = std::clamp<int64_t>(b, 0, cols), hi = std::clamp<int64_t>(b + n, 0, cols);
+      for (int64_t c = 0; c < lo; ++c) {
+        const int64_t i = pad_source(c, b, n, st.mode);
+        dst[c] = i < 0 ? value : xrow[i];
+      }
+      if (hi > lo) std::memcpy(dst + lo, xrow + (lo - b), static_cast<size_t>(hi - lo) * sizeof(T));
+      for (int64_t c = std::max(hi, lo); c < cols; ++c) {
+        const int64_t i = pad_source(c, b, n, st.mode);
+        dst[c] = i < 0 ? value : xrow[i];
+      }
+    }
+  });
+}
+
+void run_pad(const exec::KernelArgs& args) {
+  const auto& st = state_of<PadState>(args);
+  if (ir::numel(st.out) == 0) return;
+  if (st.elem == 8) {
+    const uint64_t v = st.has_value ? input_ptr<uint64_t>(args, 1)[0] : 0;
+    run_pad_typed(st, input_ptr<uint64_t>(args, 0), v, output_ptr<uint64_t>(args, 0));
+  } else {
+    const uint32_t v = st.has_value ? input_ptr<uint32_t>(args, 1)[0] : 0;  // 0u is 0.0f
+    run_pad_typed(st, input_ptr<uint32_t>(args, 0), v, output_ptr<uint32_t>(args, 0));
+  }
+}
+
+std::shared_ptr<const void> prepare_pad(const exec::KernelContext& ctx) {
+  if (ctx.inputs.empty() || ctx.inputs.size() > 2 || ctx.outputs.size() != 1)
+    fail(ctx, "expects x and an optional constant value, and one output");
+  PadState st;
+  st.x = ctx.inputs[0].shape;
+  st.out = ctx.outputs[0].shape;
+  st.elem = ir::dtype_size(ctx.inputs[0].dtype);
+  st.has_value = ctx.inputs.size() == 2;
+  const std::vector<int64_t> pads = ctx.node.attrs.get_ints("pads");
+  if (pads.size() != 2 * st.x.size()) fail(ctx, "pads needs a begin and an end per dim");
+  st.begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(st.x.size()));
+  const std::string mode = ctx.node.attrs.get_string("mode", "constant");
+  if (mode == "constant") st.mode = PadMode::kConstant;
+  else if (mode == "reflect") st.mode = PadMode::kReflect;
+  else if (mode == "edge") st.mode = PadMode::kEdge;
+  else fail(ctx, "mode must be constant, reflect or edge, got '" + mode + "'");
+  for (size_t d = 0; d < st.x.size(); ++d)
+    if (st.x[d] == 0 && st.out[d] > 0 && st.mode != PadMode::kConstant)
+      fail(ctx, mode + " padding of an empty dim");
+  return exec::make_state(std::move(st));
+}
+
 // ---- Concat --------------------------------------------------------------------------------
 
 struct ConcatState {
@@ -276,6 +419,9 @@ void add_layout_kernels(exec::KernelTable& table) {
   table.add("Slice", {prepare_slice, run_strided_copy});
   table.add("Concat", {prepare_concat, run_concat});
   table.add("Gather", {prepare_gather, run_gather});
+  table.add("Expand", {prepare_expand, run_strided_copy});
+  table.add("Tile", {prepare_tile, run_strided_copy});
+  table.add("Pad", {prepare_pad, run_pad});
 }
 
 }  // namespace fusebox::cpu

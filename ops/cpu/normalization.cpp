@@ -1,4 +1,4 @@
-// Softmax, LayerNorm (and SkipLayerNorm) and ReduceMean.
+// Softmax, LayerNorm (and SkipLayerNorm), ReduceMean, ReduceSum/Max/Min and ArgMax.
 //
 // All three reduce along some dims. The shapes are reduced in prepare() to [outer, n, inner]
 // (ReduceMean: the general case keeps a strided walk). With inner == 1 the reduced elements are
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/ir/normalization_params.h"
@@ -465,9 +466,9 @@ struct ReduceMeanState {
   StridedPlan kept, reduced;
 };
 
-std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) {
+// The shape analysis every reduction shares (ReduceMean, ReduceSum, ReduceMax, ReduceMin).
+ReduceMeanState reduce_state(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
-  require_dtype(ctx, 0, ir::DType::f32);
   const ir::Shape& x = ctx.inputs[0].shape;
   const ir::ReduceSplit split = or_fail(ctx, [&] { return ir::reduce_mean_split(ctx.node, x); });
   ReduceMeanState st;
@@ -507,7 +508,12 @@ std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) 
       fail(ctx, e.what());
     }
   }
-  return exec::make_state(std::move(st));
+  return st;
+}
+
+std::shared_ptr<const void> prepare_reduce_mean(const exec::KernelContext& ctx) {
+  require_dtype(ctx, 0, ir::DType::f32);
+  return exec::make_state(reduce_state(ctx));
 }
 
 void run_reduce_mean(const exec::KernelArgs& args) {
@@ -571,9 +577,183 @@ void run_reduce_mean(const exec::KernelArgs& args) {
       });
 }
 
+// ---- ReduceSum, ReduceMax, ReduceMin --------------------------------------------------------
+
+// The reduction as an accumulator type: f32 sums accumulate in double (as ReduceMean's), i64
+// sums wrap; Max/Min propagate NaN and give the type's identity (-inf / +inf, or the i64
+// limits) over an empty set, as ONNX specifies.
+template <typename T>
+inline bool is_nan(T v) {
+  if constexpr (std::is_same_v<T, float>) return std::isnan(v);
+  else return false;
+}
+
+template <typename T>
+struct SumR {
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, uint64_t>;
+  static Acc init() { return 0; }
+  static void add(Acc& a, T v) { a += static_cast<Acc>(v); }
+  static T finish(Acc a) { return static_cast<T>(a); }
+};
+template <typename T>
+struct MaxR {
+  using Acc = T;
+  static Acc init() {
+    if constexpr (std::is_same_v<T, float>) return -std::numeric_limits<float>::infinity();
+    else return std::numeric_limits<T>::min();
+  }
+  static void add(Acc& a, T v) { a = (v > a || is_nan(v)) ? v : a; }
+  static T finish(Acc a) { return a; }
+};
+template <typename T>
+struct MinR {
+  using Acc = T;
+  static Acc init() {
+    if constexpr (std::is_same_v<T, float>) return std::numeric_limits<float>::infinity();
+    else return std::numeric_limits<T>::max();
+  }
+  static void add(Acc& a, T v) { a = (v < a || is_nan(v)) ? v : a; }
+  static T finish(Acc a) { return a; }
+};
+
+struct ReduceState {
+  ReduceMeanState split;
+  void (*run)(const ReduceMeanState&, const exec::KernelArgs&) = nullptr;
+};
+
+// The three paths of run_reduce_mean (strided walk, contiguous rows, column chunks) with the
+// accumulator R.
+template <typename T, typename R>
+void reduce_impl(const ReduceMeanState& st, const exec::KernelArgs& args) {
+  using Acc = typename R::Acc;
+  const T* x = input_ptr<T>(args, 0);
+  T* y = output_ptr<T>(args, 0);
+  const int64_t n = st.count;
+  const int64_t grain = std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n, 1));
+  if (!st.middle) {
+    const StridedPlan& kp = st.kept;
+    const StridedPlan& rp = st.reduced;
+    const int64_t ks = kp.inner_stride(0), rs = rp.inner_stride(0);
+    parallel_for(st.out_numel, grain, [&](int64_t begin, int64_t end) {
+      for_each_segment(kp, begin, end, [&](int64_t o, const int64_t* koff, int64_t klen) {
+        for (int64_t i = 0; i < klen; ++i) {
+          const T* base = x + koff[0] + i * ks;
+          Acc acc = R::init();
+          for_each_segment(rp, 0, rp.numel, [&](int64_t, const int64_t* roff, int64_t rlen) {
+            const T* p = base + roff[0];
+            for (int64_t j = 0; j < rlen; ++j) R::add(acc, p[j * rs]);
+          });
+          y[o + i] = R::finish(acc);
+        }
+      });
+    });
+    return;
+  }
+  if (st.inner == 1) {
+    parallel_for(st.outer, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* row = x + o * n;
+        Acc acc = R::init();
+        for (int64_t j = 0; j < n; ++j) R::add(acc, row[j]);
+        y[o] = R::finish(acc);
+      }
+    });
+    return;
+  }
+  const int64_t chunks = chunks_of(st.inner);
+  parallel_for(st.outer * chunks,
+               std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n * std::min(kCols, st.inner), 1)),
+               [&](int64_t begin, int64_t end) {
+                 Acc acc[kCols];
+                 for (int64_t u = begin; u < end; ++u) {
+                   const int64_t o = u / chunks, c0 = (u % chunks) * kCols;
+                   const int64_t w = std::min(kCols, st.inner - c0);
+                   std::fill(acc, acc + w, R::init());
+                   for (int64_t r = 0; r < n; ++r) {
+                     const T* row = x + (o * n + r) * st.inner + c0;
+                     for (int64_t j = 0; j < w; ++j) R::add(acc[j], row[j]);
+                   }
+                   T* out = y + o * st.inner + c0;
+                   for (int64_t j = 0; j < w; ++j) out[j] = R::finish(acc[j]);
+                 }
+               });
+}
+
+template <template <typename> class R>
+exec::KernelDef reduce_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    ReduceState st;
+    st.split = reduce_state(ctx);
+    st.run = ctx.inputs[0].dtype == ir::DType::f32 ? reduce_impl<float, R<float>>
+                                                   : reduce_impl<int64_t, R<int64_t>>;
+    return exec::make_state(std::move(st));
+  };
+  auto run = [](const exec::KernelArgs& args) {
+    const auto& st = state_of<ReduceState>(args);
+    if (st.split.out_numel > 0) st.run(st.split, args);
+  };
+  return {prepare, run};
+}
+
+// ---- ArgMax --------------------------------------------------------------------------------
+
+struct ArgMaxState {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool last = false;  // select_last_index: the last of equal maxima
+  bool f32 = true;
+};
+
+// The first maximum (or the last); NaN counts as the maximum, as numpy's argmax.
+template <typename T>
+void argmax_impl(const ArgMaxState& st, const T* x, int64_t* y) {
+  parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(st.n, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t u = begin; u < end; ++u) {
+                   const int64_t o = u / st.inner, i = u % st.inner;
+                   const T* p = x + o * st.n * st.inner + i;
+                   int64_t best = 0;
+                   T bv = p[0];
+                   for (int64_t k = 1; k < st.n && !is_nan(bv); ++k) {
+                     const T v = p[k * st.inner];
+                     if (is_nan(v) || v > bv || (st.last && v == bv)) {
+                       bv = v;
+                       best = k;
+                     }
+                   }
+                   y[u] = best;
+                 }
+               });
+}
+
+std::shared_ptr<const void> prepare_argmax(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  ArgMaxState st;
+  const int axis = or_fail(ctx, [&] {
+    return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "ArgMax axis");
+  });
+  for (int d = 0; d < static_cast<int>(x.size()); ++d)
+    (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
+  if (st.n == 0) fail(ctx, "ArgMax over an empty axis has no answer");
+  st.last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
+  st.f32 = ctx.inputs[0].dtype == ir::DType::f32;
+  return exec::make_state(std::move(st));
+}
+
+void run_argmax(const exec::KernelArgs& args) {
+  const auto& st = state_of<ArgMaxState>(args);
+  if (st.outer * st.inner == 0) return;
+  if (st.f32) argmax_impl(st, input_ptr<float>(args, 0), output_ptr<int64_t>(args, 0));
+  else argmax_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
+}
+
 }  // namespace
 
 void add_normalization_kernels(exec::KernelTable& table) {
+  table.add("ReduceSum", reduce_kernel<SumR>());
+  table.add("ReduceMax", reduce_kernel<MaxR>());
+  table.add("ReduceMin", reduce_kernel<MinR>());
+  table.add("ArgMax", {prepare_argmax, run_argmax});
   table.add("Softmax", {prepare_softmax, run_softmax});
   table.add("LayerNorm", {prepare_layer_norm<1>, run_layer_norm});
   table.add("SkipLayerNorm", {prepare_layer_norm<2>, run_layer_norm});

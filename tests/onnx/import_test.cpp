@@ -244,6 +244,91 @@ TEST(OnnxImport, SoftmaxBeforeOpset13CoercesTo2D) {
   }
 }
 
+// Clip from opset 11 takes its bounds as inputs: constant ones become our Clip's attributes, a
+// bound computed at run time a Max / Min against it; the attribute form is refused there.
+TEST(OnnxImport, ClipBoundsConstantOrRunTime) {
+  Builder b(13);
+  b.input("x", {6});
+  b.input("hi", {});
+  b.init("lo", {}, {-0.5f});
+  b.node("Clip", {"x", "lo", "hi"}, {"y"});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  std::vector<std::string> ops;
+  for (const auto& n : g.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Clip", "Min"}));
+  ir::Tensor x(ir::DType::f32, {6}), hi(ir::DType::f32, {});
+  const float xs[] = {-3.0f, -0.5f, 0.0f, 0.25f, 0.7f, 9.0f};
+  for (int i = 0; i < 6; ++i) x.data<float>()[i] = xs[i];
+  hi.data<float>()[0] = 0.5f;
+  ir::Tensor y = testing::evaluate_graph(g, {x, hi})[0];
+  const float want[] = {-0.5f, -0.5f, 0.0f, 0.25f, 0.5f, 0.5f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], want[i]) << i;
+
+  Builder old(13);
+  old.input("x", {6});
+  Builder::attr(old.node("Clip", {"x"}, {"y"}), "min", 0.0f);
+  old.output("y");
+  std::string e = error_of(old.bytes());
+  EXPECT_NE(e.find("node 'Clip_1' (Clip): from opset 11 min and max are inputs"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, RangeFoldsAtLoadAndRefusesRunTimeInputs) {
+  Builder b(13);
+  b.input("x", {4});
+  b.init("start", {}, {1.0f});
+  b.init("limit", {}, {3.0f});
+  b.init("delta", {}, {0.5f});
+  b.node("Range", {"start", "limit", "delta"}, {"r"});
+  b.node("Add", {"x", "r"}, {"y"});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  ir::Tensor x(ir::DType::f32, {4});
+  for (int i = 0; i < 4; ++i) x.data<float>()[i] = 0.0f;
+  ir::Tensor y = testing::evaluate_graph(g, {x})[0];
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(y.data<float>()[i], 1.0f + 0.5f * static_cast<float>(i));
+
+  Builder run_time(13);
+  run_time.input("limit", {});
+  run_time.init("start", {}, {0.0f});
+  run_time.init("delta", {}, {1.0f});
+  run_time.node("Range", {"start", "limit", "delta"}, {"r"});
+  run_time.output("r");
+  std::string e = error_of(run_time.bytes());
+  EXPECT_NE(e.find("node 'Range_1' (Range): limit 'limit' is computed at run time"), std::string::npos) << e;
+}
+
+TEST(OnnxImport, ActivationAttributesAreChecked) {
+  Builder b(13);
+  b.input("x", {3});
+  Builder::attr(b.node("LeakyRelu", {"x"}, {"y"}), "alpha", std::nanf(""));
+  b.output("y");
+  std::string e = error_of(b.bytes());
+  EXPECT_NE(e.find("node 'LeakyRelu_1' (LeakyRelu): attribute alpha is nan, not a finite number"),
+            std::string::npos)
+      << e;
+}
+
+TEST(OnnxImport, VariadicMaxIsAChainOfBinaryMax) {
+  Builder b(13);
+  b.input("a", {2, 1});
+  b.input("b", {3});
+  b.input("c", {});
+  b.node("Max", {"a", "b", "c"}, {"y"});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  ASSERT_EQ(g.nodes.size(), 2u);
+  ir::Tensor a(ir::DType::f32, {2, 1}), bb(ir::DType::f32, {3}), c(ir::DType::f32, {});
+  a.data<float>()[0] = -1.0f;
+  a.data<float>()[1] = 5.0f;
+  for (int i = 0; i < 3; ++i) bb.data<float>()[i] = static_cast<float>(i) - 1.0f;  // -1 0 1
+  c.data<float>()[0] = 0.5f;
+  ir::Tensor y = testing::evaluate_graph(g, {a, bb, c})[0];
+  ASSERT_EQ(y.shape(), (ir::Shape{2, 3}));
+  const float want[] = {0.5f, 0.5f, 1.0f, 5.0f, 5.0f, 5.0f};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.data<float>()[i], want[i]) << i;
+}
+
 TEST(OnnxImport, FoldsPyTorchShapeArithmetic) {
   // x [2, 3, 4] -> Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) == [2, 12]
   Builder b(13);

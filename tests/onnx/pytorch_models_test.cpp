@@ -1,7 +1,7 @@
 // The models exported from PyTorch by assets/models/export_models.py (the builtin MLP's and
 // transformer block's architectures at smaller sizes, a 2-layer stack, a GPT-style decoder block
-// with and without its causal mask; opsets 13 and 17) load, run with all passes on, on every
-// executor, and match PyTorch's saved outputs within 1e-4.
+// with and without its causal mask; opsets 13 and 17) and torchvision's MobileNetV3-Small load, run
+// with all passes on, on every executor, and match PyTorch's saved outputs within 1e-4.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,6 +96,43 @@ INSTANTIATE_TEST_SUITE_P(Assets, PyTorchModels,
                                            Case{"decoder_opset17", "decoder", "y"},
                                            Case{"decoder_nomask_opset13", "decoder_nomask", "y"},
                                            Case{"decoder_nomask_opset17", "decoder_nomask", "y"}),
+                         [](const auto& info) { return info.param.model; });
+
+// The conv nets (torchvision's MobileNetV3-Small at 224 x 224, BatchNormalization folded by
+// PyTorch's exporter in one copy and kept as nodes in the other): every executor, with the passes
+// off and on (conv_batchnorm then folds all 34 BatchNorms), against PyTorch's logits. Every subset
+// of the passes would take minutes at this size; the pass tests cover the subsets on small graphs.
+class PyTorchConvNets : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PyTorchConvNets, MatchPyTorchWithThePassesOffAndOn) {
+  const Case& c = GetParam();
+  const auto [g, x, want] = load(c);
+  for (const char* passes : {"none", "all"}) {
+    for (const char* executor : {"eager", "interpreted", "compiled"}) {
+      exec::SessionOptions so;
+      so.executor = executor;
+      so.passes = passes;
+      exec::Session session(g, so);
+      std::vector<ir::Tensor> got = session.run({x});
+      ASSERT_EQ(got[0].shape(), want.shape()) << executor;
+      double worst = 0;
+      for (int64_t i = 0; i < want.numel(); ++i)
+        worst = std::max(worst, static_cast<double>(std::abs(got[0].data<float>()[i] - want.data<float>()[i])));
+      EXPECT_LE(worst, 1e-4) << c.model << " on " << executor << " with passes " << passes;
+      if (std::string(passes) == "all") {
+        const auto ops = session.graph().op_histogram();
+        EXPECT_EQ(ops.count("BatchNorm"), 0u) << "every BatchNorm follows a Conv and folds into it";
+        if (std::string(executor) == "compiled")
+          std::printf("%s: max |fusebox - pytorch| = %.3g, %zu nodes -> %zu after passes\n", c.model.c_str(), worst,
+                      g.nodes.size(), session.graph().nodes.size());
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Assets, PyTorchConvNets,
+                         ::testing::Values(Case{"mobilenet_v3_small_opset17", "mobilenet_v3_small", "y"},
+                                           Case{"mobilenet_v3_small_bn_opset17", "mobilenet_v3_small_bn", "y"}),
                          [](const auto& info) { return info.param.model; });
 
 }  // namespace

@@ -175,6 +175,19 @@ std::vector<UnaryCase> unary_cases() {
       {"Gelu", {}, gelu_erf, -8, 8, 1e-6, 1e-6},
       {"Gelu", attrs_of({{"approximate", std::string("none")}}), gelu_erf, -8, 8, 1e-6, 1e-6},
       {"Gelu", attrs_of({{"approximate", std::string("tanh")}}), gelu_tanh, -8, 8, 1e-6, 1e-6},
+      {"Abs", {}, [](double x) { return std::fabs(x); }, -5, 5, 0, 0},
+      {"HardSwish", {}, [](double x) { return x * std::min(1.0, std::max(0.0, x / 6 + 0.5)) /* NaN and -inf give NaN, as x * 0 */; }, -8, 8, 1e-6, 1e-6},
+      {"LeakyRelu", {}, [](double x) { return x >= 0 ? x : 0.01 * x; }, -5, 5, 1e-7, 1e-6},
+      {"LeakyRelu", attrs_of({{"alpha", 0.3}}), [](double x) { return x >= 0 ? x : 0.3 * x; }, -5, 5, 1e-7, 1e-6},
+      {"Elu", {}, [](double x) { return x >= 0 ? x : std::expm1(x); }, -20, 5, 1e-6, 1e-6},
+      {"Elu", attrs_of({{"alpha", 2.5}}), [](double x) { return x >= 0 ? x : 2.5 * std::expm1(x); }, -20, 5, 1e-6, 1e-6},
+      {"HardSigmoid", {}, [](double x) { return x != x ? x : std::min(1.0, std::max(0.0, 0.2 * x + 0.5)); }, -5, 5, 1e-7, 1e-6},
+      {"HardSigmoid", attrs_of({{"alpha", 0.5}, {"beta", 0.25}}),
+       [](double x) { return x != x ? x : std::min(1.0, std::max(0.0, 0.5 * x + 0.25)); }, -5, 5, 1e-7, 1e-6},
+      {"Clip", attrs_of({{"min", -1.0}, {"max", 2.0}}), [](double x) { return x != x ? x : std::min(2.0, std::max(-1.0, x)); }, -5, 5, 0, 0},
+      {"Clip", attrs_of({{"max", 0.5}}), [](double x) { return x != x ? x : std::min(0.5, x); }, -5, 5, 0, 0},
+      {"Clip", attrs_of({{"min", 0.0}}), [](double x) { return x != x ? x : std::max(0.0, x); }, -5, 5, 0, 0},
+      {"Clip", {}, [](double x) { return x; }, -5, 5, 0, 0},
   };
 }
 
@@ -286,7 +299,101 @@ TEST(ElementwiseWhere, BroadcastsAllThree) {
   }
 }
 
+TEST(ElementwiseUnary, I64AbsClipNot) {
+  const int64_t mn = std::numeric_limits<int64_t>::min();
+  Tensor x = i64_tensor({6}, {3, -5, 0, 7, -128, mn});
+  expect_equal(run1("Abs", {x}), {6}, {3, 5, 0, 7, 128, static_cast<double>(mn)}, "Abs i64");
+  expect_equal(run1("Clip", {x}, attrs_of({{"min", -10.0}, {"max", 5.0}})), {6}, {3, -5, 0, 5, -10, -10},
+               "Clip i64");
+  expect_equal(run1("Clip", {x}, attrs_of({{"max", 1.0}})), {6}, {1, -5, 0, 1, -128, static_cast<double>(mn)},
+               "Clip i64 max only");
+  Tensor b = i64_tensor({4}, {0, 1, 0, 1});
+  Tensor y = run1("Not", {b});
+  EXPECT_EQ(y.dtype(), DType::i64);
+  expect_equal(y, {4}, {1, 0, 1, 0}, "Not");
+}
+
+TEST(ElementwiseBinary, MaxMinPReluBroadcast) {
+  check_binary_f32("Max", [](double a, double b) { return std::max(a, b); }, -2, 2, -2, 2, 0, 0);
+  check_binary_f32("Min", [](double a, double b) { return std::min(a, b); }, -2, 2, -2, 2, 0, 0);
+  // PRelu: the slope broadcasts to x (unidirectional); every case where b's shape fits in a's.
+  std::mt19937 rng(5);
+  for (const auto& [sx, ss] : std::vector<std::pair<Shape, Shape>>{
+           {{3, 4}, {3, 4}}, {{2, 3, 5}, {5}}, {{2, 3, 5}, {3, 1}}, {{7}, {}}, {{300, 1000}, {1000}}}) {
+    Tensor x = random_f32(sx, rng), slope = random_f32(ss, rng, 0.0f, 1.0f);
+    auto want = ref_binary(x, slope, [](double a, double k) { return a >= 0 ? a : k * a; });
+    for (int threads : {1, 2})
+      expect_close(run1("PRelu", {x, slope}, {}, threads), sx, want, 1e-7, 1e-6, "PRelu " + shape_str(ss));
+  }
+  // Max / Min carry NaN from either operand (as numpy); i64 compares exactly.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = f32_tensor({3}, {nan, 1.0f, 2.0f}), b = f32_tensor({3}, {1.0f, nan, 3.0f});
+  expect_close(run1("Max", {a, b}), {3}, {NAN, NAN, 3.0}, 0, 0, "Max NaN");
+  expect_close(run1("Min", {a, b}), {3}, {NAN, NAN, 2.0}, 0, 0, "Min NaN");
+  Tensor ia = i64_tensor({3}, {std::numeric_limits<int64_t>::max(), -4, 9}), ib = i64_tensor({1}, {-3});
+  expect_equal(run1("Max", {ia, ib}), {3}, {static_cast<double>(std::numeric_limits<int64_t>::max()), -3, 9},
+               "Max i64");
+  expect_equal(run1("Min", {ia, ib}), {3}, {-3, -4, -3}, "Min i64");
+}
+
+TEST(ElementwiseBinary, ComparisonsAndLogicGiveI64ZeroOne) {
+  // Small integer values (as f32 and i64), so that equal pairs are common.
+  std::mt19937 rng(13);
+  const std::vector<std::pair<std::string, BinaryRef>> preds = {
+      {"Equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
+      {"Less", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
+      {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
+      {"And", [](double a, double b) { return a != 0 && b != 0 ? 1.0 : 0.0; }},
+      {"Or", [](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; }},
+  };
+  for (const auto& [op, ref] : preds) {
+    const bool logic = op == "And" || op == "Or";
+    for (DType dt : {DType::f32, DType::i64}) {
+      if (logic && dt == DType::f32) continue;
+      for (const auto& [sa, sb] : kBroadcastCases) {
+        Tensor ia = random_i64(sa, rng, logic ? 0 : -2, logic ? 1 : 2);
+        Tensor ib = random_i64(sb, rng, logic ? 0 : -2, logic ? 1 : 2);
+        Tensor a = ia, b = ib;
+        if (dt == DType::f32) {
+          a = Tensor(DType::f32, sa);
+          b = Tensor(DType::f32, sb);
+          for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(ia.data<int64_t>()[i]);
+          for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = static_cast<float>(ib.data<int64_t>()[i]);
+        }
+        for (int threads : {1, 2}) {
+          Tensor y = run1(op, {a, b}, {}, threads);
+          ASSERT_EQ(y.dtype(), DType::i64) << op;
+          expect_equal(y, out_shape(sa, sb), ref_binary(a, b, ref),
+                       op + " " + ir::dtype_name(dt) + " " + shape_str(sa) + " " + shape_str(sb));
+        }
+      }
+    }
+  }
+  // NaN compares unequal to everything, itself included.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = f32_tensor({3}, {nan, nan, 1.0f}), b = f32_tensor({3}, {nan, 1.0f, nan});
+  for (const char* op : {"Equal", "Less", "Greater"}) expect_equal(run1(op, {a, b}), {3}, {0, 0, 0}, op);
+}
+
+TEST(ElementwiseSchema, RejectsBadTypesAndShapes) {
+  auto infer = [](const std::string& op, const std::vector<ir::TensorType>& in, const ir::Attributes& a = {}) {
+    ir::Node n = make_node(op, in.size(), 1, a);
+    return ir::infer_node(n, in);
+  };
+  EXPECT_THROW(infer("And", {{DType::f32, {3}}, {DType::f32, {3}}}), Error);
+  EXPECT_THROW(infer("Not", {{DType::f32, {3}}}), Error);
+  EXPECT_THROW(infer("Equal", {{DType::f32, {3}}, {DType::i64, {3}}}), Error);
+  EXPECT_THROW(infer("PRelu", {{DType::f32, {3}}, {DType::f32, {2, 3}}}), Error);  // slope larger than x
+  EXPECT_THROW(infer("LeakyRelu", {{DType::f32, {3}}}, attrs_of({{"alpha", NAN}})), Error);
+  EXPECT_THROW(infer("Clip", {{DType::f32, {3}}}, attrs_of({{"min", NAN}})), Error);
+  EXPECT_EQ(infer("Less", {{DType::f32, {2, 1}}, {DType::f32, {3}}})[0].dtype, DType::i64);
+  EXPECT_EQ(infer("Less", {{DType::f32, {2, 1}}, {DType::f32, {3}}})[0].shape, (Shape{2, 3}));
+}
+
 TEST(ElementwisePrepare, RejectsBadDtypes) {
+  EXPECT_THROW(prepare_only("And", {{DType::f32, {3}}, {DType::f32, {3}}}, {{DType::i64, {3}}}), Error);
+  EXPECT_THROW(prepare_only("HardSwish", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
+  EXPECT_THROW(prepare_only("Elu", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
   // Types given directly to prepare (the schema would reject them earlier).
   EXPECT_THROW(prepare_only("Pow", {{DType::i64, {3}}, {DType::i64, {3}}}, {{DType::i64, {3}}}),
                Error);

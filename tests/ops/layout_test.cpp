@@ -1,5 +1,5 @@
-// Transpose, Concat, Slice, Gather and the view-op copies against index-by-index reference
-// loops (exact comparison: these only move data), for f32 and i64.
+// Transpose, Concat, Slice, Gather, Expand, Tile, Pad and the view-op copies against
+// index-by-index reference loops (exact comparison: these only move data), for f32 and i64.
 #include <algorithm>
 #include <limits>
 
@@ -19,6 +19,113 @@ std::vector<double> values(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = at(t, i);
   return v;
+}
+
+// ---- Expand, Tile, Pad ---------------------------------------------------------------------
+
+TEST(Expand, BroadcastsBothWays) {
+  std::mt19937 rng(41);
+  for (DType dt : {DType::f32, DType::i64})
+    for (const auto& [xs, shape] : std::vector<std::pair<Shape, Shape>>{
+             {{3, 1}, {2, 1, 6}}, {{3, 1}, {3, 4}}, {{}, {2, 3}}, {{1}, {0}}, {{2, 3}, {1}},
+             {{5, 1, 7}, {5, 300, 7}}, {{4}, {1, 1, 4}}}) {
+      Tensor x = random_of(dt, xs, rng);
+      const Shape out = ir::broadcast_shapes(xs, shape);
+      std::vector<double> want(static_cast<size_t>(ir::numel(out)));
+      for (int64_t i = 0; i < ir::numel(out); ++i) want[i] = at(x, bcast_index(xs, out, i));
+      for (int threads : {1, 2})
+        expect_equal(run1("Expand", {x}, attrs_of({{"shape", shape}}), threads), out, want,
+                     "Expand " + shape_str(xs) + " to " + shape_str(shape));
+    }
+  EXPECT_THROW(run1("Expand", {Tensor(DType::f32, {3})}, attrs_of({{"shape", std::vector<int64_t>{2}}})), Error);
+}
+
+TEST(Tile, RepeatsEveryDim) {
+  std::mt19937 rng(42);
+  for (DType dt : {DType::f32, DType::i64})
+    for (const auto& [xs, rep] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
+             {{2, 3}, {1, 1}}, {{2, 3}, {2, 3}}, {{3}, {4}}, {{2, 1, 3}, {1, 5, 2}}, {{2, 3}, {0, 2}},
+             {{}, {}}, {{100, 70}, {3, 2}}}) {
+      Tensor x = random_of(dt, xs, rng);
+      Shape out;
+      for (size_t d = 0; d < xs.size(); ++d) out.push_back(xs[d] * rep[d]);
+      std::vector<double> want(static_cast<size_t>(ir::numel(out)));
+      for (int64_t i = 0; i < ir::numel(out); ++i) {
+        std::vector<int64_t> idx = unravel(i, out);
+        for (size_t d = 0; d < xs.size(); ++d) idx[d] %= xs[d];
+        want[i] = at(x, ravel(idx, xs));
+      }
+      for (int threads : {1, 2})
+        expect_equal(run1("Tile", {x}, attrs_of({{"repeats", rep}}), threads), out, want,
+                     "Tile " + shape_str(xs));
+    }
+  EXPECT_THROW(run1("Tile", {Tensor(DType::f32, {3})}, attrs_of({{"repeats", std::vector<int64_t>{1, 2}}})), Error);
+}
+
+// Reference Pad: per dim, the input index for an output index (or -1), by the mode's rule
+// written out directly (reflect: mirror about the first and last element).
+int64_t ref_pad_index(int64_t o, int64_t b, int64_t n, const std::string& mode) {
+  int64_t i = o - b;
+  if (mode == "constant") return i >= 0 && i < n ? i : -1;
+  if (mode == "edge") return std::clamp<int64_t>(i, 0, n - 1);
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+TEST(Pad, ConstantReflectEdge) {
+  std::mt19937 rng(43);
+  struct Case {
+    Shape x;
+    std::vector<int64_t> pads;
+  };
+  const std::vector<Case> cases = {
+      {{3, 4}, {0, 2, 0, 1}}, {{3, 4}, {1, 1, 2, 2}}, {{2, 3, 5}, {0, 1, 2, 1, 0, 3}},
+      {{5}, {3, 4}},          {{4, 6}, {-1, 2, 0, -3}}, {{3, 4}, {0, 0, 0, 0}}, {{200, 300}, {2, 3, 1, 2}},
+      {{3, 4}, {5, 0, 0, 7}}, {{1, 3}, {2, 1, 1, 0}},  // pads past the dim (reflect repeats)
+  };
+  for (DType dt : {DType::f32, DType::i64})
+    for (const auto& c : cases)
+      for (const std::string mode : {"constant", "reflect", "edge"}) {
+        bool negative = false;
+        for (int64_t p : c.pads) negative = negative || p < 0;
+        if (negative && mode != "constant") continue;
+        Tensor x = random_of(dt, c.x, rng);
+        Shape out;
+        const size_t r = c.x.size();
+        for (size_t d = 0; d < r; ++d) out.push_back(c.x[d] + c.pads[d] + c.pads[d + r]);
+        Tensor value = dt == DType::f32 ? f32_tensor({}, {7.5f}) : i64_tensor({}, {-9});
+        for (bool with_value : {false, true}) {
+          const double v = with_value ? at(value, 0) : 0.0;
+          std::vector<double> want(static_cast<size_t>(ir::numel(out)));
+          for (int64_t i = 0; i < ir::numel(out); ++i) {
+            std::vector<int64_t> idx = unravel(i, out);
+            bool inside = true;
+            for (size_t d = 0; d < r; ++d) {
+              idx[d] = ref_pad_index(idx[d], c.pads[d], c.x[d], mode);
+              inside = inside && idx[d] >= 0;
+            }
+            want[i] = inside ? at(x, ravel(idx, c.x)) : v;
+          }
+          ir::Attributes a = attrs_of({{"pads", c.pads}, {"mode", mode}});
+          std::vector<Tensor> in{x};
+          if (with_value) in.push_back(value);
+          for (int threads : {1, 2})
+            expect_equal(run1("Pad", in, a, threads), out, want,
+                         "Pad " + mode + " " + shape_str(c.x) + (with_value ? " value" : ""));
+        }
+      }
+}
+
+TEST(Pad, RejectsBadPadsAndModes) {
+  Tensor x(DType::f32, {3, 4});
+  EXPECT_THROW(run1("Pad", {x}, attrs_of({{"pads", std::vector<int64_t>{1, 1}}})), Error);
+  EXPECT_THROW(run1("Pad", {x}, attrs_of({{"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"mode", std::string("wrap")}})),
+               Error);
+  EXPECT_THROW(run1("Pad", {Tensor(DType::f32, {0, 4})},
+                    attrs_of({{"pads", std::vector<int64_t>{1, 0, 0, 0}}, {"mode", std::string("edge")}})),
+               Error);  // nothing to repeat
+  EXPECT_THROW(run1("Pad", {x}, attrs_of({{"pads", std::vector<int64_t>{-4, 0, 0, 0}}})), Error);
 }
 
 // ---- Transpose -----------------------------------------------------------------------------

@@ -283,6 +283,105 @@ TEST(ReduceMean, AnyAxes) {
   }
 }
 
+// ReduceSum/Max/Min against double loops over the same axis cases as ReduceMean (the shared
+// split) for f32 and i64, including empty reductions (0, -inf, +inf).
+TEST(ReduceSumMaxMin, AnyAxesAndDtypes) {
+  std::mt19937 rng(37);
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{3, 4}, {1}},          {{3, 4}, {0}},         {{3, 4}, {}},          {{2, 3, 4}, {0, 2}},
+      {{2, 3, 4, 5}, {1, 3}}, {{2, 3, 4}, {-1}},     {{5, 1, 7}, {1}},      {{2, 600, 300}, {1}},
+      {{300, 400}, {1}},      {{17, 3, 129}, {0, 2}}, {{0, 3}, {0}},        {{3, 0}, {1}},
+      {{}, {}},               {{4, 5, 6}, {1, 2}},   {{1, 1, 1}, {1}},
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin"}) {
+    const std::string o = op;
+    for (DType dt : {DType::f32, DType::i64}) {
+      for (const auto& [xs, axes] : cases) {
+        Tensor x = dt == DType::f32 ? random_f32(xs, rng, -2, 2) : random_i64(xs, rng, -1000, 1000);
+        std::vector<bool> red(xs.size(), axes.empty());
+        for (int64_t a : axes) red[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(xs.size()) : a)] = true;
+        for (bool keep : {true, false}) {
+          Shape out;
+          for (size_t d = 0; d < xs.size(); ++d)
+            if (!red[d]) out.push_back(xs[d]);
+            else if (keep) out.push_back(1);
+          double init = o == "ReduceSum" ? 0.0 : o == "ReduceMax" ? -inf : inf;
+          if (dt == DType::i64 && o == "ReduceMax") init = static_cast<double>(std::numeric_limits<int64_t>::min());
+          if (dt == DType::i64 && o == "ReduceMin") init = static_cast<double>(std::numeric_limits<int64_t>::max());
+          std::vector<double> want(static_cast<size_t>(ir::numel(out)), init);
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            std::vector<int64_t> idx = unravel(i, xs), oi;
+            for (size_t d = 0; d < xs.size(); ++d)
+              if (!red[d]) oi.push_back(idx[d]);
+              else if (keep) oi.push_back(0);
+            double& w = want[static_cast<size_t>(ravel(oi, out))];
+            const double v = at(x, i);
+            w = o == "ReduceSum" ? w + v : o == "ReduceMax" ? std::max(w, v) : std::min(w, v);
+          }
+          ir::Attributes attrs = attrs_of({{"keepdims", int64_t{keep}}});
+          if (!axes.empty()) attrs.set("axes", axes);
+          for (int threads : {1, 2}) {
+            Tensor y = run1(op, {x}, attrs, threads);
+            EXPECT_EQ(y.dtype(), dt);
+            expect_close(y, out, want, 1e-5, 1e-6,
+                         o + " " + ir::dtype_name(dt) + " " + shape_str(xs) + (keep ? " keep" : " drop"));
+          }
+        }
+      }
+    }
+  }
+  // NaN wins in Max and Min, as numpy's.
+  Tensor n = f32_tensor({2, 2}, {1.0f, NAN, 3.0f, 2.0f});
+  expect_close(run1("ReduceMax", {n}, attrs_of({{"axes", std::vector<int64_t>{1}}})), {2, 1}, {NAN, 3.0}, 0, 0, "NaN");
+  expect_close(run1("ReduceMin", {n}, attrs_of({{"axes", std::vector<int64_t>{1}}})), {2, 1}, {NAN, 2.0}, 0, 0, "NaN");
+}
+
+TEST(ArgMax, AxisKeepdimsAndTies) {
+  std::mt19937 rng(38);
+  for (const Shape& xs : {Shape{7}, Shape{3, 4}, Shape{2, 3, 5}, Shape{4, 1, 300}, Shape{0, 3}}) {
+    for (DType dt : {DType::f32, DType::i64}) {
+      // Few distinct values, so ties are common.
+      Tensor x = random_i64(xs, rng, 0, 3);
+      if (dt == DType::f32) {
+        Tensor f(DType::f32, xs);
+        for (int64_t i = 0; i < x.numel(); ++i) f.data<float>()[i] = static_cast<float>(x.data<int64_t>()[i]) - 1.5f;
+        x = f;
+      }
+      for (int axis = -static_cast<int>(xs.size()); axis < static_cast<int>(xs.size()); ++axis) {
+        const size_t ax = static_cast<size_t>(axis < 0 ? axis + static_cast<int>(xs.size()) : axis);
+        if (xs[ax] == 0) continue;
+        for (bool keep : {true, false})
+          for (bool last : {false, true}) {
+            Shape out;
+            for (size_t d = 0; d < xs.size(); ++d)
+              if (d != ax) out.push_back(xs[d]);
+              else if (keep) out.push_back(1);
+            std::vector<double> best(static_cast<size_t>(ir::numel(out)), -1), bestv(best.size(), -1e300);
+            for (int64_t i = 0; i < x.numel(); ++i) {
+              std::vector<int64_t> idx = unravel(i, xs), oi;
+              for (size_t d = 0; d < xs.size(); ++d)
+                if (d != ax) oi.push_back(idx[d]);
+                else if (keep) oi.push_back(0);
+              const size_t o = static_cast<size_t>(ravel(oi, out));
+              const double v = at(x, i);
+              if (v > bestv[o] || (last && v == bestv[o])) {
+                bestv[o] = v;
+                best[o] = static_cast<double>(idx[ax]);
+              }
+            }
+            ir::Attributes a = attrs_of({{"axis", int64_t{axis}}, {"keepdims", int64_t{keep}},
+                                         {"select_last_index", int64_t{last}}});
+            Tensor y = run1("ArgMax", {x}, a);
+            EXPECT_EQ(y.dtype(), DType::i64);
+            expect_equal(y, out, best, "ArgMax " + shape_str(xs) + " axis " + std::to_string(axis));
+          }
+      }
+    }
+  }
+  EXPECT_THROW(run1("ArgMax", {Tensor(DType::f32, {3, 0})}, attrs_of({{"axis", int64_t{1}}})), Error);
+}
+
 TEST(NormalizationPrepare, RejectsBadInputs) {
   EXPECT_THROW(prepare_only("Softmax", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
   EXPECT_THROW(prepare_only("Softmax", {{DType::f32, {3}}}, {{DType::f32, {3}}},

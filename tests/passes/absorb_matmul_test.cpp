@@ -140,6 +140,23 @@ TEST(AbsorbMatMul, ScalarOnAnInputFoldsAndCommutes) {
   expect_same_outputs(before, g);
 }
 
+// After an element-wise op that FusedElementwise cannot run (LeakyRelu), fusion would leave the
+// scale alone, so it folds into alpha.
+TEST(AbsorbMatMul, ScaleAfterAnUnfusableElementwiseOpFolds) {
+  ir::Graph g;
+  g.add_input("a", ir::DType::f32, {3, 4});
+  g.add_input("b", ir::DType::f32, {4, 5});
+  g.add_weight("two", scalar(2.0f));
+  std::string r = g.add_node("LeakyRelu", {"a"}, {}, "LeakyRelu_1");
+  std::string s = g.add_node("Mul", {r, "two"}, {}, "Mul_2");
+  g.outputs = {g.add_node("MatMul", {s, "b"}, {}, "MatMul_3")};
+  ir::Graph before = g;
+  PassLogEntry e = run_pass(g, "absorb_matmul");
+  EXPECT_TRUE(has_line(e.rewrites, "folded Mul_2 (x 2) on input A into MatMul_3 alpha"));
+  EXPECT_EQ(g.nodes.size(), 2u);
+  expect_same_outputs(before, g);
+}
+
 TEST(AbsorbMatMul, NearMisses) {
   ir::Graph g;
   g.add_input("a", ir::DType::f32, {3, 4});

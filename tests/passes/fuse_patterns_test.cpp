@@ -13,7 +13,8 @@ TEST(FusionRegistry, BuiltinPatternsInOrder) {
   for (const auto& p : FusionRegistry::instance().entries()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gelu", "layernorm", "skip_layernorm", "attention",
                                              "bias_relu", "bias_gelu", "bias_tanh", "bias_sigmoid",
-                                             "matmul_add"}));
+                                             "matmul_add", "conv_batchnorm", "conv_relu", "conv_clip",
+                                             "conv_hardswish", "conv_hardsigmoid", "conv_sigmoid"}));
 }
 
 // ---- GELU -------------------------------------------------------------------------------------

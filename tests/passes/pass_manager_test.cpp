@@ -295,7 +295,8 @@ TEST(RunPipeline, AnUnknownFusionPatternIsAnErrorListingTheValidOnes) {
   std::string e = error_of([&] { run_pipeline(g, parse_pass_list("all"), ctx); });
   EXPECT_EQ(e,
             "unknown fusion pattern 'atention' (valid: gelu, layernorm, skip_layernorm, attention, "
-            "bias_relu, bias_gelu, bias_tanh, bias_sigmoid, matmul_add)");
+            "bias_relu, bias_gelu, bias_tanh, bias_sigmoid, matmul_add, conv_batchnorm, conv_relu, conv_clip, conv_hardswish, "
+            "conv_hardsigmoid, conv_sigmoid)");
   EXPECT_EQ(g.nodes.size(), linear_relu().nodes.size()) << "checked before any pass runs";
   const FusionRegistry& fusions = FusionRegistry::instance();
   EXPECT_EQ(fusions.names().size(), fusions.entries().size());

@@ -6,14 +6,16 @@ namespace fusebox::ir {
 
 void register_elementwise_ops(OpRegistry& registry);    // Add, Relu, Gelu, FusedElementwise, ...
 void register_linalg_ops(OpRegistry& registry);         // MatMul, fused MatMuls, Attention
-void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, ReduceMean
-void register_layout_ops(OpRegistry& registry);         // views, Transpose, Concat, Slice, Gather
+void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, Reduce*, ArgMax
+void register_layout_ops(OpRegistry& registry);         // views, Transpose, ..., Expand, Tile, Pad
+void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, Global*Pool
 
 inline void register_builtin_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);
   register_linalg_ops(registry);
   register_normalization_ops(registry);
   register_layout_ops(registry);
+  register_conv_ops(registry);
 }
 
 }  // namespace fusebox::ir

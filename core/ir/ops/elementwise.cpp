@@ -1,5 +1,9 @@
-// Element-wise op schemas: unary math, binary arithmetic with numpy broadcasting, Cast, Where,
-// and FusedElementwise (a chain of them run as one kernel).
+// Element-wise op schemas: unary math and activations, binary arithmetic, Max/Min, comparisons
+// and logic with numpy broadcasting, Cast, Where, and FusedElementwise (a chain of them run as
+// one kernel). Logic results are i64 0/1, as the importer holds ONNX bool.
+#include <cmath>
+#include <functional>
+
 #include "core/base/error.h"
 #include "core/ir/elementwise_program.h"
 #include "core/ir/ops/builtin_ops.h"
@@ -46,6 +50,43 @@ void add_binary(OpRegistry& r, const char* name, const char* doc, bool allow_i64
   r.add(std::move(s));
 }
 
+// Comparisons and logic: same-dtype inputs, an i64 0/1 result.
+void add_predicate(OpRegistry& r, const char* name, const char* doc, bool i64_only) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.min_inputs = s.max_inputs = 2;
+  s.elementwise = true;
+  s.infer = [i64_only](const Node&, const std::vector<TensorType>& in) {
+    if (in[0].dtype != in[1].dtype) throw Error("inputs have different dtypes");
+    if (i64_only && in[0].dtype != DType::i64) throw Error("inputs must be i64 (0 or 1)");
+    return std::vector<TensorType>{{DType::i64, broadcast_shapes(in[0].shape, in[1].shape)}};
+  };
+  s.flops = per_element(1);
+  r.add(std::move(s));
+}
+
+// A unary f32 activation whose attributes are plain floats; `check` validates them.
+void add_activation(OpRegistry& r, const char* name, const char* doc, double flops,
+                    std::function<void(const Node&)> check) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.elementwise = true;
+  s.infer = [check](const Node& n, const std::vector<TensorType>& in) {
+    if (in[0].dtype != DType::f32) throw Error("input must be f32");
+    if (check) check(n);
+    return std::vector<TensorType>{in[0]};
+  };
+  s.flops = per_element(flops);
+  r.add(std::move(s));
+}
+
+void require_finite(const Node& n, const char* attr, double fallback) {
+  double v = n.attrs.get_float(attr, fallback);
+  if (!std::isfinite(v)) throw Error(std::string("attribute ") + attr + " must be finite");
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
@@ -62,6 +103,67 @@ void register_elementwise_ops(OpRegistry& r) {
   add_unary(r, "Erf", "erf(x)", 8, true);
   add_unary(r, "Sqrt", "sqrt(x)", 1, true);
   add_unary(r, "Neg", "-x", 1, false);
+  add_unary(r, "Abs", "|x|", 1, false);
+  add_unary(r, "HardSwish", "x * max(0, min(1, x / 6 + 1/2))", 4, true);
+  add_activation(r, "LeakyRelu", "x >= 0 ? x : alpha * x (attribute alpha, default 0.01)", 2,
+                 [](const Node& n) { require_finite(n, "alpha", 0.01); });
+  add_activation(r, "Elu", "x >= 0 ? x : alpha * (exp(x) - 1) (attribute alpha, default 1)", 4,
+                 [](const Node& n) { require_finite(n, "alpha", 1.0); });
+  add_activation(r, "HardSigmoid",
+                 "max(0, min(1, alpha * x + beta)) (attributes alpha 0.2, beta 0.5)", 3,
+                 [](const Node& n) {
+                   require_finite(n, "alpha", 0.2);
+                   require_finite(n, "beta", 0.5);
+                 });
+  {
+    OpSchema s;
+    s.name = "Clip";
+    s.doc = "min(max(x, min), max) (attributes min, max, each optional)";
+    s.elementwise = true;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      for (const char* bound : {"min", "max"})
+        if (n.attrs.has(bound) && std::isnan(n.attrs.get_float(bound, 0)))
+          throw Error(std::string("attribute ") + bound + " is NaN");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = per_element(2);
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "PRelu";
+    s.doc = "x >= 0 ? x : slope * x; slope broadcasts to x (unidirectional)";
+    s.min_inputs = s.max_inputs = 2;
+    s.elementwise = true;
+    s.infer = [](const Node&, const std::vector<TensorType>& in) {
+      if (in[0].dtype != DType::f32 || in[1].dtype != DType::f32) throw Error("inputs must be f32");
+      if (broadcast_shapes(in[0].shape, in[1].shape) != in[0].shape)
+        throw Error("slope " + shape_str(in[1].shape) + " does not broadcast to x " +
+                    shape_str(in[0].shape));
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = per_element(2);
+    r.add(std::move(s));
+  }
+  add_binary(r, "Max", "max(a, b), numpy broadcasting (NaN propagates)", true);
+  add_binary(r, "Min", "min(a, b), numpy broadcasting (NaN propagates)", true);
+  add_predicate(r, "Equal", "a == b -> i64 0/1, numpy broadcasting", false);
+  add_predicate(r, "Less", "a < b -> i64 0/1, numpy broadcasting", false);
+  add_predicate(r, "Greater", "a > b -> i64 0/1, numpy broadcasting", false);
+  add_predicate(r, "And", "a != 0 and b != 0 -> i64 0/1, numpy broadcasting", true);
+  add_predicate(r, "Or", "a != 0 or b != 0 -> i64 0/1, numpy broadcasting", true);
+  {
+    OpSchema s;
+    s.name = "Not";
+    s.doc = "x == 0 -> i64 0/1";
+    s.elementwise = true;
+    s.infer = [](const Node&, const std::vector<TensorType>& in) {
+      if (in[0].dtype != DType::i64) throw Error("input must be i64 (0 or 1)");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = per_element(1);
+    r.add(std::move(s));
+  }
   {
     OpSchema s;
     s.name = "Gelu";

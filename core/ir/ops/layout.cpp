@@ -1,5 +1,5 @@
 // Ops that move or reinterpret data: the zero-copy views (Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity), Transpose, Concat, Slice, Gather. Shape arguments are attributes: the importer and
+// Identity), Transpose, Concat, Slice, Gather, Expand, Tile, Pad. Shape arguments are attributes: the importer and
 // constant folding resolve ONNX's shape inputs at load time.
 #include <algorithm>
 
@@ -207,6 +207,71 @@ void register_layout_ops(OpRegistry& r) {
       Shape out(x.begin(), x.begin() + axis);
       out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
       out.insert(out.end(), x.begin() + axis + 1, x.end());
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Expand";
+    s.doc = "broadcasts x to attribute shape (numpy rules, both ways: the result may be larger)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (!n.attrs.has("shape")) throw Error("missing attribute 'shape'");
+      Shape target = n.attrs.get_ints("shape");
+      for (int64_t d : target)
+        if (d < 0) throw Error("shape " + shape_str(target) + " has a negative dim");
+      return std::vector<TensorType>{{in[0].dtype, broadcast_shapes(in[0].shape, target)}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Tile";
+    s.doc = "repeats x along each dim (attribute repeats, one count per dim)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      const Shape& x = in[0].shape;
+      std::vector<int64_t> rep = n.attrs.get_ints("repeats");
+      if (rep.size() != x.size())
+        throw Error("repeats has " + std::to_string(rep.size()) + " entries for rank " + std::to_string(x.size()));
+      Shape out(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (rep[i] < 0) throw Error("repeats has negative entry " + std::to_string(rep[i]));
+        if (__builtin_mul_overflow(x[i], rep[i], &out[i]))
+          throw Error("tiling " + shape_str(x) + " overflows int64");
+      }
+      return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Pad";
+    s.doc = "pads x (attribute pads: begins then ends per dim, negative crops; mode constant | "
+            "reflect | edge; optional input 1: the constant value, one element)";
+    s.max_inputs = 2;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      const Shape& x = in[0].shape;
+      std::vector<int64_t> pads = n.attrs.get_ints("pads");
+      if (pads.size() != 2 * x.size())
+        throw Error("pads has " + std::to_string(pads.size()) + " entries for rank " +
+                    std::to_string(x.size()) + " (needs " + std::to_string(2 * x.size()) + ")");
+      std::string mode = n.attrs.get_string("mode", "constant");
+      if (mode != "constant" && mode != "reflect" && mode != "edge")
+        throw Error("mode must be constant, reflect or edge, got '" + mode + "'");
+      if (in.size() > 1) {
+        if (in[1].dtype != in[0].dtype) throw Error("constant value has another dtype than x");
+        if (numel(in[1].shape) != 1) throw Error("constant value must be one element, got " + shape_str(in[1].shape));
+      }
+      Shape out(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const int64_t b = pads[i], e = pads[i + x.size()];
+        if (b < -x[i] || e < -x[i] || x[i] + b + e < 0)
+          throw Error("pads crop dim " + std::to_string(i) + " of size " + std::to_string(x[i]) + " below zero");
+        if (b > (int64_t{1} << 40) || e > (int64_t{1} << 40)) throw Error("pads are too large");
+        out[i] = x[i] + b + e;
+        if (mode != "constant" && out[i] > 0 && x[i] == 0)
+          throw Error(mode + " padding of an empty dim " + std::to_string(i));
+      }
       return std::vector<TensorType>{{in[0].dtype, out}};
     };
     r.add(std::move(s));

@@ -1,4 +1,4 @@
-// Softmax, LayerNorm, SkipLayerNorm and ReduceMean schemas.
+// Softmax, LayerNorm, SkipLayerNorm, the reductions (ReduceMean/Sum/Max/Min) and ArgMax schemas.
 #include <algorithm>
 
 #include "core/base/error.h"
@@ -23,9 +23,60 @@ void check_layer_norm(const Node& n, const Shape& x, const std::vector<TensorTyp
       throw Error("scale/bias " + shape_str(p.shape) + " does not broadcast to " + shape_str(norm));
   }
 }
+// The output of a reduction over attribute axes (default all) with keepdims (default 1).
+Shape reduced_shape(const Node& n, const Shape& x) {
+  const std::vector<bool> reduce = reduce_mean_split(n, x).reduce;
+  bool keep = n.attrs.get_int("keepdims", 1) != 0;
+  Shape out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!reduce[i]) out.push_back(x[i]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
+void add_reduce(OpRegistry& r, const char* name, const char* doc) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+    return std::vector<TensorType>{{in[0].dtype, reduced_shape(n, in[0].shape)}};
+  };
+  s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+    return static_cast<double>(numel(in[0].shape));
+  };
+  r.add(std::move(s));
+}
+
 }  // namespace
 
 void register_normalization_ops(OpRegistry& r) {
+  add_reduce(r, "ReduceSum", "sum over axes (attributes axes, default all; keepdims, default 1)");
+  add_reduce(r, "ReduceMax",
+             "max over axes (attributes axes, default all; keepdims, default 1); -inf over none");
+  add_reduce(r, "ReduceMin",
+             "min over axes (attributes axes, default all; keepdims, default 1); +inf over none");
+  {
+    OpSchema s;
+    s.name = "ArgMax";
+    s.doc = "index of the maximum along attribute axis (default 0) as i64; keepdims (default 1), "
+            "select_last_index (default 0: the first of equal maxima)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      const Shape& x = in[0].shape;
+      const int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), "ArgMax axis");
+      if (x[axis] == 0) throw Error("axis " + std::to_string(axis) + " is empty: no maximum to find");
+      Shape out;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (static_cast<int>(i) != axis) out.push_back(x[i]);
+        else if (n.attrs.get_int("keepdims", 1) != 0) out.push_back(1);
+      }
+      return std::vector<TensorType>{{DType::i64, out}};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
   {
     OpSchema s;
     s.name = "Softmax";
@@ -88,15 +139,7 @@ void register_normalization_ops(OpRegistry& r) {
     s.doc = "mean over axes (attributes axes, default all; keepdims, default 1)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       require_f32(in[0], "input");
-      const Shape& x = in[0].shape;
-      const std::vector<bool> reduce = reduce_mean_split(n, x).reduce;
-      bool keep = n.attrs.get_int("keepdims", 1) != 0;
-      Shape out;
-      for (size_t i = 0; i < x.size(); ++i) {
-        if (!reduce[i]) out.push_back(x[i]);
-        else if (keep) out.push_back(1);
-      }
-      return std::vector<TensorType>{{DType::f32, out}};
+      return std::vector<TensorType>{{DType::f32, reduced_shape(n, in[0].shape)}};
     };
     s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
       return static_cast<double>(numel(in[0].shape));

@@ -424,6 +424,7 @@ HandlerRegistry& HandlerRegistry::instance() {
     add_normalization_handlers(*reg);
     add_layout_handlers(*reg);
     add_constant_handlers(*reg);
+    add_conv_handlers(*reg);
     return reg;
   }();
   return *r;

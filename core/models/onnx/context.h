@@ -155,11 +155,14 @@ class HandlerRegistry : public Registry<OnnxHandler> {
 };
 
 // Handler families, one file each (registered on first use of the registry).
-void add_elementwise_handlers(HandlerRegistry& r);    // Add..Pow, Relu..Neg, Gelu, Where, Cast, Identity
+void add_elementwise_handlers(HandlerRegistry& r);    // Add..Pow, Relu..Neg, activations, Clip,
+                                                      // Max/Min, comparisons, logic, Gelu, Where,
+                                                      // Cast, Identity
 void add_linalg_handlers(HandlerRegistry& r);         // MatMul, Gemm
-void add_normalization_handlers(HandlerRegistry& r);  // Softmax, LayerNormalization, ReduceMean
-void add_layout_handlers(HandlerRegistry& r);         // Transpose, Reshape, Flatten, Squeeze, ...
+void add_normalization_handlers(HandlerRegistry& r);  // Softmax, LayerNormalization, Reduce*, ArgMax
+void add_layout_handlers(HandlerRegistry& r);         // Transpose, Reshape, ..., Expand, Tile, Pad, Range
 void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, ConstantOfShape
+void add_conv_handlers(HandlerRegistry& r);           // Conv, ConvTranspose, BatchNormalization, MaxPool, AveragePool, ...
 
 // Small helpers for handlers.
 ir::Attributes attrs_of(std::initializer_list<std::pair<std::string, ir::AttrValue>> values);

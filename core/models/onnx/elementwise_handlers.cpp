@@ -1,6 +1,9 @@
-// ONNX element-wise ops -> ours: binary arithmetic (numpy broadcasting, opset >= 7), unary math,
-// Gelu, Where, Cast, Identity.
+// ONNX element-wise ops -> ours: binary arithmetic (numpy broadcasting, opset >= 7), unary math
+// and activations, Clip, PRelu, variadic Max/Min, comparisons and logic (bool as i64 0/1), Gelu,
+// Where, Cast, Identity.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/base/error.h"
 #include "core/models/onnx/context.h"
@@ -67,12 +70,136 @@ ir::Tensor cast_constant(const ir::Tensor& in, int32_t to) {
   return out;
 }
 
+// A float attribute that must be finite (alpha, beta): NaN or inf would poison every output.
+double finite_attr(const OnnxNode& node, const char* attr, double fallback) {
+  double v = node.get_float(attr, fallback);
+  if (!std::isfinite(v))
+    throw Error(node.where() + ": attribute " + attr + " is " + std::to_string(v) + ", not a finite number");
+  return v;
+}
+
+// A unary activation whose attributes are floats, copied (with their ONNX defaults) onto our op.
+void activation(HandlerRegistry& r, const char* op, int64_t min_opset,
+                std::vector<std::pair<std::string, double>> params) {
+  std::vector<std::string> names;
+  for (const auto& p : params) names.push_back(p.first);
+  r.add({op, min_opset, 21, names, [op = std::string(op), params](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           ir::Attributes a;
+           for (const auto& [name, fallback] : params) a.set(name, finite_attr(node, name.c_str(), fallback));
+           ctx.emit(node, op, {node.input(0)}, std::move(a), {node.output(0)});
+         }});
+}
+
+// A Clip bound given as input (opset >= 11): one value, known at load time or not.
+// Returns true and sets *value when it is a load-time constant.
+bool clip_bound(ImportContext& ctx, const OnnxNode& node, int index, const char* what, double* value) {
+  const std::string& name = node.input(index);
+  if (!ctx.is_constant(name)) {
+    if (ir::numel(ctx.type_of(name).shape) != 1)
+      throw Error(node.where() + ": " + what + " has shape " + ir::shape_str(ctx.type_of(name).shape) +
+                  ", expected one value");
+    return false;
+  }
+  const ir::Tensor& t = ctx.constant(name, node, what);
+  if (t.numel() != 1)
+    throw Error(node.where() + ": " + what + " has " + std::to_string(t.numel()) + " values, expected one");
+  *value = t.dtype() == ir::DType::f32 ? static_cast<double>(t.data<float>()[0])
+                                       : static_cast<double>(t.data<int64_t>()[0]);
+  if (std::isnan(*value)) throw Error(node.where() + ": " + what + " is NaN");
+  return true;
+}
+
+// Max/Min with any number of inputs: a chain of binary ops (numpy broadcasting from opset 8;
+// opset 6-7 needs equal shapes, which the chain computes the same way).
+void variadic(HandlerRegistry& r, const char* op) {
+  r.add({op, 6, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+           std::vector<std::string> in;
+           for (int i = 0; i < node.num_inputs(); ++i) {
+             if (node.input(i).empty()) throw Error(node.where() + ": input " + std::to_string(i) + " is empty");
+             in.push_back(node.input(i));
+           }
+           if (in.empty()) throw Error(node.where() + ": needs at least one input");
+           if (in.size() == 1) {
+             if (ctx.is_constant(in[0]))
+               ctx.define_constant(node.output(0), ctx.constant(in[0], node, "input"));
+             else
+               ctx.emit(node, "Identity", {in[0]}, {}, {node.output(0)});
+             return;
+           }
+           std::string acc = in[0];
+           for (size_t i = 1; i < in.size(); ++i) {
+             const bool last = i + 1 == in.size();
+             std::string out = last ? node.output(0) : ctx.fresh(node.output(0) + "_" + op + std::to_string(i));
+             ctx.emit(node, op, {acc, in[i]}, {}, {out}, last ? "" : "_" + std::to_string(i));
+             acc = out;
+           }
+         }});
+}
+
 }  // namespace
 
 void add_elementwise_handlers(HandlerRegistry& r) {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) binary(r, op);
   for (const char* op : {"Relu", "Tanh", "Sigmoid", "Exp", "Sqrt", "Neg"}) unary(r, op);
   unary(r, "Erf", 9);
+  unary(r, "Abs", 6);
+  unary(r, "HardSwish", 14);
+  unary(r, "Not", 1);
+  activation(r, "LeakyRelu", 6, {{"alpha", 0.01}});
+  activation(r, "Elu", 6, {{"alpha", 1.0}});
+  activation(r, "HardSigmoid", 6, {{"alpha", 0.2}, {"beta", 0.5}});
+  for (const char* op : {"Equal", "Less", "Greater", "And", "Or"}) binary(r, op);
+  r.add({"PRelu", 7, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           ctx.emit(node, "PRelu", {node.input(0), node.input(1)}, {}, {node.output(0)});
+         }});
+  variadic(r, "Max");
+  variadic(r, "Min");
+
+  // Clip: bounds are attributes before opset 11 and optional inputs from 11. Constant bounds
+  // become our attributes; a bound computed at run time becomes a Max / Min against it.
+  r.add({"Clip", 6, 21, {"min", "max"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           ir::Attributes a;
+           std::vector<std::pair<std::string, const char*>> runtime;  // (value, "Max" | "Min")
+           if (ctx.opset() < 11) {
+             for (const char* bound : {"min", "max"})
+               if (node.has(bound)) {
+                 double v = node.get_float(bound, 0);
+                 if (std::isnan(v)) throw Error(node.where() + ": attribute " + bound + " is NaN");
+                 a.set(bound, v);
+               }
+           } else {
+             if (node.has("min") || node.has("max"))
+               throw Error(node.where() + ": from opset 11 min and max are inputs, not attributes");
+             const char* names[] = {"min", "max"};
+             for (int i = 1; i <= 2; ++i) {
+               if (node.input(i).empty()) continue;
+               double v = 0;
+               if (clip_bound(ctx, node, i, names[i - 1], &v)) a.set(names[i - 1], v);
+               else runtime.push_back({node.input(i), i == 1 ? "Max" : "Min"});
+             }
+           }
+           if (runtime.empty()) {
+             ctx.emit(node, "Clip", {node.input(0)}, std::move(a), {node.output(0)});
+             return;
+           }
+           // Constant bounds first (Clip), then each run-time bound, max(x, lo) before min(., hi).
+           std::string acc = node.input(0);
+           if (!a.all().empty()) {
+             std::string out = ctx.fresh(node.output(0) + "_clip");
+             ctx.emit(node, "Clip", {acc}, std::move(a), {out}, "_Clip");
+             acc = out;
+           }
+           for (size_t i = 0; i < runtime.size(); ++i) {
+             const bool last = i + 1 == runtime.size();
+             std::string out = last ? node.output(0) : ctx.fresh(node.output(0) + "_" + runtime[i].second);
+             ctx.emit(node, runtime[i].second, {acc, runtime[i].first}, {}, {out},
+                      std::string("_") + runtime[i].second);
+             acc = out;
+           }
+         }});
 
   r.add({"Gelu", 20, 21, {"approximate"}, [](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 1);

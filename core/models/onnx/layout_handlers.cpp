@@ -1,7 +1,8 @@
 // ONNX ops that move or reinterpret data -> ours. Their shape arguments (Reshape's shape, Slice's
-// starts/ends/axes/steps, Squeeze/Unsqueeze/Split inputs from opset 13) must be known at load
-// time and become attributes.
+// starts/ends/axes/steps, Squeeze/Unsqueeze/Split inputs from opset 13, Expand's shape, Tile's
+// repeats, Pad's pads) must be known at load time and become attributes. Range is computed here.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/base/error.h"
@@ -186,6 +187,102 @@ void add_layout_handlers(HandlerRegistry& r) {
              ctx.define_constant(indices, std::move(fixed));
            }
            ctx.emit(node, "Gather", {node.input(0), indices}, attrs_of({{"axis", int64_t{axis}}}), {node.output(0)});
+         }});
+
+  r.add({"Expand", 8, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects input and shape");
+           std::vector<int64_t> shape = ctx.constant_ints(node.input(1), node, "shape");
+           ctx.emit(node, "Expand", {node.input(0)}, attrs_of({{"shape", shape}}), {node.output(0)});
+         }});
+
+  r.add({"Tile", 6, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects input and repeats");
+           std::vector<int64_t> repeats = ctx.constant_ints(node.input(1), node, "repeats");
+           ctx.emit(node, "Tile", {node.input(0)}, attrs_of({{"repeats", repeats}}), {node.output(0)});
+         }});
+
+  // Range's output length depends on its values, so they must be known at load time (the usual
+  // case: exporters compute them from shapes); the result is a constant.
+  r.add({"Range", 11, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty() || node.input(2).empty())
+             throw Error(node.where() + ": expects start, limit and delta");
+           const char* what[] = {"start", "limit", "delta"};
+           ir::DType dt = ctx.type_of(node.input(0)).dtype;
+           double v[3];
+           for (int i = 0; i < 3; ++i) {
+             if (!ctx.is_constant(node.input(i)))
+               throw Error(node.where() + ": " + what[i] + " '" + node.input(i) +
+                           "' is computed at run time; fusebox needs Range's inputs at load time (its output length depends on them)");
+             const ir::Tensor& t = ctx.constant(node.input(i), node, what[i]);
+             if (t.numel() != 1) throw Error(node.where() + ": " + what[i] + " must be a scalar, got " + ir::shape_str(t.shape()));
+             if (t.dtype() != dt) throw Error(node.where() + ": start, limit and delta have different types");
+             v[i] = dt == ir::DType::f32 ? static_cast<double>(t.data<float>()[0]) : static_cast<double>(t.data<int64_t>()[0]);
+           }
+           if (v[2] == 0 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]))
+             throw Error(node.where() + ": delta must be non-zero and all three finite");
+           const double count = std::max(std::ceil((v[1] - v[0]) / v[2]), 0.0);
+           if (count > double{1 << 28}) throw Error(node.where() + ": Range of " + std::to_string(count) + " elements is too large");
+           const auto n = static_cast<int64_t>(count);
+           ir::Tensor out(dt, {n});
+           if (dt == ir::DType::f32) {
+             // ONNX computes start + i * delta in the input type.
+             const float start = ctx.constant(node.input(0), node, what[0]).data<float>()[0];
+             const float delta = ctx.constant(node.input(2), node, what[2]).data<float>()[0];
+             for (int64_t i = 0; i < n; ++i) out.data<float>()[i] = start + static_cast<float>(i) * delta;
+           } else {
+             const int64_t start = ctx.constant(node.input(0), node, what[0]).data<int64_t>()[0];
+             const int64_t delta = ctx.constant(node.input(2), node, what[2]).data<int64_t>()[0];
+             for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = start + i * delta;
+           }
+           ctx.define_constant(node.output(0), std::move(out));
+         }});
+
+  // Pad: pads (and the constant) are attributes before opset 11 and inputs from 11; opset 18
+  // adds axes, naming the dims that pads covers. Our op takes pads for every dim.
+  r.add({"Pad", 2, 21, {"pads", "mode", "value"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_input(node);
+           const ir::TensorType x = ctx.type_of(node.input(0));
+           const size_t rank = x.shape.size();
+           const std::string mode = node.get_string("mode", "constant");
+           if (mode != "constant" && mode != "reflect" && mode != "edge")
+             throw Error(node.where() + ": mode '" + mode + "' is not supported (constant, reflect or edge)");
+           std::vector<int64_t> pads;
+           std::vector<std::string> in{node.input(0)};
+           if (ctx.opset() < 11) {
+             pads = node.get_ints("pads");
+             double value = node.get_float("value", 0.0);
+             if (value != 0.0) {
+               std::string v = ctx.fresh(node.output(0) + "_value");
+               ir::Tensor t(x.dtype, {});
+               if (x.dtype == ir::DType::f32) t.data<float>()[0] = static_cast<float>(value);
+               else t.data<int64_t>()[0] = static_cast<int64_t>(value);
+               ctx.define_constant(v, std::move(t));
+               in.push_back(v);
+             }
+           } else {
+             if (node.has("pads") || node.has("value"))
+               throw Error(node.where() + ": from opset 11 pads and value are inputs, not attributes");
+             if (node.input(1).empty()) throw Error(node.where() + ": missing input 'pads'");
+             pads = ctx.constant_ints(node.input(1), node, "pads");
+             if (!node.input(2).empty() && mode == "constant") in.push_back(node.input(2));
+             if (!node.input(3).empty()) {  // axes (opset 18): spread pads over every dim
+               std::vector<int64_t> axes = ctx.constant_ints(node.input(3), node, "axes");
+               if (pads.size() != 2 * axes.size())
+                 throw Error(node.where() + ": pads has " + std::to_string(pads.size()) + " entries for " +
+                             std::to_string(axes.size()) + " axes");
+               std::vector<int64_t> full(2 * rank, 0);
+               for (size_t i = 0; i < axes.size(); ++i) {
+                 int ax = ir::normalize_axis(axes[i], rank, node.where() + " axes");
+                 full[ax] = pads[i];
+                 full[ax + rank] = pads[i + axes.size()];
+               }
+               pads = full;
+             }
+           }
+           if (pads.size() != 2 * rank)
+             throw Error(node.where() + ": pads has " + std::to_string(pads.size()) + " entries for rank " +
+                         std::to_string(rank) + " (needs " + std::to_string(2 * rank) + ")");
+           ctx.emit(node, "Pad", in, attrs_of({{"pads", pads}, {"mode", mode}}), {node.output(0)});
          }});
 }
 

@@ -1,9 +1,43 @@
 // ONNX Softmax (opset < 13: 2-D coercion at axis; >= 13: one axis), LayerNormalization (with its
-// optional Mean and InvStdDev outputs) and ReduceMean (axes attribute < 18, axes input >= 18).
+// optional Mean and InvStdDev outputs), ReduceMean/Max/Min (axes attribute < 18, input >= 18),
+// ReduceSum (input from 13) and ArgMax.
+#include <utility>
+
 #include "core/base/error.h"
 #include "core/models/onnx/context.h"
 
 namespace fusebox::models::onnx_import {
+
+namespace {
+
+// ReduceMean/Sum/Max/Min: axes are an attribute before opset `input_since` and an optional input
+// from it on, where noop_with_empty_axes makes "no axes" mean "reduce nothing" instead of all.
+void reduce(HandlerRegistry& r, const char* op, int64_t input_since) {
+  r.add({op, 1, 21, {"axes", "keepdims", "noop_with_empty_axes"},
+         [op = std::string(op), input_since](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           std::vector<int64_t> axes;
+           if (ctx.opset() >= input_since) {
+             if (node.has("axes"))
+               throw Error(node.where() + ": opset " + std::to_string(input_since) +
+                           " takes axes as an input, not an attribute");
+             if (!node.input(1).empty()) axes = ctx.constant_ints(node.input(1), node, "axes");
+             if (axes.empty() && node.get_int("noop_with_empty_axes", 0) != 0) {
+               ctx.emit(node, "Identity", {node.input(0)}, {}, {node.output(0)});
+               return;
+             }
+           } else {
+             if (node.has("noop_with_empty_axes"))
+               throw Error(node.where() + ": noop_with_empty_axes needs opset >= " + std::to_string(input_since));
+             axes = node.get_ints("axes");
+           }
+           ir::Attributes a = attrs_of({{"keepdims", node.get_int("keepdims", 1)}});
+           if (!axes.empty()) a.set("axes", axes);
+           ctx.emit(node, op, {node.input(0)}, std::move(a), {node.output(0)});
+         }});
+}
+
+}  // namespace
 
 void add_normalization_handlers(HandlerRegistry& r) {
   r.add({"Softmax", 1, 21, {"axis"}, [](ImportContext& ctx, const OnnxNode& node) {
@@ -47,23 +81,19 @@ void add_normalization_handlers(HandlerRegistry& r) {
            ctx.emit(node, "LayerNorm", in, std::move(a), out);
          }});
 
-  r.add({"ReduceMean", 1, 21, {"axes", "keepdims", "noop_with_empty_axes"}, [](ImportContext& ctx, const OnnxNode& node) {
+  for (auto [op, since] : {std::pair{"ReduceMean", 18}, {"ReduceSum", 13}, {"ReduceMax", 18}, {"ReduceMin", 18}})
+    reduce(r, op, since);
+
+  r.add({"ArgMax", 1, 21, {"axis", "keepdims", "select_last_index"}, [](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
-           std::vector<int64_t> axes;
-           if (ctx.opset() >= 18) {
-             if (node.has("axes")) throw Error(node.where() + ": opset 18 takes axes as an input, not an attribute");
-             if (!node.input(1).empty()) axes = ctx.constant_ints(node.input(1), node, "axes");
-             if (axes.empty() && node.get_int("noop_with_empty_axes", 0) != 0) {
-               ctx.emit(node, "Identity", {node.input(0)}, {}, {node.output(0)});
-               return;
-             }
-           } else {
-             if (node.has("noop_with_empty_axes")) throw Error(node.where() + ": noop_with_empty_axes needs opset >= 18");
-             axes = node.get_ints("axes");
-           }
-           ir::Attributes a = attrs_of({{"keepdims", node.get_int("keepdims", 1)}});
-           if (!axes.empty()) a.set("axes", axes);
-           ctx.emit(node, "ReduceMean", {node.input(0)}, std::move(a), {node.output(0)});
+           if (node.has("select_last_index") && ctx.opset() < 12)
+             throw Error(node.where() + ": select_last_index needs opset >= 12");
+           ir::Shape x = ctx.type_of(node.input(0)).shape;
+           int axis = ir::normalize_axis(node.get_int("axis", 0), x.size(), node.where() + " axis");
+           ir::Attributes a = attrs_of({{"axis", int64_t{axis}},
+                                        {"keepdims", int64_t{node.get_int("keepdims", 1) != 0}},
+                                        {"select_last_index", int64_t{node.get_int("select_last_index", 0) != 0}}});
+           ctx.emit(node, "ArgMax", {node.input(0)}, std::move(a), {node.output(0)});
          }});
 }
 

@@ -2,14 +2,14 @@
 """Races fusebox against eager PyTorch and ONNX Runtime on the same ONNX files.
 
     /usr/bin/python3 tests/bench/peers/race.py [--threads 1,2] [--rounds 7] [--calls 50]
-        [--models mlp,transformer,stack4,decoder] [--build build] [--planner best] [--no-dispatch]
+        [--models mlp,transformer,stack4,decoder,mobilenet,resnet] [--build build] [--planner best] [--no-dispatch]
         [--wait-policy passive|active|default|mixed] [--settle-ms 20] [--alone torch|none]
         [--refresh-machine] [--dim NAME=VALUE ...] [--out BUILD/bench/race.md] [MODEL.onnx ...]
 
 Without model files it exports the workbench's models from PyTorch (assets/models/export_models.py
 defines them) at opset 17 into BUILD/bench/: MLP at batch 1 and 64, the transformer block at seq 64,
-a 4-layer stack at seq 128 and, once export_models.py defines `decoder`, the GPT-style decoder
-block at seq 64 (BUILTIN lists them, one line each; --models keeps those whose file name starts
+a 4-layer stack at seq 128, the GPT-style decoder block at seq 64, and torchvision's
+MobileNetV3-Small and ResNet-18 at 224 x 224 (python3-torchvision) (BUILTIN lists them, one line each; --models keeps those whose file name starts
 with one of the given prefixes, e.g. `--models mlp`). For those, eager PyTorch runs the very module
 that was exported; without PyTorch installed, the files an earlier run exported are raced without
 it. BUILD is
@@ -370,6 +370,8 @@ BUILTIN = [
     ("transformer s64", "transformer_s64", "transformer", (1, 64, 256)),
     ("stack4 s128", "stack4_s128", "stack4", (1, 128, 256)),
     ("decoder s64", "decoder_s64", "decoder", (1, 64, None)),  # GPT-2 pre-norm block, causal mask
+    ("mobilenet_v3_small", "mobilenet_v3_small", "mobilenet_v3_small", (1, 3, 224, 224)),  # torchvision
+    ("resnet18", "resnet18", "resnet18", (1, 3, 224, 224)),  # torchvision, exported here only (45 MB)
 ]
 EXPORT_MODELS = os.path.join(ROOT, "assets", "models", "export_models.py")
 
@@ -380,7 +382,25 @@ def _stack4(em):
     return torch.nn.Sequential(*[em.block(256, 4, 1024) for _ in range(4)])
 
 
-LOCAL_CTORS = {"stack4": _stack4}  # constructors of models export_models.py does not define: f(em)
+def _resnet18(em):
+    """torchvision's ResNet-18 (random weights, no download), calibrated as export_models.py's
+    MobileNetV3-Small is; raced from build/bench, not committed (its weights are 45 MB)."""
+    import torch
+    import torchvision
+    torch.manual_seed(7)
+    model = torchvision.models.resnet18(weights=None)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    with torch.no_grad():
+        for _ in range(2):
+            model(torch.rand(4, 3, 224, 224) * 2 - 1)
+    return model.eval()
+
+
+LOCAL_CTORS = {"stack4": _stack4, "resnet18": _resnet18}  # models export_models.py does not define: f(em)
 
 
 def export_models_functions(path=EXPORT_MODELS):

@@ -1,0 +1,115 @@
+#pragma once
+// How Conv and the pooling ops (MaxPool, AveragePool, Global*Pool) and BatchNormalization read
+// their attributes against their input shapes: one reading shared by the op schemas
+// (core/ir/ops/conv.cpp) and every backend's kernels (ops/cpu/conv.cpp), which only map it onto
+// their loops. Inputs are NC + spatial dims (NCHW for 2-D). Each function throws fusebox::Error
+// naming the attribute or shape at fault.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/node.h"
+#include "core/ir/shape.h"
+
+namespace fusebox::ir {
+
+// A sliding window over the spatial dims of x [N, C, spatial...]. Output position o of dim i
+// reads inputs o * strides[i] - pad_begin[i] + j * dilations[i] for j < kernel[i]; positions
+// outside [0, in[i]) are padding.
+struct WindowGeometry {
+  int64_t batch = 0, channels = 0;
+  Shape in, kernel, out;  // spatial dims, one entry each
+  std::vector<int64_t> strides, dilations, pad_begin, pad_end;
+  int64_t in_size() const { return numel(in); }
+  int64_t out_size() const { return numel(out); }
+  int64_t kernel_size() const { return numel(kernel); }
+};
+
+// Reads strides, dilations, pads and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) for a
+// window of `kernel` over x. ceil_mode rounds the output size up (pooling), dropping a last window
+// that would start in the end padding (as PyTorch and ONNX Runtime do). `op` names the op in errors.
+WindowGeometry window_geometry(const Node& node, const Shape& x, const Shape& kernel, bool ceil_mode,
+                               const char* op);
+
+// Conv(x, w[, b]): x [N, C_in, spatial...], w [C_out, C_in / group, kernel...], b [C_out].
+// One and two spatial dims.
+struct ConvShape {
+  WindowGeometry g;
+  int64_t group = 1;
+  int64_t c_in = 0, c_out = 0;
+  int64_t c_in_per_group = 0, c_out_per_group = 0;
+  bool has_bias = false;
+  // Rows of the im2col matrix per output position: c_in_per_group * kernel size.
+  int64_t k() const { return c_in_per_group * g.kernel_size(); }
+  // A 1x1 window, stride 1, no padding: the input is already the GEMM's matrix.
+  bool pointwise() const;
+  // Each group sees one input channel (depthwise when group == C_in).
+  bool depthwise() const { return c_in_per_group == 1 && group > 1; }
+  Shape output_shape() const;
+};
+
+ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias);
+
+// The activation a Conv applies to each output before it stores it, set by the conv_activation
+// fusion patterns (core/passes/pattern_conv_activation.cpp), so the activation never rereads the
+// output: attribute "activation" = "relu" | "sigmoid" | "clip" (activation_min, activation_max;
+// absent bounds are infinite) | "hardsigmoid" (activation_alpha, activation_beta) | "hardswish";
+// no attribute: none. Each computes what the standalone op's CPU kernel computes.
+enum class ConvActKind : uint8_t { kNone, kRelu, kSigmoid, kClip, kHardSigmoid, kHardSwish };
+struct ConvActivation {
+  ConvActKind kind = ConvActKind::kNone;
+  float a = 0, b = 0;  // clip: min, max; hardsigmoid: alpha, beta
+  double flops_per_output() const;
+};
+// Throws fusebox::Error naming an unknown activation.
+ConvActivation conv_activation(const Node& node);
+// The activation's sentence for rewrites and the details pane: "relu", "clip [0, 6]".
+std::string conv_activation_text(const ConvActivation& act);
+
+// ConvTranspose(x, w[, b]): x [N, C_in, spatial...], w [C_in, C_out / group, kernel...], b [C_out];
+// one to three spatial dims. Input position i of dim d adds into outputs
+// i * strides[d] - pad_begin[d] + j * dilations[d] for kernel taps j (those inside the output).
+// Output size: strides * (in - 1) + output_padding + (kernel - 1) * dilations + 1 - pads, or the
+// output_shape attribute (pads then derived from it, as is auto_pad SAME_*: out = in * strides).
+struct ConvTransposeShape {
+  int64_t batch = 0, group = 1, c_in = 0, c_out = 0, c_in_per_group = 0, c_out_per_group = 0;
+  Shape in, kernel, out;
+  std::vector<int64_t> strides, dilations, pad_begin;
+  bool has_bias = false;
+  Shape output_shape() const;
+};
+
+ConvTransposeShape conv_transpose_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias);
+
+// MaxPool / AveragePool: kernel_shape (required), ceil_mode; the window over x.
+WindowGeometry pool_geometry(const Node& node, const Shape& x, const char* op);
+
+// BatchNormalization (inference): x [N, C, ...] and scale, B, mean, var each [C].
+struct BatchNormShape {
+  int64_t batch = 0, channels = 0, spatial = 1;  // spatial: product of the dims after C
+  double epsilon = 1e-5;
+};
+BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vector<Shape>& params);
+
+}  // namespace fusebox::ir
+
+namespace fusebox::ir {
+
+// The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output
+// positions at a time per thread, each tile needing its im2col rows (none for a pointwise conv,
+// which reads the input in place) and its GEMM result before that is transposed into NCHW. Up to
+// kConvScratchSlots threads (and no more than there are tiles) work at once, each in its own
+// slot; depthwise convs need none.
+// Before the slots: room for the weight packed into GEMM panels (kConvPanelWidth columns wide, as
+// ops/cpu/packed_gemm.h packs), used when the weight is not a constant (a graph input) and must
+// be packed at each run; the schema cannot tell, so it is always reserved.
+inline constexpr int64_t kConvTileRows = 96;
+inline constexpr int64_t kConvScratchSlots = 8;
+inline constexpr int64_t kConvPanelWidth = 32;
+// Floats of the packed weight region and of one thread's slot, each a multiple of 16 (64 bytes)
+// so every part stays aligned.
+int64_t conv_weight_floats(const ConvShape& c);
+int64_t conv_slot_floats(const ConvShape& c);
+size_t conv_scratch_bytes(const ConvShape& c);
+
+}  // namespace fusebox::ir

@@ -1,0 +1,635 @@
+// Conv, ConvTranspose, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool),
+// NCHW. Shapes and attributes are read once, in prepare(), by core/ir/conv_params.h.
+//
+// Conv on the packed GEMM (packed_gemm.h). Per image and group, out[co][p] = sum_k W[co][k]
+// col[k][p] + bias[co], k running over (input channel, kernel position). The weight is the
+// constant, so it is op(B) (packed once in prepare, K x C_out/group panels, as MatMul packs its
+// weight) and the output positions are the GEMM's rows: a tile of kConvTileRows positions is
+// C[p][co] = A[p][k] B[k][co] with the bias as the GEMM's epilogue (one bias per column = per output
+// channel), then transposed into the NCHW output while it is still in cache. A is the im2col of
+// the tile, written as [k][p] rows so that each row is a contiguous run of the input (stride 1) and
+// read by the GEMM with strides (1, tile); a pointwise conv (1x1, stride 1, no pads) has no im2col:
+// A is the input itself, read with strides (1, H*W). Each thread has its own scratch slot (im2col
+// and result tile); a weight that is a graph input is packed into the scratch at each run.
+//
+// Depthwise conv (one input channel per group) is no GEMM (K is the kernel size: 9 for 3x3), but
+// a memory-bound stencil: its own loop per output row, with an AVX2 path for stride 1 that keeps 8
+// outputs in a register across all kernel taps, and a plain path (borders, other strides, the
+// portable level).
+//
+// The pools are per-plane loops over the window taps that fall inside the input (padding is
+// skipped for MaxPool, counted or not by count_include_pad for AveragePool); they are memory-bound
+// and stay plain C++. Every op is parallelized over (image, channel) planes or GEMM tiles.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/conv_params.h"
+#include "core/ir/shape.h"
+#include "ops/cpu/avx2.h"
+#include "ops/cpu/blas.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/kernel_util.h"
+#include "ops/cpu/packed_gemm.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/vector_math.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+// ---- Conv ----------------------------------------------------------------------------------
+
+// The spatial dims as 2-D (a 1-D conv is one of height 1).
+struct Dims2 {
+  int64_t h = 1, w = 1, oh = 1, ow = 1, kh = 1, kw = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+};
+
+Dims2 dims2(const ir::WindowGeometry& g) {
+  Dims2 d;
+  const size_t r = g.in.size();
+  const size_t x = r - 1;  // the last (width) dim
+  d.w = g.in[x], d.ow = g.out[x], d.kw = g.kernel[x], d.sw = g.strides[x], d.dw = g.dilations[x];
+  d.pw = g.pad_begin[x];
+  if (r == 2) {
+    d.h = g.in[0], d.oh = g.out[0], d.kh = g.kernel[0], d.sh = g.strides[0], d.dh = g.dilations[0];
+    d.ph = g.pad_begin[0];
+  }
+  return d;
+}
+
+struct ConvState {
+  ir::ConvShape c;
+  Dims2 d;
+  int64_t k = 0, cig = 0, cog = 0, groups = 1;  // GEMM depth, channels per group in and out
+  int64_t positions = 0, tiles = 0;             // output positions per image, tiles of them
+  bool pointwise = false, depthwise = false;
+  Isa isa = Isa::kPortable;
+  ir::ConvActivation act;  // applied to each tile (or depthwise plane) while it is in cache
+  std::vector<PackedB> packed;  // per group, when the weight is a constant (else packed per run)
+  int64_t weight_floats = 0, slot_floats = 0;  // scratch layout (conv_params.h)
+};
+
+std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  ConvState st;
+  st.c = or_fail(ctx, [&] {
+    return ir::conv_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape,
+                          ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  });
+  if (st.c.output_shape() != ctx.outputs[0].shape)
+    fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " is not the convolution's " +
+                  ir::shape_str(st.c.output_shape()));
+  st.d = dims2(st.c.g);
+  st.k = st.c.k();
+  st.cig = st.c.c_in_per_group;
+  st.cog = st.c.c_out_per_group;
+  st.groups = st.c.group;
+  st.positions = st.d.oh * st.d.ow;
+  st.tiles = (st.positions + ir::kConvTileRows - 1) / ir::kConvTileRows;
+  st.pointwise = st.c.pointwise();
+  st.depthwise = st.c.depthwise();
+  st.isa = kernel_isa(ctx);
+  st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
+  st.weight_floats = ir::conv_weight_floats(st.c);
+  st.slot_floats = ir::conv_slot_floats(st.c);
+  const size_t need = ir::conv_scratch_bytes(st.c);
+  if (ctx.scratch_bytes < need)
+    fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " +
+                  std::to_string(ctx.scratch_bytes));
+  for (int64_t v : {st.k, st.cog, st.positions})
+    if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  const ir::Tensor* weight = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
+  if (weight && !st.depthwise) {
+    // W[g] is [C_out/group, K] row-major: op(B) = W[g]^T, stored transposed.
+    for (int64_t g = 0; g < st.groups; ++g)
+      st.packed.push_back(PackedB::pack(st.isa, weight->data<float>() + g * st.cog * st.k, st.k, st.cog, true));
+  }
+  return exec::make_state(std::move(st));
+}
+
+// col[kk * kConvTileRows + r] for the tile's positions p0 + r (r < rows), kk = (ci, kh, kw): the
+// input value each kernel tap reads, 0 in the padding.
+void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, float* col) {
+  const Dims2& d = st.d;
+  constexpr int64_t ld = ir::kConvTileRows;
+  for (int64_t ci = 0; ci < st.cig; ++ci) {
+    const float* xc = x + ci * d.h * d.w;
+    for (int64_t kh = 0; kh < d.kh; ++kh)
+      for (int64_t kw = 0; kw < d.kw; ++kw) {
+        float* dst = col + ((ci * d.kh + kh) * d.kw + kw) * ld;
+        // Walk the tile one output row (oh) at a time: within a row the input index is linear.
+        int64_t r = 0;
+        while (r < rows) {
+          const int64_t p = p0 + r, oh = p / d.ow, ow0 = p % d.ow;
+          const int64_t len = std::min(rows - r, d.ow - ow0);
+          const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+          float* out = dst + r;
+          if (ih < 0 || ih >= d.h) {
+            std::fill(out, out + len, 0.0f);
+          } else {
+            const float* xr = xc + ih * d.w;
+            const int64_t base = kw * d.dw - d.pw;  // iw = ow * sw + base
+            for (int64_t i = 0; i < len; ++i) {
+              const int64_t iw = (ow0 + i) * d.sw + base;
+              out[i] = iw >= 0 && iw < d.w ? xr[iw] : 0.0f;
+            }
+          }
+          r += len;
+        }
+      }
+  }
+}
+
+// The fused activation over n values in cache: ReLU and sigmoid on the vector code the GEMM's
+// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp).
+void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n) {
+  switch (act.kind) {
+    case ir::ConvActKind::kNone:
+      return;
+    case ir::ConvActKind::kRelu:
+      gemm_act_span(isa, GemmAct::kRelu, v, v, n);
+      return;
+    case ir::ConvActKind::kSigmoid:
+      gemm_act_span(isa, GemmAct::kSigmoid, v, v, n);
+      return;
+    case ir::ConvActKind::kClip:  // keeps NaN, as Clip does
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < act.a ? act.a : (v[i] > act.b ? act.b : v[i]);
+      return;
+    case ir::ConvActKind::kHardSigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        const float g = act.a * v[i] + act.b;
+        v[i] = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+      }
+      return;
+    case ir::ConvActKind::kHardSwish:
+      for (int64_t i = 0; i < n; ++i) {
+        const float g = v[i] * (1.0f / 6.0f) + 0.5f;
+        v[i] = v[i] * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
+      }
+      return;
+  }
+}
+
+// The GEMM epilogue's own activation where it has one: applied in registers before the store.
+GemmAct epilogue_act(const ir::ConvActivation& act) {
+  if (act.kind == ir::ConvActKind::kRelu) return GemmAct::kRelu;
+  if (act.kind == ir::ConvActKind::kSigmoid) return GemmAct::kSigmoid;
+  return GemmAct::kNone;
+}
+
+// One tile of one image and group: GEMM into the slot's tile (with the activation), then
+// transposed into NCHW.
+void conv_tile(const ConvState& st, const float* x, const float* bias, const float* scratch,
+               float* out, float* slot, int64_t item) {
+  const int64_t tile = item % st.tiles, ng = item / st.tiles;
+  const int64_t g = ng % st.groups, n = ng / st.groups;
+  const int64_t p0 = tile * ir::kConvTileRows;
+  const int64_t rows = std::min(ir::kConvTileRows, st.positions - p0);
+  const float* xg = x + (n * st.c.c_in + g * st.cig) * st.d.h * st.d.w;
+  float* result = slot;  // [rows][cog]
+  const float* a;
+  int64_t rs = 1, cs;
+  if (st.pointwise) {
+    a = xg + p0;
+    cs = st.positions;
+  } else {
+    float* col = slot + ir::kConvTileRows * st.cog;
+    im2col_tile(st, xg, p0, rows, col);
+    a = col;
+    cs = ir::kConvTileRows;
+  }
+  // A pointwise conv of one position per image: A is one contiguous row. Said as such, as CBLAS
+  // (the portable level) refuses a leading dim below K.
+  if (cs == 1) rs = std::max<int64_t>(st.k, 1);
+  const GemmAct in_store = epilogue_act(st.act);
+  const GemmEpilogue ep{bias ? bias + g * st.cog : nullptr, in_store};
+  const PanelsView weight = st.packed.empty()
+                                ? panels_view(st.isa, scratch + g * st.weight_floats / st.groups, st.k, st.cog)
+                                : st.packed[static_cast<size_t>(g)].view();
+  sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, st.cog, ep);
+  if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * st.cog);
+  float* o = out + (n * st.c.c_out + g * st.cog) * st.positions + p0;
+  for (int64_t co = 0; co < st.cog; ++co) {
+    float* dst = o + co * st.positions;
+    for (int64_t r = 0; r < rows; ++r) dst[r] = result[r * st.cog + co];
+  }
+}
+
+// ---- Depthwise -----------------------------------------------------------------------------
+
+// Outputs [lo, hi) of a row whose every tap is inside the input (no bounds checks needed).
+void interior(const Dims2& d, int64_t* lo, int64_t* hi) {
+  *lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
+  const int64_t last = d.w - 1 + d.pw - (d.kw - 1) * d.dw;  // ow * sw <= last
+  *hi = last < 0 ? 0 : std::min(d.ow, last / d.sw + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// Output row oh, columns [b, e), with bounds checks: the borders, and every column on the plain path.
+void dw_row_plain(const Dims2& d, const float* x, const float* w, float bias, int64_t oh, int64_t b,
+                  int64_t e, float* y) {
+  for (int64_t ow = b; ow < e; ++ow) {
+    float acc = bias;
+    for (int64_t kh = 0; kh < d.kh; ++kh) {
+      const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+      if (ih < 0 || ih >= d.h) continue;
+      for (int64_t kw = 0; kw < d.kw; ++kw) {
+        const int64_t iw = ow * d.sw - d.pw + kw * d.dw;
+        if (iw >= 0 && iw < d.w) acc += w[kh * d.kw + kw] * x[ih * d.w + iw];
+      }
+    }
+    y[ow] = acc;
+  }
+}
+
+// Interior columns [b, e) of row oh at stride 1: 8 outputs per register across all taps.
+FUSEBOX_AVX2 inline void dw_vector_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
+                                        int64_t ow, float* y) {
+  __m256 acc = _mm256_set1_ps(bias);
+  for (int64_t kh = 0; kh < d.kh; ++kh) {
+    const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+    if (ih < 0 || ih >= d.h) continue;
+    const float* xr = x + ih * d.w + ow - d.pw;
+    for (int64_t kw = 0; kw < d.kw; ++kw)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(w[kh * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
+  }
+  _mm256_storeu_ps(y + ow, acc);
+}
+
+FUSEBOX_AVX2 void dw_row_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
+                              int64_t b, int64_t e, float* y) {
+  if (e - b < 8) {
+    dw_row_plain(d, x, w, bias, oh, b, e, y);
+    return;
+  }
+  int64_t ow = b;
+  for (; ow + 8 <= e; ow += 8) dw_vector_avx2(d, x, w, bias, oh, ow, y);
+  // The last partial vector again as a whole one ending at e: it rewrites a few outputs with the
+  // same values instead of leaving them to the scalar loop.
+  if (ow < e) dw_vector_avx2(d, x, w, bias, oh, e - 8, y);
+}
+
+struct DepthwiseArgs {
+  const float* x;
+  const float* w;
+  const float* bias;
+  float* y;
+};
+
+void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, int64_t begin, int64_t end) {
+  const Dims2& d = st.d;
+  int64_t lo, hi;
+  interior(d, &lo, &hi);
+  const bool vector = st.isa != Isa::kPortable && d.sw == 1;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const int64_t co = plane % st.c.c_out, n = plane / st.c.c_out;
+    const int64_t ci = co / st.cog;  // the group's one input channel
+    const float* x = a.x + (n * st.c.c_in + ci) * d.h * d.w;
+    const float* w = a.w + co * d.kh * d.kw;
+    const float bias = a.bias ? a.bias[co] : 0.0f;
+    float* y = a.y + plane * st.positions;
+    for (int64_t oh = 0; oh < d.oh; ++oh) {
+      float* yr = y + oh * d.ow;
+      dw_row_plain(d, x, w, bias, oh, 0, lo, yr);
+      if (vector) dw_row_avx2(d, x, w, bias, oh, lo, hi, yr);
+      else dw_row_plain(d, x, w, bias, oh, lo, hi, yr);
+      dw_row_plain(d, x, w, bias, oh, hi, d.ow, yr);
+    }
+    apply_activation(st.act, st.isa, y, st.positions);  // the plane is still in cache
+  }
+}
+
+void run_conv(const exec::KernelArgs& args) {
+  const auto& st = state_of<ConvState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  const float* w = input_ptr<float>(args, 1);
+  const float* bias = st.c.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  const int64_t planes = st.c.g.batch * st.c.c_out;
+  if (planes == 0 || st.positions == 0) return;
+  const double flops = 2.0 * static_cast<double>(planes * st.positions) * static_cast<double>(st.k);
+  if (st.depthwise) {
+    const int64_t per_plane = std::max<int64_t>(1, 2 * st.positions * st.k);
+    parallel_for(planes, std::max<int64_t>(1, kGrainSimple / per_plane),
+                 [&](int64_t b, int64_t e) { depthwise_planes(st, {x, w, bias, y}, b, e); });
+    return;
+  }
+  float* scratch = static_cast<float*>(args.scratch);
+  if (st.packed.empty()) {
+    // The weight is a graph input: pack it into the scratch now (conv_tile reads it there).
+    for (int64_t g = 0; g < st.groups; ++g)
+      pack_b_into(st.isa, scratch + g * st.weight_floats / st.groups, w + g * st.cog * st.k, st.k, st.cog, 1, st.k);
+  }
+  float* slots = scratch + st.weight_floats;
+  const int64_t items = st.c.g.batch * st.groups * st.tiles;
+  const int team = static_cast<int>(std::min<int64_t>(
+      {ir::kConvScratchSlots, items, static_cast<int64_t>(threads_for(flops / kGemmFlopsPerUs))}));
+  const int64_t chunk = (items + team - 1) / team;  // parallel_for_team's chunks: one slot each
+  parallel_for_team(items, team, [&](int64_t b, int64_t e) {
+    float* slot = slots + (b / chunk) * st.slot_floats;
+    for (int64_t item = b; item < e; ++item) conv_tile(st, x, bias, scratch, y, slot, item);
+  });
+}
+
+// ---- ConvTranspose ---------------------------------------------------------------------------
+//
+// Per image and group, the GEMM col = W[g]^T X[g] ([C_out/group * kernel, in positions], OpenBLAS:
+// the weight's rows are the input channels, so it is A transposed) gives every input position's
+// contribution through every kernel tap; col2im then adds each into the output position it lands
+// on (a scatter: taps overlap when the stride is below the kernel), per output channel in parallel.
+
+// Up to three spatial dims as (d, h, w); missing leading dims have size 1.
+struct Spatial3 {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t s[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+};
+
+struct ConvTransposeState {
+  ir::ConvTransposeShape c;
+  Spatial3 d;
+  int64_t in_size = 0, out_size = 0, taps = 0;
+};
+
+std::shared_ptr<const void> prepare_conv_transpose(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  ConvTransposeState st;
+  st.c = or_fail(ctx, [&] {
+    return ir::conv_transpose_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape,
+                                    ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  });
+  const size_t r = st.c.in.size();
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    st.d.in[j] = st.c.in[i], st.d.out[j] = st.c.out[i], st.d.k[j] = st.c.kernel[i];
+    st.d.s[j] = st.c.strides[i], st.d.dil[j] = st.c.dilations[i], st.d.pb[j] = st.c.pad_begin[i];
+  }
+  st.in_size = ir::numel(st.c.in);
+  st.out_size = ir::numel(st.c.out);
+  st.taps = ir::numel(st.c.kernel);
+  const size_t need = static_cast<size_t>(st.c.c_out_per_group * st.taps * st.in_size) * sizeof(float);
+  if (ctx.scratch_bytes < need)
+    fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));
+  for (int64_t v : {st.c.c_out_per_group * st.taps, st.in_size, st.c.c_in_per_group})
+    if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  return exec::make_state(st);
+}
+
+// Adds output channel co's taps from col into its plane y (already holding the bias).
+void col2im_channel(const ConvTransposeState& st, const float* col, int64_t co, float* y) {
+  const Spatial3& d = st.d;
+  for (int64_t k0 = 0; k0 < d.k[0]; ++k0)
+    for (int64_t k1 = 0; k1 < d.k[1]; ++k1)
+      for (int64_t k2 = 0; k2 < d.k[2]; ++k2) {
+        const float* src = col + ((co * d.k[0] + k0) * d.k[1] * d.k[2] + k1 * d.k[2] + k2) * st.in_size;
+        for (int64_t i0 = 0; i0 < d.in[0]; ++i0) {
+          const int64_t o0 = i0 * d.s[0] - d.pb[0] + k0 * d.dil[0];
+          if (o0 < 0 || o0 >= d.out[0]) continue;
+          for (int64_t i1 = 0; i1 < d.in[1]; ++i1) {
+            const int64_t o1 = i1 * d.s[1] - d.pb[1] + k1 * d.dil[1];
+            if (o1 < 0 || o1 >= d.out[1]) continue;
+            const float* srow = src + (i0 * d.in[1] + i1) * d.in[2];
+            float* yrow = y + (o0 * d.out[1] + o1) * d.out[2];
+            for (int64_t i2 = 0; i2 < d.in[2]; ++i2) {
+              const int64_t o2 = i2 * d.s[2] - d.pb[2] + k2 * d.dil[2];
+              if (o2 >= 0 && o2 < d.out[2]) yrow[o2] += srow[i2];
+            }
+          }
+        }
+      }
+}
+
+void run_conv_transpose(const exec::KernelArgs& args) {
+  const auto& st = state_of<ConvTransposeState>(args);
+  const auto& c = st.c;
+  const float* x = input_ptr<float>(args, 0);
+  const float* w = input_ptr<float>(args, 1);
+  const float* bias = c.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  float* col = static_cast<float*>(args.scratch);
+  const int64_t rows = c.c_out_per_group * st.taps;
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t g = 0; g < c.group; ++g) {
+      const float* xg = x + (n * c.c_in + g * c.c_in_per_group) * st.in_size;
+      const float* wg = w + g * c.c_in_per_group * rows;
+      sgemm(true, false, rows, st.in_size, c.c_in_per_group, 1.0f, wg, rows, xg, st.in_size, 0.0f, col, st.in_size);
+      float* yg = y + (n * c.c_out + g * c.c_out_per_group) * st.out_size;
+      const int64_t per_channel = std::max<int64_t>(1, st.taps * st.in_size + st.out_size);
+      parallel_for(c.c_out_per_group, std::max<int64_t>(1, kGrainSimple / per_channel), [&](int64_t b, int64_t e) {
+        for (int64_t co = b; co < e; ++co) {
+          float* plane = yg + co * st.out_size;
+          std::fill(plane, plane + st.out_size, bias ? bias[g * c.c_out_per_group + co] : 0.0f);
+          col2im_channel(st, col, co, plane);
+        }
+      });
+    }
+}
+
+// ---- BatchNorm -----------------------------------------------------------------------------
+
+struct BatchNormState {
+  ir::BatchNormShape b;
+};
+
+std::shared_ptr<const void> prepare_batch_norm(const exec::KernelContext& ctx) {
+  require_arity(ctx, 5, 1);
+  for (size_t i = 0; i < 5; ++i) require_dtype(ctx, i, ir::DType::f32);
+  BatchNormState st;
+  st.b = or_fail(ctx, [&] {
+    return ir::batch_norm_shape(ctx.node, ctx.inputs[0].shape,
+                                {ctx.inputs[1].shape, ctx.inputs[2].shape, ctx.inputs[3].shape, ctx.inputs[4].shape});
+  });
+  return exec::make_state(st);
+}
+
+void run_batch_norm(const exec::KernelArgs& args) {
+  const auto& st = state_of<BatchNormState>(args).b;
+  const float* x = input_ptr<float>(args, 0);
+  const float* scale = input_ptr<float>(args, 1);
+  const float* shift = input_ptr<float>(args, 2);
+  const float* mean = input_ptr<float>(args, 3);
+  const float* var = input_ptr<float>(args, 4);
+  float* y = output_ptr<float>(args, 0);
+  const int64_t planes = st.batch * st.channels;
+  parallel_for(planes, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(1, st.spatial)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t p = b; p < e; ++p) {
+                   const int64_t c = p % st.channels;
+                   // y = x * a + s: the per-channel affine map, in double for the rsqrt.
+                   const double inv = 1.0 / std::sqrt(static_cast<double>(var[c]) + st.epsilon);
+                   const float a = static_cast<float>(scale[c] * inv);
+                   const float s = static_cast<float>(shift[c] - mean[c] * scale[c] * inv);
+                   const float* xp = x + p * st.spatial;
+                   float* yp = y + p * st.spatial;
+                   for (int64_t i = 0; i < st.spatial; ++i) yp[i] = xp[i] * a + s;
+                 }
+               });
+}
+
+// ---- Pools ---------------------------------------------------------------------------------
+
+enum class PoolKind : uint8_t { kMax, kAverage };
+
+// Up to three spatial dims as (d, h, w); missing leading dims have size 1.
+struct Dims3 {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t s[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+};
+
+struct PoolState {
+  PoolKind kind = PoolKind::kMax;
+  bool include_pad = false;
+  int64_t planes = 0, in_size = 0, out_size = 0;
+  Dims3 d;
+};
+
+std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKind kind) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  if (ctx.outputs.size() > 1) fail(ctx, "the Indices output is not supported");
+  const char* op = kind == PoolKind::kMax ? "MaxPool" : "AveragePool";
+  ir::WindowGeometry g = or_fail(ctx, [&] { return ir::pool_geometry(ctx.node, ctx.inputs[0].shape, op); });
+  const size_t r = g.in.size();
+  if (r > 3) fail(ctx, "pooling over " + std::to_string(r) + " spatial dims is not supported (at most 3)");
+  PoolState st;
+  st.kind = kind;
+  st.include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  st.planes = g.batch * g.channels;
+  st.in_size = g.in_size();
+  st.out_size = g.out_size();
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    st.d.in[j] = g.in[i], st.d.out[j] = g.out[i], st.d.k[j] = g.kernel[i];
+    st.d.s[j] = g.strides[i], st.d.dil[j] = g.dilations[i];
+    st.d.pb[j] = g.pad_begin[i], st.d.pe[j] = g.pad_end[i];
+  }
+  return exec::make_state(st);
+}
+
+// Taps [j0, j1) of dim i's window at output o that fall inside the input, and how many fall
+// inside the padded input (AveragePool's count_include_pad divisor).
+void taps(const Dims3& d, int i, int64_t o, int64_t* j0, int64_t* j1, int64_t* padded) {
+  const int64_t start = o * d.s[i] - d.pb[i];
+  *j0 = 0;
+  *j1 = d.k[i];
+  *padded = 0;
+  for (int64_t j = 0; j < d.k[i]; ++j) {
+    const int64_t idx = start + j * d.dil[i];
+    if (idx < 0) *j0 = j + 1;
+    if (idx >= d.in[i] && *j1 == d.k[i]) *j1 = j;
+    if (idx >= -d.pb[i] && idx < d.in[i] + d.pe[i]) ++*padded;
+  }
+  if (*j1 < *j0) *j1 = *j0;
+}
+
+void pool_planes(const PoolState& st, const float* x, float* y, int64_t begin, int64_t end) {
+  const Dims3& d = st.d;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const float* xp = x + plane * st.in_size;
+    float* yp = y + plane * st.out_size;
+    for (int64_t o0 = 0; o0 < d.out[0]; ++o0) {
+      int64_t a0, b0, n0;
+      taps(d, 0, o0, &a0, &b0, &n0);
+      for (int64_t o1 = 0; o1 < d.out[1]; ++o1) {
+        int64_t a1, b1, n1;
+        taps(d, 1, o1, &a1, &b1, &n1);
+        for (int64_t o2 = 0; o2 < d.out[2]; ++o2) {
+          int64_t a2, b2, n2;
+          taps(d, 2, o2, &a2, &b2, &n2);
+          float mx = -std::numeric_limits<float>::infinity();
+          double sum = 0;
+          for (int64_t j0 = a0; j0 < b0; ++j0) {
+            const int64_t i0 = o0 * d.s[0] - d.pb[0] + j0 * d.dil[0];
+            for (int64_t j1 = a1; j1 < b1; ++j1) {
+              const int64_t i1 = o1 * d.s[1] - d.pb[1] + j1 * d.dil[1];
+              const float* row = xp + (i0 * d.in[1] + i1) * d.in[2];
+              for (int64_t j2 = a2; j2 < b2; ++j2) {
+                const float v = row[o2 * d.s[2] - d.pb[2] + j2 * d.dil[2]];
+                mx = std::max(mx, v);
+                sum += v;
+              }
+            }
+          }
+          float* out = yp + (o0 * d.out[1] + o1) * d.out[2] + o2;
+          if (st.kind == PoolKind::kMax) {
+            *out = mx;
+          } else {
+            const int64_t count = st.include_pad ? n0 * n1 * n2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
+            *out = count > 0 ? static_cast<float>(sum / static_cast<double>(count)) : 0.0f;
+          }
+        }
+      }
+    }
+  }
+}
+
+void run_pool(const exec::KernelArgs& args) {
+  const auto& st = state_of<PoolState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const int64_t per_plane = std::max<int64_t>(1, st.out_size * st.d.k[0] * st.d.k[1] * st.d.k[2]);
+  parallel_for(st.planes, std::max<int64_t>(1, kGrainSimple / per_plane),
+               [&](int64_t b, int64_t e) { pool_planes(st, x, y, b, e); });
+}
+
+struct GlobalPoolState {
+  PoolKind kind = PoolKind::kMax;
+  int64_t planes = 0, size = 0;
+};
+
+std::shared_ptr<const void> prepare_global_pool(const exec::KernelContext& ctx, PoolKind kind) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  if (x.size() < 3) fail(ctx, "input " + ir::shape_str(x) + " must be [N, C, spatial...]");
+  GlobalPoolState st;
+  st.kind = kind;
+  st.planes = x[0] * x[1];
+  st.size = ir::numel(x) / std::max<int64_t>(1, st.planes);
+  return exec::make_state(st);
+}
+
+void run_global_pool(const exec::KernelArgs& args) {
+  const auto& st = state_of<GlobalPoolState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  parallel_for(st.planes, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(1, st.size)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t p = b; p < e; ++p) {
+                   const float* xp = x + p * st.size;
+                   if (st.kind == PoolKind::kMax) {
+                     float mx = -std::numeric_limits<float>::infinity();
+                     for (int64_t i = 0; i < st.size; ++i) mx = std::max(mx, xp[i]);
+                     y[p] = mx;
+                   } else {
+                     double sum = 0;  // double: a 56x56 plane in float loses digits
+                     for (int64_t i = 0; i < st.size; ++i) sum += xp[i];
+                     y[p] = st.size ? static_cast<float>(sum / static_cast<double>(st.size)) : 0.0f;
+                   }
+                 }
+               });
+}
+
+}  // namespace
+
+void add_conv_kernels(exec::KernelTable& table) {
+  table.add("Conv", {prepare_conv, run_conv});
+  table.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose});
+  table.add("BatchNorm", {prepare_batch_norm, run_batch_norm});
+  table.add("MaxPool", {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, PoolKind::kMax); }, run_pool});
+  table.add("AveragePool",
+            {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, PoolKind::kAverage); }, run_pool});
+  table.add("GlobalMaxPool",
+            {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, PoolKind::kMax); }, run_global_pool});
+  table.add("GlobalAveragePool",
+            {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, PoolKind::kAverage); },
+             run_global_pool});
+}
+
+}  // namespace fusebox::cpu

@@ -1,0 +1,148 @@
+// The CPU Conv kernel on three ResNet / MobileNet-like layers at 56x56, batch 1: a 3x3 64->64
+// (im2col + packed GEMM), a 1x1 64->64 (packed GEMM on the input in place) and a 3x3 depthwise
+// over 64 channels (its own stencil loop). Prints each one's GFLOP/s (the Conv schema's FLOPs)
+// as the median of interleaved rounds, so a load that comes and goes hits all three alike.
+// Compare with the FMA peak `fusebox machine` reports for the same ISA and thread count.
+//
+//   build/tests/bench/fusebox_bench_conv [--rounds 30] [--threads 1] [--isa avx2]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/ir/op_schema.h"
+#include "core/ir/tensor.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/isa.h"
+#include "ops/cpu/packed_gemm.h"
+
+namespace fusebox::cpu {
+namespace {
+
+// One Conv node prepared once (weight as a constant, as in a compiled plan), run on demand.
+struct Layer {
+  std::string name;
+  ir::Node node;
+  std::vector<ir::Tensor> inputs;
+  std::vector<const void*> in_ptrs;
+  ir::Tensor out, scratch;
+  void* out_ptr = nullptr;
+  std::shared_ptr<const void> state;
+  const exec::KernelDef* kernel = nullptr;
+  double flops = 0;
+  std::vector<double> seconds;
+
+  Layer(exec::Backend& backend, std::string n, ir::Shape x, ir::Shape w, int64_t group, int64_t pad) : name(std::move(n)) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (const ir::Shape& s : {x, w, ir::Shape{w[0]}}) {
+      inputs.emplace_back(ir::DType::f32, s);
+      for (int64_t i = 0; i < inputs.back().numel(); ++i) inputs.back().data<float>()[i] = dist(rng);
+    }
+    node.name = node.op = "Conv";
+    node.inputs = {"x", "w", "b"};
+    node.outputs = {"y"};
+    node.attrs.set("group", group);
+    node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    std::vector<ir::TensorType> in_types;
+    for (const auto& t : inputs) {
+      in_types.push_back({t.dtype(), t.shape()});
+      in_ptrs.push_back(t.bytes());
+    }
+    const auto out_types = ir::infer_node(node, in_types);
+    out = ir::Tensor(ir::DType::f32, out_types[0].shape);
+    out_ptr = out.bytes();
+    const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
+    scratch = ir::Tensor(ir::DType::f32, {static_cast<int64_t>(scratch_bytes / 4 + 16)});
+    std::vector<const ir::Tensor*> constants{nullptr, &inputs[1], &inputs[2]};
+    kernel = backend.kernels().find("Conv");
+    state = kernel->prepare(exec::KernelContext{node, in_types, out_types, scratch_bytes, &constants, backend.context()});
+    flops = ir::node_cost(node, in_types, out_types).flops;
+  }
+  void run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel->run(exec::KernelArgs{in_ptrs.data(), &out_ptr, scratch.bytes(), state.get()});
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+
+// The GEMM a conv amounts to (M = output positions, K = C_in * kernel, N = C_out) on packed_sgemm
+// with a dense row-major A: the conv's ceiling without im2col and the transpose into NCHW.
+struct Gemm {
+  std::string name;
+  int64_t m, k, n;
+  std::vector<float> a, c;
+  PackedB b;
+  std::vector<double> seconds;
+  Gemm(Isa isa, std::string nm, int64_t m_, int64_t k_, int64_t n_) : name(std::move(nm)), m(m_), k(k_), n(n_) {
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    a.resize(static_cast<size_t>(m * k));
+    for (auto& v : a) v = dist(rng);
+    std::vector<float> w(static_cast<size_t>(k * n));
+    for (auto& v : w) v = dist(rng);
+    c.resize(static_cast<size_t>(m * n));
+    b = PackedB::pack(isa, w.data(), k, n, false);
+  }
+  double flops() const { return 2.0 * static_cast<double>(m * k * n); }
+  void run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    packed_sgemm(m, 1.0f, a.data(), k, false, b, 0.0f, c.data(), n);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+};
+
+int main_(int argc, char** argv) {
+  int rounds = 30, threads = 1;
+  std::string isa = "auto";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--isa")) isa = argv[i + 1];
+  }
+  auto backend = make_backend();
+  if (isa != "auto") backend->select_isa(isa);
+  backend->bind_threads(threads);
+  std::vector<Layer> layers;
+  layers.emplace_back(*backend, "3x3 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 3, 3}, 1, 1);
+  layers.emplace_back(*backend, "1x1 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 1, 1}, 1, 0);
+  layers.emplace_back(*backend, "3x3 depthwise 64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 1, 3, 3}, 64, 1);
+  const Isa level = parse_isa(backend->isa());
+  std::vector<Gemm> gemms;
+  gemms.emplace_back(level, "GEMM 3136x576x64 (3x3)", 3136, 576, 64);
+  gemms.emplace_back(level, "GEMM 3136x64x64 (1x1)", 3136, 64, 64);
+  for (auto& l : layers) l.run();  // warm-up: caches, thread pool
+  for (auto& g : gemms) g.run();
+  for (auto& l : layers) l.seconds.clear();
+  for (auto& g : gemms) g.seconds.clear();
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& l : layers)
+      for (int rep = 0; rep < 5; ++rep) l.run();
+    for (auto& g : gemms)
+      for (int rep = 0; rep < 5; ++rep) g.run();
+  }
+  std::printf("Conv on %s, %d thread(s), %d interleaved rounds of 5 runs each (median):\n", backend->isa().c_str(),
+              threads, rounds);
+  for (auto& l : layers) {
+    std::sort(l.seconds.begin(), l.seconds.end());
+    const double s = l.seconds[l.seconds.size() / 2];
+    std::printf("  %-24s %8.1f us  %7.1f GFLOP/s\n", l.name.c_str(), s * 1e6, l.flops / s * 1e-9);
+  }
+  for (auto& g : gemms) {
+    std::sort(g.seconds.begin(), g.seconds.end());
+    const double s = g.seconds[g.seconds.size() / 2];
+    std::printf("  %-24s %8.1f us  %7.1f GFLOP/s\n", g.name.c_str(), s * 1e6, g.flops() / s * 1e-9);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace fusebox::cpu
+
+int main(int argc, char** argv) { return fusebox::cpu::main_(argc, argv); }
