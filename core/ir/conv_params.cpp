@@ -94,6 +94,11 @@ WindowGeometry window_geometry(const Node& node, const Shape& x, const Shape& ke
   return g;
 }
 
+bool ConvShape::depthwise() const {
+  const int64_t rows = g.kernel.empty() ? 1 : g.kernel_size() / std::max<int64_t>(1, g.kernel.back());
+  return c_in_per_group == 1 && group > 1 && rows <= kDepthwiseMaxKernelRows;
+}
+
 bool ConvShape::pointwise() const {
   for (size_t i = 0; i < g.kernel.size(); ++i)
     if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pad_begin[i] != 0 || g.pad_end[i] != 0) return false;
@@ -161,9 +166,8 @@ std::string conv_activation_text(const ConvActivation& act) {
 }
 
 ConvShape conv_shape(const Node& node, const Shape& x, const Shape& w, const Shape* bias) {
-  if (x.size() < 3 || x.size() > 4)
-    throw Error("Conv: input " + shape_str(x) +
-                " must be [N, C, W] or [N, C, H, W] (1-D and 2-D convolution are supported)");
+  if (x.size() < 3 || x.size() > 5)
+    throw Error("Conv: input " + shape_str(x) + " must be [N, C, spatial...] with 1 to 3 spatial dims");
   if (w.size() != x.size())
     throw Error("Conv: weight " + shape_str(w) + " must have the input's rank " +
                 num(static_cast<int64_t>(x.size())) + ": [C_out, C_in / group, kernel...]");

@@ -13,6 +13,9 @@
 
 namespace fusebox::ir {
 
+// The CPU depthwise loop looks each kernel row's input row up once per output row, on the stack.
+inline constexpr int64_t kDepthwiseMaxKernelRows = 64;
+
 // A sliding window over the spatial dims of x [N, C, spatial...]. Output position o of dim i
 // reads inputs o * strides[i] - pad_begin[i] + j * dilations[i] for j < kernel[i]; positions
 // outside [0, in[i]) are padding.
@@ -32,7 +35,7 @@ WindowGeometry window_geometry(const Node& node, const Shape& x, const Shape& ke
                                const char* op);
 
 // Conv(x, w[, b]): x [N, C_in, spatial...], w [C_out, C_in / group, kernel...], b [C_out].
-// One and two spatial dims.
+// One to three spatial dims.
 struct ConvShape {
   WindowGeometry g;
   int64_t group = 1;
@@ -43,8 +46,10 @@ struct ConvShape {
   int64_t k() const { return c_in_per_group * g.kernel_size(); }
   // A 1x1 window, stride 1, no padding: the input is already the GEMM's matrix.
   bool pointwise() const;
-  // Each group sees one input channel (depthwise when group == C_in).
-  bool depthwise() const { return c_in_per_group == 1 && group > 1; }
+  // Each group sees one input channel (depthwise when group == C_in), and the kernel has at most
+  // kDepthwiseMaxKernelRows rows (depth x height): the kernels' own depthwise loop. Others are
+  // grouped GEMMs.
+  bool depthwise() const;
   Shape output_shape() const;
 };
 

@@ -43,28 +43,46 @@ namespace {
 
 // ---- Conv ----------------------------------------------------------------------------------
 
-// The spatial dims as 2-D (a 1-D conv is one of height 1).
-struct Dims2 {
-  int64_t h = 1, w = 1, oh = 1, ow = 1, kh = 1, kw = 1;
-  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+// The spatial dims as 3-D, depth x height x width (a 2-D conv has depth 1, a 1-D one height 1 too).
+// The loops below walk output rows: row `orow` is (od, oh) = (orow / oh, orow % oh), and its
+// kernel rows over depth and height, t = kd * KH + kh, each read one input row (or padding).
+struct Dims {
+  int64_t d = 1, h = 1, w = 1, od = 1, oh = 1, ow = 1, kd = 1, kh = 1, kw = 1;
+  int64_t sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1, pd = 0, ph = 0, pw = 0;
+  int64_t rows() const { return od * oh; }      // output rows
+  int64_t row_taps() const { return kd * kh; }  // kernel rows
+  int64_t plane() const { return d * h * w; }   // one input channel
 };
 
-Dims2 dims2(const ir::WindowGeometry& g) {
-  Dims2 d;
+Dims dims_of(const ir::WindowGeometry& g) {
+  Dims d;
   const size_t r = g.in.size();
-  const size_t x = r - 1;  // the last (width) dim
-  d.w = g.in[x], d.ow = g.out[x], d.kw = g.kernel[x], d.sw = g.strides[x], d.dw = g.dilations[x];
-  d.pw = g.pad_begin[x];
-  if (r == 2) {
-    d.h = g.in[0], d.oh = g.out[0], d.kh = g.kernel[0], d.sh = g.strides[0], d.dh = g.dilations[0];
-    d.ph = g.pad_begin[0];
+  // Right-aligned: the last geometry dim is the width.
+  int64_t* in[3] = {&d.d, &d.h, &d.w};
+  int64_t* out[3] = {&d.od, &d.oh, &d.ow};
+  int64_t* k[3] = {&d.kd, &d.kh, &d.kw};
+  int64_t* s[3] = {&d.sd, &d.sh, &d.sw};
+  int64_t* dil[3] = {&d.dd, &d.dh, &d.dw};
+  int64_t* pad[3] = {&d.pd, &d.ph, &d.pw};
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    *in[j] = g.in[i], *out[j] = g.out[i], *k[j] = g.kernel[i];
+    *s[j] = g.strides[i], *dil[j] = g.dilations[i], *pad[j] = g.pad_begin[i];
   }
   return d;
 }
 
+// The input row that kernel row t of output row orow reads, or null when it lies in the padding.
+inline const float* input_row(const Dims& d, const float* x, int64_t orow, int64_t t) {
+  const int64_t id = (orow / d.oh) * d.sd - d.pd + (t / d.kh) * d.dd;
+  const int64_t ih = (orow % d.oh) * d.sh - d.ph + (t % d.kh) * d.dh;
+  if (id < 0 || id >= d.d || ih < 0 || ih >= d.h) return nullptr;
+  return x + (id * d.h + ih) * d.w;
+}
+
 struct ConvState {
   ir::ConvShape c;
-  Dims2 d;
+  Dims d;
   int64_t k = 0, cig = 0, cog = 0, groups = 1;  // GEMM depth, channels per group in and out
   int64_t positions = 0, tiles = 0;             // output positions per image, tiles of them
   bool pointwise = false, depthwise = false;
@@ -85,12 +103,12 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   if (st.c.output_shape() != ctx.outputs[0].shape)
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " is not the convolution's " +
                   ir::shape_str(st.c.output_shape()));
-  st.d = dims2(st.c.g);
+  st.d = dims_of(st.c.g);
   st.k = st.c.k();
   st.cig = st.c.c_in_per_group;
   st.cog = st.c.c_out_per_group;
   st.groups = st.c.group;
-  st.positions = st.d.oh * st.d.ow;
+  st.positions = st.d.rows() * st.d.ow;
   st.tiles = (st.positions + ir::kConvTileRows - 1) / ir::kConvTileRows;
   st.pointwise = st.c.pointwise();
   st.depthwise = st.c.depthwise();
@@ -113,27 +131,26 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   return exec::make_state(std::move(st));
 }
 
-// col[kk * kConvTileRows + r] for the tile's positions p0 + r (r < rows), kk = (ci, kh, kw): the
-// input value each kernel tap reads, 0 in the padding.
+// col[kk * kConvTileRows + r] for the tile's positions p0 + r (r < rows), kk = (ci, kd, kh, kw):
+// the input value each kernel tap reads, 0 in the padding.
 void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, float* col) {
-  const Dims2& d = st.d;
+  const Dims& d = st.d;
   constexpr int64_t ld = ir::kConvTileRows;
   for (int64_t ci = 0; ci < st.cig; ++ci) {
-    const float* xc = x + ci * d.h * d.w;
-    for (int64_t kh = 0; kh < d.kh; ++kh)
+    const float* xc = x + ci * d.plane();
+    for (int64_t t = 0; t < d.row_taps(); ++t)
       for (int64_t kw = 0; kw < d.kw; ++kw) {
-        float* dst = col + ((ci * d.kh + kh) * d.kw + kw) * ld;
-        // Walk the tile one output row (oh) at a time: within a row the input index is linear.
+        float* dst = col + ((ci * d.row_taps() + t) * d.kw + kw) * ld;
+        // Walk the tile one output row at a time: within a row the input index is linear.
         int64_t r = 0;
         while (r < rows) {
-          const int64_t p = p0 + r, oh = p / d.ow, ow0 = p % d.ow;
+          const int64_t p = p0 + r, orow = p / d.ow, ow0 = p % d.ow;
           const int64_t len = std::min(rows - r, d.ow - ow0);
-          const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+          const float* xr = input_row(d, xc, orow, t);
           float* out = dst + r;
-          if (ih < 0 || ih >= d.h) {
+          if (!xr) {
             std::fill(out, out + len, 0.0f);
           } else {
-            const float* xr = xc + ih * d.w;
             const int64_t base = kw * d.dw - d.pw;  // iw = ow * sw + base
             for (int64_t i = 0; i < len; ++i) {
               const int64_t iw = (ow0 + i) * d.sw + base;
@@ -191,7 +208,7 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
   const int64_t g = ng % st.groups, n = ng / st.groups;
   const int64_t p0 = tile * ir::kConvTileRows;
   const int64_t rows = std::min(ir::kConvTileRows, st.positions - p0);
-  const float* xg = x + (n * st.c.c_in + g * st.cig) * st.d.h * st.d.w;
+  const float* xg = x + (n * st.c.c_in + g * st.cig) * st.d.plane();
   float* result = slot;  // [rows][cog]
   const float* a;
   int64_t rs = 1, cs;
@@ -224,55 +241,57 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
 // ---- Depthwise -----------------------------------------------------------------------------
 
 // Outputs [lo, hi) of a row whose every tap is inside the input (no bounds checks needed).
-void interior(const Dims2& d, int64_t* lo, int64_t* hi) {
+void interior(const Dims& d, int64_t* lo, int64_t* hi) {
   *lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
   const int64_t last = d.w - 1 + d.pw - (d.kw - 1) * d.dw;  // ow * sw <= last
   *hi = last < 0 ? 0 : std::min(d.ow, last / d.sw + 1);
   if (*hi < *lo) *hi = *lo;
 }
 
-// Output row oh, columns [b, e), with bounds checks: the borders, and every column on the plain path.
-void dw_row_plain(const Dims2& d, const float* x, const float* w, float bias, int64_t oh, int64_t b,
-                  int64_t e, float* y) {
+// One output row's columns [b, e), with bounds checks: the borders, and every column on the plain
+// path. rows[t]: the input row kernel row t reads, null in the padding.
+void dw_row_plain(const Dims& d, const float* const* rows, const float* w, float bias, int64_t b, int64_t e,
+                  float* y) {
   for (int64_t ow = b; ow < e; ++ow) {
     float acc = bias;
-    for (int64_t kh = 0; kh < d.kh; ++kh) {
-      const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
-      if (ih < 0 || ih >= d.h) continue;
+    for (int64_t t = 0; t < d.row_taps(); ++t) {
+      const float* xr = rows[t];
+      if (!xr) continue;
       for (int64_t kw = 0; kw < d.kw; ++kw) {
         const int64_t iw = ow * d.sw - d.pw + kw * d.dw;
-        if (iw >= 0 && iw < d.w) acc += w[kh * d.kw + kw] * x[ih * d.w + iw];
+        if (iw >= 0 && iw < d.w) acc += w[t * d.kw + kw] * xr[iw];
       }
     }
     y[ow] = acc;
   }
 }
 
-// Interior columns [b, e) of row oh at stride 1: 8 outputs per register across all taps.
-FUSEBOX_AVX2 inline void dw_vector_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
+// Outputs [ow, ow + 8) of row orow, all of whose taps are inside the row (stride 1): 8 outputs in
+// one register across all taps.
+FUSEBOX_AVX2 inline void dw_vector_avx2(const Dims& d, const float* const* rows, const float* w, float bias,
                                         int64_t ow, float* y) {
   __m256 acc = _mm256_set1_ps(bias);
-  for (int64_t kh = 0; kh < d.kh; ++kh) {
-    const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
-    if (ih < 0 || ih >= d.h) continue;
-    const float* xr = x + ih * d.w + ow - d.pw;
+  for (int64_t t = 0; t < d.row_taps(); ++t) {
+    if (!rows[t]) continue;
+    const float* xr = rows[t] + ow - d.pw;
     for (int64_t kw = 0; kw < d.kw; ++kw)
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(w[kh * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(w[t * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
   }
   _mm256_storeu_ps(y + ow, acc);
 }
 
-FUSEBOX_AVX2 void dw_row_avx2(const Dims2& d, const float* x, const float* w, float bias, int64_t oh,
-                              int64_t b, int64_t e, float* y) {
+// Interior columns [b, e) of one output row at stride 1.
+FUSEBOX_AVX2 void dw_row_avx2(const Dims& d, const float* const* rows, const float* w, float bias, int64_t b,
+                              int64_t e, float* y) {
   if (e - b < 8) {
-    dw_row_plain(d, x, w, bias, oh, b, e, y);
+    dw_row_plain(d, rows, w, bias, b, e, y);
     return;
   }
   int64_t ow = b;
-  for (; ow + 8 <= e; ow += 8) dw_vector_avx2(d, x, w, bias, oh, ow, y);
+  for (; ow + 8 <= e; ow += 8) dw_vector_avx2(d, rows, w, bias, ow, y);
   // The last partial vector again as a whole one ending at e: it rewrites a few outputs with the
   // same values instead of leaving them to the scalar loop.
-  if (ow < e) dw_vector_avx2(d, x, w, bias, oh, e - 8, y);
+  if (ow < e) dw_vector_avx2(d, rows, w, bias, e - 8, y);
 }
 
 struct DepthwiseArgs {
@@ -283,23 +302,25 @@ struct DepthwiseArgs {
 };
 
 void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, int64_t begin, int64_t end) {
-  const Dims2& d = st.d;
+  const Dims& d = st.d;
   int64_t lo, hi;
   interior(d, &lo, &hi);
   const bool vector = st.isa != Isa::kPortable && d.sw == 1;
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t co = plane % st.c.c_out, n = plane / st.c.c_out;
     const int64_t ci = co / st.cog;  // the group's one input channel
-    const float* x = a.x + (n * st.c.c_in + ci) * d.h * d.w;
-    const float* w = a.w + co * d.kh * d.kw;
+    const float* x = a.x + (n * st.c.c_in + ci) * d.plane();
+    const float* w = a.w + co * d.row_taps() * d.kw;
     const float bias = a.bias ? a.bias[co] : 0.0f;
     float* y = a.y + plane * st.positions;
-    for (int64_t oh = 0; oh < d.oh; ++oh) {
-      float* yr = y + oh * d.ow;
-      dw_row_plain(d, x, w, bias, oh, 0, lo, yr);
-      if (vector) dw_row_avx2(d, x, w, bias, oh, lo, hi, yr);
-      else dw_row_plain(d, x, w, bias, oh, lo, hi, yr);
-      dw_row_plain(d, x, w, bias, oh, hi, d.ow, yr);
+    const float* rows[ir::kDepthwiseMaxKernelRows];  // ConvShape::depthwise() bounds row_taps()
+    for (int64_t orow = 0; orow < d.rows(); ++orow) {
+      for (int64_t t = 0; t < d.row_taps(); ++t) rows[t] = input_row(d, x, orow, t);
+      float* yr = y + orow * d.ow;
+      dw_row_plain(d, rows, w, bias, 0, lo, yr);
+      if (vector) dw_row_avx2(d, rows, w, bias, lo, hi, yr);
+      else dw_row_plain(d, rows, w, bias, lo, hi, yr);
+      dw_row_plain(d, rows, w, bias, hi, d.ow, yr);
     }
     apply_activation(st.act, st.isa, y, st.positions);  // the plane is still in cache
   }

@@ -173,6 +173,11 @@ std::vector<ConvCase> conv_cases() {
       {"NOTSET", {1, 2, 7, 8}, {3, 2, 4, 3}, A({{"auto_pad", std::string("NOTSET")}})},
       {"odd sizes, several tiles", {1, 5, 17, 19}, {7, 5, 3, 3}, A({{"pads", V{1, 0, 0, 1}}})},
       {"several weight panels", {1, 40, 10, 10}, {70, 40, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
+      {"3-D", {2, 3, 4, 5, 6}, {4, 3, 2, 3, 2}, A({{"pads", V{1, 0, 1, 0, 1, 0}}, {"strides", V{1, 2, 1}}})},
+      {"3-D 1x1x1 kernel, stride 2", {1, 4, 5, 5, 5}, {3, 4, 1, 1, 1}, A({{"strides", V{2, 2, 2}}})},
+      {"3-D depthwise", {1, 4, 3, 6, 12}, {4, 1, 2, 3, 3},
+       A({{"group", int64_t{4}}, {"pads", V{1, 1, 1, 0, 1, 1}}, {"dilations", V{2, 1, 1}}})},
+      {"depthwise, 65 kernel rows (grouped GEMM path)", {1, 2, 70, 3}, {2, 1, 65, 1}, A({{"group", int64_t{2}}})},
       {"grouped, several tiles", {2, 12, 14, 15}, {9, 4, 3, 3},
        A({{"group", int64_t{3}}, {"pads", V{1, 1, 1, 1}}, {"strides", V{1, 2}}})},
   };
@@ -234,7 +239,7 @@ TEST(Conv, RefusesInconsistentShapes) {
   expect_refused("Conv", {{1, 3, 8, 8}, {4, 3, 3, 3}, {3}}, {}, "bias [3]");
   expect_refused("Conv", {{1, 3, 2, 2}, {4, 3, 3, 3}}, {}, "does not fit");
   expect_refused("Conv", {{1, 3, 8, 8}, {4, 3, 3}}, {}, "rank");
-  expect_refused("Conv", {{1, 3, 4, 8, 8}, {4, 3, 1, 3, 3}}, {}, "1-D and 2-D");
+  expect_refused("Conv", {{1, 3, 2, 4, 8, 8}, {4, 3, 1, 1, 3, 3}}, {}, "1 to 3 spatial dims");
   expect_refused("Conv", {{1, 3, 8, 8}, {4, 3, 3, 3}}, A({{"auto_pad", std::string("SAME")}}), "auto_pad 'SAME'");
   expect_refused("Conv", {{1, 3, 8, 8}, {4, 3, 3, 3}}, A({{"strides", V{1}}}), "strides has 1 values");
   expect_refused("Conv", {{1, 3, 8, 8}, {4, 3, 3, 3}}, A({{"kernel_shape", V{2, 2}}}), "kernel_shape");

@@ -68,7 +68,7 @@ void register_conv_ops(OpRegistry& r) {
   {
     OpSchema s;
     s.name = "Conv";
-    s.doc = "N-C-spatial convolution (1-D, 2-D): group, strides, dilations, pads or auto_pad, optional bias, fused activation";
+    s.doc = "N-C-spatial convolution (1-D to 3-D): group, strides, dilations, pads or auto_pad, optional bias, fused activation";
     s.min_inputs = 2;
     s.max_inputs = 3;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
