@@ -232,7 +232,10 @@ void add_layout_handlers(HandlerRegistry& r) {
            } else {
              const int64_t start = ctx.constant(node.input(0), node, what[0]).data<int64_t>()[0];
              const int64_t delta = ctx.constant(node.input(2), node, what[2]).data<int64_t>()[0];
-             for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = start + i * delta;
+             // In unsigned arithmetic: a start near the i64 limits must wrap, not be undefined.
+             for (int64_t i = 0; i < n; ++i)
+               out.data<int64_t>()[i] = static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                                             static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
            }
            ctx.define_constant(node.output(0), std::move(out));
          }});
