@@ -1,6 +1,7 @@
 // fusebox graph MODEL --out g.svg: the optimized graph drawn by Graphviz (dot) as SVG; with
 // --pass NAME the graph after that pass with what it added in red, with --before the graph it
-// started from with what it removed.
+// started from with what it removed. A model the importer refuses for its ops is drawn from the
+// file with those nodes filled red, and still exits 2 with the refusal.
 #include <algorithm>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "app/workbench/exports.h"
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/pipeline.h"
+#include "app/workbench/refused_model.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -33,7 +35,20 @@ void graph(const GraphArgs& a) {
                 "' (valid: " + join(passes::PassRegistry::instance().names(), ", ") + ")");
   workbench::Settings s = a.settings->resolve();
   workbench::Pipeline pipeline;
-  auto r = pipeline.run(s, nullptr, nullptr, workbench::Stage::Optimize);
+  std::shared_ptr<const workbench::RunResult> r;
+  try {
+    r = pipeline.run(s, nullptr, nullptr, workbench::Stage::Optimize);
+  } catch (const Error&) {
+    // A model refused for its ops is still drawn, as the window draws it: the file's outline with
+    // the unsupported nodes filled red. The refusal stays the exit status (2): no passes ran, so
+    // this is not the graph the command promises, and a script must not take it for one.
+    const auto refused = workbench::refused_model(s);
+    if (!refused || !a.pass.empty()) throw;  // no pass ran: nothing to draw around one
+    workbench::write_graph_svg(a.out, workbench::refused_graph_svg(*refused, !a.no_edge_labels));
+    std::cout << "wrote " << a.out << ": " << refused->caption << "\n";
+    for (const auto& [node, why] : refused->unsupported) std::cout << "  " << node << ": " << why << "\n";
+    throw;
+  }
 
   // The window's File > Export > graph as SVG draws and writes it with the same functions.
   const workbench::GraphSvg svg = workbench::graph_svg(*r, a.pass, a.before, !a.no_edge_labels);

@@ -10,6 +10,7 @@
 #include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/exports.h"
+#include "app/workbench/refused_model.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -485,19 +486,25 @@ std::string App::export_to(const std::string& kind, const std::string& path) {
 }
 
 std::string App::select(const std::string& node) {
-  const auto result = runner_.result();
-  if (!node.empty() && result) {
+  const workbench::Runner::Snapshot snap = runner_.snapshot();
+  const auto& result = snap.result;
+  // A refused model's outline, which the graph panel draws while its refusal is the error.
+  const workbench::RefusedModel* refused = snap.error ? snap.error->refused.get() : nullptr;
+  if (!node.empty() && (result || refused)) {
     // Any graph of the run: the one that ran, the model as loaded and every pass's snapshot
     // (the graph panel's before/after views show nodes a later pass removed).
     std::vector<std::string> names;
     auto add = [&](const ir::Graph& g) {
       for (const auto& n : g.nodes) names.push_back(n.name);
     };
-    add(result->graph());
-    if (result->model) add(result->model->graph);
-    for (const auto& e : result->optimized->log.entries) {
-      if (e.snapshot) add(*e.snapshot);
+    if (result) {
+      add(result->graph());
+      if (result->model) add(result->model->graph);
+      for (const auto& e : result->optimized->log.entries) {
+        if (e.snapshot) add(*e.snapshot);
+      }
     }
+    if (refused) add(refused->drawing->model->graph);
     if (std::find(names.begin(), names.end(), node) == names.end()) {
       std::string msg = "select: no node '" + node + "' in the graph";
       if (auto near = closest(node, names); !near.empty()) msg += " (did you mean '" + near + "'?)";

@@ -56,6 +56,11 @@ constexpr ImU32 kSearchColor = IM_COL32(255, 70, 230, 255);     // search matche
 constexpr ImU32 kFoldBackColor = IM_COL32(150, 120, 160, 255);  // the card behind a fold
 constexpr ImU32 kMinimapBackColor = IM_COL32(15, 16, 20, 225);
 constexpr ImU32 kMinimapViewColor = IM_COL32(255, 255, 255, 220);
+// A refused model's node fusebox does not import: filled pale red (graph_layout's SVG uses the
+// same), a red border and badge.
+constexpr ImU32 kUnsupportedFill = IM_COL32(244, 166, 166, 255);
+constexpr ImU32 kUnsupportedColor = IM_COL32(220, 30, 30, 255);
+constexpr float kBadgeFontPt = 8;
 
 ImVec2 add(ImVec2 a, ImVec2 b) {
   return ImVec2(a.x + b.x, a.y + b.y);
@@ -124,8 +129,12 @@ void tensor_section(const ir::Graph& g, const char* title, const std::vector<std
   for (const std::string& n : names) ImGui::Text("  %s", tensor_line(g, n).c_str());
 }
 
-void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b, const std::string& selected) {
+void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b, const std::string& selected,
+                 const workbench::RefusedModel* refused) {
   ImGui::BeginTooltip();
+  if (refused && b.node >= 0)
+    if (auto it = refused->unsupported.find(b.name); it != refused->unsupported.end())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "unsupported: %s", it->second.c_str());
   if (b.folded > 0) {
     ImGui::Text("scope %s: %zu nodes, folded", b.name.c_str(), b.folded);
     if (!selected.empty() && selected.starts_with(b.name))
@@ -146,7 +155,7 @@ void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b, const std::s
     tensor_section(g, "outputs", n.outputs);
     if (const std::string attrs = n.attrs.to_string(); !attrs.empty())
       ImGui::TextDisabled("attributes: %s", attrs.c_str());
-    ImGui::TextDisabled("click to select");
+    ImGui::TextDisabled(refused ? "click to select (drawn from the file: nothing ran)" : "click to select");
   } else {
     ImGui::Text("graph %s  %s", b.op.c_str(), b.name.c_str());
     ImGui::Text("  %s", tensor_line(g, b.name).c_str());
@@ -173,6 +182,8 @@ void legend_tooltip() {
                      "dark border + corner mark: fused by a pass");
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kHighlightColor),
                      "red outline: what the pass shown touched");
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kUnsupportedColor),
+                     "red fill + badge: an op fusebox does not import (a refused model)");
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSelectionColor), "yellow outline: selected");
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kLogHoverColor),
                      "blue outline: nodes of the hovered rewrite");
@@ -505,7 +516,7 @@ void GraphPanel::update_scopes(const Frame& frame) {
   if (view_.graph == scopes_graph_ || !view_.graph) return;
   scopes_graph_ = view_.graph;
   scopes_ = workbench::build_scopes(*view_.graph);
-  const std::string& model = frame.snap.result->settings.model;
+  const std::string& model = shown(frame)->settings.model;
   if (model != folds_model_) user_folds_ = false;
   folds_model_ = model;
   if (user_folds_) {
@@ -515,14 +526,22 @@ void GraphPanel::update_scopes(const Frame& frame) {
   }
 }
 
+std::shared_ptr<const workbench::RunResult> GraphPanel::shown(const Frame& frame) const {
+  return refused_ ? refused_->drawing : frame.snap.result;
+}
+
 void GraphPanel::resolve_view(const Frame& frame) {
-  const auto& result = frame.snap.result;
+  const auto result = shown(frame);
   if (view_.result == result && view_.pass == view_pass_ && view_.before == view_before_) return;
   ViewState v;
   v.result = result;
   v.pass = view_pass_;
   v.before = view_before_;
-  if (view_pass_.empty()) {
+  if (refused_) {
+    // No pass ran on it, so there is only the file's graph to draw, whatever view was picked.
+    v.graph = &result->model->graph;
+    v.caption = refused_->caption;
+  } else if (view_pass_.empty()) {
     if (result->optimized) {
       v.graph = &result->optimized->graph;
       v.caption = "final graph: " + std::to_string(v.graph->nodes.size()) + " nodes";
@@ -563,7 +582,9 @@ void GraphPanel::draw(const Frame& frame) {
   drawn = Drawn{};
   hovered_box_.reset();
   draw_focus_border(frame, PanelId::Graph);
-  if (!result_or_empty_state(frame, "graph")) {
+  refused_ = !frame.trace && frame.snap.error ? frame.snap.error->refused.get() : nullptr;
+  drawn.refused = refused_ != nullptr;
+  if (!refused_ && !result_or_empty_state(frame, "graph")) {
     log_hover_nodes_.clear();
     return;
   }
@@ -594,7 +615,7 @@ void GraphPanel::draw(const Frame& frame) {
 
   std::shared_ptr<const Entry> entry;
   if (view_.graph && frame.layouts)
-    entry = frame.layouts->request(frame.snap.result, *view_.graph, folded_);
+    entry = frame.layouts->request(shown(frame), *view_.graph, folded_);
   folds_changed_ = false;
   if (view_.graph && search_graph_ != view_.graph) {
     search_graph_ = view_.graph;
@@ -707,7 +728,7 @@ void GraphPanel::draw_placeholder(const Entry* entry, ImVec2 canvas_size) {
 }
 
 void GraphPanel::draw_toolbar(const Frame& frame) {
-  const std::vector<std::string> passes = changed_passes(frame.result());
+  const std::vector<std::string> passes = changed_passes(shown(frame).get());
   const std::string preview =
       "view: " + (view_pass_.empty() ? std::string("final graph")
                                      : view_pass_ + (view_before_ ? " before" : " after"));
@@ -740,7 +761,7 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
   {
     // The rewrites column's toggle, with how many lines it holds.
     size_t lines = 0;
-    if (const workbench::RunResult* r = frame.result(); r && r->optimized)
+    if (const workbench::RunResult* r = shown(frame).get(); r && r->optimized)
       for (const passes::PassLogEntry& e : r->optimized->log.entries)
         if (e.enabled && (view_pass_.empty() || e.pass == view_pass_))
           lines += e.rewrites.size() + e.near_misses.size();
@@ -764,11 +785,13 @@ void GraphPanel::draw_toolbar(const Frame& frame) {
     ImGui::SameLine();
   }
   draw_search(frame);
-  if (!view_.error.empty()) {
+  if (!view_.error.empty() || refused_) {
+    // An error, or a refusal's caption: red, with the whole sentence on hover.
+    const std::string& text = refused_ ? drawn.caption : view_.error;
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextUnformatted(view_.error.c_str());
+    ImGui::TextUnformatted(text.c_str());
     ImGui::PopStyleColor();
-    item_tooltip(view_.error);
+    item_tooltip(text);
   } else {
     ImGui::TextDisabled("%s", drawn.caption.c_str());  // the view's caption, and the layout's note
   }
@@ -843,7 +866,7 @@ void GraphPanel::draw_canvas(const Frame& frame, const Entry& entry, ImVec2 size
   for (const workbench::LayoutBox& b : entry.layout->boxes) drawn.folds += b.folded > 0;
   drawn.zoom = zoom_;
   if (hovered_box_ && !canvas.active)
-    box_tooltip(*entry.graph, entry.layout->boxes[*hovered_box_], frame.selection.node);
+    box_tooltip(*entry.graph, entry.layout->boxes[*hovered_box_], frame.selection.node, refused_);
   fold_menu(frame);
 }
 
@@ -865,7 +888,8 @@ void GraphPanel::draw_minimap(ImDrawList* dl, const Entry& entry, const Canvas& 
     const workbench::LayoutBox& b = layout.boxes[i];
     ImVec2 a = at(b.x - b.width / 2, b.y - b.height / 2), z = at(b.x + b.width / 2, b.y + b.height / 2);
     z = ImVec2(std::max(z.x, a.x + 1), std::max(z.y, a.y + 1));  // every box at least a pixel
-    dl->AddRectFilled(a, z, rgb(workbench::node_kind_rgb(b.kind)));
+    const bool unsupported = refused_ && b.node >= 0 && refused_->unsupported.count(b.name);
+    dl->AddRectFilled(a, z, unsupported ? kUnsupportedColor : rgb(workbench::node_kind_rgb(b.kind)));
   }
   if (auto it = entry.node_index.find(last_selection_); it != entry.node_index.end()) {
     const workbench::LayoutBox& b = layout.boxes[it->second];
@@ -1032,7 +1056,9 @@ void GraphPanel::draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& ca
       const float off = std::clamp(4 * zoom_, 1.0f, 5.0f);
       dl->AddRectFilled(add(r.Min, ImVec2(off, off)), add(r.Max, ImVec2(off, off)), kFoldBackColor, 3);
     }
-    dl->AddRectFilled(r.Min, r.Max, rgb(workbench::node_kind_rgb(b.kind)), rounding);
+    const bool unsupported = refused_ && !io_box && refused_->unsupported.count(b.name);
+    dl->AddRectFilled(r.Min, r.Max, unsupported ? kUnsupportedFill : rgb(workbench::node_kind_rgb(b.kind)),
+                      rounding);
     if (b.fused) {
       dl->AddRect(r.Min, r.Max, kFusedBorderColor, rounding, 0,
                   std::clamp(2.5f * zoom_, 1.0f, 2.5f));
@@ -1045,7 +1071,22 @@ void GraphPanel::draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& ca
     }
     box_text(dl, r, entry.labels[i], (io_box ? kIoFontPt : kNodeFontPt) * zoom_,
              kTextPaddingPt * zoom_);
+    if (unsupported) draw_unsupported(dl, r);
   }
+}
+
+// A node fusebox cannot import (filled pale red already): a thick red border, and an
+// "unsupported" badge on its top edge when it is big enough to read.
+void GraphPanel::draw_unsupported(ImDrawList* dl, const ImRect& r) {
+  dl->AddRect(r.Min, r.Max, kUnsupportedColor, 0, 0, std::clamp(3 * zoom_, 1.5f, 3.0f));
+  drawn.unsupported_boxes.push_back(r);
+  const float font = kBadgeFontPt * zoom_;
+  if (font < kMinTextPx) return;
+  const char* badge = "unsupported";
+  const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, 0, badge);
+  const ImVec2 at(r.Max.x - size.x - 4, r.Min.y - size.y / 2 - 1);
+  dl->AddRectFilled(ImVec2(at.x - 3, at.y - 1), ImVec2(at.x + size.x + 3, at.y + size.y + 1), kUnsupportedColor, 3);
+  dl->AddText(ImGui::GetFont(), font, at, IM_COL32(255, 255, 255, 255), badge);
 }
 
 // The pass view's highlights, the hovered rewrite's nodes, the hovered box and the selection.
@@ -1095,7 +1136,22 @@ void GraphPanel::draw_log(const Frame& frame, const Entry* entry, ImVec2 size) {
   ImGui::BeginChild("##graph_log", size, true);
   const workbench::RunResult* result = frame.result();
   LogLines lines{frame, entry, !view_pass_.empty() && view_before_, {}};
-  if (!result->optimized) {
+  if (refused_) {
+    // What would not import, grouped as the importer's error lists it.
+    const models::OnnxOutline& o = refused_->outline;
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("refused by the importer (opset %lld): %zu of %zu nodes", static_cast<long long>(o.opset),
+                       o.unsupported_nodes(), o.nodes.size());
+    ImGui::PopStyleColor();
+    ImGui::Separator();
+    for (const models::OnnxUnsupported& u : o.unsupported) {
+      ImGui::TextWrapped("%s (%s): %zu node%s", u.op.c_str(), u.reason.c_str(), u.nodes.size(),
+                         u.nodes.size() == 1 ? "" : "s");
+      for (size_t i = 0; i < u.nodes.size() && i < 8; ++i) dim_wrapped("  " + u.nodes[i]);
+      if (u.nodes.size() > 8) dim_wrapped("  ... and " + std::to_string(u.nodes.size() - 8) + " more");
+    }
+    dim_wrapped("No pass ran: the graph is the file's, drawn by its names. fusebox inspect FILE lists the same.");
+  } else if (!result || !result->optimized) {
     dim_wrapped("no pass log: the run stopped before optimize");
   } else if (!view_pass_.empty()) {
     const auto& entries = result->optimized->log.entries;

@@ -13,6 +13,12 @@
 // box unfolds it, right-clicking a node offers its scopes to fold. Ctrl+F searches node names
 // and ops: matches outlined, Enter selects the next (unfolding its scope).
 //
+// A .onnx file the importer refused for its ops is drawn anyway, from the file (its outline,
+// refused_model.h), while that refusal is the last run's error: the unsupported nodes filled red
+// with an "unsupported" badge, the caption "refused: ... - drawn from the file, not run", and the
+// rewrites column listing what would not import. Nothing of it ran; the other panels keep the
+// last good result (or their empty state) under the one error banner.
+//
 // Layouts run off the UI thread in the App's workbench::LayoutCache (a 1,000-node graph takes a
 // few hundred ms in dot), which App::idle() consults; the panel shows "laying out N nodes..."
 // until one is ready.
@@ -41,6 +47,7 @@
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/graph_scopes.h"
 #include "app/workbench/graph_viewport.h"
+#include "app/workbench/refused_model.h"
 #include "app/workbench/run_result.h"
 #include "core/ir/graph.h"
 
@@ -76,6 +83,10 @@ struct GraphPanel {
     bool log_shown = false;   // the rewrites column
     size_t search_matches = 0;  // nodes matching the search (0 when closed)
     std::vector<ImRect> search_boxes;  // their outlines on screen (a fold's once)
+    // A refused model's outline is shown (refused_model.h): its unsupported nodes on screen,
+    // filled red with an "unsupported" badge.
+    bool refused = false;
+    std::vector<ImRect> unsupported_boxes;
   } drawn;
   // The scopes folded now (paths), for tests and the help.
   const std::set<std::string>& folded() const { return folded_; }
@@ -105,6 +116,9 @@ struct GraphPanel {
     std::string error;
   };
 
+  // The result whose graph is drawn: the refused model's outline while the last run's error is
+  // a refusal (refused_model.h), else the last good result.
+  std::shared_ptr<const workbench::RunResult> shown(const Frame& frame) const;
   void resolve_view(const Frame& frame);
   void show(const std::shared_ptr<const Entry>& entry, ImVec2 canvas_size);
   void draw_toolbar(const Frame& frame);
@@ -115,6 +129,7 @@ struct GraphPanel {
   void draw_edges(ImDrawList* dl, const Entry& entry, const Canvas& canvas, const ImRect& visible,
                   std::optional<size_t> selected);
   void draw_boxes(ImDrawList* dl, const Entry& entry, const Canvas& canvas, const ImRect& visible);
+  void draw_unsupported(ImDrawList* dl, const ImRect& r);
   void draw_outlines(const Frame& frame, ImDrawList* dl, const Entry& entry, const Canvas& canvas,
                      const ImRect& visible, std::optional<size_t> selected);
   void draw_log(const Frame& frame, const Entry* entry, ImVec2 size);
@@ -145,6 +160,7 @@ struct GraphPanel {
   std::string last_selection_;  // the selection the view last reacted to
   std::optional<size_t> hovered_box_;
   std::vector<std::string> log_hover_nodes_;  // nodes of the rewrite hovered last frame
+  const workbench::RefusedModel* refused_ = nullptr;  // this frame's refusal drawn, or null
 
   // Folding: the scopes of the graph shown, and which are folded. Until the user folds or
   // unfolds (user_folds_), each new graph gets default_folds; after, the folds that still exist

@@ -80,10 +80,16 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
       const bool ready = shot_frames >= frames && !app.layouts().busy();
       window.end_frame(ready);
       if (ready) {
-        // A screenshot of a model that failed to load would show an empty or stale window.
-        if (const auto failed = app.runner().snapshot().error)
-          throw Error("screenshot " + *shot + ": not taken: " + failed->settings.model + ": " +
-                      failed->message);
+        // A screenshot of a model that failed to load would show an empty or stale window. A
+        // refused model's is taken (the graph panel draws its outline), and it still exits 2.
+        if (const auto failed = app.runner().snapshot().error) {
+          if (failed->refused) {
+            window.save_png(*shot);
+            std::cout << "fusebox-ui: wrote " << *shot << " (the refused model's outline)\n";
+          }
+          throw Error("screenshot " + *shot + (failed->refused ? ": " : ": not taken: ") +
+                      failed->settings.model + ": " + failed->message);
+        }
         window.save_png(*shot);
         std::cout << "fusebox-ui: wrote " << *shot << "\n";
         app.screenshot_taken();

@@ -55,8 +55,9 @@ void WalkthroughPanel::draw(const Frame& frame) {
     if (state == -1) ++drawn.pending;
     const ImVec4 color = state == 1 ? ImVec4(0.45f, 0.85f, 0.45f, 1)
                          : state == 0 ? (c.measured() ? ImVec4(0.95f, 0.7f, 0.3f, 1) : ImVec4(0.95f, 0.4f, 0.35f, 1))
+                         : state == 2 ? ImVec4(0.75f, 0.75f, 0.5f, 1)  // not measurable: the machine was busy
                                       : ImVec4(0.6f, 0.6f, 0.6f, 1);
-    const char* mark = state == 1 ? "ok  " : state == 0 ? "FAIL" : "... ";
+    const char* mark = state == 1 ? "ok  " : state == 0 ? "FAIL" : state == 2 ? "BUSY" : "... ";
     ImGui::TextColored(color, "%s", mark);
     ImGui::SameLine();
     ImGui::TextWrapped("%s%s%s%s", c.describe().c_str(), c.measured() ? " (measured)" : "",

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "app/workbench/graph_layout.h"
+#include "app/workbench/refused_model.h"
 #include "core/base/atomic_file.h"
 
 namespace fusebox::workbench {
@@ -48,6 +49,14 @@ GraphSvg graph_svg(const RunResult& result, const std::string& pass, bool before
     options.title = s.model + "\n" + view.caption;
   }
   return {render_svg(*g, options), options.title};
+}
+
+GraphSvg refused_graph_svg(const RefusedModel& refused, bool edge_labels) {
+  SvgOptions options;
+  options.layout.edge_labels = edge_labels;
+  options.unsupported = refused.unsupported;
+  options.title = refused.drawing->settings.model + "\n" + refused.caption;
+  return {render_svg(refused.drawing->model->graph, options), options.title};
 }
 
 void write_graph_svg(const std::string& path, const GraphSvg& svg) { write_file_atomically(path, svg.svg); }

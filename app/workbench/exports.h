@@ -41,6 +41,8 @@ struct GraphSvg {
 };
 GraphSvg graph_svg(const RunResult& result, const std::string& pass = "", bool before = false,
                    bool edge_labels = true);
+// A refused model's outline (refused_model.h), its unsupported nodes filled red.
+GraphSvg refused_graph_svg(const RefusedModel& refused, bool edge_labels = true);
 void write_graph_svg(const std::string& path, const GraphSvg& svg);
 
 }  // namespace fusebox::workbench

@@ -43,6 +43,7 @@ namespace {
 constexpr double kPointsPerInch = 72.0;
 constexpr const char* kFont = "Helvetica";  // Graphviz's estimate has Helvetica/Arial metrics
 constexpr uint32_t kHighlightRgb = 0xd62728;
+constexpr uint32_t kUnsupportedFillRgb = 0xf4a6a6;  // a refused node: red, paler than the border
 
 // Every Graphviz call holds this: libgvc and libcgraph keep global state. Never destroyed: a
 // layout a LayoutCache left running (see ~LayoutCache) may still hold it while the process exits.
@@ -262,7 +263,14 @@ class DotGraph {
         std::string tip = b.op + " " + b.name;
         if (!b.weights.empty()) tip += "\nweights: " + join(b.weights, ", ");
         set_attr(n, "tooltip", escape_label(tip));
-        if (svg->highlight.count(b.name) && b.node >= 0) {
+        if (auto it = svg->unsupported.find(b.name); it != svg->unsupported.end() && b.node >= 0) {
+          set_attr(n, "label", escape_label(d.box_labels[i] + "\nunsupported"));
+          set_attr(n, "fillcolor", rgb_text(kUnsupportedFillRgb));
+          set_attr(n, "penwidth", "3");
+          set_attr(n, "color", rgb_text(kHighlightRgb));
+          set_attr(n, "class", "unsupported");
+          set_attr(n, "tooltip", escape_label(tip + "\n" + it->second));
+        } else if (svg->highlight.count(b.name) && b.node >= 0) {
           set_attr(n, "penwidth", "4");
           set_attr(n, "color", rgb_text(kHighlightRgb));
           set_attr(n, "class", "highlight");

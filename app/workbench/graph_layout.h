@@ -145,6 +145,9 @@ struct SvgOptions {
   LayoutOptions layout;
   std::set<std::string> highlight;  // node names drawn with a thick red border (class "highlight")
   std::string title;                // a caption above the drawing; none when empty
+  // A refused model's nodes fusebox cannot import (node name -> why): filled red, "unsupported"
+  // under the name, the reason in the tooltip (class "unsupported").
+  std::map<std::string, std::string> unsupported;
 };
 
 // The same drawing rendered by Graphviz as a standalone SVG document, boxes filled by kind, each

@@ -38,4 +38,22 @@ struct LatencyVerdict {
 
 LatencyVerdict judge(const Latency& baseline, const Latency& current, const NoiseRule& rule = {});
 
+// The busy-machine rule for measured claims (scenario checks): a run measured while other
+// processes took at least this share of the cores, or whose timed calls spread past
+// kNoisySpread, describes the load more than the model. A steady load slows every call alike
+// (a small spread), so the CPU time of others is the first test.
+inline constexpr double kBusyOtherCoresShare = 0.5;
+// "" for a quiet run, else why it was busy: "other processes used 1.7 of 2 cores while it
+// measured" or Latency::noise_warning().
+std::string machine_busy(const RunResult& r);
+
+// Sampling the machine around a measurement (MachineLoad): one sample before, one after.
+struct CpuSample {
+  double machine_busy_s = -1;  // all CPUs' non-idle time since boot (/proc/stat); -1 unreadable
+  double self_s = 0;           // this process's user + system time
+  double wall_s = 0;           // a monotonic clock
+  static CpuSample now();
+};
+MachineLoad machine_load(const CpuSample& before, const CpuSample& after);
+
 }  // namespace fusebox::workbench

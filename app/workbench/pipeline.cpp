@@ -12,6 +12,7 @@
 #include "app/workbench/backends.h"
 #include "app/workbench/memory_budget.h"
 #include "app/workbench/model_source.h"
+#include "app/workbench/noise.h"
 #include "core/base/error.h"
 #include "core/planner/plan_index.h"
 #include "profiler/nvtx.h"
@@ -285,6 +286,7 @@ void Pipeline::measure(Run& r) {
     r.step();
     executor.run(in.data(), out.data(), nullptr);
   }
+  const CpuSample load_before = CpuSample::now();  // what else runs while this measures
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(s.iters));
   for (int i = 0; i < s.iters; ++i) {
@@ -295,6 +297,7 @@ void Pipeline::measure(Run& r) {
   }
   result.latency = summarize(std::move(samples));
   if (s.profile_runs > 0) record(r, in.data(), out.data());
+  result.load = machine_load(load_before, CpuSample::now());
   result.captured = executor.captured();
   for (size_t i = 0; i < result.outputs.size(); ++i)
     result.output_summaries.push_back(summarize_output(g.outputs[i], result.outputs[i]));

@@ -35,6 +35,13 @@ std::string Latency::noise_warning() const {
   return buf;
 }
 
+std::string MachineLoad::text() const {
+  if (other_cores < 0) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "other processes used %.1f of %u cores while it measured", other_cores, cores);
+  return buf;
+}
+
 OutputSummary summarize_output(const std::string& name, const ir::Tensor& t) {
   OutputSummary s{name, t.shape(), 0};
   for (int64_t i = 0; i < t.numel(); ++i)

@@ -46,6 +46,18 @@ struct Latency {
 inline constexpr double kNoisySpread = 1.3;
 Latency summarize(std::vector<double> samples_us);
 
+// What else the machine ran while a run measured (its timed and recorded calls): other
+// processes' CPU time, from /proc/stat's non-idle time of all CPUs less this process's own
+// (getrusage), over the measuring wall time, in cores. A Latency's spread misses a steady load
+// (every call slowed alike); this does not.
+struct MachineLoad {
+  double other_cores = -1;  // -1: not known (no /proc/stat)
+  unsigned cores = 0;       // online CPUs
+  double wall_s = 0;
+  // "other processes used 1.7 of 2 cores while it measured"; "" when not known.
+  std::string text() const;
+};
+
 struct OutputSummary {
   std::string name;
   ir::Shape shape;
@@ -73,6 +85,7 @@ struct RunResult {
   // When the runs were replays: what was captured ("a CUDA graph of 42 nodes, ..."), else "".
   std::string captured;
   Latency latency;                                          // `iters` runs without hooks
+  MachineLoad load;                                         // what else ran meanwhile
   std::optional<profiler::Recording> recording;             // `profile_runs` recorded runs
   std::optional<profiler::Analysis> analysis;               // of the recording
   std::vector<ir::Tensor> outputs;                          // of the last run
@@ -86,10 +99,15 @@ struct RunResult {
   bool measured() const { return !stages.empty() && stages.back().stage == Stage::Measure; }
 };
 
+struct RefusedModel;  // refused_model.h
+
 // A run that failed: the message (naming what and where) and the settings that caused it.
 struct RunError {
   std::string message;
   Settings settings;
+  // When the model is a .onnx file the importer refused for its ops: the file's outline, which
+  // the graph panel draws with the unsupported nodes marked. Null for any other failure.
+  std::shared_ptr<const RefusedModel> refused = nullptr;
 };
 
 }  // namespace fusebox::workbench

@@ -3,6 +3,7 @@
 #include <exception>
 #include <string>
 
+#include "app/workbench/refused_model.h"
 #include "core/base/error.h"
 
 namespace fusebox::workbench {
@@ -121,7 +122,8 @@ void Runner::work(State& s) {
     } catch (const Cancelled&) {
       // A newer request (or cancel()) superseded this one: nothing to publish.
     } catch (const std::exception& e) {
-      error = std::make_shared<const RunError>(RunError{e.what(), settings});
+      // A refused .onnx file is still drawn: its outline is read here, off the UI thread.
+      error = std::make_shared<const RunError>(RunError{e.what(), settings, refused_model(settings)});
     }
 
     lock.lock();

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/workbench/checks.h"
+#include "app/workbench/noise.h"
 #include "app/workbench/opened_trace.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -210,7 +211,18 @@ CheckResult evaluate(const Scenario& sc, const Check& c,
     return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, nullptr, results, step, trace});
   }
   if (step >= results.size() || !results[step]) throw Error(at + "step " + std::to_string(step) + " has no result");
-  return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, results[step].get(), results, step, nullptr});
+  const CheckKind& kind = check_kinds_registry().get(c.kind);
+  CheckResult out = kind.evaluate(CheckInput{sc, c, results[step].get(), results, step, nullptr});
+  if (!kind.measured || out.passed) return out;
+  // A timing claim that failed on a busy machine says nothing about the model: not measurable.
+  // The runs it read: this step's, and the earlier step a comparison names.
+  std::string busy = machine_busy(*results[step]);
+  const bool compares = std::find(kind.required.begin(), kind.required.end(), "step") != kind.required.end();
+  if (busy.empty() && compares && c.step >= 0 && static_cast<size_t>(c.step) < results.size() && results[c.step])
+    if (std::string earlier = machine_busy(*results[c.step]); !earlier.empty())
+      busy = "step " + std::to_string(c.step) + ": " + earlier;
+  if (!busy.empty()) out.not_measurable = "machine busy (" + busy + ")";
+  return out;
 }
 
 const std::vector<std::string> kTracePanels = {"trace", "ops"};
@@ -402,8 +414,15 @@ bool ScenarioRun::structural_ok() const {
 bool ScenarioRun::measured_ok() const {
   for (const auto& s : steps)
     for (const auto& c : s.checks)
-      if (c.check->measured() && !c.passed) return false;
+      if (c.check->measured() && !c.passed && c.not_measurable.empty()) return false;
   return true;
+}
+
+size_t ScenarioRun::not_measurable() const {
+  size_t n = 0;
+  for (const auto& s : steps)
+    for (const auto& c : s.checks) n += !c.not_measurable.empty();
+  return n;
 }
 
 std::string ScenarioRun::to_text() const {
@@ -418,18 +437,26 @@ std::string ScenarioRun::to_text() const {
              fmt("\n  median %.1f us, %.0f nodes, arena ", s.result->latency.median_us,
                  static_cast<double>(s.result->graph().nodes.size())) +
              format_bytes(static_cast<double>(s.result->plan->arena_bytes)) + "\n";
+      if (const std::string busy = machine_busy(*s.result); !busy.empty())
+        out += "  warning: the machine was busy while this step measured (" + busy + ")\n";
     } else {
       out += (trace ? trace->summary() : std::string("recorded trace")) + "\n";
     }
     for (const auto& c : s.checks) {
       char line[512];
-      std::snprintf(line, sizeof line, "  %-4s %-8s %-52s %s\n", c.passed ? "ok" : "FAIL",
-                    c.check->measured() ? "measured" : "exact", c.check->describe().c_str(), c.figures.c_str());
+      const std::string figures = c.not_measurable.empty() ? c.figures : "not measurable: " + c.not_measurable + "; " + c.figures;
+      std::snprintf(line, sizeof line, "  %-4s %-8s %-52s %s\n",
+                    c.passed ? "ok" : c.not_measurable.empty() ? "FAIL" : "BUSY",
+                    c.check->measured() ? "measured" : "exact", c.check->describe().c_str(), figures.c_str());
       out += line;
     }
   }
   out += std::string("\nstructural checks: ") + (structural_ok() ? "all hold" : "FAILED") +
-         "; measured checks: " + (measured_ok() ? "all hold" : "some did not hold (they fail only with --strict)") + "\n";
+         "; measured checks: " + (measured_ok() ? "all hold" : "some did not hold (they fail only with --strict)") +
+         (not_measurable() ? "; " + std::to_string(not_measurable()) +
+                                 " not measurable: the machine was busy (run again on a quiet one)"
+                           : std::string()) +
+         "\n";
   return out;
 }
 
@@ -450,13 +477,16 @@ json ScenarioRun::to_json() const {
       js["median_us"] = s.result->latency.median_us;
       js["nodes"] = s.result->graph().nodes.size();
       js["arena_bytes"] = s.result->plan->arena_bytes;
+      js["machine_busy"] = machine_busy(*s.result);  // "" when quiet
+      if (s.result->load.other_cores >= 0) js["other_cores"] = s.result->load.other_cores;
     } else if (trace) {
       js["trace"] = trace->summary();
     }
     js["checks"] = json::array();
     for (const auto& c : s.checks) {
       js["checks"].push_back({{"check", c.check->describe()}, {"pointer", c.check->pointer},
-                              {"measured", c.check->measured()}, {"passed", c.passed}, {"figures", c.figures}});
+                              {"measured", c.check->measured()}, {"passed", c.passed}, {"figures", c.figures},
+                              {"not_measurable", c.not_measurable}});
     }
     j["steps"].push_back(js);
   }

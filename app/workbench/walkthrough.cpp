@@ -71,7 +71,10 @@ const Walkthrough::LiveChecks& Walkthrough::live_checks() const {
   for (size_t k = 0; k < n; ++k) {
     try {
       const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_, trace_.get());
-      live_.checks[k] = {out.passed ? 1 : 0, out.figures};
+      if (out.passed || out.not_measurable.empty())
+        live_.checks[k] = {out.passed ? 1 : 0, out.figures};
+      else
+        live_.checks[k] = {2, "not measurable: " + out.not_measurable + "; " + out.figures};
     } catch (const Error& e) {
       live_.checks[k].figures = e.what();
       live_.error = e.what();

@@ -65,7 +65,9 @@ class Walkthrough {
   // The current step's checks one at a time, for drawing every frame: evaluated again only when
   // the step or the results it reads changed.
   struct LiveCheck {
-    int state = -1;       // -1 pending (the step has not run), 0 failed, 1 passed
+    // -1 pending (the step has not run), 0 failed, 1 passed, 2 not measurable (a measured check
+    // that failed on a busy machine: CheckResult::not_measurable)
+    int state = -1;
     std::string figures;  // the figures, or the error that kept it from being evaluated
   };
   struct LiveChecks {

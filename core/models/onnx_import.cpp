@@ -65,20 +65,24 @@ std::string op_key(const onnx::NodeProto& n) {
   return def ? n.op_type() : n.domain() + "." + n.op_type();
 }
 
+// "" when the handler registry imports `n` at `opset`, else why not.
+std::string unsupported_reason(const onnx::NodeProto& n, int64_t opset) {
+  const HandlerRegistry& reg = HandlerRegistry::instance();
+  std::string reason = reg.unsupported_reason(n.domain(), n.op_type(), opset);
+  if (reason.empty()) {
+    const onnx_import::OnnxHandler* h = reg.find(n.op_type());
+    for (const auto& a : n.attribute())
+      if (std::find(h->attributes.begin(), h->attributes.end(), a.name()) == h->attributes.end())
+        return "attribute '" + a.name() + "' is not supported";
+  }
+  return reason;
+}
+
 std::vector<OnnxUnsupported> find_unsupported(const onnx::GraphProto& g, int64_t opset) {
   std::vector<OnnxUnsupported> out;
-  const HandlerRegistry& reg = HandlerRegistry::instance();
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
-    std::string reason = reg.unsupported_reason(n.domain(), n.op_type(), opset);
-    if (reason.empty()) {
-      const onnx_import::OnnxHandler* h = reg.find(n.op_type());
-      for (const auto& a : n.attribute())
-        if (std::find(h->attributes.begin(), h->attributes.end(), a.name()) == h->attributes.end()) {
-          reason = "attribute '" + a.name() + "' is not supported";
-          break;
-        }
-    }
+    const std::string reason = unsupported_reason(n, opset);
     if (reason.empty()) continue;
     std::string key = op_key(n);
     auto it = std::find_if(out.begin(), out.end(), [&](const OnnxUnsupported& u) { return u.op == key && u.reason == reason; });
@@ -263,6 +267,95 @@ OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& nam
   for (const auto& n : gp.node()) r.op_histogram[op_key(n)]++;
   r.unsupported = find_unsupported(gp, r.opset);
   return r;
+}
+
+namespace {
+
+// One attribute as "name=value" for the outline (what a tooltip shows, not what the importer
+// reads): long lists cut, subgraphs and tensors named by kind.
+std::string attribute_text(const onnx::AttributeProto& a) {
+  std::ostringstream s;
+  s << a.name() << "=";
+  auto list = [&](const auto& values) {
+    s << "[";
+    for (int i = 0; i < values.size() && i < 8; ++i) s << (i ? "," : "") << values.Get(i);
+    if (values.size() > 8) s << ",... (" << values.size() << ")";
+    s << "]";
+  };
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: s << a.i(); break;
+    case onnx::AttributeProto::FLOAT: s << a.f(); break;
+    case onnx::AttributeProto::STRING: s << "'" << a.s().substr(0, 64) << "'"; break;
+    case onnx::AttributeProto::INTS: list(a.ints()); break;
+    case onnx::AttributeProto::FLOATS: list(a.floats()); break;
+    case onnx::AttributeProto::GRAPH: s << "<graph " << a.g().node_size() << " nodes>"; break;
+    case onnx::AttributeProto::GRAPHS: s << "<" << a.graphs_size() << " graphs>"; break;
+    case onnx::AttributeProto::TENSOR: s << "<tensor>"; break;
+    default: s << "<" << onnx::AttributeProto::AttributeType_Name(a.type()) << ">"; break;
+  }
+  return s.str();
+}
+
+}  // namespace
+
+size_t OnnxOutline::unsupported_nodes() const {
+  size_t n = 0;
+  for (const auto& u : unsupported) n += u.nodes.size();
+  return n;
+}
+
+std::string OnnxOutline::refusal_summary() const {
+  std::vector<std::string> ops;
+  for (const auto& u : unsupported)
+    if (std::find(ops.begin(), ops.end(), u.op) == ops.end()) ops.push_back(u.op);
+  std::string s = std::to_string(ops.size()) + (ops.size() == 1 ? " op" : " ops") +
+                  " fusebox does not import (";
+  for (size_t i = 0; i < ops.size() && i < 6; ++i) s += (i ? ", " : "") + ops[i];
+  if (ops.size() > 6) s += ", ...";
+  return s + ")";
+}
+
+OnnxOutline outline_onnx_bytes(std::string_view bytes, const std::string& name) {
+  auto model = parse_model(bytes, name);
+  const onnx::GraphProto& gp = model->graph();
+  OnnxOutline r;
+  r.path = name;
+  r.opset = default_opset(*model, name);
+  if (static_cast<size_t>(gp.node_size()) > kMaxOutlineNodes)
+    throw Error(name + ": " + std::to_string(gp.node_size()) + " nodes, too many to outline (at most " +
+                std::to_string(kMaxOutlineNodes) + ")");
+  std::set<std::string> init;
+  for (const auto& t : gp.initializer()) {
+    init.insert(t.name());
+    OnnxValueInfo v;
+    v.name = t.name();
+    v.type = onnx_import::onnx_type_name(t.data_type());
+    for (int64_t d : t.dims()) v.dims.push_back(std::to_string(d));
+    r.initializers.push_back(std::move(v));
+  }
+  for (const auto& in : gp.input())
+    if (!init.count(in.name())) r.inputs.push_back(value_info(in));
+  for (const auto& out : gp.output()) r.outputs.push_back(value_info(out));
+  for (const auto& v : gp.value_info()) r.values.push_back(value_info(v));
+  r.nodes.reserve(static_cast<size_t>(gp.node_size()));
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& n = gp.node(i);
+    OnnxOutlineNode o;
+    o.name = node_name(n, i);
+    o.op = op_key(n);
+    o.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    o.inputs.assign(n.input().begin(), n.input().end());
+    o.outputs.assign(n.output().begin(), n.output().end());
+    for (const auto& a : n.attribute()) o.attributes.push_back(attribute_text(a));
+    o.unsupported = unsupported_reason(n, r.opset);
+    r.nodes.push_back(std::move(o));
+  }
+  r.unsupported = find_unsupported(gp, r.opset);
+  return r;
+}
+
+OnnxOutline outline_onnx_file(const std::string& path) {
+  return outline_onnx_bytes(read_model_file(path), path);
 }
 
 OnnxInspection inspect_onnx_file(const std::string& path) {

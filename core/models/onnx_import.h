@@ -78,6 +78,39 @@ struct OnnxInspection {
 OnnxInspection inspect_onnx_file(const std::string& path);
 OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name);
 
+// A file as Netron would draw it, read even when the import refuses: every node with its op,
+// domain, inputs and outputs, and whether fusebox has a handler for it (the importer's own
+// registry decides, so the two never disagree). The graph panel and `fusebox graph` draw a refused
+// model from it. Malformed files are refused with the importer's errors; at most
+// kMaxOutlineNodes nodes (beyond that the outline is refused naming the count).
+struct OnnxOutlineNode {
+  std::string name;    // the node's name, or "<op>_<index>" as the importer names it
+  std::string op;      // "If", "com.microsoft.Attention": the domain prefixed outside ai.onnx
+  std::string domain;  // "" for the default domain
+  std::vector<std::string> inputs, outputs;  // value names ("" for an omitted optional input)
+  // "name=value" per attribute, in file order; subgraphs and tensors as "<graph>" / "<tensor>".
+  std::vector<std::string> attributes;
+  // "" when fusebox imports it; else why not ("no handler for this op", "attribute 'x' is not
+  // supported").
+  std::string unsupported;
+};
+struct OnnxOutline {
+  std::string path;
+  int64_t opset = 0;  // default domain
+  std::vector<OnnxValueInfo> inputs;        // graph inputs that are not initializers
+  std::vector<OnnxValueInfo> outputs;
+  std::vector<OnnxValueInfo> initializers;  // weights: not drawn as nodes
+  std::vector<OnnxValueInfo> values;        // the file's value_info (intermediate shapes), if any
+  std::vector<OnnxOutlineNode> nodes;       // in file order
+  std::vector<OnnxUnsupported> unsupported; // grouped as the importer's error lists them
+  size_t unsupported_nodes() const;
+  // "3 ops fusebox does not import (If, Equal, Loop)": distinct op types, in file order.
+  std::string refusal_summary() const;
+};
+inline constexpr size_t kMaxOutlineNodes = 250000;
+OnnxOutline outline_onnx_file(const std::string& path);
+OnnxOutline outline_onnx_bytes(std::string_view bytes, const std::string& name);
+
 // Reads a serialized TensorProto (ONNX test data: test_data_set_0/input_0.pb). Integer and bool
 // tensors become i64, float becomes f32; others are refused naming the type.
 ir::Tensor read_onnx_tensor_file(const std::string& path, std::string* name = nullptr);

@@ -533,5 +533,99 @@ TEST(OnnxImport, InspectListsOpsInputsAndUnsupported) {
   EXPECT_NE(r.to_text().find("Loop"), std::string::npos);
 }
 
+// The outline a refused model is drawn from: every node in file order with its edges, the one op
+// without a handler flagged (the importer's registry decides: the same ops its error names), the
+// initializer a weight and not an input, attributes as text; malformed files refused with the
+// importer's own sentence.
+TEST(OnnxOutline, ListsEveryNodeOfARefusedModelAndFlagsTheUnsupportedOnes) {
+  Builder b(17);
+  b.input("x", {-1, 4}, onnx::TensorProto::FLOAT, "batch");
+  b.init("w", {4, 4}, std::vector<float>(16, 0.5f));
+  b.node("Relu", {"x"}, {"a"});
+  b.node("MatMul", {"a", "w"}, {"m"});
+  auto* einsum = b.node("Einsum", {"m", "a"}, {"e"});
+  auto* eq = einsum->add_attribute();
+  eq->set_name("equation");
+  eq->set_type(onnx::AttributeProto::STRING);
+  eq->set_s("ij,ij->ij");
+  auto* ms = b.node("FusedGemm", {"e", "w"}, {"y"});
+  ms->set_domain("com.microsoft");
+  b.node("Add", {"y", "", "a"}, {"z"})->set_name("");  // unnamed, an empty optional input
+  b.output("z");
+
+  const std::string refusal = error_of(b.bytes());
+  ASSERT_NE(refusal.find("cannot import"), std::string::npos) << refusal;
+
+  const models::OnnxOutline o = models::outline_onnx_bytes(b.bytes(), "m.onnx");
+  EXPECT_EQ(o.opset, 17);
+  ASSERT_EQ(o.nodes.size(), 5u);
+  const std::vector<std::string> names{"Relu_1", "MatMul_2", "Einsum_3", "FusedGemm_4", "Add_4"};
+  const std::vector<std::string> ops{"Relu", "MatMul", "Einsum", "com.microsoft.FusedGemm", "Add"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(o.nodes[i].name, names[i]);
+    EXPECT_EQ(o.nodes[i].op, ops[i]);
+  }
+  EXPECT_EQ(o.nodes[3].domain, "com.microsoft");
+  EXPECT_EQ(o.nodes[2].inputs, (std::vector<std::string>{"m", "a"}));
+  EXPECT_EQ(o.nodes[2].outputs, (std::vector<std::string>{"e"}));
+  EXPECT_EQ(o.nodes[4].inputs, (std::vector<std::string>{"y", "", "a"}));
+  EXPECT_EQ(o.nodes[2].attributes, (std::vector<std::string>{"equation='ij,ij->ij'"}));
+  // Flagged: exactly the ops the importer's refusal names, and no others.
+  for (size_t i = 0; i < o.nodes.size(); ++i) {
+    const bool flagged = !o.nodes[i].unsupported.empty();
+    EXPECT_EQ(flagged, i == 2 || i == 3) << o.nodes[i].name << ": " << o.nodes[i].unsupported;
+    EXPECT_EQ(refusal.find(o.nodes[i].name) != std::string::npos, flagged) << refusal;
+  }
+  EXPECT_EQ(o.nodes[2].unsupported, "no handler for this op");
+  EXPECT_EQ(o.unsupported_nodes(), 2u);
+  EXPECT_EQ(o.refusal_summary(), "2 ops fusebox does not import (Einsum, com.microsoft.FusedGemm)");
+  ASSERT_EQ(o.inputs.size(), 1u);
+  EXPECT_EQ(o.inputs[0].name, "x");
+  EXPECT_EQ(o.inputs[0].dims, (std::vector<std::string>{"batch", "4"}));
+  ASSERT_EQ(o.initializers.size(), 1u);
+  EXPECT_EQ(o.initializers[0].name, "w");
+  EXPECT_EQ(o.initializers[0].dims, (std::vector<std::string>{"4", "4"}));
+  ASSERT_EQ(o.outputs.size(), 1u);
+  EXPECT_EQ(o.outputs[0].name, "z");
+
+  // A model that imports outlines with nothing flagged.
+  Builder ok;
+  ok.input("x", {2});
+  ok.node("Relu", {"x"}, {"y"});
+  ok.output("y");
+  const models::OnnxOutline fine = models::outline_onnx_bytes(ok.bytes(), "ok.onnx");
+  ASSERT_EQ(fine.nodes.size(), 1u);
+  EXPECT_EQ(fine.nodes[0].unsupported, "");
+  EXPECT_EQ(fine.unsupported_nodes(), 0u);
+}
+
+TEST(OnnxOutline, RefusesMalformedFilesWithTheImportersSentence) {
+  auto outline_error = [](const std::string& bytes) {
+    try {
+      models::outline_onnx_bytes(bytes, "m.onnx");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Builder b;
+  b.input("x", {2});
+  b.node("Loop", {"x"}, {"y"});
+  b.output("y");
+  const std::string whole = b.bytes();
+  for (const std::string& bad : {std::string("hello, this is not a model"), std::string(),
+                                 whole.substr(0, whole.size() / 2)}) {
+    const std::string want = error_of(bad);
+    ASSERT_NE(want, "");
+    EXPECT_EQ(outline_error(bad), want);
+  }
+  Builder no_default;
+  no_default.m.mutable_opset_import(0)->set_domain("com.microsoft");
+  no_default.input("x", {2});
+  no_default.node("Relu", {"x"}, {"y"});
+  no_default.output("y");
+  EXPECT_EQ(outline_error(no_default.bytes()), error_of(no_default.bytes()));
+}
+
 }  // namespace
 }  // namespace fusebox

@@ -751,6 +751,61 @@ TEST_F(UiTest, AFailedOpenLeavesTheControlsMatchingTheResultOnScreen) {
   }
 }
 
+// A model the importer refuses for its ops (ONNX's own Einsum node test: fusebox has no Einsum)
+// is drawn from the file, the way Netron would: its boxes laid out, the unsupported one filled
+// red with a red border, the caption saying it was refused and not run. The controls go back to
+// the last good run as for any failed open, the other panels keep it under the one banner, and
+// the refused graph's nodes can be selected.
+TEST_F(UiTest, ARefusedModelIsDrawnWithItsUnsupportedNodesMarked) {
+  const std::string refused = "/usr/share/libonnx-testdata/data/node/test_einsum_transpose/model.onnx";
+  if (!std::filesystem::exists(refused)) GTEST_SKIP() << refused << " missing: apt-get install libonnx-testdata";
+  start("mlp");
+  const auto good = app_->runner().result();
+  run("open=" + refused);
+  const auto snap = app_->runner().snapshot();
+  ASSERT_TRUE(snap.error);
+  ASSERT_TRUE(snap.error->refused) << snap.error->message;
+  EXPECT_EQ(snap.result, good);
+  EXPECT_EQ(app_->settings(), good->settings) << "the controls describe the run on screen";
+  EXPECT_NE(app_->error_banner().find("Einsum"), std::string::npos) << app_->error_banner();
+
+  const GraphPanel::Drawn& d = app_->graph.drawn;
+  EXPECT_TRUE(d.refused);
+  EXPECT_EQ(d.caption, "refused: 1 op fusebox does not import (Einsum) - drawn from the file, not run");
+  // The file's graph (one Einsum node, its input and its output), not mlp's.
+  EXPECT_EQ(d.layout_boxes, boxes_of(snap.error->refused->drawing->model->graph));
+  EXPECT_EQ(snap.error->refused->drawing->model->graph.nodes.size(), 1u);
+  ASSERT_EQ(d.unsupported_boxes.size(), 1u);
+  const ImRect box = d.unsupported_boxes[0];
+  EXPECT_TRUE(outline_has(box, 0xDC1E1E)) << "the red border (kUnsupportedColor)";
+  const float s = window_->framebuffer_scale();
+  EXPECT_EQ(window_->captured().at(static_cast<int>((box.Min.x + 5) * s), static_cast<int>(box.GetCenter().y * s)),
+            0xF4A6A6u)
+      << "the red fill (kUnsupportedFill)";
+  EXPECT_GT(app_->ops.drawn.rows, 0u) << "the op table keeps the last good run";
+
+  const std::string node = snap.error->refused->unsupported.begin()->first;
+  EXPECT_EQ(app_->command("select=" + node), "");
+  settle();
+  EXPECT_TRUE(app_->graph.drawn.selected_box) << "the refused graph's node is selected";
+
+  // The next flip runs the good model again, and the graph is mlp's.
+  run("threads=2");
+  EXPECT_FALSE(app_->graph.drawn.refused);
+  EXPECT_EQ(app_->graph.drawn.layout_boxes, boxes_of(result().graph()));
+}
+
+// Opened first, with no good run before it: the same drawing, no other panel has anything.
+TEST_F(UiTest, ARefusedFirstOpenIsDrawnToo) {
+  const std::string refused = "/usr/share/libonnx-testdata/data/node/test_einsum_transpose/model.onnx";
+  if (!std::filesystem::exists(refused)) GTEST_SKIP() << refused << " missing";
+  start(refused);
+  EXPECT_FALSE(app_->runner().result());
+  EXPECT_TRUE(app_->graph.drawn.refused);
+  EXPECT_EQ(app_->graph.drawn.unsupported_boxes.size(), 1u);
+  EXPECT_EQ(app_->error_banner().rfind("the run failed: ", 0), 0u) << app_->error_banner();
+}
+
 // The model on screen is named in the title, the status line and compare (a file by its name).
 TEST_F(UiTest, TheModelIsNamedInTheTitleTheStatusLineAndCompare) {
   start("mlp");

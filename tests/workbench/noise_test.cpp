@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -12,6 +13,7 @@
 #include "app/workbench/compare.h"
 #include "app/workbench/report.h"
 #include "app/workbench/run_result.h"
+#include "app/workbench/scenario.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -205,6 +207,116 @@ TEST(FasterThan, ARatioBelowOneFailsOnlyOnAMeasuredSlowdownPastIt) {
       faster_than(busy_samples(12, 50, 1000, 0), scaled(busy_samples(13, 50, 1000, 0), 1.5), 0.9);
   EXPECT_FALSE(slower.passed) << slower.figures;
   EXPECT_NE(slower.figures.find("slower: median +"), std::string::npos) << slower.figures;
+}
+
+}  // namespace
+}  // namespace fusebox::workbench
+
+namespace fusebox::workbench {
+namespace {
+
+// Measured checks on a busy machine (issue 22): recorded run sets, each with the load it was
+// measured under. A claim that fails on a quiet machine fails; one that fails while other
+// processes held the cores, or while the calls spread past kNoisySpread, is "not measurable"
+// (and --strict does not fail on it); one that holds passes, busy or not.
+struct RecordedStep {
+  std::vector<double> samples;
+  double other_cores = 0;  // what else ran meanwhile, of 2 cores
+};
+
+std::shared_ptr<const RunResult> recorded(const RecordedStep& s) {
+  auto r = std::make_shared<RunResult>();
+  r->latency = summarize(s.samples);
+  r->load.cores = 2;
+  r->load.wall_s = 1;
+  r->load.other_cores = s.other_cores;
+  return r;
+}
+
+// Step 1 claims to be 1.5x faster than step 0.
+ScenarioRun faster_claim(const RecordedStep& step0, const RecordedStep& step1) {
+  static Scenario sc = [] {
+    Scenario s;
+    s.path = "recorded.json";
+    s.steps.resize(2);
+    Check c;
+    c.kind = "faster_than";
+    c.pointer = "/steps/1/checks/0";
+    c.step = 0;
+    c.ratio = 1.5;
+    s.steps[1].checks.push_back(c);
+    return s;
+  }();
+  const std::vector<std::shared_ptr<const RunResult>> results = {recorded(step0), recorded(step1)};
+  ScenarioRun run;
+  run.scenario = &sc;
+  run.steps.resize(2);
+  run.steps[1].checks = evaluate_checks(sc, 1, results);
+  return run;
+}
+
+TEST(BusyMachine, AQuietRegressionFailsABusyRunIsNotMeasurableAQuietWinPasses) {
+  const std::vector<double> base = busy_samples(11, 60, 1000, 0.0);  // quiet: 4% jitter
+  const std::vector<double> same = busy_samples(12, 60, 1000, 0.0);
+  const std::vector<double> half = scaled(busy_samples(13, 60, 1000, 0.0), 0.5);
+
+  // Quiet and wrong: the claimed speed-up is not there. A failure, --strict fails.
+  ScenarioRun quiet_wrong = faster_claim({base, 0.1}, {same, 0.1});
+  const CheckResult& qw = quiet_wrong.steps[1].checks[0];
+  EXPECT_FALSE(qw.passed) << qw.figures;
+  EXPECT_EQ(qw.not_measurable, "");
+  EXPECT_FALSE(quiet_wrong.measured_ok());
+  EXPECT_NE(quiet_wrong.to_text().find("FAIL"), std::string::npos) << quiet_wrong.to_text();
+
+  // The same calls while other processes held 1.8 of the 2 cores (a steady load: the spread is
+  // as small as the quiet run's, only the CPU time of others tells).
+  ScenarioRun busy = faster_claim({base, 0.1}, {same, 1.8});
+  const CheckResult& b = busy.steps[1].checks[0];
+  EXPECT_FALSE(b.passed);
+  EXPECT_EQ(b.not_measurable, "machine busy (other processes used 1.8 of 2 cores while it measured)");
+  EXPECT_TRUE(busy.measured_ok()) << "--strict does not fail on it";
+  EXPECT_EQ(busy.not_measurable(), 1u);
+  EXPECT_NE(busy.to_text().find("BUSY"), std::string::npos) << busy.to_text();
+  EXPECT_NE(busy.to_text().find("1 not measurable: the machine was busy"), std::string::npos);
+  EXPECT_EQ(busy.to_json()["steps"][1]["checks"][0]["not_measurable"], b.not_measurable);
+
+  // The baseline step was the busy one: the comparison is not measurable either.
+  const CheckResult busy_base = faster_claim({base, 1.5}, {same, 0.0}).steps[1].checks[0];
+  EXPECT_EQ(busy_base.not_measurable.rfind("machine busy (step 0: other processes used 1.5", 0), 0u)
+      << busy_base.not_measurable;
+
+  // A load that comes and goes: no CPU figure, the calls' spread says busy.
+  RecordedStep spread{busy_samples(14, 60, 1000), -1};
+  const CheckResult s = faster_claim({base, 0.1}, spread).steps[1].checks[0];
+  EXPECT_FALSE(s.passed);
+  EXPECT_EQ(s.not_measurable.rfind("machine busy (noisy: p90 is ", 0), 0u) << s.not_measurable;
+
+  // Quiet and right passes; a real win measured on a busy machine still passes.
+  const CheckResult quiet_right = faster_claim({base, 0.1}, {half, 0.1}).steps[1].checks[0];
+  EXPECT_TRUE(quiet_right.passed) << quiet_right.figures;
+  EXPECT_EQ(quiet_right.not_measurable, "");
+  const CheckResult busy_right = faster_claim({base, 1.8}, {half, 1.8}).steps[1].checks[0];
+  EXPECT_TRUE(busy_right.passed) << busy_right.figures;
+  EXPECT_EQ(busy_right.not_measurable, "");
+
+  // Below the threshold (half the cores) the machine counts as quiet.
+  EXPECT_EQ(faster_claim({base, 0.1}, {same, 0.9}).steps[1].checks[0].not_measurable, "");
+}
+
+TEST(BusyMachine, TheLoadIsSampledFromProcStat) {
+  const CpuSample a = CpuSample::now();
+  // Spin for 150 ms on this thread: our own CPU time, which is not "other processes".
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  volatile double x = 0;
+  while (std::chrono::steady_clock::now() < until) x = x + 1;
+  const CpuSample b = CpuSample::now();
+  ASSERT_GE(a.machine_busy_s, 0) << "no /proc/stat";
+  EXPECT_GT(b.self_s, a.self_s);
+  const MachineLoad l = machine_load(a, b);
+  EXPECT_GE(l.other_cores, 0);
+  EXPECT_LE(l.other_cores, l.cores) << "cannot exceed the machine";
+  EXPECT_GT(l.wall_s, 0.14);
+  EXPECT_EQ(machine_load(a, a).other_cores, -1) << "too short to say";
 }
 
 }  // namespace
