@@ -343,7 +343,7 @@ TEST(LayoutCache, GoesWithinASecondWhileBigLayoutsArePending) {
 TEST(GraphSvg, OneGroupPerBoxAndTheHighlightedNodesMarked) {
   ir::Graph g = linear_relu();
   std::string svg =
-      render_svg(g, {.layout = {}, .highlight = {"MatMul_1", "Relu_3"}, .title = "a title"});
+      render_svg(g, {.layout = {}, .highlight = {"MatMul_1", "Relu_3"}, .title = "a title", .unsupported = {}});
   EXPECT_TRUE(svg.starts_with("<?xml") || svg.starts_with("<svg")) << svg.substr(0, 100);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(count(svg, "<g id=\"node"), g.nodes.size() + 2) << svg;
