@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "core/backend/plugin_abi.h"
 #include "core/base/error.h"
 #include "core/backend/backend.h"
 #include "core/backend/plugin.h"
@@ -33,7 +34,8 @@ TEST(PluginLoader, EachWayItFailsIsOneSentence) {
 
   p = probe_backend_plugin(FAKE_PLUGIN_WRONG_ABI);
   EXPECT_EQ(p.reason, std::string(FAKE_PLUGIN_WRONG_ABI) +
-                          " speaks plugin ABI version 99, this fusebox speaks 2: rebuild the plugin with this fusebox");
+                          " speaks plugin ABI version 99, this fusebox speaks " +
+                              std::to_string(FUSEBOX_PLUGIN_ABI_VERSION) + ": rebuild the plugin with this fusebox");
 
   p = probe_backend_plugin(FAKE_PLUGIN_OFF);
   EXPECT_FALSE(p.available);

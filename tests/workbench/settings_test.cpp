@@ -243,7 +243,8 @@ TEST_F(SettingsTest, KeyValueSetsEveryField) {
   apply_all(
       s,
       "model=model.onnx; dims.batch=4 dims.seq=16 seed=18446744073709551615 "
-      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 isa=portable;"
+      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 isa=portable "
+      "precision=tf32;"
       "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit capture=on "
       "warmup=0 iters=7 profile_runs=2",
       "--a");
@@ -288,12 +289,15 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                            "3",
                            "--isa",
                            "portable",
+                           "--precision",
+                           "tf32",
                            "--passes",
                            "absorb_matmul,fuse_patterns,absorb_layout,"
                            "fuse_elementwise",
                            "--patterns",
                            "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
-                           "bias_sigmoid,matmul_add",
+                           "bias_sigmoid,matmul_add,conv_batchnorm,conv_relu,conv_clip,conv_hardswish,"
+                           "conv_hardsigmoid,conv_sigmoid",
                            "--planner",
                            "first_fit",
                            "--capture",
