@@ -39,6 +39,14 @@ Loaded load(const Case& c) {
           ir::read_npy(asset(c.prefix + "." + c.output + ".npy"))};
 }
 
+// max |got - want| over two f32 tensors of the same shape.
+double max_abs_diff(const ir::Tensor& got, const ir::Tensor& want) {
+  double worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    worst = std::max(worst, static_cast<double>(std::abs(got.data<float>()[i] - want.data<float>()[i])));
+  return worst;
+}
+
 class PyTorchModels : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PyTorchModels, MatchPyTorchWithAllPasses) {
@@ -53,9 +61,7 @@ TEST_P(PyTorchModels, MatchPyTorchWithAllPasses) {
     exec::Session session(g, so);
     std::vector<ir::Tensor> got = session.run({x});
     ASSERT_EQ(got[0].shape(), want.shape()) << executor;
-    double worst = 0;
-    for (int64_t i = 0; i < want.numel(); ++i)
-      worst = std::max(worst, static_cast<double>(std::abs(got[0].data<float>()[i] - want.data<float>()[i])));
+    const double worst = max_abs_diff(got[0], want);
     EXPECT_LE(worst, 1e-4) << c.model << " on " << executor;
     if (std::string(executor) == "compiled")
       std::printf("%s: max |fusebox - pytorch| = %.3g, %zu nodes -> %zu after passes\n", c.model.c_str(), worst,
@@ -80,9 +86,7 @@ TEST_P(PyTorchModels, MatchPyTorchWithEverySubsetOfPasses) {
     exec::Session session(g, so);
     std::vector<ir::Tensor> got = session.run({x});
     ASSERT_EQ(got[0].shape(), want.shape()) << so.passes;
-    double worst = 0;
-    for (int64_t i = 0; i < want.numel(); ++i)
-      worst = std::max(worst, static_cast<double>(std::abs(got[0].data<float>()[i] - want.data<float>()[i])));
+    const double worst = max_abs_diff(got[0], want);
     EXPECT_LE(worst, 1e-4) << c.model << " with passes " << so.passes;
   }
 }
@@ -115,9 +119,7 @@ TEST_P(PyTorchConvNets, MatchPyTorchWithThePassesOffAndOn) {
       exec::Session session(g, so);
       std::vector<ir::Tensor> got = session.run({x});
       ASSERT_EQ(got[0].shape(), want.shape()) << executor;
-      double worst = 0;
-      for (int64_t i = 0; i < want.numel(); ++i)
-        worst = std::max(worst, static_cast<double>(std::abs(got[0].data<float>()[i] - want.data<float>()[i])));
+      const double worst = max_abs_diff(got[0], want);
       EXPECT_LE(worst, 1e-4) << c.model << " on " << executor << " with passes " << passes;
       if (std::string(passes) == "all") {
         const auto ops = session.graph().op_histogram();
