@@ -309,8 +309,22 @@ BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vec
 
 namespace fusebox::ir {
 
+int64_t depthwise_phase_width(const ConvShape& c) {
+  if (c.g.kernel.empty()) return 0;
+  const int64_t ow = c.g.out.back(), kw = c.g.kernel.back(), sw = c.g.strides.back(), dw = c.g.dilations.back();
+  // Output column o's tap j reads padded column o * sw + j * dw: phase (j * dw) % sw, index
+  // o + (j * dw) / sw, at most ow - 1 + ((kw - 1) * dw) / sw.
+  return ow + ((kw - 1) * dw) / sw;
+}
+
 int64_t conv_slot_floats(const ConvShape& c) {
-  if (c.depthwise()) return 0;
+  if (c.depthwise()) {
+    if (c.g.kernel.empty()) return 0;
+    int64_t rows = 1;  // the input rows of one plane: every spatial dim but the width
+    for (size_t i = 0; i + 1 < c.g.in.size(); ++i) rows *= c.g.in[i];
+    const int64_t floats = rows * c.g.strides.back() * depthwise_phase_width(c);
+    return (floats + 15) / 16 * 16;
+  }
   const int64_t floats = (c.pointwise() ? 0 : kConvTileRows * c.k()) + kConvTileRows * c.c_out_per_group;
   return (floats + 15) / 16 * 16;
 }
@@ -323,8 +337,9 @@ int64_t conv_weight_floats(const ConvShape& c) {
 }
 
 size_t conv_scratch_bytes(const ConvShape& c) {
-  // No more slots than there are tiles to share out (a small conv needs one).
-  const int64_t tiles = c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows);
+  // No more slots than there are tiles (or depthwise planes) to share out (a small conv needs one).
+  const int64_t tiles = c.depthwise() ? c.g.batch * c.c_out
+                                      : c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows);
   const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(tiles, 1));
   return static_cast<size_t>(conv_weight_floats(c) + conv_slot_floats(c) * slots) * sizeof(float);
 }

@@ -100,11 +100,17 @@ BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vec
 
 namespace fusebox::ir {
 
+// The CPU depthwise Conv copies each input plane into its slot padded in width and split into
+// `strides.back()` phases (padded column c at phase c % stride, index c / stride), so that the
+// taps of consecutive output columns are consecutive floats whatever the stride: each phase row
+// holds this many floats.
+int64_t depthwise_phase_width(const ConvShape& c);
+
 // The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output
 // positions at a time per thread, each tile needing its im2col rows (none for a pointwise conv,
 // which reads the input in place) and its GEMM result before that is transposed into NCHW. Up to
 // kConvScratchSlots threads (and no more than there are tiles) work at once, each in its own
-// slot; depthwise convs need none.
+// slot; a depthwise conv's slot holds one padded, phase-split input plane instead.
 // Before the slots: room for the weight packed into GEMM panels (kConvPanelWidth columns wide, as
 // ops/cpu/packed_gemm.h packs), used when the weight is not a constant (a graph input) and must
 // be packed at each run; the schema cannot tell, so it is always reserved.

@@ -13,9 +13,9 @@
 // and result tile); a weight that is a graph input is packed into the scratch at each run.
 //
 // Depthwise conv (one input channel per group) is no GEMM (K is the kernel size: 9 for 3x3), but
-// a memory-bound stencil: its own loop per output row, with an AVX2 path for stride 1 that keeps 8
-// outputs in a register across all kernel taps, and a plain path (borders, other strides, the
-// portable level).
+// a stencil: each plane is copied once into a padded, phase-split buffer (so every stride reads
+// contiguous floats with no bounds checks), then each output row keeps 16 outputs in registers
+// across all kernel taps (AVX2; a plain loop at the portable level).
 //
 // The pools are per-plane loops over the window taps that fall inside the input (padding is
 // skipped for MaxPool, counted or not by count_include_pad for AveragePool); they are memory-bound
@@ -90,6 +90,7 @@ struct ConvState {
   ir::ConvActivation act;  // applied to each tile (or depthwise plane) while it is in cache
   std::vector<PackedB> packed;  // per group, when the weight is a constant (else packed per run)
   int64_t weight_floats = 0, slot_floats = 0;  // scratch layout (conv_params.h)
+  int64_t dw_phase_w = 0;                       // depthwise: floats per phase row of a padded plane
 };
 
 std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
@@ -116,6 +117,7 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
   st.weight_floats = ir::conv_weight_floats(st.c);
   st.slot_floats = ir::conv_slot_floats(st.c);
+  st.dw_phase_w = st.depthwise ? ir::depthwise_phase_width(st.c) : 0;
   const size_t need = ir::conv_scratch_bytes(st.c);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " +
@@ -151,11 +153,18 @@ void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, 
           if (!xr) {
             std::fill(out, out + len, 0.0f);
           } else {
-            const int64_t base = kw * d.dw - d.pw;  // iw = ow * sw + base
-            for (int64_t i = 0; i < len; ++i) {
-              const int64_t iw = (ow0 + i) * d.sw + base;
-              out[i] = iw >= 0 && iw < d.w ? xr[iw] : 0.0f;
-            }
+            // iw = ow * sw + base lies inside the row for ow in [lo, hi): zeros around, no checks
+            // within (a plain copy at stride 1).
+            const int64_t base = kw * d.dw - d.pw;
+            const int64_t lo = std::clamp<int64_t>(base >= 0 ? 0 : (-base + d.sw - 1) / d.sw, ow0, ow0 + len);
+            const int64_t hi = std::clamp<int64_t>(d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.sw + 1, lo, ow0 + len);
+            std::fill(out, out + (lo - ow0), 0.0f);
+            const float* src = xr + lo * d.sw + base;
+            float* dst = out + (lo - ow0);
+            if (d.sw == 1) std::copy(src, src + (hi - lo), dst);
+            else
+              for (int64_t i = 0; i < hi - lo; ++i) dst[i] = src[i * d.sw];
+            std::fill(out + (hi - ow0), out + len, 0.0f);
           }
           r += len;
         }
@@ -239,59 +248,115 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
 }
 
 // ---- Depthwise -----------------------------------------------------------------------------
+//
+// Each input plane is first copied into the thread's slot, padded in width and split into `sw`
+// phases (ir::depthwise_phase_width): padded column c goes to phase c % sw at index c / sw. Output
+// column o's tap kw then reads phase (kw * dw) % sw at index o + (kw * dw) / sw: consecutive
+// outputs read consecutive floats at every stride, and no tap needs a bounds check. Rows in the
+// height (and depth) padding are skipped. The copy is one pass over the plane; the taps are 9 or
+// 25 passes over it, so they are what the vector code is for.
 
-// Outputs [lo, hi) of a row whose every tap is inside the input (no bounds checks needed).
-void interior(const Dims& d, int64_t* lo, int64_t* hi) {
-  *lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
-  const int64_t last = d.w - 1 + d.pw - (d.kw - 1) * d.dw;  // ow * sw <= last
-  *hi = last < 0 ? 0 : std::min(d.ow, last / d.sw + 1);
-  if (*hi < *lo) *hi = *lo;
-}
+struct DwPlane {
+  int64_t phase_w = 0;  // floats per phase row
+  int64_t row = 0;      // floats per padded row: sw phases
+};
 
-// One output row's columns [b, e), with bounds checks: the borders, and every column on the plain
-// path. rows[t]: the input row kernel row t reads, null in the padding.
-void dw_row_plain(const Dims& d, const float* const* rows, const float* w, float bias, int64_t b, int64_t e,
-                  float* y) {
-  for (int64_t ow = b; ow < e; ++ow) {
-    float acc = bias;
-    for (int64_t t = 0; t < d.row_taps(); ++t) {
-      const float* xr = rows[t];
-      if (!xr) continue;
-      for (int64_t kw = 0; kw < d.kw; ++kw) {
-        const int64_t iw = ow * d.sw - d.pw + kw * d.dw;
-        if (iw >= 0 && iw < d.w) acc += w[t * d.kw + kw] * xr[iw];
-      }
+// Copies plane x into buf, padded and phase-split (rows of the input, in order): zeros where a
+// phase index falls in the padding, the row's floats (every sw-th) in between.
+void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf) {
+  for (int64_t r = 0; r < d.d * d.h; ++r) {
+    const float* xr = x + r * d.w;
+    for (int64_t ph = 0; ph < d.sw; ++ph) {
+      float* dst = buf + r * p.row + ph * p.phase_w;
+      // Index j reads iw = j * sw + ph - pw: inside the row for j in [j0, j1).
+      const int64_t j0 = std::min(p.phase_w, std::max<int64_t>(0, (d.pw - ph + d.sw - 1) / d.sw));
+      const int64_t j1 = std::max(j0, std::min(p.phase_w, (d.w - 1 + d.pw - ph) / d.sw + 1));
+      std::fill(dst, dst + j0, 0.0f);
+      const float* src = xr + j0 * d.sw + ph - d.pw;
+      if (d.sw == 1) std::copy(src, src + (j1 - j0), dst + j0);
+      else
+        for (int64_t j = j0; j < j1; ++j) dst[j] = src[(j - j0) * d.sw];
+      std::fill(dst + j1, dst + p.phase_w, 0.0f);
     }
-    y[ow] = acc;
   }
 }
 
-// Outputs [ow, ow + 8) of row orow, all of whose taps are inside the row (stride 1): 8 outputs in
-// one register across all taps.
-FUSEBOX_AVX2 inline void dw_vector_avx2(const Dims& d, const float* const* rows, const float* w, float bias,
-                                        int64_t ow, float* y) {
-  __m256 acc = _mm256_set1_ps(bias);
+// Each kernel row's offset in depth and height (t = kd * KH + kh), so that finding the rows an
+// output row reads takes no division per tap.
+struct DwTapRows {
+  int64_t dz[ir::kDepthwiseMaxKernelRows], dy[ir::kDepthwiseMaxKernelRows];
+  explicit DwTapRows(const Dims& d) {
+    for (int64_t t = 0; t < d.row_taps(); ++t) dz[t] = (t / d.kh) * d.dd, dy[t] = (t % d.kh) * d.dh;
+  }
+};
+
+// rows[t]: the padded row kernel row t of output row (od, oh) reads, or null in the padding.
+inline void dw_rows_of(const Dims& d, const DwPlane& p, const DwTapRows& taps, const float* buf, int64_t od,
+                       int64_t oh, const float** rows) {
+  const int64_t z0 = od * d.sd - d.pd, y0 = oh * d.sh - d.ph;
+  for (int64_t t = 0; t < d.row_taps(); ++t) {
+    const int64_t id = z0 + taps.dz[t], ih = y0 + taps.dy[t];
+    rows[t] = id < 0 || id >= d.d || ih < 0 || ih >= d.h ? nullptr : buf + (id * d.h + ih) * p.row;
+  }
+}
+
+// Offset of tap kw of output column 0 within a padded row.
+inline int64_t dw_tap(const Dims& d, const DwPlane& p, int64_t kw) {
+  return ((kw * d.dw) % d.sw) * p.phase_w + (kw * d.dw) / d.sw;
+}
+
+void dw_output_row_plain(const Dims& d, const DwPlane& p, const float* const* rows, const float* w, float bias,
+                         float* y) {
+  for (int64_t o = 0; o < d.ow; ++o) y[o] = bias;
   for (int64_t t = 0; t < d.row_taps(); ++t) {
     if (!rows[t]) continue;
-    const float* xr = rows[t] + ow - d.pw;
-    for (int64_t kw = 0; kw < d.kw; ++kw)
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(w[t * d.kw + kw]), _mm256_loadu_ps(xr + kw * d.dw), acc);
+    for (int64_t kw = 0; kw < d.kw; ++kw) {
+      const float* src = rows[t] + dw_tap(d, p, kw);
+      const float wt = w[t * d.kw + kw];
+      for (int64_t o = 0; o < d.ow; ++o) y[o] += wt * src[o];
+    }
   }
-  _mm256_storeu_ps(y + ow, acc);
 }
 
-// Interior columns [b, e) of one output row at stride 1.
-FUSEBOX_AVX2 void dw_row_avx2(const Dims& d, const float* const* rows, const float* w, float bias, int64_t b,
-                              int64_t e, float* y) {
-  if (e - b < 8) {
-    dw_row_plain(d, rows, w, bias, b, e, y);
-    return;
-  }
-  int64_t ow = b;
-  for (; ow + 8 <= e; ow += 8) dw_vector_avx2(d, rows, w, bias, ow, y);
-  // The last partial vector again as a whole one ending at e: it rewrites a few outputs with the
-  // same values instead of leaving them to the scalar loop.
-  if (ow < e) dw_vector_avx2(d, rows, w, bias, e - 8, y);
+// R output rows x V vectors of 8 outputs from column o, in registers across all taps: R * V
+// independent FMA chains, enough to cover the FMA latency even when a row is one vector wide (a
+// 14x14 plane). rows[r * row_taps + t]: the padded row tap row t of output row r reads, or null.
+// Masked: one vector, its first n lanes (the row's last outputs).
+template <int R, int V, bool Masked>
+FUSEBOX_AVX2 inline void dw_block_avx2(const Dims& d, const float* const* rows, const int64_t* taps, const float* w,
+                                       float bias, int64_t o, int64_t n, float* y) {
+  __m256 acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_set1_ps(bias);
+  const __m256i m = Masked ? tail_mask256(n) : _mm256_setzero_si256();
+  const int64_t nt = d.row_taps();
+  for (int64_t t = 0; t < nt; ++t)
+    for (int64_t kw = 0; kw < d.kw; ++kw) {
+      const __m256 wt = _mm256_set1_ps(w[t * d.kw + kw]);
+      for (int r = 0; r < R; ++r) {
+        const float* row = rows[r * nt + t];
+        if (!row) continue;
+        const float* src = row + taps[kw] + o;
+        for (int v = 0; v < V; ++v)
+          acc[r][v] = _mm256_fmadd_ps(wt, Masked ? _mm256_maskload_ps(src, m) : _mm256_loadu_ps(src + 8 * v),
+                                      acc[r][v]);
+      }
+    }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      if (Masked) _mm256_maskstore_ps(y + r * d.ow + o, m, acc[r][v]);
+      else _mm256_storeu_ps(y + r * d.ow + o + 8 * v, acc[r][v]);
+    }
+}
+
+// R output rows (y: the first one's outputs): 16 columns at a time, then 8, then the rest masked.
+template <int R>
+FUSEBOX_AVX2 void dw_rows_avx2(const Dims& d, const float* const* rows, const int64_t* taps, const float* w,
+                               float bias, float* y) {
+  int64_t o = 0;
+  for (; o + 16 <= d.ow; o += 16) dw_block_avx2<R, 2, false>(d, rows, taps, w, bias, o, 16, y);
+  for (; o + 8 <= d.ow; o += 8) dw_block_avx2<R, 1, false>(d, rows, taps, w, bias, o, 8, y);
+  if (o < d.ow) dw_block_avx2<R, 1, true>(d, rows, taps, w, bias, o, d.ow - o, y);
 }
 
 struct DepthwiseArgs {
@@ -301,26 +366,41 @@ struct DepthwiseArgs {
   float* y;
 };
 
-void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, int64_t begin, int64_t end) {
+void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, float* buf, int64_t begin, int64_t end) {
   const Dims& d = st.d;
-  int64_t lo, hi;
-  interior(d, &lo, &hi);
-  const bool vector = st.isa != Isa::kPortable && d.sw == 1;
+  const DwPlane p{st.dw_phase_w, st.dw_phase_w * d.sw};
+  // The AVX-512 level runs the AVX2 loop: a row of a late MobileNet layer is 7-14 outputs wide.
+  const bool vector = st.isa != Isa::kPortable;
+  const DwTapRows tap_rows(d);
+  int64_t taps[16];
+  for (int64_t kw = 0; kw < std::min<int64_t>(d.kw, 16); ++kw) taps[kw] = dw_tap(d, p, kw);
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t co = plane % st.c.c_out, n = plane / st.c.c_out;
     const int64_t ci = co / st.cog;  // the group's one input channel
-    const float* x = a.x + (n * st.c.c_in + ci) * d.plane();
+    dw_copy_plane(d, p, a.x + (n * st.c.c_in + ci) * d.plane(), buf);
     const float* w = a.w + co * d.row_taps() * d.kw;
     const float bias = a.bias ? a.bias[co] : 0.0f;
     float* y = a.y + plane * st.positions;
-    const float* rows[ir::kDepthwiseMaxKernelRows];  // ConvShape::depthwise() bounds row_taps()
-    for (int64_t orow = 0; orow < d.rows(); ++orow) {
-      for (int64_t t = 0; t < d.row_taps(); ++t) rows[t] = input_row(d, x, orow, t);
-      float* yr = y + orow * d.ow;
-      dw_row_plain(d, rows, w, bias, 0, lo, yr);
-      if (vector) dw_row_avx2(d, rows, w, bias, lo, hi, yr);
-      else dw_row_plain(d, rows, w, bias, lo, hi, yr);
-      dw_row_plain(d, rows, w, bias, hi, d.ow, yr);
+    const int64_t nt = d.row_taps();
+    if (!vector || d.kw > 16) {  // the portable level, or a kernel wider than the tap table
+      const float* rows[ir::kDepthwiseMaxKernelRows];  // ConvShape::depthwise() bounds row_taps()
+      for (int64_t od = 0; od < d.od; ++od)
+        for (int64_t oh = 0; oh < d.oh; ++oh) {
+          dw_rows_of(d, p, tap_rows, buf, od, oh, rows);
+          dw_output_row_plain(d, p, rows, w, bias, y + (od * d.oh + oh) * d.ow);
+        }
+    } else {
+      const float* rows[4 * ir::kDepthwiseMaxKernelRows];
+      for (int64_t od = 0; od < d.od; ++od)
+        for (int64_t oh = 0; oh < d.oh;) {
+          // Four output rows at a time where four are left in this depth slice.
+          const int64_t r = d.oh - oh >= 4 ? 4 : 1;
+          for (int64_t i = 0; i < r; ++i) dw_rows_of(d, p, tap_rows, buf, od, oh + i, rows + i * nt);
+          float* yr = y + (od * d.oh + oh) * d.ow;
+          if (r == 4) dw_rows_avx2<4>(d, rows, taps, w, bias, yr);
+          else dw_rows_avx2<1>(d, rows, taps, w, bias, yr);
+          oh += r;
+        }
     }
     apply_activation(st.act, st.isa, y, st.positions);  // the plane is still in cache
   }
@@ -335,13 +415,19 @@ void run_conv(const exec::KernelArgs& args) {
   const int64_t planes = st.c.g.batch * st.c.c_out;
   if (planes == 0 || st.positions == 0) return;
   const double flops = 2.0 * static_cast<double>(planes * st.positions) * static_cast<double>(st.k);
+  float* scratch = static_cast<float*>(args.scratch);
   if (st.depthwise) {
+    // One padded plane per slot; as many threads as the work pays for and there are slots.
     const int64_t per_plane = std::max<int64_t>(1, 2 * st.positions * st.k);
-    parallel_for(planes, std::max<int64_t>(1, kGrainSimple / per_plane),
-                 [&](int64_t b, int64_t e) { depthwise_planes(st, {x, w, bias, y}, b, e); });
+    const double work_us = static_cast<double>(planes) / std::max<int64_t>(1, kGrainSimple / per_plane);
+    const int team = static_cast<int>(
+        std::min<int64_t>({ir::kConvScratchSlots, planes, static_cast<int64_t>(threads_for(work_us))}));
+    const int64_t chunk = (planes + team - 1) / team;
+    parallel_for_team(planes, team, [&](int64_t b, int64_t e) {
+      depthwise_planes(st, {x, w, bias, y}, scratch + (b / chunk) * st.slot_floats, b, e);
+    });
     return;
   }
-  float* scratch = static_cast<float*>(args.scratch);
   if (st.packed.empty()) {
     // The weight is a graph input: pack it into the scratch now (conv_tile reads it there).
     for (int64_t g = 0; g < st.groups; ++g)

@@ -1,6 +1,7 @@
 // The CPU Conv kernel on three ResNet / MobileNet-like layers at 56x56, batch 1: a 3x3 64->64
 // (im2col + packed GEMM), a 1x1 64->64 (packed GEMM on the input in place) and a 3x3 depthwise
-// over 64 channels (its own stencil loop). Prints each one's GFLOP/s (the Conv schema's FLOPs)
+// over 64 channels (its own stencil loop); then MobileNetV3-Small's stem and three of its
+// depthwise layers (strides 1 and 2, 3x3 and 5x5). Prints each one's GFLOP/s (the Conv schema's FLOPs)
 // as the median of interleaved rounds, so a load that comes and goes hits all three alike.
 // Compare with the FMA peak `fusebox machine` reports for the same ISA and thread count.
 //
@@ -38,7 +39,9 @@ struct Layer {
   double flops = 0;
   std::vector<double> seconds;
 
-  Layer(exec::Backend& backend, std::string n, ir::Shape x, ir::Shape w, int64_t group, int64_t pad) : name(std::move(n)) {
+  Layer(exec::Backend& backend, std::string n, ir::Shape x, ir::Shape w, int64_t group, int64_t pad,
+        int64_t stride = 1)
+      : name(std::move(n)) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
     for (const ir::Shape& s : {x, w, ir::Shape{w[0]}}) {
@@ -50,6 +53,7 @@ struct Layer {
     node.outputs = {"y"};
     node.attrs.set("group", group);
     node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    node.attrs.set("strides", std::vector<int64_t>{stride, stride});
     std::vector<ir::TensorType> in_types;
     for (const auto& t : inputs) {
       in_types.push_back({t.dtype(), t.shape()});
@@ -113,6 +117,11 @@ int main_(int argc, char** argv) {
   layers.emplace_back(*backend, "3x3 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 3, 3}, 1, 1);
   layers.emplace_back(*backend, "1x1 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 1, 1}, 1, 0);
   layers.emplace_back(*backend, "3x3 depthwise 64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 1, 3, 3}, 64, 1);
+  // MobileNetV3-Small's: the stem, a stride-2 3x3 and 5x5 depthwise, a 5x5 one at 14x14.
+  layers.emplace_back(*backend, "stem 3x3/2 3->16 224", ir::Shape{1, 3, 224, 224}, ir::Shape{16, 3, 3, 3}, 1, 1, 2);
+  layers.emplace_back(*backend, "dw 3x3/2 16 112", ir::Shape{1, 16, 112, 112}, ir::Shape{16, 1, 3, 3}, 16, 1, 2);
+  layers.emplace_back(*backend, "dw 5x5/2 96 28", ir::Shape{1, 96, 28, 28}, ir::Shape{96, 1, 5, 5}, 96, 2, 2);
+  layers.emplace_back(*backend, "dw 5x5 240 14", ir::Shape{1, 240, 14, 14}, ir::Shape{240, 1, 5, 5}, 240, 2);
   const Isa level = parse_isa(backend->isa());
   std::vector<Gemm> gemms;
   gemms.emplace_back(level, "GEMM 3136x576x64 (3x3)", 3136, 576, 64);

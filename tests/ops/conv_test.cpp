@@ -177,6 +177,14 @@ std::vector<ConvCase> conv_cases() {
       {"3-D 1x1x1 kernel, stride 2", {1, 4, 5, 5, 5}, {3, 4, 1, 1, 1}, A({{"strides", V{2, 2, 2}}})},
       {"3-D depthwise", {1, 4, 3, 6, 12}, {4, 1, 2, 3, 3},
        A({{"group", int64_t{4}}, {"pads", V{1, 1, 1, 0, 1, 1}}, {"dilations", V{2, 1, 1}}})},
+      // The depthwise loop's phases (stride 3, dilation 2 across phases), its 4-row blocks with 16-
+      // and 8-wide vectors and a masked tail, rows wholly in the padding, a kernel wider than 16.
+      {"depthwise stride 3, dilation 2", {1, 3, 14, 29}, {3, 1, 3, 5},
+       A({{"group", int64_t{3}}, {"strides", V{3, 3}}, {"dilations", V{1, 2}}, {"pads", V{1, 2, 0, 3}}})},
+      {"depthwise 5x5 stride 2, 29 columns", {1, 2, 21, 61}, {2, 1, 5, 5},
+       A({{"group", int64_t{2}}, {"strides", V{2, 2}}, {"pads", V{2, 2, 2, 2}}})},
+      {"depthwise, pads beyond the kernel", {1, 2, 3, 4}, {2, 1, 3, 3}, A({{"group", int64_t{2}}, {"pads", V{4, 4, 4, 4}}})},
+      {"depthwise 1x17", {1, 2, 3, 40}, {2, 1, 1, 17}, A({{"group", int64_t{2}}, {"pads", V{0, 8, 0, 8}}})},
       {"depthwise, 65 kernel rows (grouped GEMM path)", {1, 2, 70, 3}, {2, 1, 65, 1}, A({{"group", int64_t{2}}})},
       {"grouped, several tiles", {2, 12, 14, 15}, {9, 4, 3, 3},
        A({{"group", int64_t{3}}, {"pads", V{1, 1, 1, 1}}, {"strides", V{1, 2}}})},
@@ -249,7 +257,8 @@ TEST(Conv, RefusesInconsistentShapes) {
   expect_refused("GlobalAveragePool", {{2, 3}}, {}, "rank >= 3");
 }
 
-// FLOPs are the direct convolution's multiply-adds; the scratch holds the im2col tiles.
+// FLOPs are the direct convolution's multiply-adds; the scratch holds the im2col tiles (a
+// depthwise conv's: padded input planes).
 TEST(Conv, CostAndScratch) {
   ir::Node node = make_node("Conv", 3, 1, A({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
   std::vector<ir::TensorType> in{{DType::f32, {1, 64, 56, 56}}, {DType::f32, {64, 64, 3, 3}}, {DType::f32, {64}}};
@@ -259,7 +268,15 @@ TEST(Conv, CostAndScratch) {
   EXPECT_GE(ir::node_scratch_bytes(node, in, out), size_t{ir::kConvTileRows * 64 * 9 * 4});
   ir::Node dw = make_node("Conv", 2, 1, A({{"group", int64_t{64}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
   std::vector<ir::TensorType> dwin{{DType::f32, {1, 64, 56, 56}}, {DType::f32, {64, 1, 3, 3}}};
-  EXPECT_EQ(ir::node_scratch_bytes(dw, dwin, ir::infer_node(dw, dwin)), size_t{0});
+  // Depthwise: one padded plane per slot (8 slots for 64 planes): 56 rows of 1 + 56 + 1 floats
+  // (58, one phase at stride 1), rounded up to 16 floats.
+  EXPECT_EQ(ir::node_scratch_bytes(dw, dwin, ir::infer_node(dw, dwin)), size_t{8 * ((56 * 58 + 15) / 16 * 16) * 4});
+  // At stride 2 a row is two phases of 28 + 1 floats: 0 1 2 ... of the padded row by parity.
+  ir::Node dw2 = make_node("Conv", 2, 1,
+                           A({{"group", int64_t{64}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                              {"strides", std::vector<int64_t>{2, 2}}}));
+  EXPECT_EQ(ir::node_scratch_bytes(dw2, dwin, ir::infer_node(dw2, dwin)),
+            size_t{8 * ((56 * 2 * 29 + 15) / 16 * 16) * 4});
 }
 
 // ---- ConvTranspose -------------------------------------------------------------------------
