@@ -710,14 +710,24 @@ void run_global_pool(const exec::KernelArgs& args) {
                [&](int64_t b, int64_t e) {
                  for (int64_t p = b; p < e; ++p) {
                    const float* xp = x + p * st.size;
+                   // Eight independent chains: one chain waits an add's latency per element.
+                   constexpr int64_t kChains = 8;
+                   const int64_t whole = st.size / kChains * kChains;
                    if (st.kind == PoolKind::kMax) {
-                     float mx = -std::numeric_limits<float>::infinity();
-                     for (int64_t i = 0; i < st.size; ++i) mx = std::max(mx, xp[i]);
-                     y[p] = mx;
+                     float mx[kChains];
+                     std::fill(mx, mx + kChains, -std::numeric_limits<float>::infinity());
+                     for (int64_t i = 0; i < whole; i += kChains)
+                       for (int64_t c = 0; c < kChains; ++c) mx[c] = std::max(mx[c], xp[i + c]);
+                     for (int64_t i = whole; i < st.size; ++i) mx[0] = std::max(mx[0], xp[i]);
+                     y[p] = *std::max_element(mx, mx + kChains);
                    } else {
-                     double sum = 0;  // double: a 56x56 plane in float loses digits
-                     for (int64_t i = 0; i < st.size; ++i) sum += xp[i];
-                     y[p] = st.size ? static_cast<float>(sum / static_cast<double>(st.size)) : 0.0f;
+                     double sum[kChains] = {};  // double: a 56x56 plane in float loses digits
+                     for (int64_t i = 0; i < whole; i += kChains)
+                       for (int64_t c = 0; c < kChains; ++c) sum[c] += xp[i + c];
+                     for (int64_t i = whole; i < st.size; ++i) sum[0] += xp[i];
+                     double total = 0;
+                     for (double v : sum) total += v;
+                     y[p] = st.size ? static_cast<float>(total / static_cast<double>(st.size)) : 0.0f;
                    }
                  }
                });
