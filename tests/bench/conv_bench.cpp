@@ -22,6 +22,7 @@
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/isa.h"
 #include "ops/cpu/packed_gemm.h"
+#include "ops/cpu/parallel.h"
 
 namespace fusebox::cpu {
 namespace {
@@ -148,6 +149,11 @@ int main_(int argc, char** argv) {
     const double s = g.seconds[g.seconds.size() / 2];
     std::printf("  %-24s %8.1f us  %7.1f GFLOP/s\n", g.name.c_str(), s * 1e6, g.flops() / s * 1e-9);
   }
+  // Teams that stepped down to one thread (parallel.h's contention detection) ran these rounds
+  // on one core: say so, or a 2-thread figure reads as a scaling failure.
+  const ContentionStats cs = contention_stats();
+  std::printf("contention windows %lld, step-downs %lld\n", static_cast<long long>(cs.windows),
+              static_cast<long long>(cs.step_downs));
   return 0;
 }
 
