@@ -331,6 +331,26 @@ void panel_avx2(GemmAct act, int r, int64_t kc, const float* abuf, const float* 
 
 // Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
 // times alpha, into buf (row r at buf + r * stride).
+// pack_a's k-major case (A stored k x m: a conv's im2col tile, a pointwise conv's input) in 8 x 8
+// in-register transposes; the rows and columns past the last whole block one float at a time.
+// Only the panel paths pack A, and every CPU that runs them has AVX2.
+FUSEBOX_AVX2 void pack_a_kmajor_avx2(const float* a, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
+                                     float alpha, float* __restrict buf, int64_t stride) {
+  const __m256 scale = _mm256_set1_ps(alpha);
+  const int r8 = rows / 8 * 8;
+  const int64_t k8 = kc / 8 * 8;
+  __m256 v[8];
+  for (int r = 0; r < r8; r += 8)
+    for (int64_t p = 0; p < k8; p += 8) {
+      load_transpose8x8(a + (p0 + p) * cs + i0 + r, cs, v);  // v[j]: row r + j of op(A), columns p..p+7
+      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(buf + (r + j) * stride + p, _mm256_mul_ps(scale, v[j]));
+    }
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* __restrict src = a + (p0 + p) * cs + i0;
+    for (int r = p < k8 ? r8 : 0; r < rows; ++r) buf[r * stride + p] = alpha * src[r];
+  }
+}
+
 void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
             float alpha, float* __restrict buf, int64_t stride) {
   if (cs == 1) {
@@ -339,6 +359,8 @@ void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_
       float* __restrict dst = buf + r * stride;
       for (int64_t p = 0; p < kc; ++p) dst[p] = alpha * src[p];
     }
+  } else if (rs == 1 && rows >= 8 && kc >= 8) {
+    pack_a_kmajor_avx2(a, cs, i0, rows, p0, kc, alpha, buf, stride);
   } else if (rs == 1) {
     // A stored k x m: each row of storage holds one column of op(A) for all rows of the block.
     for (int64_t p = 0; p < kc; ++p) {
