@@ -1,6 +1,6 @@
-// Conv, BatchNorm and the pools (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) with the
-// CPU's semantics (ops/cpu/conv.cpp): the same reading of attributes and shapes
-// (core/ir/conv_params.h), the same fused activations, the same pooling borders.
+// Conv, ConvTranspose, BatchNorm and the pools (MaxPool, AveragePool, GlobalAveragePool,
+// GlobalMaxPool) with the CPU's semantics (ops/cpu/conv.cpp): the same reading of attributes and
+// shapes (core/ir/conv_params.h), the same fused activations, the same pooling borders.
 //
 // Conv: prepare() picks the path and the GEMM plan (host/conv_geometry.h, unit-tested without a
 // GPU). kIm2col writes one image's im2col into the planned scratch, then one strided-batched cuBLAS
@@ -10,8 +10,9 @@
 // cuBLAS's first operand (ld P), W its second (ld K), as matmul.cpp does for its operands. The
 // GEMMs compute in fp32, or TF32 with precision=tf32, like the MatMul family.
 //
-// ConvTranspose has no CUDA kernel yet: the backend does not list it, so a graph holding one is
-// refused naming the node and the op, and stays on the CPU.
+// ConvTranspose: per image, one strided-batched GEMM over the groups writes col = W^T X into the
+// planned scratch, then col2im gathers each output from the taps that reach it, over the bias (a
+// gather, not the CPU's scatter: no atomics, and the same tap order, so the same sums).
 #include <cublas_v2.h>
 
 #include <memory>
@@ -71,10 +72,12 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   const size_t need = static_cast<size_t>(p.plan.scratch_floats) * sizeof(float);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes for its im2col, the plan gives " +
-                  std::to_string(ctx.scratch_bytes) + " (plan it with the cuda backend's memory rules)");
+                  std::to_string(ctx.scratch_bytes) +
+                  " (plan it with the cuda backend's memory rules)");
   // No context (tests, constant folding): fp32, the backend's default.
   if (ctx.context && ctx.context->backend_data)
-    st.compute = cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
+    st.compute =
+        cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
   return exec::make_state(std::move(st));
 }
 
@@ -108,9 +111,10 @@ void run_conv(const exec::KernelArgs& args) {
       }
       const cublasStatus_t s = cublasGemmStridedBatchedEx(
           blas_of(args), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
-          static_cast<int>(g.k), &alpha, a, CUDA_R_32F, static_cast<int>(g.n), g.x_batch, w, CUDA_R_32F,
-          static_cast<int>(g.k), g.w_batch, &beta, y + call * g.y_call, CUDA_R_32F, static_cast<int>(g.n), g.y_batch,
-          static_cast<int>(g.batch), st.compute, CUBLAS_GEMM_DEFAULT);
+          static_cast<int>(g.k), &alpha, a, CUDA_R_32F, static_cast<int>(g.n), g.x_batch, w,
+          CUDA_R_32F, static_cast<int>(g.k), g.w_batch, &beta, y + call * g.y_call, CUDA_R_32F,
+          static_cast<int>(g.n), g.y_batch, static_cast<int>(g.batch), st.compute,
+          CUBLAS_GEMM_DEFAULT);
       if (s != CUBLAS_STATUS_SUCCESS) {
         keep_status(args, s, st.where, "cublasGemmStridedBatchedEx");
         return;
@@ -120,14 +124,95 @@ void run_conv(const exec::KernelArgs& args) {
   launch_conv_epilogue(y, bias, out_numel, p.c_out, g.n, p.act, sms, stream);
 }
 
+// ---- ConvTranspose -------------------------------------------------------------------------
+
+struct ConvTransposeState {
+  ConvTransposeParams p;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  std::string where;
+};
+
+ir::ConvTransposeShape conv_transpose_shape_of(const exec::KernelContext& ctx) {
+  return or_fail(ctx, [&] {
+    return ir::conv_transpose_shape(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape,
+                                    ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  });
+}
+
+size_t conv_transpose_scratch(const exec::KernelContext& ctx) {
+  if (ctx.inputs.size() < 2) return 0;  // prepare() names the missing input
+  const ir::ConvTransposeShape c = conv_transpose_shape_of(ctx);
+  return or_fail(ctx, [&] { return conv_transpose_scratch_bytes_cuda(c); });
+}
+
+std::shared_ptr<const void> prepare_conv_transpose(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  const ir::ConvTransposeShape c = conv_transpose_shape_of(ctx);
+  if (c.output_shape() != ctx.outputs[0].shape)
+    fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) +
+                  " is not the transposed convolution's " + ir::shape_str(c.output_shape()));
+  ConvTransposeState st;
+  st.where = "node '" + ctx.node.name + "' (" + ctx.node.op + ")";
+  st.p = or_fail(ctx, [&] { return conv_transpose_params(c); });
+  const size_t need = static_cast<size_t>(st.p.scratch_floats) * sizeof(float);
+  if (ctx.scratch_bytes < need)
+    fail(ctx,
+         "needs " + std::to_string(need) + " scratch bytes for its col matrix, the plan gives " +
+             std::to_string(ctx.scratch_bytes) + " (plan it with the cuda backend's memory rules)");
+  if (ctx.context && ctx.context->backend_data)
+    st.compute =
+        cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
+  return exec::make_state(std::move(st));
+}
+
+void run_conv_transpose(const exec::KernelArgs& args) {
+  const auto& st = state_of<ConvTransposeState>(args);
+  const ConvTransposeParams& p = st.p;
+  const float* x = input_ptr<float>(args, 0);
+  const float* w = input_ptr<float>(args, 1);
+  const float* bias = p.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  float* col = static_cast<float*>(args.scratch);
+  cudaStream_t stream = stream_of(args);
+  const int sms = shared_of(args).sm_count;
+  const int64_t in_size = p.w.in_size(), out_image = p.c_out * p.w.out_size();
+  if (out_image == 0) return;
+  const float alpha = 1.0f, beta = 0.0f;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    if (p.scratch_floats == 0 || p.c_in_per_group == 0) {
+      // No input positions or channels: nothing reaches an output but its bias.
+      if (p.scratch_floats)
+        (void)cudaMemsetAsync(col, 0, static_cast<size_t>(p.scratch_floats) * sizeof(float),
+                              stream);
+    } else {
+      // Row-major col[g] [rows, P_in] = W[g]^T X[g] is column-major col^T = X^T W: X as cuBLAS's
+      // first operand (ld P_in), W [C_in/group, rows] its second, transposed (ld rows).
+      const cublasStatus_t s = cublasGemmStridedBatchedEx(
+          blas_of(args), CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(in_size),
+          static_cast<int>(p.rows), static_cast<int>(p.c_in_per_group), &alpha,
+          x + n * p.c_in * in_size, CUDA_R_32F, static_cast<int>(in_size),
+          p.c_in_per_group * in_size, w, CUDA_R_32F, static_cast<int>(p.rows),
+          p.c_in_per_group * p.rows, &beta, col, CUDA_R_32F, static_cast<int>(in_size),
+          p.rows * in_size, static_cast<int>(p.group), st.compute, CUBLAS_GEMM_DEFAULT);
+      if (s != CUBLAS_STATUS_SUCCESS) {
+        keep_status(args, s, st.where, "cublasGemmStridedBatchedEx");
+        return;
+      }
+    }
+    launch_col2im(col, bias, y + n * out_image, p, sms, stream);
+  }
+}
+
 // ---- BatchNorm -----------------------------------------------------------------------------
 
 std::shared_ptr<const void> prepare_batch_norm(const exec::KernelContext& ctx) {
   require_arity(ctx, 5, 1);
   for (size_t i = 0; i < 5; ++i) require_dtype(ctx, i, ir::DType::f32);
   const ir::BatchNormShape b = or_fail(ctx, [&] {
-    return ir::batch_norm_shape(ctx.node, ctx.inputs[0].shape,
-                                {ctx.inputs[1].shape, ctx.inputs[2].shape, ctx.inputs[3].shape, ctx.inputs[4].shape});
+    return ir::batch_norm_shape(
+        ctx.node, ctx.inputs[0].shape,
+        {ctx.inputs[1].shape, ctx.inputs[2].shape, ctx.inputs[3].shape, ctx.inputs[4].shape});
   });
   BatchNormParams p;
   p.channels = b.channels;
@@ -139,8 +224,9 @@ std::shared_ptr<const void> prepare_batch_norm(const exec::KernelContext& ctx) {
 
 void run_batch_norm(const exec::KernelArgs& args) {
   launch_batch_norm(input_ptr<float>(args, 0), input_ptr<float>(args, 1), input_ptr<float>(args, 2),
-                    input_ptr<float>(args, 3), input_ptr<float>(args, 4), output_ptr<float>(args, 0),
-                    state_of<BatchNormParams>(args), shared_of(args).sm_count, stream_of(args));
+                    input_ptr<float>(args, 3), input_ptr<float>(args, 4),
+                    output_ptr<float>(args, 0), state_of<BatchNormParams>(args),
+                    shared_of(args).sm_count, stream_of(args));
 }
 
 // ---- Pools ---------------------------------------------------------------------------------
@@ -150,7 +236,8 @@ std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, bool ma
   require_dtype(ctx, 0, ir::DType::f32);
   if (ctx.outputs.size() > 1) fail(ctx, "the Indices output is not supported");
   const char* op = max ? "MaxPool" : "AveragePool";
-  const ir::WindowGeometry g = or_fail(ctx, [&] { return ir::pool_geometry(ctx.node, ctx.inputs[0].shape, op); });
+  const ir::WindowGeometry g =
+      or_fail(ctx, [&] { return ir::pool_geometry(ctx.node, ctx.inputs[0].shape, op); });
   PoolParams p;
   p.w = or_fail(ctx, [&] { return window3(g, op); });
   p.planes = g.batch * g.channels;
@@ -178,7 +265,8 @@ std::shared_ptr<const void> prepare_global_pool(const exec::KernelContext& ctx, 
   st.max = max;
   st.planes = x[0] * x[1];
   st.size = st.planes ? ir::numel(x) / st.planes : 0;
-  // row_geometry refuses more planes than one launch holds by throwing; ask it here so run() never does.
+  // row_geometry refuses more planes than one launch holds by throwing; ask it here so run() never
+  // does.
   try {
     (void)row_geometry(st.planes, st.size > 0 ? st.size : 1);
   } catch (const std::invalid_argument& e) {
@@ -189,21 +277,26 @@ std::shared_ptr<const void> prepare_global_pool(const exec::KernelContext& ctx, 
 
 void run_global_pool(const exec::KernelArgs& args) {
   const auto& st = state_of<GlobalPoolState>(args);
-  launch_global_pool(input_ptr<float>(args, 0), output_ptr<float>(args, 0), st.planes, st.size, st.max,
-                     stream_of(args));
+  launch_global_pool(input_ptr<float>(args, 0), output_ptr<float>(args, 0), st.planes, st.size,
+                     st.max, stream_of(args));
 }
 
 }  // namespace
 
 void add_conv_kernels(CudaKernels& k) {
   k.add("Conv", {prepare_conv, run_conv}, conv_scratch);
+  k.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose}, conv_transpose_scratch);
   k.add("BatchNorm", {prepare_batch_norm, run_batch_norm});
-  k.add("MaxPool", {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, true); }, run_pool});
-  k.add("AveragePool", {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, false); }, run_pool});
+  k.add("MaxPool",
+        {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, true); }, run_pool});
+  k.add("AveragePool",
+        {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, false); }, run_pool});
   k.add("GlobalMaxPool",
-        {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, true); }, run_global_pool});
+        {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, true); },
+         run_global_pool});
   k.add("GlobalAveragePool",
-        {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, false); }, run_global_pool});
+        {[](const exec::KernelContext& ctx) { return prepare_global_pool(ctx, false); },
+         run_global_pool});
 }
 
 }  // namespace fusebox::cuda

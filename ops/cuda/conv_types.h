@@ -2,7 +2,8 @@
 // The plain parameter structs of the conv family's CUDA kernels (conv_kernels.cu) and the pieces of
 // their arithmetic both sides compute: the window taps a pooled output reads, and the fused
 // activations. C++17, no core headers (nvcc includes this); host/conv_geometry.h fills the structs
-// from core's conv_params, and tests/cuda/conv_geometry_test.cpp checks these functions on the host.
+// from core's conv_params, and tests/cuda/conv_geometry_test.cpp checks these functions on the
+// host.
 #include <cstdint>
 
 #include "ops/cuda/ew_math.cuh"
@@ -49,7 +50,9 @@ struct ConvActParams {
   ConvAct kind = ConvAct::kNone;
   float a = 0, b = 0;  // clip: min, max; hardsigmoid: alpha, beta
 };
-FUSEBOX_HD float conv_clamp01(float g) { return g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g); }
+FUSEBOX_HD float conv_clamp01(float g) {
+  return g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+}
 FUSEBOX_HD float conv_activate(float v, const ConvActParams& act) {
   switch (act.kind) {
     case ConvAct::kNone:
@@ -85,8 +88,8 @@ struct ConvGemmPlan {
   int64_t m = 0, n = 0, k = 0;  // M, P, K
   int64_t calls = 0, batch = 0;
   int64_t x_call = 0, x_batch = 0, w_batch = 0, y_call = 0, y_batch = 0;
-  int64_t im2col_rows = 0;      // C_in * kernel size: rows of one image's im2col (all groups)
-  int64_t scratch_floats = 0;   // im2col_rows * P for kIm2col, else 0
+  int64_t im2col_rows = 0;     // C_in * kernel size: rows of one image's im2col (all groups)
+  int64_t scratch_floats = 0;  // im2col_rows * P for kIm2col, else 0
 };
 
 struct ConvParams {
@@ -96,6 +99,27 @@ struct ConvParams {
   bool has_bias = false;
   ConvActParams act;
 };
+
+// ConvTranspose, per image: col[g] [C_out/group * taps, P_in] = W[g]^T X[g] (one strided-batched
+// GEMM over the groups: cuBLAS m = P_in, n = rows, k = C_in/group, its second operand transposed),
+// col into scratch, then col2im gathers each output from the taps that reach it, over the bias.
+// w.in / w.out are the input and output spatial dims (pe unused).
+struct ConvTransposeParams {
+  Window3 w;
+  int64_t batch = 0, group = 1, c_in = 0, c_out = 0, c_in_per_group = 0, c_out_per_group = 0;
+  int64_t rows = 0;            // C_out/group * taps: one group's col rows
+  int64_t scratch_floats = 0;  // C_out * taps * P_in: one image's col, all groups
+  bool has_bias = false;
+};
+
+// Input index along dim i that kernel tap j of output o reads in a ConvTranspose, or -1 when that
+// tap does not reach o (o + pb - j dil not a multiple of the stride, or outside the input).
+FUSEBOX_HD int64_t transpose_source(const Window3& w, int i, int64_t o, int64_t j) {
+  const int64_t t = o + w.pb[i] - j * w.dil[i];
+  if (t < 0 || t % w.s[i] != 0) return -1;
+  const int64_t src = t / w.s[i];
+  return src < w.in[i] ? src : -1;
+}
 
 struct BatchNormParams {
   int64_t numel = 0, channels = 1, spatial = 1;

@@ -604,10 +604,33 @@ TEST(CudaConv, EachFusedActivationOnEachPath) {
   }
 }
 
-TEST(CudaConv, ConvTransposeHasNoKernelAndPrepareRefusesBadShapes) {
+TEST(CudaConv, ConvTransposeGemmThenCol2im) {
   REQUIRE_GPU();
-  EXPECT_FALSE(gpu->supports("ConvTranspose", {}));
-  EXPECT_TRUE(gpu->supports("Conv", {}));
+  std::mt19937 rng(69);
+  struct Case {
+    const char* what;
+    Shape x, w;
+    ir::Attributes attrs;
+  };
+  const std::vector<Case> cases = {
+      {"stride 2", {1, 4, 5, 6}, {4, 3, 3, 3}, attrs_of({{"strides", Ints{2, 2}}})},
+      {"pads, output_padding", {2, 3, 4, 4}, {3, 2, 3, 3},
+       attrs_of({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}})},
+      {"1-D, dilation 2, stride 3", {2, 2, 7}, {2, 3, 3}, attrs_of({{"dilations", Ints{2}}, {"strides", Ints{3}}})},
+      {"2 groups", {1, 4, 5, 5}, {4, 3, 2, 2}, attrs_of({{"group", int64_t{2}}, {"strides", Ints{2, 2}}})},
+      {"3-D", {1, 2, 3, 4, 4}, {2, 2, 2, 3, 3}, attrs_of({{"strides", Ints{1, 2, 2}}})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Shape bias{c.w[1] * c.attrs.get_int("group", 1)};  // C_out
+    compare(*gpu, "ConvTranspose", {random_f32(c.x, rng), random_f32(c.w, rng, -0.5f, 0.5f), random_f32(bias, rng)},
+            c.attrs, 1e-4f, 1e-4f);
+    compare(*gpu, "ConvTranspose", {random_f32(c.x, rng), random_f32(c.w, rng, -0.5f, 0.5f)}, c.attrs, 1e-4f, 1e-4f);
+  }
+}
+
+TEST(CudaPool, PrepareRefusesMoreThanThreeSpatialDims) {
+  REQUIRE_GPU();
   expect_refused(*gpu, "MaxPool", {{DType::f32, {1, 1, 2, 2, 2, 2}}}, attrs_of({{"kernel_shape", Ints{1, 1, 1, 1}}}),
                  "spatial dims");
 }
@@ -643,7 +666,8 @@ TEST(CudaPool, WindowsWithCeilModeAndCountIncludePad) {
     compare(*gpu, "AveragePool", {x}, include, 1e-6f, 1e-6f);
   }
   const Tensor x1 = random_f32({2, 4, 13}, rng);
-  compare(*gpu, "MaxPool", {x1}, attrs_of({{"kernel_shape", Ints{3}}, {"strides", Ints{2}}, {"ceil_mode", int64_t{1}}}));
+  compare(*gpu, "MaxPool", {x1},
+          attrs_of({{"kernel_shape", Ints{3}}, {"strides", Ints{2}}, {"ceil_mode", int64_t{1}}}));
   compare(*gpu, "AveragePool", {x1}, attrs_of({{"kernel_shape", Ints{4}}, {"pads", Ints{2, 1}}}), 1e-6f, 1e-6f);
 }
 

@@ -71,6 +71,37 @@ size_t conv_scratch_bytes_cuda(const ir::ConvShape& c) {
   return static_cast<size_t>(conv_gemm_plan(c).scratch_floats) * sizeof(float);
 }
 
+ConvTransposeParams conv_transpose_params(const ir::ConvTransposeShape& c) {
+  const size_t r = c.in.size();
+  if (r < 1 || r > 3)
+    throw Error("ConvTranspose: " + std::to_string(r) +
+                " spatial dims, the CUDA kernels take 1 to 3");
+  ConvTransposeParams p;
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    p.w.in[j] = c.in[i], p.w.out[j] = c.out[i], p.w.k[j] = c.kernel[i];
+    p.w.s[j] = c.strides[i], p.w.dil[j] = c.dilations[i], p.w.pb[j] = c.pad_begin[i];
+  }
+  p.batch = c.batch;
+  p.group = c.group;
+  p.c_in = c.c_in;
+  p.c_out = c.c_out;
+  p.c_in_per_group = c.c_in_per_group;
+  p.c_out_per_group = c.c_out_per_group;
+  p.has_bias = c.has_bias;
+  p.rows = c.c_out_per_group * p.w.kernel_size();
+  p.scratch_floats = c.c_out * p.w.kernel_size() * p.w.in_size();
+  for (int64_t v : {p.rows, p.w.in_size(), p.c_in_per_group, p.group})
+    if (v > INT_MAX)
+      throw Error("ConvTranspose: GEMM dimension " + std::to_string(v) +
+                  " exceeds cuBLAS's int range");
+  return p;
+}
+
+size_t conv_transpose_scratch_bytes_cuda(const ir::ConvTransposeShape& c) {
+  return static_cast<size_t>(conv_transpose_params(c).scratch_floats) * sizeof(float);
+}
+
 ConvActParams conv_act_params(const ir::ConvActivation& act) {
   ConvActParams p;
   p.a = act.a;

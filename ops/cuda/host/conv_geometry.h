@@ -30,6 +30,11 @@ ConvGemmPlan conv_gemm_plan(const ir::ConvShape& c);
 // Scratch bytes the CUDA Conv needs (the planner plans them): one image's im2col, or 0.
 size_t conv_scratch_bytes_cuda(const ir::ConvShape& c);
 
+// ConvTranspose's plan (conv_types.h). Throws fusebox::Error when a GEMM dimension exceeds
+// cuBLAS's int range.
+ConvTransposeParams conv_transpose_params(const ir::ConvTransposeShape& c);
+size_t conv_transpose_scratch_bytes_cuda(const ir::ConvTransposeShape& c);
+
 ConvActParams conv_act_params(const ir::ConvActivation& act);
 
 // "pointwise", "im2col", "depthwise": for messages and tests.
