@@ -635,6 +635,22 @@ TEST(CudaPool, PrepareRefusesMoreThanThreeSpatialDims) {
                  "spatial dims");
 }
 
+// precision=tf32 reaches Conv's GEMMs as it does the MatMul family's (read when prepared): within
+// TF32's rounding of the CPU, and back to fp32's tolerance once switched back.
+TEST(CudaConv, Tf32PrecisionIsOptIn) {
+  REQUIRE_GPU();
+  std::mt19937 rng(83);
+  const Tensor x = random_f32({1, 32, 12, 12}, rng, -1, 1), w = random_f32({48, 32, 3, 3}, rng, -1, 1);
+  const Tensor pw = random_f32({48, 32, 1, 1}, rng, -1, 1), bias = random_f32({48}, rng, -1, 1);
+  const ir::Attributes pads = attrs_of({{"pads", Ints{1, 1, 1, 1}}});
+  gpu->select_precision("tf32");
+  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-2f, 3e-2f);
+  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-2f, 3e-2f);
+  gpu->select_precision("fp32");
+  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-4f, 1e-4f);
+  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-4f, 1e-4f);
+}
+
 TEST(CudaBatchNorm, PerChannelAffineLikeTheCpu) {
   REQUIRE_GPU();
   std::mt19937 rng(71);
