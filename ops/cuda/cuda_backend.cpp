@@ -143,6 +143,7 @@ class CudaBackend final : public exec::Backend {
     add_normalization_kernels(kernels_);
     add_layout_kernels(kernels_);
     add_attention_kernels(kernels_);
+    add_conv_kernels(kernels_);
   }
 
   void release() {

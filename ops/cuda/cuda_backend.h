@@ -41,5 +41,6 @@ void add_fused_elementwise_kernels(CudaKernels& k);  // FusedElementwise
 void add_normalization_kernels(CudaKernels& k);      // Softmax, LayerNorm, SkipLayerNorm, ReduceMean
 void add_layout_kernels(CudaKernels& k);       // Transpose, Concat, Slice, Gather, view copies
 void add_attention_kernels(CudaKernels& k);    // Attention
+void add_conv_kernels(CudaKernels& k);         // Conv, ConvTranspose (cuBLAS), BatchNorm, the pools
 
 }  // namespace fusebox::cuda

@@ -45,6 +45,17 @@ struct CudaShared {
   GatherFault* gather_fault = nullptr;
 };
 
+// The cuBLAS compute type of the `precision` setting, for every GEMM family (MatMul, Conv).
+inline cublasComputeType_t cublas_compute(GemmCompute c) {
+  switch (c) {
+    case GemmCompute::k32FFastTf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case GemmCompute::k32F:
+      break;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
+
 inline cudaStream_t stream_of(const exec::KernelArgs& a) { return static_cast<cudaStream_t>(a.context->stream); }
 inline cublasHandle_t blas_of(const exec::KernelArgs& a) { return static_cast<cublasHandle_t>(a.context->blas); }
 inline const CudaShared& shared_of(const exec::KernelArgs& a) {

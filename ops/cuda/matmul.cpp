@@ -80,16 +80,6 @@ struct MatMulState {
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
 };
 
-cublasComputeType_t cublas_compute(GemmCompute c) {
-  switch (c) {
-    case GemmCompute::k32FFastTf32:
-      return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case GemmCompute::k32F:
-      break;
-  }
-  return CUBLAS_COMPUTE_32F;
-}
-
 // The cuBLASLt handle prepare() asks for heuristics with: prepare() gets no ExecContext, and a
 // heuristic is a property of the device, not of the handle (the backend's own handle runs the
 // matmul). Made once, on first use, and kept for the process (cuBLASLt handles are thread-safe).

@@ -531,3 +531,168 @@ TEST(CudaNormalization, SoftmaxAndReduceMeanOnOtherAxes) {
 }
 
 }  // namespace
+
+// ---- the conv family (ops/cuda/conv.cpp): every path of Conv, BatchNorm, the pools -------------
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Conv of x [N, C_in, spatial] with a weight [C_out, C_in / group, kernel] and a bias, on both
+// backends; GEMM sums in a different order than the CPU's packed GEMM, hence the 1e-4 tolerances.
+void compare_conv(exec::Backend& gpu, std::mt19937& rng, const Shape& x, const Shape& w, ir::Attributes attrs,
+                  bool bias = true) {
+  std::vector<Tensor> in = {random_f32(x, rng), random_f32(w, rng, -0.5f, 0.5f)};
+  if (bias) in.push_back(random_f32({w[0]}, rng));
+  compare(gpu, "Conv", in, attrs, 1e-4f, 1e-4f);
+}
+
+}  // namespace
+
+TEST(CudaConv, EveryPathAgainstTheCpu) {
+  REQUIRE_GPU();
+  std::mt19937 rng(61);
+  struct Case {
+    const char* what;
+    Shape x, w;
+    ir::Attributes attrs;
+  };
+  const std::vector<Case> cases = {
+      {"im2col 2-D, pads 1", {2, 3, 9, 11}, {5, 3, 3, 3}, attrs_of({{"pads", Ints{1, 1, 1, 1}}})},
+      {"im2col 1-D", {2, 4, 17}, {6, 4, 5}, attrs_of({{"pads", Ints{2, 2}}})},
+      {"stride 2", {1, 8, 16, 16}, {12, 8, 3, 3}, attrs_of({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})},
+      {"dilation 2", {1, 4, 12, 12}, {6, 4, 3, 3}, attrs_of({{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}})},
+      {"asymmetric pads", {2, 3, 7, 8}, {4, 3, 2, 3}, attrs_of({{"pads", Ints{0, 2, 1, 0}}})},
+      {"3 groups", {2, 6, 8, 8}, {9, 2, 3, 3}, attrs_of({{"group", int64_t{3}}, {"pads", Ints{1, 1, 1, 1}}})},
+      {"pointwise, one group, 3 images", {3, 16, 7, 5}, {24, 16, 1, 1}, {}},
+      {"pointwise, 2 groups", {2, 8, 6, 6}, {10, 4, 1, 1}, attrs_of({{"group", int64_t{2}}})},
+      {"depthwise 3x3", {2, 8, 10, 10}, {8, 1, 3, 3}, attrs_of({{"group", int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}})},
+      {"depthwise 5x5 stride 2", {1, 16, 15, 15}, {16, 1, 5, 5},
+       attrs_of({{"group", int64_t{16}}, {"strides", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}})},
+      {"depthwise, multiplier 2", {1, 4, 9, 9}, {8, 1, 3, 3}, attrs_of({{"group", int64_t{4}}})},
+      {"3-D", {1, 2, 5, 6, 6}, {3, 2, 3, 3, 3}, attrs_of({{"pads", Ints{1, 1, 1, 1, 1, 1}}})},
+      {"SAME_UPPER", {1, 3, 7, 7}, {4, 3, 4, 4}, attrs_of({{"auto_pad", std::string("SAME_UPPER")}})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    compare_conv(*gpu, rng, c.x, c.w, c.attrs);
+  }
+  SCOPED_TRACE("no bias");
+  compare_conv(*gpu, rng, {2, 3, 9, 11}, {5, 3, 3, 3}, {}, false);
+  compare_conv(*gpu, rng, {2, 8, 10, 10}, {8, 1, 3, 3}, attrs_of({{"group", int64_t{8}}}), false);
+}
+
+TEST(CudaConv, EachFusedActivationOnEachPath) {
+  REQUIRE_GPU();
+  std::mt19937 rng(67);
+  const std::vector<std::pair<const char*, ir::Attributes>> acts = {
+      {"relu", attrs_of({{"activation", std::string("relu")}})},
+      {"sigmoid", attrs_of({{"activation", std::string("sigmoid")}})},
+      {"clip", attrs_of({{"activation", std::string("clip")}, {"activation_min", 0.0}, {"activation_max", 6.0}})},
+      {"hardsigmoid", attrs_of({{"activation", std::string("hardsigmoid")}, {"activation_alpha", 0.2},
+                                {"activation_beta", 0.5}})},
+      {"hardswish", attrs_of({{"activation", std::string("hardswish")}})},
+  };
+  for (const auto& [name, act] : acts) {
+    SCOPED_TRACE(name);
+    ir::Attributes im2col = act, depthwise = act;
+    im2col.set("pads", Ints{1, 1, 1, 1});
+    depthwise.set("group", int64_t{6});
+    compare_conv(*gpu, rng, {2, 3, 9, 9}, {6, 3, 3, 3}, im2col);
+    compare_conv(*gpu, rng, {2, 6, 9, 9}, {6, 1, 3, 3}, depthwise);
+    compare_conv(*gpu, rng, {2, 6, 5, 5}, {4, 6, 1, 1}, act);
+  }
+}
+
+TEST(CudaConv, ConvTransposeGemmThenCol2im) {
+  REQUIRE_GPU();
+  std::mt19937 rng(69);
+  struct Case {
+    const char* what;
+    Shape x, w;
+    ir::Attributes attrs;
+  };
+  const std::vector<Case> cases = {
+      {"stride 2", {1, 4, 5, 6}, {4, 3, 3, 3}, attrs_of({{"strides", Ints{2, 2}}})},
+      {"pads, output_padding", {2, 3, 4, 4}, {3, 2, 3, 3},
+       attrs_of({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}})},
+      {"1-D, dilation 2, stride 3", {2, 2, 7}, {2, 3, 3}, attrs_of({{"dilations", Ints{2}}, {"strides", Ints{3}}})},
+      {"2 groups", {1, 4, 5, 5}, {4, 3, 2, 2}, attrs_of({{"group", int64_t{2}}, {"strides", Ints{2, 2}}})},
+      {"3-D", {1, 2, 3, 4, 4}, {2, 2, 2, 3, 3}, attrs_of({{"strides", Ints{1, 2, 2}}})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Shape bias{c.w[1] * c.attrs.get_int("group", 1)};  // C_out
+    compare(*gpu, "ConvTranspose", {random_f32(c.x, rng), random_f32(c.w, rng, -0.5f, 0.5f), random_f32(bias, rng)},
+            c.attrs, 1e-4f, 1e-4f);
+    compare(*gpu, "ConvTranspose", {random_f32(c.x, rng), random_f32(c.w, rng, -0.5f, 0.5f)}, c.attrs, 1e-4f, 1e-4f);
+  }
+}
+
+TEST(CudaPool, PrepareRefusesMoreThanThreeSpatialDims) {
+  REQUIRE_GPU();
+  expect_refused(*gpu, "MaxPool", {{DType::f32, {1, 1, 2, 2, 2, 2}}}, attrs_of({{"kernel_shape", Ints{1, 1, 1, 1}}}),
+                 "spatial dims");
+}
+
+// precision=tf32 reaches Conv's GEMMs as it does the MatMul family's (read when prepared): within
+// TF32's rounding of the CPU, and back to fp32's tolerance once switched back.
+TEST(CudaConv, Tf32PrecisionIsOptIn) {
+  REQUIRE_GPU();
+  std::mt19937 rng(83);
+  const Tensor x = random_f32({1, 32, 12, 12}, rng, -1, 1), w = random_f32({48, 32, 3, 3}, rng, -1, 1);
+  const Tensor pw = random_f32({48, 32, 1, 1}, rng, -1, 1), bias = random_f32({48}, rng, -1, 1);
+  const ir::Attributes pads = attrs_of({{"pads", Ints{1, 1, 1, 1}}});
+  gpu->select_precision("tf32");
+  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-2f, 3e-2f);
+  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-2f, 3e-2f);
+  gpu->select_precision("fp32");
+  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-4f, 1e-4f);
+  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-4f, 1e-4f);
+}
+
+TEST(CudaBatchNorm, PerChannelAffineLikeTheCpu) {
+  REQUIRE_GPU();
+  std::mt19937 rng(71);
+  for (const Shape& x : {Shape{2, 5, 7, 9}, Shape{3, 4}, Shape{1, 6, 11}}) {
+    const Shape c{x[1]};
+    compare(*gpu, "BatchNorm",
+            {random_f32(x, rng), random_f32(c, rng), random_f32(c, rng), random_f32(c, rng),
+             random_f32(c, rng, 0.1f, 2.0f)},
+            attrs_of({{"epsilon", 1e-3}}), 1e-5f, 1e-5f);
+  }
+}
+
+TEST(CudaPool, WindowsWithCeilModeAndCountIncludePad) {
+  REQUIRE_GPU();
+  std::mt19937 rng(73);
+  const Tensor x = random_f32({2, 3, 9, 11}, rng);
+  const std::vector<ir::Attributes> windows = {
+      attrs_of({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}),
+      attrs_of({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}),
+      attrs_of({{"kernel_shape", Ints{2, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{0, 1, 1, 0}},
+                {"ceil_mode", int64_t{1}}}),
+      attrs_of({{"kernel_shape", Ints{3, 3}}, {"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}),
+  };
+  for (const ir::Attributes& w : windows) {
+    compare(*gpu, "MaxPool", {x}, w);
+    compare(*gpu, "AveragePool", {x}, w, 1e-6f, 1e-6f);
+    ir::Attributes include = w;
+    include.set("count_include_pad", int64_t{1});
+    compare(*gpu, "AveragePool", {x}, include, 1e-6f, 1e-6f);
+  }
+  const Tensor x1 = random_f32({2, 4, 13}, rng);
+  compare(*gpu, "MaxPool", {x1},
+          attrs_of({{"kernel_shape", Ints{3}}, {"strides", Ints{2}}, {"ceil_mode", int64_t{1}}}));
+  compare(*gpu, "AveragePool", {x1}, attrs_of({{"kernel_shape", Ints{4}}, {"pads", Ints{2, 1}}}), 1e-6f, 1e-6f);
+}
+
+TEST(CudaPool, GlobalPoolsOverSmallAndLargePlanes) {
+  REQUIRE_GPU();
+  std::mt19937 rng(79);
+  for (const Shape& x : {Shape{2, 5, 7, 9}, Shape{1, 3, 56, 56}, Shape{1, 2, 3000}, Shape{4, 1, 1, 1}}) {
+    const Tensor t = random_f32(x, rng);
+    compare(*gpu, "GlobalMaxPool", {t});
+    compare(*gpu, "GlobalAveragePool", {t}, {}, 1e-6f, 1e-6f);
+  }
+}

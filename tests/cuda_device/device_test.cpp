@@ -4,6 +4,8 @@
 // with the backend's own sentence, or FAILS with it under FUSEBOX_REQUIRE_CUDA=1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -13,7 +15,9 @@
 #include "core/backend/backend.h"
 #include "core/backend/plugin.h"
 #include "core/exec/session.h"
+#include "core/ir/npy.h"
 #include "core/models/builtin_models.h"
+#include "core/models/onnx_import.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/cuda_device/require_cuda.h"
 #include "tests/support/graph_eval.h"
@@ -150,6 +154,41 @@ TEST(CudaDevice, BuiltinModelsMatchTheCpu) {
     const ir::Graph g = models::build_model(name, 3);
     const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 9);
     expect_close(run_on(g, inputs, "cuda"), run_on(g, inputs, "cpu"), name);
+  }
+}
+
+// MobileNetV3-Small with its BatchNormalizations kept (every op of the conv family but
+// ConvTranspose: Conv on all three paths, the fused activations, BatchNorm, the pools), end to end
+// against the CPU on the same graph within 1e-4, unoptimized and with every pass (BN folded, the
+// activations fused into the Convs), and against PyTorch's saved output.
+TEST(CudaDevice, MobileNetV3SmallMatchesTheCpu) {
+  REQUIRE_CUDA(be);
+  const std::string dir = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/";
+  auto cpu = cpu::make_backend();
+  models::OnnxImportOptions opt;
+  opt.evaluator = cpu.get();
+  const ir::Graph g = models::import_onnx_file(dir + "mobilenet_v3_small_bn_opset17.onnx", opt);
+  const ir::Tensor x = ir::read_npy(dir + "mobilenet_v3_small_bn.x.npy");
+  const ir::Tensor pytorch = ir::read_npy(dir + "mobilenet_v3_small_bn.y.npy");
+  for (const char* passes : {"none", "all"}) {
+    SCOPED_TRACE(std::string("passes ") + passes);
+    exec::SessionOptions o;
+    o.passes = passes;
+    o.backend = "cuda";
+    const std::vector<ir::Tensor> got = exec::Session(g, o).run({x});
+    o.backend = "cpu";
+    const std::vector<ir::Tensor> want = exec::Session(g, o).run({x});
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got[0].shape(), want[0].shape());
+    ASSERT_EQ(got[0].shape(), pytorch.shape());
+    double worst_cpu = 0, worst_pytorch = 0;
+    for (int64_t i = 0; i < want[0].numel(); ++i) {
+      const double v = got[0].data<float>()[i];
+      worst_cpu = std::max(worst_cpu, std::abs(v - want[0].data<float>()[i]));
+      worst_pytorch = std::max(worst_pytorch, std::abs(v - pytorch.data<float>()[i]));
+    }
+    EXPECT_LE(worst_cpu, 1e-4) << "max |cuda - cpu|";
+    EXPECT_LE(worst_pytorch, 1e-4) << "max |cuda - pytorch|";
   }
 }
 
