@@ -309,22 +309,30 @@ BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vec
 
 namespace fusebox::ir {
 
-int64_t depthwise_phase_width(const ConvShape& c) {
-  if (c.g.kernel.empty()) return 0;
-  const int64_t ow = c.g.out.back(), kw = c.g.kernel.back(), sw = c.g.strides.back(), dw = c.g.dilations.back();
+int64_t phase_width(const WindowGeometry& g) {
+  if (g.kernel.empty()) return 0;
+  const int64_t ow = g.out.back(), kw = g.kernel.back(), sw = g.strides.back(), dw = g.dilations.back();
   // Output column o's tap j reads padded column o * sw + j * dw: phase (j * dw) % sw, index
   // o + (j * dw) / sw, at most ow - 1 + ((kw - 1) * dw) / sw.
   return ow + ((kw - 1) * dw) / sw;
 }
 
+int64_t depthwise_phase_width(const ConvShape& c) { return phase_width(c.g); }
+
+int64_t padded_plane_floats(const WindowGeometry& g) {
+  if (g.kernel.empty()) return 0;
+  int64_t rows = 1;  // the input rows of one plane: every spatial dim but the width
+  for (size_t i = 0; i + 1 < g.in.size(); ++i) rows *= g.in[i];
+  return (rows * g.strides.back() * phase_width(g) + 15) / 16 * 16;
+}
+
+size_t max_pool_scratch_bytes(const WindowGeometry& g) {
+  const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(g.batch * g.channels, 1));
+  return static_cast<size_t>(slots * padded_plane_floats(g)) * sizeof(float);
+}
+
 int64_t conv_slot_floats(const ConvShape& c) {
-  if (c.depthwise()) {
-    if (c.g.kernel.empty()) return 0;
-    int64_t rows = 1;  // the input rows of one plane: every spatial dim but the width
-    for (size_t i = 0; i + 1 < c.g.in.size(); ++i) rows *= c.g.in[i];
-    const int64_t floats = rows * c.g.strides.back() * depthwise_phase_width(c);
-    return (floats + 15) / 16 * 16;
-  }
+  if (c.depthwise()) return padded_plane_floats(c.g);
   const int64_t floats = (c.pointwise() ? 0 : kConvTileRows * c.k()) + kConvTileRows * c.c_out_per_group;
   return (floats + 15) / 16 * 16;
 }

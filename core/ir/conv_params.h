@@ -105,6 +105,12 @@ namespace fusebox::ir {
 // taps of consecutive output columns are consecutive floats whatever the stride: each phase row
 // holds this many floats.
 int64_t depthwise_phase_width(const ConvShape& c);
+// The same for any window (a MaxPool's), and the floats of one such padded plane, a multiple of
+// 16 (64 bytes).
+int64_t phase_width(const WindowGeometry& g);
+int64_t padded_plane_floats(const WindowGeometry& g);
+// The CPU MaxPool's planned scratch: one padded plane (filled with -inf) per thread slot.
+size_t max_pool_scratch_bytes(const WindowGeometry& g);
 
 // The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output
 // positions at a time per thread, each tile needing its im2col rows (none for a pointwise conv,

@@ -261,9 +261,9 @@ struct DwPlane {
   int64_t row = 0;      // floats per padded row: sw phases
 };
 
-// Copies plane x into buf, padded and phase-split (rows of the input, in order): zeros where a
-// phase index falls in the padding, the row's floats (every sw-th) in between.
-void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf) {
+// Copies plane x into buf, padded and phase-split (rows of the input, in order): `fill` (zero for
+// a conv, -inf for MaxPool) where a phase index falls in the padding, the row's floats (every sw-th) in between.
+void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, float fill = 0.0f) {
   for (int64_t r = 0; r < d.d * d.h; ++r) {
     const float* xr = x + r * d.w;
     for (int64_t ph = 0; ph < d.sw; ++ph) {
@@ -271,12 +271,12 @@ void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf) 
       // Index j reads iw = j * sw + ph - pw: inside the row for j in [j0, j1).
       const int64_t j0 = std::min(p.phase_w, std::max<int64_t>(0, (d.pw - ph + d.sw - 1) / d.sw));
       const int64_t j1 = std::max(j0, std::min(p.phase_w, (d.w - 1 + d.pw - ph) / d.sw + 1));
-      std::fill(dst, dst + j0, 0.0f);
+      std::fill(dst, dst + j0, fill);
       const float* src = xr + j0 * d.sw + ph - d.pw;
       if (d.sw == 1) std::copy(src, src + (j1 - j0), dst + j0);
       else
         for (int64_t j = j0; j < j1; ++j) dst[j] = src[(j - j0) * d.sw];
-      std::fill(dst + j1, dst + p.phase_w, 0.0f);
+      std::fill(dst + j1, dst + p.phase_w, fill);
     }
   }
 }
@@ -594,6 +594,10 @@ struct PoolState {
   bool include_pad = false;
   int64_t planes = 0, in_size = 0, out_size = 0;
   Dims3 d;
+  // MaxPool's vector path: the depthwise conv's padded, phase-split planes (filled with -inf).
+  bool vector = false;
+  Dims dims;
+  int64_t phase_w = 0, slot_floats = 0;
 };
 
 std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKind kind) {
@@ -616,6 +620,13 @@ std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKin
     st.d.s[j] = g.strides[i], st.d.dil[j] = g.dilations[i];
     st.d.pb[j] = g.pad_begin[i], st.d.pe[j] = g.pad_end[i];
   }
+  if (kind == PoolKind::kMax && kernel_isa(ctx) != Isa::kPortable && !g.kernel.empty()) {
+    st.dims = dims_of(g);
+    st.phase_w = ir::phase_width(g);
+    st.slot_floats = ir::padded_plane_floats(g);
+    st.vector = st.dims.kw <= 16 && st.dims.row_taps() <= ir::kDepthwiseMaxKernelRows &&
+                ctx.scratch_bytes >= ir::max_pool_scratch_bytes(g);
+  }
   return exec::make_state(st);
 }
 
@@ -635,20 +646,41 @@ void taps(const Dims3& d, int i, int64_t o, int64_t* j0, int64_t* j1, int64_t* p
   if (*j1 < *j0) *j1 = *j0;
 }
 
-void pool_planes(const PoolState& st, const float* x, float* y, int64_t begin, int64_t end) {
+// Each output's window along each dim: the taps inside the input and the padded count, computed
+// once per call rather than once per output.
+struct PoolTaps {
+  std::vector<int64_t> lo[3], hi[3], padded[3];
+  explicit PoolTaps(const Dims3& d) {
+    for (int i = 0; i < 3; ++i) {
+      lo[i].resize(static_cast<size_t>(d.out[i]));
+      hi[i].resize(static_cast<size_t>(d.out[i]));
+      padded[i].resize(static_cast<size_t>(d.out[i]));
+      for (int64_t o = 0; o < d.out[i]; ++o) {
+        const auto u = static_cast<size_t>(o);
+        taps(d, i, o, &lo[i][u], &hi[i][u], &padded[i][u]);
+      }
+    }
+  }
+};
+
+// MaxPool keeps a float max only, AveragePool a double sum only (one chain each per output).
+template <PoolKind kKind>
+void pool_planes(const PoolState& st, const PoolTaps& t, const float* x, float* y, int64_t begin, int64_t end) {
   const Dims3& d = st.d;
   for (int64_t plane = begin; plane < end; ++plane) {
     const float* xp = x + plane * st.in_size;
     float* yp = y + plane * st.out_size;
     for (int64_t o0 = 0; o0 < d.out[0]; ++o0) {
-      int64_t a0, b0, n0;
-      taps(d, 0, o0, &a0, &b0, &n0);
+      const auto u0 = static_cast<size_t>(o0);
+      const int64_t a0 = t.lo[0][u0], b0 = t.hi[0][u0];
       for (int64_t o1 = 0; o1 < d.out[1]; ++o1) {
-        int64_t a1, b1, n1;
-        taps(d, 1, o1, &a1, &b1, &n1);
+        const auto u1 = static_cast<size_t>(o1);
+        const int64_t a1 = t.lo[1][u1], b1 = t.hi[1][u1];
+        float* out = yp + (o0 * d.out[1] + o1) * d.out[2];
         for (int64_t o2 = 0; o2 < d.out[2]; ++o2) {
-          int64_t a2, b2, n2;
-          taps(d, 2, o2, &a2, &b2, &n2);
+          const auto u2 = static_cast<size_t>(o2);
+          const int64_t a2 = t.lo[2][u2], b2 = t.hi[2][u2];
+          const int64_t base2 = o2 * d.s[2] - d.pb[2];
           float mx = -std::numeric_limits<float>::infinity();
           double sum = 0;
           for (int64_t j0 = a0; j0 < b0; ++j0) {
@@ -657,22 +689,69 @@ void pool_planes(const PoolState& st, const float* x, float* y, int64_t begin, i
               const int64_t i1 = o1 * d.s[1] - d.pb[1] + j1 * d.dil[1];
               const float* row = xp + (i0 * d.in[1] + i1) * d.in[2];
               for (int64_t j2 = a2; j2 < b2; ++j2) {
-                const float v = row[o2 * d.s[2] - d.pb[2] + j2 * d.dil[2]];
-                mx = std::max(mx, v);
-                sum += v;
+                if constexpr (kKind == PoolKind::kMax) mx = std::max(mx, row[base2 + j2 * d.dil[2]]);
+                else sum += row[base2 + j2 * d.dil[2]];
               }
             }
           }
-          float* out = yp + (o0 * d.out[1] + o1) * d.out[2] + o2;
-          if (st.kind == PoolKind::kMax) {
-            *out = mx;
+          if constexpr (kKind == PoolKind::kMax) {
+            out[o2] = mx;
           } else {
-            const int64_t count = st.include_pad ? n0 * n1 * n2 : (b0 - a0) * (b1 - a1) * (b2 - a2);
-            *out = count > 0 ? static_cast<float>(sum / static_cast<double>(count)) : 0.0f;
+            const int64_t count = st.include_pad ? t.padded[0][u0] * t.padded[1][u1] * t.padded[2][u2]
+                                                 : (b0 - a0) * (b1 - a1) * (b2 - a2);
+            out[o2] = count > 0 ? static_cast<float>(sum / static_cast<double>(count)) : 0.0f;
           }
         }
       }
     }
+  }
+}
+
+// One output row of MaxPool: the max over the taps, 16 then 8 columns at a time, the rest masked.
+// max_ps(v, acc) returns acc when v is NaN, as std::max(acc, v) does on the plain path.
+FUSEBOX_AVX2 void max_row_avx2(const Dims& d, const float* const* rows, const int64_t* taps, float* y) {
+  const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t nt = d.row_taps();
+  int64_t o = 0;
+  for (; o + 16 <= d.ow; o += 16) {
+    __m256 a0 = lowest, a1 = lowest;
+    for (int64_t t = 0; t < nt; ++t) {
+      if (!rows[t]) continue;
+      for (int64_t kw = 0; kw < d.kw; ++kw) {
+        const float* src = rows[t] + taps[kw] + o;
+        a0 = _mm256_max_ps(_mm256_loadu_ps(src), a0);
+        a1 = _mm256_max_ps(_mm256_loadu_ps(src + 8), a1);
+      }
+    }
+    _mm256_storeu_ps(y + o, a0);
+    _mm256_storeu_ps(y + o + 8, a1);
+  }
+  for (; o < d.ow; o += 8) {
+    const __m256i m = tail_mask256(std::min<int64_t>(8, d.ow - o));
+    __m256 a = lowest;
+    for (int64_t t = 0; t < nt; ++t) {
+      if (!rows[t]) continue;
+      for (int64_t kw = 0; kw < d.kw; ++kw) a = _mm256_max_ps(_mm256_maskload_ps(rows[t] + taps[kw] + o, m), a);
+    }
+    _mm256_maskstore_ps(y + o, m, a);
+  }
+}
+
+void max_pool_planes_vector(const PoolState& st, const float* x, float* y, float* buf, int64_t begin, int64_t end) {
+  const Dims& d = st.dims;
+  const DwPlane p{st.phase_w, st.phase_w * d.sw};
+  const DwTapRows tap_rows(d);
+  int64_t taps[16];
+  for (int64_t kw = 0; kw < d.kw; ++kw) taps[kw] = dw_tap(d, p, kw);
+  const float* rows[ir::kDepthwiseMaxKernelRows];
+  for (int64_t plane = begin; plane < end; ++plane) {
+    dw_copy_plane(d, p, x + plane * st.in_size, buf, -std::numeric_limits<float>::infinity());
+    float* yp = y + plane * st.out_size;
+    for (int64_t od = 0; od < d.od; ++od)
+      for (int64_t oh = 0; oh < d.oh; ++oh) {
+        dw_rows_of(d, p, tap_rows, buf, od, oh, rows);
+        max_row_avx2(d, rows, taps, yp + (od * d.oh + oh) * d.ow);
+      }
   }
 }
 
@@ -681,8 +760,22 @@ void run_pool(const exec::KernelArgs& args) {
   const float* x = input_ptr<float>(args, 0);
   float* y = output_ptr<float>(args, 0);
   const int64_t per_plane = std::max<int64_t>(1, st.out_size * st.d.k[0] * st.d.k[1] * st.d.k[2]);
-  parallel_for(st.planes, std::max<int64_t>(1, kGrainSimple / per_plane),
-               [&](int64_t b, int64_t e) { pool_planes(st, x, y, b, e); });
+  if (st.vector) {
+    const double work_us = static_cast<double>(st.planes) / std::max<int64_t>(1, kGrainSimple / per_plane);
+    const int team = static_cast<int>(
+        std::min<int64_t>({ir::kConvScratchSlots, st.planes, static_cast<int64_t>(threads_for(work_us))}));
+    const int64_t chunk = (st.planes + team - 1) / team;
+    float* scratch = static_cast<float*>(args.scratch);
+    parallel_for_team(st.planes, team, [&](int64_t b, int64_t e) {
+      max_pool_planes_vector(st, x, y, scratch + (b / chunk) * st.slot_floats, b, e);
+    });
+    return;
+  }
+  const PoolTaps t(st.d);
+  parallel_for(st.planes, std::max<int64_t>(1, kGrainSimple / per_plane), [&](int64_t b, int64_t e) {
+    if (st.kind == PoolKind::kMax) pool_planes<PoolKind::kMax>(st, t, x, y, b, e);
+    else pool_planes<PoolKind::kAverage>(st, t, x, y, b, e);
+  });
 }
 
 struct GlobalPoolState {

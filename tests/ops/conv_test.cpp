@@ -427,20 +427,27 @@ TEST(Pool, MaxAndAverageMatchDoubleReference) {
       {{1, 3, 7, 8}, A({{"kernel_shape", V{4, 3}}, {"auto_pad", std::string("VALID")}})},
       {{1, 2, 5, 6, 7}, A({{"kernel_shape", V{2, 3, 2}}, {"pads", V{1, 0, 1, 0, 1, 1}}})},
       {{1, 16, 56, 56}, A({{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}})},
+      // MaxPool's vector path: three phases with a dilation across them, 16- and 8-wide columns
+      // and a masked tail, and a window wider than its tap table (the plain loop).
+      {{1, 2, 11, 70}, A({{"kernel_shape", V{2, 3}}, {"strides", V{1, 3}}, {"dilations", V{1, 2}}, {"pads", V{0, 2, 1, 1}}})},
+      {{1, 2, 4, 40}, A({{"kernel_shape", V{1, 17}}, {"pads", V{0, 8, 0, 8}}})},
   };
   for (const Case& c : cases) {
     Tensor x = random_f32(c.x, rng);
     const RefWindow w = ref_window(c.x, c.a.get_ints("kernel_shape"), c.a, c.a.get_int("ceil_mode", 0) != 0);
     const Shape shape = out_shape(c.x, c.x[1], w);
-    const std::string what = shape_str(c.x) + " " + c.a.to_string();
-    for (int threads : {1, 2}) {
-      expect_close(run1("MaxPool", {x}, c.a, threads), shape, ref_pool(x, c.a, true), 0, 0, "MaxPool " + what);
-      expect_close(run1("AveragePool", {x}, c.a, threads), shape, ref_pool(x, c.a, false), 1e-6, 1e-5,
-                   "AveragePool " + what);
-      ir::Attributes inc = c.a;
-      inc.set("count_include_pad", int64_t{1});
-      expect_close(run1("AveragePool", {x}, inc, threads), shape, ref_pool(x, inc, false), 1e-6, 1e-5,
-                   "AveragePool count_include_pad " + what);
+    for (cpu::Isa isa : runnable_isas()) {
+      ScopedIsa scoped(isa);
+      const std::string what = shape_str(c.x) + " " + c.a.to_string() + " on " + cpu::isa_name(isa);
+      for (int threads : {1, 2}) {
+        expect_close(run1("MaxPool", {x}, c.a, threads), shape, ref_pool(x, c.a, true), 0, 0, "MaxPool " + what);
+        expect_close(run1("AveragePool", {x}, c.a, threads), shape, ref_pool(x, c.a, false), 1e-6, 1e-5,
+                     "AveragePool " + what);
+        ir::Attributes inc = c.a;
+        inc.set("count_include_pad", int64_t{1});
+        expect_close(run1("AveragePool", {x}, inc, threads), shape, ref_pool(x, inc, false), 1e-6, 1e-5,
+                     "AveragePool count_include_pad " + what);
+      }
     }
   }
 }

@@ -1,5 +1,7 @@
 // Conv, ConvTranspose, BatchNorm and the pooling ops (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool)
 // schemas. Their shapes are read by core/ir/conv_params.h, shared with the kernels.
+#include <string>
+
 #include "core/base/error.h"
 #include "core/ir/conv_params.h"
 #include "core/ir/ops/builtin_ops.h"
@@ -39,6 +41,10 @@ OpSchema pool_schema(const char* name, const char* doc) {
   s.flops = [](const Node& n, const std::vector<TensorType>&, const std::vector<TensorType>& out) {
     return static_cast<double>(numel(out[0].shape) * numel(n.attrs.get_ints("kernel_shape")));
   };
+  if (std::string(name) == "MaxPool")
+    s.scratch_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return max_pool_scratch_bytes(pool_geometry(n, in[0].shape, "MaxPool"));
+    };
   return s;
 }
 
