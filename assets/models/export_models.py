@@ -158,6 +158,25 @@ def mobilenet_v3_small_bn():
     return mobilenet_v3_small()
 
 
+def resnet18():
+    """torchvision's ResNet-18 (random weights, no download), its BatchNormalization statistics
+    calibrated as MobileNetV3-Small's are. Not one of MODELS: its weights are 45 MB, so the race
+    (tests/bench/peers/race.py) and tests/onnx/torchvision_models_test.py export it into the build
+    directory instead of the repository."""
+    import torchvision
+    torch.manual_seed(7)
+    model = torchvision.models.resnet18(weights=None)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    with torch.no_grad():
+        for _ in range(2):
+            model(torch.rand(4, 3, 224, 224) * 2 - 1)
+    return model.eval()
+
+
 MODELS = [
     # name, constructor, input shape, output name, external weights, opsets, how the exporter runs
     ("mlp", mlp_asset, (1, 784), "logits", True, (13, 17), {}),

@@ -371,7 +371,7 @@ BUILTIN = [
     ("stack4 s128", "stack4_s128", "stack4", (1, 128, 256)),
     ("decoder s64", "decoder_s64", "decoder", (1, 64, None)),  # GPT-2 pre-norm block, causal mask
     ("mobilenet_v3_small", "mobilenet_v3_small", "mobilenet_v3_small", (1, 3, 224, 224)),  # torchvision
-    ("resnet18", "resnet18", "resnet18", (1, 3, 224, 224)),  # torchvision, exported here only (45 MB)
+    ("resnet18", "resnet18", "resnet18", (1, 3, 224, 224)),  # torchvision, exported into BUILD only (45 MB)
 ]
 EXPORT_MODELS = os.path.join(ROOT, "assets", "models", "export_models.py")
 
@@ -382,25 +382,7 @@ def _stack4(em):
     return torch.nn.Sequential(*[em.block(256, 4, 1024) for _ in range(4)])
 
 
-def _resnet18(em):
-    """torchvision's ResNet-18 (random weights, no download), calibrated as export_models.py's
-    MobileNetV3-Small is; raced from build/bench, not committed (its weights are 45 MB)."""
-    import torch
-    import torchvision
-    torch.manual_seed(7)
-    model = torchvision.models.resnet18(weights=None)
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.reset_running_stats()
-            m.momentum = None
-    model.train()
-    with torch.no_grad():
-        for _ in range(2):
-            model(torch.rand(4, 3, 224, 224) * 2 - 1)
-    return model.eval()
-
-
-LOCAL_CTORS = {"stack4": _stack4, "resnet18": _resnet18}  # models export_models.py does not define: f(em)
+LOCAL_CTORS = {"stack4": _stack4}  # models export_models.py does not define: f(em)
 
 
 def export_models_functions(path=EXPORT_MODELS):
