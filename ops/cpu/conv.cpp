@@ -172,9 +172,49 @@ void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, 
   }
 }
 
+// Clip, HardSigmoid and HardSwish over n floats in AVX2 registers, with the plain loops'
+// comparisons (a NaN compares false, so Clip keeps it and HardSigmoid's clamp passes it on).
+// Clip to [a, b]: kind 0; HardSigmoid max(0, min(1, a v + b)): kind 1; HardSwish v * that with
+// a = 1/6, b = 1/2: kind 2.
+template <int kKind>
+FUSEBOX_AVX2 void clamp_act_avx2(float a, float b, float* v, int64_t n) {
+  const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+  const auto f = [&](__m256 x) {
+    if constexpr (kKind == 0) {
+      const __m256 lo = _mm256_blendv_ps(x, va, _mm256_cmp_ps(x, va, _CMP_LT_OQ));
+      return _mm256_blendv_ps(lo, vb, _mm256_cmp_ps(lo, vb, _CMP_GT_OQ));
+    } else {
+      const __m256 g = _mm256_fmadd_ps(va, x, vb);
+      const __m256 lo = _mm256_blendv_ps(g, zero, _mm256_cmp_ps(g, zero, _CMP_LT_OQ));
+      const __m256 h = _mm256_blendv_ps(lo, one, _mm256_cmp_ps(lo, one, _CMP_GT_OQ));
+      return kKind == 1 ? h : _mm256_mul_ps(x, h);
+    }
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(v + i, f(_mm256_loadu_ps(v + i)));
+  if (i < n) {
+    const __m256i m = tail_mask256(n - i);
+    _mm256_maskstore_ps(v + i, m, f(_mm256_maskload_ps(v + i, m)));
+  }
+}
+
 // The fused activation over n values in cache: ReLU and sigmoid on the vector code the GEMM's
-// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp).
+// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp),
+// in AVX2 registers above the portable level.
 void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n) {
+  if (isa != Isa::kPortable) {
+    switch (act.kind) {
+      case ir::ConvActKind::kClip:
+        return clamp_act_avx2<0>(act.a, act.b, v, n);
+      case ir::ConvActKind::kHardSigmoid:
+        return clamp_act_avx2<1>(act.a, act.b, v, n);
+      case ir::ConvActKind::kHardSwish:
+        return clamp_act_avx2<2>(1.0f / 6.0f, 0.5f, v, n);
+      default:
+        break;
+    }
+  }
   switch (act.kind) {
     case ir::ConvActKind::kNone:
       return;
@@ -209,6 +249,20 @@ GemmAct epilogue_act(const ir::ConvActivation& act) {
   return GemmAct::kNone;
 }
 
+// dst[c * ld + r] = src[r * cols + c]: a GEMM result tile [rows][cols] into NCHW planes, in 8x8
+// in-register transposes, the edges one float at a time.
+FUSEBOX_AVX2 void transpose_tile_avx2(const float* src, int64_t rows, int64_t cols, float* dst, int64_t ld) {
+  const int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
+  __m256 v[8];
+  for (int64_t r = 0; r < r8; r += 8)
+    for (int64_t c = 0; c < c8; c += 8) {
+      load_transpose8x8(src + r * cols + c, cols, v);  // v[j]: column c + j over rows r..r+7
+      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (c + j) * ld + r, v[j]);
+    }
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = c < c8 ? r8 : 0; r < rows; ++r) dst[c * ld + r] = src[r * cols + c];
+}
+
 // One tile of one image and group: GEMM into the slot's tile (with the activation), then
 // transposed into NCHW.
 void conv_tile(const ConvState& st, const float* x, const float* bias, const float* scratch,
@@ -241,6 +295,10 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
   sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, st.cog, ep);
   if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * st.cog);
   float* o = out + (n * st.c.c_out + g * st.cog) * st.positions + p0;
+  if (st.isa != Isa::kPortable) {
+    transpose_tile_avx2(result, rows, st.cog, o, st.positions);
+    return;
+  }
   for (int64_t co = 0; co < st.cog; ++co) {
     float* dst = o + co * st.positions;
     for (int64_t r = 0; r < rows; ++r) dst[r] = result[r * st.cog + co];
@@ -262,8 +320,21 @@ struct DwPlane {
 };
 
 // Copies plane x into buf, padded and phase-split (rows of the input, in order): `fill` (zero for
-// a conv, -inf for MaxPool) where a phase index falls in the padding, the row's floats (every sw-th) in between.
-void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, float fill = 0.0f) {
+// a conv, -inf for MaxPool) where a phase index falls in the padding, the row's floats (every sw-th)
+// in between (at stride 2 in AVX2 registers when `vector`).
+// dst[i] = src[2 i] for i < n, 8 at a time from 16 loaded floats where all 16 lie before `end`.
+FUSEBOX_AVX2 void copy_even_avx2(const float* src, const float* end, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n && src + 2 * i + 16 <= end; i += 8) {
+    const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
+    // Per 128-bit lane: a0 a2 b0 b2 | a4 a6 b4 b6; then the 64-bit pairs in order.
+    const __m256 even = _mm256_shuffle_ps(a, b, 0x88);
+    _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
+  }
+  for (; i < n; ++i) dst[i] = src[2 * i];
+}
+
+void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, float fill, bool vector) {
   for (int64_t r = 0; r < d.d * d.h; ++r) {
     const float* xr = x + r * d.w;
     for (int64_t ph = 0; ph < d.sw; ++ph) {
@@ -274,6 +345,7 @@ void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, 
       std::fill(dst, dst + j0, fill);
       const float* src = xr + j0 * d.sw + ph - d.pw;
       if (d.sw == 1) std::copy(src, src + (j1 - j0), dst + j0);
+      else if (d.sw == 2 && vector) copy_even_avx2(src, xr + d.w, dst + j0, j1 - j0);
       else
         for (int64_t j = j0; j < j1; ++j) dst[j] = src[(j - j0) * d.sw];
       std::fill(dst + j1, dst + p.phase_w, fill);
@@ -377,7 +449,7 @@ void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, float* buf, i
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t co = plane % st.c.c_out, n = plane / st.c.c_out;
     const int64_t ci = co / st.cog;  // the group's one input channel
-    dw_copy_plane(d, p, a.x + (n * st.c.c_in + ci) * d.plane(), buf);
+    dw_copy_plane(d, p, a.x + (n * st.c.c_in + ci) * d.plane(), buf, 0.0f, vector);
     const float* w = a.w + co * d.row_taps() * d.kw;
     const float bias = a.bias ? a.bias[co] : 0.0f;
     float* y = a.y + plane * st.positions;
@@ -745,7 +817,7 @@ void max_pool_planes_vector(const PoolState& st, const float* x, float* y, float
   for (int64_t kw = 0; kw < d.kw; ++kw) taps[kw] = dw_tap(d, p, kw);
   const float* rows[ir::kDepthwiseMaxKernelRows];
   for (int64_t plane = begin; plane < end; ++plane) {
-    dw_copy_plane(d, p, x + plane * st.in_size, buf, -std::numeric_limits<float>::infinity());
+    dw_copy_plane(d, p, x + plane * st.in_size, buf, -std::numeric_limits<float>::infinity(), true);
     float* yp = y + plane * st.out_size;
     for (int64_t od = 0; od < d.od; ++od)
       for (int64_t oh = 0; oh < d.oh; ++oh) {
