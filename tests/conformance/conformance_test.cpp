@@ -166,7 +166,7 @@ std::string missing_ops(const SuiteCount& c, int limit) {
   std::string out;
   for (size_t i = 0; i < top.size() && (limit < 0 || static_cast<int>(i) < limit); ++i)
     out += (i ? ", " : "") + top[i].second + " " + std::to_string(-top[i].first);
-  return out;
+  return out.empty() ? "none" : out;
 }
 
 // The summary goes to stdout and to conformance_summary.txt in the build dir, where the README

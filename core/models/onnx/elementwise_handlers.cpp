@@ -112,8 +112,9 @@ bool clip_bound(ImportContext& ctx, const OnnxNode& node, int index, const char*
 
 // Max/Min with any number of inputs: a chain of binary ops (numpy broadcasting from opset 8;
 // opset 6-7 needs equal shapes, which the chain computes the same way).
-void variadic(HandlerRegistry& r, const char* op) {
-  r.add({op, 6, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+// Sum chains Adds; Mean is that Sum divided by the input count.
+void variadic(HandlerRegistry& r, const char* onnx_op, const char* our_op = nullptr, bool mean = false) {
+  r.add({onnx_op, 6, 21, {}, [op = std::string(our_op ? our_op : onnx_op), mean](ImportContext& ctx, const OnnxNode& node) {
            std::vector<std::string> in;
            for (int i = 0; i < node.num_inputs(); ++i) {
              if (node.input(i).empty()) throw Error(node.where() + ": input " + std::to_string(i) + " is empty");
@@ -129,10 +130,15 @@ void variadic(HandlerRegistry& r, const char* op) {
            }
            std::string acc = in[0];
            for (size_t i = 1; i < in.size(); ++i) {
-             const bool last = i + 1 == in.size();
+             const bool last = i + 1 == in.size() && !mean;
              std::string out = last ? node.output(0) : ctx.fresh(node.output(0) + "_" + op + std::to_string(i));
              ctx.emit(node, op, {acc, in[i]}, {}, {out}, last ? "" : "_" + std::to_string(i));
              acc = out;
+           }
+           if (mean) {
+             std::string n = ctx.fresh(node.output(0) + "_count");
+             ctx.define_constant(n, scalar_f32(static_cast<float>(in.size())));
+             ctx.emit(node, "Div", {acc, n}, {}, {node.output(0)}, "_Div");
            }
          }});
 }
@@ -156,6 +162,75 @@ void add_elementwise_handlers(HandlerRegistry& r) {
          }});
   variadic(r, "Max");
   variadic(r, "Min");
+
+  // Ops added for the ONNX conformance count (issue 25).
+  for (const char* op : {"Reciprocal", "Floor", "Ceil", "Log"}) unary(r, op);
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan"}) unary(r, op, 7);
+  for (const char* op : {"Sign", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN"}) unary(r, op, 9);
+  unary(r, "Round", 11);
+  unary(r, "Softplus", 1);
+  unary(r, "Softsign", 1);
+  activation(r, "Selu", 6, {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}});
+  activation(r, "Celu", 12, {{"alpha", 1.0}});
+  activation(r, "ThresholdedRelu", 10, {{"alpha", 1.0}});
+  activation(r, "Shrink", 9, {{"bias", 0.0}, {"lambd", 0.5}});
+  r.add({"IsInf", 10, 21, {"detect_negative", "detect_positive"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           ir::Attributes a = attrs_of({{"detect_negative", int64_t{node.get_int("detect_negative", 1) != 0}},
+                                        {"detect_positive", int64_t{node.get_int("detect_positive", 1) != 0}}});
+           ctx.emit(node, "IsInf", {node.input(0)}, std::move(a), {node.output(0)});
+         }});
+  r.add({"Mod", 10, 21, {"fmod"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           const int64_t fmod = node.get_int("fmod", 0);
+           if (fmod != 0 && fmod != 1)
+             throw Error(node.where() + ": attribute fmod is " + std::to_string(fmod) + ", expected 0 or 1");
+           if (fmod == 0 && ctx.type_of(node.input(0)).dtype == ir::DType::f32)
+             throw Error(node.where() + ": float inputs need fmod = 1 (ONNX defines fmod = 0 for integers only)");
+           ctx.emit(node, "Mod", {node.input(0), node.input(1)}, attrs_of({{"fmod", fmod}}), {node.output(0)});
+         }});
+  for (const char* op : {"GreaterOrEqual", "LessOrEqual"}) {
+    r.add({op, 12, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+             require_inputs(node, 2);
+             ctx.emit(node, op, {node.input(0), node.input(1)}, {}, {node.output(0)});
+           }});
+  }
+  r.add({"Xor", 7, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           ctx.emit(node, "Xor", {node.input(0), node.input(1)}, {}, {node.output(0)});
+         }});
+  variadic(r, "Sum", "Add");
+  variadic(r, "Mean", "Add", /*mean=*/true);
+
+  // Dropout at inference is the identity, and its optional mask is all true. Training mode
+  // (opset 12: a training_mode input) must be a constant false: a run-time or true flag would ask
+  // for random masks, which an inference runtime does not draw.
+  r.add({"Dropout", 7, 21, {"ratio", "seed"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           if (ctx.opset() >= 12 && !node.input(2).empty()) {
+             const std::string& flag = node.input(2);
+             if (!ctx.is_constant(flag))
+               throw Error(node.where() + ": training_mode '" + flag +
+                           "' is computed at run time; fusebox runs Dropout in inference mode only "
+                           "(training_mode must be a constant false)");
+             const ir::Tensor& t = ctx.constant(flag, node, "training_mode");
+             const bool on = t.numel() > 0 && (t.dtype() == ir::DType::f32 ? t.data<float>()[0] != 0
+                                                                          : t.data<int64_t>()[0] != 0);
+             if (on)
+               throw Error(node.where() + ": training_mode is true; fusebox runs Dropout in inference mode "
+                           "only (random masks are not supported)");
+           }
+           const std::string& x = node.input(0);
+           if (ctx.is_constant(x))
+             ctx.define_constant(node.output(0), ctx.constant(x, node, "input"));
+           else
+             ctx.emit(node, "Identity", {x}, {}, {node.output(0)});
+           if (!node.output(1).empty()) {
+             ir::Tensor mask(ir::DType::i64, ctx.type_of(x).shape);
+             for (int64_t i = 0; i < mask.numel(); ++i) mask.data<int64_t>()[i] = 1;
+             ctx.define_constant(node.output(1), std::move(mask));
+           }
+         }});
 
   // Clip: bounds are attributes before opset 11 and optional inputs from 11. Constant bounds
   // become our attributes; a bound computed at run time becomes a Max / Min against it.

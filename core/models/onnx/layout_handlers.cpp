@@ -189,6 +189,40 @@ void add_layout_handlers(HandlerRegistry& r) {
            ctx.emit(node, "Gather", {node.input(0), indices}, attrs_of({{"axis", int64_t{axis}}}), {node.output(0)});
          }});
 
+  // Ops added for the ONNX conformance count (issue 25).
+  r.add({"GatherElements", 11, 21, {"axis"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects data and indices");
+           ir::Shape shape = ctx.type_of(node.input(0)).shape;
+           if (shape.empty()) throw Error(node.where() + ": data must have rank >= 1");
+           int axis = ir::normalize_axis(node.get_int("axis", 0), shape.size(), node.where() + " axis");
+           if (ctx.is_constant(node.input(1))) {
+             // Known indices: an out-of-range one is refused at load time, naming the node.
+             const ir::Tensor& t = ctx.constant(node.input(1), node, "indices");
+             for (int64_t i = 0; i < t.numel(); ++i) {
+               int64_t v = t.data<int64_t>()[i];
+               if (v < -shape[axis] || v >= shape[axis])
+                 throw Error(node.where() + ": index " + std::to_string(v) + " (element " + std::to_string(i) +
+                             ") out of range for axis " + std::to_string(axis) + " of size " + std::to_string(shape[axis]));
+             }
+           }
+           ctx.emit(node, "GatherElements", {node.input(0), node.input(1)}, attrs_of({{"axis", int64_t{axis}}}),
+                    {node.output(0)});
+         }});
+
+  r.add({"Trilu", 14, 21, {"upper"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const int64_t upper = node.get_int("upper", 1);
+           if (upper != 0 && upper != 1)
+             throw Error(node.where() + ": attribute upper is " + std::to_string(upper) + ", expected 0 or 1");
+           int64_t k = 0;
+           if (!node.input(1).empty()) {
+             std::vector<int64_t> ks = ctx.constant_ints(node.input(1), node, "k");
+             if (ks.size() != 1) throw Error(node.where() + ": k has " + std::to_string(ks.size()) + " values, expected one");
+             k = ks[0];
+           }
+           ctx.emit(node, "Trilu", {node.input(0)}, attrs_of({{"upper", upper}, {"k", k}}), {node.output(0)});
+         }});
+
   r.add({"Expand", 8, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects input and shape");
            std::vector<int64_t> shape = ctx.constant_ints(node.input(1), node, "shape");

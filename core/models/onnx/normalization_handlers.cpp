@@ -1,6 +1,7 @@
 // ONNX Softmax (opset < 13: 2-D coercion at axis; >= 13: one axis), LayerNormalization (with its
 // optional Mean and InvStdDev outputs), ReduceMean/Max/Min (axes attribute < 18, input >= 18),
-// ReduceSum (input from 13) and ArgMax.
+// ReduceSum (input from 13), ReduceProd and the composite reductions (ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax like Softmax.
 #include <utility>
 
 #include "core/base/error.h"
@@ -10,43 +11,66 @@ namespace fusebox::models::onnx_import {
 
 namespace {
 
+// One reduction of x into y (axes from the attribute or, from opset `input_since`, the input).
+void reduce_core(ImportContext& ctx, const OnnxNode& node, const std::string& op, int64_t input_since,
+                 const std::string& x, const std::string& y) {
+  std::vector<int64_t> axes;
+  if (ctx.opset() >= input_since) {
+    if (node.has("axes"))
+      throw Error(node.where() + ": opset " + std::to_string(input_since) +
+                  " takes axes as an input, not an attribute");
+    if (!node.input(1).empty()) axes = ctx.constant_ints(node.input(1), node, "axes");
+    if (axes.empty() && node.get_int("noop_with_empty_axes", 0) != 0) {
+      ctx.emit(node, "Identity", {x}, {}, {y}, "_" + op);
+      return;
+    }
+  } else {
+    if (node.has("noop_with_empty_axes"))
+      throw Error(node.where() + ": noop_with_empty_axes needs opset >= " + std::to_string(input_since));
+    axes = node.get_ints("axes");
+  }
+  ir::Attributes a = attrs_of({{"keepdims", node.get_int("keepdims", 1)}});
+  if (!axes.empty()) a.set("axes", axes);
+  ctx.emit(node, op, {x}, std::move(a), {y}, y == node.output(0) ? "" : "_" + op);
+}
+
 // ReduceMean/Sum/Max/Min: axes are an attribute before opset `input_since` and an optional input
 // from it on, where noop_with_empty_axes makes "no axes" mean "reduce nothing" instead of all.
-void reduce(HandlerRegistry& r, const char* op, int64_t input_since) {
-  r.add({op, 1, 21, {"axes", "keepdims", "noop_with_empty_axes"},
-         [op = std::string(op), input_since](ImportContext& ctx, const OnnxNode& node) {
+//
+// The composite reductions are a reduction between an element-wise op before (`pre`: "Abs",
+// "Exp", or "Square" for x * x) and one after (`post`: "Sqrt", "Log"), with `op` the reduction:
+// ReduceL2 = Sqrt(ReduceSum(x * x)), ReduceLogSumExp = Log(ReduceSum(Exp(x))) (as ONNX's
+// reference computes it, without subtracting the maximum), ...
+void reduce(HandlerRegistry& r, const char* onnx_op, int64_t input_since, const char* our_op = nullptr,
+            const char* pre = nullptr, const char* post = nullptr) {
+  r.add({onnx_op, 1, 21, {"axes", "keepdims", "noop_with_empty_axes"},
+         [op = std::string(our_op ? our_op : onnx_op), input_since, pre = std::string(pre ? pre : ""),
+          post = std::string(post ? post : "")](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
-           std::vector<int64_t> axes;
-           if (ctx.opset() >= input_since) {
-             if (node.has("axes"))
-               throw Error(node.where() + ": opset " + std::to_string(input_since) +
-                           " takes axes as an input, not an attribute");
-             if (!node.input(1).empty()) axes = ctx.constant_ints(node.input(1), node, "axes");
-             if (axes.empty() && node.get_int("noop_with_empty_axes", 0) != 0) {
-               ctx.emit(node, "Identity", {node.input(0)}, {}, {node.output(0)});
-               return;
-             }
-           } else {
-             if (node.has("noop_with_empty_axes"))
-               throw Error(node.where() + ": noop_with_empty_axes needs opset >= " + std::to_string(input_since));
-             axes = node.get_ints("axes");
+           std::string x = node.input(0), y = node.output(0);
+           if (!pre.empty()) {
+             std::string t = ctx.fresh(y + "_" + pre);
+             if (pre == "Square") ctx.emit(node, "Mul", {x, x}, {}, {t}, "_Square");
+             else ctx.emit(node, pre, {x}, {}, {t}, "_" + pre);
+             x = t;
            }
-           ir::Attributes a = attrs_of({{"keepdims", node.get_int("keepdims", 1)}});
-           if (!axes.empty()) a.set("axes", axes);
-           ctx.emit(node, op, {node.input(0)}, std::move(a), {node.output(0)});
+           if (!post.empty()) y = ctx.fresh(node.output(0) + "_" + op);
+           reduce_core(ctx, node, op, input_since, x, y);
+           if (!post.empty()) ctx.emit(node, post, {y}, {}, {node.output(0)}, "_" + post);
          }});
 }
 
 }  // namespace
 
 void add_normalization_handlers(HandlerRegistry& r) {
-  r.add({"Softmax", 1, 21, {"axis"}, [](ImportContext& ctx, const OnnxNode& node) {
+  for (const char* softmax : {"Softmax", "LogSoftmax"})
+  r.add({softmax, 1, 21, {"axis"}, [op = std::string(softmax)](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
            const std::string& x = node.input(0);
            ir::Shape shape = ctx.type_of(x).shape;
            auto rank = static_cast<int64_t>(shape.size());
            if (ctx.opset() >= 13) {
-             ctx.emit(node, "Softmax", {x}, attrs_of({{"axis", node.get_int("axis", -1)}}), {node.output(0)});
+             ctx.emit(node, op, {x}, attrs_of({{"axis", node.get_int("axis", -1)}}), {node.output(0)});
              return;
            }
            // Before opset 13: the input is seen as 2-D [prod(dims < axis), prod(dims >= axis)] and
@@ -57,12 +81,12 @@ void add_normalization_handlers(HandlerRegistry& r) {
              throw Error(node.where() + ": axis " + std::to_string(node.get_int("axis", 1)) + " out of range for rank " +
                          std::to_string(rank));
            if (rank == 0 || axis == rank - 1) {
-             ctx.emit(node, "Softmax", {x}, attrs_of({{"axis", int64_t{-1}}}), {node.output(0)});
+             ctx.emit(node, op, {x}, attrs_of({{"axis", int64_t{-1}}}), {node.output(0)});
              return;
            }
            std::string flat = ctx.fresh(node.output(0) + "_2d"), soft = ctx.fresh(node.output(0) + "_softmax");
            ctx.emit(node, "Flatten", {x}, attrs_of({{"axis", axis}}), {flat}, "_Flatten");
-           ctx.emit(node, "Softmax", {flat}, attrs_of({{"axis", int64_t{-1}}}), {soft}, "_Softmax");
+           ctx.emit(node, op, {flat}, attrs_of({{"axis", int64_t{-1}}}), {soft}, "_" + op);
            ctx.emit(node, "Reshape", {soft}, attrs_of({{"shape", std::vector<int64_t>(shape)}}), {node.output(0)},
                     "_Reshape");
          }});
@@ -83,8 +107,16 @@ void add_normalization_handlers(HandlerRegistry& r) {
 
   for (auto [op, since] : {std::pair{"ReduceMean", 18}, {"ReduceSum", 13}, {"ReduceMax", 18}, {"ReduceMin", 18}})
     reduce(r, op, since);
+  // Added for the ONNX conformance count (issue 25): ReduceProd, and the composite reductions.
+  reduce(r, "ReduceProd", 18);
+  reduce(r, "ReduceL1", 18, "ReduceSum", "Abs");
+  reduce(r, "ReduceL2", 18, "ReduceSum", "Square", "Sqrt");
+  reduce(r, "ReduceSumSquare", 18, "ReduceSum", "Square");
+  reduce(r, "ReduceLogSum", 18, "ReduceSum", nullptr, "Log");
+  reduce(r, "ReduceLogSumExp", 18, "ReduceSum", "Exp", "Log");
 
-  r.add({"ArgMax", 1, 21, {"axis", "keepdims", "select_last_index"}, [](ImportContext& ctx, const OnnxNode& node) {
+  for (const char* arg : {"ArgMax", "ArgMin"})
+  r.add({arg, 1, 21, {"axis", "keepdims", "select_last_index"}, [op = std::string(arg)](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
            if (node.has("select_last_index") && ctx.opset() < 12)
              throw Error(node.where() + ": select_last_index needs opset >= 12");
@@ -93,7 +125,7 @@ void add_normalization_handlers(HandlerRegistry& r) {
            ir::Attributes a = attrs_of({{"axis", int64_t{axis}},
                                         {"keepdims", int64_t{node.get_int("keepdims", 1) != 0}},
                                         {"select_last_index", int64_t{node.get_int("select_last_index", 0) != 0}}});
-           ctx.emit(node, "ArgMax", {node.input(0)}, std::move(a), {node.output(0)});
+           ctx.emit(node, op, {node.input(0)}, std::move(a), {node.output(0)});
          }});
 }
 
