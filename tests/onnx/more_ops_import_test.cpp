@@ -215,5 +215,36 @@ TEST(OnnxMoreOpsImport, CompositeReductionsMatchDoubleLoops) {
   }
 }
 
+// Opset 6 arithmetic broadcasts B from attribute axis (PyTorch's old exports): B [3] on A
+// [2, 3, 4] at axis 1 adds B[j] along dim 1; without broadcast = 1 the shapes must be equal.
+TEST(OnnxMoreOpsImport, Opset6BroadcastAlignsBAtAxis) {
+  Model model(6);
+  model.input("a", {2, 3, 4});
+  model.init("b", {3}, {10, 20, 30});
+  auto* n = model.node("Add", {"a", "b"}, {"y"});
+  Model::i(n, "broadcast", 1);
+  Model::i(n, "axis", 1);
+  ir::Graph g = models::import_onnx_bytes(model.bytes(), "m", options());
+  ir::Tensor a = testing::random_inputs(g, 2)[0];
+  ir::Tensor y = testing::evaluate_graph(g, {a})[0];
+  ASSERT_EQ(y.shape(), (ir::Shape{2, 3, 4}));
+  for (int i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], a.data<float>()[i] + 10.0f * static_cast<float>((i / 4) % 3 + 1)) << i;
+
+  Model strict(6);
+  strict.input("a", {2, 3});
+  strict.init("b", {3}, {1, 2, 3});
+  strict.node("Mul", {"a", "b"}, {"y"});
+  const std::string e = error_of(strict);
+  EXPECT_NE(e.find("Mul_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("broadcast is 0"), std::string::npos) << e;
+
+  Model late(13);
+  late.input("a", {2, 3});
+  late.init("b", {3}, {1, 2, 3});
+  Model::i(late.node("Sub", {"a", "b"}, {"y"}), "broadcast", 1);
+  const std::string e2 = error_of(late);
+  EXPECT_NE(e2.find("up to opset 6 only"), std::string::npos) << e2;
+}
+
 }  // namespace
 }  // namespace fusebox

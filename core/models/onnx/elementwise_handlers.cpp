@@ -18,10 +18,46 @@ void require_inputs(const OnnxNode& node, int n) {
       throw Error(node.where() + ": expects " + std::to_string(n) + " inputs, input " + std::to_string(i) + " is missing");
 }
 
+// Opset 6 arithmetic (PyTorch's old exports) broadcasts only with attribute broadcast = 1, and
+// then aligns B's dims with A's from attribute axis (default: trailing, as numpy): B gets
+// trailing 1s so numpy broadcasting from opset 7 computes the same. broadcast = 0 needs equal
+// shapes.
+std::string legacy_broadcast(ImportContext& ctx, const OnnxNode& node, const std::string& a, const std::string& b) {
+  const ir::Shape sa = ctx.type_of(a).shape, sb = ctx.type_of(b).shape;
+  if (node.get_int("broadcast", 0) == 0) {
+    if (sa != sb)
+      throw Error(node.where() + ": inputs " + ir::shape_str(sa) + " and " + ir::shape_str(sb) +
+                  " differ and broadcast is 0 (opset " + std::to_string(ctx.opset()) + ")");
+    return b;
+  }
+  if (!node.has("axis")) return b;
+  const auto ra = static_cast<int64_t>(sa.size()), rb = static_cast<int64_t>(sb.size());
+  int64_t axis = node.get_int("axis", 0);
+  if (axis < 0) axis += ra;
+  if (axis < 0 || axis + rb > ra)
+    throw Error(node.where() + ": B " + ir::shape_str(sb) + " does not fit A " + ir::shape_str(sa) + " from axis " +
+                std::to_string(node.get_int("axis", 0)));
+  if (axis + rb == ra) return b;
+  ir::Shape target = sb;
+  target.resize(static_cast<size_t>(ra - axis), 1);
+  std::string aligned = ctx.fresh(b + "_aligned");
+  ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>(target)}}), {aligned}, "_align");
+  return aligned;
+}
+
 void binary(HandlerRegistry& r, const char* op) {
-  r.add({op, 7, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+  // Comparisons and logic start at opset 7 in ONNX's numbering of these handlers; arithmetic
+  // also reads the opset-6 form.
+  const bool arithmetic = std::string(op) == "Add" || std::string(op) == "Sub" || std::string(op) == "Mul" ||
+                          std::string(op) == "Div" || std::string(op) == "Pow";
+  r.add({op, arithmetic ? 6 : 7, 21, arithmetic ? std::vector<std::string>{"broadcast", "axis"} : std::vector<std::string>{},
+         [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 2);
            std::string a = node.input(0), b = node.input(1);
+           if (ctx.opset() < 7) b = legacy_broadcast(ctx, node, a, b);
+           else if (node.has("broadcast") || node.has("axis"))
+             throw Error(node.where() + ": attributes broadcast and axis exist up to opset 6 only (model has " +
+                         std::to_string(ctx.opset()) + ")");
            // Pow's exponent may have another type (opset >= 12): a constant one is converted.
            if (op == "Pow" && ctx.type_of(a).dtype == ir::DType::f32 && ctx.type_of(b).dtype == ir::DType::i64 &&
                ctx.is_constant(b)) {
@@ -156,9 +192,23 @@ void add_elementwise_handlers(HandlerRegistry& r) {
   activation(r, "Elu", 6, {{"alpha", 1.0}});
   activation(r, "HardSigmoid", 6, {{"alpha", 0.2}, {"beta", 0.5}});
   for (const char* op : {"Equal", "Less", "Greater", "And", "Or"}) binary(r, op);
-  r.add({"PRelu", 7, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+  // PRelu: opset 6 (PyTorch's old exports) has one slope per channel (dim 1) or one for all; from
+  // 7 the slope broadcasts like numpy. An opset-6 slope of [C] becomes [C, 1, ..., 1].
+  r.add({"PRelu", 6, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 2);
-           ctx.emit(node, "PRelu", {node.input(0), node.input(1)}, {}, {node.output(0)});
+           std::string slope = node.input(1);
+           const ir::Shape x = ctx.type_of(node.input(0)).shape, s = ctx.type_of(slope).shape;
+           if (ctx.opset() < 7 && s.size() == 1 && s[0] != 1 && x.size() >= 2) {
+             if (s[0] != x[1])
+               throw Error(node.where() + ": slope " + ir::shape_str(s) + " is not one per channel of x " +
+                           ir::shape_str(x) + " (opset 6)");
+             ir::Shape target(x.size() - 1, 1);
+             target[0] = s[0];
+             std::string aligned = ctx.fresh(slope + "_per_channel");
+             ctx.emit(node, "Reshape", {slope}, attrs_of({{"shape", std::vector<int64_t>(target)}}), {aligned}, "_align");
+             slope = aligned;
+           }
+           ctx.emit(node, "PRelu", {node.input(0), slope}, {}, {node.output(0)});
          }});
   variadic(r, "Max");
   variadic(r, "Min");
