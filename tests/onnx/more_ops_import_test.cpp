@@ -246,5 +246,40 @@ TEST(OnnxMoreOpsImport, Opset6BroadcastAlignsBAtAxis) {
   EXPECT_NE(e2.find("up to opset 6 only"), std::string::npos) << e2;
 }
 
+// DepthToSpace (DCR) against index arithmetic written here: y[n, c, h*bs + i, w*bs + j] =
+// x[n, (i*bs + j)*C' + c, h, w]; and the refusals of a blocksize or a scale that does not fit.
+TEST(OnnxMoreOpsImport, DepthToSpaceAndInstanceNormChecks) {
+  Model model(13);
+  model.input("x", {1, 8, 2, 3});
+  Model::i(model.node("DepthToSpace", {"x"}, {"y"}), "blocksize", 2);
+  ir::Graph g = models::import_onnx_bytes(model.bytes(), "m", options());
+  ir::Tensor x = testing::random_inputs(g, 4)[0];
+  ir::Tensor y = testing::evaluate_graph(g, {x})[0];
+  ASSERT_EQ(y.shape(), (ir::Shape{1, 2, 4, 6}));
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 3; ++w)
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j)
+            EXPECT_EQ(y.data<float>()[(c * 4 + h * 2 + i) * 6 + w * 2 + j],
+                      x.data<float>()[(((i * 2 + j) * 2 + c) * 2 + h) * 3 + w]);
+
+  Model bad(13);
+  bad.input("x", {1, 6, 2, 2});
+  Model::i(bad.node("DepthToSpace", {"x"}, {"y"}), "blocksize", 2);
+  std::string e = error_of(bad);
+  EXPECT_NE(e.find("DepthToSpace_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("does not divide the 6 channels"), std::string::npos) << e;
+
+  Model inorm(13);
+  inorm.input("x", {2, 3, 4});
+  inorm.init("s", {2}, {1, 1});
+  inorm.init("b", {3}, {0, 0, 0});
+  inorm.node("InstanceNormalization", {"x", "s", "b"}, {"y"});
+  e = error_of(inorm);
+  EXPECT_NE(e.find("InstanceNormalization_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("one per channel"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace fusebox

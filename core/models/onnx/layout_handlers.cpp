@@ -209,6 +209,48 @@ void add_layout_handlers(HandlerRegistry& r) {
                     {node.output(0)});
          }});
 
+  // DepthToSpace / SpaceToDepth are a Reshape to 6-D, a Transpose and a Reshape back (ONNX's own
+  // definition), so they run on the layout kernels and absorb_layout sees through them.
+  r.add({"DepthToSpace", 1, 21, {"blocksize", "mode"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const ir::Shape x = ctx.type_of(node.input(0)).shape;
+           const int64_t bs = node.get_int("blocksize", 0);
+           const std::string mode = node.get_string("mode", "DCR");
+           if (mode != "DCR" && mode != "CRD") throw Error(node.where() + ": mode '" + mode + "' is not DCR or CRD");
+           if (mode == "CRD" && ctx.opset() < 11) throw Error(node.where() + ": mode needs opset >= 11");
+           if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
+           if (bs <= 0 || x[1] % (bs * bs) != 0)
+             throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide the " +
+                         std::to_string(x[1]) + " channels into blocksize^2 groups");
+           const int64_t c = x[1] / (bs * bs);
+           std::vector<int64_t> six = mode == "DCR" ? std::vector<int64_t>{x[0], bs, bs, c, x[2], x[3]}
+                                                    : std::vector<int64_t>{x[0], c, bs, bs, x[2], x[3]};
+           std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
+                                                     : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+           std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
+           ctx.emit(node, "Reshape", {node.input(0)}, attrs_of({{"shape", six}}), {a}, "_Reshape6d");
+           ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", perm}}), {b}, "_Transpose");
+           ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>{x[0], c, x[2] * bs, x[3] * bs}}}),
+                    {node.output(0)}, "_Reshape");
+         }});
+
+  r.add({"SpaceToDepth", 1, 21, {"blocksize"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const ir::Shape x = ctx.type_of(node.input(0)).shape;
+           const int64_t bs = node.get_int("blocksize", 0);
+           if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
+           if (bs <= 0 || x[2] % bs != 0 || x[3] % bs != 0)
+             throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide H x W " +
+                         std::to_string(x[2]) + " x " + std::to_string(x[3]));
+           std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
+           ctx.emit(node, "Reshape", {node.input(0)},
+                    attrs_of({{"shape", std::vector<int64_t>{x[0], x[1], x[2] / bs, bs, x[3] / bs, bs}}}), {a}, "_Reshape6d");
+           ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}}), {b}, "_Transpose");
+           ctx.emit(node, "Reshape", {b},
+                    attrs_of({{"shape", std::vector<int64_t>{x[0], x[1] * bs * bs, x[2] / bs, x[3] / bs}}}),
+                    {node.output(0)}, "_Reshape");
+         }});
+
   r.add({"Trilu", 14, 21, {"upper"}, [](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
            const int64_t upper = node.get_int("upper", 1);

@@ -115,6 +115,41 @@ void add_normalization_handlers(HandlerRegistry& r) {
   reduce(r, "ReduceLogSum", 18, "ReduceSum", nullptr, "Log");
   reduce(r, "ReduceLogSumExp", 18, "ReduceSum", "Exp", "Log");
 
+  // InstanceNormalization: each (n, c) plane normalized over its spatial dims, then scale[c] and
+  // B[c]. Built from ReduceMean, Sub, Mul, Add, Sqrt, Div (the means accumulate in double).
+  r.add({"InstanceNormalization", 6, 21, {"epsilon"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty() || node.input(2).empty())
+             throw Error(node.where() + ": expects inputs input, scale and B");
+           const std::string x = node.input(0), y = node.output(0);
+           const ir::Shape shape = ctx.type_of(x).shape;
+           if (shape.size() < 3)
+             throw Error(node.where() + ": input must be [N, C, D1, ...], got " + ir::shape_str(shape));
+           for (int i = 1; i <= 2; ++i)
+             if (ctx.type_of(node.input(i)).shape != ir::Shape{shape[1]})
+               throw Error(node.where() + ": " + (i == 1 ? "scale " : "B ") + ir::shape_str(ctx.type_of(node.input(i)).shape) +
+                           " must be [" + std::to_string(shape[1]) + "], one per channel");
+           std::vector<int64_t> axes, per_channel(shape.size() - 1, 1);
+           for (size_t d = 2; d < shape.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+           per_channel[0] = shape[1];
+           auto tmp = [&](const char* what) { return ctx.fresh(y + "_" + what); };
+           const ir::Attributes mean_attrs = attrs_of({{"axes", axes}, {"keepdims", int64_t{1}}});
+           std::string mean = tmp("mean"), d = tmp("centered"), sq = tmp("squared"), var = tmp("var"),
+                       eps = tmp("epsilon"), ve = tmp("var_eps"), sd = tmp("std"), n = tmp("normalized"),
+                       sc = tmp("scale"), bc = tmp("bias"), scaled = tmp("scaled");
+           ctx.emit(node, "ReduceMean", {x}, mean_attrs, {mean}, "_mean");
+           ctx.emit(node, "Sub", {x, mean}, {}, {d}, "_center");
+           ctx.emit(node, "Mul", {d, d}, {}, {sq}, "_square");
+           ctx.emit(node, "ReduceMean", {sq}, mean_attrs, {var}, "_var");
+           ctx.define_constant(eps, scalar_f32(static_cast<float>(node.get_float("epsilon", 1e-5))));
+           ctx.emit(node, "Add", {var, eps}, {}, {ve}, "_eps");
+           ctx.emit(node, "Sqrt", {ve}, {}, {sd}, "_sqrt");
+           ctx.emit(node, "Div", {d, sd}, {}, {n}, "_normalize");
+           ctx.emit(node, "Reshape", {node.input(1)}, attrs_of({{"shape", per_channel}}), {sc}, "_scale_shape");
+           ctx.emit(node, "Reshape", {node.input(2)}, attrs_of({{"shape", per_channel}}), {bc}, "_bias_shape");
+           ctx.emit(node, "Mul", {n, sc}, {}, {scaled}, "_scale");
+           ctx.emit(node, "Add", {scaled, bc}, {}, {y}, "_bias");
+         }});
+
   for (const char* arg : {"ArgMax", "ArgMin"})
   r.add({arg, 1, 21, {"axis", "keepdims", "select_last_index"}, [op = std::string(arg)](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
