@@ -210,6 +210,8 @@ const std::vector<OpCase>& op_cases() {
       {"GreaterOrEqual", {f32({4, 9}), f32({9})}},
       {"LessOrEqual", {i64({4, 9}, 0, 3), i64({4, 1}, 0, 3)}},
       {"Xor", {i64({4, 9}, 0, 1), i64({9}, 0, 1)}},
+      {"BitShift", {i64({4, 9}, 0, 255), i64({9}, 0, 7)}, R"({"direction": "LEFT"})"},
+      {"Hardmax", {f32({3, 5, 7})}, R"({"axis": 1})"},
       {"LogSoftmax", {f32({3, 5, 7})}, R"({"axis": 1})"},
       {"ReduceProd", {f32({2, 5, 16}, 0.5, 1.5)}, R"({"axes": [1], "keepdims": 1})"},
       {"ArgMin", {f32({3, 5, 7})}, R"({"axis": 2, "keepdims": 1})"},

@@ -139,6 +139,16 @@ exec::KernelDef mod_kernel() {
   return {prepare, run_ew};
 }
 
+// BitShift: attribute direction picks the shift (the schema checks it is LEFT or RIGHT).
+exec::KernelDef bitshift_kernel() {
+  const exec::KernelDef left = binary_kernel(nullptr, binary_impl<int64_t, ShiftLeftOp, kGrainSimple>);
+  const exec::KernelDef right = binary_kernel(nullptr, binary_impl<int64_t, ShiftRightOp, kGrainSimple>);
+  auto prepare = [left, right](const exec::KernelContext& ctx) {
+    return ctx.node.attrs.get_string("direction", "") == "LEFT" ? left.prepare(ctx) : right.prepare(ctx);
+  };
+  return {prepare, run_ew};
+}
+
 // ---- unary ---------------------------------------------------------------------------------
 
 template <typename T, typename F, int64_t Grain>
@@ -591,6 +601,7 @@ void add_elementwise_kernels(exec::KernelTable& table) {
   table.add("LessOrEqual", binary_kernel(binary_impl<float, LessOrEqualOp, kGrainSimple, int64_t>,
                                          binary_impl<int64_t, LessOrEqualOp, kGrainSimple, int64_t>));
   table.add("Xor", binary_kernel(nullptr, binary_impl<int64_t, XorOp, kGrainSimple>));
+  table.add("BitShift", bitshift_kernel());
   table.add("Gelu", gelu_kernel());
   table.add("Cast", cast_kernel());
   table.add("Where", where_kernel());

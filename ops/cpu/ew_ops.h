@@ -200,6 +200,14 @@ struct LessOrEqualOp {
   template <typename T>
   int64_t operator()(T a, T b) const { return a <= b ? 1 : 0; }
 };
+// BitShift on the bits of the (unsigned) value: ONNX defines it for unsigned types, which the
+// importer holds as i64. A shift by 64 or more (or a negative amount) gives 0.
+struct ShiftLeftOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (b < 0 || b > 63) ? 0 : wrap_i64(as_u64(a) << b); }
+};
+struct ShiftRightOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (b < 0 || b > 63) ? 0 : wrap_i64(as_u64(a) >> b); }
+};
 struct XorOp {
   int64_t operator()(int64_t a, int64_t b) const { return ((a != 0) != (b != 0)) ? 1 : 0; }
 };

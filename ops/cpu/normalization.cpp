@@ -794,6 +794,40 @@ void run_argmax(const exec::KernelArgs& args) {
   else argmax_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
 }
 
+// ---- Hardmax -------------------------------------------------------------------------------
+
+// Hardmax: 1 at the first maximum along the axis (ArgMax's walk, NaN counting as the maximum),
+// 0 elsewhere.
+std::shared_ptr<const void> prepare_hardmax(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::AxisSplit split =
+      or_fail(ctx, [&] { return ir::softmax_split(ctx.node, ctx.inputs[0].shape); });
+  ArgMaxState st;
+  st.outer = split.outer;
+  st.n = split.n;
+  st.inner = split.inner;
+  return exec::make_state(st);
+}
+
+void run_hardmax(const exec::KernelArgs& args) {
+  const auto& st = state_of<ArgMaxState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  if (st.outer * st.n * st.inner == 0) return;
+  parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / st.n), [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t o = u / st.inner, i = u % st.inner;
+      const float* p = x + o * st.n * st.inner + i;
+      float* q = y + o * st.n * st.inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < st.n && !std::isnan(p[best * st.inner]); ++k)
+        if (std::isnan(p[k * st.inner]) || p[k * st.inner] > p[best * st.inner]) best = k;
+      for (int64_t k = 0; k < st.n; ++k) q[k * st.inner] = k == best ? 1.0f : 0.0f;
+    }
+  });
+}
+
 }  // namespace
 
 void add_normalization_kernels(exec::KernelTable& table) {
@@ -804,6 +838,7 @@ void add_normalization_kernels(exec::KernelTable& table) {
   table.add("ArgMax", {prepare_argmax, run_argmax});
   table.add("ArgMin", {prepare_argmax, run_argmax});
   table.add("LogSoftmax", {prepare_softmax, run_softmax});
+  table.add("Hardmax", {prepare_hardmax, run_hardmax});
   table.add("Softmax", {prepare_softmax, run_softmax});
   table.add("LayerNorm", {prepare_layer_norm<1>, run_layer_norm});
   table.add("SkipLayerNorm", {prepare_layer_norm<2>, run_layer_norm});

@@ -1,7 +1,7 @@
 // The ops added for the ONNX conformance count (issue 25) against double-precision references
 // written here: unary math and activations, Mod's two sign rules, the new comparisons and Xor,
 // LogSoftmax (every ISA level this CPU runs), ArgMin, Trilu and GatherElements (including its
-// out-of-range error).
+// out-of-range error), ReduceProd, Hardmax and BitShift.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -263,6 +263,37 @@ TEST(ConformanceOps, ReduceProdOverAxes) {
   Tensor i = run1("ReduceProd", {i64_tensor({2, 3}, {1, -2, 3, 4, 5, -6})}, attrs_of({{"axes", std::vector<int64_t>{1}}}));
   EXPECT_EQ(i.data<int64_t>()[0], -6);
   EXPECT_EQ(i.data<int64_t>()[1], -120);
+}
+
+TEST(ConformanceOps, HardmaxMarksTheFirstMaximum) {
+  Tensor x = f32_tensor({2, 3}, {1, 3, 3, 2, -1, 0});
+  expect_close(run1("Hardmax", {x}, attrs_of({{"axis", int64_t{-1}}})), {2, 3}, {0, 1, 0, 1, 0, 0}, 0, 0, "axis -1");
+  expect_close(run1("Hardmax", {x}, attrs_of({{"axis", int64_t{0}}})), {2, 3}, {0, 1, 1, 1, 0, 0}, 0, 0, "axis 0");
+  std::mt19937 rng(17);
+  Tensor r = random_f32({4, 6, 5}, rng);
+  Tensor y = run1("Hardmax", {r}, attrs_of({{"axis", int64_t{1}}}), 2);
+  std::vector<double> want(120, 0.0);
+  for (int64_t o = 0; o < 4; ++o)
+    for (int64_t i = 0; i < 5; ++i) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < 6; ++k)
+        if (at(r, (o * 6 + k) * 5 + i) > at(r, (o * 6 + best) * 5 + i)) best = k;
+      want[(o * 6 + best) * 5 + i] = 1.0;
+    }
+  expect_close(y, {4, 6, 5}, want, 0, 0, "axis 1");
+}
+
+TEST(ConformanceOps, BitShiftBothWaysAndWideShifts) {
+  Tensor a = i64_tensor({5}, {16, 4, 1, 255, 1});
+  Tensor b = i64_tensor({5}, {1, 2, 3, 4, 64});
+  Tensor l = run1("BitShift", {a, b}, attrs_of({{"direction", std::string("LEFT")}}));
+  Tensor r = run1("BitShift", {a, b}, attrs_of({{"direction", std::string("RIGHT")}}));
+  const std::vector<int64_t> want_l = {32, 16, 8, 4080, 0}, want_r = {8, 1, 0, 15, 0};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(l.data<int64_t>()[i], want_l[i]) << i;
+    EXPECT_EQ(r.data<int64_t>()[i], want_r[i]) << i;
+  }
+  EXPECT_THROW(run1("BitShift", {a, b}, attrs_of({{"direction", std::string("UP")}})), Error);
 }
 
 }  // namespace

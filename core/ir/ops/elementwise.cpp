@@ -233,6 +233,21 @@ void register_elementwise_ops(OpRegistry& r) {
   }
   add_predicate(r, "GreaterOrEqual", "a >= b -> i64 0/1, numpy broadcasting", false);
   add_predicate(r, "LessOrEqual", "a <= b -> i64 0/1, numpy broadcasting", false);
+  {
+    OpSchema s;
+    s.name = "BitShift";
+    s.doc = "a << b or a >> b on i64 bits (attribute direction LEFT | RIGHT), numpy broadcasting";
+    s.min_inputs = s.max_inputs = 2;
+    s.elementwise = true;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[0].dtype != DType::i64 || in[1].dtype != DType::i64) throw Error("inputs must be i64");
+      const std::string d = n.attrs.get_string("direction", "");
+      if (d != "LEFT" && d != "RIGHT") throw Error("direction must be LEFT or RIGHT, got '" + d + "'");
+      return std::vector<TensorType>{{DType::i64, broadcast_shapes(in[0].shape, in[1].shape)}};
+    };
+    s.flops = per_element(1);
+    r.add(std::move(s));
+  }
   add_predicate(r, "Xor", "(a != 0) != (b != 0) -> i64 0/1, numpy broadcasting", true);
   {
     OpSchema s;

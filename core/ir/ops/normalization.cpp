@@ -81,11 +81,13 @@ void register_normalization_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
-  for (const char* op : {"Softmax", "LogSoftmax"}) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     OpSchema s;
     s.name = op;
-    s.doc = std::string(op) == "Softmax" ? "exp(x - max) / sum over one axis (attribute axis, default -1)"
-                                         : "x - max - log(sum exp(x - max)) over one axis (attribute axis, default -1)";
+    const std::string name = op;
+    s.doc = name == "Softmax"      ? "exp(x - max) / sum over one axis (attribute axis, default -1)"
+            : name == "LogSoftmax" ? "x - max - log(sum exp(x - max)) over one axis (attribute axis, default -1)"
+                                   : "1 at the first maximum along one axis, 0 elsewhere (attribute axis, default -1)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       require_f32(in[0], "input");
       normalize_axis(n.attrs.get_int("axis", -1), std::max<size_t>(in[0].shape.size(), 1), "Softmax");

@@ -249,6 +249,16 @@ void add_elementwise_handlers(HandlerRegistry& r) {
            require_inputs(node, 2);
            ctx.emit(node, "Xor", {node.input(0), node.input(1)}, {}, {node.output(0)});
          }});
+  r.add({"BitShift", 11, 21, {"direction"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           const std::string d = node.get_string("direction", "");
+           if (d != "LEFT" && d != "RIGHT")
+             throw Error(node.where() + ": attribute direction is '" + d + "', expected LEFT or RIGHT");
+           for (int i = 0; i < 2; ++i)
+             if (ctx.type_of(node.input(i)).dtype != ir::DType::i64)
+               throw Error(node.where() + ": input " + std::to_string(i) + " must be an unsigned integer tensor");
+           ctx.emit(node, "BitShift", {node.input(0), node.input(1)}, attrs_of({{"direction", d}}), {node.output(0)});
+         }});
   variadic(r, "Sum", "Add");
   variadic(r, "Mean", "Add", /*mean=*/true);
 

@@ -1,7 +1,7 @@
 // ONNX Softmax (opset < 13: 2-D coercion at axis; >= 13: one axis), LayerNormalization (with its
 // optional Mean and InvStdDev outputs), ReduceMean/Max/Min (axes attribute < 18, input >= 18),
 // ReduceSum (input from 13), ReduceProd and the composite reductions (ReduceL1, ReduceL2,
-// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax like Softmax.
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax and Hardmax like Softmax.
 #include <utility>
 
 #include "core/base/error.h"
@@ -63,7 +63,7 @@ void reduce(HandlerRegistry& r, const char* onnx_op, int64_t input_since, const 
 }  // namespace
 
 void add_normalization_handlers(HandlerRegistry& r) {
-  for (const char* softmax : {"Softmax", "LogSoftmax"})
+  for (const char* softmax : {"Softmax", "LogSoftmax", "Hardmax"})
   r.add({softmax, 1, 21, {"axis"}, [op = std::string(softmax)](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty()) throw Error(node.where() + ": missing input");
            const std::string& x = node.input(0);
