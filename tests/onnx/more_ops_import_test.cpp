@@ -281,5 +281,49 @@ TEST(OnnxMoreOpsImport, DepthToSpaceAndInstanceNormChecks) {
   EXPECT_NE(e.find("one per channel"), std::string::npos) << e;
 }
 
+void i64_init(Model& model, const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+  auto* t = model.g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
+// NegativeLogLikelihoodLoss, mean over weighted elements with one ignored, against a loop here;
+// a class index out of range and a target computed at run time are refused naming the node.
+TEST(OnnxMoreOpsImport, NllLossWeightedMeanAndRefusals) {
+  Model model(13);
+  model.input("x", {3, 4});
+  model.input("w", {4});
+  i64_init(model, "t", {3}, {2, -1, 0});
+  auto* n = model.node("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"y"});
+  Model::i(n, "ignore_index", -1);
+  ir::Graph g = models::import_onnx_bytes(model.bytes(), "m", options());
+  std::vector<ir::Tensor> in = testing::random_inputs(g, 9);
+  ASSERT_EQ(in.size(), 2u);
+  ir::Tensor y = testing::evaluate_graph(g, in)[0];
+  const float* x = in[0].data<float>();
+  const float* w = in[1].data<float>();
+  const double want = -(x[0 * 4 + 2] * double{w[2]} + x[2 * 4 + 0] * double{w[0]}) / (double{w[2]} + w[0]);
+  ASSERT_EQ(y.numel(), 1);
+  EXPECT_NEAR(y.data<float>()[0], want, 1e-5);
+
+  Model bad(13);
+  bad.input("x", {2, 3});
+  i64_init(bad, "t", {2}, {1, 3});
+  bad.node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"});
+  std::string e = error_of(bad);
+  EXPECT_NE(e.find("NegativeLogLikelihoodLoss_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("class 3, out of range for 3 classes"), std::string::npos) << e;
+
+  Model runtime(13);
+  runtime.input("x", {2, 3});
+  runtime.input("t", {2});
+  runtime.node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"});
+  e = error_of(runtime);
+  EXPECT_NE(e.find("NegativeLogLikelihoodLoss_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("known at load time"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace fusebox

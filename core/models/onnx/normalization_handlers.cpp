@@ -1,7 +1,8 @@
 // ONNX Softmax (opset < 13: 2-D coercion at axis; >= 13: one axis), LayerNormalization (with its
 // optional Mean and InvStdDev outputs), ReduceMean/Max/Min (axes attribute < 18, input >= 18),
 // ReduceSum (input from 13), ReduceProd and the composite reductions (ReduceL1, ReduceL2,
-// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax and Hardmax like Softmax.
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax and Hardmax like Softmax; InstanceNormalization,
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss built from simpler ops.
 #include <utility>
 
 #include "core/base/error.h"
@@ -60,6 +61,75 @@ void reduce(HandlerRegistry& r, const char* onnx_op, int64_t input_since, const 
          }});
 }
 
+// NegativeLogLikelihoodLoss of `log_prob` [N, C, ...]: loss[n, d] = -log_prob[n, target[n, d], d] *
+// weight[target[n, d]], 0 where target is ignore_index; reduced by none, sum or mean (divided by
+// the weights' sum) into `y`. The target holds class indices, known at load time (integer inputs
+// are), so the gather indices and the ignore mask are constants and the loss is GatherElements,
+// Gather (of a weight that may be computed at run time), Mul, Neg and ReduceSum.
+void nll_loss(ImportContext& ctx, const OnnxNode& node, const std::string& log_prob, const std::string& target_value,
+              const std::string& weight, const std::string& y) {
+  const std::string reduction = node.get_string("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    throw Error(node.where() + ": reduction '" + reduction + "' is not none, sum or mean");
+  const ir::Shape in = ctx.type_of(log_prob).shape;
+  if (in.size() < 2) throw Error(node.where() + ": input must be [N, C, ...], got " + ir::shape_str(in));
+  const ir::Tensor& target = ctx.constant(target_value, node, "target");
+  ir::Shape ts = in;
+  ts.erase(ts.begin() + 1);
+  if (target.dtype() != ir::DType::i64 || target.shape() != ts)
+    throw Error(node.where() + ": target " + ir::shape_str(target.shape()) + " must be integer class indices of shape " +
+                ir::shape_str(ts));
+  const bool has_ignore = node.has("ignore_index");
+  const int64_t ignore = node.get_int("ignore_index", 0);
+  ir::Shape idx_shape = ts;
+  idx_shape.insert(idx_shape.begin() + 1, 1);
+  ir::Tensor idx(ir::DType::i64, idx_shape), flat(ir::DType::i64, ts), mask(ir::DType::f32, ts);
+  for (int64_t i = 0; i < target.numel(); ++i) {
+    const int64_t c = target.data<int64_t>()[i];
+    const bool skip = has_ignore && c == ignore;
+    if (!skip && (c < 0 || c >= in[1]))
+      throw Error(node.where() + ": target element " + std::to_string(i) + " is class " + std::to_string(c) +
+                  ", out of range for " + std::to_string(in[1]) + " classes");
+    idx.data<int64_t>()[i] = flat.data<int64_t>()[i] = skip ? 0 : c;
+    mask.data<float>()[i] = skip ? 0.0f : 1.0f;
+  }
+  
+  auto tmp = [&](const char* what) { return ctx.fresh(y + "_" + what); };
+  std::string idx_v = tmp("index"), flat_v = tmp("class"), mask_v = tmp("mask");
+  ctx.define_constant(idx_v, std::move(idx));
+  ctx.define_constant(flat_v, std::move(flat));
+  ctx.define_constant(mask_v, std::move(mask));
+  std::string picked = tmp("picked"), per = tmp("per_element"), weights = mask_v;
+  ctx.emit(node, "GatherElements", {log_prob, idx_v}, attrs_of({{"axis", int64_t{1}}}), {picked}, "_pick");
+  ctx.emit(node, "Reshape", {picked}, attrs_of({{"shape", std::vector<int64_t>(ts)}}), {per}, "_squeeze");
+  if (!weight.empty()) {
+    if (ctx.type_of(weight).shape != ir::Shape{in[1]})
+      throw Error(node.where() + ": weight " + ir::shape_str(ctx.type_of(weight).shape) + " must be [" +
+                  std::to_string(in[1]) + "], one per class");
+    std::string w = tmp("class_weight"), wm = tmp("weight");
+    ctx.emit(node, "Gather", {weight, flat_v}, attrs_of({{"axis", int64_t{0}}}), {w}, "_weight");
+    ctx.emit(node, "Mul", {w, mask_v}, {}, {wm}, "_mask");
+    weights = wm;
+  }
+  std::string weighted = tmp("weighted");
+  ctx.emit(node, "Mul", {per, weights}, {}, {weighted}, "_weigh");
+  if (reduction == "none") {
+    ctx.emit(node, "Neg", {weighted}, {}, {y}, "_neg");
+    return;
+  }
+  std::string loss = tmp("loss"), total = tmp("total");
+  ctx.emit(node, "Neg", {weighted}, {}, {loss}, "_neg");
+  if (reduction == "sum") {
+    ctx.emit(node, "ReduceSum", {loss}, attrs_of({{"keepdims", int64_t{0}}}), {y}, "_sum");
+    return;
+  }
+  std::string wsum = tmp("weight_sum");
+  ctx.emit(node, "ReduceSum", {loss}, attrs_of({{"keepdims", int64_t{0}}}), {total}, "_sum");
+  ctx.emit(node, "ReduceSum", {weights}, attrs_of({{"keepdims", int64_t{0}}}), {wsum}, "_weight_sum");
+  ctx.emit(node, "Div", {total, wsum}, {}, {y}, "_mean");
+
+}
+
 }  // namespace
 
 void add_normalization_handlers(HandlerRegistry& r) {
@@ -114,6 +184,22 @@ void add_normalization_handlers(HandlerRegistry& r) {
   reduce(r, "ReduceSumSquare", 18, "ReduceSum", "Square");
   reduce(r, "ReduceLogSum", 18, "ReduceSum", nullptr, "Log");
   reduce(r, "ReduceLogSumExp", 18, "ReduceSum", "Exp", "Log");
+
+  r.add({"NegativeLogLikelihoodLoss", 12, 21, {"ignore_index", "reduction"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects input and target");
+           nll_loss(ctx, node, node.input(0), node.input(1), node.input(2), node.output(0));
+         }});
+
+  // SoftmaxCrossEntropyLoss = NegativeLogLikelihoodLoss(LogSoftmax(scores) over the classes, dim 1),
+  // its optional second output the log probabilities.
+  r.add({"SoftmaxCrossEntropyLoss", 12, 21, {"ignore_index", "reduction"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects scores and labels");
+           if (ctx.type_of(node.input(0)).shape.size() < 2)
+             throw Error(node.where() + ": scores must be [N, C, ...], got " + ir::shape_str(ctx.type_of(node.input(0)).shape));
+           std::string log_prob = node.output(1).empty() ? ctx.fresh(node.output(0) + "_log_prob") : node.output(1);
+           ctx.emit(node, "LogSoftmax", {node.input(0)}, attrs_of({{"axis", int64_t{1}}}), {log_prob}, "_LogSoftmax");
+           nll_loss(ctx, node, log_prob, node.input(1), node.input(2), node.output(0));
+         }});
 
   // InstanceNormalization: each (n, c) plane normalized over its spatial dims, then scale[c] and
   // B[c]. Built from ReduceMean, Sub, Mul, Add, Sqrt, Div (the means accumulate in double).
