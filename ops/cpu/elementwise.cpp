@@ -128,6 +128,27 @@ exec::KernelDef binary_kernel(EwImpl f32, EwImpl i64) {
   return {prepare, run_ew};
 }
 
+// Mod: fmod = 1 (C's fmod, both dtypes) or 0 (Python's %, i64 only).
+exec::KernelDef mod_kernel() {
+  const exec::KernelDef fmod = binary_kernel(binary_impl<float, FmodOp, kGrainMath>,
+                                             binary_impl<int64_t, FmodOp, kGrainSimple>);
+  const exec::KernelDef mod = binary_kernel(nullptr, binary_impl<int64_t, ModOp, kGrainSimple>);
+  auto prepare = [fmod, mod](const exec::KernelContext& ctx) {
+    return ctx.node.attrs.get_int("fmod", 0) != 0 ? fmod.prepare(ctx) : mod.prepare(ctx);
+  };
+  return {prepare, run_ew};
+}
+
+// BitShift: attribute direction picks the shift (the schema checks it is LEFT or RIGHT).
+exec::KernelDef bitshift_kernel() {
+  const exec::KernelDef left = binary_kernel(nullptr, binary_impl<int64_t, ShiftLeftOp, kGrainSimple>);
+  const exec::KernelDef right = binary_kernel(nullptr, binary_impl<int64_t, ShiftRightOp, kGrainSimple>);
+  auto prepare = [left, right](const exec::KernelContext& ctx) {
+    return ctx.node.attrs.get_string("direction", "") == "LEFT" ? left.prepare(ctx) : right.prepare(ctx);
+  };
+  return {prepare, run_ew};
+}
+
 // ---- unary ---------------------------------------------------------------------------------
 
 template <typename T, typename F, int64_t Grain>
@@ -280,6 +301,95 @@ exec::KernelDef clip_kernel() {
       st.ihi = st.hi >= kTwo63 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(std::floor(st.hi));
     }
     st.impl = f32 ? clip_impl<float> : clip_impl<int64_t>;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// Selu, Celu, ThresholdedRelu, Shrink: the activations ONNX defines with float attributes.
+void selu_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0, gamma = st.p1;
+  parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = x[i] > 0.0f ? gamma * x[i] : gamma * alpha * std::expm1(x[i]);
+  });
+}
+
+void celu_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0;
+  parallel_for(st.numel, kGrainMath, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float v = x[i];
+      y[i] = v > 0.0f ? v : alpha * std::expm1(v / alpha);
+    }
+  });
+}
+
+void thresholded_relu_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const float alpha = st.p0;
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = x[i] > alpha ? x[i] : 0.0f;
+  });
+}
+
+// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 (attributes bias 0, lambd 0.5).
+template <typename T>
+void shrink_impl(const EwState& st, const exec::KernelArgs& args) {
+  const T* x = input_ptr<T>(args, 0);
+  T* y = output_ptr<T>(args, 0);
+  const double bias = st.p0, lambd = st.p1;
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double v = static_cast<double>(x[i]);
+      y[i] = static_cast<T>(v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0));
+    }
+  });
+}
+
+exec::KernelDef shrink_kernel() {
+  auto prepare = [](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    st.p0 = static_cast<float>(ctx.node.attrs.get_float("bias", 0.0));
+    st.p1 = static_cast<float>(ctx.node.attrs.get_float("lambd", 0.5));
+    st.impl = ctx.inputs[0].dtype == ir::DType::f32 ? shrink_impl<float> : shrink_impl<int64_t>;
+    return exec::make_state(std::move(st));
+  };
+  return {prepare, run_ew};
+}
+
+// IsNaN / IsInf: f32 in, ONNX bool (i64 0/1) out. IsInf's two flags ride in p0/p1.
+void isnan_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  int64_t* y = output_ptr<int64_t>(args, 0);
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    IsNaNF f;
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
+}
+
+void isinf_impl(const EwState& st, const exec::KernelArgs& args) {
+  const float* x = input_ptr<float>(args, 0);
+  int64_t* y = output_ptr<int64_t>(args, 0);
+  const bool neg = st.p0 != 0.0f, pos = st.p1 != 0.0f;
+  const float inf = std::numeric_limits<float>::infinity();
+  parallel_for(st.numel, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = ((pos && x[i] == inf) || (neg && x[i] == -inf)) ? 1 : 0;
+  });
+}
+
+exec::KernelDef is_kernel(bool isinf) {
+  auto prepare = [isinf](const exec::KernelContext& ctx) {
+    EwState st = unary_state(ctx);
+    require_dtype(ctx, 0, ir::DType::f32);
+    st.p0 = static_cast<float>(ctx.node.attrs.get_int("detect_negative", 1) != 0);
+    st.p1 = static_cast<float>(ctx.node.attrs.get_int("detect_positive", 1) != 0);
+    st.impl = isinf ? isinf_impl : isnan_impl;
     return exec::make_state(std::move(st));
   };
   return {prepare, run_ew};
@@ -456,6 +566,42 @@ void add_elementwise_kernels(exec::KernelTable& table) {
                                         binary_impl<int64_t, GreaterOp, kGrainSimple, int64_t>));
   table.add("And", binary_kernel(nullptr, binary_impl<int64_t, AndOp, kGrainSimple>));
   table.add("Or", binary_kernel(nullptr, binary_impl<int64_t, OrOp, kGrainSimple>));
+  // Ops added for the ONNX conformance count (issue 25).
+  table.add("Reciprocal", unary_kernel(unary_impl<float, ReciprocalF, kGrainSimple>));
+  table.add("Floor", unary_kernel(unary_impl<float, FloorF, kGrainSimple>));
+  table.add("Ceil", unary_kernel(unary_impl<float, CeilF, kGrainSimple>));
+  table.add("Round", unary_kernel(unary_impl<float, RoundF, kGrainSimple>));
+  table.add("Sign", unary_kernel(unary_impl<float, SignF, kGrainSimple>,
+                                 unary_impl<int64_t, SignF, kGrainSimple>));
+  table.add("Log", unary_kernel(unary_impl<float, LogF, kGrainMath>));
+  table.add("Sin", unary_kernel(unary_impl<float, SinF, kGrainMath>));
+  table.add("Cos", unary_kernel(unary_impl<float, CosF, kGrainMath>));
+  table.add("Tan", unary_kernel(unary_impl<float, TanF, kGrainMath>));
+  table.add("Asin", unary_kernel(unary_impl<float, AsinF, kGrainMath>));
+  table.add("Acos", unary_kernel(unary_impl<float, AcosF, kGrainMath>));
+  table.add("Atan", unary_kernel(unary_impl<float, AtanF, kGrainMath>));
+  table.add("Sinh", unary_kernel(unary_impl<float, SinhF, kGrainMath>));
+  table.add("Cosh", unary_kernel(unary_impl<float, CoshF, kGrainMath>));
+  table.add("Asinh", unary_kernel(unary_impl<float, AsinhF, kGrainMath>));
+  table.add("Acosh", unary_kernel(unary_impl<float, AcoshF, kGrainMath>));
+  table.add("Atanh", unary_kernel(unary_impl<float, AtanhF, kGrainMath>));
+  table.add("Softplus", unary_kernel(unary_impl<float, SoftplusF, kGrainMath>));
+  table.add("Softsign", unary_kernel(unary_impl<float, SoftsignF, kGrainSimple>));
+  table.add("IsNaN", is_kernel(false));
+  table.add("IsInf", is_kernel(true));
+  table.add("Selu", param_kernel(selu_impl, "alpha", 1.67326319217681884765625, "gamma",
+                                 1.05070102214813232421875));
+  table.add("Celu", param_kernel(celu_impl, "alpha", 1.0));
+  table.add("ThresholdedRelu", param_kernel(thresholded_relu_impl, "alpha", 1.0));
+  table.add("Shrink", shrink_kernel());
+  // Mod: attribute fmod picks the sign rule (ew_ops.h); floats take fmod = 1 only (the schema).
+  table.add("Mod", mod_kernel());
+  table.add("GreaterOrEqual", binary_kernel(binary_impl<float, GreaterOrEqualOp, kGrainSimple, int64_t>,
+                                            binary_impl<int64_t, GreaterOrEqualOp, kGrainSimple, int64_t>));
+  table.add("LessOrEqual", binary_kernel(binary_impl<float, LessOrEqualOp, kGrainSimple, int64_t>,
+                                         binary_impl<int64_t, LessOrEqualOp, kGrainSimple, int64_t>));
+  table.add("Xor", binary_kernel(nullptr, binary_impl<int64_t, XorOp, kGrainSimple>));
+  table.add("BitShift", bitshift_kernel());
   table.add("Gelu", gelu_kernel());
   table.add("Cast", cast_kernel());
   table.add("Where", where_kernel());

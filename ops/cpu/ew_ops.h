@@ -113,4 +113,103 @@ struct NotF {
   int64_t operator()(int64_t x) const { return x == 0 ? 1 : 0; }
 };
 
+// ---- ops added for the ONNX conformance count (issue 25) -----------------------------------
+// Library calls (std::log, std::sin, ...): these ops are rare in models, so exactness beats speed.
+struct ReciprocalF {
+  float operator()(float x) const { return 1.0f / x; }
+};
+struct FloorF {
+  float operator()(float x) const { return std::floor(x); }
+};
+struct CeilF {
+  float operator()(float x) const { return std::ceil(x); }
+};
+// ONNX Round rounds halves to even (numpy's round): nearbyint in the default rounding mode.
+struct RoundF {
+  float operator()(float x) const { return std::nearbyint(x); }
+};
+struct SignF {
+  float operator()(float x) const { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }  // keeps NaN, 0
+  int64_t operator()(int64_t x) const { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
+};
+struct LogF {
+  float operator()(float x) const { return std::log(x); }
+};
+struct SinF {
+  float operator()(float x) const { return std::sin(x); }
+};
+struct CosF {
+  float operator()(float x) const { return std::cos(x); }
+};
+struct TanF {
+  float operator()(float x) const { return std::tan(x); }
+};
+struct AsinF {
+  float operator()(float x) const { return std::asin(x); }
+};
+struct AcosF {
+  float operator()(float x) const { return std::acos(x); }
+};
+struct AtanF {
+  float operator()(float x) const { return std::atan(x); }
+};
+struct SinhF {
+  float operator()(float x) const { return std::sinh(x); }
+};
+struct CoshF {
+  float operator()(float x) const { return std::cosh(x); }
+};
+struct AsinhF {
+  float operator()(float x) const { return std::asinh(x); }
+};
+struct AcoshF {
+  float operator()(float x) const { return std::acosh(x); }
+};
+struct AtanhF {
+  float operator()(float x) const { return std::atanh(x); }
+};
+// log(1 + exp(x)) without overflow: x + log1p(exp(-x)) for x > 0.
+struct SoftplusF {
+  float operator()(float x) const { return x > 0.0f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+};
+struct SoftsignF {
+  float operator()(float x) const { return x / (1.0f + std::fabs(x)); }
+};
+// IsNaN and IsInf give ONNX bool, held as i64 0/1.
+struct IsNaNF {
+  int64_t operator()(float x) const { return x != x ? 1 : 0; }
+};
+// Mod: fmod = 0 (integers only) takes the divisor's sign, like Python's %; fmod = 1 takes the
+// dividend's, like C's fmod. x mod 0 is 0 for integers (a kernel must not trap) and NaN for floats.
+struct ModOp {
+  int64_t operator()(int64_t a, int64_t b) const {
+    if (b == 0 || b == -1) return 0;  // -1: INT64_MIN % -1 traps in C++, and every x mod -1 is 0
+    const int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
+};
+struct FmodOp {
+  float operator()(float a, float b) const { return std::fmod(a, b); }
+  int64_t operator()(int64_t a, int64_t b) const { return (b == 0 || b == -1) ? 0 : a % b; }
+};
+struct GreaterOrEqualOp {
+  template <typename T>
+  int64_t operator()(T a, T b) const { return a >= b ? 1 : 0; }
+};
+struct LessOrEqualOp {
+  template <typename T>
+  int64_t operator()(T a, T b) const { return a <= b ? 1 : 0; }
+};
+// BitShift on the bits of the (unsigned) value: ONNX defines it for unsigned types, which the
+// importer holds as i64. A shift by 64 or more (or a negative amount) gives 0.
+struct ShiftLeftOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (b < 0 || b > 63) ? 0 : wrap_i64(as_u64(a) << b); }
+};
+struct ShiftRightOp {
+  int64_t operator()(int64_t a, int64_t b) const { return (b < 0 || b > 63) ? 0 : wrap_i64(as_u64(a) >> b); }
+};
+struct XorOp {
+  int64_t operator()(int64_t a, int64_t b) const { return ((a != 0) != (b != 0)) ? 1 : 0; }
+};
+
 }  // namespace fusebox::cpu

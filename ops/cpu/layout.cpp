@@ -1,4 +1,5 @@
 // Ops that move data without arithmetic: Transpose, Concat, Slice, Gather, Expand, Tile, Pad,
+// Trilu, GatherElements,
 // and the view ops
 // (Reshape, Identity, Flatten, Squeeze, Unsqueeze) for callers that do not alias them.
 //
@@ -410,6 +411,125 @@ void run_gather(const exec::KernelArgs& args) {
   });
 }
 
+// ---- Trilu ---------------------------------------------------------------------------------
+
+// Trilu keeps element (i, j) of each matrix when j - i >= k (upper) or j - i <= k (lower).
+struct TriluState {
+  int64_t batch = 0, rows = 0, cols = 0, k = 0;
+  bool upper = true;
+  size_t elem = 4;
+};
+
+std::shared_ptr<const void> prepare_trilu(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  if (x.size() < 2) fail(ctx, "input must have rank >= 2");
+  TriluState st;
+  st.rows = x[x.size() - 2];
+  st.cols = x[x.size() - 1];
+  st.batch = ir::numel(ir::Shape(x.begin(), x.end() - 2));
+  st.k = ctx.node.attrs.get_int("k", 0);
+  st.upper = ctx.node.attrs.get_int("upper", 1) != 0;
+  st.elem = ir::dtype_size(ctx.inputs[0].dtype);
+  return exec::make_state(st);
+}
+
+template <typename T>
+void trilu_impl(const TriluState& st, const T* x, T* y) {
+  parallel_for(st.batch * st.rows, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(st.cols, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   const int64_t i = r % st.rows;
+                   const T* xr = x + r * st.cols;
+                   T* yr = y + r * st.cols;
+                   for (int64_t j = 0; j < st.cols; ++j) {
+                     // j - i compared in i64: k may be any value the model gives
+                     const bool keep = st.upper ? j - i >= st.k : j - i <= st.k;
+                     yr[j] = keep ? xr[j] : T{0};
+                   }
+                 }
+               });
+}
+
+void run_trilu(const exec::KernelArgs& args) {
+  const auto& st = state_of<TriluState>(args);
+  if (st.batch * st.rows * st.cols == 0) return;
+  if (st.elem == 4) trilu_impl(st, input_ptr<uint32_t>(args, 0), output_ptr<uint32_t>(args, 0));
+  else trilu_impl(st, input_ptr<uint64_t>(args, 0), output_ptr<uint64_t>(args, 0));
+}
+
+// ---- GatherElements ------------------------------------------------------------------------
+
+// Output element u (indices' shape) reads data at u's coordinates with the axis coordinate
+// replaced by indices[u]. Indices are checked before the copy, as Gather's, so an out-of-range
+// one is an error naming the node on the calling thread.
+struct GatherElementsState {
+  ir::Shape idx_shape;
+  std::vector<int64_t> x_strides;  // data's row-major strides
+  int axis = 0;
+  int64_t axis_dim = 0, count = 0;
+  size_t elem = 4;
+  std::string where, indices;
+};
+
+std::shared_ptr<const void> prepare_gather_elements(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  require_dtype(ctx, 1, ir::DType::i64);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  GatherElementsState st;
+  st.idx_shape = ctx.inputs[1].shape;
+  if (x.empty() || st.idx_shape.size() != x.size()) fail(ctx, "indices and data must have the same rank >= 1");
+  st.axis = or_fail(ctx, [&] {
+    return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "GatherElements axis");
+  });
+  st.x_strides.assign(x.size(), 1);
+  for (size_t d = x.size(); d-- > 1;) st.x_strides[d - 1] = st.x_strides[d] * x[d];
+  st.axis_dim = x[st.axis];
+  st.count = ir::numel(st.idx_shape);
+  st.elem = ir::dtype_size(ctx.inputs[0].dtype);
+  st.where = "node '" + ctx.node.name + "' (" + ctx.node.op + ")";
+  st.indices = ctx.node.inputs.size() > 1 ? ctx.node.inputs[1] : "";
+  return exec::make_state(std::move(st));
+}
+
+template <typename T>
+void gather_elements_impl(const GatherElementsState& st, const T* x, const int64_t* idx, T* y) {
+  const int rank = static_cast<int>(st.idx_shape.size());
+  parallel_for(st.count, kGrainSimple, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      int64_t rest = u, off = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t c = rest % st.idx_shape[d];
+        rest /= st.idx_shape[d];
+        int64_t v = c;
+        if (d == st.axis) {
+          v = idx[u];
+          if (v < 0) v += st.axis_dim;
+        }
+        off += v * st.x_strides[d];
+      }
+      y[u] = x[off];
+    }
+  });
+}
+
+void run_gather_elements(const exec::KernelArgs& args) {
+  const auto& st = state_of<GatherElementsState>(args);
+  const int64_t* idx = input_ptr<int64_t>(args, 1);
+  for (int64_t i = 0; i < st.count; ++i) {
+    if (idx[i] >= -st.axis_dim && idx[i] < st.axis_dim) continue;
+    throw Error(st.where + ": input '" + st.indices + "' element " + std::to_string(i) + " is index " +
+                std::to_string(idx[i]) + ", out of range for axis " + std::to_string(st.axis) + " of size " +
+                std::to_string(st.axis_dim) + " (valid: " + std::to_string(-st.axis_dim) + ".." +
+                std::to_string(st.axis_dim - 1) + ")");
+  }
+  if (st.count == 0) return;
+  if (st.elem == 4)
+    gather_elements_impl(st, input_ptr<uint32_t>(args, 0), idx, output_ptr<uint32_t>(args, 0));
+  else
+    gather_elements_impl(st, input_ptr<uint64_t>(args, 0), idx, output_ptr<uint64_t>(args, 0));
+}
+
 }  // namespace
 
 void add_layout_kernels(exec::KernelTable& table) {
@@ -422,6 +542,8 @@ void add_layout_kernels(exec::KernelTable& table) {
   table.add("Expand", {prepare_expand, run_strided_copy});
   table.add("Tile", {prepare_tile, run_strided_copy});
   table.add("Pad", {prepare_pad, run_pad});
+  table.add("Trilu", {prepare_trilu, run_trilu});
+  table.add("GatherElements", {prepare_gather_elements, run_gather_elements});
 }
 
 }  // namespace fusebox::cpu

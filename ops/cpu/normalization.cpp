@@ -1,4 +1,5 @@
-// Softmax, LayerNorm (and SkipLayerNorm), ReduceMean, ReduceSum/Max/Min and ArgMax.
+// Softmax and LogSoftmax, LayerNorm (and SkipLayerNorm), ReduceMean, ReduceSum/Prod/Max/Min, ArgMax
+// and ArgMin.
 //
 // All three reduce along some dims. The shapes are reduced in prepare() to [outer, n, inner]
 // (ReduceMean: the general case keeps a strided walk). With inner == 1 the reduced elements are
@@ -43,7 +44,29 @@ int64_t chunks_of(int64_t n) {
 struct SoftmaxState {
   int64_t outer = 1, n = 1, inner = 1;
   Isa isa = Isa::kPortable;  // kernel_isa at prepare: the exp of contiguous rows
+  bool log = false;          // LogSoftmax: x - max - log(sum exp(x - max))
 };
+
+// log_softmax of one contiguous row: y = x - m first, then the exponentials of y in stack
+// blocks on `isa`'s vector code, so y never holds exp values that would need a log per element.
+void log_softmax_row(Isa isa, const float* x, float* y, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
+  constexpr int64_t kBlock = 256;
+  float e[kBlock];
+  double sum = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t w = std::min(kBlock, n - i0);
+    exp_span(isa, y + i0, e, w);
+    for (int64_t i = 0; i < w; ++i) sum += e[i];
+  }
+  const float ls = static_cast<float>(std::log(sum));
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] -= ls;
+}
 
 // softmax_row (math.h) with the exponentials on `isa`'s explicit vector code (exp_span): the
 // portable loop leaves exp_f32 to the compiler's vectorizer.
@@ -75,11 +98,12 @@ std::shared_ptr<const void> prepare_softmax(const exec::KernelContext& ctx) {
   st.outer = split.outer;
   st.n = split.n;
   st.inner = split.inner;
+  st.log = ctx.node.op == "LogSoftmax";
   return exec::make_state(st);
 }
 
 // Softmax over axis with inner > 1: columns [c0, c0 + w) of one outer block.
-void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, int64_t w) {
+void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, int64_t w, bool log) {
   float mx[kCols];
   double sum[kCols];
   std::fill(mx, mx + w, -std::numeric_limits<float>::infinity());
@@ -98,6 +122,16 @@ void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, int64_t
     }
   }
   float inv[kCols];
+  if (log) {
+    // out holds exp(x - max); log softmax is recomputed from x, exactly, rather than log(out).
+    for (int64_t j = 0; j < w; ++j) inv[j] = mx[j] + static_cast<float>(std::log(sum[j]));
+    for (int64_t a = 0; a < n; ++a) {
+      const float* row = x + a * inner;
+      float* out = y + a * inner;
+      for (int64_t j = 0; j < w; ++j) out[j] = row[j] - inv[j];
+    }
+    return;
+  }
   for (int64_t j = 0; j < w; ++j) inv[j] = static_cast<float>(1.0 / sum[j]);
   for (int64_t a = 0; a < n; ++a) {
     float* out = y + a * inner;
@@ -113,8 +147,10 @@ void run_softmax(const exec::KernelArgs& args) {
   if (st.inner == 1) {
     parallel_for(st.outer, std::max<int64_t>(1, kGrainMath / st.n),
                  [&](int64_t begin, int64_t end) {
-                   for (int64_t r = begin; r < end; ++r)
-                     softmax_row_isa(st.isa, x + r * st.n, y + r * st.n, st.n);
+                   for (int64_t r = begin; r < end; ++r) {
+                     if (st.log) log_softmax_row(st.isa, x + r * st.n, y + r * st.n, st.n);
+                     else softmax_row_isa(st.isa, x + r * st.n, y + r * st.n, st.n);
+                   }
                  });
     return;
   }
@@ -126,7 +162,7 @@ void run_softmax(const exec::KernelArgs& args) {
         for (int64_t u = begin; u < end; ++u) {
           const int64_t o = u / chunks, c0 = (u % chunks) * kCols;
           const int64_t off = o * block + c0;
-          softmax_columns(x + off, y + off, st.n, st.inner, std::min(kCols, st.inner - c0));
+          softmax_columns(x + off, y + off, st.n, st.inner, std::min(kCols, st.inner - c0), st.log);
         }
       });
 }
@@ -595,6 +631,14 @@ struct SumR {
   static void add(Acc& a, T v) { a += static_cast<Acc>(v); }
   static T finish(Acc a) { return static_cast<T>(a); }
 };
+// Products: f32 in double, i64 wrapping (unsigned multiply, as the element-wise ops).
+template <typename T>
+struct ProdR {
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, uint64_t>;
+  static Acc init() { return 1; }
+  static void add(Acc& a, T v) { a *= static_cast<Acc>(v); }
+  static T finish(Acc a) { return static_cast<T>(a); }
+};
 template <typename T>
 struct MaxR {
   using Acc = T;
@@ -701,9 +745,11 @@ struct ArgMaxState {
   int64_t outer = 1, n = 1, inner = 1;
   bool last = false;  // select_last_index: the last of equal maxima
   bool f32 = true;
+  bool min = false;   // ArgMin: the same walk with the comparison turned around
 };
 
-// The first maximum (or the last); NaN counts as the maximum, as numpy's argmax.
+// The first maximum (or the last); NaN counts as the maximum, as numpy's argmax. ArgMin: the first
+// minimum, NaN counting as the minimum (numpy's argmin).
 template <typename T>
 void argmax_impl(const ArgMaxState& st, const T* x, int64_t* y) {
   parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(st.n, 1)),
@@ -715,7 +761,7 @@ void argmax_impl(const ArgMaxState& st, const T* x, int64_t* y) {
                    T bv = p[0];
                    for (int64_t k = 1; k < st.n && !is_nan(bv); ++k) {
                      const T v = p[k * st.inner];
-                     if (is_nan(v) || v > bv || (st.last && v == bv)) {
+                     if (is_nan(v) || (st.min ? v < bv : v > bv) || (st.last && v == bv)) {
                        bv = v;
                        best = k;
                      }
@@ -730,11 +776,12 @@ std::shared_ptr<const void> prepare_argmax(const exec::KernelContext& ctx) {
   const ir::Shape& x = ctx.inputs[0].shape;
   ArgMaxState st;
   const int axis = or_fail(ctx, [&] {
-    return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), "ArgMax axis");
+    return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), ctx.node.op + " axis");
   });
   for (int d = 0; d < static_cast<int>(x.size()); ++d)
     (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
-  if (st.n == 0) fail(ctx, "ArgMax over an empty axis has no answer");
+  if (st.n == 0) fail(ctx, ctx.node.op + " over an empty axis has no answer");
+  st.min = ctx.node.op == "ArgMin";
   st.last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
   st.f32 = ctx.inputs[0].dtype == ir::DType::f32;
   return exec::make_state(std::move(st));
@@ -747,13 +794,51 @@ void run_argmax(const exec::KernelArgs& args) {
   else argmax_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
 }
 
+// ---- Hardmax -------------------------------------------------------------------------------
+
+// Hardmax: 1 at the first maximum along the axis (ArgMax's walk, NaN counting as the maximum),
+// 0 elsewhere.
+std::shared_ptr<const void> prepare_hardmax(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::AxisSplit split =
+      or_fail(ctx, [&] { return ir::softmax_split(ctx.node, ctx.inputs[0].shape); });
+  ArgMaxState st;
+  st.outer = split.outer;
+  st.n = split.n;
+  st.inner = split.inner;
+  return exec::make_state(st);
+}
+
+void run_hardmax(const exec::KernelArgs& args) {
+  const auto& st = state_of<ArgMaxState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  if (st.outer * st.n * st.inner == 0) return;
+  parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / st.n), [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t o = u / st.inner, i = u % st.inner;
+      const float* p = x + o * st.n * st.inner + i;
+      float* q = y + o * st.n * st.inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < st.n && !std::isnan(p[best * st.inner]); ++k)
+        if (std::isnan(p[k * st.inner]) || p[k * st.inner] > p[best * st.inner]) best = k;
+      for (int64_t k = 0; k < st.n; ++k) q[k * st.inner] = k == best ? 1.0f : 0.0f;
+    }
+  });
+}
+
 }  // namespace
 
 void add_normalization_kernels(exec::KernelTable& table) {
   table.add("ReduceSum", reduce_kernel<SumR>());
   table.add("ReduceMax", reduce_kernel<MaxR>());
   table.add("ReduceMin", reduce_kernel<MinR>());
+  table.add("ReduceProd", reduce_kernel<ProdR>());
   table.add("ArgMax", {prepare_argmax, run_argmax});
+  table.add("ArgMin", {prepare_argmax, run_argmax});
+  table.add("LogSoftmax", {prepare_softmax, run_softmax});
+  table.add("Hardmax", {prepare_hardmax, run_hardmax});
   table.add("Softmax", {prepare_softmax, run_softmax});
   table.add("LayerNorm", {prepare_layer_norm<1>, run_layer_norm});
   table.add("SkipLayerNorm", {prepare_layer_norm<2>, run_layer_norm});

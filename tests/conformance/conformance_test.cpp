@@ -11,7 +11,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/base/error.h"
@@ -24,6 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 const char* kNodeTests = "/usr/share/libonnx-testdata/data/node";
+const char* kPytorchConverted = "/usr/share/libonnx-testdata/data/pytorch-converted";
+const char* kPytorchOperator = "/usr/share/libonnx-testdata/data/pytorch-operator";
 
 std::map<std::string, std::string> read_unsupported() {
   std::map<std::string, std::string> out;
@@ -102,42 +106,44 @@ std::string run_case(const fs::path& dir, const exec::Backend& evaluator) {
   return "";
 }
 
-// Every node test is counted: passed, using an op we do not import (with the ops most often
-// missing), listed in unsupported.txt, or failed. Only the last fails the test. The summary goes
-// to stdout and to conformance_summary.txt in the build dir, where the README quotes it from.
-TEST(OnnxConformance, NodeTests) {
-  if (!fs::exists(kNodeTests)) GTEST_SKIP() << kNodeTests << " missing: apt-get install libonnx-testdata";
-  cpu::register_backend();
-  auto evaluator = cpu::make_backend();
-  std::map<std::string, std::string> unsupported = read_unsupported();
-  std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(kNodeTests))
-    if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
-  std::sort(dirs.begin(), dirs.end());
-  int passed = 0, listed = 0, other_ops = 0;
+// One suite's count: passed, using an op we do not import (every missing op with the number of
+// tests it keeps out), listed in unsupported.txt, or failed. Only the last fails the test.
+struct SuiteCount {
+  int total = 0, passed = 0, listed = 0, other_ops = 0;
   std::map<std::string, int> missing;  // op -> tests it keeps out
   std::vector<std::string> failures;
+};
+
+SuiteCount run_suite(const fs::path& root, const std::map<std::string, std::string>& unsupported) {
+  cpu::register_backend();
+  auto evaluator = cpu::make_backend();
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  SuiteCount c;
+  c.total = static_cast<int>(dirs.size());
   for (const auto& dir : dirs) {
     std::string name = dir.filename().string();
     models::OnnxInspection info;
     try {
       info = models::inspect_onnx_file((dir / "model.onnx").string());
     } catch (const Error& e) {
-      failures.push_back(name + ": " + e.what());
+      c.failures.push_back(name + ": " + e.what());
       continue;
     }
     // Unsupported attributes are ours to handle (the test runs and must fail clearly or be
     // listed); a missing op or opset puts the test in the "unsupported op" column.
-    std::vector<std::string> ops;
+    std::set<std::string> ops;
     for (const auto& u : info.unsupported)
-      if (u.reason.find("attribute") == std::string::npos) ops.push_back(u.op);
+      if (u.reason.find("attribute") == std::string::npos) ops.insert(u.op);
     if (!ops.empty()) {
-      ++other_ops;
-      for (const auto& op : ops) ++missing[op];
+      ++c.other_ops;
+      for (const auto& op : ops) ++c.missing[op];
       continue;
     }
     if (unsupported.count(name)) {
-      ++listed;
+      ++c.listed;
       continue;
     }
     std::string why;
@@ -146,25 +152,77 @@ TEST(OnnxConformance, NodeTests) {
     } catch (const Error& e) {
       why = e.what();
     }
-    if (why.empty()) ++passed;
-    else failures.push_back(name + ": " + why);
+    if (why.empty()) ++c.passed;
+    else c.failures.push_back(name + ": " + why);
   }
+  return c;
+}
+
+// Missing ops, most tests kept out first; `limit` < 0 lists them all.
+std::string missing_ops(const SuiteCount& c, int limit) {
   std::vector<std::pair<int, std::string>> top;
-  for (const auto& [op, n] : missing) top.push_back({-n, op});
+  for (const auto& [op, n] : c.missing) top.push_back({-n, op});
   std::sort(top.begin(), top.end());
-  std::string top_ops;
-  for (size_t i = 0; i < top.size() && i < 10; ++i)
-    top_ops += (i ? ", " : "") + top[i].second + " " + std::to_string(-top[i].first);
-  const std::string summary =
-      "ONNX node tests: " + std::to_string(passed) + " passed, " + std::to_string(other_ops) +
-      " use an op fusebox does not import (most often: " + top_ops + "), " + std::to_string(listed) +
-      " listed as won't-do in unsupported.txt, " + std::to_string(failures.size()) + " failed, out of " +
-      std::to_string(dirs.size()) + "\n";
-  std::printf("%s", summary.c_str());
-  std::ofstream(std::string(FUSEBOX_BINARY_DIR) + "/conformance_summary.txt") << summary;
-  EXPECT_EQ(passed + other_ops + listed + static_cast<int>(failures.size()), static_cast<int>(dirs.size()));
-  for (const auto& f : failures) ADD_FAILURE() << f;
-  EXPECT_GT(passed, 100);
+  std::string out;
+  for (size_t i = 0; i < top.size() && (limit < 0 || static_cast<int>(i) < limit); ++i)
+    out += (i ? ", " : "") + top[i].second + " " + std::to_string(-top[i].first);
+  return out.empty() ? "none" : out;
+}
+
+// The summary goes to stdout and to conformance_summary.txt in the build dir, where the README
+// quotes it from: one count line per suite, then every missing op with its count. Each suite
+// writes its own file and the summary is rebuilt from all of them, so running one suite alone
+// (--gtest_filter) keeps the others' last lines.
+void report(const char* suite, const char* label, const SuiteCount& c) {
+  const std::string line =
+      std::string(label) + ": " + std::to_string(c.passed) + " passed, " + std::to_string(c.other_ops) +
+      " use an op fusebox does not import (most often: " + missing_ops(c, 10) + "), " +
+      std::to_string(c.listed) + " listed as won't-do in unsupported.txt, " + std::to_string(c.failures.size()) +
+      " failed, out of " + std::to_string(c.total) + "\n";
+  const std::string table = std::string(label) + ", every missing op (tests it keeps out): " + missing_ops(c, -1) + "\n";
+  std::printf("%s", line.c_str());
+  if (std::getenv("FUSEBOX_CONFORMANCE_VERBOSE")) std::printf("%s", table.c_str());
+  const std::string dir = FUSEBOX_BINARY_DIR;
+  std::ofstream(dir + "/conformance_" + suite + ".txt") << line << table;
+  std::string lines, tables;
+  for (const char* s : {"node", "pytorch_converted", "pytorch_operator"}) {
+    std::ifstream in(dir + "/conformance_" + s + ".txt");
+    std::string l, t;
+    if (std::getline(in, l) && std::getline(in, t)) {
+      lines += l + "\n";
+      tables += t + "\n";
+    }
+  }
+  std::ofstream(dir + "/conformance_summary.txt") << lines << tables;
+}
+
+void check(const SuiteCount& c, int at_least) {
+  EXPECT_EQ(c.passed + c.other_ops + c.listed + static_cast<int>(c.failures.size()), c.total);
+  for (const auto& f : c.failures) ADD_FAILURE() << f;
+  EXPECT_GE(c.passed, at_least);
+}
+
+TEST(OnnxConformance, NodeTests) {
+  if (!fs::exists(kNodeTests)) GTEST_SKIP() << kNodeTests << " missing: apt-get install libonnx-testdata";
+  SuiteCount c = run_suite(kNodeTests, read_unsupported());
+  report("node", "ONNX node tests", c);
+  check(c, 100);
+}
+
+// PyTorch's exported modules (nn.Conv2d, nn.LSTM, ...) and functional operators, laid out like
+// the node tests; counted the same way, with their own lines.
+TEST(OnnxConformance, PytorchConvertedTests) {
+  if (!fs::exists(kPytorchConverted)) GTEST_SKIP() << kPytorchConverted << " missing: apt-get install libonnx-testdata";
+  SuiteCount c = run_suite(kPytorchConverted, read_unsupported());
+  report("pytorch_converted", "ONNX pytorch-converted tests", c);
+  check(c, 1);
+}
+
+TEST(OnnxConformance, PytorchOperatorTests) {
+  if (!fs::exists(kPytorchOperator)) GTEST_SKIP() << kPytorchOperator << " missing: apt-get install libonnx-testdata";
+  SuiteCount c = run_suite(kPytorchOperator, read_unsupported());
+  report("pytorch_operator", "ONNX pytorch-operator tests", c);
+  check(c, 1);
 }
 
 }  // namespace

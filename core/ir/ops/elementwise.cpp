@@ -164,6 +164,91 @@ void register_elementwise_ops(OpRegistry& r) {
     s.flops = per_element(1);
     r.add(std::move(s));
   }
+  // Ops added for the ONNX conformance count (issue 25).
+  add_unary(r, "Reciprocal", "1 / x", 1, true);
+  add_unary(r, "Floor", "floor(x)", 1, true);
+  add_unary(r, "Ceil", "ceil(x)", 1, true);
+  add_unary(r, "Round", "x rounded to the nearest integer, halves to even", 1, true);
+  add_unary(r, "Sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)", 1, false);
+  add_unary(r, "Log", "natural log of x", 8, true);
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
+    add_unary(r, op, "the trigonometric or hyperbolic function of x", 10, true);
+  add_unary(r, "Softplus", "log(1 + exp(x))", 8, true);
+  add_unary(r, "Softsign", "x / (1 + |x|)", 3, true);
+  add_activation(r, "Selu", "gamma * (x > 0 ? x : alpha * (exp(x) - 1)) (attributes alpha, gamma)", 4,
+                 [](const Node& n) {
+                   require_finite(n, "alpha", 1.67326319217681884765625);
+                   require_finite(n, "gamma", 1.05070102214813232421875);
+                 });
+  add_activation(r, "Celu", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (attribute alpha, default 1)", 5,
+                 [](const Node& n) {
+                   require_finite(n, "alpha", 1.0);
+                   if (n.attrs.get_float("alpha", 1.0) == 0) throw Error("attribute alpha must not be 0");
+                 });
+  add_activation(r, "ThresholdedRelu", "x > alpha ? x : 0 (attribute alpha, default 1)", 1,
+                 [](const Node& n) { require_finite(n, "alpha", 1.0); });
+  {
+    OpSchema s;
+    s.name = "Shrink";
+    s.doc = "x < -lambd ? x + bias : x > lambd ? x - bias : 0 (attributes bias 0, lambd 0.5)";
+    s.elementwise = true;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      require_finite(n, "bias", 0.0);
+      require_finite(n, "lambd", 0.5);
+      if (n.attrs.get_float("lambd", 0.5) < 0) throw Error("attribute lambd must not be negative");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = per_element(2);
+    r.add(std::move(s));
+  }
+  for (const char* op : {"IsNaN", "IsInf"}) {
+    OpSchema s;
+    s.name = op;
+    s.doc = std::string(op) == "IsNaN"
+                ? "x is NaN -> i64 0/1"
+                : "x is +inf (detect_positive, default 1) or -inf (detect_negative, default 1) -> i64 0/1";
+    s.elementwise = true;
+    s.infer = [](const Node&, const std::vector<TensorType>& in) {
+      if (in[0].dtype != DType::f32) throw Error("input must be f32");
+      return std::vector<TensorType>{{DType::i64, in[0].shape}};
+    };
+    s.flops = per_element(1);
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Mod";
+    s.doc = "a mod b, numpy broadcasting; attribute fmod: 0 = sign of b (integers only), 1 = sign of a";
+    s.min_inputs = s.max_inputs = 2;
+    s.elementwise = true;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[0].dtype != in[1].dtype) throw Error("inputs have different dtypes");
+      const int64_t fmod = n.attrs.get_int("fmod", 0);
+      if (fmod != 0 && fmod != 1) throw Error("attribute fmod must be 0 or 1, got " + std::to_string(fmod));
+      if (in[0].dtype == DType::f32 && fmod == 0) throw Error("float inputs need fmod = 1");
+      return std::vector<TensorType>{{in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape)}};
+    };
+    s.flops = per_element(1);
+    r.add(std::move(s));
+  }
+  add_predicate(r, "GreaterOrEqual", "a >= b -> i64 0/1, numpy broadcasting", false);
+  add_predicate(r, "LessOrEqual", "a <= b -> i64 0/1, numpy broadcasting", false);
+  {
+    OpSchema s;
+    s.name = "BitShift";
+    s.doc = "a << b or a >> b on i64 bits (attribute direction LEFT | RIGHT), numpy broadcasting";
+    s.min_inputs = s.max_inputs = 2;
+    s.elementwise = true;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[0].dtype != DType::i64 || in[1].dtype != DType::i64) throw Error("inputs must be i64");
+      const std::string d = n.attrs.get_string("direction", "");
+      if (d != "LEFT" && d != "RIGHT") throw Error("direction must be LEFT or RIGHT, got '" + d + "'");
+      return std::vector<TensorType>{{DType::i64, broadcast_shapes(in[0].shape, in[1].shape)}};
+    };
+    s.flops = per_element(1);
+    r.add(std::move(s));
+  }
+  add_predicate(r, "Xor", "(a != 0) != (b != 0) -> i64 0/1, numpy broadcasting", true);
   {
     OpSchema s;
     s.name = "Gelu";

@@ -1,5 +1,5 @@
 // Ops that move or reinterpret data: the zero-copy views (Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity), Transpose, Concat, Slice, Gather, Expand, Tile, Pad. Shape arguments are attributes: the importer and
+// Identity), Transpose, Concat, Slice, Gather, Expand, Tile, Pad, Trilu, GatherElements. Shape arguments are attributes: the importer and
 // constant folding resolve ONNX's shape inputs at load time.
 #include <algorithm>
 
@@ -273,6 +273,42 @@ void register_layout_ops(OpRegistry& r) {
           throw Error(mode + " padding of an empty dim " + std::to_string(i));
       }
       return std::vector<TensorType>{{in[0].dtype, out}};
+    };
+    r.add(std::move(s));
+  }
+  // Ops added for the ONNX conformance count (issue 25).
+  {
+    OpSchema s;
+    s.name = "Trilu";
+    s.doc = "keeps the upper (attribute upper = 1) or lower triangle of the last two dims from "
+            "diagonal k (attribute k: > 0 above the main diagonal), zeroing the rest";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[0].shape.size() < 2) throw Error("input must have rank >= 2, got " + shape_str(in[0].shape));
+      const int64_t upper = n.attrs.get_int("upper", 1);
+      if (upper != 0 && upper != 1) throw Error("attribute upper must be 0 or 1");
+      return std::vector<TensorType>{in[0]};
+    };
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "GatherElements";
+    s.doc = "y[..i..] = data[..indices[..i..]..] along attribute axis; indices (i64, negative from the "
+            "end) have data's rank and give the output shape";
+    s.min_inputs = s.max_inputs = 2;
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      if (in[1].dtype != DType::i64) throw Error("indices must be i64");
+      const Shape& x = in[0].shape;
+      const Shape& idx = in[1].shape;
+      if (x.empty()) throw Error("data must have rank >= 1");
+      if (idx.size() != x.size())
+        throw Error("indices " + shape_str(idx) + " and data " + shape_str(x) + " differ in rank");
+      const int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), "GatherElements");
+      for (size_t d = 0; d < x.size(); ++d)
+        if (static_cast<int>(d) != axis && idx[d] > x[d])
+          throw Error("indices " + shape_str(idx) + " exceed data " + shape_str(x) + " in dim " + std::to_string(d));
+      if (x[axis] == 0 && numel(idx) > 0) throw Error("axis " + std::to_string(axis) + " of data is empty");
+      return std::vector<TensorType>{{in[0].dtype, idx}};
     };
     r.add(std::move(s));
   }

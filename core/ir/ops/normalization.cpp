@@ -54,17 +54,21 @@ void register_normalization_ops(OpRegistry& r) {
   add_reduce(r, "ReduceSum", "sum over axes (attributes axes, default all; keepdims, default 1)");
   add_reduce(r, "ReduceMax",
              "max over axes (attributes axes, default all; keepdims, default 1); -inf over none");
+  add_reduce(r, "ReduceProd", "product over axes (attributes axes, default all; keepdims, default 1); 1 over none");
   add_reduce(r, "ReduceMin",
              "min over axes (attributes axes, default all; keepdims, default 1); +inf over none");
-  {
+  for (const char* op : {"ArgMax", "ArgMin"}) {
     OpSchema s;
-    s.name = "ArgMax";
-    s.doc = "index of the maximum along attribute axis (default 0) as i64; keepdims (default 1), "
-            "select_last_index (default 0: the first of equal maxima)";
+    s.name = op;
+    s.doc = std::string(op) == "ArgMax"
+                ? "index of the maximum along attribute axis (default 0) as i64; keepdims (default 1), "
+                  "select_last_index (default 0: the first of equal maxima)"
+                : "index of the minimum along attribute axis (default 0) as i64; keepdims (default 1), "
+                  "select_last_index (default 0: the first of equal minima)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       const Shape& x = in[0].shape;
-      const int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), "ArgMax axis");
-      if (x[axis] == 0) throw Error("axis " + std::to_string(axis) + " is empty: no maximum to find");
+      const int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), n.op + " axis");
+      if (x[axis] == 0) throw Error("axis " + std::to_string(axis) + " is empty: no extremum to find");
       Shape out;
       for (size_t i = 0; i < x.size(); ++i) {
         if (static_cast<int>(i) != axis) out.push_back(x[i]);
@@ -77,10 +81,13 @@ void register_normalization_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
-  {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     OpSchema s;
-    s.name = "Softmax";
-    s.doc = "exp(x - max) / sum over one axis (attribute axis, default -1)";
+    s.name = op;
+    const std::string name = op;
+    s.doc = name == "Softmax"      ? "exp(x - max) / sum over one axis (attribute axis, default -1)"
+            : name == "LogSoftmax" ? "x - max - log(sum exp(x - max)) over one axis (attribute axis, default -1)"
+                                   : "1 at the first maximum along one axis, 0 elsewhere (attribute axis, default -1)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       require_f32(in[0], "input");
       normalize_axis(n.attrs.get_int("axis", -1), std::max<size_t>(in[0].shape.size(), 1), "Softmax");

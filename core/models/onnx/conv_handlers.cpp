@@ -52,10 +52,16 @@ void add_conv_handlers(HandlerRegistry& r) {
                     {node.output(0)});
          }});
 
-  r.add({"BatchNormalization", 7, 21, {"epsilon", "momentum", "spatial", "training_mode"},
+  // Opset 6 (PyTorch's old exports) says inference with is_test = 1; from 7 that is implied.
+  r.add({"BatchNormalization", 6, 21, {"epsilon", "momentum", "spatial", "training_mode", "is_test"},
          [](ImportContext& ctx, const OnnxNode& node) {
            for (int i = 0; i < 5; ++i)
              if (node.input(i).empty()) throw Error(node.where() + ": expects inputs X, scale, B, input_mean and input_var");
+           if (node.has("is_test") && ctx.opset() >= 7)
+             throw Error(node.where() + ": attribute is_test exists up to opset 6 only (model has " +
+                         std::to_string(ctx.opset()) + ")");
+           if (ctx.opset() < 7 && node.get_int("is_test", 0) == 0)
+             throw Error(node.where() + ": is_test 0 (training: batch statistics) is not supported, inference only");
            if (node.get_int("training_mode", 0) != 0)
              throw Error(node.where() + ": training_mode 1 is not supported (inference only: batch statistics are not computed)");
            if (node.get_int("spatial", 1) != 1)

@@ -18,10 +18,46 @@ void require_inputs(const OnnxNode& node, int n) {
       throw Error(node.where() + ": expects " + std::to_string(n) + " inputs, input " + std::to_string(i) + " is missing");
 }
 
+// Opset 6 arithmetic (PyTorch's old exports) broadcasts only with attribute broadcast = 1, and
+// then aligns B's dims with A's from attribute axis (default: trailing, as numpy): B gets
+// trailing 1s so numpy broadcasting from opset 7 computes the same. broadcast = 0 needs equal
+// shapes.
+std::string legacy_broadcast(ImportContext& ctx, const OnnxNode& node, const std::string& a, const std::string& b) {
+  const ir::Shape sa = ctx.type_of(a).shape, sb = ctx.type_of(b).shape;
+  if (node.get_int("broadcast", 0) == 0) {
+    if (sa != sb)
+      throw Error(node.where() + ": inputs " + ir::shape_str(sa) + " and " + ir::shape_str(sb) +
+                  " differ and broadcast is 0 (opset " + std::to_string(ctx.opset()) + ")");
+    return b;
+  }
+  if (!node.has("axis")) return b;
+  const auto ra = static_cast<int64_t>(sa.size()), rb = static_cast<int64_t>(sb.size());
+  int64_t axis = node.get_int("axis", 0);
+  if (axis < 0) axis += ra;
+  if (axis < 0 || axis + rb > ra)
+    throw Error(node.where() + ": B " + ir::shape_str(sb) + " does not fit A " + ir::shape_str(sa) + " from axis " +
+                std::to_string(node.get_int("axis", 0)));
+  if (axis + rb == ra) return b;
+  ir::Shape target = sb;
+  target.resize(static_cast<size_t>(ra - axis), 1);
+  std::string aligned = ctx.fresh(b + "_aligned");
+  ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>(target)}}), {aligned}, "_align");
+  return aligned;
+}
+
 void binary(HandlerRegistry& r, const char* op) {
-  r.add({op, 7, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+  // Comparisons and logic start at opset 7 in ONNX's numbering of these handlers; arithmetic
+  // also reads the opset-6 form.
+  const bool arithmetic = std::string(op) == "Add" || std::string(op) == "Sub" || std::string(op) == "Mul" ||
+                          std::string(op) == "Div" || std::string(op) == "Pow";
+  r.add({op, arithmetic ? 6 : 7, 21, arithmetic ? std::vector<std::string>{"broadcast", "axis"} : std::vector<std::string>{},
+         [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 2);
            std::string a = node.input(0), b = node.input(1);
+           if (ctx.opset() < 7) b = legacy_broadcast(ctx, node, a, b);
+           else if (node.has("broadcast") || node.has("axis"))
+             throw Error(node.where() + ": attributes broadcast and axis exist up to opset 6 only (model has " +
+                         std::to_string(ctx.opset()) + ")");
            // Pow's exponent may have another type (opset >= 12): a constant one is converted.
            if (op == "Pow" && ctx.type_of(a).dtype == ir::DType::f32 && ctx.type_of(b).dtype == ir::DType::i64 &&
                ctx.is_constant(b)) {
@@ -112,8 +148,9 @@ bool clip_bound(ImportContext& ctx, const OnnxNode& node, int index, const char*
 
 // Max/Min with any number of inputs: a chain of binary ops (numpy broadcasting from opset 8;
 // opset 6-7 needs equal shapes, which the chain computes the same way).
-void variadic(HandlerRegistry& r, const char* op) {
-  r.add({op, 6, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+// Sum chains Adds; Mean is that Sum divided by the input count.
+void variadic(HandlerRegistry& r, const char* onnx_op, const char* our_op = nullptr, bool mean = false) {
+  r.add({onnx_op, 6, 21, {}, [op = std::string(our_op ? our_op : onnx_op), mean](ImportContext& ctx, const OnnxNode& node) {
            std::vector<std::string> in;
            for (int i = 0; i < node.num_inputs(); ++i) {
              if (node.input(i).empty()) throw Error(node.where() + ": input " + std::to_string(i) + " is empty");
@@ -129,10 +166,15 @@ void variadic(HandlerRegistry& r, const char* op) {
            }
            std::string acc = in[0];
            for (size_t i = 1; i < in.size(); ++i) {
-             const bool last = i + 1 == in.size();
+             const bool last = i + 1 == in.size() && !mean;
              std::string out = last ? node.output(0) : ctx.fresh(node.output(0) + "_" + op + std::to_string(i));
              ctx.emit(node, op, {acc, in[i]}, {}, {out}, last ? "" : "_" + std::to_string(i));
              acc = out;
+           }
+           if (mean) {
+             std::string n = ctx.fresh(node.output(0) + "_count");
+             ctx.define_constant(n, scalar_f32(static_cast<float>(in.size())));
+             ctx.emit(node, "Div", {acc, n}, {}, {node.output(0)}, "_Div");
            }
          }});
 }
@@ -150,12 +192,105 @@ void add_elementwise_handlers(HandlerRegistry& r) {
   activation(r, "Elu", 6, {{"alpha", 1.0}});
   activation(r, "HardSigmoid", 6, {{"alpha", 0.2}, {"beta", 0.5}});
   for (const char* op : {"Equal", "Less", "Greater", "And", "Or"}) binary(r, op);
-  r.add({"PRelu", 7, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+  // PRelu: opset 6 (PyTorch's old exports) has one slope per channel (dim 1) or one for all; from
+  // 7 the slope broadcasts like numpy. An opset-6 slope of [C] becomes [C, 1, ..., 1].
+  r.add({"PRelu", 6, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 2);
-           ctx.emit(node, "PRelu", {node.input(0), node.input(1)}, {}, {node.output(0)});
+           std::string slope = node.input(1);
+           const ir::Shape x = ctx.type_of(node.input(0)).shape, s = ctx.type_of(slope).shape;
+           if (ctx.opset() < 7 && s.size() == 1 && s[0] != 1 && x.size() >= 2) {
+             if (s[0] != x[1])
+               throw Error(node.where() + ": slope " + ir::shape_str(s) + " is not one per channel of x " +
+                           ir::shape_str(x) + " (opset 6)");
+             ir::Shape target(x.size() - 1, 1);
+             target[0] = s[0];
+             std::string aligned = ctx.fresh(slope + "_per_channel");
+             ctx.emit(node, "Reshape", {slope}, attrs_of({{"shape", std::vector<int64_t>(target)}}), {aligned}, "_align");
+             slope = aligned;
+           }
+           ctx.emit(node, "PRelu", {node.input(0), slope}, {}, {node.output(0)});
          }});
   variadic(r, "Max");
   variadic(r, "Min");
+
+  // Ops added for the ONNX conformance count (issue 25).
+  for (const char* op : {"Reciprocal", "Floor", "Ceil", "Log"}) unary(r, op);
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan"}) unary(r, op, 7);
+  for (const char* op : {"Sign", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "IsNaN"}) unary(r, op, 9);
+  unary(r, "Round", 11);
+  unary(r, "Softplus", 1);
+  unary(r, "Softsign", 1);
+  activation(r, "Selu", 6, {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}});
+  activation(r, "Celu", 12, {{"alpha", 1.0}});
+  activation(r, "ThresholdedRelu", 10, {{"alpha", 1.0}});
+  activation(r, "Shrink", 9, {{"bias", 0.0}, {"lambd", 0.5}});
+  r.add({"IsInf", 10, 21, {"detect_negative", "detect_positive"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           ir::Attributes a = attrs_of({{"detect_negative", int64_t{node.get_int("detect_negative", 1) != 0}},
+                                        {"detect_positive", int64_t{node.get_int("detect_positive", 1) != 0}}});
+           ctx.emit(node, "IsInf", {node.input(0)}, std::move(a), {node.output(0)});
+         }});
+  r.add({"Mod", 10, 21, {"fmod"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           const int64_t fmod = node.get_int("fmod", 0);
+           if (fmod != 0 && fmod != 1)
+             throw Error(node.where() + ": attribute fmod is " + std::to_string(fmod) + ", expected 0 or 1");
+           if (fmod == 0 && ctx.type_of(node.input(0)).dtype == ir::DType::f32)
+             throw Error(node.where() + ": float inputs need fmod = 1 (ONNX defines fmod = 0 for integers only)");
+           ctx.emit(node, "Mod", {node.input(0), node.input(1)}, attrs_of({{"fmod", fmod}}), {node.output(0)});
+         }});
+  for (const char* op : {"GreaterOrEqual", "LessOrEqual"}) {
+    r.add({op, 12, 21, {}, [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+             require_inputs(node, 2);
+             ctx.emit(node, op, {node.input(0), node.input(1)}, {}, {node.output(0)});
+           }});
+  }
+  r.add({"Xor", 7, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           ctx.emit(node, "Xor", {node.input(0), node.input(1)}, {}, {node.output(0)});
+         }});
+  r.add({"BitShift", 11, 21, {"direction"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 2);
+           const std::string d = node.get_string("direction", "");
+           if (d != "LEFT" && d != "RIGHT")
+             throw Error(node.where() + ": attribute direction is '" + d + "', expected LEFT or RIGHT");
+           for (int i = 0; i < 2; ++i)
+             if (ctx.type_of(node.input(i)).dtype != ir::DType::i64)
+               throw Error(node.where() + ": input " + std::to_string(i) + " must be an unsigned integer tensor");
+           ctx.emit(node, "BitShift", {node.input(0), node.input(1)}, attrs_of({{"direction", d}}), {node.output(0)});
+         }});
+  variadic(r, "Sum", "Add");
+  variadic(r, "Mean", "Add", /*mean=*/true);
+
+  // Dropout at inference is the identity, and its optional mask is all true. Training mode
+  // (opset 12: a training_mode input) must be a constant false: a run-time or true flag would ask
+  // for random masks, which an inference runtime does not draw.
+  r.add({"Dropout", 7, 21, {"ratio", "seed"}, [](ImportContext& ctx, const OnnxNode& node) {
+           require_inputs(node, 1);
+           if (ctx.opset() >= 12 && !node.input(2).empty()) {
+             const std::string& flag = node.input(2);
+             if (!ctx.is_constant(flag))
+               throw Error(node.where() + ": training_mode '" + flag +
+                           "' is computed at run time; fusebox runs Dropout in inference mode only "
+                           "(training_mode must be a constant false)");
+             const ir::Tensor& t = ctx.constant(flag, node, "training_mode");
+             const bool on = t.numel() > 0 && (t.dtype() == ir::DType::f32 ? t.data<float>()[0] != 0
+                                                                          : t.data<int64_t>()[0] != 0);
+             if (on)
+               throw Error(node.where() + ": training_mode is true; fusebox runs Dropout in inference mode "
+                           "only (random masks are not supported)");
+           }
+           const std::string& x = node.input(0);
+           if (ctx.is_constant(x))
+             ctx.define_constant(node.output(0), ctx.constant(x, node, "input"));
+           else
+             ctx.emit(node, "Identity", {x}, {}, {node.output(0)});
+           if (!node.output(1).empty()) {
+             ir::Tensor mask(ir::DType::i64, ctx.type_of(x).shape);
+             for (int64_t i = 0; i < mask.numel(); ++i) mask.data<int64_t>()[i] = 1;
+             ctx.define_constant(node.output(1), std::move(mask));
+           }
+         }});
 
   // Clip: bounds are attributes before opset 11 and optional inputs from 11. Constant bounds
   // become our attributes; a bound computed at run time becomes a Max / Min against it.

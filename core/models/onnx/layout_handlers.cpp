@@ -189,6 +189,82 @@ void add_layout_handlers(HandlerRegistry& r) {
            ctx.emit(node, "Gather", {node.input(0), indices}, attrs_of({{"axis", int64_t{axis}}}), {node.output(0)});
          }});
 
+  // Ops added for the ONNX conformance count (issue 25).
+  r.add({"GatherElements", 11, 21, {"axis"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects data and indices");
+           ir::Shape shape = ctx.type_of(node.input(0)).shape;
+           if (shape.empty()) throw Error(node.where() + ": data must have rank >= 1");
+           int axis = ir::normalize_axis(node.get_int("axis", 0), shape.size(), node.where() + " axis");
+           if (ctx.is_constant(node.input(1))) {
+             // Known indices: an out-of-range one is refused at load time, naming the node.
+             const ir::Tensor& t = ctx.constant(node.input(1), node, "indices");
+             for (int64_t i = 0; i < t.numel(); ++i) {
+               int64_t v = t.data<int64_t>()[i];
+               if (v < -shape[axis] || v >= shape[axis])
+                 throw Error(node.where() + ": index " + std::to_string(v) + " (element " + std::to_string(i) +
+                             ") out of range for axis " + std::to_string(axis) + " of size " + std::to_string(shape[axis]));
+             }
+           }
+           ctx.emit(node, "GatherElements", {node.input(0), node.input(1)}, attrs_of({{"axis", int64_t{axis}}}),
+                    {node.output(0)});
+         }});
+
+  // DepthToSpace / SpaceToDepth are a Reshape to 6-D, a Transpose and a Reshape back (ONNX's own
+  // definition), so they run on the layout kernels and absorb_layout sees through them.
+  r.add({"DepthToSpace", 1, 21, {"blocksize", "mode"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const ir::Shape x = ctx.type_of(node.input(0)).shape;
+           const int64_t bs = node.get_int("blocksize", 0);
+           const std::string mode = node.get_string("mode", "DCR");
+           if (mode != "DCR" && mode != "CRD") throw Error(node.where() + ": mode '" + mode + "' is not DCR or CRD");
+           if (mode == "CRD" && ctx.opset() < 11) throw Error(node.where() + ": mode needs opset >= 11");
+           if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
+           if (bs <= 0 || x[1] % (bs * bs) != 0)
+             throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide the " +
+                         std::to_string(x[1]) + " channels into blocksize^2 groups");
+           const int64_t c = x[1] / (bs * bs);
+           std::vector<int64_t> six = mode == "DCR" ? std::vector<int64_t>{x[0], bs, bs, c, x[2], x[3]}
+                                                    : std::vector<int64_t>{x[0], c, bs, bs, x[2], x[3]};
+           std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
+                                                     : std::vector<int64_t>{0, 1, 4, 2, 5, 3};
+           std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
+           ctx.emit(node, "Reshape", {node.input(0)}, attrs_of({{"shape", six}}), {a}, "_Reshape6d");
+           ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", perm}}), {b}, "_Transpose");
+           ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>{x[0], c, x[2] * bs, x[3] * bs}}}),
+                    {node.output(0)}, "_Reshape");
+         }});
+
+  r.add({"SpaceToDepth", 1, 21, {"blocksize"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const ir::Shape x = ctx.type_of(node.input(0)).shape;
+           const int64_t bs = node.get_int("blocksize", 0);
+           if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
+           if (bs <= 0 || x[2] % bs != 0 || x[3] % bs != 0)
+             throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide H x W " +
+                         std::to_string(x[2]) + " x " + std::to_string(x[3]));
+           std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
+           ctx.emit(node, "Reshape", {node.input(0)},
+                    attrs_of({{"shape", std::vector<int64_t>{x[0], x[1], x[2] / bs, bs, x[3] / bs, bs}}}), {a}, "_Reshape6d");
+           ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}}), {b}, "_Transpose");
+           ctx.emit(node, "Reshape", {b},
+                    attrs_of({{"shape", std::vector<int64_t>{x[0], x[1] * bs * bs, x[2] / bs, x[3] / bs}}}),
+                    {node.output(0)}, "_Reshape");
+         }});
+
+  r.add({"Trilu", 14, 21, {"upper"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty()) throw Error(node.where() + ": missing input");
+           const int64_t upper = node.get_int("upper", 1);
+           if (upper != 0 && upper != 1)
+             throw Error(node.where() + ": attribute upper is " + std::to_string(upper) + ", expected 0 or 1");
+           int64_t k = 0;
+           if (!node.input(1).empty()) {
+             std::vector<int64_t> ks = ctx.constant_ints(node.input(1), node, "k");
+             if (ks.size() != 1) throw Error(node.where() + ": k has " + std::to_string(ks.size()) + " values, expected one");
+             k = ks[0];
+           }
+           ctx.emit(node, "Trilu", {node.input(0)}, attrs_of({{"upper", upper}, {"k", k}}), {node.output(0)});
+         }});
+
   r.add({"Expand", 8, 21, {}, [](ImportContext& ctx, const OnnxNode& node) {
            if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": expects input and shape");
            std::vector<int64_t> shape = ctx.constant_ints(node.input(1), node, "shape");
