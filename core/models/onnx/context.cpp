@@ -425,6 +425,7 @@ HandlerRegistry& HandlerRegistry::instance() {
     add_layout_handlers(*reg);
     add_constant_handlers(*reg);
     add_conv_handlers(*reg);
+    add_resize_handlers(*reg);
     return reg;
   }();
   return *r;

@@ -163,6 +163,7 @@ void add_normalization_handlers(HandlerRegistry& r);  // Softmax, LayerNormaliza
 void add_layout_handlers(HandlerRegistry& r);         // Transpose, Reshape, ..., Expand, Tile, Pad, Range
 void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, ConstantOfShape
 void add_conv_handlers(HandlerRegistry& r);           // Conv, ConvTranspose, BatchNormalization, MaxPool, AveragePool, ...
+void add_resize_handlers(HandlerRegistry& r);         // Resize, Upsample
 
 // Small helpers for handlers.
 ir::Attributes attrs_of(std::initializer_list<std::pair<std::string, ir::AttrValue>> values);
