@@ -426,6 +426,7 @@ HandlerRegistry& HandlerRegistry::instance() {
     add_constant_handlers(*reg);
     add_conv_handlers(*reg);
     add_resize_handlers(*reg);
+    add_control_handlers(*reg);
     return reg;
   }();
   return *r;
