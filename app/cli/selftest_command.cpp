@@ -238,6 +238,11 @@ const std::vector<OpCase>& op_cases() {
        R"({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 0})"},
       {"GlobalAveragePool", {f32({2, 5, 7, 9})}},
       {"GlobalMaxPool", {f32({2, 5, 7, 9})}},
+      {"Resize", {f32({1, 3, 7, 9})}, R"({"mode": "nearest", "sizes": [1, 3, 14, 18]})"},
+      {"Resize",
+       {f32({1, 3, 7, 9})},
+       R"({"mode": "linear", "coordinate_transformation_mode": "align_corners", "sizes": [1, 3, 12, 5]})"},
+      {"Resize", {f32({1, 2, 6, 8})}, R"({"mode": "cubic", "scales": [1.0, 1.0, 1.5, 0.75]})"},
   };
   return cases;
 }
@@ -289,6 +294,8 @@ ir::Attributes attrs_from_json(const char* text) {
       a.set(key, v.get<std::string>());
     } else if (v.is_array() && !v.empty() && v[0].is_string()) {
       a.set(key, v.get<std::vector<std::string>>());
+    } else if (v.is_array() && std::any_of(v.begin(), v.end(), [](const auto& e) { return e.is_number_float(); })) {
+      a.set(key, v.get<std::vector<double>>());  // Resize's scales, roi
     } else if (v.is_array()) {
       a.set(key, v.get<std::vector<int64_t>>());
     } else {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/base/atomic_file.h"
@@ -78,11 +80,68 @@ std::string unsupported_reason(const onnx::NodeProto& n, int64_t opset) {
   return reason;
 }
 
-std::vector<OnnxUnsupported> find_unsupported(const onnx::GraphProto& g, int64_t opset) {
+// Every value name read inside `g` (and the graphs nested in it) that `g` does not define: what a
+// subgraph reads from the graphs around it.
+void outer_reads(const onnx::GraphProto& g, std::set<std::string>* reads) {
+  std::set<std::string> local;
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const auto& v : g.input()) local.insert(v.name());
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input())
+      if (!in.empty() && !local.count(in)) reads->insert(in);
+    for (const auto& a : n.attribute()) {
+      std::set<std::string> sub;
+      if (a.has_g()) outer_reads(a.g(), &sub);
+      for (const auto& sg : a.graphs()) outer_reads(sg, &sub);
+      for (const auto& r : sub)
+        if (!local.count(r)) reads->insert(r);
+    }
+    for (const auto& out : n.output()) local.insert(out);
+  }
+}
+
+// Why each node of `g` would not import ("" where it would): unsupported ops and attributes, and
+// an If whose condition comes from a graph input fed at run time (fusebox inlines an If only when
+// its condition is known at load time). Inputs in `bound` are given at load time; every shape
+// is, so Shape and Size of anything are too.
+std::vector<std::string> node_reasons(const onnx::GraphProto& g, int64_t opset, const std::set<std::string>& bound) {
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  std::map<std::string, std::string> run_time;  // value -> the graph input it is computed from
+  for (const auto& in : g.input())
+    if (!initializers.count(in.name()) && !bound.count(in.name())) run_time[in.name()] = in.name();
+  std::vector<std::string> reasons;
+  for (const auto& n : g.node()) {
+    std::string reason = unsupported_reason(n, opset);
+    bool is_if = op_key(n) == "If";
+    if (reason.empty() && is_if && n.input_size() > 0 && run_time.count(n.input(0)))
+      reason = "its condition '" + n.input(0) + "' depends on run-time input '" + run_time[n.input(0)] +
+               "'; fusebox inlines an If only when its condition is known at load time";
+    reasons.push_back(reason);
+    if (op_key(n) == "Shape" || op_key(n) == "Size") continue;
+    std::set<std::string> reads(n.input().begin(), n.input().end());
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) outer_reads(a.g(), &reads);
+      for (const auto& sg : a.graphs()) outer_reads(sg, &reads);
+    }
+    for (const auto& r : reads) {
+      auto it = run_time.find(r);
+      if (it == run_time.end()) continue;
+      const std::string source = it->second;
+      for (const auto& out : n.output()) run_time[out] = source;
+      break;
+    }
+  }
+  return reasons;
+}
+
+std::vector<OnnxUnsupported> find_unsupported(const onnx::GraphProto& g, int64_t opset,
+                                              const std::set<std::string>& bound = {}) {
   std::vector<OnnxUnsupported> out;
+  const std::vector<std::string> reasons = node_reasons(g, opset, bound);
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
-    const std::string reason = unsupported_reason(n, opset);
+    const std::string& reason = reasons[static_cast<size_t>(i)];
     if (reason.empty()) continue;
     std::string key = op_key(n);
     auto it = std::find_if(out.begin(), out.end(), [&](const OnnxUnsupported& u) { return u.op == key && u.reason == reason; });
@@ -125,7 +184,9 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
     if (!(o.domain().empty() || o.domain() == "ai.onnx") && o.domain() != "ai.onnx.ml") {
       // Other domains only matter when a node uses them; find_unsupported names those nodes.
     }
-  std::vector<OnnxUnsupported> unsupported = find_unsupported(gp, opset);
+  std::set<std::string> bound;
+  for (const auto& [input, value] : options.constant_inputs) bound.insert(input);
+  std::vector<OnnxUnsupported> unsupported = find_unsupported(gp, opset, bound);
   if (!unsupported.empty()) {
     int count = 0;
     for (const auto& u : unsupported) count += static_cast<int>(u.nodes.size());
@@ -338,6 +399,7 @@ OnnxOutline outline_onnx_bytes(std::string_view bytes, const std::string& name) 
   for (const auto& out : gp.output()) r.outputs.push_back(value_info(out));
   for (const auto& v : gp.value_info()) r.values.push_back(value_info(v));
   r.nodes.reserve(static_cast<size_t>(gp.node_size()));
+  const std::vector<std::string> reasons = node_reasons(gp, r.opset, {});
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& n = gp.node(i);
     OnnxOutlineNode o;
@@ -347,7 +409,7 @@ OnnxOutline outline_onnx_bytes(std::string_view bytes, const std::string& name) 
     o.inputs.assign(n.input().begin(), n.input().end());
     o.outputs.assign(n.output().begin(), n.output().end());
     for (const auto& a : n.attribute()) o.attributes.push_back(attribute_text(a));
-    o.unsupported = unsupported_reason(n, r.opset);
+    o.unsupported = reasons[static_cast<size_t>(i)];
     r.nodes.push_back(std::move(o));
   }
   r.unsupported = find_unsupported(gp, r.opset);

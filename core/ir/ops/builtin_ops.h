@@ -9,6 +9,7 @@ void register_linalg_ops(OpRegistry& registry);         // MatMul, fused MatMuls
 void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, Reduce*, ArgMax
 void register_layout_ops(OpRegistry& registry);         // views, Transpose, ..., Expand, Tile, Pad
 void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, Global*Pool
+void register_resize_ops(OpRegistry& registry);         // Resize
 
 inline void register_builtin_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);
@@ -16,6 +17,7 @@ inline void register_builtin_ops(OpRegistry& registry) {
   register_normalization_ops(registry);
   register_layout_ops(registry);
   register_conv_ops(registry);
+  register_resize_ops(registry);
 }
 
 }  // namespace fusebox::ir

@@ -425,6 +425,8 @@ HandlerRegistry& HandlerRegistry::instance() {
     add_layout_handlers(*reg);
     add_constant_handlers(*reg);
     add_conv_handlers(*reg);
+    add_resize_handlers(*reg);
+    add_control_handlers(*reg);
     return reg;
   }();
   return *r;

@@ -74,6 +74,8 @@ class ImportContext {
   ir::Graph& graph() { return graph_; }
   int64_t opset() const { return opset_; }
   const std::shared_ptr<const void>& owner() const { return owner_; }
+  // What views of proto bytes keep alive from now on (an inlined If branch's node copies).
+  void set_owner(std::shared_ptr<const void> owner) { owner_ = std::move(owner); }
   const std::string& model_dir() const { return model_dir_; }
 
   bool defined(const std::string& value) const { return values_.count(value) != 0; }
@@ -163,6 +165,8 @@ void add_normalization_handlers(HandlerRegistry& r);  // Softmax, LayerNormaliza
 void add_layout_handlers(HandlerRegistry& r);         // Transpose, Reshape, ..., Expand, Tile, Pad, Range
 void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, ConstantOfShape
 void add_conv_handlers(HandlerRegistry& r);           // Conv, ConvTranspose, BatchNormalization, MaxPool, AveragePool, ...
+void add_resize_handlers(HandlerRegistry& r);         // Resize, Upsample
+void add_control_handlers(HandlerRegistry& r);        // If (a condition known at load time)
 
 // Small helpers for handlers.
 ir::Attributes attrs_of(std::initializer_list<std::pair<std::string, ir::AttrValue>> values);
