@@ -345,9 +345,13 @@ int64_t conv_weight_floats(const ConvShape& c) {
 }
 
 size_t conv_scratch_bytes(const ConvShape& c) {
-  // No more slots than there are tiles (or depthwise planes) to share out (a small conv needs one).
+  // No more slots than there are work items to share out (a small conv needs one): depthwise
+  // planes, or GEMM tiles times the weight panels a tile's output channels may be split into
+  // when there are fewer tiles than threads.
+  const int64_t panels = (c.c_out_per_group + kConvPanelWidth - 1) / kConvPanelWidth;
   const int64_t tiles = c.depthwise() ? c.g.batch * c.c_out
-                                      : c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows);
+                                      : c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows) *
+                                            std::max<int64_t>(panels, 1);
   const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(tiles, 1));
   return static_cast<size_t>(conv_weight_floats(c) + conv_slot_floats(c) * slots) * sizeof(float);
 }

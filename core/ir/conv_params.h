@@ -115,7 +115,8 @@ size_t max_pool_scratch_bytes(const WindowGeometry& g);
 // The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output
 // positions at a time per thread, each tile needing its im2col rows (none for a pointwise conv,
 // which reads the input in place) and its GEMM result before that is transposed into NCHW. Up to
-// kConvScratchSlots threads (and no more than there are tiles) work at once, each in its own
+// kConvScratchSlots threads (and no more than there are tiles, times the weight panels a tile's
+// output channels split into when tiles are fewer than threads) work at once, each in its own
 // slot; a depthwise conv's slot holds one padded, phase-split input plane instead.
 // Before the slots: room for the weight packed into GEMM panels (kConvPanelWidth columns wide, as
 // ops/cpu/packed_gemm.h packs), used when the weight is not a constant (a graph input) and must

@@ -85,6 +85,7 @@ struct ConvState {
   Dims d;
   int64_t k = 0, cig = 0, cog = 0, groups = 1;  // GEMM depth, channels per group in and out
   int64_t positions = 0, tiles = 0;             // output positions per image, tiles of them
+  int64_t tile_rows = 0;                        // positions per tile: as even as kConvTileRows allows
   bool pointwise = false, depthwise = false;
   Isa isa = Isa::kPortable;
   ir::ConvActivation act;  // applied to each tile (or depthwise plane) while it is in cache
@@ -111,6 +112,8 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   st.groups = st.c.group;
   st.positions = st.d.rows() * st.d.ow;
   st.tiles = (st.positions + ir::kConvTileRows - 1) / ir::kConvTileRows;
+  // 196 positions as 66 + 66 + 64, not 96 + 96 + 4: the tiles are what threads share out.
+  st.tile_rows = st.tiles ? (st.positions + st.tiles - 1) / st.tiles : 0;
   st.pointwise = st.c.pointwise();
   st.depthwise = st.c.depthwise();
   st.isa = kernel_isa(ctx);
@@ -265,12 +268,19 @@ FUSEBOX_AVX2 void transpose_tile_avx2(const float* src, int64_t rows, int64_t co
 
 // One tile of one image and group: GEMM into the slot's tile (with the activation), then
 // transposed into NCHW.
+// Item `item` is (image, group, tile, column chunk), the chunk fastest: output channels
+// [c0, c0 + cn) of the group, whole panels of the packed weight, so that a conv with fewer tiles
+// than threads (ResNet's 7x7 and 14x14 layers) still gives each thread an even share.
 void conv_tile(const ConvState& st, const float* x, const float* bias, const float* scratch,
-               float* out, float* slot, int64_t item) {
-  const int64_t tile = item % st.tiles, ng = item / st.tiles;
+               float* out, float* slot, int64_t item, int64_t col_chunks) {
+  const int64_t chunk = item % col_chunks, rest = item / col_chunks;
+  const int64_t tile = rest % st.tiles, ng = rest / st.tiles;
   const int64_t g = ng % st.groups, n = ng / st.groups;
-  const int64_t p0 = tile * ir::kConvTileRows;
-  const int64_t rows = std::min(ir::kConvTileRows, st.positions - p0);
+  const int64_t p0 = tile * st.tile_rows;
+  const int64_t rows = std::min(st.tile_rows, st.positions - p0);
+  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
+  const int64_t c0 = panels * chunk / col_chunks * ir::kConvPanelWidth;
+  const int64_t cn = std::min(st.cog, panels * (chunk + 1) / col_chunks * ir::kConvPanelWidth) - c0;
   const float* xg = x + (n * st.c.c_in + g * st.cig) * st.d.plane();
   float* result = slot;  // [rows][cog]
   const float* a;
@@ -288,20 +298,21 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
   // (the portable level) refuses a leading dim below K.
   if (cs == 1) rs = std::max<int64_t>(st.k, 1);
   const GemmAct in_store = epilogue_act(st.act);
-  const GemmEpilogue ep{bias ? bias + g * st.cog : nullptr, in_store};
-  const PanelsView weight = st.packed.empty()
-                                ? panels_view(st.isa, scratch + g * st.weight_floats / st.groups, st.k, st.cog)
-                                : st.packed[static_cast<size_t>(g)].view();
-  sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, st.cog, ep);
-  if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * st.cog);
-  float* o = out + (n * st.c.c_out + g * st.cog) * st.positions + p0;
+  const GemmEpilogue ep{bias ? bias + g * st.cog + c0 : nullptr, in_store};
+  const PanelsView weight = (st.packed.empty()
+                                 ? panels_view(st.isa, scratch + g * st.weight_floats / st.groups, st.k, st.cog)
+                                 : st.packed[static_cast<size_t>(g)].view())
+                                .cols(c0, cn);
+  sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, cn, ep);  // result: [rows][cn]
+  if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * cn);
+  float* o = out + (n * st.c.c_out + g * st.cog + c0) * st.positions + p0;
   if (st.isa != Isa::kPortable) {
-    transpose_tile_avx2(result, rows, st.cog, o, st.positions);
+    transpose_tile_avx2(result, rows, cn, o, st.positions);
     return;
   }
-  for (int64_t co = 0; co < st.cog; ++co) {
+  for (int64_t co = 0; co < cn; ++co) {
     float* dst = o + co * st.positions;
-    for (int64_t r = 0; r < rows; ++r) dst[r] = result[r * st.cog + co];
+    for (int64_t r = 0; r < rows; ++r) dst[r] = result[r * cn + co];
   }
 }
 
@@ -506,13 +517,19 @@ void run_conv(const exec::KernelArgs& args) {
       pack_b_into(st.isa, scratch + g * st.weight_floats / st.groups, w + g * st.cog * st.k, st.k, st.cog, 1, st.k);
   }
   float* slots = scratch + st.weight_floats;
-  const int64_t items = st.c.g.batch * st.groups * st.tiles;
-  const int team = static_cast<int>(std::min<int64_t>(
-      {ir::kConvScratchSlots, items, static_cast<int64_t>(threads_for(flops / kGemmFlopsPerUs))}));
+  const int64_t tiles = st.c.g.batch * st.groups * st.tiles;
+  const int64_t want = std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs));
+  // Fewer tiles than two per thread: split the output channels too (whole weight panels), so the
+  // items divide evenly; a team left with one thread's worth of work reads as contention to
+  // parallel.h and steps every later region down.
+  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
+  const int64_t col_chunks = want > 1 && tiles < 2 * want ? std::min(panels, (2 * want + tiles - 1) / tiles) : 1;
+  const int64_t items = tiles * col_chunks;
+  const int team = static_cast<int>(std::min(items, want));
   const int64_t chunk = (items + team - 1) / team;  // parallel_for_team's chunks: one slot each
   parallel_for_team(items, team, [&](int64_t b, int64_t e) {
     float* slot = slots + (b / chunk) * st.slot_floats;
-    for (int64_t item = b; item < e; ++item) conv_tile(st, x, bias, scratch, y, slot, item);
+    for (int64_t item = b; item < e; ++item) conv_tile(st, x, bias, scratch, y, slot, item, col_chunks);
   });
 }
 
