@@ -47,6 +47,8 @@ TEST(ConvActivation, EqualsTheActivationOfThePlainConvOnEveryPath) {
   using V = std::vector<int64_t>;
   const std::vector<Layer> layers{
       {"3x3 (im2col + GEMM)", {1, 5, 9, 11}, {7, 5, 3, 3}, attrs_of({{"pads", V{1, 1, 1, 1}}})},
+      // K 873, several of the GEMM's K blocks: the activation and bias belong to the last one only.
+      {"3x3, K 873", {1, 97, 4, 5}, {9, 97, 3, 3}, attrs_of({{"pads", V{1, 1, 1, 1}}})},
       {"1x1 (pointwise GEMM)", {2, 8, 6, 6}, {12, 8, 1, 1}, {}},
       {"depthwise 3x3", {1, 6, 10, 21}, {6, 1, 3, 3}, attrs_of({{"group", int64_t{6}}, {"pads", V{1, 1, 1, 1}}})},
   };

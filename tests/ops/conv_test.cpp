@@ -173,6 +173,8 @@ std::vector<ConvCase> conv_cases() {
       {"NOTSET", {1, 2, 7, 8}, {3, 2, 4, 3}, A({{"auto_pad", std::string("NOTSET")}})},
       {"odd sizes, several tiles", {1, 5, 17, 19}, {7, 5, 3, 3}, A({{"pads", V{1, 0, 0, 1}}})},
       {"several weight panels", {1, 40, 10, 10}, {70, 40, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
+      // K = 97 * 9 = 873: more than one of the AVX2 GEMM's K blocks (256).
+      {"deep K", {1, 97, 5, 6}, {40, 97, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
       {"3-D", {2, 3, 4, 5, 6}, {4, 3, 2, 3, 2}, A({{"pads", V{1, 0, 1, 0, 1, 0}}, {"strides", V{1, 2, 1}}})},
       {"3-D 1x1x1 kernel, stride 2", {1, 4, 5, 5, 5}, {3, 4, 1, 1, 1}, A({{"strides", V{2, 2, 2}}})},
       {"3-D depthwise", {1, 4, 3, 6, 12}, {4, 1, 2, 3, 3},
