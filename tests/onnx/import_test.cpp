@@ -15,6 +15,7 @@
 
 #include "core/base/error.h"
 #include "core/models/onnx_import.h"
+#include "tests/onnx/onnx_test_model.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
 #include "tests/support/temp_dir.h"
@@ -85,12 +86,7 @@ struct Builder {
   std::string bytes() const { return m.SerializeAsString(); }
 };
 
-models::OnnxImportOptions options() {
-  static auto cpu = cpu::make_backend();
-  models::OnnxImportOptions opt;
-  opt.evaluator = cpu.get();
-  return opt;
-}
+models::OnnxImportOptions options() { return test::cpu_import_options(); }
 
 std::string error_of(const std::string& bytes, const models::OnnxImportOptions& opt = options()) {
   try {

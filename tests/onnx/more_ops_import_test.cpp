@@ -3,10 +3,7 @@
 // of floats with fmod 0, a Trilu k computed at run time, GatherElements indices out of range),
 // and Dropout, Sum and Mean import as what they mean. (ONNX's own node tests for these ops run
 // in tests/conformance.)
-#define ONNX_ML 1
-#define ONNX_NAMESPACE onnx
 #include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <functional>
@@ -15,77 +12,18 @@
 
 #include "core/base/error.h"
 #include "core/models/onnx_import.h"
+#include "tests/onnx/onnx_test_model.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
 
 namespace fusebox {
 namespace {
 
-struct Model {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  explicit Model(int64_t opset = 17) {
-    m.set_ir_version(8);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = m.mutable_graph();
-    g->set_name("more_ops");
-  }
-  void input(const std::string& name, const std::vector<int64_t>& dims) {
-    auto* v = g->add_input();
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void init(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float v : values) t->add_float_data(v);
-  }
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in,
-                        const std::vector<std::string>& out) {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(op + "_" + std::to_string(g->node_size()));
-    for (const auto& s : in) n->add_input(s);
-    for (const auto& s : out) n->add_output(s);
-    for (const auto& s : out) g->add_output()->set_name(s);
-    return n;
-  }
-  static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-  static void i(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  std::string bytes() const { return m.SerializeAsString(); }
-};
+using Model = test::OnnxModel;
 
-models::OnnxImportOptions options() {
-  static auto cpu = cpu::make_backend();
-  models::OnnxImportOptions opt;
-  opt.evaluator = cpu.get();
-  return opt;
-}
+models::OnnxImportOptions options() { return test::cpu_import_options(); }
 
-std::string error_of(const Model& model) {
-  try {
-    models::import_onnx_bytes(model.bytes(), "m.onnx", options());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const Model& model) { return test::import_error(model.bytes()); }
 
 void bool_init(Model& model, const std::string& name, bool v) {
   auto* t = model.g->add_initializer();

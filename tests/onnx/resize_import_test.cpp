@@ -14,6 +14,7 @@
 
 #include "core/base/error.h"
 #include "core/models/onnx_import.h"
+#include "tests/onnx/onnx_test_model.h"
 #include "ops/cpu/cpu_backend.h"
 #include "tests/support/graph_eval.h"
 
@@ -88,21 +89,9 @@ struct Model {
   std::string bytes() const { return m.SerializeAsString(); }
 };
 
-models::OnnxImportOptions options() {
-  static auto cpu = cpu::make_backend();
-  models::OnnxImportOptions opt;
-  opt.evaluator = cpu.get();
-  return opt;
-}
+models::OnnxImportOptions options() { return test::cpu_import_options(); }
 
-std::string error_of(const Model& model) {
-  try {
-    models::import_onnx_bytes(model.bytes(), "resize.onnx", options());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const Model& model) { return test::import_error(model.bytes(), "resize.onnx"); }
 
 ir::Graph import(const Model& model) { return models::import_onnx_bytes(model.bytes(), "resize.onnx", options()); }
 
