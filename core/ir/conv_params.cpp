@@ -357,3 +357,80 @@ size_t conv_scratch_bytes(const ConvShape& c) {
 }
 
 }  // namespace fusebox::ir
+
+namespace fusebox::ir {
+
+Shape channels_first(const Shape& x) {
+  if (x.size() < 3) return x;
+  Shape s{x[0], x.back()};
+  s.insert(s.end(), x.begin() + 1, x.end() - 1);
+  return s;
+}
+
+Shape channels_last(const Shape& x) {
+  if (x.size() < 3) return x;
+  Shape s{x[0]};
+  s.insert(s.end(), x.begin() + 2, x.end());
+  s.push_back(x[1]);
+  return s;
+}
+
+std::vector<int64_t> to_channels_last_perm(size_t rank) {
+  std::vector<int64_t> perm{0};
+  for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+  if (rank > 1) perm.push_back(1);
+  return perm;
+}
+
+std::vector<int64_t> to_channels_first_perm(size_t rank) {
+  std::vector<int64_t> perm{0};
+  if (rank > 1) perm.push_back(static_cast<int64_t>(rank - 1));
+  for (size_t i = 1; i + 1 < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+  return perm;
+}
+
+namespace {
+constexpr const char* kChannelsLastOps[][2] = {{"Conv", "NhwcConv"},
+                                               {"MaxPool", "NhwcMaxPool"},
+                                               {"AveragePool", "NhwcAveragePool"},
+                                               {"GlobalAveragePool", "NhwcGlobalAveragePool"},
+                                               {"GlobalMaxPool", "NhwcGlobalMaxPool"}};
+}  // namespace
+
+std::string channels_last_op(const std::string& op) {
+  for (const auto& p : kChannelsLastOps)
+    if (op == p[0]) return p[1];
+  return "";
+}
+
+std::string channels_first_op(const std::string& op) {
+  for (const auto& p : kChannelsLastOps)
+    if (op == p[1]) return p[0];
+  return "";
+}
+
+bool nhwc_depthwise(const ConvShape& c) {
+  const int64_t rows = c.g.kernel.empty() ? 1 : c.g.kernel_size() / std::max<int64_t>(1, c.g.kernel.back());
+  return c.group > 1 && c.c_in_per_group == 1 && c.c_out_per_group == 1 && rows <= kDepthwiseMaxKernelRows;
+}
+
+int64_t nhwc_conv_row_floats(const ConvShape& c) {
+  return (c.k() + 15) / 16 * 16;  // each row 64-byte aligned
+}
+
+int64_t nhwc_conv_weight_floats(const ConvShape& c) {
+  return (c.c_out * c.k() + 15) / 16 * 16;
+}
+
+size_t nhwc_conv_scratch_bytes(const ConvShape& c) {
+  const int64_t weight = nhwc_conv_weight_floats(c);
+  if (nhwc_depthwise(c) || c.pointwise()) return static_cast<size_t>(weight) * sizeof(float);
+  // As many slots as work items may run at once: tiles, times the weight panels a tile's output
+  // channels are split into when there are fewer tiles than threads.
+  const int64_t panels = (c.c_out_per_group + kConvPanelWidth - 1) / kConvPanelWidth;
+  const int64_t tiles = c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows);
+  const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(tiles * std::max<int64_t>(panels, 1), 1));
+  return static_cast<size_t>(weight + slots * kConvTileRows * nhwc_conv_row_floats(c)) * sizeof(float);
+}
+
+}  // namespace fusebox::ir

@@ -96,6 +96,39 @@ struct BatchNormShape {
 };
 BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vector<Shape>& params);
 
+
+// ---- Channels-last (NHWC) forms -------------------------------------------------------------
+//
+// NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcGlobalAveragePool and NhwcGlobalMaxPool, made by the
+// channels_last pass (core/passes/channels_last.cpp), compute what Conv and the pools compute, with
+// the same attributes and weights (a Conv weight stays [C_out, C_in / group, kernel...]); only
+// their activations are stored channels-last, [N, spatial..., C]. Their schemas read a node
+// through the functions above on channels_first(x) and store the result channels_last().
+
+// [N, spatial..., C] -> [N, C, spatial...] and back; shapes of rank < 3 are returned unchanged.
+Shape channels_first(const Shape& x);
+Shape channels_last(const Shape& x);
+// The Transpose perms between the two for a rank: to channels-last (0, 2, ..., r - 1, 1) and to
+// channels-first (0, r - 1, 1, ..., r - 2).
+std::vector<int64_t> to_channels_last_perm(size_t rank);
+std::vector<int64_t> to_channels_first_perm(size_t rank);
+// The channels-last op an op becomes ("Conv" -> "NhwcConv"), or "" when it has none; and back.
+std::string channels_last_op(const std::string& op);
+std::string channels_first_op(const std::string& op);
+
+// The CPU NhwcConv kernel (ops/cpu/conv_nhwc.cpp) is the packed GEMM with the output positions as
+// its rows, written straight into the output: C[p][co] = A[p][k] B[k][co], k running over
+// (kernel tap, input channel) so that each tap's input channels are one contiguous run of the
+// input. A pointwise conv's A is the input itself; any other conv copies the rows of one tile of
+// kConvTileRows positions at a time into its thread's slot (nhwc_conv_row_floats floats a row). A
+// depthwise conv with one output channel per group (nhwc_depthwise; at most
+// kDepthwiseMaxKernelRows kernel rows) is its own loop over the channels and needs no slot. Before
+// the slots: room for the weight reordered at each run when it is not a constant (the schema
+// cannot tell, so it is always reserved), C_out * k floats.
+bool nhwc_depthwise(const ConvShape& c);
+int64_t nhwc_conv_row_floats(const ConvShape& c);
+int64_t nhwc_conv_weight_floats(const ConvShape& c);
+size_t nhwc_conv_scratch_bytes(const ConvShape& c);
 }  // namespace fusebox::ir
 
 namespace fusebox::ir {

@@ -31,6 +31,7 @@
 #include "core/ir/shape.h"
 #include "ops/cpu/avx2.h"
 #include "ops/cpu/blas.h"
+#include "ops/cpu/conv_common.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/packed_gemm.h"
@@ -42,35 +43,6 @@ namespace fusebox::cpu {
 namespace {
 
 // ---- Conv ----------------------------------------------------------------------------------
-
-// The spatial dims as 3-D, depth x height x width (a 2-D conv has depth 1, a 1-D one height 1 too).
-// The loops below walk output rows: row `orow` is (od, oh) = (orow / oh, orow % oh), and its
-// kernel rows over depth and height, t = kd * KH + kh, each read one input row (or padding).
-struct Dims {
-  int64_t d = 1, h = 1, w = 1, od = 1, oh = 1, ow = 1, kd = 1, kh = 1, kw = 1;
-  int64_t sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1, pd = 0, ph = 0, pw = 0;
-  int64_t rows() const { return od * oh; }      // output rows
-  int64_t row_taps() const { return kd * kh; }  // kernel rows
-  int64_t plane() const { return d * h * w; }   // one input channel
-};
-
-Dims dims_of(const ir::WindowGeometry& g) {
-  Dims d;
-  const size_t r = g.in.size();
-  // Right-aligned: the last geometry dim is the width.
-  int64_t* in[3] = {&d.d, &d.h, &d.w};
-  int64_t* out[3] = {&d.od, &d.oh, &d.ow};
-  int64_t* k[3] = {&d.kd, &d.kh, &d.kw};
-  int64_t* s[3] = {&d.sd, &d.sh, &d.sw};
-  int64_t* dil[3] = {&d.dd, &d.dh, &d.dw};
-  int64_t* pad[3] = {&d.pd, &d.ph, &d.pw};
-  for (size_t i = 0; i < r; ++i) {
-    const size_t j = 3 - r + i;
-    *in[j] = g.in[i], *out[j] = g.out[i], *k[j] = g.kernel[i];
-    *s[j] = g.strides[i], *dil[j] = g.dilations[i], *pad[j] = g.pad_begin[i];
-  }
-  return d;
-}
 
 // The input row that kernel row t of output row orow reads, or null when it lies in the padding.
 inline const float* input_row(const Dims& d, const float* x, int64_t orow, int64_t t) {
@@ -173,83 +145,6 @@ void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, 
         }
       }
   }
-}
-
-// Clip, HardSigmoid and HardSwish over n floats in AVX2 registers, with the plain loops'
-// comparisons (a NaN compares false, so Clip keeps it and HardSigmoid's clamp passes it on).
-// Clip to [a, b]: kind 0; HardSigmoid max(0, min(1, a v + b)): kind 1; HardSwish v * that with
-// a = 1/6, b = 1/2: kind 2.
-template <int kKind>
-FUSEBOX_AVX2 void clamp_act_avx2(float a, float b, float* v, int64_t n) {
-  const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
-  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  const auto f = [&](__m256 x) {
-    if constexpr (kKind == 0) {
-      const __m256 lo = _mm256_blendv_ps(x, va, _mm256_cmp_ps(x, va, _CMP_LT_OQ));
-      return _mm256_blendv_ps(lo, vb, _mm256_cmp_ps(lo, vb, _CMP_GT_OQ));
-    } else {
-      const __m256 g = _mm256_fmadd_ps(va, x, vb);
-      const __m256 lo = _mm256_blendv_ps(g, zero, _mm256_cmp_ps(g, zero, _CMP_LT_OQ));
-      const __m256 h = _mm256_blendv_ps(lo, one, _mm256_cmp_ps(lo, one, _CMP_GT_OQ));
-      return kKind == 1 ? h : _mm256_mul_ps(x, h);
-    }
-  };
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(v + i, f(_mm256_loadu_ps(v + i)));
-  if (i < n) {
-    const __m256i m = tail_mask256(n - i);
-    _mm256_maskstore_ps(v + i, m, f(_mm256_maskload_ps(v + i, m)));
-  }
-}
-
-// The fused activation over n values in cache: ReLU and sigmoid on the vector code the GEMM's
-// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp),
-// in AVX2 registers above the portable level.
-void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n) {
-  if (isa != Isa::kPortable) {
-    switch (act.kind) {
-      case ir::ConvActKind::kClip:
-        return clamp_act_avx2<0>(act.a, act.b, v, n);
-      case ir::ConvActKind::kHardSigmoid:
-        return clamp_act_avx2<1>(act.a, act.b, v, n);
-      case ir::ConvActKind::kHardSwish:
-        return clamp_act_avx2<2>(1.0f / 6.0f, 0.5f, v, n);
-      default:
-        break;
-    }
-  }
-  switch (act.kind) {
-    case ir::ConvActKind::kNone:
-      return;
-    case ir::ConvActKind::kRelu:
-      gemm_act_span(isa, GemmAct::kRelu, v, v, n);
-      return;
-    case ir::ConvActKind::kSigmoid:
-      gemm_act_span(isa, GemmAct::kSigmoid, v, v, n);
-      return;
-    case ir::ConvActKind::kClip:  // keeps NaN, as Clip does
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < act.a ? act.a : (v[i] > act.b ? act.b : v[i]);
-      return;
-    case ir::ConvActKind::kHardSigmoid:
-      for (int64_t i = 0; i < n; ++i) {
-        const float g = act.a * v[i] + act.b;
-        v[i] = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
-      }
-      return;
-    case ir::ConvActKind::kHardSwish:
-      for (int64_t i = 0; i < n; ++i) {
-        const float g = v[i] * (1.0f / 6.0f) + 0.5f;
-        v[i] = v[i] * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
-      }
-      return;
-  }
-}
-
-// The GEMM epilogue's own activation where it has one: applied in registers before the store.
-GemmAct epilogue_act(const ir::ConvActivation& act) {
-  if (act.kind == ir::ConvActKind::kRelu) return GemmAct::kRelu;
-  if (act.kind == ir::ConvActKind::kSigmoid) return GemmAct::kSigmoid;
-  return GemmAct::kNone;
 }
 
 // dst[c * ld + r] = src[r * cols + c]: a GEMM result tile [rows][cols] into NCHW planes, in 8x8

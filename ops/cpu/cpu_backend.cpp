@@ -28,6 +28,7 @@ class CpuBackend final : public exec::Backend {
     add_layout_kernels(table_);
     add_attention_kernels(table_);
     add_conv_kernels(table_);
+    add_conv_nhwc_kernels(table_);
     add_resize_kernels(table_);
   }
 

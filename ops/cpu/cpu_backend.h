@@ -19,6 +19,7 @@ void add_normalization_kernels(exec::KernelTable& table);  // Softmax, LayerNorm
 void add_layout_kernels(exec::KernelTable& table);  // Transpose, Concat, Slice, Gather, Expand, ...
 void add_attention_kernels(exec::KernelTable& table);    // Attention
 void add_conv_kernels(exec::KernelTable& table);         // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, ...
+void add_conv_nhwc_kernels(exec::KernelTable& table);    // NhwcConv and the channels-last pools
 void add_resize_kernels(exec::KernelTable& table);       // Resize
 
 }  // namespace fusebox::cpu

@@ -338,6 +338,37 @@ TEST(BackendContract, PlannerTakesAlignmentAndScratchFromTheBackend) {
   }
 }
 
+// A target without the channels-last kernels keeps a conv net channels-first, and says so.
+TEST(BackendContract, AConvStaysChannelsFirstOnATargetWithoutNhwcConv) {
+  TestConfig config;
+  config.name = "contract_no_nhwc";
+  config.refused = {"NhwcConv"};
+  config.capture = false;
+  register_test_backend(config);
+  ir::Graph g;
+  g.add_input("x", ir::DType::f32, {1, 2, 6, 6});
+  ir::Tensor w(ir::DType::f32, {3, 2, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.01f * static_cast<float>(i);
+  g.add_weight("w", std::move(w));
+  g.outputs = {g.add_node("Conv", {"x", "w"}, {}, "conv")};
+  exec::SessionOptions o;
+  o.backend = config.name;
+  exec::Session s(g, o);
+  const auto count = [](const ir::Graph& graph, const std::string& op) {
+    return std::count_if(graph.nodes.begin(), graph.nodes.end(), [&](const ir::Node& n) { return n.op == op; });
+  };
+  EXPECT_EQ(count(s.graph(), "Conv"), 1);
+  EXPECT_EQ(count(s.graph(), "NhwcConv"), 0);
+  EXPECT_EQ(count(s.graph(), "Transpose"), 0);
+  const std::string explain = s.pass_log().to_text();
+  EXPECT_NE(explain.find("conv stays channels-first: backend 'contract_no_nhwc' does not support NhwcConv on "
+                         "f32[1,6,6,2], f32[3,2,3,3]"),
+            std::string::npos)
+      << explain;
+  exec::Session on_cpu(g, exec::SessionOptions{});
+  EXPECT_EQ(count(on_cpu.graph(), "NhwcConv"), 1) << "the CPU does run it channels-last";
+}
+
 TEST(BackendContract, PassesCreateNoOpTheTargetDoesNotSupport) {
   TestConfig config;
   config.name = "contract_no_attention";

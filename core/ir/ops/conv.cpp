@@ -68,6 +68,41 @@ OpSchema global_pool_schema(const char* name, const char* doc) {
   return s;
 }
 
+// The channels-last form of `base` (conv_params.h): base's reading of the node on channels_first(x),
+// its output stored channels_last(). Costs are base's; the scratch is the NHWC kernel's.
+OpSchema nhwc_schema(const OpSchema& base, const std::string& name) {
+  OpSchema s = base;
+  s.name = name;
+  s.doc = "channels-last " + base.name + " ([N, spatial..., C]), made by the channels_last pass";
+  auto first = [](std::vector<TensorType> in) {
+    if (in.empty() || in[0].shape.size() < 3)
+      throw Error("input " + (in.empty() ? std::string("(none)") : shape_str(in[0].shape)) +
+                  " must be [N, spatial..., C] (rank >= 3)");
+    in[0].shape = channels_first(in[0].shape);
+    return in;
+  };
+  auto last = [](std::vector<TensorType> out) {
+    for (auto& t : out) t.shape = channels_last(t.shape);
+    return out;
+  };
+  s.infer = [first, last, infer = base.infer](const Node& n, const std::vector<TensorType>& in) {
+    return last(infer(n, first(in)));
+  };
+  if (base.flops)
+    s.flops = [first, flops = base.flops](const Node& n, const std::vector<TensorType>& in,
+                                          const std::vector<TensorType>& out) {
+      std::vector<TensorType> o = out;
+      for (auto& t : o) t.shape = channels_first(t.shape);
+      return flops(n, first(in), o);
+    };
+  s.scratch_bytes = nullptr;
+  if (base.name == "Conv")
+    s.scratch_bytes = [first](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return nhwc_conv_scratch_bytes(conv_of(n, first(in)));
+    };
+  return s;
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
@@ -139,6 +174,8 @@ void register_conv_ops(OpRegistry& r) {
                     "count_include_pad"));
   r.add(global_pool_schema("GlobalAveragePool", "mean over all spatial dims: [N, C, ...] -> [N, C, 1, ...]"));
   r.add(global_pool_schema("GlobalMaxPool", "max over all spatial dims: [N, C, ...] -> [N, C, 1, ...]"));
+  for (const char* op : {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    r.add(nhwc_schema(r.get(op), channels_last_op(op)));
 }
 
 }  // namespace fusebox::ir

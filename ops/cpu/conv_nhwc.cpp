@@ -1,0 +1,575 @@
+// The channels-last kernels (core/ir/conv_params.h): NhwcConv, NhwcMaxPool, NhwcAveragePool,
+// NhwcGlobalAveragePool and NhwcGlobalMaxPool, over activations stored [N, spatial..., C]. The
+// channels_last pass (core/passes/channels_last.cpp) makes them; this is the layout in which a
+// convolution needs no transpose anywhere:
+//
+//  * NhwcConv is the packed GEMM C[p][co] = A[p][k] B[k][co] + bias with the output positions as
+//    rows, written straight into the output (whose rows are the positions). k runs over (kernel
+//    tap, input channel), so each tap's channels are one contiguous run of the input: a pointwise
+//    conv's A is the input itself, and any other conv copies a tile of kConvTileRows rows of A at a
+//    time into its thread's slot with one memcpy per kernel row (a run of taps). The weight is
+//    reordered to [k][C_out] and packed once in prepare (as MatMul packs its weight), so at run
+//    time there is the GEMM, the row copies and nothing else. The activation is the GEMM's
+//    epilogue (ReLU, sigmoid) or applied to the tile's rows while they are in cache.
+//  * A depthwise conv (one input and one output channel per group) is a loop over the channels,
+//    a vector of them at a time, with the weight reordered to [tap][C] so that each tap's weights
+//    are a vector too: four output columns per step share each weight load (AVX-512, AVX2), and
+//    the columns whose windows reach into the padding take the taps inside the input only.
+//  * The pools are plain loops over the channels, which the compiler vectorizes; they are
+//    memory-bound. Sums are kept in double, as the NCHW kernels keep them.
+//
+// A weight that is not a constant (node-by-node evaluation hands none) is reordered into the
+// scratch at each run and multiplied by OpenBLAS: correct, not fast, and never what a compiled
+// plan runs (the pass converts only Convs whose weight is a constant).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/conv_params.h"
+#include "core/ir/shape.h"
+#include "ops/cpu/avx2.h"
+#include "ops/cpu/avx512.h"
+#include "ops/cpu/blas.h"
+#include "ops/cpu/conv_common.h"
+#include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/kernel_util.h"
+#include "ops/cpu/packed_gemm.h"
+#include "ops/cpu/parallel.h"
+
+namespace fusebox::cpu {
+
+namespace {
+
+// ---- NhwcConv --------------------------------------------------------------------------------
+
+struct NhwcConvState {
+  ir::ConvShape c;  // the geometry, read channels-first
+  Dims d;
+  int64_t k = 0, row_floats = 0, taps = 0;  // GEMM depth (taps x channels per group), A row stride
+  int64_t cig = 0, cog = 0, groups = 1, c_in = 0, c_out = 0;
+  int64_t positions = 0, in_positions = 0;  // per image
+  int64_t tiles = 0, tile_rows = 0;         // tiles of output positions per image and group
+  bool pointwise = false, depthwise = false;
+  Isa isa = Isa::kPortable;
+  ir::ConvActivation act;
+  std::vector<PackedB> packed;  // GEMM, constant weight: per group, op(B) [k][cog], k = (tap, ci)
+  std::vector<float> dw;        // depthwise, constant weight: [tap][C]
+  std::vector<float> zeros;     // depthwise without a bias: C zeros
+  int64_t weight_floats = 0;    // scratch before the slots: the weight reordered at each run
+};
+
+// W[g * cog + co][ci][t] -> dst[(t * cig + ci) * cog + co]: group g's op(B), row-major.
+void reorder_group(const NhwcConvState& st, const float* w, int64_t g, float* dst) {
+  for (int64_t co = 0; co < st.cog; ++co)
+    for (int64_t ci = 0; ci < st.cig; ++ci) {
+      const float* src = w + ((g * st.cog + co) * st.cig + ci) * st.taps;
+      for (int64_t t = 0; t < st.taps; ++t) dst[(t * st.cig + ci) * st.cog + co] = src[t];
+    }
+}
+
+// Depthwise: W[c][0][t] -> dst[t * C + c].
+void reorder_depthwise(const NhwcConvState& st, const float* w, float* dst) {
+  for (int64_t c = 0; c < st.c_out; ++c)
+    for (int64_t t = 0; t < st.taps; ++t) dst[t * st.c_out + c] = w[c * st.taps + t];
+}
+
+std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
+  require_arity(ctx, 2, 1);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
+  NhwcConvState st;
+  st.c = or_fail(ctx, [&] {
+    if (ctx.inputs[0].shape.size() < 3)
+      throw Error("input " + ir::shape_str(ctx.inputs[0].shape) + " must be [N, spatial..., C]");
+    return ir::conv_shape(ctx.node, ir::channels_first(ctx.inputs[0].shape), ctx.inputs[1].shape,
+                          ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  });
+  if (ir::channels_last(st.c.output_shape()) != ctx.outputs[0].shape)
+    fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " is not the convolution's " +
+                  ir::shape_str(ir::channels_last(st.c.output_shape())));
+  st.d = dims_of(st.c.g);
+  st.k = st.c.k();
+  st.row_floats = ir::nhwc_conv_row_floats(st.c);
+  st.taps = st.c.g.kernel_size();
+  st.cig = st.c.c_in_per_group;
+  st.cog = st.c.c_out_per_group;
+  st.groups = st.c.group;
+  st.c_in = st.c.c_in;
+  st.c_out = st.c.c_out;
+  st.positions = st.d.rows() * st.d.ow;
+  st.in_positions = st.d.plane();
+  st.tiles = (st.positions + ir::kConvTileRows - 1) / ir::kConvTileRows;
+  st.tile_rows = st.tiles ? (st.positions + st.tiles - 1) / st.tiles : 0;
+  st.pointwise = st.c.pointwise();
+  st.depthwise = ir::nhwc_depthwise(st.c);
+  st.isa = kernel_isa(ctx);
+  st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
+  st.weight_floats = ir::nhwc_conv_weight_floats(st.c);
+  const size_t need = ir::nhwc_conv_scratch_bytes(st.c);
+  if (ctx.scratch_bytes < need)
+    fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));
+  for (int64_t v : {st.k, st.cog, st.positions, st.c_in, st.c_out, st.row_floats})
+    if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  if (st.depthwise && !st.c.has_bias) st.zeros.assign(static_cast<size_t>(st.c_out), 0.0f);
+  const ir::Tensor* weight = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
+  if (weight) {
+    const float* w = weight->data<float>();
+    if (st.depthwise) {
+      st.dw.resize(static_cast<size_t>(st.taps * st.c_out));
+      reorder_depthwise(st, w, st.dw.data());
+    } else {
+      std::vector<float> b(static_cast<size_t>(st.k * st.cog));
+      for (int64_t g = 0; g < st.groups; ++g) {
+        reorder_group(st, w, g, b.data());
+        st.packed.push_back(PackedB::pack(st.isa, b.data(), st.k, st.cog, false));
+      }
+    }
+  }
+  return exec::make_state(std::move(st));
+}
+
+// Rows [p0, p0 + rows) of A for image xn and group g into col (row r at col + r * row_floats):
+// for each kernel tap the group's cig input channels (zeros in the padding). With one group and
+// no width dilation, a kernel row's taps that fall inside the input are one contiguous run.
+void nhwc_im2col(const NhwcConvState& st, const float* xn, int64_t g, int64_t p0, int64_t rows, float* col) {
+  const Dims& d = st.d;
+  const int64_t cig = st.cig;
+  const bool run_taps = st.groups == 1 && d.dw == 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t p = p0 + r, orow = p / d.ow, ow = p % d.ow;
+    const int64_t od = orow / d.oh, oh = orow % d.oh;
+    const int64_t base = ow * d.sw - d.pw;  // input column of tap 0
+    // Taps [k0, k1) of each kernel row read inside the input's width.
+    const int64_t k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
+    const int64_t k1 = std::max(k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
+    float* dst = col + r * st.row_floats;
+    for (int64_t t = 0; t < d.row_taps(); ++t, dst += d.kw * cig) {
+      const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
+      const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
+      if (id < 0 || id >= d.d || ih < 0 || ih >= d.h || k0 == k1) {
+        std::fill(dst, dst + d.kw * cig, 0.0f);
+        continue;
+      }
+      // Tap kw reads input column base + kw * dw (inside the input for kw in [k0, k1)).
+      const int64_t row = (id * d.h + ih) * d.w;
+      const auto tap = [&](int64_t kw) { return xn + (row + base + kw * d.dw) * st.c_in + g * cig; };
+      std::fill(dst, dst + k0 * cig, 0.0f);
+      if (run_taps) {
+        std::memcpy(dst + k0 * cig, tap(k0), static_cast<size_t>((k1 - k0) * cig) * sizeof(float));
+      } else {
+        for (int64_t kw = k0; kw < k1; ++kw)
+          std::memcpy(dst + kw * cig, tap(kw), static_cast<size_t>(cig) * sizeof(float));
+      }
+      std::fill(dst + k1 * cig, dst + d.kw * cig, 0.0f);
+    }
+  }
+}
+
+// One work item: a tile of output positions of one image and group, output channels [c0, c0 + cn)
+// of the group (whole weight panels), item = ((image, group), tile, column chunk), the chunk
+// fastest, as the NCHW kernel shares out its tiles (conv.cpp).
+void nhwc_conv_tile(const NhwcConvState& st, const float* x, const float* bias, const float* weights, float* y,
+                    float* slot, int64_t item, int64_t col_chunks) {
+  const int64_t chunk = item % col_chunks, rest = item / col_chunks;
+  const int64_t tile = rest % st.tiles, ng = rest / st.tiles;
+  const int64_t g = ng % st.groups, n = ng / st.groups;
+  const int64_t p0 = tile * st.tile_rows;
+  const int64_t rows = std::min(st.tile_rows, st.positions - p0);
+  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
+  const int64_t c0 = panels * chunk / col_chunks * ir::kConvPanelWidth;
+  const int64_t cn = std::min(st.cog, panels * (chunk + 1) / col_chunks * ir::kConvPanelWidth) - c0;
+  if (rows <= 0 || cn <= 0) return;
+  const float* xn = x + n * st.in_positions * st.c_in;
+  const float* a;
+  int64_t lda;
+  if (st.pointwise) {
+    a = xn + p0 * st.c_in + g * st.cig;
+    lda = st.c_in;
+  } else {
+    nhwc_im2col(st, xn, g, p0, rows, slot);
+    a = slot;
+    lda = st.row_floats;
+  }
+  const PanelsView weight =
+      (st.packed.empty() ? panels_view(Isa::kPortable, weights + g * st.k * st.cog, st.k, st.cog)
+                         : st.packed[static_cast<size_t>(g)].view())
+          .cols(c0, cn);
+  const GemmAct in_store = epilogue_act(st.act);
+  const GemmEpilogue ep{bias ? bias + g * st.cog + c0 : nullptr, in_store};
+  float* c = y + (n * st.positions + p0) * st.c_out + g * st.cog + c0;
+  sgemm_panels(rows, 1.0f, a, lda, 1, weight, 0.0f, c, st.c_out, ep);
+  if (in_store != GemmAct::kNone || st.act.kind == ir::ConvActKind::kNone) return;
+  if (cn == st.c_out) {
+    apply_activation(st.act, st.isa, c, rows * cn);  // whole rows: one span
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) apply_activation(st.act, st.isa, c + r * st.c_out, cn);
+}
+
+// ---- Depthwise ---------------------------------------------------------------------------------
+//
+// Output row (od, oh) of one image: the kernel rows inside the input are listed once (rows[i]
+// the input row, tap0[i] the index of its first tap), then each output column sums its taps, a
+// vector of channels at a time. Columns [lo, hi) have every tap inside the input: the vector paths
+// take four of them per step, sharing each weight load; the others take their in-input taps only.
+
+struct DwRow {
+  const float* rows[ir::kDepthwiseMaxKernelRows];
+  int64_t tap0[ir::kDepthwiseMaxKernelRows];
+  int64_t count = 0;
+  int64_t lo = 0, hi = 0;  // output columns whose window lies inside the input's width
+};
+
+DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
+  const Dims& d = st.d;
+  DwRow r;
+  for (int64_t t = 0; t < d.row_taps(); ++t) {
+    const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
+    const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
+    if (id < 0 || id >= d.d || ih < 0 || ih >= d.h) continue;
+    r.rows[r.count] = xn + (id * d.h + ih) * d.w * st.c_out;
+    r.tap0[r.count] = t * d.kw;
+    ++r.count;
+  }
+  const int64_t span = (d.kw - 1) * d.dw;  // the window's extent past its first tap
+  r.lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
+  r.hi = d.w - 1 - span + d.pw < 0 ? 0 : std::min(d.ow, (d.w - 1 - span + d.pw) / d.sw + 1);
+  r.hi = std::max(r.hi, r.lo);
+  return r;
+}
+
+// Taps [k0, k1) of output column ow that read inside the input's width.
+inline void dw_cols(const Dims& d, int64_t ow, int64_t* k0, int64_t* k1) {
+  const int64_t base = ow * d.sw - d.pw;
+  *k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
+  *k1 = std::max(*k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
+}
+
+// The plain loop: one output column at a time, the channels innermost (the compiler vectorizes
+// them for the build's target).
+void dw_row_plain(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias, float* y) {
+  const Dims& d = st.d;
+  const int64_t C = st.c_out;
+  for (int64_t ow = 0; ow < d.ow; ++ow) {
+    int64_t k0, k1;
+    dw_cols(d, ow, &k0, &k1);
+    float* out = y + ow * C;
+    std::copy(bias, bias + C, out);
+    const int64_t base = ow * d.sw - d.pw;
+    for (int64_t i = 0; i < r.count; ++i)
+      for (int64_t kw = k0; kw < k1; ++kw) {
+        const float* xs = r.rows[i] + (base + kw * d.dw) * C;
+        const float* ws = w + (r.tap0[i] + kw) * C;
+        for (int64_t c = 0; c < C; ++c) out[c] += xs[c] * ws[c];
+      }
+  }
+}
+
+// AVX-512: 16 channels a vector, the last one masked.
+FUSEBOX_AVX512 void dw_row_avx512(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
+                                  float* y) {
+  const Dims& d = st.d;
+  const int64_t C = st.c_out, step = d.sw * C, tap_step = d.dw * C;
+  for (int64_t c = 0; c < C; c += 16) {
+    const __mmask16 m = C - c >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (C - c)) - 1);
+    const __m512 b = _mm512_maskz_loadu_ps(m, bias + c);
+    int64_t ow = 0;
+    while (ow < d.ow) {
+      const int64_t base = (ow * d.sw - d.pw) * C + c;
+      if (ow >= r.lo && ow + 4 <= r.hi) {  // four columns, every tap inside
+        __m512 a0 = b, a1 = b, a2 = b, a3 = b;
+        for (int64_t i = 0; i < r.count; ++i) {
+          const float* xs = r.rows[i] + base;
+          const float* ws = w + r.tap0[i] * C + c;
+          for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
+            const __m512 wv = _mm512_maskz_loadu_ps(m, ws);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs), wv, a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + step), wv, a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + 2 * step), wv, a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + 3 * step), wv, a3);
+          }
+        }
+        float* out = y + ow * C + c;
+        _mm512_mask_storeu_ps(out, m, a0);
+        _mm512_mask_storeu_ps(out + C, m, a1);
+        _mm512_mask_storeu_ps(out + 2 * C, m, a2);
+        _mm512_mask_storeu_ps(out + 3 * C, m, a3);
+        ow += 4;
+        continue;
+      }
+      int64_t k0, k1;
+      dw_cols(d, ow, &k0, &k1);
+      __m512 a = b;
+      for (int64_t i = 0; i < r.count; ++i)
+        for (int64_t kw = k0; kw < k1; ++kw)
+          a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r.rows[i] + (base + kw * tap_step)),
+                              _mm512_maskz_loadu_ps(m, w + (r.tap0[i] + kw) * C + c), a);
+      _mm512_mask_storeu_ps(y + ow * C + c, m, a);
+      ++ow;
+    }
+  }
+}
+
+// AVX2: 8 channels a vector, the last one masked.
+FUSEBOX_AVX2 void dw_row_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
+                              float* y) {
+  const Dims& d = st.d;
+  const int64_t C = st.c_out, step = d.sw * C, tap_step = d.dw * C;
+  for (int64_t c = 0; c < C; c += 8) {
+    const __m256i m = tail_mask256(std::min<int64_t>(8, C - c));
+    const __m256 b = _mm256_maskload_ps(bias + c, m);
+    int64_t ow = 0;
+    while (ow < d.ow) {
+      const int64_t base = (ow * d.sw - d.pw) * C + c;
+      if (ow >= r.lo && ow + 4 <= r.hi) {
+        __m256 a0 = b, a1 = b, a2 = b, a3 = b;
+        for (int64_t i = 0; i < r.count; ++i) {
+          const float* xs = r.rows[i] + base;
+          const float* ws = w + r.tap0[i] * C + c;
+          for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
+            const __m256 wv = _mm256_maskload_ps(ws, m);
+            a0 = _mm256_fmadd_ps(_mm256_maskload_ps(xs, m), wv, a0);
+            a1 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + step, m), wv, a1);
+            a2 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + 2 * step, m), wv, a2);
+            a3 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + 3 * step, m), wv, a3);
+          }
+        }
+        float* out = y + ow * C + c;
+        _mm256_maskstore_ps(out, m, a0);
+        _mm256_maskstore_ps(out + C, m, a1);
+        _mm256_maskstore_ps(out + 2 * C, m, a2);
+        _mm256_maskstore_ps(out + 3 * C, m, a3);
+        ow += 4;
+        continue;
+      }
+      int64_t k0, k1;
+      dw_cols(d, ow, &k0, &k1);
+      __m256 a = b;
+      for (int64_t i = 0; i < r.count; ++i)
+        for (int64_t kw = k0; kw < k1; ++kw)
+          a = _mm256_fmadd_ps(_mm256_maskload_ps(r.rows[i] + (base + kw * tap_step), m),
+                              _mm256_maskload_ps(w + (r.tap0[i] + kw) * C + c, m), a);
+      _mm256_maskstore_ps(y + ow * C + c, m, a);
+      ++ow;
+    }
+  }
+}
+
+void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w, const float* bias, float* y) {
+  const Dims& d = st.d;
+  const int64_t out_rows = st.c.g.batch * d.rows();
+  const int64_t per_row = std::max<int64_t>(1, 2 * d.ow * st.c_out * st.taps);
+  parallel_for(out_rows, std::max<int64_t>(1, kGrainSimple / per_row), [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t n = row / d.rows(), orow = row % d.rows();
+      const DwRow r = dw_row(st, x + n * st.in_positions * st.c_out, orow / d.oh, orow % d.oh);
+      float* out = y + (n * st.positions + orow * d.ow) * st.c_out;
+      if (st.isa == Isa::kAvx512) dw_row_avx512(st, r, w, bias, out);
+      else if (st.isa == Isa::kAvx2) dw_row_avx2(st, r, w, bias, out);
+      else dw_row_plain(st, r, w, bias, out);
+      apply_activation(st.act, st.isa, out, d.ow * st.c_out);
+    }
+  });
+}
+
+void run_nhwc_conv(const exec::KernelArgs& args) {
+  const auto& st = state_of<NhwcConvState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  const float* w = input_ptr<float>(args, 1);
+  const float* bias = st.c.has_bias ? input_ptr<float>(args, 2) : nullptr;
+  float* y = output_ptr<float>(args, 0);
+  float* scratch = static_cast<float*>(args.scratch);
+  if (st.c.g.batch == 0 || st.c_out == 0 || st.positions == 0) return;
+  if (st.depthwise) {
+    const float* taps = st.dw.data();
+    if (st.dw.empty()) {  // the weight is not a constant: reorder it now
+      reorder_depthwise(st, w, scratch);
+      taps = scratch;
+    }
+    run_nhwc_depthwise(st, x, taps, bias ? bias : st.zeros.data(), y);
+    return;
+  }
+  if (st.packed.empty())
+    for (int64_t g = 0; g < st.groups; ++g) reorder_group(st, w, g, scratch + g * st.k * st.cog);
+  float* slots = scratch + st.weight_floats;
+  const double flops = 2.0 * static_cast<double>(st.c.g.batch * st.c_out * st.positions) * static_cast<double>(st.k);
+  const int64_t tiles = st.c.g.batch * st.groups * st.tiles;
+  const int64_t want = std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs));
+  // Fewer tiles than two per thread: split the output channels too (conv.cpp says why).
+  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
+  const int64_t col_chunks = want > 1 && tiles < 2 * want ? std::min(panels, (2 * want + tiles - 1) / tiles) : 1;
+  const int64_t items = tiles * col_chunks;
+  const int team = static_cast<int>(std::max<int64_t>(1, std::min(items, want)));
+  const int64_t chunk = (items + team - 1) / team;  // parallel_for_team's chunks: one slot each
+  parallel_for_team(items, team, [&](int64_t b, int64_t e) {
+    float* slot = slots + (b / chunk) * ir::kConvTileRows * st.row_floats;
+    for (int64_t item = b; item < e; ++item) nhwc_conv_tile(st, x, bias, scratch, y, slot, item, col_chunks);
+  });
+}
+
+// ---- Pools -------------------------------------------------------------------------------------
+//
+// Per output position, the taps inside the input, the channels innermost in blocks of kBlock
+// (accumulators on the stack: a float max, a double sum).
+
+constexpr int64_t kBlock = 64;
+
+struct NhwcPoolState {
+  bool max = true, include_pad = false;
+  Dims d;
+  int64_t batch = 0, channels = 0, in_positions = 0, positions = 0;
+  int64_t ped = 0, peh = 0, pew = 0;  // end pads (count_include_pad)
+};
+
+std::shared_ptr<const void> prepare_nhwc_pool(const exec::KernelContext& ctx, bool max) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  if (ctx.outputs.size() > 1) fail(ctx, "the Indices output is not supported");
+  const char* op = max ? "MaxPool" : "AveragePool";
+  const ir::WindowGeometry g = or_fail(ctx, [&] {
+    if (ctx.inputs[0].shape.size() < 3)
+      throw Error("input " + ir::shape_str(ctx.inputs[0].shape) + " must be [N, spatial..., C]");
+    return ir::pool_geometry(ctx.node, ir::channels_first(ctx.inputs[0].shape), op);
+  });
+  if (g.in.size() > 3) fail(ctx, "pooling over " + std::to_string(g.in.size()) + " spatial dims is not supported (at most 3)");
+  NhwcPoolState st;
+  st.max = max;
+  st.include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  st.d = dims_of(g);
+  const size_t r = g.in.size();
+  int64_t* pe[3] = {&st.ped, &st.peh, &st.pew};
+  for (size_t i = 0; i < r; ++i) *pe[3 - r + i] = g.pad_end[i];
+  st.batch = g.batch;
+  st.channels = g.channels;
+  st.in_positions = st.d.plane();
+  st.positions = st.d.rows() * st.d.ow;
+  return exec::make_state(st);
+}
+
+// Taps [j0, j1) of a window starting at input index `start` (stride-free) inside [0, in), and how
+// many lie inside the padded input [-pad_begin, in + pad_end).
+inline void window_taps(int64_t start, int64_t k, int64_t dil, int64_t in, int64_t pb, int64_t pe, int64_t* j0,
+                        int64_t* j1, int64_t* padded) {
+  *j0 = start >= 0 ? 0 : std::min(k, (-start + dil - 1) / dil);
+  *j1 = std::max(*j0, std::min(k, in - 1 - start < 0 ? 0 : (in - 1 - start) / dil + 1));
+  const int64_t lo = -pb, hi = in + pe;  // the padded input
+  *padded = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t i = start + j * dil;
+    if (i >= lo && i < hi) ++*padded;
+  }
+}
+
+void nhwc_pool_position(const NhwcPoolState& st, const float* xn, int64_t p, float* out) {
+  const Dims& d = st.d;
+  const int64_t C = st.channels;
+  const int64_t orow = p / d.ow, ow = p % d.ow, od = orow / d.oh, oh = orow % d.oh;
+  int64_t a[3], b[3], padded[3];
+  window_taps(od * d.sd - d.pd, d.kd, d.dd, d.d, d.pd, st.ped, &a[0], &b[0], &padded[0]);
+  window_taps(oh * d.sh - d.ph, d.kh, d.dh, d.h, d.ph, st.peh, &a[1], &b[1], &padded[1]);
+  window_taps(ow * d.sw - d.pw, d.kw, d.dw, d.w, d.pw, st.pew, &a[2], &b[2], &padded[2]);
+  const int64_t count = st.include_pad ? padded[0] * padded[1] * padded[2] : (b[0] - a[0]) * (b[1] - a[1]) * (b[2] - a[2]);
+  for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
+    const int64_t cn = std::min(kBlock, C - c0);
+    float mx[kBlock];
+    double sum[kBlock];
+    std::fill(mx, mx + cn, -std::numeric_limits<float>::infinity());
+    std::fill(sum, sum + cn, 0.0);
+    for (int64_t j0 = a[0]; j0 < b[0]; ++j0)
+      for (int64_t j1 = a[1]; j1 < b[1]; ++j1)
+        for (int64_t j2 = a[2]; j2 < b[2]; ++j2) {
+          const int64_t id = od * d.sd - d.pd + j0 * d.dd, ih = oh * d.sh - d.ph + j1 * d.dh,
+                        iw = ow * d.sw - d.pw + j2 * d.dw;
+          const float* src = xn + ((id * d.h + ih) * d.w + iw) * C + c0;
+          if (st.max) {
+            for (int64_t c = 0; c < cn; ++c) mx[c] = mx[c] < src[c] ? src[c] : mx[c];  // NaN: skipped, as NCHW
+          } else {
+            for (int64_t c = 0; c < cn; ++c) sum[c] += src[c];
+          }
+        }
+    float* o = out + c0;
+    if (st.max) std::copy(mx, mx + cn, o);
+    else
+      for (int64_t c = 0; c < cn; ++c) o[c] = count > 0 ? static_cast<float>(sum[c] / static_cast<double>(count)) : 0.0f;
+  }
+}
+
+void run_nhwc_pool(const exec::KernelArgs& args) {
+  const auto& st = state_of<NhwcPoolState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const int64_t total = st.batch * st.positions;
+  const int64_t per = std::max<int64_t>(1, st.channels * st.d.kd * st.d.kh * st.d.kw);
+  parallel_for(total, std::max<int64_t>(1, kGrainSimple / per), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t n = i / std::max<int64_t>(1, st.positions), p = i % std::max<int64_t>(1, st.positions);
+      nhwc_pool_position(st, x + n * st.in_positions * st.channels, p, y + i * st.channels);
+    }
+  });
+}
+
+struct NhwcGlobalPoolState {
+  bool max = true;
+  int64_t batch = 0, positions = 0, channels = 0;
+};
+
+std::shared_ptr<const void> prepare_nhwc_global_pool(const exec::KernelContext& ctx, bool max) {
+  require_arity(ctx, 1, 1);
+  require_dtype(ctx, 0, ir::DType::f32);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  if (x.size() < 3) fail(ctx, "input " + ir::shape_str(x) + " must be [N, spatial..., C]");
+  NhwcGlobalPoolState st;
+  st.max = max;
+  st.batch = x[0];
+  st.channels = x.back();
+  st.positions = ir::numel(x) / std::max<int64_t>(1, st.batch * st.channels);
+  return exec::make_state(st);
+}
+
+// Items are (image, block of kBlock channels); each walks every position once.
+void run_nhwc_global_pool(const exec::KernelArgs& args) {
+  const auto& st = state_of<NhwcGlobalPoolState>(args);
+  const float* x = input_ptr<float>(args, 0);
+  float* y = output_ptr<float>(args, 0);
+  const int64_t C = st.channels, blocks = (C + kBlock - 1) / kBlock;
+  const int64_t per = std::max<int64_t>(1, st.positions * kBlock);
+  parallel_for(st.batch * blocks, std::max<int64_t>(1, kGrainSimple / per), [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t n = item / blocks, c0 = item % blocks * kBlock, cn = std::min(kBlock, C - c0);
+      const float* xn = x + n * st.positions * C + c0;
+      float* out = y + n * C + c0;
+      if (st.max) {
+        float mx[kBlock];
+        std::fill(mx, mx + cn, -std::numeric_limits<float>::infinity());
+        for (int64_t p = 0; p < st.positions; ++p)
+          for (int64_t c = 0; c < cn; ++c) mx[c] = std::max(mx[c], xn[p * C + c]);
+        std::copy(mx, mx + cn, out);
+      } else {
+        double sum[kBlock];  // double: a 56x56 plane in float loses digits
+        std::fill(sum, sum + cn, 0.0);
+        for (int64_t p = 0; p < st.positions; ++p)
+          for (int64_t c = 0; c < cn; ++c) sum[c] += xn[p * C + c];
+        for (int64_t c = 0; c < cn; ++c)
+          out[c] = st.positions ? static_cast<float>(sum[c] / static_cast<double>(st.positions)) : 0.0f;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void add_conv_nhwc_kernels(exec::KernelTable& table) {
+  table.add("NhwcConv", {prepare_nhwc_conv, run_nhwc_conv});
+  table.add("NhwcMaxPool", {[](const exec::KernelContext& ctx) { return prepare_nhwc_pool(ctx, true); }, run_nhwc_pool});
+  table.add("NhwcAveragePool",
+            {[](const exec::KernelContext& ctx) { return prepare_nhwc_pool(ctx, false); }, run_nhwc_pool});
+  table.add("NhwcGlobalMaxPool",
+            {[](const exec::KernelContext& ctx) { return prepare_nhwc_global_pool(ctx, true); }, run_nhwc_global_pool});
+  table.add("NhwcGlobalAveragePool",
+            {[](const exec::KernelContext& ctx) { return prepare_nhwc_global_pool(ctx, false); },
+             run_nhwc_global_pool});
+}
+
+}  // namespace fusebox::cpu

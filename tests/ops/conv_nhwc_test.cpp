@@ -1,0 +1,181 @@
+// The channels-last kernels (NhwcConv and the Nhwc pools, ops/cpu/conv_nhwc.cpp) against the same
+// double-precision references and cases as the channels-first ones (conv_reference.h): the input is
+// permuted to [N, spatial..., C] here, and the reference's output permuted the same way. NhwcConv
+// runs on every Isa level this CPU runs, at 1 and 2 threads, with its weight as a constant
+// (reordered and packed once in prepare, as a compiled plan runs it) and as an input (reordered into
+// the scratch at each run, as a node-by-node evaluation runs it).
+#include "core/ir/conv_params.h"
+#include "tests/ops/conv_reference.h"
+
+namespace fusebox::optest {
+namespace {
+
+// x [N, C, spatial...] as [N, spatial..., C].
+Tensor to_last(const Tensor& x) {
+  const Shape& s = x.shape();
+  Tensor out(DType::f32, ir::channels_last(s));
+  const int64_t n = s[0], c = s[1], sp = x.numel() / std::max<int64_t>(1, n * c);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < sp; ++p) out.data<float>()[(b * sp + p) * c + ch] = x.data<float>()[(b * c + ch) * sp + p];
+  return out;
+}
+
+// A reference computed channels-first for `shape`, in channels-last order.
+std::vector<double> to_last(const std::vector<double>& v, const Shape& shape) {
+  const int64_t n = shape[0], c = shape[1], sp = ir::numel(shape) / std::max<int64_t>(1, n * c);
+  std::vector<double> out(v.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < sp; ++p)
+        out[static_cast<size_t>((b * sp + p) * c + ch)] = v[static_cast<size_t>((b * c + ch) * sp + p)];
+  return out;
+}
+
+TEST(NhwcConv, MatchesDoubleReferenceOnEveryIsa) {
+  std::mt19937 rng(81);
+  for (const ConvCase& c : conv_cases()) {
+    Tensor x = random_f32(c.x, rng), w = random_f32(c.w, rng);
+    Tensor b = random_f32({c.w[0]}, rng);
+    std::vector<Tensor> inputs{to_last(x), w};
+    if (c.bias) inputs.push_back(b);
+    const Shape first = out_shape(c.x, c.w[0], ref_window(c.x, Shape(c.w.begin() + 2, c.w.end()), c.attrs));
+    const std::vector<double> want = to_last(ref_conv(x, w, c.bias ? &b : nullptr, c.attrs), first);
+    const Shape shape = ir::channels_last(first);
+    for (cpu::Isa isa : runnable_isas()) {
+      ScopedIsa scoped(isa);
+      for (int threads : {1, 2}) {
+        const std::string what = c.what + " on " + cpu::isa_name(isa) + " at " + std::to_string(threads) + " threads";
+        expect_close(run_with_constant_weight(inputs, c.attrs, threads, "NhwcConv"), shape, want, 1e-4, 1e-4,
+                     what + ", constant weight");
+        expect_close(run1("NhwcConv", inputs, c.attrs, threads), shape, want, 1e-4, 1e-4, what + ", weight as input");
+      }
+    }
+  }
+}
+
+// Each fused activation, applied in the GEMM's store (relu, sigmoid) or to the tile's rows after it
+// (clip, hardsigmoid, hardswish), on the GEMM path with one and with several column chunks, and on
+// the depthwise loop.
+TEST(NhwcConv, FusedActivationsOnEveryPath) {
+  std::mt19937 rng(82);
+  using V = std::vector<int64_t>;
+  const struct {
+    const char* name;
+    ir::Attributes attrs;
+  } acts[] = {
+      {"relu", A({{"activation", std::string("relu")}})},
+      {"sigmoid", A({{"activation", std::string("sigmoid")}})},
+      {"clip", A({{"activation", std::string("clip")}, {"activation_min", 0.0}, {"activation_max", 0.5}})},
+      {"hardsigmoid", A({{"activation", std::string("hardsigmoid")}, {"activation_alpha", 0.3}, {"activation_beta", 0.4}})},
+      {"hardswish", A({{"activation", std::string("hardswish")}})},
+  };
+  const struct {
+    const char* what;
+    Shape x, w;
+    ir::Attributes attrs;
+  } convs[] = {
+      {"3x3", {1, 6, 9, 10}, {40, 6, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
+      {"1x1", {1, 24, 7, 7}, {72, 24, 1, 1}, {}},
+      {"depthwise 3x3 stride 2", {1, 20, 11, 13}, {20, 1, 3, 3},
+       A({{"group", int64_t{20}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}})},
+  };
+  for (const auto& conv : convs) {
+    Tensor x = random_f32(conv.x, rng), w = random_f32(conv.w, rng), b = random_f32({conv.w[0]}, rng);
+    const Shape first = out_shape(conv.x, conv.w[0], ref_window(conv.x, Shape(conv.w.begin() + 2, conv.w.end()), conv.attrs));
+    const std::vector<double> plain = to_last(ref_conv(x, w, &b, conv.attrs), first);
+    for (const auto& act : acts) {
+      ir::Attributes attrs = conv.attrs;
+      for (const auto& [k, v] : act.attrs.all()) attrs.set(k, v);
+      std::vector<double> want = plain;
+      const double lo = act.attrs.get_float("activation_min", 0), hi = act.attrs.get_float("activation_max", 0);
+      const double alpha = act.attrs.get_float("activation_alpha", 0), beta = act.attrs.get_float("activation_beta", 0);
+      for (double& v : want) {
+        const std::string k = act.name;
+        if (k == "relu") v = v < 0 ? 0 : v;
+        else if (k == "sigmoid") v = 1 / (1 + std::exp(-v));
+        else if (k == "clip") v = std::min(hi, std::max(lo, v));
+        else if (k == "hardsigmoid") v = std::min(1.0, std::max(0.0, alpha * v + beta));
+        else v = v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
+      }
+      for (cpu::Isa isa : runnable_isas()) {
+        ScopedIsa scoped(isa);
+        for (int threads : {1, 2})
+          expect_close(run_with_constant_weight({to_last(x), w, b}, attrs, threads, "NhwcConv"), ir::channels_last(first),
+                       want, 1e-4, 1e-4,
+                       std::string(conv.what) + " " + act.name + " on " + cpu::isa_name(isa) + " at " +
+                           std::to_string(threads) + " threads");
+      }
+    }
+  }
+}
+
+TEST(NhwcPool, MaxAndAverageMatchDoubleReference) {
+  std::mt19937 rng(83);
+  for (const PoolCase& c : pool_cases()) {
+    Tensor x = random_f32(c.x, rng);
+    const Shape first = out_shape(c.x, c.x[1], ref_window(c.x, c.a.get_ints("kernel_shape"), c.a, c.a.get_int("ceil_mode", 0) != 0));
+    const Shape shape = ir::channels_last(first);
+    const std::string what = shape_str(c.x) + " " + c.a.to_string();
+    ir::Attributes inc = c.a;
+    inc.set("count_include_pad", int64_t{1});
+    for (int threads : {1, 2}) {
+      expect_close(run1("NhwcMaxPool", {to_last(x)}, c.a, threads), shape, to_last(ref_pool(x, c.a, true), first), 0, 0,
+                   "NhwcMaxPool " + what);
+      expect_close(run1("NhwcAveragePool", {to_last(x)}, c.a, threads), shape, to_last(ref_pool(x, c.a, false), first),
+                   1e-6, 1e-5, "NhwcAveragePool " + what);
+      expect_close(run1("NhwcAveragePool", {to_last(x)}, inc, threads), shape, to_last(ref_pool(x, inc, false), first),
+                   1e-6, 1e-5, "NhwcAveragePool count_include_pad " + what);
+    }
+  }
+}
+
+TEST(NhwcPool, GlobalMatchesDoubleReference) {
+  std::mt19937 rng(84);
+  // 130 channels: two whole blocks of 64 and a partial one.
+  for (const Shape& s : {Shape{2, 3, 5, 7}, Shape{1, 4, 9}, Shape{1, 130, 14, 14}, Shape{1, 2, 3, 4, 5}}) {
+    Tensor x = random_f32(s, rng);
+    const int64_t planes = s[0] * s[1], size = x.numel() / planes;
+    std::vector<double> mean, mx;
+    for (int64_t p = 0; p < planes; ++p) {
+      double sum = 0, m = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < size; ++i) {
+        sum += at(x, p * size + i);
+        m = std::max(m, at(x, p * size + i));
+      }
+      mean.push_back(sum / static_cast<double>(size));
+      mx.push_back(m);
+    }
+    Shape out(s.size(), 1);
+    out[0] = s[0];
+    out.back() = s[1];
+    for (int threads : {1, 2}) {
+      expect_close(run1("NhwcGlobalAveragePool", {to_last(x)}, {}, threads), out, mean, 1e-6, 1e-5,
+                   "NhwcGlobalAveragePool " + shape_str(s));
+      expect_close(run1("NhwcGlobalMaxPool", {to_last(x)}, {}, threads), out, mx, 0, 0, "NhwcGlobalMaxPool " + shape_str(s));
+    }
+  }
+}
+
+// The schema reads the geometry channels-first and stores the output channels-last; shapes that
+// do not fit are refused naming what.
+TEST(NhwcConv, ShapesAndRefusals) {
+  const auto out = [](const std::vector<ir::TensorType>& in, const ir::Attributes& a) {
+    return ir::infer_node(make_node("NhwcConv", in.size(), 1, a), in)[0].shape;
+  };
+  EXPECT_EQ(out({{DType::f32, {1, 56, 56, 64}}, {DType::f32, {128, 64, 3, 3}}},
+                A({{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+            (Shape{1, 28, 28, 128}));
+  EXPECT_EQ(out({{DType::f32, {1, 7, 7, 512}}, {DType::f32, {512, 1, 3, 3}}},
+                A({{"group", int64_t{512}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}})),
+            (Shape{1, 7, 7, 512}));
+  try {
+    out({{DType::f32, {1, 56, 56, 64}}, {DType::f32, {128, 32, 3, 3}}}, {});
+    FAIL() << "a weight of the wrong channel count was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input channels per group"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusebox::optest
