@@ -130,39 +130,89 @@ std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   return exec::make_state(std::move(st));
 }
 
+// The im2col's copies are runs of a few to a few hundred floats (a stem conv's: 3 taps of 3
+// channels, 9 floats). A libc call per run cost more than the GEMM on MobileNet's stem (37,000 runs
+// a call), so they are copied inline through GCC's generic vector types (8 floats: one move for the
+// build's target), the last 0-7 floats one by one; ops/cpu/CMakeLists.txt stops GCC from turning
+// these loops back into memmove calls.
+using Floats8 = float __attribute__((vector_size(32), aligned(4), may_alias));
+
+inline void copy_run(float* __restrict d, const float* __restrict s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) *reinterpret_cast<Floats8*>(d + i) = *reinterpret_cast<const Floats8*>(s + i);
+  switch (n - i) {  // no loop: GCC would make it a memmove
+    case 7: d[i + 6] = s[i + 6]; [[fallthrough]];
+    case 6: d[i + 5] = s[i + 5]; [[fallthrough]];
+    case 5: d[i + 4] = s[i + 4]; [[fallthrough]];
+    case 4: d[i + 3] = s[i + 3]; [[fallthrough]];
+    case 3: d[i + 2] = s[i + 2]; [[fallthrough]];
+    case 2: d[i + 1] = s[i + 1]; [[fallthrough]];
+    case 1: d[i] = s[i]; [[fallthrough]];
+    default: break;
+  }
+}
+
+inline void zero_run(float* d, int64_t n) {
+  const Floats8 zero = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) *reinterpret_cast<Floats8*>(d + i) = zero;
+  switch (n - i) {
+    case 7: d[i + 6] = 0.0f; [[fallthrough]];
+    case 6: d[i + 5] = 0.0f; [[fallthrough]];
+    case 5: d[i + 4] = 0.0f; [[fallthrough]];
+    case 4: d[i + 3] = 0.0f; [[fallthrough]];
+    case 3: d[i + 2] = 0.0f; [[fallthrough]];
+    case 2: d[i + 1] = 0.0f; [[fallthrough]];
+    case 1: d[i] = 0.0f; [[fallthrough]];
+    default: break;
+  }
+}
+
 // Rows [p0, p0 + rows) of A for image xn and group g into col (row r at col + r * row_floats):
 // for each kernel tap the group's cig input channels (zeros in the padding). With one group and
 // no width dilation, a kernel row's taps that fall inside the input are one contiguous run.
 void nhwc_im2col(const NhwcConvState& st, const float* xn, int64_t g, int64_t p0, int64_t rows, float* col) {
   const Dims& d = st.d;
-  const int64_t cig = st.cig;
+  const int64_t cig = st.cig, run = d.kw * cig;
   const bool run_taps = st.groups == 1 && d.dw == 1;
+  // The tile's first position, then stepped one at a time: no division per row (a division per
+  // row and kernel row cost more than the copies on a stem conv).
+  int64_t ow = p0 % d.ow, oh = (p0 / d.ow) % d.oh, od = p0 / d.ow / d.oh;
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t p = p0 + r, orow = p / d.ow, ow = p % d.ow;
-    const int64_t od = orow / d.oh, oh = orow % d.oh;
     const int64_t base = ow * d.sw - d.pw;  // input column of tap 0
-    // Taps [k0, k1) of each kernel row read inside the input's width.
-    const int64_t k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
-    const int64_t k1 = std::max(k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
+    // Taps [k0, k1) of each kernel row read inside the input's width (no division without a
+    // width dilation: two per row were a third of a stem conv's im2col).
+    int64_t k0, k1;
+    if (d.dw == 1) {
+      k0 = std::clamp<int64_t>(-base, 0, d.kw);
+      k1 = std::clamp<int64_t>(d.w - base, k0, d.kw);
+    } else {
+      k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
+      k1 = std::max(k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
+    }
     float* dst = col + r * st.row_floats;
-    for (int64_t t = 0; t < d.row_taps(); ++t, dst += d.kw * cig) {
-      const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
-      const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
-      if (id < 0 || id >= d.d || ih < 0 || ih >= d.h || k0 == k1) {
-        std::fill(dst, dst + d.kw * cig, 0.0f);
-        continue;
+    for (int64_t kd = 0; kd < d.kd; ++kd) {
+      const int64_t id = od * d.sd - d.pd + kd * d.dd;
+      for (int64_t kh = 0; kh < d.kh; ++kh, dst += run) {
+        const int64_t ih = oh * d.sh - d.ph + kh * d.dh;
+        if (id < 0 || id >= d.d || ih < 0 || ih >= d.h || k0 == k1) {
+          zero_run(dst, run);
+          continue;
+        }
+        // Tap kw reads input column base + kw * dw (inside the input for kw in [k0, k1)).
+        const float* src = xn + ((id * d.h + ih) * d.w + base + k0 * d.dw) * st.c_in + g * cig;
+        if (k0 > 0) zero_run(dst, k0 * cig);
+        if (run_taps) {
+          copy_run(dst + k0 * cig, src, (k1 - k0) * cig);
+        } else {
+          for (int64_t kw = k0; kw < k1; ++kw) copy_run(dst + kw * cig, src + (kw - k0) * d.dw * st.c_in, cig);
+        }
+        if (k1 < d.kw) zero_run(dst + k1 * cig, (d.kw - k1) * cig);
       }
-      // Tap kw reads input column base + kw * dw (inside the input for kw in [k0, k1)).
-      const int64_t row = (id * d.h + ih) * d.w;
-      const auto tap = [&](int64_t kw) { return xn + (row + base + kw * d.dw) * st.c_in + g * cig; };
-      std::fill(dst, dst + k0 * cig, 0.0f);
-      if (run_taps) {
-        std::memcpy(dst + k0 * cig, tap(k0), static_cast<size_t>((k1 - k0) * cig) * sizeof(float));
-      } else {
-        for (int64_t kw = k0; kw < k1; ++kw)
-          std::memcpy(dst + kw * cig, tap(kw), static_cast<size_t>(cig) * sizeof(float));
-      }
-      std::fill(dst + k1 * cig, dst + d.kw * cig, 0.0f);
+    }
+    if (++ow == d.ow) {
+      ow = 0;
+      if (++oh == d.oh) oh = 0, ++od;
     }
   }
 }

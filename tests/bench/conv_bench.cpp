@@ -1,9 +1,12 @@
-// The CPU Conv kernel on three ResNet / MobileNet-like layers at 56x56, batch 1: a 3x3 64->64
-// (im2col + packed GEMM), a 1x1 64->64 (packed GEMM on the input in place) and a 3x3 depthwise
-// over 64 channels (its own stencil loop); then MobileNetV3-Small's stem and three of its
-// depthwise layers (strides 1 and 2, 3x3 and 5x5). Prints each one's GFLOP/s (the Conv schema's FLOPs)
-// as the median of interleaved rounds, so a load that comes and goes hits all three alike.
-// Compare with the FMA peak `fusebox machine` reports for the same ISA and thread count.
+// The CPU convolution kernels on ResNet and MobileNet layers, batch 1, each channels-first (Conv:
+// im2col tiles into the packed GEMM, then a transpose into NCHW) and channels-last (NhwcConv, what
+// the channels_last pass makes: the packed GEMM writing the output directly; a depthwise conv over
+// contiguous channels): 3x3, 1x1 and depthwise at 56x56, ResNet-18's stem and deeper 3x3 layers,
+// MobileNetV3-Small's stem, three of its depthwise layers (strides 1 and 2, 3x3 and 5x5) and a
+// pointwise expansion. Then the dense GEMMs of two of them, A streamed row-major. Prints each one's
+// GFLOP/s (the Conv schema's FLOPs) as the median of interleaved rounds, so a load that comes and
+// goes hits them all alike. Compare with the FMA peak `fusebox machine` reports for the same ISA
+// and thread count.
 //
 //   build/tests/bench/fusebox_bench_conv [--rounds 30] [--threads 1] [--isa avx2]
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "core/backend/backend.h"
+#include "core/ir/conv_params.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
 #include "ops/cpu/cpu_backend.h"
@@ -40,16 +44,18 @@ struct Layer {
   double flops = 0;
   std::vector<double> seconds;
 
-  Layer(exec::Backend& backend, std::string n, ir::Shape x, ir::Shape w, int64_t group, int64_t pad,
-        int64_t stride = 1)
+  // op "NhwcConv": the same layer channels-last (x given channels-first, stored [N, H, W, C]).
+  Layer(exec::Backend& backend, const std::string& op, std::string n, ir::Shape x, ir::Shape w, int64_t group,
+        int64_t pad, int64_t stride = 1)
       : name(std::move(n)) {
+    if (op == "NhwcConv") x = ir::channels_last(x);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
     for (const ir::Shape& s : {x, w, ir::Shape{w[0]}}) {
       inputs.emplace_back(ir::DType::f32, s);
       for (int64_t i = 0; i < inputs.back().numel(); ++i) inputs.back().data<float>()[i] = dist(rng);
     }
-    node.name = node.op = "Conv";
+    node.name = node.op = op;
     node.inputs = {"x", "w", "b"};
     node.outputs = {"y"};
     node.attrs.set("group", group);
@@ -66,7 +72,7 @@ struct Layer {
     const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
     scratch = ir::Tensor(ir::DType::f32, {static_cast<int64_t>(scratch_bytes / 4 + 16)});
     std::vector<const ir::Tensor*> constants{nullptr, &inputs[1], &inputs[2]};
-    kernel = backend.kernels().find("Conv");
+    kernel = backend.kernels().find(op);
     state = kernel->prepare(exec::KernelContext{node, in_types, out_types, scratch_bytes, &constants, backend.context()});
     flops = ir::node_cost(node, in_types, out_types).flops;
   }
@@ -114,15 +120,34 @@ int main_(int argc, char** argv) {
   auto backend = make_backend();
   if (isa != "auto") backend->select_isa(isa);
   backend->bind_threads(threads);
+  // Each layer channels-first (Conv) and channels-last (NhwcConv, the channels_last pass's), in turn.
+  struct Spec {
+    const char* name;
+    ir::Shape x, w;
+    int64_t group, pad, stride;
+  };
+  const Spec specs[] = {
+      {"3x3 64->64 56x56", {1, 64, 56, 56}, {64, 64, 3, 3}, 1, 1, 1},
+      {"1x1 64->64 56x56", {1, 64, 56, 56}, {64, 64, 1, 1}, 1, 0, 1},
+      {"3x3 depthwise 64 56x56", {1, 64, 56, 56}, {64, 1, 3, 3}, 64, 1, 1},
+      // ResNet-18's stem and its deeper 3x3 layers.
+      {"stem 7x7/2 3->64 224", {1, 3, 224, 224}, {64, 3, 7, 7}, 1, 3, 2},
+      {"3x3 128->128 28x28", {1, 128, 28, 28}, {128, 128, 3, 3}, 1, 1, 1},
+      {"3x3 256->256 14x14", {1, 256, 14, 14}, {256, 256, 3, 3}, 1, 1, 1},
+      {"3x3 512->512 7x7", {1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, 1},
+      // MobileNetV3-Small's: the stem, a stride-2 3x3 and 5x5 depthwise, a 5x5 one at 14x14, a
+      // pointwise expansion.
+      {"stem 3x3/2 3->16 224", {1, 3, 224, 224}, {16, 3, 3, 3}, 1, 1, 2},
+      {"dw 3x3/2 16 112", {1, 16, 112, 112}, {16, 1, 3, 3}, 16, 1, 2},
+      {"dw 5x5/2 96 28", {1, 96, 28, 28}, {96, 1, 5, 5}, 96, 2, 2},
+      {"dw 5x5 240 14", {1, 240, 14, 14}, {240, 1, 5, 5}, 240, 2, 1},
+      {"1x1 40->240 14x14", {1, 40, 14, 14}, {240, 40, 1, 1}, 1, 0, 1},
+  };
   std::vector<Layer> layers;
-  layers.emplace_back(*backend, "3x3 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 3, 3}, 1, 1);
-  layers.emplace_back(*backend, "1x1 64->64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 64, 1, 1}, 1, 0);
-  layers.emplace_back(*backend, "3x3 depthwise 64 56x56", ir::Shape{1, 64, 56, 56}, ir::Shape{64, 1, 3, 3}, 64, 1);
-  // MobileNetV3-Small's: the stem, a stride-2 3x3 and 5x5 depthwise, a 5x5 one at 14x14.
-  layers.emplace_back(*backend, "stem 3x3/2 3->16 224", ir::Shape{1, 3, 224, 224}, ir::Shape{16, 3, 3, 3}, 1, 1, 2);
-  layers.emplace_back(*backend, "dw 3x3/2 16 112", ir::Shape{1, 16, 112, 112}, ir::Shape{16, 1, 3, 3}, 16, 1, 2);
-  layers.emplace_back(*backend, "dw 5x5/2 96 28", ir::Shape{1, 96, 28, 28}, ir::Shape{96, 1, 5, 5}, 96, 2, 2);
-  layers.emplace_back(*backend, "dw 5x5 240 14", ir::Shape{1, 240, 14, 14}, ir::Shape{240, 1, 5, 5}, 240, 2);
+  for (const Spec& sp : specs)
+    for (const char* op : {"Conv", "NhwcConv"})
+      layers.emplace_back(*backend, op, std::string(sp.name) + (op[0] == 'N' ? " nhwc" : " nchw"), sp.x, sp.w,
+                          sp.group, sp.pad, sp.stride);
   const Isa level = parse_isa(backend->isa());
   std::vector<Gemm> gemms;
   gemms.emplace_back(level, "GEMM 3136x576x64 (3x3)", 3136, 576, 64);
@@ -142,12 +167,12 @@ int main_(int argc, char** argv) {
   for (auto& l : layers) {
     std::sort(l.seconds.begin(), l.seconds.end());
     const double s = l.seconds[l.seconds.size() / 2];
-    std::printf("  %-24s %8.1f us  %7.1f GFLOP/s\n", l.name.c_str(), s * 1e6, l.flops / s * 1e-9);
+    std::printf("  %-29s %8.1f us  %7.1f GFLOP/s\n", l.name.c_str(), s * 1e6, l.flops / s * 1e-9);
   }
   for (auto& g : gemms) {
     std::sort(g.seconds.begin(), g.seconds.end());
     const double s = g.seconds[g.seconds.size() / 2];
-    std::printf("  %-24s %8.1f us  %7.1f GFLOP/s\n", g.name.c_str(), s * 1e6, g.flops() / s * 1e-9);
+    std::printf("  %-29s %8.1f us  %7.1f GFLOP/s\n", g.name.c_str(), s * 1e6, g.flops() / s * 1e-9);
   }
   // Teams that stepped down to one thread (parallel.h's contention detection) ran these rounds
   // on one core: say so, or a 2-thread figure reads as a scaling failure.
