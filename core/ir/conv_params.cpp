@@ -360,6 +360,14 @@ size_t conv_scratch_bytes(const ConvShape& c) {
 
 namespace fusebox::ir {
 
+bool reads_channels_first(const Node& node) {
+  return node.attrs.get_int("channels_first_input", 0) != 0;
+}
+
+Shape nhwc_conv_input_as_channels_first(const Node& node, const Shape& x) {
+  return reads_channels_first(node) ? x : channels_first(x);
+}
+
 Shape channels_first(const Shape& x) {
   if (x.size() < 3) return x;
   Shape s{x[0], x.back()};
@@ -422,9 +430,9 @@ int64_t nhwc_conv_weight_floats(const ConvShape& c) {
   return (c.c_out * c.k() + 15) / 16 * 16;
 }
 
-size_t nhwc_conv_scratch_bytes(const ConvShape& c) {
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input) {
   const int64_t weight = nhwc_conv_weight_floats(c);
-  if (nhwc_depthwise(c) || c.pointwise()) return static_cast<size_t>(weight) * sizeof(float);
+  if (!channels_first_input && (nhwc_depthwise(c) || c.pointwise())) return static_cast<size_t>(weight) * sizeof(float);
   // As many slots as work items may run at once: tiles, times the weight panels a tile's output
   // channels are split into when there are fewer tiles than threads.
   const int64_t panels = (c.c_out_per_group + kConvPanelWidth - 1) / kConvPanelWidth;

@@ -105,6 +105,17 @@ BatchNormShape batch_norm_shape(const Node& node, const Shape& x, const std::vec
 // their activations are stored channels-last, [N, spatial..., C]. Their schemas read a node
 // through the functions above on channels_first(x) and store the result channels_last().
 
+// NhwcConv's attribute channels_first_input = 1: its input is still channels-first (a stem conv
+// reading the graph's own input, a few channels: it reads them in place instead of after a
+// Transpose); its output is channels-last all the same. The shape its schema reads as [N, C, ...].
+// The channels_last pass asks for it when a Conv with one group and at most
+// kChannelsFirstInputMaxChannels input channels reads a channels-first tensor: a Transpose of the
+// input would cost as much as the conv's own reads (the CPU kernel's direct path reads each
+// channel in place).
+inline constexpr int64_t kChannelsFirstInputMaxChannels = 4;
+bool reads_channels_first(const Node& node);
+Shape nhwc_conv_input_as_channels_first(const Node& node, const Shape& x);
+
 // [N, spatial..., C] -> [N, C, spatial...] and back; shapes of rank < 3 are returned unchanged.
 Shape channels_first(const Shape& x);
 Shape channels_last(const Shape& x);
@@ -128,7 +139,8 @@ std::string channels_first_op(const std::string& op);
 bool nhwc_depthwise(const ConvShape& c);
 int64_t nhwc_conv_row_floats(const ConvShape& c);
 int64_t nhwc_conv_weight_floats(const ConvShape& c);
-size_t nhwc_conv_scratch_bytes(const ConvShape& c);
+// A channels-first input (channels_first_input) always takes the im2col's slots.
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false);
 }  // namespace fusebox::ir
 
 namespace fusebox::ir {

@@ -16,7 +16,9 @@
 //     same way, and a constant operand is permuted once, here ([C, 1, 1] -> [1, 1, 1, C]);
 //   - any other reader of a channels-last tensor (Flatten, Concat, a graph output) gets it back
 //     channels-first through a Transpose, inserted once per tensor just before its first reader;
-//   - a Conv whose input is channels-first gets a Transpose into channels-last.
+//   - a Conv whose input is channels-first gets a Transpose into channels-last, unless it has a
+//     few channels and one group (a stem on the graph's input): it reads them in place
+//     (NhwcConv's channels_first_input).
 // A Transpose that only moves size-1 dims ([1, 1, 1, C] <-> [1, C, 1, 1], after a global pool) is
 // a Reshape: the planner aliases it, no copy. Each Transpose is a rewrite of its own saying what
 // it copies per run, so the cost of the layout is counted where it is paid; the op that forced a
@@ -119,16 +121,26 @@ class ChannelsLast {
       const ir::TensorInfo& t = g_.tensor(in);
       types.push_back({t.dtype, t.shape});
     }
-    types[0].shape = ir::channels_last(types[0].shape);
+    // A stem (a few channels, one group) reads a channels-first input in place: no Transpose.
+    const bool in_place = n.op == "Conv" && !last_of_.count(n.inputs[0]) && x.shape[1] <= ir::kChannelsFirstInputMaxChannels &&
+                          n.attrs.get_int("group", 1) == 1;
+    if (!in_place) types[0].shape = ir::channels_last(types[0].shape);
     if (std::string why = target_refuses(ctx_, op, types); !why.empty()) {
       r_.near_miss(kPattern, n.name, n.name + " stays channels-first: " + why);
       return false;
     }
-    n.inputs[0] = to_last(n.inputs[0], n.name);
+    std::string how = " (channels-last)";
+    if (in_place) {
+      n.attrs.set("channels_first_input", int64_t{1});
+      how = " (channels-last; reads its " + std::to_string(x.shape[1]) + "-channel input '" + n.inputs[0] +
+            "' channels-first, in place: no transpose)";
+    } else {
+      n.inputs[0] = to_last(n.inputs[0], n.name);
+    }
     const std::string before = n.op;
     n.op = op;
     retarget_output(n);
-    r_.rewrite(kPattern, {}, {}, {n.name}, n.name + ": " + before + " -> " + op + " (channels-last)");
+    r_.rewrite(kPattern, {}, {}, {n.name}, n.name + ": " + before + " -> " + op + how);
     g_.nodes.push_back(std::move(n));
     return true;
   }

@@ -50,16 +50,26 @@ struct NhwcConvState {
   Dims d;
   int64_t k = 0, row_floats = 0, taps = 0;  // GEMM depth (taps x channels per group), A row stride
   int64_t cig = 0, cog = 0, groups = 1, c_in = 0, c_out = 0;
-  int64_t positions = 0, in_positions = 0;  // per image
+  int64_t positions = 0;  // output positions per image
   int64_t tiles = 0, tile_rows = 0;         // tiles of output positions per image and group
   bool pointwise = false, depthwise = false;
   Isa isa = Isa::kPortable;
   ir::ConvActivation act;
   std::vector<PackedB> packed;  // GEMM, constant weight: per group, op(B) [k][cog], k = (tap, ci)
   std::vector<float> dw;        // depthwise, constant weight: [tap][C]
-  std::vector<float> zeros;     // depthwise without a bias: C zeros
+  std::vector<float> zeros;     // depthwise or direct without a bias: C_out zeros
   int64_t weight_floats = 0;    // scratch before the slots: the weight reordered at each run
+  // The input's element strides per channel, column, row and depth plane, and per image: a
+  // channels-last input, or a channels-first one (channels_first_input: a stem reading the graph's
+  // input in place).
+  bool channels_first_input = false;
+  int64_t xs_c = 1, xs_w = 1, xs_h = 1, xs_d = 1, x_image = 0;
+  bool direct = false;  // few input channels, one group: the GEMM fed from the input (below)
 };
+
+// The direct path: at most this many input channels, one group, a constant weight, a vector ISA
+// (the convs the channels_last pass lets read a channels-first input).
+constexpr int64_t kDirectMaxChannels = ir::kChannelsFirstInputMaxChannels;
 
 // W[g * cog + co][ci][t] -> dst[(t * cig + ci) * cog + co]: group g's op(B), row-major.
 void reorder_group(const NhwcConvState& st, const float* w, int64_t g, float* dst) {
@@ -83,9 +93,10 @@ std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   st.c = or_fail(ctx, [&] {
     if (ctx.inputs[0].shape.size() < 3)
       throw Error("input " + ir::shape_str(ctx.inputs[0].shape) + " must be [N, spatial..., C]");
-    return ir::conv_shape(ctx.node, ir::channels_first(ctx.inputs[0].shape), ctx.inputs[1].shape,
-                          ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+    return ir::conv_shape(ctx.node, ir::nhwc_conv_input_as_channels_first(ctx.node, ctx.inputs[0].shape),
+                          ctx.inputs[1].shape, ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
   });
+  st.channels_first_input = ir::reads_channels_first(ctx.node);
   if (ir::channels_last(st.c.output_shape()) != ctx.outputs[0].shape)
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " is not the convolution's " +
                   ir::shape_str(ir::channels_last(st.c.output_shape())));
@@ -99,21 +110,31 @@ std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   st.c_in = st.c.c_in;
   st.c_out = st.c.c_out;
   st.positions = st.d.rows() * st.d.ow;
-  st.in_positions = st.d.plane();
   st.tiles = (st.positions + ir::kConvTileRows - 1) / ir::kConvTileRows;
   st.tile_rows = st.tiles ? (st.positions + st.tiles - 1) / st.tiles : 0;
-  st.pointwise = st.c.pointwise();
-  st.depthwise = ir::nhwc_depthwise(st.c);
+  // A channels-first input always goes through the im2col (or the direct path): its channels are
+  // not contiguous.
+  st.pointwise = st.c.pointwise() && !st.channels_first_input;
+  st.depthwise = ir::nhwc_depthwise(st.c) && !st.channels_first_input;
+  const int64_t plane = st.d.plane();
+  if (st.channels_first_input) {
+    st.xs_w = 1, st.xs_h = st.d.w, st.xs_d = st.d.h * st.d.w, st.xs_c = plane;
+  } else {
+    st.xs_c = 1, st.xs_w = st.c_in, st.xs_h = st.d.w * st.c_in, st.xs_d = st.d.h * st.d.w * st.c_in;
+  }
+  st.x_image = plane * st.c_in;
   st.isa = kernel_isa(ctx);
   st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
   st.weight_floats = ir::nhwc_conv_weight_floats(st.c);
-  const size_t need = ir::nhwc_conv_scratch_bytes(st.c);
+  const size_t need = ir::nhwc_conv_scratch_bytes(st.c, st.channels_first_input);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));
   for (int64_t v : {st.k, st.cog, st.positions, st.c_in, st.c_out, st.row_floats})
     if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
-  if (st.depthwise && !st.c.has_bias) st.zeros.assign(static_cast<size_t>(st.c_out), 0.0f);
   const ir::Tensor* weight = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
+  st.direct = weight && !st.depthwise && st.groups == 1 && st.c_in <= kDirectMaxChannels && st.isa != Isa::kPortable &&
+              st.d.row_taps() <= ir::kDepthwiseMaxKernelRows;
+  if ((st.depthwise || st.direct) && !st.c.has_bias) st.zeros.assign(static_cast<size_t>(st.c_out), 0.0f);
   if (weight) {
     const float* w = weight->data<float>();
     if (st.depthwise) {
@@ -174,7 +195,7 @@ inline void zero_run(float* d, int64_t n) {
 void nhwc_im2col(const NhwcConvState& st, const float* xn, int64_t g, int64_t p0, int64_t rows, float* col) {
   const Dims& d = st.d;
   const int64_t cig = st.cig, run = d.kw * cig;
-  const bool run_taps = st.groups == 1 && d.dw == 1;
+  const bool run_taps = st.groups == 1 && d.dw == 1;  // channels-last: a kernel row's taps are one run
   // The tile's first position, then stepped one at a time: no division per row (a division per
   // row and kernel row cost more than the copies on a stem conv).
   int64_t ow = p0 % d.ow, oh = (p0 / d.ow) % d.oh, od = p0 / d.ow / d.oh;
@@ -200,9 +221,12 @@ void nhwc_im2col(const NhwcConvState& st, const float* xn, int64_t g, int64_t p0
           continue;
         }
         // Tap kw reads input column base + kw * dw (inside the input for kw in [k0, k1)).
-        const float* src = xn + ((id * d.h + ih) * d.w + base + k0 * d.dw) * st.c_in + g * cig;
+        const float* src = xn + id * st.xs_d + ih * st.xs_h + (base + k0 * d.dw) * st.xs_w + g * cig * st.xs_c;
         if (k0 > 0) zero_run(dst, k0 * cig);
-        if (run_taps) {
+        if (st.channels_first_input) {  // one float per channel and tap
+          for (int64_t kw = k0; kw < k1; ++kw)
+            for (int64_t ci = 0; ci < cig; ++ci) dst[kw * cig + ci] = src[(kw - k0) * d.dw + ci * st.xs_c];
+        } else if (run_taps) {
           copy_run(dst + k0 * cig, src, (k1 - k0) * cig);
         } else {
           for (int64_t kw = k0; kw < k1; ++kw) copy_run(dst + kw * cig, src + (kw - k0) * d.dw * st.c_in, cig);
@@ -231,7 +255,7 @@ void nhwc_conv_tile(const NhwcConvState& st, const float* x, const float* bias, 
   const int64_t c0 = panels * chunk / col_chunks * ir::kConvPanelWidth;
   const int64_t cn = std::min(st.cog, panels * (chunk + 1) / col_chunks * ir::kConvPanelWidth) - c0;
   if (rows <= 0 || cn <= 0) return;
-  const float* xn = x + n * st.in_positions * st.c_in;
+  const float* xn = x + n * st.x_image;
   const float* a;
   int64_t lda;
   if (st.pointwise) {
@@ -414,12 +438,182 @@ void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w,
   parallel_for(out_rows, std::max<int64_t>(1, kGrainSimple / per_row), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t n = row / d.rows(), orow = row % d.rows();
-      const DwRow r = dw_row(st, x + n * st.in_positions * st.c_out, orow / d.oh, orow % d.oh);
+      const DwRow r = dw_row(st, x + n * st.x_image, orow / d.oh, orow % d.oh);
       float* out = y + (n * st.positions + orow * d.ow) * st.c_out;
       if (st.isa == Isa::kAvx512) dw_row_avx512(st, r, w, bias, out);
       else if (st.isa == Isa::kAvx2) dw_row_avx2(st, r, w, bias, out);
       else dw_row_plain(st, r, w, bias, out);
       apply_activation(st.act, st.isa, out, d.ow * st.c_out);
+    }
+  });
+}
+
+// ---- Direct path: few input channels -----------------------------------------------------------
+//
+// A conv of a few input channels (a stem: 3) has a tiny K (27 for a 3x3) and an im2col of a few
+// floats per kernel row, which cost more than the GEMM. Here the packed weight's rows are
+// multiplied by the input values directly: for a block of output columns of one output row, each
+// (tap, channel) broadcasts one input value per column against that row of the weight panel (the
+// GEMM's micro-kernel with A read in place), accumulating 8 columns x 32 output channels in zmm
+// registers (4 x 16 in ymm). The input is addressed through its strides, so it may be
+// channels-first: the graph's input is read as it comes, with no Transpose before the conv.
+// Columns whose window reaches into the padding take their in-input taps one column at a time.
+
+struct ConvRows {  // one output row's kernel rows that lie inside the input
+  int64_t off[ir::kDepthwiseMaxKernelRows];   // element offset of the input row
+  int64_t tap0[ir::kDepthwiseMaxKernelRows];  // index of its first tap
+  int64_t count = 0;
+  int64_t lo = 0, hi = 0;  // output columns whose whole window lies inside the input's width
+};
+
+ConvRows conv_rows(const NhwcConvState& st, int64_t od, int64_t oh) {
+  const Dims& d = st.d;
+  ConvRows r;
+  for (int64_t t = 0; t < d.row_taps(); ++t) {
+    const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
+    const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
+    if (id < 0 || id >= d.d || ih < 0 || ih >= d.h) continue;
+    r.off[r.count] = id * st.xs_d + ih * st.xs_h;
+    r.tap0[r.count] = t * d.kw;
+    ++r.count;
+  }
+  const int64_t span = (d.kw - 1) * d.dw;
+  r.lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
+  r.hi = d.w - 1 - span + d.pw < 0 ? 0 : std::min(d.ow, (d.w - 1 - span + d.pw) / d.sw + 1);
+  r.hi = std::max(r.hi, r.lo);
+  return r;
+}
+
+// Columns [ow0, ow0 + R) x the panel's columns (16 NV wide, the last vector masked by `last`),
+// kernel taps [k0, k1) of each kernel row (the whole row for an interior block).
+template <int R, int NV>
+FUSEBOX_AVX512 void direct_block_avx512(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
+                                        int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
+                                        __mmask16 last, float* y) {
+  const Dims& d = st.d;
+  const int64_t step = d.sw * st.xs_w;  // input elements between consecutive output columns
+  __m512 acc[R][NV];
+  for (int v = 0; v < NV; ++v) {
+    const __m512 b = _mm512_maskz_loadu_ps(v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), bias + 16 * v);
+    for (int r = 0; r < R; ++r) acc[r][v] = b;
+  }
+  for (int64_t i = 0; i < rows.count; ++i)
+    for (int64_t kw = k0; kw < k1; ++kw) {
+      const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
+      const float* wk = panel + (rows.tap0[i] + kw) * st.c_in * width;
+      for (int64_t ci = 0; ci < st.c_in; ++ci, wk += width) {
+        __m512 w[NV];
+        for (int v = 0; v < NV; ++v) w[v] = _mm512_load_ps(wk + 16 * v);
+        const float* xc = xk + ci * st.xs_c;
+        for (int r = 0; r < R; ++r) {
+          const __m512 a = _mm512_set1_ps(xc[r * step]);
+          for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, w[v], acc[r][v]);
+        }
+      }
+    }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v)
+      _mm512_mask_storeu_ps(y + r * st.c_out + 16 * v, v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[r][v]);
+}
+
+// The same on ymm registers: R columns x 16 output channels (two vectors, the second masked by
+// `last2`, the first by `last1`), at column offset h of a panel `width` wide.
+template <int R>
+FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
+                                    int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
+                                    __m256i last1, __m256i last2, float* y) {
+  const Dims& d = st.d;
+  const int64_t step = d.sw * st.xs_w;
+  __m256 acc[R][2];
+  const __m256 b0 = _mm256_maskload_ps(bias, last1), b1 = _mm256_maskload_ps(bias + 8, last2);
+  for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
+  for (int64_t i = 0; i < rows.count; ++i)
+    for (int64_t kw = k0; kw < k1; ++kw) {
+      const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
+      const float* wk = panel + (rows.tap0[i] + kw) * st.c_in * width;
+      for (int64_t ci = 0; ci < st.c_in; ++ci, wk += width) {
+        const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
+        const float* xc = xk + ci * st.xs_c;
+        for (int r = 0; r < R; ++r) {
+          const __m256 a = _mm256_broadcast_ss(xc + r * step);
+          acc[r][0] = _mm256_fmadd_ps(a, w0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(a, w1, acc[r][1]);
+        }
+      }
+    }
+  for (int r = 0; r < R; ++r) {
+    _mm256_maskstore_ps(y + r * st.c_out, last1, acc[r][0]);
+    _mm256_maskstore_ps(y + r * st.c_out + 8, last2, acc[r][1]);
+  }
+}
+
+// Taps [k0, k1) of output column ow inside the input's width.
+inline void col_taps(const Dims& d, int64_t ow, int64_t* k0, int64_t* k1) {
+  const int64_t base = ow * d.sw - d.pw;
+  *k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
+  *k1 = std::max(*k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
+}
+
+// One output row of image xn into yrow ([OW][C_out]), every panel of the weight.
+void direct_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh, const float* bias, float* yrow) {
+  const Dims& d = st.d;
+  const ConvRows rows = conv_rows(st, od, oh);
+  const PanelsView& w = st.packed[0].view();
+  for (int64_t col = 0; col < st.c_out; col += ir::kConvPanelWidth) {
+    const int64_t valid = std::min<int64_t>(ir::kConvPanelWidth, st.c_out - col);
+    const int64_t width = valid > 16 ? ir::kConvPanelWidth : 16;
+    const float* panel = w.data + col * w.k_stride;  // panel slots are 32 * k_stride floats apart
+    if (st.isa == Isa::kAvx512) {
+      const int64_t tail = valid - (valid > 16 ? 16 : 0);
+      const auto last = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
+      int64_t ow = 0;
+      while (ow < d.ow) {
+        float* y = yrow + ow * st.c_out + col;
+        if (ow >= rows.lo && ow + 8 <= rows.hi) {
+          if (valid > 16) direct_block_avx512<8, 2>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
+          else direct_block_avx512<8, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
+          ow += 8;
+          continue;
+        }
+        int64_t k0, k1;
+        col_taps(d, ow, &k0, &k1);
+        if (valid > 16) direct_block_avx512<1, 2>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
+        else direct_block_avx512<1, 1>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
+        ++ow;
+      }
+      continue;
+    }
+    for (int64_t h = 0; h < valid; h += 16) {  // AVX2: 16 columns at a time
+      const int64_t cols = std::min<int64_t>(16, valid - h);
+      const __m256i last1 = tail_mask256(std::min<int64_t>(8, cols)), last2 = tail_mask256(std::max<int64_t>(0, cols - 8));
+      int64_t ow = 0;
+      while (ow < d.ow) {
+        float* y = yrow + ow * st.c_out + col + h;
+        if (ow >= rows.lo && ow + 4 <= rows.hi) {
+          direct_block_avx2<4>(st, rows, xn, ow, 0, d.kw, panel + h, width, bias + col + h, last1, last2, y);
+          ow += 4;
+          continue;
+        }
+        int64_t k0, k1;
+        col_taps(d, ow, &k0, &k1);
+        direct_block_avx2<1>(st, rows, xn, ow, k0, k1, panel + h, width, bias + col + h, last1, last2, y);
+        ++ow;
+      }
+    }
+  }
+  apply_activation(st.act, st.isa, yrow, d.ow * st.c_out);
+}
+
+void run_direct(const NhwcConvState& st, const float* x, const float* bias, float* y) {
+  const Dims& d = st.d;
+  const int64_t out_rows = st.c.g.batch * d.rows();
+  const double row_flops = 2.0 * static_cast<double>(d.ow * st.c_out * st.k);
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kGemmFlopsPerUs / std::max(row_flops, 1.0)));
+  parallel_for(out_rows, grain, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t n = row / d.rows(), orow = row % d.rows();
+      direct_row(st, x + n * st.x_image, orow / d.oh, orow % d.oh, bias,
+                 y + (n * st.positions + orow * d.ow) * st.c_out);
     }
   });
 }
@@ -439,6 +633,10 @@ void run_nhwc_conv(const exec::KernelArgs& args) {
       taps = scratch;
     }
     run_nhwc_depthwise(st, x, taps, bias ? bias : st.zeros.data(), y);
+    return;
+  }
+  if (st.direct) {
+    run_direct(st, x, bias ? bias : st.zeros.data(), y);
     return;
   }
   if (st.packed.empty())

@@ -2,8 +2,9 @@
 // double-precision references and cases as the channels-first ones (conv_reference.h): the input is
 // permuted to [N, spatial..., C] here, and the reference's output permuted the same way. NhwcConv
 // runs on every Isa level this CPU runs, at 1 and 2 threads, with its weight as a constant
-// (reordered and packed once in prepare, as a compiled plan runs it) and as an input (reordered into
-// the scratch at each run, as a node-by-node evaluation runs it).
+// (reordered and packed once in prepare, as a compiled plan runs it; few input channels take the
+// direct path) and as an input (reordered into the scratch at each run, as a node-by-node
+// evaluation runs it), and with its input channels-last and channels-first (channels_first_input).
 #include "core/ir/conv_params.h"
 #include "tests/ops/conv_reference.h"
 
@@ -49,6 +50,15 @@ TEST(NhwcConv, MatchesDoubleReferenceOnEveryIsa) {
         expect_close(run_with_constant_weight(inputs, c.attrs, threads, "NhwcConv"), shape, want, 1e-4, 1e-4,
                      what + ", constant weight");
         expect_close(run1("NhwcConv", inputs, c.attrs, threads), shape, want, 1e-4, 1e-4, what + ", weight as input");
+        // The input as it comes, channels-first (a stem reading the graph's input in place).
+        ir::Attributes first = c.attrs;
+        first.set("channels_first_input", int64_t{1});
+        std::vector<Tensor> nchw = inputs;
+        nchw[0] = x;
+        expect_close(run_with_constant_weight(nchw, first, threads, "NhwcConv"), shape, want, 1e-4, 1e-4,
+                     what + ", channels-first input, constant weight");
+        expect_close(run1("NhwcConv", nchw, first, threads), shape, want, 1e-4, 1e-4,
+                     what + ", channels-first input, weight as input");
       }
     }
   }

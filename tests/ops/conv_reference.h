@@ -191,6 +191,11 @@ inline std::vector<ConvCase> conv_cases() {
       {"depthwise, pads beyond the kernel", {1, 2, 3, 4}, {2, 1, 3, 3}, A({{"group", int64_t{2}}, {"pads", V{4, 4, 4, 4}}})},
       {"depthwise 1x17", {1, 2, 3, 40}, {2, 1, 1, 17}, A({{"group", int64_t{2}}, {"pads", V{0, 8, 0, 8}}})},
       {"depthwise, 65 kernel rows (grouped GEMM path)", {1, 2, 70, 3}, {2, 1, 65, 1}, A({{"group", int64_t{2}}})},
+      // Few input channels (NhwcConv's direct path): 24 output channels (one panel, two vectors, the
+      // second partial) and 40 (a full panel and a partial one), a stem's 7x7/2 with pads 3.
+      {"3 channels in, 24 out", {1, 3, 9, 10}, {24, 3, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
+      {"stem 7x7/2, 3 channels in, 40 out", {2, 3, 23, 21}, {40, 3, 7, 7},
+       A({{"pads", V{3, 3, 3, 3}}, {"strides", V{2, 2}}})},
       {"grouped, several tiles", {2, 12, 14, 15}, {9, 4, 3, 3},
        A({{"group", int64_t{3}}, {"pads", V{1, 1, 1, 1}}, {"strides", V{1, 2}}})},
   };

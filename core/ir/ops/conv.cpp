@@ -74,11 +74,12 @@ OpSchema nhwc_schema(const OpSchema& base, const std::string& name) {
   OpSchema s = base;
   s.name = name;
   s.doc = "channels-last " + base.name + " ([N, spatial..., C]), made by the channels_last pass";
-  auto first = [](std::vector<TensorType> in) {
+  // The input as the NCHW schema reads it (NhwcConv may read a channels-first input as it is).
+  auto first = [conv = base.name == "Conv"](const Node& n, std::vector<TensorType> in) {
     if (in.empty() || in[0].shape.size() < 3)
       throw Error("input " + (in.empty() ? std::string("(none)") : shape_str(in[0].shape)) +
                   " must be [N, spatial..., C] (rank >= 3)");
-    in[0].shape = channels_first(in[0].shape);
+    in[0].shape = conv ? nhwc_conv_input_as_channels_first(n, in[0].shape) : channels_first(in[0].shape);
     return in;
   };
   auto last = [](std::vector<TensorType> out) {
@@ -86,19 +87,19 @@ OpSchema nhwc_schema(const OpSchema& base, const std::string& name) {
     return out;
   };
   s.infer = [first, last, infer = base.infer](const Node& n, const std::vector<TensorType>& in) {
-    return last(infer(n, first(in)));
+    return last(infer(n, first(n, in)));
   };
   if (base.flops)
     s.flops = [first, flops = base.flops](const Node& n, const std::vector<TensorType>& in,
                                           const std::vector<TensorType>& out) {
       std::vector<TensorType> o = out;
       for (auto& t : o) t.shape = channels_first(t.shape);
-      return flops(n, first(in), o);
+      return flops(n, first(n, in), o);
     };
   s.scratch_bytes = nullptr;
   if (base.name == "Conv")
     s.scratch_bytes = [first](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
-      return nhwc_conv_scratch_bytes(conv_of(n, first(in)));
+      return nhwc_conv_scratch_bytes(conv_of(n, first(n, in)), reads_channels_first(n));
     };
   return s;
 }
