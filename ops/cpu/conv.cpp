@@ -163,19 +163,12 @@ FUSEBOX_AVX2 void transpose_tile_avx2(const float* src, int64_t rows, int64_t co
 
 // One tile of one image and group: GEMM into the slot's tile (with the activation), then
 // transposed into NCHW.
-// Item `item` is (image, group, tile, column chunk), the chunk fastest: output channels
-// [c0, c0 + cn) of the group, whole panels of the packed weight, so that a conv with fewer tiles
-// than threads (ResNet's 7x7 and 14x14 layers) still gives each thread an even share.
+// Item `item` of the conv's ConvShare (conv_common.h): output channels [c0, c0 + cn) of the group,
+// whole panels of the packed weight.
 void conv_tile(const ConvState& st, const float* x, const float* bias, const float* scratch,
                float* out, float* slot, int64_t item, int64_t col_chunks) {
-  const int64_t chunk = item % col_chunks, rest = item / col_chunks;
-  const int64_t tile = rest % st.tiles, ng = rest / st.tiles;
-  const int64_t g = ng % st.groups, n = ng / st.groups;
-  const int64_t p0 = tile * st.tile_rows;
-  const int64_t rows = std::min(st.tile_rows, st.positions - p0);
-  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
-  const int64_t c0 = panels * chunk / col_chunks * ir::kConvPanelWidth;
-  const int64_t cn = std::min(st.cog, panels * (chunk + 1) / col_chunks * ir::kConvPanelWidth) - c0;
+  const ConvItem it = conv_item(item, col_chunks, st.tiles, st.tile_rows, st.positions, st.groups, st.cog);
+  const int64_t g = it.g, n = it.n, p0 = it.p0, rows = it.rows, c0 = it.c0, cn = it.cn;
   const float* xg = x + (n * st.c.c_in + g * st.cig) * st.d.plane();
   float* result = slot;  // [rows][cog]
   const float* a;
@@ -412,19 +405,10 @@ void run_conv(const exec::KernelArgs& args) {
       pack_b_into(st.isa, scratch + g * st.weight_floats / st.groups, w + g * st.cog * st.k, st.k, st.cog, 1, st.k);
   }
   float* slots = scratch + st.weight_floats;
-  const int64_t tiles = st.c.g.batch * st.groups * st.tiles;
-  const int64_t want = std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs));
-  // Fewer tiles than two per thread: split the output channels too (whole weight panels), so the
-  // items divide evenly; a team left with one thread's worth of work reads as contention to
-  // parallel.h and steps every later region down.
-  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
-  const int64_t col_chunks = want > 1 && tiles < 2 * want ? std::min(panels, (2 * want + tiles - 1) / tiles) : 1;
-  const int64_t items = tiles * col_chunks;
-  const int team = static_cast<int>(std::min(items, want));
-  const int64_t chunk = (items + team - 1) / team;  // parallel_for_team's chunks: one slot each
-  parallel_for_team(items, team, [&](int64_t b, int64_t e) {
-    float* slot = slots + (b / chunk) * st.slot_floats;
-    for (int64_t item = b; item < e; ++item) conv_tile(st, x, bias, scratch, y, slot, item, col_chunks);
+  const ConvShare share = share_conv(st.c.g.batch * st.groups * st.tiles, st.cog, flops);
+  parallel_for_team(share.items, share.team, [&](int64_t b, int64_t e) {
+    float* slot = slots + (b / share.chunk) * st.slot_floats;
+    for (int64_t item = b; item < e; ++item) conv_tile(st, x, bias, scratch, y, slot, item, share.col_chunks);
   });
 }
 

@@ -48,4 +48,26 @@ void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t 
 // ReLU and sigmoid; kNone for the others, which apply_activation applies after the GEMM.
 GemmAct epilogue_act(const ir::ConvActivation& act);
 
+// How a GEMM conv shares out its work, in either layout: items are (image, group, tile of output
+// positions, column chunk), the chunk fastest. A conv with fewer tiles than two per thread
+// (ResNet's 7x7 and 14x14 layers) splits its output channels into chunks of whole weight panels
+// too, so the items divide evenly: a team left with one thread's worth of work reads as contention
+// to parallel.h and steps every later region down. Each thread of the team takes `chunk`
+// consecutive items and one scratch slot (item / chunk).
+struct ConvShare {
+  int64_t col_chunks = 1, items = 0, chunk = 1;
+  int team = 1;
+};
+// tiles: over all images and groups; cog: output channels per group; flops: the whole conv's.
+ConvShare share_conv(int64_t tiles, int64_t cog, double flops);
+
+// What item `item` of a ConvShare covers: image n, group g, positions [p0, p0 + rows) of the
+// image, output channels [c0, c0 + cn) of the group.
+struct ConvItem {
+  int64_t n = 0, g = 0, p0 = 0, rows = 0, c0 = 0, cn = 0;
+};
+// tiles, tile_rows: per image and group; positions: per image.
+ConvItem conv_item(int64_t item, int64_t col_chunks, int64_t tiles, int64_t tile_rows, int64_t positions,
+                   int64_t groups, int64_t cog);
+
 }  // namespace fusebox::cpu

@@ -241,19 +241,12 @@ void nhwc_im2col(const NhwcConvState& st, const float* xn, int64_t g, int64_t p0
   }
 }
 
-// One work item: a tile of output positions of one image and group, output channels [c0, c0 + cn)
-// of the group (whole weight panels), item = ((image, group), tile, column chunk), the chunk
-// fastest, as the NCHW kernel shares out its tiles (conv.cpp).
+// One work item of the conv's ConvShare (conv_common.h): a tile of output positions of one image
+// and group, output channels [c0, c0 + cn) of the group (whole weight panels).
 void nhwc_conv_tile(const NhwcConvState& st, const float* x, const float* bias, const float* weights, float* y,
                     float* slot, int64_t item, int64_t col_chunks) {
-  const int64_t chunk = item % col_chunks, rest = item / col_chunks;
-  const int64_t tile = rest % st.tiles, ng = rest / st.tiles;
-  const int64_t g = ng % st.groups, n = ng / st.groups;
-  const int64_t p0 = tile * st.tile_rows;
-  const int64_t rows = std::min(st.tile_rows, st.positions - p0);
-  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
-  const int64_t c0 = panels * chunk / col_chunks * ir::kConvPanelWidth;
-  const int64_t cn = std::min(st.cog, panels * (chunk + 1) / col_chunks * ir::kConvPanelWidth) - c0;
+  const ConvItem it = conv_item(item, col_chunks, st.tiles, st.tile_rows, st.positions, st.groups, st.cog);
+  const int64_t g = it.g, n = it.n, p0 = it.p0, rows = it.rows, c0 = it.c0, cn = it.cn;
   if (rows <= 0 || cn <= 0) return;
   const float* xn = x + n * st.x_image;
   const float* a;
@@ -643,17 +636,10 @@ void run_nhwc_conv(const exec::KernelArgs& args) {
     for (int64_t g = 0; g < st.groups; ++g) reorder_group(st, w, g, scratch + g * st.k * st.cog);
   float* slots = scratch + st.weight_floats;
   const double flops = 2.0 * static_cast<double>(st.c.g.batch * st.c_out * st.positions) * static_cast<double>(st.k);
-  const int64_t tiles = st.c.g.batch * st.groups * st.tiles;
-  const int64_t want = std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs));
-  // Fewer tiles than two per thread: split the output channels too (conv.cpp says why).
-  const int64_t panels = (st.cog + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
-  const int64_t col_chunks = want > 1 && tiles < 2 * want ? std::min(panels, (2 * want + tiles - 1) / tiles) : 1;
-  const int64_t items = tiles * col_chunks;
-  const int team = static_cast<int>(std::max<int64_t>(1, std::min(items, want)));
-  const int64_t chunk = (items + team - 1) / team;  // parallel_for_team's chunks: one slot each
-  parallel_for_team(items, team, [&](int64_t b, int64_t e) {
-    float* slot = slots + (b / chunk) * ir::kConvTileRows * st.row_floats;
-    for (int64_t item = b; item < e; ++item) nhwc_conv_tile(st, x, bias, scratch, y, slot, item, col_chunks);
+  const ConvShare share = share_conv(st.c.g.batch * st.groups * st.tiles, st.cog, flops);
+  parallel_for_team(share.items, share.team, [&](int64_t b, int64_t e) {
+    float* slot = slots + (b / share.chunk) * ir::kConvTileRows * st.row_floats;
+    for (int64_t item = b; item < e; ++item) nhwc_conv_tile(st, x, bias, scratch, y, slot, item, share.col_chunks);
   });
 }
 

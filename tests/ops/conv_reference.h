@@ -223,6 +223,22 @@ inline std::vector<double> ref_pool(const Tensor& x, const ir::Attributes& a, bo
   return y;
 }
 
+// GlobalMaxPool (max) or GlobalAveragePool of x [N, C, spatial...]: one value per (image, channel).
+inline std::vector<double> ref_global_pool(const Tensor& x, bool max) {
+  const Shape& s = x.shape();
+  const int64_t planes = s[0] * s[1], size = x.numel() / planes;
+  std::vector<double> y;
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0, m = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < size; ++i) {
+      sum += at(x, p * size + i);
+      m = std::max(m, at(x, p * size + i));
+    }
+    y.push_back(max ? m : sum / static_cast<double>(size));
+  }
+  return y;
+}
+
 struct PoolCase {
   Shape x;
   ir::Attributes a;
