@@ -5,7 +5,8 @@
 
 namespace fusebox {
 
-// The CPU's model name ("AMD EPYC 7B13") from /proc/cpuinfo; "unknown CPU" when there is none.
+// The CPU's model name from /proc/cpuinfo, with its family and model where x86 gives them ("AMD
+// EPYC (family 25, model 17)"); "unknown CPU" when there is none.
 std::string cpu_model_name();
 
 // Whether this CPU (and the OS, which must save the wider registers) runs AVX-512 F, BW, DQ and
