@@ -11,6 +11,7 @@
 // (op, backend) is the set of backends' tables).
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -60,10 +61,18 @@ struct KernelContext {
 };
 
 using PrepareFn = std::function<std::shared_ptr<const void>(const KernelContext&)>;
+// The scratch a kernel needs in this context (its constants included: a weight packed in prepare
+// needs no room to be packed at run time). Asked by the planner and by the program with the same
+// context, so the region placed is the region prepare() is given.
+using ScratchSizeFn = std::function<size_t(const KernelContext&)>;
 
 struct KernelDef {
+  KernelDef() = default;
+  KernelDef(PrepareFn p, KernelFn r, ScratchSizeFn s = {}) : prepare(std::move(p)), run(r), scratch(std::move(s)) {}
+
   PrepareFn prepare;  // may be empty: run() gets state == nullptr
   KernelFn run = nullptr;
+  ScratchSizeFn scratch;  // may be empty: the op schema's scratch_bytes
 };
 
 class KernelTable {

@@ -17,7 +17,11 @@
  * so this header stays C. create_backend is set only when available == 1.
  *
  * Version 3: the Backend class gained precision() / precisions() / select_precision (the TF32
- * GEMM setting): a plugin built against version 2's vtable would call the wrong functions. */
+ * GEMM setting): a plugin built against version 2's vtable would call the wrong functions.
+ *
+ * Version 4: KernelDef (the entries of a backend's kernel table, which the core reads) gained its
+ * scratch function: a plugin built against version 3 would hand the core entries of another
+ * size. */
 #ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 #define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 
@@ -27,7 +31,7 @@
 extern "C" {
 #endif
 
-#define FUSEBOX_PLUGIN_ABI_VERSION 3u
+#define FUSEBOX_PLUGIN_ABI_VERSION 4u
 #define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
 
 typedef struct FuseboxPluginInfo {

@@ -4,6 +4,15 @@
 
 namespace fusebox::exec {
 
+std::vector<const ir::Tensor*> constants_of(const ir::Graph& graph, const ir::Node& node) {
+  std::vector<const ir::Tensor*> out;
+  for (const auto& in : node.inputs) {
+    const ir::TensorInfo& t = graph.tensor(in);
+    out.push_back(t.kind == ir::TensorKind::Weight ? &*t.value : nullptr);
+  }
+  return out;
+}
+
 Program build_program(const ir::Graph& graph, Backend& backend) {
   Program p;
   p.graph = &graph;
@@ -22,8 +31,8 @@ Program build_program(const ir::Graph& graph, Backend& backend) {
     for (const auto& in : node.inputs) {
       const ir::TensorInfo& t = graph.tensor(in);
       pn.inputs.push_back({t.dtype, t.shape});
-      pn.constants.push_back(t.kind == ir::TensorKind::Weight ? &*t.value : nullptr);
     }
+    pn.constants = constants_of(graph, node);
     for (const auto& out : node.outputs) pn.outputs.push_back({graph.tensor(out).dtype, graph.tensor(out).shape});
     if (!pn.view) {
       pn.kernel = backend.kernels().find(node.op);
@@ -32,7 +41,7 @@ Program build_program(const ir::Graph& graph, Backend& backend) {
                     node.op + "'");
       try {
         // The same question the planner asked (memory_rules), so the region it placed fits.
-        pn.scratch_bytes = backend.scratch_bytes(KernelContext{node, pn.inputs, pn.outputs});
+        pn.scratch_bytes = backend.scratch_bytes(KernelContext{node, pn.inputs, pn.outputs, 0, &pn.constants});
         KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants, backend.context()};
         if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
       } catch (const Error& e) {

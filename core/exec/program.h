@@ -32,6 +32,10 @@ struct Program {
   std::vector<std::shared_ptr<const void>> weight_holds;
 };
 
+// The host values of `node`'s inputs that are weights of `graph`, null for the others: what
+// prepare() and the scratch question get as KernelContext::constants.
+std::vector<const ir::Tensor*> constants_of(const ir::Graph& graph, const ir::Node& node);
+
 // Finds and prepares every kernel and uploads every weight. Throws fusebox::Error naming the
 // node when the backend has no kernel for its op or the kernel refuses the shapes.
 Program build_program(const ir::Graph& graph, Backend& backend);

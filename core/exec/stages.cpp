@@ -1,6 +1,7 @@
 #include "core/exec/stages.h"
 
 #include "core/base/error.h"
+#include "core/exec/program.h"
 #include "core/ir/verifier.h"
 
 namespace fusebox::exec {
@@ -44,10 +45,20 @@ planner::MemoryRules memory_rules(const Backend& backend) {
   return rules;
 }
 
+planner::MemoryRules memory_rules(const Backend& backend, const ir::Graph& graph) {
+  planner::MemoryRules rules = memory_rules(backend);
+  rules.scratch = [&backend, &graph](const ir::Node& node, const std::vector<ir::TensorType>& inputs,
+                                     const std::vector<ir::TensorType>& outputs) {
+    const std::vector<const ir::Tensor*> constants = constants_of(graph, node);
+    return backend.scratch_bytes(KernelContext{node, inputs, outputs, 0, &constants});
+  };
+  return rules;
+}
+
 std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
                                                          const std::string& strategy, const Backend& backend) {
   return std::make_shared<const planner::ExecutionPlan>(
-      planner::make_plan(optimized.graph, strategy, memory_rules(backend)));
+      planner::make_plan(optimized.graph, strategy, memory_rules(backend, optimized.graph)));
 }
 
 std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend) {

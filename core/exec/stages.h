@@ -46,8 +46,11 @@ struct OptimizedGraph {
 std::shared_ptr<const OptimizedGraph> optimize(const ir::Graph& model, const OptimizeOptions& options);
 
 // The planner's rules from the backend that will run the plan: its alignment and its kernels'
-// scratch sizes. Holds a reference to `backend`: use it while the backend lives.
+// scratch sizes. Holds a reference to `backend`: use it while the backend lives. With `graph` the
+// scratch is asked with the node's weights as constants, as build_program asks it (a kernel that
+// packs a constant weight in prepare needs no room for it); `graph` must outlive the rules too.
 planner::MemoryRules memory_rules(const Backend& backend);
+planner::MemoryRules memory_rules(const Backend& backend, const ir::Graph& graph);
 
 // The memory plan of the optimized graph with the named strategy (or planner::kBestPlanner), for
 // `backend` (memory_rules).

@@ -344,7 +344,7 @@ int64_t conv_weight_floats(const ConvShape& c) {
   return c.group * per_group;
 }
 
-size_t conv_scratch_bytes(const ConvShape& c) {
+size_t conv_scratch_bytes(const ConvShape& c, bool weight_constant) {
   // No more slots than there are work items to share out (a small conv needs one): depthwise
   // planes, or GEMM tiles times the weight panels a tile's output channels may be split into
   // when there are fewer tiles than threads.
@@ -353,7 +353,8 @@ size_t conv_scratch_bytes(const ConvShape& c) {
                                       : c.g.batch * c.group * ((c.g.out_size() + kConvTileRows - 1) / kConvTileRows) *
                                             std::max<int64_t>(panels, 1);
   const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(tiles, 1));
-  return static_cast<size_t>(conv_weight_floats(c) + conv_slot_floats(c) * slots) * sizeof(float);
+  return static_cast<size_t>((weight_constant ? 0 : conv_weight_floats(c)) + conv_slot_floats(c) * slots) *
+         sizeof(float);
 }
 
 }  // namespace fusebox::ir
@@ -430,8 +431,8 @@ int64_t nhwc_conv_weight_floats(const ConvShape& c) {
   return (c.c_out * c.k() + 15) / 16 * 16;
 }
 
-size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input) {
-  const int64_t weight = nhwc_conv_weight_floats(c);
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bool weight_constant) {
+  const int64_t weight = weight_constant ? 0 : nhwc_conv_weight_floats(c);
   if (!channels_first_input && (nhwc_depthwise(c) || c.pointwise())) return static_cast<size_t>(weight) * sizeof(float);
   // As many slots as work items may run at once: tiles, times the weight panels a tile's output
   // channels are split into when there are fewer tiles than threads.

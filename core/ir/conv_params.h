@@ -134,13 +134,13 @@ std::string channels_first_op(const std::string& op);
 // kConvTileRows positions at a time into its thread's slot (nhwc_conv_row_floats floats a row). A
 // depthwise conv with one output channel per group (nhwc_depthwise; at most
 // kDepthwiseMaxKernelRows kernel rows) is its own loop over the channels and needs no slot. Before
-// the slots: room for the weight reordered at each run when it is not a constant (the schema
-// cannot tell, so it is always reserved), C_out * k floats.
+// the slots: room for the weight reordered at each run when it is not a constant, C_out * k
+// floats (reserved unless weight_constant, as conv_scratch_bytes).
 bool nhwc_depthwise(const ConvShape& c);
 int64_t nhwc_conv_row_floats(const ConvShape& c);
 int64_t nhwc_conv_weight_floats(const ConvShape& c);
 // A channels-first input (channels_first_input) always takes the im2col's slots.
-size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false);
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false, bool weight_constant = false);
 }  // namespace fusebox::ir
 
 namespace fusebox::ir {
@@ -165,7 +165,9 @@ size_t max_pool_scratch_bytes(const WindowGeometry& g);
 // slot; a depthwise conv's slot holds one padded, phase-split input plane instead.
 // Before the slots: room for the weight packed into GEMM panels (kConvPanelWidth columns wide, as
 // ops/cpu/packed_gemm.h packs), used when the weight is not a constant (a graph input) and must
-// be packed at each run; the schema cannot tell, so it is always reserved.
+// be packed at each run. The schema cannot tell, so its size (weight_constant false) reserves it;
+// the CPU kernel's own scratch size, asked with the node's constants, leaves it out when the
+// weight is one (packed once in prepare).
 inline constexpr int64_t kConvTileRows = 96;
 inline constexpr int64_t kConvScratchSlots = 8;
 inline constexpr int64_t kConvPanelWidth = 32;
@@ -173,6 +175,6 @@ inline constexpr int64_t kConvPanelWidth = 32;
 // so every part stays aligned.
 int64_t conv_weight_floats(const ConvShape& c);
 int64_t conv_slot_floats(const ConvShape& c);
-size_t conv_scratch_bytes(const ConvShape& c);
+size_t conv_scratch_bytes(const ConvShape& c, bool weight_constant = false);
 
 }  // namespace fusebox::ir

@@ -66,6 +66,13 @@ struct ConvState {
   int64_t dw_phase_w = 0;                       // depthwise: floats per phase row of a padded plane
 };
 
+// Conv's scratch in this context: no room to pack the weight when it is a constant.
+size_t conv_scratch(const exec::KernelContext& ctx) {
+  return ir::conv_scratch_bytes(
+      ir::conv_shape(ctx.node, ctx.inputs.at(0).shape, ctx.inputs.at(1).shape, ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr),
+      constant_weight(ctx) != nullptr);
+}
+
 std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   require_arity(ctx, 2, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
@@ -90,16 +97,16 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
   st.depthwise = st.c.depthwise();
   st.isa = kernel_isa(ctx);
   st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
-  st.weight_floats = ir::conv_weight_floats(st.c);
+  const ir::Tensor* weight = constant_weight(ctx);
+  st.weight_floats = weight ? 0 : ir::conv_weight_floats(st.c);  // a constant is packed here, once
   st.slot_floats = ir::conv_slot_floats(st.c);
   st.dw_phase_w = st.depthwise ? ir::depthwise_phase_width(st.c) : 0;
-  const size_t need = ir::conv_scratch_bytes(st.c);
+  const size_t need = ir::conv_scratch_bytes(st.c, weight != nullptr);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " +
                   std::to_string(ctx.scratch_bytes));
   for (int64_t v : {st.k, st.cog, st.positions})
     if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
-  const ir::Tensor* weight = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
   if (weight && !st.depthwise) {
     // W[g] is [C_out/group, K] row-major: op(B) = W[g]^T, stored transposed.
     for (int64_t g = 0; g < st.groups; ++g)
@@ -797,7 +804,7 @@ void run_global_pool(const exec::KernelArgs& args) {
 }  // namespace
 
 void add_conv_kernels(exec::KernelTable& table) {
-  table.add("Conv", {prepare_conv, run_conv});
+  table.add("Conv", {prepare_conv, run_conv, conv_scratch});
   table.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose});
   table.add("BatchNorm", {prepare_batch_norm, run_batch_norm});
   table.add("MaxPool", {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, PoolKind::kMax); }, run_pool});

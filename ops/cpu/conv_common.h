@@ -4,6 +4,7 @@
 // cache (core/ir/conv_params.h: ConvActivation).
 #include <cstdint>
 
+#include "core/backend/kernel.h"
 #include "core/ir/conv_params.h"
 #include "ops/cpu/isa.h"
 #include "ops/cpu/vector_math.h"
@@ -37,6 +38,11 @@ inline Dims dims_of(const ir::WindowGeometry& g) {
     *s[j] = g.strides[i], *dil[j] = g.dilations[i], *pad[j] = g.pad_begin[i];
   }
   return d;
+}
+
+// The convs' weight (input 1) when the context hands it as a constant, else null.
+inline const ir::Tensor* constant_weight(const exec::KernelContext& ctx) {
+  return ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
 }
 
 // The fused activation over n floats in place: ReLU and sigmoid on the vector code the GEMM's

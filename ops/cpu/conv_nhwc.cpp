@@ -86,6 +86,14 @@ void reorder_depthwise(const NhwcConvState& st, const float* w, float* dst) {
     for (int64_t t = 0; t < st.taps; ++t) dst[t * st.c_out + c] = w[c * st.taps + t];
 }
 
+// NhwcConv's scratch in this context: no room for the weight when it is a constant.
+size_t nhwc_conv_scratch(const exec::KernelContext& ctx) {
+  const ir::Shape x = ir::nhwc_conv_input_as_channels_first(ctx.node, ctx.inputs.at(0).shape);
+  return ir::nhwc_conv_scratch_bytes(
+      ir::conv_shape(ctx.node, x, ctx.inputs.at(1).shape, ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr),
+      ir::reads_channels_first(ctx.node), constant_weight(ctx) != nullptr);
+}
+
 std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   require_arity(ctx, 2, 1);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) require_dtype(ctx, i, ir::DType::f32);
@@ -125,13 +133,13 @@ std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   st.x_image = plane * st.c_in;
   st.isa = kernel_isa(ctx);
   st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
-  st.weight_floats = ir::nhwc_conv_weight_floats(st.c);
-  const size_t need = ir::nhwc_conv_scratch_bytes(st.c, st.channels_first_input);
+  const ir::Tensor* weight = constant_weight(ctx);
+  st.weight_floats = weight ? 0 : ir::nhwc_conv_weight_floats(st.c);  // a constant is reordered here, once
+  const size_t need = ir::nhwc_conv_scratch_bytes(st.c, st.channels_first_input, weight != nullptr);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));
   for (int64_t v : {st.k, st.cog, st.positions, st.c_in, st.c_out, st.row_floats})
     if (!fits_blas_int(v)) fail(ctx, "GEMM dimension " + std::to_string(v) + " exceeds the BLAS int range");
-  const ir::Tensor* weight = ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
   st.direct = weight && !st.depthwise && st.groups == 1 && st.c_in <= kDirectMaxChannels && st.isa != Isa::kPortable &&
               st.d.row_taps() <= ir::kDepthwiseMaxKernelRows;
   if ((st.depthwise || st.direct) && !st.c.has_bias) st.zeros.assign(static_cast<size_t>(st.c_out), 0.0f);
@@ -795,7 +803,7 @@ void run_nhwc_global_pool(const exec::KernelArgs& args) {
 }  // namespace
 
 void add_conv_nhwc_kernels(exec::KernelTable& table) {
-  table.add("NhwcConv", {prepare_nhwc_conv, run_nhwc_conv});
+  table.add("NhwcConv", {prepare_nhwc_conv, run_nhwc_conv, nhwc_conv_scratch});
   table.add("NhwcMaxPool", {[](const exec::KernelContext& ctx) { return prepare_nhwc_pool(ctx, true); }, run_nhwc_pool});
   table.add("NhwcAveragePool",
             {[](const exec::KernelContext& ctx) { return prepare_nhwc_pool(ctx, false); }, run_nhwc_pool});

@@ -157,6 +157,25 @@ TEST(NhwcPool, GlobalMatchesDoubleReference) {
   }
 }
 
+// A constant weight is packed in prepare, so the scratch the backend asks the planner for leaves
+// out the room a run-time weight needs (C_out x K floats), for Conv and NhwcConv alike; the schema,
+// which cannot tell, reserves it.
+TEST(NhwcConv, AConstantWeightNeedsNoScratchForItself) {
+  for (const char* op : {"Conv", "NhwcConv"}) {
+    const bool nhwc = op[0] == 'N';
+    ir::Node node = make_node(op, 2, 1, A({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+    const std::vector<ir::TensorType> in{{DType::f32, nhwc ? Shape{1, 14, 14, 256} : Shape{1, 256, 14, 14}},
+                                         {DType::f32, {256, 256, 3, 3}}};
+    const std::vector<ir::TensorType> out = ir::infer_node(node, in);
+    Tensor w(DType::f32, {256, 256, 3, 3});
+    const std::vector<const Tensor*> constant{nullptr, &w}, none{nullptr, nullptr};
+    const size_t with = cpu_backend().scratch_bytes(exec::KernelContext{node, in, out, 0, &constant});
+    const size_t without = cpu_backend().scratch_bytes(exec::KernelContext{node, in, out, 0, &none});
+    EXPECT_EQ(without, ir::node_scratch_bytes(node, in, out)) << op;
+    EXPECT_EQ(without - with, 256u * 256 * 9 * sizeof(float)) << op << ": the weight's room, no more";
+  }
+}
+
 // The schema reads the geometry channels-first and stores the output channels-last; shapes that
 // do not fit are refused naming what.
 TEST(NhwcConv, ShapesAndRefusals) {

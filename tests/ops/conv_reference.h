@@ -111,7 +111,8 @@ inline std::vector<double> ref_conv(const Tensor& x, const Tensor& wt, const Ten
 }
 
 // run_op with the weight (input 1) handed to prepare as a constant, as a compiled plan does for a
-// weight: the kernel packs it once there.
+// weight: the kernel packs it once there, and its scratch is what the backend asks for then (no
+// room to pack the weight at run time), as the planner places it.
 inline Tensor run_with_constant_weight(const std::vector<Tensor>& inputs, const ir::Attributes& attrs, int threads,
                                  const std::string& op = "Conv") {
   ir::Node node = make_node(op, inputs.size(), 1, attrs);
@@ -119,9 +120,9 @@ inline Tensor run_with_constant_weight(const std::vector<Tensor>& inputs, const 
   for (const auto& t : inputs) in_types.push_back({t.dtype(), t.shape()});
   std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
   const exec::KernelDef* kernel = cpu_backend().kernels().find(op);
-  const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
   std::vector<const Tensor*> constants(inputs.size(), nullptr);
   constants[1] = &inputs[1];
+  const size_t scratch_bytes = cpu_backend().scratch_bytes(exec::KernelContext{node, in_types, out_types, 0, &constants});
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, &constants};
   exec::ExecContext exec_ctx;
   cpu::CpuContext cpu_ctx;
