@@ -245,6 +245,11 @@ const std::vector<OpCase>& op_cases() {
        R"({"group": 6, "strides": [2, 2], "pads": [1, 1, 1, 1], "activation": "hardswish"})",
        kRtol,
        1e-3},
+      {"NhwcConv",  // Winograd F(2x2, 3x3) (the winograd pass marks it): odd sizes, channel tails
+       {f32({1, 9, 11, 12}), weight({10, 12, 3, 3}), weight({10})},
+       R"({"pads": [1, 1, 1, 1], "winograd": 1, "activation": "relu"})",
+       kRtol,
+       1e-3},
       {"NhwcConv",
        {f32({1, 5, 5, 8}), weight({4, 8, 1, 1})},
        R"({"activation": "clip", "activation_min": 0.0, "activation_max": 0.5})",

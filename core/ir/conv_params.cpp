@@ -431,8 +431,13 @@ int64_t nhwc_conv_weight_floats(const ConvShape& c) {
   return (c.c_out * c.k() + 15) / 16 * 16;
 }
 
-size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bool weight_constant) {
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bool weight_constant, bool winograd) {
   const int64_t weight = weight_constant ? 0 : nhwc_conv_weight_floats(c);
+  if (winograd && weight_constant && !channels_first_input && winograd_shape(c)) {
+    const int64_t blocks = c.g.batch * winograd_tiles(c);  // at most one thread per tile
+    const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(blocks, 1));
+    return static_cast<size_t>(slots * winograd_slot_floats(c)) * sizeof(float);
+  }
   if (!channels_first_input && (nhwc_depthwise(c) || c.pointwise())) return static_cast<size_t>(weight) * sizeof(float);
   // As many slots as work items may run at once: tiles, times the weight panels a tile's output
   // channels are split into when there are fewer tiles than threads.
@@ -442,4 +447,32 @@ size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bo
   return static_cast<size_t>(weight + slots * kConvTileRows * nhwc_conv_row_floats(c)) * sizeof(float);
 }
 
+bool winograd_shape(const ConvShape& c) {
+  const WindowGeometry& g = c.g;
+  if (g.in.size() != 2 || c.group != 1) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.kernel[i] != 3 || g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  return g.out[0] > 0 && g.out[1] > 0;
+}
+
+bool wants_winograd(const Node& node) {
+  return node.attrs.get_int("winograd", 0) != 0;
+}
+
+int64_t winograd_tiles(const ConvShape& c) {
+  return ((c.g.out[0] + 1) / 2) * ((c.g.out[1] + 1) / 2);
+}
+
+int64_t winograd_slot_floats(const ConvShape& c) {
+  return 16 * kWinogradBlockTiles * ((c.c_in + 15) / 16 * 16 + (c.c_out + 15) / 16 * 16);
+}
+
+double winograd_flops(const ConvShape& c) {
+  const double tiles = static_cast<double>(c.g.batch * winograd_tiles(c));
+  const double ci = static_cast<double>(c.c_in), co = static_cast<double>(c.c_out);
+  return tiles * (16.0 * 2.0 * ci * co + 32.0 * ci + 24.0 * co) +
+         (c.has_bias ? static_cast<double>(c.g.batch * c.g.out_size()) * co : 0.0);
+}
+
 }  // namespace fusebox::ir
+

@@ -139,8 +139,32 @@ std::string channels_first_op(const std::string& op);
 bool nhwc_depthwise(const ConvShape& c);
 int64_t nhwc_conv_row_floats(const ConvShape& c);
 int64_t nhwc_conv_weight_floats(const ConvShape& c);
-// A channels-first input (channels_first_input) always takes the im2col's slots.
-size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false, bool weight_constant = false);
+// A channels-first input (channels_first_input) always takes the im2col's slots; a Winograd conv
+// (below, with its weight a constant) takes its own.
+size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false, bool weight_constant = false,
+                               bool winograd = false);
+
+// ---- Winograd F(2x2, 3x3) -------------------------------------------------------------------
+//
+// NhwcConv's attribute winograd = 1, set by the winograd pass (core/passes/winograd.cpp): the CPU
+// kernel computes the conv as Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray, 2015).
+// Each 2x2 block of outputs (a tile) reads a 4x4 block of input; both are taken to a 4x4
+// transformed domain where the 3x3 conv is an element-wise product summed over input channels,
+// i.e. 16 GEMMs [tiles x C_in] x [C_in x C_out]: 16 multiplies per tile and channel pair instead of
+// 36, 2.25x fewer, for the cost of the transforms (adds only). It applies to a 2-D conv with a 3x3
+// kernel, stride 1, no dilation, one group, a channels-last input and a constant weight (transformed
+// once in prepare); others run the GEMM path as before.
+inline constexpr int64_t kWinogradBlockTiles = 28;  // tiles per GEMM (two 14-row micro-kernel blocks)
+bool winograd_shape(const ConvShape& c);
+bool wants_winograd(const Node& node);
+// Output tiles of one image: ceil(OH / 2) x ceil(OW / 2).
+int64_t winograd_tiles(const ConvShape& c);
+// One thread's slot: the transformed input and the GEMMs' results of a block, 16 x tiles x
+// (C_in + C_out) floats.
+int64_t winograd_slot_floats(const ConvShape& c);
+// The FLOPs the Winograd kernel does: the 16 GEMMs, the input transform (32 adds per tile and input
+// channel), the output transform (24 adds per tile and output channel) and the bias.
+double winograd_flops(const ConvShape& c);
 }  // namespace fusebox::ir
 
 namespace fusebox::ir {

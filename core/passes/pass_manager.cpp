@@ -18,6 +18,7 @@ void register_absorb_matmul(PassRegistry& registry);
 void register_constant_fold(PassRegistry& registry);
 void register_fuse_patterns(PassRegistry& registry);
 void register_channels_last(PassRegistry& registry);
+void register_winograd(PassRegistry& registry);
 void register_absorb_layout(PassRegistry& registry);
 void register_fuse_elementwise(PassRegistry& registry);
 void register_dce(PassRegistry& registry);
@@ -29,6 +30,7 @@ PassRegistry& PassRegistry::instance() {
     register_constant_fold(*r);
     register_fuse_patterns(*r);
     register_channels_last(*r);
+    register_winograd(*r);
     register_absorb_layout(*r);
     register_fuse_elementwise(*r);
     register_dce(*r);

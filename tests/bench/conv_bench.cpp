@@ -3,8 +3,10 @@
 // the channels_last pass makes: the packed GEMM writing the output directly; a depthwise conv over
 // contiguous channels): 3x3, 1x1 and depthwise at 56x56, ResNet-18's stem and deeper 3x3 layers,
 // MobileNetV3-Small's stem, three of its depthwise layers (strides 1 and 2, 3x3 and 5x5) and a
-// pointwise expansion. Then the dense GEMMs of two of them, A streamed row-major. Prints each one's
-// GFLOP/s (the Conv schema's FLOPs) as the median of interleaved rounds, so a load that comes and
+// pointwise expansion. Each 3x3 stride-1 layer also as Winograd F(2x2, 3x3) ("wino", the winograd
+// pass's mark). Then the dense GEMMs of two of them, A streamed row-major. Prints each one's
+// GFLOP/s (the schema's FLOPs: a Winograd row counts the arithmetic it does, 2.25x fewer
+// multiplies, so compare the layers' times) as the median of interleaved rounds, so a load that comes and
 // goes hits them all alike. Compare with the FMA peak `fusebox machine` reports for the same ISA
 // and thread count.
 //
@@ -44,9 +46,10 @@ struct Layer {
   double flops = 0;
   std::vector<double> seconds;
 
-  // op "NhwcConv": the same layer channels-last (x given channels-first, stored [N, H, W, C]).
+  // op "NhwcConv": the same layer channels-last (x given channels-first, stored [N, H, W, C]);
+  // winograd: with the winograd pass's mark (Winograd F(2x2, 3x3)).
   Layer(exec::Backend& backend, const std::string& op, std::string n, ir::Shape x, ir::Shape w, int64_t group,
-        int64_t pad, int64_t stride = 1)
+        int64_t pad, int64_t stride = 1, bool winograd = false)
       : name(std::move(n)) {
     if (op == "NhwcConv") x = ir::channels_last(x);
     std::mt19937 rng(1);
@@ -61,6 +64,7 @@ struct Layer {
     node.attrs.set("group", group);
     node.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
     node.attrs.set("strides", std::vector<int64_t>{stride, stride});
+    if (winograd) node.attrs.set("winograd", int64_t{1});
     std::vector<ir::TensorType> in_types;
     for (const auto& t : inputs) {
       in_types.push_back({t.dtype(), t.shape()});
@@ -69,9 +73,9 @@ struct Layer {
     const auto out_types = ir::infer_node(node, in_types);
     out = ir::Tensor(ir::DType::f32, out_types[0].shape);
     out_ptr = out.bytes();
-    const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
-    scratch = ir::Tensor(ir::DType::f32, {static_cast<int64_t>(scratch_bytes / 4 + 16)});
     std::vector<const ir::Tensor*> constants{nullptr, &inputs[1], &inputs[2]};
+    const size_t scratch_bytes = backend.scratch_bytes(exec::KernelContext{node, in_types, out_types, 0, &constants});
+    scratch = ir::Tensor(ir::DType::f32, {static_cast<int64_t>(scratch_bytes / 4 + 16)});
     kernel = backend.kernels().find(op);
     state = kernel->prepare(exec::KernelContext{node, in_types, out_types, scratch_bytes, &constants, backend.context()});
     flops = ir::node_cost(node, in_types, out_types).flops;
@@ -144,10 +148,14 @@ int main_(int argc, char** argv) {
       {"1x1 40->240 14x14", {1, 40, 14, 14}, {240, 40, 1, 1}, 1, 0, 1},
   };
   std::vector<Layer> layers;
-  for (const Spec& sp : specs)
+  for (const Spec& sp : specs) {
     for (const char* op : {"Conv", "NhwcConv"})
       layers.emplace_back(*backend, op, std::string(sp.name) + (op[0] == 'N' ? " nhwc" : " nchw"), sp.x, sp.w,
                           sp.group, sp.pad, sp.stride);
+    if (sp.group == 1 && sp.stride == 1 && sp.w[2] == 3)  // what the winograd pass marks
+      layers.emplace_back(*backend, "NhwcConv", std::string(sp.name) + " wino", sp.x, sp.w, sp.group, sp.pad,
+                          sp.stride, true);
+  }
   const Isa level = parse_isa(backend->isa());
   std::vector<Gemm> gemms;
   gemms.emplace_back(level, "GEMM 3136x576x64 (3x3)", 3136, 576, 64);

@@ -108,7 +108,7 @@ TEST(Cli, PlanPrintsTableAndChart) {
   Result passes = run_cli("passes");
   EXPECT_EQ(passes.code, 0);
   for (const char* p :
-       {"absorb_matmul", "constant_fold", "fuse_patterns", "channels_last", "absorb_layout", "fuse_elementwise", "dce"})
+       {"absorb_matmul", "constant_fold", "fuse_patterns", "channels_last", "winograd", "absorb_layout", "fuse_elementwise", "dce"})
     EXPECT_NE(passes.out.find(p), std::string::npos) << p;
 }
 

@@ -120,6 +120,87 @@ TEST(NhwcConv, FusedActivationsOnEveryPath) {
   }
 }
 
+// Winograd F(2x2, 3x3) (attribute winograd, a constant weight: ops/cpu/conv_winograd.cpp) against
+// the direct conv's double reference: channel counts off the vector width, odd output sizes (tiles
+// that overhang the output), no padding and uneven padding, batches, more tiles than one block
+// holds (the blocks shared between threads), each fused activation. A shape Winograd does not
+// take (a stride, a dilation) runs the GEMM path with the attribute set, as correct as without it.
+TEST(NhwcConv, WinogradMatchesDoubleReferenceOnEveryIsa) {
+  std::mt19937 rng(83);
+  using V = std::vector<int64_t>;
+  const struct {
+    const char* what;
+    Shape x, w;
+    ir::Attributes attrs;
+    bool bias;
+  } convs[] = {
+      {"16->24 8x8 pads 1", {1, 16, 8, 8}, {24, 16, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
+      {"5->7 7x9 batch 2 (odd sizes, channel tails)", {2, 5, 7, 9}, {7, 5, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
+      {"8->8 6x5 no padding", {1, 8, 6, 5}, {8, 8, 3, 3}, {}, false},
+      {"12->20 9x6 uneven pads", {1, 12, 9, 6}, {20, 12, 3, 3}, A({{"pads", V{0, 2, 1, 0}}}), true},
+      {"64->64 14x14 (two blocks)", {1, 64, 14, 14}, {64, 64, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
+      {"32->48 30x30 batch 2 (many blocks)", {2, 32, 30, 30}, {48, 32, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), false},
+      {"1x1 output", {1, 4, 3, 3}, {6, 4, 3, 3}, {}, true},
+      {"stride 2: the GEMM path", {1, 16, 9, 9}, {16, 16, 3, 3}, A({{"pads", V{1, 1, 1, 1}}, {"strides", V{2, 2}}}), true},
+      {"dilation 2: the GEMM path", {1, 8, 9, 9}, {8, 8, 3, 3}, A({{"pads", V{2, 2, 2, 2}}, {"dilations", V{2, 2}}}), true},
+  };
+  const struct {
+    const char* name;
+    ir::Attributes attrs;
+  } acts[] = {
+      {"none", {}},
+      {"relu", A({{"activation", std::string("relu")}})},
+      {"hardswish", A({{"activation", std::string("hardswish")}})},
+  };
+  for (const auto& conv : convs) {
+    Tensor x = random_f32(conv.x, rng), w = random_f32(conv.w, rng), b = random_f32({conv.w[0]}, rng);
+    const Shape first = out_shape(conv.x, conv.w[0], ref_window(conv.x, Shape(conv.w.begin() + 2, conv.w.end()), conv.attrs));
+    const std::vector<double> plain = to_last(ref_conv(x, w, conv.bias ? &b : nullptr, conv.attrs), first);
+    std::vector<Tensor> inputs{to_last(x), w};
+    if (conv.bias) inputs.push_back(b);
+    for (const auto& act : acts) {
+      ir::Attributes attrs = conv.attrs;
+      for (const auto& [k, v] : act.attrs.all()) attrs.set(k, v);
+      attrs.set("winograd", int64_t{1});
+      std::vector<double> want = plain;
+      for (double& v : want) {
+        const std::string k = act.name;
+        if (k == "relu") v = v < 0 ? 0 : v;
+        else if (k == "hardswish") v = v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
+      }
+      for (cpu::Isa isa : runnable_isas()) {
+        ScopedIsa scoped(isa);
+        for (int threads : {1, 2})
+          expect_close(run_with_constant_weight(inputs, attrs, threads, "NhwcConv"), ir::channels_last(first), want,
+                       1e-4, 1e-4,
+                       std::string(conv.what) + " " + act.name + " on " + cpu::isa_name(isa) + " at " +
+                           std::to_string(threads) + " threads");
+      }
+    }
+  }
+}
+
+// The Winograd kernel's scratch is its own (transformed input and GEMM results per thread slot,
+// nothing for the weight) and only with a constant weight: without one (node-by-node evaluation)
+// the node takes the GEMM path and its scratch. Its FLOPs are the Winograd kernel's.
+TEST(NhwcConv, WinogradScratchAndFlopsAreItsOwn) {
+  ir::Node node = make_node("NhwcConv", 2, 1, A({{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"winograd", int64_t{1}}}));
+  const std::vector<ir::TensorType> in{{DType::f32, {1, 28, 28, 128}}, {DType::f32, {128, 128, 3, 3}}};
+  const std::vector<ir::TensorType> out = ir::infer_node(node, in);
+  Tensor w(DType::f32, {128, 128, 3, 3});
+  const std::vector<const Tensor*> constant{nullptr, &w}, none{nullptr, nullptr};
+  const ir::ConvShape c = ir::conv_shape(node, {1, 128, 28, 28}, {128, 128, 3, 3}, nullptr);
+  ASSERT_TRUE(ir::winograd_shape(c));
+  EXPECT_EQ(ir::winograd_tiles(c), 196);
+  EXPECT_EQ(cpu_backend().scratch_bytes(exec::KernelContext{node, in, out, 0, &constant}),
+            static_cast<size_t>(ir::kConvScratchSlots * 16 * ir::kWinogradBlockTiles * (128 + 128)) * sizeof(float));
+  EXPECT_EQ(cpu_backend().scratch_bytes(exec::KernelContext{node, in, out, 0, &none}), ir::node_scratch_bytes(node, in, out));
+  // 16 GEMMs of 196 x 128 x 128, the transforms' adds: 2.25x fewer than the direct conv's 2 x 784 x 128 x 1152.
+  const double direct = 2.0 * 784 * 128 * 1152;
+  EXPECT_DOUBLE_EQ(ir::node_cost(node, in, out).flops, 196.0 * (16 * 2 * 128 * 128 + 32 * 128 + 24 * 128));
+  EXPECT_LT(ir::node_cost(node, in, out).flops, direct / 2.2);
+}
+
 TEST(NhwcPool, MaxAndAverageMatchDoubleReference) {
   std::mt19937 rng(83);
   for (const PoolCase& c : pool_cases()) {

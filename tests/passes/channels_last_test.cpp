@@ -186,5 +186,31 @@ TEST(ChannelsLast, MobileNetV3SmallCopiesNoTranspose) {
   expect_same_outputs(before, g, 7, 1e-3);
 }
 
+// winograd (core/passes/winograd.cpp) after channels_last: the 3x3 stride-1 conv is marked, saying
+// what it saves; the stride-2 one and a stem reading its input channels-first are near misses
+// saying why; the graph computes what it did.
+TEST(Winograd, MarksThe3x3Stride1ConvsAndSaysWhyNotTheOthers) {
+  ir::Graph g = conv_chain(false, 16);
+  const ir::Graph before = g;
+  run_pass(g, "channels_last");
+  PassLogEntry e = run_pass(g, "winograd");
+  EXPECT_TRUE(e.changed);
+  ASSERT_EQ(e.rewrites.size(), 1u);
+  EXPECT_EQ(e.rewrites[0].changed, (std::vector<std::string>{"conv1"}));
+  // 2 x 120 positions x 8 x 144 = 276480 FLOPs direct; 30 tiles x (16 x 2 x 16 x 8 + 32 x 16 + 24 x 8)
+  // + 960 for the bias = 147,840 + 960.
+  EXPECT_TRUE(has_line(e.rewrites, "conv1: 3x3 conv 16 -> 8 channels over 12x10 as Winograd F(2x2, 3x3): 16 GEMMs "
+                                   "over 30 tiles, 0.3 -> 0.1 MFLOP a run"));
+  EXPECT_TRUE(has_line(e.near_misses, "conv2 stays on the im2col GEMM: stride 2 (F(2x2, 3x3) needs stride 1)"));
+  for (const auto& n : g.nodes) EXPECT_EQ(ir::wants_winograd(n), n.name == "conv1") << n.name;
+  expect_same_outputs(before, g);
+
+  ir::Graph stem = conv_chain(false, 3);
+  run_pass(stem, "channels_last");
+  PassLogEntry s = run_pass(stem, "winograd");
+  EXPECT_FALSE(s.changed);
+  EXPECT_TRUE(has_line(s.near_misses, "conv1 stays on the im2col GEMM: it reads its input channels-first (a stem)"));
+}
+
 }  // namespace
 }  // namespace fusebox::passes::test

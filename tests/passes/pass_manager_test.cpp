@@ -14,7 +14,7 @@ namespace fusebox::passes::test {
 namespace {
 
 const std::vector<std::string> kBuiltin = {"absorb_matmul", "constant_fold",    "fuse_patterns", "channels_last",
-                                           "absorb_layout", "fuse_elementwise", "dce"};
+                                           "winograd",      "absorb_layout",    "fuse_elementwise", "dce"};
 
 // Restores the pass registry when a test has added passes to it.
 struct RegistryGuard {
@@ -55,7 +55,7 @@ TEST(ParsePassList, AllNoneAndLists) {
 TEST(ParsePassList, BadEntriesNameTheValidOnes) {
   std::string e = error_of([] { parse_pass_list("absorb_matmul,fuse"); });
   EXPECT_NE(e.find("unknown pass 'fuse' (valid: absorb_matmul, constant_fold, fuse_patterns, "
-                   "channels_last, absorb_layout, fuse_elementwise, dce"),
+                   "channels_last, winograd, absorb_layout, fuse_elementwise, dce"),
             std::string::npos)
       << e;
   EXPECT_NE(error_of([] { parse_pass_list("dce,,absorb_matmul"); }).find("unknown pass ''"),
@@ -97,8 +97,9 @@ TEST(RunPipeline, LogsEveryPassWithCountsRewritesAndSnapshots) {
   EXPECT_EQ(fuse.snapshot->nodes.size(), 1u);
   EXPECT_EQ(count_op(*absorb.snapshot, "MatMul"), 1);  // snapshots are the graph after each pass
   EXPECT_FALSE(log.entries[3].changed);  // channels_last: no Conv
-  EXPECT_FALSE(log.entries[4].changed);  // absorb_layout: no attention, no size-1 transpose
-  EXPECT_FALSE(log.entries[6].changed);
+  EXPECT_FALSE(log.entries[4].changed);  // winograd: no NhwcConv
+  EXPECT_FALSE(log.entries[5].changed);  // absorb_layout: no attention, no size-1 transpose
+  EXPECT_FALSE(log.entries[7].changed);
   expect_same_outputs(before, g);
 
   std::string text = log.to_text();
@@ -119,9 +120,9 @@ TEST(RunPipeline, DisabledPassesAreLoggedButNotRun) {
   EXPECT_TRUE(has_line(log.entries[1].rewrites, "folded Transpose_0 (Transpose) into weight"));
   EXPECT_EQ(log.entries[1].rewrites.at(0).pattern, "fold");
   EXPECT_EQ(log.entries[1].rewrites.at(0).removed, (std::vector<std::string>{"Transpose_0"}));
-  EXPECT_TRUE(has_line(log.entries[6].rewrites, "removed unused weight 'W'"));
-  EXPECT_EQ(log.entries[6].rewrites.at(0).pattern, "remove_weight");
-  EXPECT_TRUE(log.entries[6].rewrites.at(0).removed.empty()) << "a weight is not a node";
+  EXPECT_TRUE(has_line(log.entries[7].rewrites, "removed unused weight 'W'"));
+  EXPECT_EQ(log.entries[7].rewrites.at(0).pattern, "remove_weight");
+  EXPECT_TRUE(log.entries[7].rewrites.at(0).removed.empty()) << "a weight is not a node";
   EXPECT_EQ(g.nodes.size(), 3u);
   EXPECT_NE(log.to_text().find("fuse_patterns      off"), std::string::npos) << log.to_text();
 }

@@ -157,7 +157,7 @@ TEST_F(SettingsTest, PassesTextSaysAllNoneOrTheOnesOnInPipelineOrder) {
   const auto names = passes::PassRegistry::instance().names();
   s.passes_off = {names.begin(), names.end()};
   EXPECT_EQ(s.passes_text(), "none");
-  s.passes_off = {"constant_fold", "fuse_patterns", "channels_last", "absorb_layout", "fuse_elementwise"};
+  s.passes_off = {"constant_fold", "fuse_patterns", "channels_last", "winograd", "absorb_layout", "fuse_elementwise"};
   EXPECT_EQ(s.passes_text(), "absorb_matmul,dce");
   EXPECT_TRUE(s.pass_on("dce"));
   EXPECT_FALSE(s.pass_on("constant_fold"));
@@ -171,7 +171,7 @@ TEST_F(SettingsTest, LabelIsOneLineWithPatternsOffOnlyWhenAny) {
   s.threads = 4;
   s.passes_off = {"dce"};
   EXPECT_EQ(s.label(),
-            "passes=absorb_matmul,constant_fold,fuse_patterns,channels_last,absorb_layout,fuse_elementwise "
+            "passes=absorb_matmul,constant_fold,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise "
             "executor=eager threads=4 planner=greedy_by_size backend=cpu "
             "patterns_off=attention,gelu");
   s.capture = true;
@@ -292,7 +292,7 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                            "--precision",
                            "tf32",
                            "--passes",
-                           "absorb_matmul,fuse_patterns,channels_last,absorb_layout,"
+                           "absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,"
                            "fuse_elementwise",
                            "--patterns",
                            "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
@@ -631,7 +631,7 @@ TEST_F(SettingsTest, ToTextIsOneAlignedLinePerField) {
         << "values start in one column: " << lines[i];
   }
   EXPECT_NE(text.find("dims          batch=4,seq=16\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("passes        absorb_matmul,fuse_patterns,channels_last,absorb_layout,fuse_elementwise\n"),
+  EXPECT_NE(text.find("passes        absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("profile_runs  2\n"), std::string::npos) << text;

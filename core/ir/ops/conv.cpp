@@ -90,8 +90,12 @@ OpSchema nhwc_schema(const OpSchema& base, const std::string& name) {
     return last(infer(n, first(n, in)));
   };
   if (base.flops)
-    s.flops = [first, flops = base.flops](const Node& n, const std::vector<TensorType>& in,
-                                          const std::vector<TensorType>& out) {
+    s.flops = [first, flops = base.flops, conv = base.name == "Conv"](const Node& n, const std::vector<TensorType>& in,
+                                                                      const std::vector<TensorType>& out) {
+      if (conv && wants_winograd(n)) {  // the arithmetic the Winograd kernel does, not the direct conv's
+        const ConvShape c = conv_of(n, first(n, in));
+        if (winograd_shape(c)) return winograd_flops(c);
+      }
       std::vector<TensorType> o = out;
       for (auto& t : o) t.shape = channels_first(t.shape);
       return flops(n, first(n, in), o);
