@@ -494,8 +494,9 @@ ConvRows conv_rows(const NhwcConvState& st, int64_t od, int64_t oh) {
 }
 
 // Columns [ow0, ow0 + R) x the panel's columns (16 NV wide, the last vector masked by `last`),
-// kernel taps [k0, k1) of each kernel row (the whole row for an interior block).
-template <int R, int NV>
+// kernel taps [k0, k1) of each kernel row (the whole row for an interior block). CI: the input
+// channels when known at compile time (1..4: the loop over them unrolls), 0: st.c_in.
+template <int R, int NV, int CI>
 FUSEBOX_AVX512 void direct_block_avx512(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
                                         int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
                                         __mmask16 last, float* y) {
@@ -509,8 +510,10 @@ FUSEBOX_AVX512 void direct_block_avx512(const NhwcConvState& st, const ConvRows&
   for (int64_t i = 0; i < rows.count; ++i)
     for (int64_t kw = k0; kw < k1; ++kw) {
       const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
-      const float* wk = panel + (rows.tap0[i] + kw) * st.c_in * width;
-      for (int64_t ci = 0; ci < st.c_in; ++ci, wk += width) {
+      const int64_t c_in = CI ? CI : st.c_in;
+      const float* wk = panel + (rows.tap0[i] + kw) * c_in * width;
+#pragma GCC unroll 4
+      for (int64_t ci = 0; ci < c_in; ++ci, wk += width) {
         __m512 w[NV];
         for (int v = 0; v < NV; ++v) w[v] = _mm512_load_ps(wk + 16 * v);
         const float* xc = xk + ci * st.xs_c;
@@ -523,6 +526,19 @@ FUSEBOX_AVX512 void direct_block_avx512(const NhwcConvState& st, const ConvRows&
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v)
       _mm512_mask_storeu_ps(y + r * st.c_out + 16 * v, v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[r][v]);
+}
+
+// direct_block_avx512 with CI the input channels (1..4) where a specialization has them.
+template <int R, int NV>
+void direct_block_avx512_ci(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0, int64_t k0,
+                            int64_t k1, const float* panel, int64_t width, const float* bias, __mmask16 last, float* y) {
+  switch (st.c_in) {
+    case 1: return direct_block_avx512<R, NV, 1>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
+    case 2: return direct_block_avx512<R, NV, 2>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
+    case 3: return direct_block_avx512<R, NV, 3>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
+    case 4: return direct_block_avx512<R, NV, 4>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
+    default: return direct_block_avx512<R, NV, 0>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
+  }
 }
 
 // The same on ymm registers: R columns x 16 output channels (two vectors, the second masked by
@@ -578,16 +594,22 @@ void direct_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh
       int64_t ow = 0;
       while (ow < d.ow) {
         float* y = yrow + ow * st.c_out + col;
+        // Interior blocks: 8 columns x 2 vectors, or 16 columns x 1 (16 accumulators either way).
+        if (valid <= 16 && ow >= rows.lo && ow + 16 <= rows.hi) {
+          direct_block_avx512_ci<16, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
+          ow += 16;
+          continue;
+        }
         if (ow >= rows.lo && ow + 8 <= rows.hi) {
-          if (valid > 16) direct_block_avx512<8, 2>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
-          else direct_block_avx512<8, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
+          if (valid > 16) direct_block_avx512_ci<8, 2>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
+          else direct_block_avx512_ci<8, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
           ow += 8;
           continue;
         }
         int64_t k0, k1;
         col_taps(d, ow, &k0, &k1);
-        if (valid > 16) direct_block_avx512<1, 2>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
-        else direct_block_avx512<1, 1>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
+        if (valid > 16) direct_block_avx512_ci<1, 2>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
+        else direct_block_avx512_ci<1, 1>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
         ++ow;
       }
       continue;

@@ -176,6 +176,11 @@ inline std::vector<ConvCase> conv_cases() {
       {"VALID", {1, 2, 7, 8}, {3, 2, 4, 3}, A({{"auto_pad", std::string("VALID")}, {"strides", V{2, 1}}})},
       {"NOTSET", {1, 2, 7, 8}, {3, 2, 4, 3}, A({{"auto_pad", std::string("NOTSET")}})},
       {"odd sizes, several tiles", {1, 5, 17, 19}, {7, 5, 3, 3}, A({{"pads", V{1, 0, 0, 1}}})},
+      // Stems: few input channels and a wide output row (the channels-last direct path's blocks of
+      // 16 and 8 columns, its input channels unrolled).
+      {"stem 3x3 stride 2, 3 channels, 23 columns", {1, 3, 9, 45}, {16, 3, 3, 3},
+       A({{"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}})},
+      {"stem 3x3, 2 channels, 40 columns", {1, 2, 5, 40}, {5, 2, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), false},
       {"several weight panels", {1, 40, 10, 10}, {70, 40, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
       // K = 97 * 9 = 873: more than one of the AVX2 GEMM's K blocks (256).
       {"deep K", {1, 97, 5, 6}, {40, 97, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
