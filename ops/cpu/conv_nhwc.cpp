@@ -543,7 +543,7 @@ void direct_block_avx512_ci(const NhwcConvState& st, const ConvRows& rows, const
 
 // The same on ymm registers: R columns x 16 output channels (two vectors, the second masked by
 // `last2`, the first by `last1`), at column offset h of a panel `width` wide.
-template <int R>
+template <int R, int CI>
 FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
                                     int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
                                     __m256i last1, __m256i last2, float* y) {
@@ -555,8 +555,10 @@ FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& row
   for (int64_t i = 0; i < rows.count; ++i)
     for (int64_t kw = k0; kw < k1; ++kw) {
       const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
-      const float* wk = panel + (rows.tap0[i] + kw) * st.c_in * width;
-      for (int64_t ci = 0; ci < st.c_in; ++ci, wk += width) {
+      const int64_t c_in = CI ? CI : st.c_in;
+      const float* wk = panel + (rows.tap0[i] + kw) * c_in * width;
+#pragma GCC unroll 4
+      for (int64_t ci = 0; ci < c_in; ++ci, wk += width) {
         const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
         const float* xc = xk + ci * st.xs_c;
         for (int r = 0; r < R; ++r) {
@@ -569,6 +571,20 @@ FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& row
   for (int r = 0; r < R; ++r) {
     _mm256_maskstore_ps(y + r * st.c_out, last1, acc[r][0]);
     _mm256_maskstore_ps(y + r * st.c_out + 8, last2, acc[r][1]);
+  }
+}
+
+// direct_block_avx2 with CI the input channels (1..4) where a specialization has them.
+template <int R>
+void direct_block_avx2_ci(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0, int64_t k0,
+                          int64_t k1, const float* panel, int64_t width, const float* bias, __m256i last1,
+                          __m256i last2, float* y) {
+  switch (st.c_in) {
+    case 1: return direct_block_avx2<R, 1>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
+    case 2: return direct_block_avx2<R, 2>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
+    case 3: return direct_block_avx2<R, 3>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
+    case 4: return direct_block_avx2<R, 4>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
+    default: return direct_block_avx2<R, 0>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
   }
 }
 
@@ -620,14 +636,14 @@ void direct_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh
       int64_t ow = 0;
       while (ow < d.ow) {
         float* y = yrow + ow * st.c_out + col + h;
-        if (ow >= rows.lo && ow + 4 <= rows.hi) {
-          direct_block_avx2<4>(st, rows, xn, ow, 0, d.kw, panel + h, width, bias + col + h, last1, last2, y);
-          ow += 4;
+        if (ow >= rows.lo && ow + 6 <= rows.hi) {  // 12 accumulators: 6 columns x 2 ymm
+          direct_block_avx2_ci<6>(st, rows, xn, ow, 0, d.kw, panel + h, width, bias + col + h, last1, last2, y);
+          ow += 6;
           continue;
         }
         int64_t k0, k1;
         col_taps(d, ow, &k0, &k1);
-        direct_block_avx2<1>(st, rows, xn, ow, k0, k1, panel + h, width, bias + col + h, last1, last2, y);
+        direct_block_avx2_ci<1>(st, rows, xn, ow, k0, k1, panel + h, width, bias + col + h, last1, last2, y);
         ++ow;
       }
     }
