@@ -395,48 +395,67 @@ FUSEBOX_AVX512 void dw_row_avx512(const NhwcConvState& st, const DwRow& r, const
   }
 }
 
-// AVX2: 8 channels a vector, the last one masked.
-FUSEBOX_AVX2 void dw_row_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
-                              float* y) {
+// AVX2: 8 channels a vector. Only the last vector of a row is masked (kFull false): AMD's
+// vmaskmovps store is microcoded (Zen 3: one per ~12 cycles), and masking every vector made the
+// AVX2 loop slower than the channels-first kernel.
+template <bool kFull>
+FUSEBOX_AVX2 inline __m256 load_avx2(const float* p, __m256i m) {
+  if constexpr (kFull) return _mm256_loadu_ps(p);
+  else return _mm256_maskload_ps(p, m);
+}
+template <bool kFull>
+FUSEBOX_AVX2 inline void store_avx2(float* p, __m256i m, __m256 v) {
+  if constexpr (kFull) _mm256_storeu_ps(p, v);
+  else _mm256_maskstore_ps(p, m, v);
+}
+
+template <bool kFull>
+FUSEBOX_AVX2 void dw_channels_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias, float* y,
+                                   int64_t c, __m256i m) {
   const Dims& d = st.d;
   const int64_t C = st.c_out, step = d.sw * C, tap_step = d.dw * C;
-  for (int64_t c = 0; c < C; c += 8) {
-    const __m256i m = tail_mask256(std::min<int64_t>(8, C - c));
-    const __m256 b = _mm256_maskload_ps(bias + c, m);
-    int64_t ow = 0;
-    while (ow < d.ow) {
-      const int64_t base = (ow * d.sw - d.pw) * C + c;
-      if (ow >= r.lo && ow + 4 <= r.hi) {
-        __m256 a0 = b, a1 = b, a2 = b, a3 = b;
-        for (int64_t i = 0; i < r.count; ++i) {
-          const float* xs = r.rows[i] + base;
-          const float* ws = w + r.tap0[i] * C + c;
-          for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
-            const __m256 wv = _mm256_maskload_ps(ws, m);
-            a0 = _mm256_fmadd_ps(_mm256_maskload_ps(xs, m), wv, a0);
-            a1 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + step, m), wv, a1);
-            a2 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + 2 * step, m), wv, a2);
-            a3 = _mm256_fmadd_ps(_mm256_maskload_ps(xs + 3 * step, m), wv, a3);
-          }
+  const __m256 b = load_avx2<kFull>(bias + c, m);
+  int64_t ow = 0;
+  while (ow < d.ow) {
+    const int64_t base = (ow * d.sw - d.pw) * C + c;
+    if (ow >= r.lo && ow + 4 <= r.hi) {
+      __m256 a0 = b, a1 = b, a2 = b, a3 = b;
+      for (int64_t i = 0; i < r.count; ++i) {
+        const float* xs = r.rows[i] + base;
+        const float* ws = w + r.tap0[i] * C + c;
+        for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
+          const __m256 wv = load_avx2<kFull>(ws, m);
+          a0 = _mm256_fmadd_ps(load_avx2<kFull>(xs, m), wv, a0);
+          a1 = _mm256_fmadd_ps(load_avx2<kFull>(xs + step, m), wv, a1);
+          a2 = _mm256_fmadd_ps(load_avx2<kFull>(xs + 2 * step, m), wv, a2);
+          a3 = _mm256_fmadd_ps(load_avx2<kFull>(xs + 3 * step, m), wv, a3);
         }
-        float* out = y + ow * C + c;
-        _mm256_maskstore_ps(out, m, a0);
-        _mm256_maskstore_ps(out + C, m, a1);
-        _mm256_maskstore_ps(out + 2 * C, m, a2);
-        _mm256_maskstore_ps(out + 3 * C, m, a3);
-        ow += 4;
-        continue;
       }
-      int64_t k0, k1;
-      dw_cols(d, ow, &k0, &k1);
-      __m256 a = b;
-      for (int64_t i = 0; i < r.count; ++i)
-        for (int64_t kw = k0; kw < k1; ++kw)
-          a = _mm256_fmadd_ps(_mm256_maskload_ps(r.rows[i] + (base + kw * tap_step), m),
-                              _mm256_maskload_ps(w + (r.tap0[i] + kw) * C + c, m), a);
-      _mm256_maskstore_ps(y + ow * C + c, m, a);
-      ++ow;
+      float* out = y + ow * C + c;
+      store_avx2<kFull>(out, m, a0);
+      store_avx2<kFull>(out + C, m, a1);
+      store_avx2<kFull>(out + 2 * C, m, a2);
+      store_avx2<kFull>(out + 3 * C, m, a3);
+      ow += 4;
+      continue;
     }
+    int64_t k0, k1;
+    dw_cols(d, ow, &k0, &k1);
+    __m256 a = b;
+    for (int64_t i = 0; i < r.count; ++i)
+      for (int64_t kw = k0; kw < k1; ++kw)
+        a = _mm256_fmadd_ps(load_avx2<kFull>(r.rows[i] + (base + kw * tap_step), m), load_avx2<kFull>(w + (r.tap0[i] + kw) * C + c, m), a);
+    store_avx2<kFull>(y + ow * C + c, m, a);
+    ++ow;
+  }
+}
+
+FUSEBOX_AVX2 void dw_row_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
+                              float* y) {
+  const int64_t C = st.c_out;
+  for (int64_t c = 0; c < C; c += 8) {
+    if (C - c >= 8) dw_channels_avx2<true>(st, r, w, bias, y, c, tail_mask256(8));
+    else dw_channels_avx2<false>(st, r, w, bias, y, c, tail_mask256(C - c));
   }
 }
 
@@ -568,6 +587,14 @@ FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& row
         }
       }
     }
+  // Whole vectors stored plainly (AMD's masked store is microcoded, see dw_channels_avx2).
+  if (_mm256_movemask_ps(_mm256_castsi256_ps(last2)) == 0xFF) {
+    for (int r = 0; r < R; ++r) {
+      _mm256_storeu_ps(y + r * st.c_out, acc[r][0]);
+      _mm256_storeu_ps(y + r * st.c_out + 8, acc[r][1]);
+    }
+    return;
+  }
   for (int r = 0; r < R; ++r) {
     _mm256_maskstore_ps(y + r * st.c_out, last1, acc[r][0]);
     _mm256_maskstore_ps(y + r * st.c_out + 8, last2, acc[r][1]);
