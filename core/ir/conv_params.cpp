@@ -434,8 +434,11 @@ int64_t nhwc_conv_weight_floats(const ConvShape& c) {
 size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bool weight_constant, bool winograd) {
   const int64_t weight = weight_constant ? 0 : nhwc_conv_weight_floats(c);
   if (winograd && weight_constant && !channels_first_input && winograd_shape(c)) {
-    const int64_t blocks = c.g.batch * winograd_tiles(c);  // at most one thread per tile
-    const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(blocks, 1));
+    // As many slots as work items may run at once: tiles, times the weight panels the output
+    // channels are split into when there are few tiles (ops/cpu/conv_winograd.cpp).
+    const int64_t panels = (c.c_out + kConvPanelWidth - 1) / kConvPanelWidth;
+    const int64_t items = c.g.batch * winograd_tiles(c) * std::max<int64_t>(panels, 1);
+    const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(items, 1));
     return static_cast<size_t>(slots * winograd_slot_floats(c)) * sizeof(float);
   }
   if (!channels_first_input && (nhwc_depthwise(c) || c.pointwise())) return static_cast<size_t>(weight) * sizeof(float);

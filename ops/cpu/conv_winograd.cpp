@@ -98,14 +98,13 @@ void output_transform(const float* m, int64_t ms, const float* bias, int64_t c, 
   }
 }
 
-// Tiles [t0, t0 + nt) of the whole batch (image-major, then tile row, then tile column).
-void winograd_block(const WinogradConv& w, const float* x, const float* bias, float* y, int64_t t0, int64_t nt,
-                    float* slot) {
+// The input transform of tiles [t0, t0 + nt) of the whole batch (image-major, then tile row, then
+// tile column) into the slot's V.
+void transform_block(const WinogradConv& w, const float* x, int64_t t0, int64_t nt, float* slot) {
   const Dims& d = w.d;
   const int64_t per_image = w.tiles_h * w.tiles_w;
-  float* v = slot;                                      // 16 x kWinogradBlockTiles x ldv
-  float* m = slot + 16 * ir::kWinogradBlockTiles * w.ldv;  // 16 x kWinogradBlockTiles x ldm
-  const int64_t vs = ir::kWinogradBlockTiles * w.ldv, ms = ir::kWinogradBlockTiles * w.ldm;
+  float* v = slot;  // 16 x kWinogradBlockTiles x ldv
+  const int64_t vs = ir::kWinogradBlockTiles * w.ldv;
   for (int64_t t = 0; t < nt; ++t) {
     const int64_t tile = t0 + t, n = tile / per_image, th = tile % per_image / w.tiles_w, tw = tile % w.tiles_w;
     const float* p[16];
@@ -119,20 +118,32 @@ void winograd_block(const WinogradConv& w, const float* x, const float* bias, fl
     }
     input_transform(p, w.c_in, v + t * w.ldv, vs);
   }
+}
+
+// For the block transform_block left in the slot: output channels [c0, c0 + cn) (whole weight
+// panels) through the 16 GEMMs and the output transform, into y.
+void multiply_block(const WinogradConv& w, const float* bias, float* y, int64_t t0, int64_t nt, int64_t c0,
+                    int64_t cn, float* slot) {
+  const Dims& d = w.d;
+  const int64_t per_image = w.tiles_h * w.tiles_w;
+  const float* v = slot;
+  float* m = slot + 16 * ir::kWinogradBlockTiles * w.ldv;  // 16 x kWinogradBlockTiles x ldm
+  const int64_t vs = ir::kWinogradBlockTiles * w.ldv, ms = ir::kWinogradBlockTiles * w.ldm;
   for (int xi = 0; xi < 16; ++xi)
-    sgemm_panels(nt, 1.0f, v + xi * vs, w.ldv, 1, w.u[static_cast<size_t>(xi)].view(), 0.0f, m + xi * ms, w.ldm);
+    sgemm_panels(nt, 1.0f, v + xi * vs, w.ldv, 1, w.u[static_cast<size_t>(xi)].view().cols(c0, cn), 0.0f,
+                 m + xi * ms + c0, w.ldm);
   for (int64_t t = 0; t < nt; ++t) {
     const int64_t tile = t0 + t, n = tile / per_image, th = tile % per_image / w.tiles_w, tw = tile % w.tiles_w;
     float* out[4];
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j) {
         const int64_t oh = 2 * th + i, ow = 2 * tw + j;
-        out[2 * i + j] = oh < d.oh && ow < d.ow ? y + ((n * d.oh + oh) * d.ow + ow) * w.c_out : nullptr;
+        out[2 * i + j] = oh < d.oh && ow < d.ow ? y + ((n * d.oh + oh) * d.ow + ow) * w.c_out + c0 : nullptr;
       }
-    output_transform(m + t * w.ldm, ms, bias, w.c_out, out);
+    output_transform(m + t * w.ldm + c0, ms, bias + c0, cn, out);
     if (w.act.kind != ir::ConvActKind::kNone)
       for (float* o : out)
-        if (o) apply_activation(w.act, w.isa, o, w.c_out);
+        if (o) apply_activation(w.act, w.isa, o, cn);
   }
 }
 
@@ -173,20 +184,36 @@ void run_winograd(const WinogradConv& w, const float* x, const float* bias, floa
   const int64_t tiles = w.batch * w.tiles_h * w.tiles_w;
   if (tiles == 0 || w.c_out == 0) return;
   const double flops = 32.0 * static_cast<double>(tiles * w.c_in * w.c_out);
-  // Blocks of at most kWinogradBlockTiles tiles, at least one per thread of the team, as even as
-  // the tiles allow; each thread takes a run of blocks and one slot.
-  const int team = static_cast<int>(std::min<int64_t>({ir::kConvScratchSlots, tiles, threads_for(flops / kGemmFlopsPerUs)}));
-  const int64_t blocks = std::max<int64_t>((tiles + ir::kWinogradBlockTiles - 1) / ir::kWinogradBlockTiles, team);
+  // Items are (block of at most kWinogradBlockTiles tiles, chunk of output channels), the chunk
+  // fastest; each thread takes a run of items and one slot. Blocks as even as the tiles allow.
+  // With fewer blocks than two per thread (ResNet's 7x7 layers: 16 tiles) the output channels are
+  // split too, so that each thread streams its share of the transformed weight rather than all of
+  // it (both threads reading the whole 16 MB of a 512-channel layer's gained nothing at 2 threads);
+  // each transforms the block's input itself, a small cost next to the GEMMs.
+  const int team = static_cast<int>(std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs)));
+  const int64_t blocks = (tiles + ir::kWinogradBlockTiles - 1) / ir::kWinogradBlockTiles;
   const int64_t per_block = (tiles + blocks - 1) / blocks;
-  const int64_t used = (tiles + per_block - 1) / per_block;
-  const int64_t chunk = (used + team - 1) / team;  // parallel_for_team's
+  const int64_t panels = (w.c_out + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
+  const int64_t col_chunks =
+      team > 1 && blocks < 2 * team ? std::max<int64_t>(1, std::min(panels, (2 * team + blocks - 1) / blocks)) : 1;
+  const int64_t items = blocks * col_chunks;
+  const int nt = static_cast<int>(std::min<int64_t>(team, items));
+  const int64_t chunk = (items + nt - 1) / nt;  // parallel_for_team's
   const int64_t slot_floats = 16 * ir::kWinogradBlockTiles * (w.ldv + w.ldm);
   const float* b = bias ? bias : w.zeros.data();
-  parallel_for_team(used, team, [&](int64_t begin, int64_t end) {
+  parallel_for_team(items, nt, [&](int64_t begin, int64_t end) {
     float* slot = scratch + (begin / chunk) * slot_floats;
-    for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t t0 = blk * per_block;
-      winograd_block(w, x, b, y, t0, std::min(per_block, tiles - t0), slot);
+    int64_t in_slot = -1;  // the block whose input transform the slot holds
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t blk = item / col_chunks, cc = item % col_chunks;
+      const int64_t t0 = blk * per_block, n_tiles = std::min(per_block, tiles - t0);
+      if (blk != in_slot) {
+        transform_block(w, x, t0, n_tiles, slot);
+        in_slot = blk;
+      }
+      const int64_t c0 = panels * cc / col_chunks * ir::kConvPanelWidth;
+      const int64_t c1 = std::min(w.c_out, panels * (cc + 1) / col_chunks * ir::kConvPanelWidth);
+      multiply_block(w, b, y, t0, n_tiles, c0, c1 - c0, slot);
     }
   });
 }

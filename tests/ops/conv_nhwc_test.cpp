@@ -141,6 +141,8 @@ TEST(NhwcConv, WinogradMatchesDoubleReferenceOnEveryIsa) {
       {"64->64 14x14 (two blocks)", {1, 64, 14, 14}, {64, 64, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
       {"32->48 30x30 batch 2 (many blocks)", {2, 32, 30, 30}, {48, 32, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), false},
       {"1x1 output", {1, 4, 3, 3}, {6, 4, 3, 3}, {}, true},
+      {"one tile, 96 channels (split by weight panels)", {1, 8, 2, 2}, {96, 8, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
+      {"16 tiles, 128 channels (ResNet's last stage, smaller)", {1, 24, 7, 7}, {128, 24, 3, 3}, A({{"pads", V{1, 1, 1, 1}}}), true},
       {"stride 2: the GEMM path", {1, 16, 9, 9}, {16, 16, 3, 3}, A({{"pads", V{1, 1, 1, 1}}, {"strides", V{2, 2}}}), true},
       {"dilation 2: the GEMM path", {1, 8, 9, 9}, {8, 8, 3, 3}, A({{"pads", V{2, 2, 2, 2}}, {"dilations", V{2, 2}}}), true},
   };
