@@ -85,6 +85,38 @@ inline void binary_segment(const T* a, int64_t sa, const T* b, int64_t sb, R* y,
   }
 }
 
+// The operand (0 or 1) that is one short row repeated down the output ([N, H, W, C] * [1, 1, 1, C]:
+// a channels-last scale or bias) while the other reads the output's order, or -1. Segments would be
+// one row each, C floats: 3,136 calls for a squeeze-and-excite Mul at 56x56x16, whose overhead
+// was ten times the arithmetic.
+constexpr int64_t kRepeatRowMax = 64;
+int repeated_row_operand(const StridedPlan& p) {
+  if (p.rank != 2 || p.inner() > kRepeatRowMax || p.dims[0] < 2) return -1;
+  for (int k = 0; k < 2; ++k) {
+    const int o = 1 - k;
+    if (p.stride(k, 0) == 0 && p.stride(k, 1) == 1 && p.stride(o, 0) == p.inner() && p.stride(o, 1) == 1)
+      return k;
+  }
+  return -1;
+}
+
+// y[i] = a[i] op b[i % C] (k == 1) or a[i % C] op b[i] (k == 0) over [begin, end): the short row
+// laid out repeated once, on the stack, then long runs against it.
+template <typename T, typename Op, typename R>
+void repeated_row_segments(const StridedPlan& p, int k, const T* a, const T* b, R* y, int64_t begin, int64_t end) {
+  const int64_t c = p.inner(), reps = std::max<int64_t>(1, 256 / c), run = reps * c;
+  T row[256 + 2 * kRepeatRowMax];
+  const T* src = (k == 0 ? a : b) + p.base[k];
+  for (int64_t i = 0; i < run + c; ++i) row[i] = src[i % c];
+  const T* full = (k == 0 ? b : a) + p.base[1 - k];
+  for (int64_t i = begin; i < end;) {
+    const int64_t phase = i % c, len = std::min(run, end - i);
+    if (k == 0) binary_segment<T, Op, R>(row + phase, 1, full + i, 1, y + i, len);
+    else binary_segment<T, Op, R>(full + i, 1, row + phase, 1, y + i, len);
+    i += len;
+  }
+}
+
 template <typename T, typename Op, int64_t Grain, typename R = T>
 void binary_impl(const EwState& st, const exec::KernelArgs& args) {
   const T* a = input_ptr<T>(args, 0);
@@ -92,6 +124,12 @@ void binary_impl(const EwState& st, const exec::KernelArgs& args) {
   R* y = output_ptr<R>(args, 0);
   const StridedPlan& p = st.plan;
   const int64_t sa = p.inner_stride(0), sb = p.inner_stride(1);
+  if (const int k = repeated_row_operand(p); k >= 0) {
+    parallel_for(p.numel, Grain, [&](int64_t begin, int64_t end) {
+      repeated_row_segments<T, Op, R>(p, k, a, b, y, begin, end);
+    });
+    return;
+  }
   parallel_for(p.numel, Grain, [&](int64_t begin, int64_t end) {
     for_each_segment(p, begin, end, [&](int64_t o, const int64_t* off, int64_t len) {
       binary_segment<T, Op, R>(a + off[0], sa, b + off[1], sb, y + o, len);

@@ -32,6 +32,13 @@ const std::vector<std::pair<Shape, Shape>> kBroadcastCases = {
     {{300, 1000}, {1000}},
     {{200, 300}, {200, 300}},
     {{150, 1, 300}, {1, 2, 1}},
+    // One short row repeated down the output (a channels-last scale or bias), either side, a row
+    // length that divides the kernel's run and one that does not, threads' chunks off the rows.
+    {{2, 7, 9, 16}, {1, 1, 1, 16}},
+    {{1, 1, 5}, {40, 3, 5}},
+    {{1001, 24}, {24}},
+    {{3, 64}, {1, 64}},
+    {{5000, 48}, {48}},
 };
 
 Shape out_shape(const Shape& a, const Shape& b) {
