@@ -433,7 +433,7 @@ int64_t nhwc_conv_weight_floats(const ConvShape& c) {
 
 size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input, bool weight_constant, bool winograd) {
   const int64_t weight = weight_constant ? 0 : nhwc_conv_weight_floats(c);
-  if (winograd && weight_constant && !channels_first_input && winograd_shape(c)) {
+  if (winograd) {
     // As many slots as work items may run at once: tiles, times the weight panels the output
     // channels are split into when there are few tiles (ops/cpu/conv_winograd.cpp).
     const int64_t panels = (c.c_out + kConvPanelWidth - 1) / kConvPanelWidth;
@@ -460,6 +460,20 @@ bool winograd_shape(const ConvShape& c) {
 
 bool wants_winograd(const Node& node) {
   return node.attrs.get_int("winograd", 0) != 0;
+}
+
+std::string winograd_refusal(const Node& node, const ConvShape& c) {
+  if (reads_channels_first(node)) return "it reads its input channels-first (a stem)";
+  for (int64_t s : c.g.strides)
+    if (s != 1) return "stride " + std::to_string(s) + " (F(2x2, 3x3) needs stride 1)";
+  for (int64_t d : c.g.dilations)
+    if (d != 1) return "dilation " + std::to_string(d) + " (F(2x2, 3x3) needs none)";
+  if (!winograd_shape(c)) return "not a 2-D 3x3 conv of one group with an output";
+  return "";
+}
+
+bool takes_winograd(const Node& node, const ConvShape& c, bool weight_constant) {
+  return weight_constant && wants_winograd(node) && winograd_refusal(node, c).empty();
 }
 
 int64_t winograd_tiles(const ConvShape& c) {

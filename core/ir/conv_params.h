@@ -139,8 +139,8 @@ std::string channels_first_op(const std::string& op);
 bool nhwc_depthwise(const ConvShape& c);
 int64_t nhwc_conv_row_floats(const ConvShape& c);
 int64_t nhwc_conv_weight_floats(const ConvShape& c);
-// A channels-first input (channels_first_input) always takes the im2col's slots; a Winograd conv
-// (below, with its weight a constant) takes its own.
+// A channels-first input (channels_first_input) always takes the im2col's slots; a conv that
+// takes_winograd (below) takes its own.
 size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = false, bool weight_constant = false,
                                bool winograd = false);
 
@@ -157,6 +157,12 @@ size_t nhwc_conv_scratch_bytes(const ConvShape& c, bool channels_first_input = f
 inline constexpr int64_t kWinogradBlockTiles = 28;  // tiles per GEMM (two 14-row micro-kernel blocks)
 bool winograd_shape(const ConvShape& c);
 bool wants_winograd(const Node& node);
+// Why NhwcConv `node` of shape c cannot run as Winograd (a stem reading its input channels-first,
+// a stride, a dilation, another shape); "" when it can. The one rule the pass, the schema's FLOPs,
+// the scratch and the kernel all read.
+std::string winograd_refusal(const Node& node, const ConvShape& c);
+// The kernel runs `node` as Winograd: marked, a shape it takes, and its weight a constant.
+bool takes_winograd(const Node& node, const ConvShape& c, bool weight_constant);
 // Output tiles of one image: ceil(OH / 2) x ceil(OW / 2).
 int64_t winograd_tiles(const ConvShape& c);
 // One thread's slot: the transformed input and the GEMMs' results of a block, 16 x tiles x

@@ -26,16 +26,6 @@ std::string mflop(double flops) {
   return buf;
 }
 
-// Why a 3x3 one-group conv cannot take Winograd F(2x2, 3x3); "" when it can.
-std::string why_not(const ir::Node& n, const ir::ConvShape& c) {
-  if (ir::reads_channels_first(n)) return "it reads its input channels-first (a stem)";
-  for (size_t i = 0; i < c.g.strides.size(); ++i)
-    if (c.g.strides[i] != 1) return "stride " + std::to_string(c.g.strides[i]) + " (F(2x2, 3x3) needs stride 1)";
-  for (size_t i = 0; i < c.g.dilations.size(); ++i)
-    if (c.g.dilations[i] != 1) return "dilation " + std::to_string(c.g.dilations[i]) + " (F(2x2, 3x3) needs none)";
-  return "";
-}
-
 PassResult winograd(ir::Graph& g, const PassContext&) {
   PassResult r;
   for (ir::Node& n : g.nodes) {
@@ -47,8 +37,8 @@ PassResult winograd(ir::Graph& g, const PassContext&) {
         ir::conv_shape(n, ir::nhwc_conv_input_as_channels_first(n, x.shape), g.tensor(n.inputs[1]).shape, bias);
     const bool three_by_three = c.g.in.size() == 2 && c.g.kernel[0] == 3 && c.g.kernel[1] == 3 && c.group == 1;
     if (!three_by_three) continue;  // 1x1, depthwise, stems: the GEMM or their own loops
-    if (std::string why = why_not(n, c); !why.empty() || !ir::winograd_shape(c)) {
-      r.near_miss(kPattern, n.name, n.name + " stays on the im2col GEMM: " + (why.empty() ? "no output" : why));
+    if (std::string why = ir::winograd_refusal(n, c); !why.empty()) {
+      r.near_miss(kPattern, n.name, n.name + " stays on the im2col GEMM: " + why);
       continue;
     }
     const double direct = 2.0 * static_cast<double>(c.g.batch * c.g.out_size() * c.c_out * c.k());

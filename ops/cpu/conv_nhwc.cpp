@@ -94,9 +94,11 @@ void reorder_depthwise(const NhwcConvState& st, const float* w, float* dst) {
 // NhwcConv's scratch in this context: no room for the weight when it is a constant.
 size_t nhwc_conv_scratch(const exec::KernelContext& ctx) {
   const ir::Shape x = ir::nhwc_conv_input_as_channels_first(ctx.node, ctx.inputs.at(0).shape);
-  return ir::nhwc_conv_scratch_bytes(
-      ir::conv_shape(ctx.node, x, ctx.inputs.at(1).shape, ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr),
-      ir::reads_channels_first(ctx.node), constant_weight(ctx) != nullptr, ir::wants_winograd(ctx.node));
+  const ir::ConvShape c =
+      ir::conv_shape(ctx.node, x, ctx.inputs.at(1).shape, ctx.inputs.size() > 2 ? &ctx.inputs[2].shape : nullptr);
+  const bool constant = constant_weight(ctx) != nullptr;
+  return ir::nhwc_conv_scratch_bytes(c, ir::reads_channels_first(ctx.node), constant,
+                                     ir::takes_winograd(ctx.node, c, constant));
 }
 
 std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
@@ -140,7 +142,7 @@ std::shared_ptr<const void> prepare_nhwc_conv(const exec::KernelContext& ctx) {
   st.act = or_fail(ctx, [&] { return ir::conv_activation(ctx.node); });
   const ir::Tensor* weight = constant_weight(ctx);
   st.weight_floats = weight ? 0 : ir::nhwc_conv_weight_floats(st.c);  // a constant is reordered here, once
-  const bool winograd = weight && !st.channels_first_input && ir::wants_winograd(ctx.node) && ir::winograd_shape(st.c);
+  const bool winograd = ir::takes_winograd(ctx.node, st.c, weight != nullptr);
   const size_t need = ir::nhwc_conv_scratch_bytes(st.c, st.channels_first_input, weight != nullptr, winograd);
   if (ctx.scratch_bytes < need)
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes, the plan gives " + std::to_string(ctx.scratch_bytes));

@@ -24,7 +24,7 @@ struct WinogradConv {
   std::vector<float> zeros;  // C_in zeros: the padding's input
 };
 
-// c must satisfy ir::winograd_shape; weight is the Conv's [C_out, C_in, 3, 3].
+// c must satisfy ir::winograd_shape (the node ir::takes_winograd); weight is the Conv's [C_out, C_in, 3, 3].
 WinogradConv make_winograd(const ir::ConvShape& c, const float* weight, Isa isa, const ir::ConvActivation& act);
 
 // x [N, H, W, C_in] -> y [N, OH, OW, C_out]; bias C_out floats or null; scratch holds

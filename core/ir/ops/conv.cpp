@@ -94,7 +94,7 @@ OpSchema nhwc_schema(const OpSchema& base, const std::string& name) {
                                                                       const std::vector<TensorType>& out) {
       if (conv && wants_winograd(n)) {  // the arithmetic the Winograd kernel does, not the direct conv's
         const ConvShape c = conv_of(n, first(n, in));
-        if (winograd_shape(c)) return winograd_flops(c);
+        if (winograd_refusal(n, c).empty()) return winograd_flops(c);
       }
       std::vector<TensorType> o = out;
       for (auto& t : o) t.shape = channels_first(t.shape);
