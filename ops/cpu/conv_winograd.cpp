@@ -159,6 +159,7 @@ WinogradConv make_winograd(const ir::ConvShape& c, const float* weight, Isa isa,
   w.tiles_w = (w.d.ow + 1) / 2;
   w.ldv = (w.c_in + 15) / 16 * 16;
   w.ldm = (w.c_out + 15) / 16 * 16;
+  w.slot_floats = ir::winograd_slot_floats(c);
   w.isa = isa;
   w.act = act;
   w.zeros.assign(static_cast<size_t>(std::max<int64_t>(w.c_in, w.c_out)), 0.0f);
@@ -183,37 +184,26 @@ WinogradConv make_winograd(const ir::ConvShape& c, const float* weight, Isa isa,
 void run_winograd(const WinogradConv& w, const float* x, const float* bias, float* y, float* scratch) {
   const int64_t tiles = w.batch * w.tiles_h * w.tiles_w;
   if (tiles == 0 || w.c_out == 0) return;
-  const double flops = 32.0 * static_cast<double>(tiles * w.c_in * w.c_out);
-  // Items are (block of at most kWinogradBlockTiles tiles, chunk of output channels), the chunk
-  // fastest; each thread takes a run of items and one slot. Blocks as even as the tiles allow.
-  // With fewer blocks than two per thread (ResNet's 7x7 layers: 16 tiles) the output channels are
-  // split too, so that each thread streams its share of the transformed weight rather than all of
-  // it (both threads reading the whole 16 MB of a 512-channel layer's gained nothing at 2 threads);
-  // each transforms the block's input itself, a small cost next to the GEMMs.
-  const int team = static_cast<int>(std::min<int64_t>(ir::kConvScratchSlots, threads_for(flops / kGemmFlopsPerUs)));
+  // Shared out as the GEMM convs are (conv_common.h: share_conv), blocks of at most
+  // kWinogradBlockTiles tiles, as even as the tiles allow, in the place of their tiles of output
+  // positions: with fewer blocks than two per thread (ResNet's 7x7 layers: 16 tiles) the output
+  // channels are split too, so that each thread streams its share of the transformed weight
+  // rather than all of it. A thread transforms a block's input once for its chunks of it.
   const int64_t blocks = (tiles + ir::kWinogradBlockTiles - 1) / ir::kWinogradBlockTiles;
   const int64_t per_block = (tiles + blocks - 1) / blocks;
-  const int64_t panels = (w.c_out + ir::kConvPanelWidth - 1) / ir::kConvPanelWidth;
-  const int64_t col_chunks =
-      team > 1 && blocks < 2 * team ? std::max<int64_t>(1, std::min(panels, (2 * team + blocks - 1) / blocks)) : 1;
-  const int64_t items = blocks * col_chunks;
-  const int nt = static_cast<int>(std::min<int64_t>(team, items));
-  const int64_t chunk = (items + nt - 1) / nt;  // parallel_for_team's
-  const int64_t slot_floats = 16 * ir::kWinogradBlockTiles * (w.ldv + w.ldm);
+  const ConvShare share = share_conv(blocks, w.c_out, 32.0 * static_cast<double>(tiles * w.c_in * w.c_out));
   const float* b = bias ? bias : w.zeros.data();
-  parallel_for_team(items, nt, [&](int64_t begin, int64_t end) {
-    float* slot = scratch + (begin / chunk) * slot_floats;
-    int64_t in_slot = -1;  // the block whose input transform the slot holds
+  parallel_for_team(share.items, share.team, [&](int64_t begin, int64_t end) {
+    float* slot = scratch + (begin / share.chunk) * w.slot_floats;
+    int64_t in_slot = -1;  // the first tile of the block whose input transform the slot holds
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t blk = item / col_chunks, cc = item % col_chunks;
-      const int64_t t0 = blk * per_block, n_tiles = std::min(per_block, tiles - t0);
-      if (blk != in_slot) {
-        transform_block(w, x, t0, n_tiles, slot);
-        in_slot = blk;
+      // Tiles run across the images: one "image" of `tiles` positions, one group.
+      const ConvItem it = conv_item(item, share.col_chunks, blocks, per_block, tiles, 1, w.c_out);
+      if (it.p0 != in_slot) {
+        transform_block(w, x, it.p0, it.rows, slot);
+        in_slot = it.p0;
       }
-      const int64_t c0 = panels * cc / col_chunks * ir::kConvPanelWidth;
-      const int64_t c1 = std::min(w.c_out, panels * (cc + 1) / col_chunks * ir::kConvPanelWidth);
-      multiply_block(w, b, y, t0, n_tiles, c0, c1 - c0, slot);
+      multiply_block(w, b, y, it.p0, it.rows, it.c0, it.cn, slot);
     }
   });
 }

@@ -18,6 +18,7 @@ struct WinogradConv {
   int64_t batch = 0, c_in = 0, c_out = 0;
   int64_t tiles_h = 0, tiles_w = 0;  // per image
   int64_t ldv = 0, ldm = 0;          // row strides of V and M in a slot (multiples of 16 floats)
+  int64_t slot_floats = 0;           // one thread's slot (ir::winograd_slot_floats)
   Isa isa = Isa::kPortable;
   ir::ConvActivation act;
   std::vector<PackedB> u;    // 16: U[xi] = (G g G^T)[xi] as op(B) [C_in][C_out]
