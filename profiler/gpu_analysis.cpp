@@ -562,26 +562,102 @@ void split_devices(GpuAnalysis& a, const Recording& r, const HostCalls& h,
     keep_longest(gaps, o.top_gaps);
     for (IdleGap& g : gaps) describe_host_activity(g, r, d, o.top_host);
     s.longest_gaps = std::move(gaps);
+    WorkItems kernels;
+    for (const DeviceActivity* x : items)
+      if (x->kind == ActivityKind::Kernel) kernels.push_back(x);
+    s.comm = comm_split(kernels);
   }
   for (auto& [d, s] : splits)
     if (work.count(d)) a.devices.push_back(std::move(s));
   a.has_gpu = !a.devices.empty();
   for (const DeviceSplit& s : a.devices) {
+    a.comm.kernel_count += s.comm.kernel_count, a.comm.kernel_ns += s.comm.kernel_ns;
+    a.comm.busy_ns += s.comm.busy_ns, a.comm.compute_busy_ns += s.comm.compute_busy_ns;
+    a.comm.overlap_ns += s.comm.overlap_ns, a.comm.exposed_ns += s.comm.exposed_ns;
     a.kernel_count += s.kernel_count, a.kernel_ns += s.kernel_ns;
     a.memcpy_count += s.memcpy_count, a.memcpy_ns += s.memcpy_ns, a.memcpy_bytes += s.memcpy_bytes;
     a.memset_count += s.memset_count, a.memset_ns += s.memset_ns, a.memset_bytes += s.memset_bytes;
   }
 }
 
-// Launch overhead and kernel groups; returns each thread's launches (the graph candidates'
-// input), in kernel record order.
+bool is_graph_launch(const std::string& n) {
+  return contains(n, "GraphLaunch");
+}
+// cudaLaunchKernel(ExC), cuLaunchKernel(Ex), cudaLaunchCooperativeKernel, hipLaunchKernel,
+// hipModuleLaunchKernel, hipExtModuleLaunchKernel...
+bool is_kernel_launch_call(const std::string& n) {
+  return contains(n, "LaunchKernel") || contains(n, "LaunchCooperativeKernel");
+}
+
+// A launch call and the kernels it started (in record order).
+struct CallKernels {
+  const DeviceActivity* call = nullptr;
+  std::vector<const DeviceActivity*> kernels;
+  int64_t first_start() const {
+    int64_t t = kernels.front()->start_ns;
+    for (const DeviceActivity* k : kernels) t = std::min(t, k->start_ns);
+    return t;
+  }
+  int64_t last_end() const {
+    int64_t t = kernels.front()->end_ns;
+    for (const DeviceActivity* k : kernels) t = std::max(t, k->end_ns);
+    return t;
+  }
+  int64_t kernel_ns() const {
+    int64_t t = 0;
+    for (const DeviceActivity* k : kernels) t += dur(*k);
+    return t;
+  }
+};
+
+// A replay's kernels: its GPU time and span.
+void add_replay(GraphReplays& g, const CallKernels& c, std::vector<double>& per_replay,
+                std::vector<double>& spans) {
+  g.replays += 1;
+  g.kernels += static_cast<int64_t>(c.kernels.size());
+  g.kernel_ns += c.kernel_ns();
+  g.launch_call_ns += dur(*c.call);
+  per_replay.push_back(static_cast<double>(c.kernels.size()));
+  spans.push_back(static_cast<double>(c.last_end() - c.first_start()));
+}
+
+// Stream captures: kernel launch calls between a thread's BeginCapture and EndCapture launch
+// nothing (they are recorded into a graph); instantiations are counted with their time.
+void count_captures(GraphReplays& g, const Activities& dev,
+                    const std::unordered_map<uint32_t, size_t>& launched) {
+  std::map<uint32_t, std::vector<const DeviceActivity*>> by_thread;
+  for (const DeviceActivity& x : dev) {
+    if (x.kind != ActivityKind::Runtime) continue;
+    by_thread[x.thread_id].push_back(&x);
+    if (contains(x.name, "GraphInstantiate")) g.instantiations += 1, g.instantiate_ns += dur(x);
+  }
+  for (auto& [tid, calls] : by_thread) {
+    std::stable_sort(calls.begin(), calls.end(), [](const DeviceActivity* a, const DeviceActivity* b) {
+      return a->start_ns < b->start_ns;
+    });
+    bool capturing = false;
+    for (const DeviceActivity* x : calls) {
+      if (contains(x->name, "BeginCapture")) {
+        capturing = true;
+        g.captures += 1;
+      } else if (contains(x->name, "EndCapture")) {
+        capturing = false;
+      } else if (capturing && is_kernel_launch_call(x->name) &&
+                 (x->correlation_id == 0 || !launched.count(x->correlation_id))) {
+        g.captured_launch_calls += 1;
+      }
+    }
+  }
+}
+
+// Launch overhead (direct launches), graph replays and kernel groups; returns each thread's
+// direct launches (the graph candidates' input), in kernel record order.
 std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const Recording& r,
                                                          const HostCalls& h) {
   LauncherIndex launchers(r);
   std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
-  std::vector<double> launch_delays, queue_delays, call_durs;
-  std::map<uint32_t, std::vector<Launch>> per_thread;
-  std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound kernels: call, kernel duration
+  std::unordered_map<uint32_t, size_t> call_index;  // correlation id -> calls[i]
+  std::vector<CallKernels> calls;
   for (const DeviceActivity& x : r.device) {
     if (x.kind != ActivityKind::Kernel) continue;
     a.launch.kernels += 1;
@@ -591,25 +667,51 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
       add_to_group(by_launcher, "(no host range)", dur(x));
       continue;
     }
-    const DeviceActivity& call = *launch;
     a.launch.correlated += 1;
-    launch_delays.push_back(static_cast<double>(x.start_ns - call.start_ns));
-    queue_delays.push_back(static_cast<double>(x.start_ns - call.end_ns));
+    const Span* sp = launchers.at(static_cast<int32_t>(launch->thread_id), launch->start_ns);
+    add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
+    auto [it, fresh] = call_index.try_emplace(x.correlation_id, calls.size());
+    if (fresh) calls.push_back({launch, {}});
+    calls[it->second].kernels.push_back(&x);
+  }
+  std::vector<double> launch_delays, queue_delays, call_durs, per_replay, spans;
+  std::map<uint32_t, std::vector<Launch>> per_thread;
+  std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound calls: call, kernels' time
+  GraphReplays& g = a.graphs;
+  for (const CallKernels& c : calls) {
+    const DeviceActivity& call = *c.call;
+    if (is_graph_launch(call.name)) {
+      add_replay(g, c, per_replay, spans);
+      continue;
+    }
+    const int64_t first = c.first_start(), kernels_ns = c.kernel_ns();
+    a.launch.calls += 1;
+    launch_delays.push_back(static_cast<double>(first - call.start_ns));
+    queue_delays.push_back(static_cast<double>(first - call.end_ns));
+    if (first < call.end_ns) a.launch.queue_negative += 1;
     call_durs.push_back(static_cast<double>(dur(call)));
     a.launch.launch_call_total_ns += dur(call);
-    if (dur(x) < dur(call)) {
+    if (kernels_ns < dur(call)) {
       a.launch.launch_bound += 1;
-      bound.push_back({dur(call), dur(x)});
+      bound.push_back({dur(call), kernels_ns});
     }
-    const Span* sp = launchers.at(static_cast<int32_t>(call.thread_id), call.start_ns);
-    add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
-    per_thread[call.thread_id].push_back({&call, &x});
+    g.outside_kernels += static_cast<int64_t>(c.kernels.size());
+    g.outside_kernel_ns += kernels_ns;
+    g.outside_calls += 1;
+    g.outside_call_ns += dur(call);
+    for (const DeviceActivity* k : c.kernels) per_thread[call.thread_id].push_back({&call, k});
   }
+  if (g.replays == 0) g.outside_kernels = g.outside_kernel_ns = g.outside_calls = g.outside_call_ns = 0;
+  g.kernels_per_replay = delay_stats(std::move(per_replay));
+  g.replay_span_ns = delay_stats(std::move(spans));
+  g.host_ns_per_kernel =
+      g.kernels ? static_cast<double>(g.launch_call_ns) / static_cast<double>(g.kernels) : 0;
+  count_captures(g, r.device, call_index);
   a.launch.launch_delay = delay_stats(std::move(launch_delays));
   a.launch.queue_delay = delay_stats(std::move(queue_delays));
   a.launch.call_duration = delay_stats(std::move(call_durs));
-  // A launch-bound kernel loses its launch call's time beyond its own, the call counted at most
-  // at the median call (an outlier call, e.g. lazy module loading, is not launch overhead).
+  // A launch-bound call loses its time beyond its kernels', the call counted at most at the
+  // median call (an outlier call, e.g. lazy module loading, is not launch overhead).
   const auto typical_call = static_cast<int64_t>(a.launch.call_duration.median_ns);
   for (const auto& [c, k] : bound)
     a.launch.launch_bound_lost_ns += std::max<int64_t>(0, std::min(c, typical_call) - k);
@@ -658,8 +760,104 @@ std::vector<CopyGroup> copy_groups(const Activities& dev) {
   return out;
 }
 
-void add_finding(GpuAnalysis& a, std::string s, int64_t lost, const char* kind) {
-  if (lost > 0) a.findings.push_back({std::move(s), lost, kind});
+// The communication kernels of every device, grouped by collective with the trace's arguments.
+std::vector<CommGroup> collective_groups(const Recording& r) {
+  std::unordered_map<const DeviceActivity*, const CollectiveArgs*> args_of;
+  for (const CollectiveArgs& c : r.collectives)
+    if (c.activity < r.device.size()) args_of[&r.device[c.activity]] = &c;
+  WorkItems kernels;
+  std::vector<const CollectiveArgs*> args;
+  for (const DeviceActivity& x : r.device) {
+    if (x.kind != ActivityKind::Kernel || !is_communication_kernel(x.name)) continue;
+    kernels.push_back(&x);
+    const auto f = args_of.find(&x);
+    args.push_back(f == args_of.end() ? nullptr : f->second);
+  }
+  return comm_groups(kernels, args);
+}
+
+void add_finding(GpuAnalysis& a, std::string s, int64_t lost, const char* kind,
+                 std::string next = "") {
+  if (lost > 0) a.findings.push_back({std::move(s), lost, kind, std::move(next)});
+}
+
+// The fewest kernel names (at most five) holding half of a device's kernel time, largest first.
+std::vector<std::pair<std::string, int64_t>> holding_kernels(const Recording& r, int32_t d,
+                                                             int64_t kernel_ns) {
+  std::unordered_map<std::string, int64_t> by;
+  for (const DeviceActivity& x : r.device)
+    if (x.kind == ActivityKind::Kernel && x.device == d) by[x.name] += dur(x);
+  std::vector<std::pair<std::string, int64_t>> v(by.begin(), by.end());
+  std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  std::vector<std::pair<std::string, int64_t>> out;
+  int64_t held = 0;
+  for (const auto& kv : v) {
+    if (out.size() == 5 || 2 * held >= kernel_ns) break;
+    out.push_back(kv);
+    held += kv.second;
+  }
+  return out;
+}
+
+// gpu_bound: a device with (almost) no idle time: the kernels are the time.
+void add_gpu_bound_findings(GpuAnalysis& a, const Recording& r, const GpuAnalysisOptions& o) {
+  // The trace's wall time, host and GPU: a device busy through its own short window is still
+  // idle while the host works before and after it.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const Span& sp : r.spans) lo = std::min(lo, sp.start_ns), hi = std::max(hi, sp.end_ns);
+  for (const DeviceActivity& x : r.device) lo = std::min(lo, x.start_ns), hi = std::max(hi, x.end_ns);
+  const double wall = hi > lo ? static_cast<double>(hi) - static_cast<double>(lo) : 0;
+  for (const DeviceSplit& s : a.devices) {
+    if (wall <= 0 || s.kernel_ns <= 0 ||
+        static_cast<double>(s.busy_ns) < (1 - o.gpu_bound_idle) * wall)
+      continue;
+    const auto top = holding_kernels(r, s.device, s.kernel_ns);
+    std::string names, regex;
+    int64_t held = 0;
+    for (const auto& [name, t] : top) {
+      names += (names.empty() ? "" : ", ") + short_name(name) + " " +
+               pct(static_cast<double>(t) / static_cast<double>(s.kernel_ns));
+      // The unqualified function name, its first 48 characters (ncu's regex: matches a part).
+      const std::string f = kernel_function_name(name);
+      const size_t colon = f.find_last_of(':');
+      regex += (regex.empty() ? "" : "|") + f.substr(colon == std::string::npos ? 0 : colon + 1, 48);
+      held += t;
+    }
+    add_finding(a,
+                "GPU " + std::to_string(s.device) + " is busy " +
+                    pct(static_cast<double>(s.busy_ns) / wall) + " of the trace's " +
+                    format_duration_ns(wall) + ": the kernels are the time, not the host. " +
+                    std::to_string(top.size()) + (top.size() == 1 ? " kernel holds " : " kernels hold ") +
+                    pct(static_cast<double>(held) / static_cast<double>(s.kernel_ns)) +
+                    " of the kernel time (" + names +
+                    "). Next: the kernel level, an Nsight Compute report of them (ncu "
+                    "--kernel-name regex:'" + regex + "')",
+                std::min(held, s.busy_ns), "gpu_bound", "kernels");
+  }
+}
+
+// communication: per device, the communication the computation did not hide.
+void add_comm_findings(GpuAnalysis& a) {
+  std::string groups;
+  for (size_t i = 0; i < a.collectives.size() && i < 3; ++i)
+    groups += (groups.empty() ? "" : ", ") + a.collectives[i].collective + " " +
+              pct(a.comm.kernel_ns > 0 ? static_cast<double>(a.collectives[i].total_ns) /
+                                             static_cast<double>(a.comm.kernel_ns)
+                                       : 0);
+  for (const DeviceSplit& s : a.devices) {
+    if (s.comm.kernel_count == 0 || s.busy_ns <= 0) continue;
+    add_finding(a,
+                "GPU " + std::to_string(s.device) + " communicates " +
+                    format_duration_ns(static_cast<double>(s.comm.busy_ns)) + " (" +
+                    pct(static_cast<double>(s.comm.busy_ns) / static_cast<double>(s.busy_ns)) +
+                    " of its busy time; " + groups + "), " +
+                    format_duration_ns(static_cast<double>(s.comm.exposed_ns)) +
+                    " of it exposed (computation overlapped " + pct(s.comm.overlap_fraction()) +
+                    ", HTA's measure). Next: the ranks, to see which one the others wait for",
+                s.comm.exposed_ns, "communication", "ranks");
+  }
 }
 
 // gpu_idle: per device, its idle time and the cause with the most of it.
@@ -741,14 +939,22 @@ void add_sync_findings(GpuAnalysis& a, const HostCalls& h) {
 
 // launch_bound and cuda_graph: launch overhead.
 void add_launch_findings(GpuAnalysis& a) {
+  const GraphReplays& g = a.graphs;
+  const std::string where =
+      g.replays > 0 ? " outside the " + std::to_string(g.replays) + " graph replays (which ran " +
+                          std::to_string(g.kernels) + " kernels for " +
+                          format_duration_ns(static_cast<double>(g.launch_call_ns)) +
+                          " of launch calls)"
+                    : "";
   if (a.launch.launch_bound > 0)
     add_finding(a,
-                std::to_string(a.launch.launch_bound) + " of " +
-                    std::to_string(a.launch.kernels) +
-                    " kernels are shorter than their launch (median launch delay " +
-                    format_duration_ns(a.launch.launch_delay.median_ns) + "), losing " +
-                    format_duration_ns(static_cast<double>(a.launch.launch_bound_lost_ns)),
-                a.launch.launch_bound_lost_ns, "launch_bound");
+                std::to_string(a.launch.launch_bound) + " of " + std::to_string(a.launch.calls) +
+                    " kernel launches" + where +
+                    " took longer than the kernels they launched (median launch call " +
+                    format_duration_ns(a.launch.call_duration.median_ns) + "), losing " +
+                    format_duration_ns(static_cast<double>(a.launch.launch_bound_lost_ns)) +
+                    " of host time",
+                a.launch.launch_bound_lost_ns, g.replays > 0 ? "graph_outside" : "launch_bound");
   for (const GraphCandidate& g : a.graph_candidates)
     add_finding(a,
                 "the sequence " + sequence_text(g.kernels) + " repeats " +
@@ -758,8 +964,10 @@ void add_launch_findings(GpuAnalysis& a) {
 }
 
 // The findings, most time lost first.
-void add_findings(GpuAnalysis& a, const HostCalls& h, const std::vector<IdleGap>& long_gaps,
-                  const GpuAnalysisOptions& o) {
+void add_findings(GpuAnalysis& a, const Recording& r, const HostCalls& h,
+                  const std::vector<IdleGap>& long_gaps, const GpuAnalysisOptions& o) {
+  add_gpu_bound_findings(a, r, o);
+  add_comm_findings(a);
   add_idle_findings(a);
   add_gap_findings(a, long_gaps, o);
   add_copy_findings(a);
@@ -772,7 +980,19 @@ void add_findings(GpuAnalysis& a, const HostCalls& h, const std::vector<IdleGap>
 
 }  // namespace
 
-GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+namespace {
+
+// The recording with its host side (spans, runtime calls, sync records) moved by `shift`.
+Recording host_shifted(const Recording& in, int64_t shift) {
+  Recording r = in;
+  for (Span& s : r.spans) s.start_ns = shifted(s.start_ns, shift), s.end_ns = shifted(s.end_ns, shift);
+  for (DeviceActivity& x : r.device)
+    if (x.kind == ActivityKind::Runtime || x.kind == ActivityKind::Sync)
+      x.start_ns = shifted(x.start_ns, shift), x.end_ns = shifted(x.end_ns, shift);
+  return r;
+}
+
+GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
   GpuAnalysis a;
   const HostCalls calls = index_host_calls(r.device);
   std::vector<IdleGap> long_gaps;
@@ -780,7 +1000,19 @@ GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
   std::map<uint32_t, std::vector<Launch>> per_thread = analyze_launches(a, r, calls);
   find_graph_candidates(a, per_thread, o);
   a.copies = copy_groups(r.device);
-  add_findings(a, calls, long_gaps, o);
+  a.collectives = collective_groups(r);
+  add_findings(a, r, calls, long_gaps, o);
+  return a;
+}
+
+}  // namespace
+
+GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+  const ClockSkew skew = detect_clock_skew(r.device);
+  GpuAnalysis a = skew.detected() ? analyze_aligned(host_shifted(r, skew.host_shift_ns), o)
+                                  : analyze_aligned(r, o);
+  a.skew = skew;
+  if (skew.detected()) a.warnings.push_back(skew.warning());
   return a;
 }
 
@@ -824,13 +1056,64 @@ void text_idle_causes(std::ostringstream& os, const GpuAnalysis& a) {
 }
 
 void text_launches(std::ostringstream& os, const LaunchStats& l) {
-  os << "\nlaunches: " << l.correlated << " of " << l.kernels
-     << " kernels with a launch call; launch delay median "
+  os << "\nlaunches: " << l.correlated << " of " << l.kernels << " kernels with a launch call; "
+     << l.calls << " direct launch calls: launch delay median "
      << format_duration_ns(l.launch_delay.median_ns) << ", p90 "
      << format_duration_ns(l.launch_delay.p90_ns) << ", max "
      << format_duration_ns(l.launch_delay.max_ns) << "; queue delay median "
-     << format_duration_ns(l.queue_delay.median_ns) << "; " << l.launch_bound
-     << " launch-bound kernels\n";
+     << format_duration_ns(l.queue_delay.median_ns) << " (" << l.queue_negative
+     << " started before their call returned); " << l.launch_bound << " launch-bound\n";
+}
+
+void text_graphs(std::ostringstream& os, const GraphReplays& g) {
+  if (g.replays > 0) {
+    os << "\ngraph replays: " << g.replays << " replays ran " << g.kernels << " kernels ("
+       << format_duration_ns(static_cast<double>(g.kernel_ns)) << " of GPU time; median "
+       << g.kernels_per_replay.median_ns << " kernels and "
+       << format_duration_ns(g.replay_span_ns.median_ns) << " a replay), launched by "
+       << format_duration_ns(static_cast<double>(g.launch_call_ns)) << " of graph launch calls ("
+       << format_duration_ns(g.host_ns_per_kernel) << " of host time a kernel)\n";
+    os << "outside the graphs: " << g.outside_kernels << " kernels ("
+       << format_duration_ns(static_cast<double>(g.outside_kernel_ns)) << " of GPU time) from "
+       << g.outside_calls << " launch calls ("
+       << format_duration_ns(static_cast<double>(g.outside_call_ns)) << " of host time)\n";
+  }
+  if (g.captures > 0 || g.instantiations > 0)
+    os << "\ngraph capture: " << g.captures << " stream captures recorded "
+       << g.captured_launch_calls << " kernel launch calls into graphs (they ran nothing); "
+       << g.instantiations << " graph instantiations took "
+       << format_duration_ns(static_cast<double>(g.instantiate_ns))
+       << " (a one-time cost, not launch overhead)\n";
+}
+
+void text_comm(std::ostringstream& os, const GpuAnalysis& a) {
+  if (a.comm.kernel_count == 0) return;
+  char line[512];
+  os << "\ncommunication (per GPU: U = union over streams; overlap and exposed as HTA defines them)\n";
+  std::snprintf(line, sizeof line, "%-4s %7s %11s %11s %11s %11s %8s\n", "gpu", "kernels",
+                "time", "U(comm)", "overlapped", "exposed", "overlap");
+  os << line;
+  for (const DeviceSplit& s : a.devices) {
+    if (s.comm.kernel_count == 0) continue;
+    std::snprintf(line, sizeof line, "%-4d %7lld %11s %11s %11s %11s %8s\n", s.device,
+                  static_cast<long long>(s.comm.kernel_count), dur_text(s.comm.kernel_ns).c_str(),
+                  dur_text(s.comm.busy_ns).c_str(), dur_text(s.comm.overlap_ns).c_str(),
+                  dur_text(s.comm.exposed_ns).c_str(), pct(s.comm.overlap_fraction()).c_str());
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "%-14s %-12s %7s %11s %11s %6s %10s %10s\n", "collective",
+                "algorithm", "count", "time", "bytes", "ranks", "algbw GB/s", "busbw GB/s");
+  os << line;
+  for (const CommGroup& g : a.collectives) {
+    std::snprintf(line, sizeof line, "%-14s %-12s %7lld %11s %11s %6lld %10s %10s\n",
+                  g.collective.c_str(), g.algorithm.empty() ? "-" : g.algorithm.c_str(),
+                  static_cast<long long>(g.count), dur_text(g.total_ns).c_str(),
+                  g.sized ? fmt_bytes(static_cast<double>(g.bytes)).c_str() : "-",
+                  static_cast<long long>(g.group_size),
+                  g.sized ? fmt("%.1f", g.algbw_gbs).c_str() : "-",
+                  g.sized ? fmt("%.1f", g.busbw_gbs).c_str() : "-");
+    os << line;
+  }
 }
 
 // The 15 largest groups.
@@ -908,9 +1191,12 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
     os << "no GPU activity in this recording\n";
     return os.str();
   }
+  for (const std::string& w : a.warnings) os << "warning: " << w << "\n";
   text_split(os, a);
   text_idle_causes(os, a);
   text_launches(os, a.launch);
+  text_graphs(os, a.graphs);
+  text_comm(os, a);
   text_groups(os, "kernels by name", a.kernels_by_name);
   text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
   text_copies(os, a.copies);
@@ -932,6 +1218,13 @@ json json_gap(const IdleGap& g) {
           {"duration_ns", g.duration_ns},
           {"cause", idle_cause_name(g.cause)},
           {"host", host}};
+}
+
+json json_comm(const CommSplit& c) {
+  return {{"kernel_count", c.kernel_count},   {"kernel_ns", c.kernel_ns},
+          {"busy_ns", c.busy_ns},             {"compute_busy_ns", c.compute_busy_ns},
+          {"overlap_ns", c.overlap_ns},       {"exposed_ns", c.exposed_ns},
+          {"overlap_fraction", c.overlap_fraction()}};
 }
 
 json json_device(const DeviceSplit& s) {
@@ -961,7 +1254,8 @@ json json_device(const DeviceSplit& s) {
             {"copy_wait_ns", s.idle_copy_wait_ns},
             {"other_ns", s.idle_other_ns}}},
           {"gap_count", s.gap_count},
-          {"longest_gaps", gaps}};
+          {"longest_gaps", gaps},
+          {"comm", json_comm(s.comm)}};
 }
 
 json json_delay(const DelayStats& d) {
@@ -972,9 +1266,53 @@ json json_delay(const DelayStats& d) {
               {"mean_ns", d.mean_ns}};
 }
 
+json json_graphs(const GraphReplays& g) {
+  return {{"replays", g.replays},
+          {"kernels", g.kernels},
+          {"kernel_ns", g.kernel_ns},
+          {"launch_call_ns", g.launch_call_ns},
+          {"kernels_per_replay", json_delay(g.kernels_per_replay)},
+          {"replay_span", json_delay(g.replay_span_ns)},
+          {"host_ns_per_kernel", g.host_ns_per_kernel},
+          {"outside_kernels", g.outside_kernels},
+          {"outside_kernel_ns", g.outside_kernel_ns},
+          {"outside_calls", g.outside_calls},
+          {"outside_call_ns", g.outside_call_ns},
+          {"captures", g.captures},
+          {"captured_launch_calls", g.captured_launch_calls},
+          {"instantiations", g.instantiations},
+          {"instantiate_ns", g.instantiate_ns}};
+}
+
+json json_skew(const ClockSkew& k) {
+  return {{"host_shift_ns", k.host_shift_ns},
+          {"kernels_before_call", k.before_call},
+          {"worst_before_ns", k.worst_before_ns},
+          {"idle_starts", k.idle_starts},
+          {"least_idle_start_ns", k.least_idle_start_ns},
+          {"most_idle_wait_ns", k.most_idle_wait_ns}};
+}
+
+json json_collectives(const std::vector<CommGroup>& v) {
+  json out = json::array();
+  for (const CommGroup& g : v)
+    out.push_back({{"collective", g.collective},
+                   {"algorithm", g.algorithm},
+                   {"count", g.count},
+                   {"total_ns", g.total_ns},
+                   {"bytes", g.bytes},
+                   {"sized", g.sized},
+                   {"group_size", g.group_size},
+                   {"algbw_gbs", g.algbw_gbs},
+                   {"busbw_gbs", g.busbw_gbs}});
+  return out;
+}
+
 json json_launch(const LaunchStats& l) {
   return {{"kernels", l.kernels},
           {"correlated", l.correlated},
+          {"calls", l.calls},
+          {"queue_negative", l.queue_negative},
           {"launch_delay", json_delay(l.launch_delay)},
           {"queue_delay", json_delay(l.queue_delay)},
           {"call_duration", json_delay(l.call_duration)},
@@ -1026,7 +1364,8 @@ json json_findings(const std::vector<GpuFinding>& v) {
   json findings = json::array();
   for (const GpuFinding& f : v)
     findings.push_back(
-        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind}});
+        {{"sentence", f.sentence}, {"time_lost_ns", f.time_lost_ns}, {"kind", f.kind},
+         {"next", f.next}});
   return findings;
 }
 
@@ -1048,6 +1387,11 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   for (const DeviceSplit& s : a.devices) devs.push_back(json_device(s));
   j["devices"] = devs;
   j["launch"] = json_launch(a.launch);
+  j["graphs"] = json_graphs(a.graphs);
+  j["clock_skew"] = json_skew(a.skew);
+  j["communication"] = json_comm(a.comm);
+  j["collectives"] = json_collectives(a.collectives);
+  j["analysis_warnings"] = a.warnings;
   j["kernels_by_name"] = json_groups(a.kernels_by_name);
   j["kernels_by_launcher"] = json_groups(a.kernels_by_launcher);
   j["copies"] = json_copies(a.copies);

@@ -35,12 +35,40 @@
 //    HTA classifies idle time per stream and also has "kernel wait" (tiny gaps between
 //    consecutive kernels); here gaps are per device and those fall into the causes above. Runtime
 //    calls are host-wide: a sync call on any thread counts for every GPU.
-//  - Launch delay (per kernel with a correlated runtime call) = kernel start - runtime call start;
-//    queue delay = kernel start - runtime call end. HTA calls the latter its "launch delay"; both
-//    are reported, named as above. A launch-bound kernel (HTA's "short kernel") is shorter than
-//    its launch call; the time it costs is (launch call - kernel) summed over them, each call
-//    counted at most at the median launch call (a first call that loads modules lazily can take
-//    seconds, which is not launch overhead).
+//  - Launch calls: the runtime records that kernels correlate to. A call is counted once however
+//    many kernels it launched (a graph launch starts hundreds). Graph launches (a name containing
+//    "GraphLaunch": cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch) are replays, counted apart
+//    below; every other correlated call is a direct launch.
+//  - Launch delay (per direct launch) = its first kernel's start - the call's start; queue
+//    delay = that kernel's start - the call's end. HTA calls the latter its "launch delay"; both
+//    are reported, named as above. A queue delay below 0 is a kernel that started before its
+//    call returned (the queue was empty): real, counted, and left in. Host times are first
+//    shifted by the clock offset clock_skew.h detects, so neither is skew.
+//    A launch-bound launch (HTA's "short kernel") is a direct launch whose call took longer than
+//    its kernels; the time it costs is (call - kernels) summed over them, each call counted once
+//    and at most at the median launch call (a first call that loads modules lazily can take
+//    seconds, which is not launch overhead). So the total is bounded by the host time spent in
+//    launch calls.
+//  - Graph replays: the kernels of one graph launch call are one replay. Reported: replays,
+//    kernels per replay, their GPU time, the launch calls' host time per kernel. Replayed kernels
+//    are never launch-bound and never a graph candidate: they already are a graph. With replays
+//    in the trace, the directly launched kernels are what runs outside the graphs (piecewise
+//    graphs leave attention outside, e.g. vLLM): their count, GPU time and launch calls' host
+//    time are reported, and a finding when those launches are launch-bound.
+//    A capture (a runtime call containing "BeginCapture" on a thread, to the next containing
+//    "EndCapture" there) records launches into a graph without running them: kernel launch
+//    calls inside it launch nothing and are counted as captured, never as slow launches;
+//    graph instantiations (names containing "GraphInstantiate") are a one-time cost, counted.
+//  - Communication: profiler/communication.h (which kernels, bandwidth, HTA's overlap), per
+//    device; a finding when the exposed communication is time lost.
+//  - GPU-bound: a device busy at least 1 - `gpu_bound_idle` (90%) of the trace's wall time (its
+//    first host or GPU event to its last, after the clock correction; not the device's own
+//    window, which leaves out the idle time before its first kernel and after its last) has
+//    nothing to gain from the host side; its finding names the kernels holding the time (the
+//    fewest names covering half of its kernel time, at most five) and points to the kernel
+//    level (Nsight Compute). 10% is our threshold: the nsys GPU-utilization rule flags windows
+//    below 50% utilization, which leaves 50-90% to the idle findings, and these are ranked by
+//    time lost anyway.
 //  - A kernel's launcher is the innermost host span (Op or Range) on the runtime call's thread
 //    that contains the call's start; kernels without one are grouped as "(no host range)".
 //  - Copies are grouped by direction (copy kind) and source -> destination memory kinds;
@@ -70,6 +98,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/clock_skew.h"
+#include "profiler/communication.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -106,6 +136,7 @@ struct DeviceSplit {
   int64_t idle_host_bound_ns = 0, idle_sync_ns = 0, idle_copy_wait_ns = 0, idle_other_ns = 0;
   int64_t gap_count = 0;
   std::vector<IdleGap> longest_gaps;  // longest first, at most options.top_gaps
+  CommSplit comm;                     // communication vs computation kernels
   double idle_fraction() const {
     return window_ns > 0 ? static_cast<double>(idle_ns) / window_ns : 0;
   }
@@ -119,12 +150,29 @@ struct DelayStats {
 struct LaunchStats {
   int64_t kernels = 0;               // all kernels
   int64_t correlated = 0;            // with a runtime call
-  DelayStats launch_delay;           // kernel start - call start
-  DelayStats queue_delay;            // kernel start - call end
-  DelayStats call_duration;          // the launch calls
-  int64_t launch_bound = 0;          // kernels shorter than their launch call
-  int64_t launch_bound_lost_ns = 0;  // sum over those of min(call, median call) - kernel
-  int64_t launch_call_total_ns = 0;  // sum of the correlated launch calls' durations
+  int64_t calls = 0;                 // direct launch calls (each once)
+  DelayStats launch_delay;           // per direct launch: first kernel start - call start
+  DelayStats queue_delay;            // per direct launch: first kernel start - call end
+  int64_t queue_negative = 0;        // of those, kernels starting before their call returned
+  DelayStats call_duration;          // the direct launch calls
+  int64_t launch_bound = 0;          // direct launches whose call took longer than their kernels
+  int64_t launch_bound_lost_ns = 0;  // sum over those of min(call, median call) - kernels
+  int64_t launch_call_total_ns = 0;  // sum of the direct launch calls' durations
+};
+
+struct GraphReplays {
+  int64_t replays = 0;           // graph launch calls that ran kernels
+  int64_t kernels = 0, kernel_ns = 0;
+  int64_t launch_call_ns = 0;    // the graph launch calls' total duration
+  DelayStats kernels_per_replay;
+  DelayStats replay_span_ns;     // per replay: first kernel start to last kernel end
+  double host_ns_per_kernel = 0;  // launch_call_ns / kernels
+  // With replays: the directly launched kernels, outside every graph.
+  int64_t outside_kernels = 0, outside_kernel_ns = 0;
+  int64_t outside_calls = 0, outside_call_ns = 0;
+  int64_t captures = 0;               // stream captures begun
+  int64_t captured_launch_calls = 0;  // kernel launch calls inside a capture
+  int64_t instantiations = 0, instantiate_ns = 0;
 };
 
 struct KernelGroup {
@@ -157,8 +205,9 @@ struct GraphCandidate {
 struct GpuFinding {
   std::string sentence;
   int64_t time_lost_ns = 0;
-  std::string kind;  // "gpu_idle", "gpu_gaps", "pageable_copy", "memcpy_sync", "api_sync",
-                     // "launch_bound", "cuda_graph"
+  std::string kind;  // "gpu_bound", "communication", "gpu_idle", "gpu_gaps", "pageable_copy",
+                     // "memcpy_sync", "api_sync", "launch_bound", "graph_outside", "cuda_graph"
+  std::string next;  // the level to open next ("kernels", "one GPU", ...), "" when none
 };
 
 struct GpuAnalysisOptions {
@@ -168,6 +217,7 @@ struct GpuAnalysisOptions {
   size_t min_sequence = 3, max_sequence = 8;  // graph candidates: sequence length
   int64_t min_repeats = 3;
   int64_t max_launch_gap_ns = 20000;  // host gap between launches still "back to back"
+  double gpu_bound_idle = 0.10;       // a device idle at most this share of its window
 };
 
 struct GpuAnalysis {
@@ -179,6 +229,11 @@ struct GpuAnalysis {
   int64_t memset_count = 0, memset_ns = 0;
   uint64_t memset_bytes = 0;
   LaunchStats launch;
+  GraphReplays graphs;
+  ClockSkew skew;
+  CommSplit comm;                       // over all devices (sums of the per-device splits)
+  std::vector<CommGroup> collectives;   // communication kernels by collective
+  std::vector<std::string> warnings;    // what the figures had to correct for (clock skew)
   std::vector<KernelGroup> kernels_by_name;      // by total, largest first
   std::vector<KernelGroup> kernels_by_launcher;  // by total, largest first
   std::vector<CopyGroup> copies;                 // by total time, largest first

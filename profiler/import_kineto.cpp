@@ -317,6 +317,7 @@ struct Meta {
 struct GpuEvent {
   exec::DeviceActivity a;
   int64_t pid = 0, tid = 0;  // where it sits in the file (flows point there)
+  std::optional<CollectiveArgs> collective;  // a collective kernel's arguments
 };
 
 class KinetoReader {
@@ -330,12 +331,17 @@ class KinetoReader {
     metadata();
     correlate_through_flows();
     nest_spans();
+    std::stable_sort(acts_.begin(), acts_.end(), [](const GpuEvent& a, const GpuEvent& b) {
+      return a.a.start_ns < b.a.start_ns;
+    });
     r_.device.reserve(acts_.size());
-    for (GpuEvent& g : acts_) r_.device.push_back(std::move(g.a));
-    std::stable_sort(r_.device.begin(), r_.device.end(),
-                     [](const exec::DeviceActivity& a, const exec::DeviceActivity& b) {
-                       return a.start_ns < b.start_ns;
-                     });
+    for (GpuEvent& g : acts_) {
+      if (g.collective) {
+        g.collective->activity = r_.device.size();
+        r_.collectives.push_back(std::move(*g.collective));
+      }
+      r_.device.push_back(std::move(g.a));
+    }
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
@@ -499,8 +505,20 @@ class KinetoReader {
       a.device = id32(int_arg(args, "device").value_or(pid));
       a.stream = id32(int_arg(args, "stream").value_or(c == Cat::Sync ? -1 : tid));
       gpu_details(c, args, &a);
+      if (c == Cat::Kernel && member(args, "Collective name")) g.collective = collective_args(args);
     }
     acts_.push_back(std::move(g));
+  }
+
+  // PyTorch's record of a collective with its kernel; a size it cannot read is left 0.
+  static CollectiveArgs collective_args(const json& args) {
+    CollectiveArgs c;
+    c.collective = string_arg(args, "Collective name", "");
+    c.in_nelems = std::max<int64_t>(0, int_arg(args, "In msg nelems").value_or(0));
+    c.out_nelems = std::max<int64_t>(0, int_arg(args, "Out msg nelems").value_or(0));
+    c.group_size = std::max<int64_t>(0, int_arg(args, "Group size").value_or(0));
+    c.dtype = string_arg(args, "dtype", "");
+    return c;
   }
 
   static void geometry(const json& args, const char* key, int32_t out[3]) {
@@ -563,7 +581,16 @@ class KinetoReader {
     const json* name = member(top, "traceName");
     own_trace_ = name && name->is_string() && name->get<std::string>().rfind("fusebox ", 0) == 0;
     const json* dist = member(top, "distributedInfo");
-    if (dist) r_.backend = string_arg(*dist, "backend", "");
+    if (dist) {
+      r_.backend = string_arg(*dist, "backend", "");
+      // A rank or world size out of range says nothing we can use: left unknown, with a note.
+      const auto rank = int_arg(*dist, "rank"), world = int_arg(*dist, "world_size");
+      if (rank && *rank >= 0 && *rank < (int64_t{1} << 24)) r_.rank = static_cast<int32_t>(*rank);
+      else if (rank) ++notes_["distributedInfo rank " + std::to_string(*rank) + " out of range, left unknown"];
+      if (world && *world >= 1 && *world <= (int64_t{1} << 24))
+        r_.world_size = static_cast<int32_t>(*world);
+      else if (world) ++notes_["distributedInfo world_size " + std::to_string(*world) + " out of range, left unknown"];
+    }
     if (const json* props = member(top, "deviceProperties"); props && props->is_array())
       for (const json& p : *props) gpu(p);
   }

@@ -424,6 +424,14 @@ nlohmann::json Recording::to_json() const {
                   {"compute", {g.compute_major, g.compute_minor}}, {"memory_bytes", g.memory_bytes},
                   {"memory_bandwidth_bps", g.memory_bandwidth_bps}});
   j["gpus"] = gj;
+  json kj = json::array();
+  for (const CollectiveArgs& c : collectives)
+    kj.push_back({{"activity", c.activity}, {"collective", c.collective},
+                  {"in_nelems", c.in_nelems}, {"out_nelems", c.out_nelems},
+                  {"group_size", c.group_size}, {"dtype", c.dtype}});
+  j["collectives"] = kj;
+  j["rank"] = rank;
+  j["world_size"] = world_size;
   return j;
 }
 
@@ -543,6 +551,21 @@ Recording Recording::from_json(const nlohmann::json& j) {
       r.device.push_back(device_activity_from_json(d));
     for (const auto& g : j.value("gpus", nlohmann::json::array()))
       r.gpus.push_back(gpu_from_json(g));
+    for (const auto& c : j.value("collectives", nlohmann::json::array())) {
+      CollectiveArgs a;
+      a.activity = c.at("activity").get<size_t>();
+      if (a.activity >= r.device.size() || r.device[a.activity].kind != exec::ActivityKind::Kernel)
+        throw Error("bad fusebox recording: collective arguments for activity " +
+                    std::to_string(a.activity) + ", which is not a kernel record");
+      a.collective = c.value("collective", "");
+      a.in_nelems = c.value("in_nelems", int64_t{0});
+      a.out_nelems = c.value("out_nelems", int64_t{0});
+      a.group_size = c.value("group_size", int64_t{0});
+      a.dtype = c.value("dtype", "");
+      r.collectives.push_back(std::move(a));
+    }
+    r.rank = j.value("rank", -1);
+    r.world_size = j.value("world_size", 0);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad fusebox recording: ") + e.what());
   }

@@ -82,6 +82,16 @@ struct GpuInfo {
   double memory_bandwidth_bps = 0;  // bytes per second
 };
 
+// A collective's arguments as the trace records them with its kernel (kineto, PyTorch 2.1 on:
+// "Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype").
+struct CollectiveArgs {
+  size_t activity = 0;     // index of the Kernel record in Recording::device
+  std::string collective;  // "allreduce", "allgather", "send"...
+  int64_t in_nelems = 0, out_nelems = 0;
+  int64_t group_size = 0;
+  std::string dtype;  // "Float", "BFloat16"...
+};
+
 // A whole recording, self-contained (it can be saved, loaded, exported and compared later).
 struct Recording {
   // "fusebox" for a session this program recorded; "kineto" or "nsys" for a trace read from
@@ -103,6 +113,10 @@ struct Recording {
   std::vector<CounterSample> arena_live;  // counter track "arena live bytes"
   std::vector<exec::DeviceActivity> device;  // from Backend::take_activity() or a trace file
   std::vector<GpuInfo> gpus;                 // what the trace says about its GPUs
+  std::vector<CollectiveArgs> collectives;   // by activity index; what the trace says of them
+  // The process's place in a distributed job (kineto's distributedInfo): -1 / 0 when unknown.
+  int32_t rank = -1;
+  int32_t world_size = 0;
 
   nlohmann::json to_json() const;
   static Recording from_json(const nlohmann::json& j);  // throws fusebox::Error on a bad file

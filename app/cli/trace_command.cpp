@@ -3,52 +3,141 @@
 // where the GPU's time went, why it sat idle, launch overhead, kernels, copies, the longest idle
 // gaps and the CUDA-graph candidates, as findings ordered by the time they lose. It can also
 // convert the trace to the other formats we write.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <memory>
+#include <system_error>
 
 #include "app/cli/commands.h"
 #include "app/workbench/opened_trace.h"
+#include "core/base/error.h"
 #include "profiler/exporters.h"
+#include "profiler/ranks.h"
 
 namespace fusebox::cli {
 
 namespace {
 
 struct TraceArgs {
-  std::string path;
+  std::vector<std::string> paths;
   bool json = false;
   bool timeline = false;
   size_t gaps = 10;
   std::string chrome_out, sqlite_out;
 };
 
-void run_trace(const TraceArgs& a) {
+nlohmann::json trace_json(const workbench::OpenedTrace& t) {
+  nlohmann::json j = profiler::gpu_analysis_json(t.analysis);
+  j["file"] = t.path;
+  j["format"] = t.report.format;
+  j["events"] = t.report.events;
+  j["skipped"] = t.report.skipped;
+  j["warnings"] = t.report.warnings;
+  j["rank"] = t.recording.rank;
+  j["world_size"] = t.recording.world_size;
+  return j;
+}
+
+// The importer's warnings; the analysis's too where the text does not carry them (--json, ranks).
+void print_warnings(const workbench::OpenedTrace& t, bool analysis_too) {
+  for (const std::string& w : t.report.warnings) std::cerr << "warning: " << t.path << ": " << w << "\n";
+  if (analysis_too)
+    for (const std::string& w : t.analysis.warnings)
+      std::cerr << "warning: " << t.path << ": " << w << "\n";
+}
+
+// The files named, a folder standing for the traces in it (by name).
+std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> in;
+    for (const auto& e : std::filesystem::directory_iterator(p, ec))
+      if (e.is_regular_file(ec) && profiler::looks_like_trace(e.path().string()))
+        in.push_back(e.path().string());
+    if (ec) throw Error(p + ": cannot list the folder: " + ec.message());
+    if (in.empty()) throw Error(p + ": a folder with no trace in it (kineto .json/.json.gz, nsys .sqlite)");
+    std::sort(in.begin(), in.end());
+    files.insert(files.end(), in.begin(), in.end());
+  }
+  return files;
+}
+
+void run_one(const TraceArgs& a, const std::string& path) {
   profiler::GpuAnalysisOptions options;
   options.top_gaps = a.gaps;
-  const auto opened = workbench::open_trace(a.path, options);  // what the window opens, too
+  const auto opened = workbench::open_trace(path, options);  // what the window opens, too
   const profiler::ImportReport& report = opened->report;
   const profiler::Recording& r = opened->recording;
-  const profiler::GpuAnalysis& analysis = opened->analysis;
-  for (const std::string& w : report.warnings) std::cerr << "warning: " << a.path << ": " << w << "\n";
+  print_warnings(*opened, a.json);
   if (a.json) {
-    nlohmann::json j = profiler::gpu_analysis_json(analysis);
-    j["file"] = a.path;
-    j["format"] = report.format;
-    j["events"] = report.events;
-    j["skipped"] = report.skipped;
-    j["warnings"] = report.warnings;
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << trace_json(*opened).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
-    std::cout << a.path << ": " << report.format << " trace, " << report.events << " events";
+    std::cout << path << ": " << report.format << " trace, " << report.events << " events";
     if (report.skipped) std::cout << " (" << report.skipped << " skipped)";
-    std::cout << "\n" << profiler::gpu_analysis_text(analysis);
+    if (r.rank >= 0) std::cout << ", rank " << r.rank << " of " << r.world_size;
+    std::cout << "\n" << profiler::gpu_analysis_text(opened->analysis);
     if (a.timeline) std::cout << profiler::timeline_text(profiler::build_timeline(r));
   }
   if (!a.chrome_out.empty()) profiler::write_chrome_trace(r, a.chrome_out);
   if (!a.sqlite_out.empty()) profiler::write_nsys_sqlite(r, a.sqlite_out);
 }
 
+// Several ranks of one job: each rank's analysis, then the ranks side by side.
+void run_ranks(const TraceArgs& a, const std::vector<std::string>& files) {
+  if (!a.chrome_out.empty() || !a.sqlite_out.empty() || a.timeline)
+    throw Error("--chrome, --sqlite and --timeline take one trace; " + std::to_string(files.size()) +
+                " were given");
+  profiler::GpuAnalysisOptions options;
+  options.top_gaps = a.gaps;
+  std::vector<std::shared_ptr<const workbench::OpenedTrace>> opened;
+  std::vector<profiler::RankTrace> ranks;
+  for (const std::string& f : files) {
+    opened.push_back(workbench::open_trace(f, options));
+    ranks.push_back({f, &opened.back()->recording});
+  }
+  const profiler::RankAnalysis ra = profiler::analyze_ranks(ranks);
+  for (const auto& t : opened) print_warnings(*t, true);
+  if (a.json) {
+    nlohmann::json j;
+    j["ranks"] = profiler::rank_analysis_json(ra);
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& t : opened) per.push_back(trace_json(*t));
+    j["files"] = per;
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return;
+  }
+  std::cout << profiler::rank_analysis_text(ra);
+  for (const profiler::RankSummary& r : ra.ranks) {
+    for (const auto& t : opened) {
+      if (t->path != r.file) continue;
+      std::cout << "\nrank " << r.rank << " (" << t->summary() << ")\n";
+      const auto& f = t->analysis.findings;
+      for (size_t i = 0; i < f.size() && i < 3; ++i) std::cout << "  - " << f[i].sentence << "\n";
+      if (f.empty()) std::cout << "  no findings\n";
+    }
+  }
+}
+
+void run_trace(const TraceArgs& a) {
+  const std::vector<std::string> files = trace_files(a.paths);
+  if (files.size() == 1)
+    run_one(a, files.front());
+  else
+    run_ranks(a, files);
+}
+
 void trace_options(CLI::App& cmd, TraceArgs& a) {
-  cmd.add_option("trace", a.path, "a kineto .json / .json.gz or an nsys .sqlite export")->required();
+  cmd.add_option("trace", a.paths,
+                 "a kineto .json / .json.gz or an nsys .sqlite export; several (or a folder): "
+                 "the ranks of one job")
+      ->required();
   cmd.add_flag("--json", a.json, "print the analysis as JSON");
   cmd.add_flag("--timeline", a.timeline, "also print the timeline model (tracks, rows, busy time)");
   cmd.add_option("--gaps", a.gaps, "how many of the longest GPU-idle gaps to list")
@@ -65,8 +154,11 @@ Command trace_command() {
       "trace",
       "Open a GPU trace recorded by PyTorch's profiler (.json/.json.gz) or Nsight Systems "
       "(nsys export --type sqlite) and print the GPU analysis, top down: time split, idle causes, "
-      "launch overhead, kernels, copies, idle gaps, CUDA-graph candidates, findings by time "
-      "lost.\nExample: fusebox trace tests/data/traces/kineto_a100_alexnet.json.gz",
+      "launch overhead, graph replays, communication, kernels, copies, idle gaps, CUDA-graph "
+      "candidates, findings by time lost. Several traces (or a folder) are the ranks of one job: "
+      "per rank step time, computation, communication, idle, and the straggler.\n"
+      "Example: fusebox trace tests/data/traces/kineto_a100_alexnet.json.gz\n"
+      "         fusebox trace tests/data/traces/kineto_a100_2rank_nccl_rank{0,1}.json.gz",
       trace_options, run_trace);
 }
 

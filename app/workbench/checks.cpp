@@ -234,6 +234,14 @@ const std::vector<std::pair<std::string, std::function<double(const profiler::Gp
        [](const A& a) { return a.graph_candidates.empty() ? 0.0 : ms(a.graph_candidates[0].launch_ns); }},
       {"graph_saving_ms",
        [](const A& a) { return a.graph_candidates.empty() ? 0.0 : ms(a.graph_candidates[0].saving_ns); }},
+      {"replay_count", [](const A& a) { return static_cast<double>(a.graphs.replays); }},
+      {"replay_kernel_count", [](const A& a) { return static_cast<double>(a.graphs.kernels); }},
+      {"replay_kernel_ms", [](const A& a) { return ms(a.graphs.kernel_ns); }},
+      {"outside_kernel_count", [](const A& a) { return static_cast<double>(a.graphs.outside_kernels); }},
+      {"outside_kernel_ms", [](const A& a) { return ms(a.graphs.outside_kernel_ns); }},
+      {"comm_kernel_count", [](const A& a) { return static_cast<double>(a.comm.kernel_count); }},
+      {"comm_ms", [](const A& a) { return ms(a.comm.kernel_ns); }},
+      {"comm_exposed_ms", [](const A& a) { return ms(a.comm.exposed_ns); }},
   };
   return t;
 }
@@ -437,8 +445,9 @@ const RunResult& CheckInput::earlier(int s) const {
 }
 
 const std::vector<std::string>& finding_kinds() {
-  static const std::vector<std::string> kinds = {"gpu_idle", "gpu_gaps", "pageable_copy", "memcpy_sync",
-                                                 "api_sync", "launch_bound", "cuda_graph"};
+  static const std::vector<std::string> kinds = {
+      "gpu_bound",   "communication", "gpu_idle",     "gpu_gaps",     "pageable_copy",
+      "memcpy_sync", "api_sync",      "launch_bound", "graph_outside", "cuda_graph"};
   return kinds;
 }
 

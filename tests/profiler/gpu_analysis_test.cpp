@@ -404,8 +404,10 @@ TEST(GpuAnalysis, FindingsAreOrderedByTimeLost) {
   EXPECT_EQ(a.findings[2].time_lost_ns, 50000);
   EXPECT_EQ(a.findings[3].kind, "launch_bound");
   EXPECT_EQ(a.findings[3].time_lost_ns, 10);
-  EXPECT_NE(a.findings[3].sentence.find("1 of 1 kernels are shorter than their launch"),
-            std::string::npos);
+  EXPECT_NE(a.findings[3].sentence.find(
+                "1 of 1 kernel launches took longer than the kernels they launched"),
+            std::string::npos)
+      << a.findings[3].sentence;
   for (size_t i = 1; i < a.findings.size(); ++i)
     EXPECT_GE(a.findings[i - 1].time_lost_ns, a.findings[i].time_lost_ns);
   // A gap longer than the threshold is a gpu_gaps finding too.

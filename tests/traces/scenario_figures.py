@@ -24,7 +24,7 @@ import trace_totals as tt  # noqa: E402
 
 def gaps_of(items):
     by_device = collections.defaultdict(list)
-    for kind, device, s, e, _ in items:
+    for kind, device, s, e, *_ in items:
         if kind != "sync":
             by_device[device].append((s, e))
     gaps = []
@@ -38,15 +38,16 @@ def gaps_of(items):
     return sorted(gaps, reverse=True), by_device
 
 
-def common(items):
-    t = tt.totals(items)
+def common(items_and_calls):
+    items, calls = items_and_calls
+    t = tt.totals(items, calls)
     gaps, by_device = gaps_of(items)
     window = sum(max(e for _, e in iv) - min(s for s, _ in iv) for iv in by_device.values())
     f = {"kernel_count": t["kernel_count"], "kernel_ms": t["kernel_ns"] / 1e6,
          "memcpy_count": t["memcpy_count"], "memcpy_ms": t["memcpy_ns"] / 1e6,
          "memcpy_mb": t["memcpy_bytes"] / 1e6, "idle_ms": t["idle_ns"] / 1e6,
          "idle_percent": 100 * t["idle_ns"] / window}
-    syncs = [(s, e) for kind, _, s, e, _ in items if kind == "sync"]
+    syncs = [(s, e) for kind, _, s, e, *_ in items if kind == "sync"]
     f["sync_count"] = len(syncs)
     f["sync_ms"] = sum(e - s for s, e in syncs) / 1e6
     findings = {"gpu_idle": f["idle_ms"], "gpu_gaps": sum(g[0] for g in gaps if g[0] > 1e6) / 1e6}

@@ -6,7 +6,11 @@ code. Usage: trace_totals.py FUSEBOX TRACE [--print]
 Totals, per file: kernel count and total kernel time, memcpy count, time and bytes, memset
 count and time, and GPU idle: per device, its window (first GPU work's start to the last one's
 end) minus the union of its kernels, copies and memsets, summed over devices (syncs are the
-host waiting, not GPU work). They must
+host waiting, not GPU work). Communication, as profiler/communication.h defines it (the kernel's
+function name holds nccl, rccl, multimem_, all_reduce...): its kernel count and time, and per
+device the union of the communication kernels, its intersection with the union of the others
+(HTA's overlap) and the rest (exposed), summed over devices. Graph replays: kernels whose launch
+call (by correlation id) is a *GraphLaunch call, and how many such calls ran kernels. They must
 agree with fusebox's to 0.1% (integer counts exactly). Exit 0 when they do, 1 with the
 differences when not."""
 import gzip
@@ -23,6 +27,25 @@ KINETO_CATS = {
 }
 
 
+COMM_PARTS = ("nccl", "rccl", "multimem_", "all_reduce", "allreduce", "all_gather", "allgather",
+              "reduce_scatter", "reducescatter", "all_to_all", "alltoall", "cross_device_reduce")
+
+
+def function_name(kernel):
+    """The text before the first '(' (not "(anonymous namespace)") or '<', after the last space."""
+    end = len(kernel)
+    for i, c in enumerate(kernel):
+        if c == "<" or (c == "(" and not kernel.startswith("(anonymous namespace)", i)):
+            end = i
+            break
+    return kernel[:end].split(" ")[-1]
+
+
+def is_comm(kernel):
+    f = function_name(kernel).lower()
+    return any(p in f for p in COMM_PARTS)
+
+
 def ns(us):
     """Microseconds as written (an integer, or a fraction) to integer nanoseconds."""
     return us * 1000 if isinstance(us, int) else round(us * 1000)
@@ -36,31 +59,43 @@ def kineto_items(path):
         raw = gzip.decompress(raw)
     doc = json.loads(raw)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    out = []
+    out, calls = [], {}
     for e in events:
-        kind = KINETO_CATS.get(e.get("cat"))
-        if kind is None or e.get("ph") != "X" or e.get("dur", -1) < 0:
+        if e.get("ph") != "X":
             continue
         args = e.get("args", {})
+        if e.get("cat") in ("cuda_runtime", "Runtime", "cuda_driver") and "correlation" in args:
+            calls.setdefault(args["correlation"], e.get("name", ""))
+        kind = KINETO_CATS.get(e.get("cat"))
+        if kind is None or e.get("dur", -1) < 0:
+            continue
         start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
-        out.append((kind, args.get("device", e.get("pid")), start, end, int(args.get("bytes", 0))))
-    return out
+        out.append((kind, args.get("device", e.get("pid")), start, end, int(args.get("bytes", 0)),
+                    e.get("name", ""), args.get("correlation", 0)))
+    return out, calls
 
 
 def nsys_items(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    out = []
+    strings = dict(db.execute("SELECT id, value FROM StringIds")) if "StringIds" in tables else {}
+    out, calls = [], {}
     for table, kind, has_bytes in (("CUPTI_ACTIVITY_KIND_KERNEL", "kernel", False),
                                    ("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy", True),
                                    ("CUPTI_ACTIVITY_KIND_MEMSET", "memset", True),
                                    ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "sync", False)):
         if table not in tables:
             continue
-        cols = "start, end, deviceId" + (", bytes" if has_bytes else "")
+        cols = "start, end, deviceId, correlationId, " + (
+            "bytes" if has_bytes else "demangledName" if kind == "kernel" else "0")
         for row in db.execute(f"SELECT {cols} FROM {table} WHERE end >= start"):
-            out.append((kind, row[2], row[0], row[1], row[3] if has_bytes else 0))
-    return out
+            name = strings.get(row[4], "") if kind == "kernel" else ""
+            out.append((kind, row[2], row[0], row[1], row[4] if has_bytes else 0, name, row[3]))
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        for corr, name_id in db.execute(
+                "SELECT correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+            calls.setdefault(corr, strings.get(name_id, ""))
+    return out, calls
 
 
 def union_ns(intervals):
@@ -77,11 +112,34 @@ def union_ns(intervals):
     return total
 
 
-def totals(items):
+def merged(intervals):
+    out = []
+    for s, e in sorted(intervals):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def intersection_ns(a, b):
+    total = 0
+    for s1, e1 in a:
+        for s2, e2 in b:  # quadratic, plainly: these are test files
+            if s2 >= e1:
+                break
+            total += max(0, min(e1, e2) - max(s1, s2))
+    return total
+
+
+def totals(items, calls):
     t = {"kernel_count": 0, "kernel_ns": 0, "memcpy_count": 0, "memcpy_ns": 0, "memcpy_bytes": 0,
-         "memset_count": 0, "memset_ns": 0}
-    by_device = {}
-    for kind, device, s, e, nbytes in items:
+         "memset_count": 0, "memset_ns": 0, "comm_kernel_count": 0, "comm_kernel_ns": 0,
+         "graph_kernels": 0}
+    by_device, comm, compute, replays = {}, {}, {}, set()
+    for kind, device, s, e, nbytes, name, corr in items:
         if kind == "sync":  # the host held: not GPU work, neither busy nor part of the window
             continue
         by_device.setdefault(device, []).append((s, e))
@@ -89,8 +147,28 @@ def totals(items):
         t[kind + "_ns"] += e - s
         if kind == "memcpy":
             t["memcpy_bytes"] += nbytes
+        if kind != "kernel":
+            continue
+        if is_comm(name):
+            t["comm_kernel_count"] += 1
+            t["comm_kernel_ns"] += e - s
+            comm.setdefault(device, []).append((s, e))
+        else:
+            compute.setdefault(device, []).append((s, e))
+        if corr and "GraphLaunch" in calls.get(corr, ""):
+            t["graph_kernels"] += 1
+            replays.add(corr)
+    t["graph_replays"] = len(replays)
     t["idle_ns"] = sum(max(e for _, e in iv) - min(s for s, _ in iv) - union_ns(iv)
                        for iv in by_device.values())
+    t["comm_busy_ns"] = t["comm_overlap_ns"] = t["comm_exposed_ns"] = 0
+    for device, iv in comm.items():
+        u, v = merged(iv), merged(compute.get(device, []))
+        busy = sum(e - s for s, e in u)
+        overlap = intersection_ns(u, v)
+        t["comm_busy_ns"] += busy
+        t["comm_overlap_ns"] += overlap
+        t["comm_exposed_ns"] += busy - overlap
     return t
 
 
@@ -98,11 +176,17 @@ def main():
     fusebox, path = sys.argv[1], sys.argv[2]
     with open(path, "rb") as f:
         is_sqlite = f.read(16) == b"SQLite format 3\x00"
-    ours = totals(nsys_items(path) if is_sqlite else kineto_items(path))
+    ours = totals(*(nsys_items(path) if is_sqlite else kineto_items(path)))
     report = json.loads(subprocess.run([fusebox, "trace", path, "--json"], check=True,
                                        capture_output=True, text=True).stdout)
     theirs = {k: report[k] for k in ours if k in report}
     theirs["idle_ns"] = sum(d["idle_ns"] for d in report["devices"])
+    comm = report["communication"]
+    theirs.update({"comm_kernel_count": comm["kernel_count"], "comm_kernel_ns": comm["kernel_ns"],
+                   "comm_busy_ns": comm["busy_ns"], "comm_overlap_ns": comm["overlap_ns"],
+                   "comm_exposed_ns": comm["exposed_ns"],
+                   "graph_kernels": report["graphs"]["kernels"],
+                   "graph_replays": report["graphs"]["replays"]})
     if "--print" in sys.argv:
         print(json.dumps({"python": ours, "fusebox": theirs}, indent=2))
     bad = []
@@ -110,7 +194,7 @@ def main():
         got = theirs.get(key)
         if got is None:
             bad.append(f"{key}: missing from fusebox's totals")
-        elif key.endswith("_count") or key == "memcpy_bytes":
+        elif key.endswith("_count") or key in ("memcpy_bytes", "graph_kernels", "graph_replays"):
             if got != want:
                 bad.append(f"{key}: fusebox {got}, python {want}")
         elif abs(got - want) > 1e-3 * max(abs(want), 1):

@@ -1,0 +1,136 @@
+#include "profiler/clock_skew.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "core/base/strings.h"
+
+namespace fusebox::profiler {
+
+using exec::ActivityKind;
+using exec::DeviceActivity;
+
+int64_t shifted(int64_t t, int64_t shift) {
+  int64_t out = 0;
+  if (!__builtin_add_overflow(t, shift, &out)) return out;
+  return shift > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
+namespace {
+// a - b, saturating.
+int64_t diff(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return a > b ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+// One device's busy time as merged intervals, with the time covered before any instant.
+class Busy {
+ public:
+  void add(int64_t s, int64_t e) {
+    if (e > s) iv_.push_back({s, e});
+  }
+  void build() {
+    std::sort(iv_.begin(), iv_.end());
+    std::vector<std::pair<int64_t, int64_t>> m;
+    for (const auto& x : iv_) {
+      if (!m.empty() && x.first <= m.back().second)
+        m.back().second = std::max(m.back().second, x.second);
+      else
+        m.push_back(x);
+    }
+    iv_ = std::move(m);
+    prefix_.assign(iv_.size() + 1, 0);
+    for (size_t i = 0; i < iv_.size(); ++i) prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
+  }
+  // Idle time within [s, e).
+  int64_t idle(int64_t s, int64_t e) const { return e > s ? (e - s) - (upto(e) - upto(s)) : 0; }
+
+ private:
+  int64_t upto(int64_t t) const {
+    const auto it = std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, std::numeric_limits<int64_t>::min()});
+    const size_t k = static_cast<size_t>(it - iv_.begin());
+    if (k == 0) return 0;
+    return prefix_[k - 1] + (std::min(t, iv_[k - 1].second) - iv_[k - 1].first);
+  }
+  std::vector<std::pair<int64_t, int64_t>> iv_;
+  std::vector<int64_t> prefix_;
+};
+
+}  // namespace
+
+ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
+  ClockSkew s;
+  std::unordered_map<uint32_t, const DeviceActivity*> call_of;
+  for (const DeviceActivity& x : device)
+    if (x.kind == ActivityKind::Runtime && x.correlation_id) call_of.try_emplace(x.correlation_id, &x);
+  // GPU work per device in start order, to know which kernels start a busy period.
+  std::map<int32_t, std::vector<const DeviceActivity*>> work;
+  for (const DeviceActivity& x : device)
+    if (x.kind == ActivityKind::Kernel || x.kind == ActivityKind::Memcpy ||
+        x.kind == ActivityKind::Memset)
+      work[x.device].push_back(&x);
+  // The trace's start: before its first GPU work a device was idle as far as the trace knows
+  // (the profiler records whatever ran on the GPU while it collected).
+  int64_t trace_start = std::numeric_limits<int64_t>::max();
+  for (const DeviceActivity& x : device) trace_start = std::min(trace_start, x.start_ns);
+  bool any_idle_start = false;
+  for (auto& [d, items] : work) {
+    Busy busy;
+    for (const DeviceActivity* x : items) busy.add(x->start_ns, x->end_ns);
+    busy.build();
+    std::stable_sort(items.begin(), items.end(), [](const DeviceActivity* a, const DeviceActivity* b) {
+      return a->start_ns < b->start_ns;
+    });
+    int64_t busy_until = std::numeric_limits<int64_t>::min();
+    for (const DeviceActivity* x : items) {
+      const bool idle_start = x->start_ns >= busy_until;
+      busy_until = std::max(busy_until, x->end_ns);
+      if (x->kind != ActivityKind::Kernel || !x->correlation_id) continue;
+      const auto c = call_of.find(x->correlation_id);
+      if (c == call_of.end()) continue;
+      const int64_t before = diff(x->start_ns, c->second->start_ns);
+      if (before < 0) {
+        s.before_call += 1;
+        s.worst_before_ns = std::min(s.worst_before_ns, before);
+      }
+      // The device idle between the call's return and the kernel's start: a kernel waits in
+      // the queue only while work ahead of it runs.
+      s.most_idle_wait_ns = std::max(
+          s.most_idle_wait_ns, busy.idle(std::max(c->second->end_ns, trace_start), x->start_ns));
+      if (idle_start) {
+        const int64_t q = diff(x->start_ns, c->second->end_ns);
+        s.least_idle_start_ns = any_idle_start ? std::min(s.least_idle_start_ns, q) : q;
+        any_idle_start = true;
+        s.idle_starts += 1;
+      }
+    }
+  }
+  if (s.before_call > 0)
+    s.host_shift_ns = s.worst_before_ns;
+  else if (any_idle_start && s.least_idle_start_ns > kMaxLaunchLatencyNs &&
+           s.most_idle_wait_ns > kMaxLaunchLatencyNs)
+    s.host_shift_ns = s.least_idle_start_ns;
+  return s;
+}
+
+std::string ClockSkew::warning() const {
+  if (!detected()) return "";
+  const std::string shift = (host_shift_ns > 0 ? "+" : "-") +
+                            format_duration_ns(static_cast<double>(host_shift_ns > 0 ? host_shift_ns : -host_shift_ns));
+  if (before_call > 0)
+    return "host/GPU clock skew: " + std::to_string(before_call) +
+           " kernels start before their launch call (by up to " +
+           format_duration_ns(static_cast<double>(-worst_before_ns)) + "); host times shifted by " +
+           shift + " for launch delays and idle causes";
+  return "host/GPU clock offset: every one of " + std::to_string(idle_starts) +
+         " kernels starting on an idle GPU began at least " +
+         format_duration_ns(static_cast<double>(least_idle_start_ns)) +
+         " after its launch call returned, and one waited while its GPU sat idle for " +
+         format_duration_ns(static_cast<double>(most_idle_wait_ns)) +
+         " (a launch takes microseconds); host times shifted by " + shift +
+         " for launch delays and idle causes";
+}
+
+}  // namespace fusebox::profiler
