@@ -1001,6 +1001,7 @@ GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
   find_graph_candidates(a, per_thread, o);
   a.copies = copy_groups(r.device);
   a.collectives = collective_groups(r);
+  a.phases = analyze_phases(r);
   add_findings(a, r, calls, long_gaps, o);
   return a;
 }
@@ -1197,6 +1198,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   text_launches(os, a.launch);
   text_graphs(os, a.graphs);
   text_comm(os, a);
+  os << phases_text(a.phases);
   text_groups(os, "kernels by name", a.kernels_by_name);
   text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
   text_copies(os, a.copies);
@@ -1392,6 +1394,7 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   j["communication"] = json_comm(a.comm);
   j["collectives"] = json_collectives(a.collectives);
   j["analysis_warnings"] = a.warnings;
+  j["phases"] = phases_json(a.phases);
   j["kernels_by_name"] = json_groups(a.kernels_by_name);
   j["kernels_by_launcher"] = json_groups(a.kernels_by_launcher);
   j["copies"] = json_copies(a.copies);

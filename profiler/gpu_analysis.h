@@ -59,6 +59,7 @@
 //    "EndCapture" there) records launches into a graph without running them: kernel launch
 //    calls inside it launch nothing and are counted as captured, never as slow launches;
 //    graph instantiations (names containing "GraphInstantiate") are a one-time cost, counted.
+//  - Serving phases (prefill, decode, mixed): profiler/phases.h.
 //  - Communication: profiler/communication.h (which kernels, bandwidth, HTA's overlap), per
 //    device; a finding when the exposed communication is time lost.
 //  - GPU-bound: a device busy at least 1 - `gpu_bound_idle` (90%) of the trace's wall time (its
@@ -100,6 +101,7 @@
 
 #include "profiler/clock_skew.h"
 #include "profiler/communication.h"
+#include "profiler/phases.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -234,6 +236,7 @@ struct GpuAnalysis {
   CommSplit comm;                       // over all devices (sums of the per-device splits)
   std::vector<CommGroup> collectives;   // communication kernels by collective
   std::vector<std::string> warnings;    // what the figures had to correct for (clock skew)
+  Phases phases;                        // LLM serving phases (phases.h), where annotated
   std::vector<KernelGroup> kernels_by_name;      // by total, largest first
   std::vector<KernelGroup> kernels_by_launcher;  // by total, largest first
   std::vector<CopyGroup> copies;                 // by total time, largest first

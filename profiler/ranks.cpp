@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "profiler/communication.h"
+#include "profiler/steps.h"
 
 namespace fusebox::profiler {
 
@@ -77,30 +78,16 @@ int64_t union_length(std::vector<std::pair<int64_t, int64_t>> iv) {
 
 // The figures of one step [s, e) (or the whole window when whole) of a recording.
 RankStep step_figures(const Recording& r, int64_t step, int64_t s, int64_t e, bool whole,
-                      const std::unordered_map<uint32_t, const DeviceActivity*>& call_of) {
+                      const LaunchIndex& calls) {
   RankStep out;
   out.step = step;
-  std::vector<const DeviceActivity*> kernels;
+  const StepWork w = step_work(r, calls, s, e, whole);
   std::vector<std::pair<int64_t, int64_t>> work;
-  int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
-  for (const DeviceActivity& x : r.device) {
-    if (x.kind != ActivityKind::Kernel && x.kind != ActivityKind::Memcpy &&
-        x.kind != ActivityKind::Memset)
-      continue;
-    if (!whole) {
-      const auto c = x.correlation_id ? call_of.find(x.correlation_id) : call_of.end();
-      const int64_t t = c != call_of.end() ? c->second->start_ns : x.start_ns;
-      if (t < s || t >= e) continue;
-    }
-    work.push_back({x.start_ns, x.end_ns});
-    first = std::min(first, x.start_ns);
-    last = std::max(last, x.end_ns);
-    if (x.kind != ActivityKind::Kernel) continue;
-    kernels.push_back(&x);
-    (is_communication_kernel(x.name) ? out.comm_ns : out.compute_ns) += dur(x);
-  }
-  out.step_ns = whole ? (work.empty() ? 0 : last - first) : std::max<int64_t>(0, e - s);
-  out.comm_exposed_ns = comm_split(kernels).exposed_ns;
+  for (const DeviceActivity* x : w.work) work.push_back({x->start_ns, x->end_ns});
+  for (const DeviceActivity* k : w.kernels)
+    (is_communication_kernel(k->name) ? out.comm_ns : out.compute_ns) += dur(*k);
+  out.step_ns = whole ? w.last_ns - w.first_ns : std::max<int64_t>(0, e - s);
+  out.comm_exposed_ns = comm_split(w.kernels).exposed_ns;
   out.idle_ns = std::max<int64_t>(0, out.step_ns - union_length(std::move(work)));
   return out;
 }
@@ -231,9 +218,7 @@ RankAnalysis analyze_ranks(const std::vector<RankTrace>& traces) {
                               " in common";
   for (const Given& g : given) {
     const Recording& r = *g.t->recording;
-    std::unordered_map<uint32_t, const DeviceActivity*> call_of;
-    for (const DeviceActivity& x : r.device)
-      if (x.kind == ActivityKind::Runtime && x.correlation_id) call_of.try_emplace(x.correlation_id, &x);
+    const LaunchIndex call_of(r);
     RankSummary s;
     s.rank = g.rank;
     s.file = g.t->file;

@@ -14,8 +14,7 @@
 //    rank has. With no step annotation in any trace, each rank's whole GPU window is one step.
 //    A trace with steps beside one without, or step sets with nothing in common, cannot be
 //    aligned and are refused, naming the files and their steps.
-//  - A step's GPU work is the kernels, copies and memsets whose launch call started inside the
-//    step's host range (by correlation id), or, with no launch call, that started inside it.
+//  - A step's GPU work: steps.h (launched inside the step's host range).
 //    Per rank and step: step time (the host range's duration), computation and communication
 //    kernel time (sums of durations, communication.h's classification), exposed communication
 //    (communication.h, HTA's definition) and idle = step time - |U(the step's GPU work)|,

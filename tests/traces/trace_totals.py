@@ -15,6 +15,7 @@ agree with fusebox's to 0.1% (integer counts exactly). Exit 0 when they do, 1 wi
 differences when not."""
 import gzip
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -172,6 +173,68 @@ def totals(items, calls):
     return t
 
 
+def kineto_phases(path, shift):
+    """Per phase (profiler/phases.h): steps, kernels launched inside the steps' ranges (count,
+    time, KV-cache writes), tokens, and the steps' time to their GPU work's end, with the host
+    shifted by fusebox's reported clock offset. Rules 1 and 2 (the engines' annotations)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    calls, gpu, rules = {}, [], ([], [])
+    for e in events:
+        if e.get("ph") != "X" or e.get("dur", -1) < 0:
+            continue
+        args, cat, name = e.get("args", {}), e.get("cat"), e.get("name", "")
+        start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+        if cat in ("cuda_runtime", "Runtime", "cuda_driver") and "correlation" in args:
+            calls.setdefault(args["correlation"], start + shift)
+        elif KINETO_CATS.get(cat) in ("kernel", "memcpy", "memset"):
+            gpu.append((KINETO_CATS[cat], start, end, name, args.get("correlation", 0)))
+        elif cat in ("user_annotation", "gpu_user_annotation", "python_function"):
+            m = re.match(r"execute_(\d+)_context_(\d+)\(.*?\)_generation_(\d+)", name)
+            if m and (int(m[2]) or int(m[3])):
+                p, d = int(m[2]), int(m[3])
+                phase = "mixed" if p and d else "prefill" if p else "decode"
+                rules[0].append((start + shift, end + shift, phase, int(m[1])))
+            m = re.match(r"step\[(EXTEND|PREFILL|DECODE|MIXED|IDLE)[ \]].*?(toks=(\d+))?", name)
+            if m:
+                phase = {"EXTEND": "prefill", "PREFILL": "prefill", "DECODE": "decode",
+                         "MIXED": "mixed", "IDLE": "idle"}[m[1]]
+                t = re.search(r"toks=(\d+)", name)
+                rules[1].append((start + shift, end + shift, phase, int(t[1]) if t else -1))
+    steps = next((r for r in rules if r), [])
+    steps.sort(key=lambda x: (x[0], -x[1]))
+    outer = []
+    for st in steps:
+        if not outer or st[0] >= outer[-1][1]:
+            outer.append(st)
+    phases = {}
+    for s0, e0, phase, tokens in outer:
+        p = phases.setdefault(phase, {"steps": 0, "kernel_count": 0, "kernel_ns": 0,
+                                      "kv_write_ns": 0, "tokens": 0, "step_ns": 0})
+        p["steps"] += 1
+        p["tokens"] = p["tokens"] + tokens if p["tokens"] >= 0 and tokens >= 0 else -1
+        last = e0
+        for kind, ws, we, name, corr in gpu:
+            t = calls.get(corr, ws) if corr else ws
+            if not s0 <= t < e0:
+                continue
+            last = max(last, we)
+            if kind != "kernel":
+                continue
+            p["kernel_count"] += 1
+            p["kernel_ns"] += we - ws
+            f = function_name(name).lower()
+            if any(k in f for k in ("reshape_and_cache", "store_kvcache", "set_kv_buffer",
+                                    "kv_cache", "copy_blocks")):
+                p["kv_write_ns"] += we - ws
+        p["step_ns"] += last - s0
+    return phases
+
+
 def main():
     fusebox, path = sys.argv[1], sys.argv[2]
     with open(path, "rb") as f:
@@ -187,6 +250,17 @@ def main():
                    "comm_exposed_ns": comm["exposed_ns"],
                    "graph_kernels": report["graphs"]["kernels"],
                    "graph_replays": report["graphs"]["replays"]})
+    if not is_sqlite:
+        # Phases: the host shifted by the clock offset fusebox reports (checked by its own test).
+        ph = kineto_phases(path, report["clock_skew"]["host_shift_ns"])
+        got = {p["name"]: p for p in report["phases"]["phases"]}
+        if set(ph) != set(got):
+            print(f"{path}: phases: fusebox {sorted(got)}, python {sorted(ph)}", file=sys.stderr)
+            return 1
+        for name, p in ph.items():
+            for key, want in p.items():
+                ours[f"{name}_{key}"] = want
+                theirs[f"{name}_{key}"] = got[name][key]
     if "--print" in sys.argv:
         print(json.dumps({"python": ours, "fusebox": theirs}, indent=2))
     bad = []
@@ -194,7 +268,8 @@ def main():
         got = theirs.get(key)
         if got is None:
             bad.append(f"{key}: missing from fusebox's totals")
-        elif key.endswith("_count") or key in ("memcpy_bytes", "graph_kernels", "graph_replays"):
+        elif key.endswith(("_count", "_steps", "_tokens")) or key in (
+                "memcpy_bytes", "graph_kernels", "graph_replays"):
             if got != want:
                 bad.append(f"{key}: fusebox {got}, python {want}")
         elif abs(got - want) > 1e-3 * max(abs(want), 1):
