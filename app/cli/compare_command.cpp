@@ -1,6 +1,8 @@
 // fusebox compare: two recordings side by side (e.g. passes off vs on): time per op type and in
-// total, node count, arena bytes; new, vanished and changed ops.
+// total, node count, arena bytes; new, vanished and changed ops. Two GPU traces (kineto, nsys):
+// kernels and host ops by name and GPU time by category (workbench/trace_compare.h).
 //   fusebox compare A/profile.json B/profile.json
+//   fusebox compare base.json.gz test.json.gz
 //   fusebox compare transformer --a "passes=none" --b "passes=all"
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 #include "app/cli/commands.h"
 #include "app/workbench/compare.h"
 #include "app/workbench/pipeline.h"
+#include "app/workbench/trace_compare.h"
 #include "core/base/error.h"
 #include "profiler/analysis.h"
 
@@ -38,6 +41,15 @@ void compare(const CompareArgs& a) {
   if (a.items.size() == 2) {
     if (!a.a.empty() || !a.b.empty())
       throw Error("compare: --a/--b go with one MODEL, not two recordings");
+    const bool ta = workbench::is_trace_file(a.items[0]), tb = workbench::is_trace_file(a.items[1]);
+    if (ta != tb)
+      throw Error("compare: " + a.items[ta ? 0 : 1] + " is a GPU trace and " + a.items[ta ? 1 : 0] +
+                  " is not: compare two traces, or two recordings (profile.json)");
+    if (ta) {
+      const auto x = workbench::open_trace(a.items[0]), y = workbench::open_trace(a.items[1]);
+      print(workbench::compare_traces(*x, *y), a.json);
+      return;
+    }
     print(profiler::compare(profiler::Recording::load(a.items[0]),
                             profiler::Recording::load(a.items[1])),
           a.json);
@@ -63,7 +75,8 @@ void compare(const CompareArgs& a) {
 }
 
 void compare_options(CLI::App& cmd, CompareArgs& a) {
-  cmd.add_option("items", a.items, "A.json B.json (from `fusebox profile --out`), or one MODEL")
+  cmd.add_option("items", a.items,
+                 "A.json B.json (from `fusebox profile --out`), two GPU traces, or one MODEL")
       ->required()
       ->expected(1, 2);
   cmd.add_option("--a", a.a, "settings A over the others, as KEY=VALUE: \"passes=none threads=1\"");
@@ -83,8 +96,11 @@ Command compare_command() {
   return make_command<CompareArgs>(
       "compare",
       "Diff two recordings: time per op type and in total, node count, arena bytes, and the ops\n"
-      "that appeared, vanished or changed.\n"
+      "that appeared, vanished or changed. Two GPU traces (kineto .json/.json.gz, nsys .sqlite):\n"
+      "kernels and host ops that appeared, vanished, got faster or slower, GPU time by category\n"
+      "(compute, communication, copies, idle), and the steps' noise verdict.\n"
       "Examples: fusebox compare off/profile.json on/profile.json\n"
+      "          fusebox compare base.json.gz test.json.gz\n"
       "          fusebox compare transformer --a \"passes=none\" --b \"passes=all\"",
       compare_options, compare);
 }
