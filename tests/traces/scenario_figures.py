@@ -73,6 +73,36 @@ def kineto(path):
     findings["pageable_copy"] = f["pageable_copy_ms"]
     calls = [(tt.ns(e["ts"]), tt.ns(e["ts"]) + tt.ns(e["dur"]), e["name"]) for e in events
              if e.get("cat") == "cuda_runtime" and e.get("ph") == "X"]
+    # Graph replays: kernels whose launch call (by correlation) is a *GraphLaunch; the others
+    # with a launch call run outside the graphs.
+    call_name = {e["args"]["correlation"]: e["name"] for e in events
+                 if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("ph") == "X"
+                 and "correlation" in e.get("args", {})}
+    kernels = [e for e in events if e.get("cat") in ("kernel", "Kernel") and e.get("ph") == "X"]
+    replay, outside, replays = [], [], set()
+    for k in kernels:
+        corr = k.get("args", {}).get("correlation", 0)
+        if corr in call_name:
+            if "GraphLaunch" in call_name[corr]:
+                replay.append(k)
+                replays.add(corr)
+            else:
+                outside.append(k)
+    f["replay_count"] = len(replays)
+    f["replay_kernel_count"] = len(replay)
+    f["replay_kernel_ms"] = sum(tt.ns(k["dur"]) for k in replay) / 1e6
+    f["outside_kernel_count"] = len(outside) if replays else 0
+    f["outside_kernel_ms"] = sum(tt.ns(k["dur"]) for k in outside) / 1e6 if replays else 0
+    # gpu_bound's time: the fewest kernel names (at most five) holding half the kernel time.
+    by_name = collections.Counter()
+    for k in kernels:
+        by_name[k["name"]] += tt.ns(k["dur"])
+    held, total = 0, sum(by_name.values())
+    for i, (_, t) in enumerate(by_name.most_common()):
+        if i == 5 or 2 * held >= total:
+            break
+        held += t
+    findings["gpu_bound"] = held / 1e6
     return f, findings, [host_names(g, calls) for g in gaps[:10]]
 
 
