@@ -52,7 +52,46 @@ void device_bar(const profiler::DeviceSplit& d) {
                       static_cast<long long>(d.streams), d.streams == 1 ? "" : "s");
 }
 
+std::string ns_text(int64_t ns) {
+  return format_ns(static_cast<double>(ns));
+}
+
 }  // namespace
+
+// Graph replays, captures, communication and serving phases: one line each where the trace has
+// them (the CLI prints the tables).
+void GpuTable::level_lines(const profiler::GpuAnalysis& a) {
+  const profiler::GraphReplays& g = a.graphs;
+  auto line = [&](const std::string& text) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", text.c_str());
+    ++drawn.level_lines;
+  };
+  if (g.replays > 0)
+    line("graph replays: " + std::to_string(g.replays) + " launches ran " +
+         std::to_string(g.kernels) + " kernels (" + ns_text(g.kernel_ns) + " of GPU time, " +
+         ns_text(static_cast<int64_t>(g.host_ns_per_kernel)) + " of host time a kernel); outside the graphs " +
+         std::to_string(g.outside_kernels) + " kernels, " + ns_text(g.outside_kernel_ns));
+  if (g.captures > 0)
+    line("graph capture: " + std::to_string(g.captured_launch_calls) +
+         " launch calls recorded into graphs (they ran nothing), " + std::to_string(g.instantiations) +
+         " instantiations, " + ns_text(g.instantiate_ns));
+  if (a.comm.kernel_count > 0) {
+    std::string groups;
+    for (const profiler::CommGroup& c : a.collectives)
+      groups += (groups.empty() ? "" : ", ") + c.collective + " " + ns_text(c.total_ns) +
+                (c.sized ? " (busbw " + std::to_string(static_cast<int>(c.busbw_gbs + 0.5)) + " GB/s)" : "");
+    line("communication: " + std::to_string(a.comm.kernel_count) + " kernels, " +
+         ns_text(a.comm.kernel_ns) + ", " + ns_text(a.comm.exposed_ns) + " exposed (" +
+         std::to_string(static_cast<int>(100 * a.comm.overlap_fraction() + 0.5)) +
+         "% overlapped): " + groups);
+  }
+  for (const profiler::Phase& p : a.phases.phases)
+    line(p.name + ": " + std::to_string(p.steps) + (p.steps == 1 ? " step, " : " steps, ") +
+         ns_text(p.step_ns / std::max<int64_t>(1, p.steps)) + " a step, GPU " + ns_text(p.kernel_ns) +
+         ", KV-cache writes " + ns_text(p.kv_write_ns) +
+         (p.tokens >= 0 ? ", " + std::to_string(static_cast<long long>(p.tokens_per_s + 0.5)) + " tokens/s" : ""));
+}
 
 void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   drawn = {};
@@ -63,6 +102,12 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
     return;
   }
   for (const profiler::DeviceSplit& d : a.devices) device_bar(d);
+  for (const std::string& w : a.warnings) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("warning: %s", w.c_str());
+    ImGui::PopStyleColor();
+    ++drawn.warnings;
+  }
 
   if (ImGui::CollapsingHeader("findings, by time lost", ImGuiTreeNodeFlags_DefaultOpen)) {
     for (const profiler::GpuFinding& f : a.findings) {
@@ -72,6 +117,7 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
     }
     if (a.findings.empty()) ImGui::TextDisabled("no findings");
   }
+  level_lines(a);
 
   if (ImGui::RadioButton("kernels by name", !by_launcher)) frame.command("ops.group=type");
   ImGui::SameLine();

@@ -1,6 +1,7 @@
 #pragma once
 // The op table's view of an opened GPU trace (profiler/gpu_analysis.h): each GPU's time as one
-// bar (kernels, copies, memsets, idle), the findings ordered by the time they lose, then the
+// bar (kernels, copies, memsets, idle), the analysis's warnings (clock skew), the findings ordered
+// by the time they lose, one line each for graph replays, communication and serving phases, then the
 // kernels grouped by name or by the host op / NVTX range that launched them, and the copies by
 // direction with their achieved GB/s, pageable ones marked.
 #include <cstddef>
@@ -12,10 +13,13 @@ namespace fusebox::ui {
 
 struct GpuTable {
   void draw(const Frame& frame, const workbench::OpenedTrace& trace);
+  void level_lines(const profiler::GpuAnalysis& a);
 
   bool by_launcher = false;  // kernels grouped by launching host span instead of by name
   struct Drawn {
     size_t findings = 0;
+    size_t warnings = 0;
+    size_t level_lines = 0;  // graph replays, capture, communication, phases
     size_t kernel_rows = 0;
     size_t copy_rows = 0;
   } drawn;

@@ -356,6 +356,22 @@ TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
   EXPECT_NE(app_->command("trace.gap=0"), "") << "no gaps without a trace";
 }
 
+// vLLM's piecewise HIP graphs on an MI300X: the op table warns of the clock offset it corrected
+// and gives the graph replays their line; AlexNet (no replays, no NCCL, no phases) gets none.
+TEST_F(UiTest, AGraphReplayTraceShowsItsReplaysAndTheClockWarning) {
+  start("mlp");
+  const std::string dir = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/";
+  run("open=" + dir + "mi300x_vllm_prefilldecode_piecewise.json.gz; panel=ops");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.warnings, 1u) << "the host/GPU clock offset";
+  EXPECT_EQ(app_->ops.gpu.drawn.level_lines, 2u) << "graph replays, the mixed phase";
+  run("open=" + dir + "kineto_a100_alexnet.json.gz");
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.warnings, 0u);
+  EXPECT_EQ(app_->ops.gpu.drawn.level_lines, 0u);
+}
+
 // A trace of 100,000 events (a PyTorch-profiler layout: per step an op, its launch call and the
 // kernel, written here) opens, import and analysis included, and pans frame by frame. The issue
 // asks for under 2 s to open and 16 ms a frame on a desktop; this 2-core machine renders with
