@@ -19,10 +19,11 @@ packages=(
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests
   python3-jsonschema         # validates the scenario files against their schema
+  python3-numpy              # the conv nets' check against PyTorch's outputs (CTest torchvision_models)
   clang libclang-rt-14-dev   # fuzzing and sanitizers
 )
 if [[ ${1:-} == --peers ]]; then
-  packages+=(python3-torch python3-torchvision python3-onnx python3-numpy)
+  packages+=(python3-torch python3-torchvision python3-onnx)
   # ONNX Runtime comes from npm (onnxruntime-node); node and npm are expected on PATH.
 fi
 

@@ -81,7 +81,12 @@ TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
   const std::string fifo = dir + "/fifo.json";
   unlink(fifo.c_str());
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& bad : {dir + "/scenario.json", dir + "/empty.json.gz", fifo, dir + "/missing.sqlite", dir}) {
+  // A folder stands for the traces in it (the ranks of a job): one without any is refused.
+  const std::string no_traces = dir + "/no-traces";
+  mkdir(no_traces.c_str(), 0755);
+  std::ofstream(no_traces + "/notes.txt") << "not a trace";
+  for (const std::string& bad :
+       {dir + "/scenario.json", dir + "/empty.json.gz", fifo, dir + "/missing.sqlite", no_traces}) {
     CliResult r = run_cli(bad);
     EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
     EXPECT_NE(r.out.find(bad), std::string::npos) << r.out;
@@ -96,3 +101,45 @@ TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
 }
 
 }  // namespace
+
+// Two ranks of one job: both named with their step times, the straggler, the per-file analyses
+// under --json; traces of two jobs, a rank given twice and a folder of them answered with exit 2.
+TEST(TraceCommand, RanksOfOneJobSideBySideAndTracesOfTwoJobsRefused) {
+  const std::string r0 = trace("kineto_a100_2rank_nccl_rank0.json.gz"),
+                    r1 = trace("kineto_a100_2rank_nccl_rank1.json.gz");
+  CliResult r = run_cli(r1 + " " + r0);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* part : {"ranks: 2 given of a world of 128", "0       615.12 ms", "1       619.27 ms",
+                           "rank 1 is the straggler", "rank 0 (kineto trace"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  CliResult j = fusebox::test::run_cli("trace " + r0 + " " + r1 + " --json", /*with_stderr=*/false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["ranks"]["straggler"], 1);
+  EXPECT_EQ(doc["ranks"]["steps"], nlohmann::json::array({551, 552}));
+  EXPECT_EQ(doc["files"].size(), 2u);
+  CliResult two_jobs = run_cli(r0 + " " + trace("kineto_nccl_collective_args.json.gz"));
+  EXPECT_EQ(two_jobs.code, 2);
+  EXPECT_NE(two_jobs.out.find("world_size 2, but"), std::string::npos) << two_jobs.out;
+  CliResult twice = run_cli(r0 + " " + r0);
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.out.find("are both rank 0"), std::string::npos) << twice.out;
+  CliResult exports = run_cli(r0 + " " + r1 + " --chrome " + temp_dir() + "/x.json");
+  EXPECT_EQ(exports.code, 2);
+}
+
+// vLLM's piecewise HIP graphs: replays reported, no graph candidate among replayed kernels, and
+// the clock offset warned on stderr with --json.
+TEST(TraceCommand, GraphReplaysAreReportedNotProposed) {
+  const std::string path = trace("mi300x_vllm_prefilldecode_piecewise.json.gz");
+  CliResult r = run_cli(path + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j =
+      nlohmann::json::parse(fusebox::test::run_cli("trace " + path + " --json", false).out);
+  EXPECT_EQ(j["graphs"]["replays"], 25);
+  EXPECT_EQ(j["graphs"]["kernels"], 361);
+  EXPECT_TRUE(j["graph_candidates"].empty());
+  EXPECT_EQ(j["findings"][0]["kind"], "gpu_bound");
+  EXPECT_EQ(j["phases"]["phases"][0]["name"], "mixed");
+  EXPECT_NE(r.out.find("host/GPU clock offset"), std::string::npos);
+}
