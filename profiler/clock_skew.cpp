@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/base/strings.h"
+#include "profiler/intervals.h"
 
 namespace fusebox::profiler {
 
@@ -25,39 +26,6 @@ int64_t diff(int64_t a, int64_t b) {
   if (!__builtin_sub_overflow(a, b, &out)) return out;
   return a > b ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
-// One device's busy time as merged intervals, with the time covered before any instant.
-class Busy {
- public:
-  void add(int64_t s, int64_t e) {
-    if (e > s) iv_.push_back({s, e});
-  }
-  void build() {
-    std::sort(iv_.begin(), iv_.end());
-    std::vector<std::pair<int64_t, int64_t>> m;
-    for (const auto& x : iv_) {
-      if (!m.empty() && x.first <= m.back().second)
-        m.back().second = std::max(m.back().second, x.second);
-      else
-        m.push_back(x);
-    }
-    iv_ = std::move(m);
-    prefix_.assign(iv_.size() + 1, 0);
-    for (size_t i = 0; i < iv_.size(); ++i) prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
-  }
-  // Idle time within [s, e).
-  int64_t idle(int64_t s, int64_t e) const { return e > s ? (e - s) - (upto(e) - upto(s)) : 0; }
-
- private:
-  int64_t upto(int64_t t) const {
-    const auto it = std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, std::numeric_limits<int64_t>::min()});
-    const size_t k = static_cast<size_t>(it - iv_.begin());
-    if (k == 0) return 0;
-    return prefix_[k - 1] + (std::min(t, iv_[k - 1].second) - iv_[k - 1].first);
-  }
-  std::vector<std::pair<int64_t, int64_t>> iv_;
-  std::vector<int64_t> prefix_;
-};
-
 }  // namespace
 
 ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
@@ -77,7 +45,7 @@ ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
   for (const DeviceActivity& x : device) trace_start = std::min(trace_start, x.start_ns);
   bool any_idle_start = false;
   for (auto& [d, items] : work) {
-    Busy busy;
+    CoverIndex busy;
     for (const DeviceActivity* x : items) busy.add(x->start_ns, x->end_ns);
     busy.build();
     std::stable_sort(items.begin(), items.end(), [](const DeviceActivity* a, const DeviceActivity* b) {
@@ -97,8 +65,10 @@ ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
       }
       // The device idle between the call's return and the kernel's start: a kernel waits in
       // the queue only while work ahead of it runs.
-      s.most_idle_wait_ns = std::max(
-          s.most_idle_wait_ns, busy.idle(std::max(c->second->end_ns, trace_start), x->start_ns));
+      const int64_t from = std::max(c->second->end_ns, trace_start);
+      if (x->start_ns > from)
+        s.most_idle_wait_ns = std::max(s.most_idle_wait_ns,
+                                       (x->start_ns - from) - busy.covered(from, x->start_ns));
       if (idle_start) {
         const int64_t q = diff(x->start_ns, c->second->end_ns);
         s.least_idle_start_ns = any_idle_start ? std::min(s.least_idle_start_ns, q) : q;

@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "core/base/strings.h"
+#include "profiler/intervals.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -13,50 +15,11 @@ using exec::DeviceActivity;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 bool has(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
 }
 int64_t dur(const DeviceActivity& a) {
   return std::max<int64_t>(0, a.end_ns - a.start_ns);
-}
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
-
-// Sorted, merged.
-Intervals merged(Intervals iv) {
-  std::sort(iv.begin(), iv.end());
-  Intervals out;
-  for (const auto& x : iv) {
-    if (x.second <= x.first) continue;
-    if (!out.empty() && x.first <= out.back().second)
-      out.back().second = std::max(out.back().second, x.second);
-    else
-      out.push_back(x);
-  }
-  return out;
-}
-int64_t length(const Intervals& u) {
-  int64_t t = 0;
-  for (const auto& x : u) t += x.second - x.first;
-  return t;
-}
-// |a ∩ b| of two merged interval lists, by a two-pointer walk.
-int64_t intersection(const Intervals& a, const Intervals& b) {
-  int64_t t = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const int64_t s = std::max(a[i].first, b[j].first), e = std::min(a[i].second, b[j].second);
-    if (e > s) t += e - s;
-    if (a[i].second < b[j].second)
-      ++i;
-    else
-      ++j;
-  }
-  return t;
 }
 
 }  // namespace
@@ -77,7 +40,7 @@ std::string kernel_function_name(const std::string& kernel) {
 }
 
 bool is_communication_kernel(const std::string& kernel) {
-  const std::string f = lower(kernel_function_name(kernel));
+  const std::string f = to_lower(kernel_function_name(kernel));
   static const char* const parts[] = {"nccl",           "rccl",          "multimem_",
                                       "all_reduce",     "allreduce",     "all_gather",
                                       "allgather",      "reduce_scatter", "reducescatter",
@@ -88,7 +51,7 @@ bool is_communication_kernel(const std::string& kernel) {
 }
 
 std::string collective_of(const std::string& kernel) {
-  const std::string f = lower(kernel_function_name(kernel));
+  const std::string f = to_lower(kernel_function_name(kernel));
   if (has(f, "allreduce") || has(f, "all_reduce") || has(f, "cross_device_reduce"))
     return "allreduce";
   if (has(f, "allgather") || has(f, "all_gather")) return "allgather";
@@ -117,7 +80,7 @@ std::vector<std::string> fields(const std::string& kernel) {
 }  // namespace
 
 std::string nccl_algorithm(const std::string& kernel) {
-  if (!has(lower(kernel_function_name(kernel)), "ccl")) return "";
+  if (!has(to_lower(kernel_function_name(kernel)), "ccl")) return "";
   static const char* const algos[] = {"RING", "TREE", "NVLS", "NVLSTREE", "COLLNET",
                                       "COLLNETDIRECT", "COLLNETCHAIN", "PAT"};
   for (const std::string& w : fields(kernel))
@@ -127,7 +90,7 @@ std::string nccl_algorithm(const std::string& kernel) {
 }
 
 std::string nccl_protocol(const std::string& kernel) {
-  if (!has(lower(kernel_function_name(kernel)), "ccl")) return "";
+  if (!has(to_lower(kernel_function_name(kernel)), "ccl")) return "";
   for (const std::string& w : fields(kernel))
     if (w == "LL" || w == "LL128" || w == "SIMPLE") return w;
   return "";
@@ -140,7 +103,7 @@ int dtype_bytes(const std::string& dtype) {
       {"half", 2},     {"float16", 2},  {"bfloat16", 2}, {"short", 2},     {"int16", 2},
       {"byte", 1},     {"char", 1},     {"int8", 1},     {"uint8", 1},     {"bool", 1},
       {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"float8_e4m3fnuz", 1}, {"float8_e5m2fnuz", 1}};
-  const auto it = sizes.find(lower(dtype));
+  const auto it = sizes.find(to_lower(dtype));
   return it == sizes.end() ? 0 : it->second;
 }
 
@@ -178,7 +141,7 @@ namespace {
 // "allreduce" and "AllReduce" are one), else the kernel name's.
 std::string collective_key(const DeviceActivity& k, const CollectiveArgs* a) {
   if (a && !a->collective.empty()) {
-    std::string c = lower(a->collective);
+    std::string c = to_lower(a->collective);
     c.erase(std::remove(c.begin(), c.end(), '_'), c.end());
     if (c == "send" || c == "recv" || c == "sendrecv") return "sendrecv";
     if (c == "reducescatterbase" || c == "reducescattertensorcoalesced") return "reducescatter";

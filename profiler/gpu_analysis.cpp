@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/base/strings.h"
+#include "profiler/intervals.h"
 
 namespace fusebox::profiler {
 
@@ -65,43 +66,6 @@ bool is_sync_memcpy_call(const std::string& n) {
 bool is_async_memcpy_call(const std::string& n) {
   return contains(n, "Memcpy") && contains(n, "Async");
 }
-
-// A set of intervals merged into their union: how much of [s, e) does it cover? O(log n).
-class CoverIndex {
- public:
-  void add(int64_t s, int64_t e) {
-    if (e > s) iv_.push_back({s, e});
-  }
-  void build() {
-    std::sort(iv_.begin(), iv_.end());
-    std::vector<std::pair<int64_t, int64_t>> merged;
-    for (const auto& x : iv_) {
-      if (!merged.empty() && x.first <= merged.back().second)
-        merged.back().second = std::max(merged.back().second, x.second);
-      else
-        merged.push_back(x);
-    }
-    iv_ = std::move(merged);
-    prefix_.assign(iv_.size() + 1, 0);
-    for (size_t i = 0; i < iv_.size(); ++i)
-      prefix_[i + 1] = prefix_[i] + (iv_[i].second - iv_[i].first);
-  }
-  int64_t covered(int64_t s, int64_t e) const { return e > s ? upto(e) - upto(s) : 0; }
-
- private:
-  // Covered time before t.
-  int64_t upto(int64_t t) const {
-    // First interval starting at or after t; the one before may straddle t.
-    const auto it =
-        std::lower_bound(iv_.begin(), iv_.end(), std::pair<int64_t, int64_t>{t, INT64_MIN});
-    const size_t k = static_cast<size_t>(it - iv_.begin());
-    if (k == 0) return 0;
-    const auto& last = iv_[k - 1];
-    return prefix_[k - 1] + (std::min(t, last.second) - last.first);
-  }
-  std::vector<std::pair<int64_t, int64_t>> iv_;  // disjoint, sorted
-  std::vector<int64_t> prefix_;
-};
 
 DelayStats delay_stats(std::vector<double> v) {
   DelayStats d;
@@ -503,16 +467,6 @@ std::vector<HostItem> host_items_during(const Recording& r, int32_t d, int64_t g
   return items;
 }
 
-// Length of the union of intervals.
-int64_t union_length(std::vector<std::pair<int64_t, int64_t>>& iv) {
-  std::sort(iv.begin(), iv.end());
-  int64_t ov = 0, end = INT64_MIN;
-  for (const auto& [b, e] : iv) {
-    ov += std::max<int64_t>(0, e - std::max(b, end));
-    end = std::max(end, e);
-  }
-  return ov;
-}
 
 // The host activity during a listed gap on device d: what the host was doing, as specific as the
 // trace says: a host span that holds another span or an API call overlapping the gap on its

@@ -18,11 +18,6 @@ using exec::DeviceActivity;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The decimal number starting at s[i] (at most 15 digits), or nothing.
 std::optional<int64_t> number_at(const std::string& s, size_t i) {
   size_t j = i;
@@ -69,7 +64,7 @@ std::optional<Match> sglang_rule(const std::string& n) {
 
 // Rule 3: a range named prefill... or decode....
 std::optional<Match> named_rule(const std::string& n) {
-  const std::string l = lower(n);
+  const std::string l = to_lower(n);
   if (l.rfind("prefill", 0) == 0) return Match{"prefill", -1};
   if (l.rfind("decode", 0) == 0) return Match{"decode", -1};
   return std::nullopt;
@@ -99,7 +94,7 @@ int64_t dur(const DeviceActivity& a) {
 }
 
 bool is_kv_write(const std::string& kernel) {
-  const std::string f = lower(kernel_function_name(kernel));
+  const std::string f = to_lower(kernel_function_name(kernel));
   for (const char* p : {"reshape_and_cache", "store_kvcache", "set_kv_buffer", "kv_cache", "copy_blocks"})
     if (f.find(p) != std::string::npos) return true;
   return false;

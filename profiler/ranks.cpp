@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "profiler/communication.h"
+#include "profiler/intervals.h"
 #include "profiler/steps.h"
 
 namespace fusebox::profiler {
@@ -32,8 +33,7 @@ std::string base_name(const std::string& path) {
 
 // The number after the last "rank" in a file name ("rank-3", "rank_3", "rank3"), or -1.
 int64_t rank_in_name(const std::string& path) {
-  std::string name = base_name(path);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = to_lower(base_name(path));
   const size_t at = name.rfind("rank");
   if (at == std::string::npos) return -1;
   size_t i = at + 4;
@@ -66,15 +66,6 @@ std::string step_list(const std::map<int64_t, std::pair<int64_t, int64_t>>& step
   return out + " (" + std::to_string(steps.size()) + ")";
 }
 
-int64_t union_length(std::vector<std::pair<int64_t, int64_t>> iv) {
-  std::sort(iv.begin(), iv.end());
-  int64_t total = 0, end = std::numeric_limits<int64_t>::min();
-  for (const auto& [b, e] : iv) {
-    total += std::max<int64_t>(0, e - std::max(b, end));
-    end = std::max(end, e);
-  }
-  return total;
-}
 
 // The figures of one step [s, e) (or the whole window when whole) of a recording.
 RankStep step_figures(const Recording& r, int64_t step, int64_t s, int64_t e, bool whole,

@@ -121,4 +121,11 @@ std::string suggest(std::string_view word, const std::vector<std::string>& candi
   return guess.empty() ? "valid: " + join(candidates, ", ") : "did you mean '" + guess + "'?";
 }
 
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 }  // namespace fusebox

@@ -22,6 +22,8 @@ std::string join(const Range& items, std::string_view sep) {
 
 std::vector<std::string> split(std::string_view text, char sep);
 std::string trim(std::string_view text);
+// ASCII letters in lower case, other bytes as they are.
+std::string to_lower(std::string_view text);
 // Parses a whole string as an integer or a number; throws fusebox::Error naming `what` otherwise.
 int64_t parse_int(std::string_view text, std::string_view what);
 double parse_double(std::string_view text, std::string_view what);

@@ -5,38 +5,18 @@
 #include <random>
 
 #include "profiler/gpu_analysis.h"
+#include "tests/profiler/device_records.h"
 
 using namespace fusebox;
 using namespace fusebox::profiler;
 using exec::ActivityKind;
 using exec::DeviceActivity;
+using ptest::call;
+using ptest::kernel;
+using ptest::span;
+using ptest::trace;
 
 namespace {
-
-DeviceActivity kernel(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
-                      int32_t stream = 7, int32_t dev = 0) {
-  DeviceActivity a;
-  a.kind = ActivityKind::Kernel;
-  a.name = name;
-  a.start_ns = s;
-  a.end_ns = e;
-  a.correlation_id = corr;
-  a.stream = stream;
-  a.device = dev;
-  return a;
-}
-
-DeviceActivity call(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
-                    uint32_t tid = 1) {
-  DeviceActivity a;
-  a.kind = ActivityKind::Runtime;
-  a.name = name;
-  a.start_ns = s;
-  a.end_ns = e;
-  a.correlation_id = corr;
-  a.thread_id = tid;
-  return a;
-}
 
 DeviceActivity copy(int64_t s, int64_t e, uint64_t bytes, uint8_t copy_kind, uint8_t src,
                     uint8_t dst, int32_t stream = 7) {
@@ -51,24 +31,6 @@ DeviceActivity copy(int64_t s, int64_t e, uint64_t bytes, uint8_t copy_kind, uin
   a.dst_kind = dst;
   a.stream = stream;
   return a;
-}
-
-Span span(SpanKind kind, const std::string& name, int64_t s, int64_t e, int32_t tid = 1,
-          int32_t depth = 0) {
-  Span sp;
-  sp.kind = kind;
-  sp.name = name;
-  sp.start_ns = s;
-  sp.end_ns = e;
-  sp.tid = tid;
-  sp.depth = depth;
-  return sp;
-}
-
-Recording trace() {
-  Recording r;
-  r.source = "kineto";
-  return r;
 }
 
 // Kernels with gaps of 100 ns, one per cause (see IdleGapsAreClassified...).

@@ -13,44 +13,17 @@
 #include "profiler/gpu_analysis.h"
 #include "profiler/ranks.h"
 #include "profiler/trace_import.h"
+#include "tests/profiler/device_records.h"
 
 using namespace fusebox;
 using namespace fusebox::profiler;
 using exec::ActivityKind;
 using exec::DeviceActivity;
+using ptest::call;
+using ptest::kernel;
+using ptest::trace;
 
 namespace {
-
-DeviceActivity kernel(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
-                      int32_t stream = 7, int32_t dev = 0) {
-  DeviceActivity a;
-  a.kind = ActivityKind::Kernel;
-  a.name = name;
-  a.start_ns = s;
-  a.end_ns = e;
-  a.correlation_id = corr;
-  a.stream = stream;
-  a.device = dev;
-  return a;
-}
-
-DeviceActivity call(const std::string& name, int64_t s, int64_t e, uint32_t corr = 0,
-                    uint32_t tid = 1) {
-  DeviceActivity a;
-  a.kind = ActivityKind::Runtime;
-  a.name = name;
-  a.start_ns = s;
-  a.end_ns = e;
-  a.correlation_id = corr;
-  a.thread_id = tid;
-  return a;
-}
-
-Recording trace() {
-  Recording r;
-  r.source = "kineto";
-  return r;
-}
 
 // The host's wall time: first to last host call or span.
 int64_t host_wall(const Recording& r) {

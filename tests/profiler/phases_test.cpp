@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "profiler/phases.h"
+#include "tests/profiler/device_records.h"
 
 using namespace fusebox::profiler;
 using fusebox::exec::ActivityKind;
@@ -9,32 +10,14 @@ using fusebox::exec::DeviceActivity;
 
 namespace {
 
-Span range(const std::string& name, int64_t s, int64_t e, int32_t tid = 1) {
-  Span sp;
-  sp.kind = SpanKind::Range;
-  sp.name = name;
-  sp.start_ns = s;
-  sp.end_ns = e;
-  sp.tid = tid;
-  return sp;
+Span range(const std::string& name, int64_t s, int64_t e) {
+  return ptest::span(SpanKind::Range, name, s, e);
 }
 
 // A launch call at t and its kernel [ks, ke).
 void launch(Recording& r, uint32_t corr, int64_t t, const std::string& kernel, int64_t ks, int64_t ke) {
-  DeviceActivity c;
-  c.kind = ActivityKind::Runtime;
-  c.name = "cudaLaunchKernel";
-  c.start_ns = t;
-  c.end_ns = t + 5;
-  c.correlation_id = corr;
-  r.device.push_back(c);
-  DeviceActivity k;
-  k.kind = ActivityKind::Kernel;
-  k.name = kernel;
-  k.start_ns = ks;
-  k.end_ns = ke;
-  k.correlation_id = corr;
-  r.device.push_back(k);
+  r.device.push_back(ptest::call("cudaLaunchKernel", t, t + 5, corr));
+  r.device.push_back(ptest::kernel(kernel, ks, ke, corr));
 }
 
 }  // namespace

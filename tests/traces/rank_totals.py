@@ -12,24 +12,18 @@ union of its computation kernels); idle = step - union of the step's GPU work (a
 straggler is the rank with the least communication time; each other rank waits its
 communication time beyond the straggler's, per step. Sums must agree to 0.1%, the straggler
 exactly. Exit 0 when they do, 1 with the differences when not."""
-import gzip
 import json
 import subprocess
 import sys
 
-from trace_totals import is_comm, merged, intersection_ns, ns, union_ns
+from trace_totals import intersection_ns, is_comm, load_kineto, merged, ns, union_ns
 
 GPU_CATS = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "memcpy", "Memcpy": "memcpy",
             "gpu_memset": "memset", "Memset": "memset"}
 
 
 def read(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    events = doc["traceEvents"]
+    doc, events = load_kineto(path)
     calls, work, steps = {}, [], {}
     for e in events:
         if e.get("ph") != "X" or e.get("dur", -1) < 0:

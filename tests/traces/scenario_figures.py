@@ -12,7 +12,6 @@ back-to-back repetitions (each call starting at most 20 us after the previous on
 greedily). A scenario's trace_total, finding time_lost_ms and gap host checks must agree within
 the scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
 import collections
-import gzip
 import json
 import pathlib
 import sqlite3
@@ -60,11 +59,7 @@ def host_names(gap, calls):
 
 
 def kineto(path):
-    raw = pathlib.Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    _, events = tt.load_kineto(path)
     f, findings, gaps = common(tt.kineto_items(path))
     copies = [e for e in events if e.get("cat") in ("gpu_memcpy", "Memcpy") and e.get("ph") == "X"]
     pageable = [e for e in copies if "Pageable" in e.get("name", "")]

@@ -52,14 +52,20 @@ def ns(us):
     return us * 1000 if isinstance(us, int) else round(us * 1000)
 
 
-def kineto_items(path):
-    """(kind, device, start_ns, end_ns, bytes) for each GPU-side event of a kineto trace."""
+def load_kineto(path):
+    """The kineto document (plain or gzip'd JSON) and its events."""
     with open(path, "rb") as f:
         raw = f.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     doc = json.loads(raw)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    return doc, doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def kineto_items(path):
+    """(kind, device, start_ns, end_ns, bytes, name, correlation) for each GPU-side event of a
+    kineto trace, and the runtime calls' names by correlation id."""
+    _, events = load_kineto(path)
     out, calls = [], {}
     for e in events:
         if e.get("ph") != "X":
@@ -177,12 +183,7 @@ def kineto_phases(path, shift):
     """Per phase (profiler/phases.h): steps, kernels launched inside the steps' ranges (count,
     time, KV-cache writes), tokens, and the steps' time to their GPU work's end, with the host
     shifted by fusebox's reported clock offset. Rules 1 and 2 (the engines' annotations)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    _, events = load_kineto(path)
     calls, gpu, rules = {}, [], ([], [])
     for e in events:
         if e.get("ph") != "X" or e.get("dur", -1) < 0:
