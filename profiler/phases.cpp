@@ -157,10 +157,11 @@ Phases analyze_phases(const Recording& r) {
   Phases out;
   out.steps = find_steps(r, &out.rule);
   if (out.steps.empty()) return out;
-  const LaunchIndex calls(r);
+  const StepIndex index(r);
+  std::vector<StepWork> work;  // per step, once
   for (PhaseStep& s : out.steps) {
-    const StepWork w = step_work(r, calls, s.start_ns, s.end_ns);
-    s.gpu_end_ns = w.work.empty() ? s.start_ns : w.last_ns;
+    work.push_back(index.in(s.start_ns, s.end_ns));
+    s.gpu_end_ns = work.back().work.empty() ? s.start_ns : work.back().last_ns;
   }
   static const char* const order[] = {"prefill", "decode", "mixed", "idle"};
   for (const char* name : order) {
@@ -168,12 +169,13 @@ Phases analyze_phases(const Recording& r) {
     p.name = name;
     p.tokens = 0;
     std::unordered_map<std::string, PhaseKernel> by;
-    for (const PhaseStep& s : out.steps) {
+    for (size_t i = 0; i < out.steps.size(); ++i) {
+      const PhaseStep& s = out.steps[i];
       if (s.phase != name) continue;
       p.steps += 1;
       p.host_ns += s.end_ns - s.start_ns;
       if (p.tokens >= 0) p.tokens = s.tokens >= 0 ? p.tokens + s.tokens : -1;
-      const StepWork w = step_work(r, calls, s.start_ns, s.end_ns);
+      const StepWork& w = work[i];
       p.step_ns += std::max(s.end_ns, w.work.empty() ? s.end_ns : w.last_ns) - s.start_ns;
       for (const DeviceActivity* k : w.kernels) {
         p.kernel_count += 1;

@@ -67,12 +67,12 @@ std::string step_list(const std::map<int64_t, std::pair<int64_t, int64_t>>& step
 }
 
 
-// The figures of one step [s, e) (or the whole window when whole) of a recording.
-RankStep step_figures(const Recording& r, int64_t step, int64_t s, int64_t e, bool whole,
-                      const LaunchIndex& calls) {
+// The figures of one step [s, e) (or the whole window when whole) of a recording's index.
+RankStep step_figures(int64_t step, int64_t s, int64_t e, bool whole,
+                      const StepIndex& index) {
   RankStep out;
   out.step = step;
-  const StepWork w = step_work(r, calls, s, e, whole);
+  const StepWork w = whole ? index.all() : index.in(s, e);
   std::vector<std::pair<int64_t, int64_t>> work;
   for (const DeviceActivity* x : w.work) work.push_back({x->start_ns, x->end_ns});
   for (const DeviceActivity* k : w.kernels)
@@ -209,7 +209,7 @@ RankAnalysis analyze_ranks(const std::vector<RankTrace>& traces) {
                               " in common";
   for (const Given& g : given) {
     const Recording& r = *g.t->recording;
-    const LaunchIndex call_of(r);
+    const StepIndex index(r);
     RankSummary s;
     s.rank = g.rank;
     s.file = g.t->file;
@@ -217,8 +217,8 @@ RankAnalysis analyze_ranks(const std::vector<RankTrace>& traces) {
     s.world_size = r.world_size;
     for (int64_t n : a.steps) {
       const auto it = g.steps.find(n);
-      const RankStep st = whole ? step_figures(r, -1, 0, 0, true, call_of)
-                                : step_figures(r, n, it->second.first, it->second.second, false, call_of);
+      const RankStep st = whole ? step_figures(-1, 0, 0, true, index)
+                                : step_figures(n, it->second.first, it->second.second, false, index);
       s.step_ns += st.step_ns, s.compute_ns += st.compute_ns, s.comm_ns += st.comm_ns;
       s.comm_exposed_ns += st.comm_exposed_ns, s.idle_ns += st.idle_ns;
       s.steps.push_back(st);

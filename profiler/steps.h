@@ -8,32 +8,30 @@
 // or, with no launch call in the trace, that started inside it. Launch time decides, not run
 // time: a step's kernels often run after its host range ends (the host queues ahead).
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
 
-// Launch calls by correlation id (the first runtime record of each id).
-class LaunchIndex {
- public:
-  explicit LaunchIndex(const Recording& r);
-  // The start of the call that launched x, or x's own start.
-  int64_t launched_at(const exec::DeviceActivity& x) const;
-
- private:
-  std::unordered_map<uint32_t, int64_t> start_of_;
-};
-
 struct StepWork {
-  std::vector<const exec::DeviceActivity*> kernels;  // in record order
+  std::vector<const exec::DeviceActivity*> kernels;  // in launch order
   std::vector<const exec::DeviceActivity*> work;     // kernels, copies and memsets
   int64_t first_ns = 0, last_ns = 0;                 // first start, last end of the work
 };
 
-// The GPU work launched in [start, end); whole = every GPU item of the recording.
-StepWork step_work(const Recording& r, const LaunchIndex& calls, int64_t start, int64_t end,
-                   bool whole = false);
+// The recording's GPU work sorted once by launch time (its launch call's start, by correlation
+// id, else its own start), so each step's work is a binary search: O(log n + its items), not a
+// scan of the whole recording per step.
+class StepIndex {
+ public:
+  explicit StepIndex(const Recording& r);
+  StepWork in(int64_t start, int64_t end) const;  // launched in [start, end)
+  StepWork all() const;                           // every GPU item
+
+ private:
+  StepWork collect(size_t from, size_t to) const;
+  std::vector<std::pair<int64_t, const exec::DeviceActivity*>> by_launch_;
+};
 
 }  // namespace fusebox::profiler
