@@ -936,14 +936,12 @@ void add_findings(GpuAnalysis& a, const Recording& r, const HostCalls& h,
 
 namespace {
 
-// The recording with its host side (spans, runtime calls, sync records) moved by `shift`.
-Recording host_shifted(const Recording& in, int64_t shift) {
-  Recording r = in;
+// Moves the recording's host side (spans, runtime calls, sync records) by `shift`.
+void shift_host(Recording& r, int64_t shift) {
   for (Span& s : r.spans) s.start_ns = shifted(s.start_ns, shift), s.end_ns = shifted(s.end_ns, shift);
   for (DeviceActivity& x : r.device)
     if (x.kind == ActivityKind::Runtime || x.kind == ActivityKind::Sync)
       x.start_ns = shifted(x.start_ns, shift), x.end_ns = shifted(x.end_ns, shift);
-  return r;
 }
 
 GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
@@ -962,13 +960,19 @@ GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
 
 }  // namespace
 
-GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+GpuAnalysis analyze_gpu_aligning(Recording& r, const GpuAnalysisOptions& o) {
   const ClockSkew skew = detect_clock_skew(r.device);
-  GpuAnalysis a = skew.detected() ? analyze_aligned(host_shifted(r, skew.host_shift_ns), o)
-                                  : analyze_aligned(r, o);
+  if (skew.detected()) shift_host(r, skew.host_shift_ns);
+  GpuAnalysis a = analyze_aligned(r, o);
   a.skew = skew;
   if (skew.detected()) a.warnings.push_back(skew.warning());
   return a;
+}
+
+GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& o) {
+  if (!detect_clock_skew(r.device).detected()) return analyze_aligned(r, o);
+  Recording copy = r;
+  return analyze_gpu_aligning(copy, o);
 }
 
 namespace {

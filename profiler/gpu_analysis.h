@@ -245,6 +245,11 @@ struct GpuAnalysis {
 };
 
 GpuAnalysis analyze_gpu(const Recording& r, const GpuAnalysisOptions& options = {});
+// The same analysis, after moving `r`'s host side (spans, runtime and sync records) onto the
+// GPU's clock where clock_skew.h detects an offset: what a viewer of the trace then draws is
+// what the figures measured (a launch before its kernel, not 146 ms after it). The figures and
+// the warning are analyze_gpu's; it copies the recording to shift it, this does not.
+GpuAnalysis analyze_gpu_aligning(Recording& r, const GpuAnalysisOptions& options = {});
 std::string gpu_analysis_text(const GpuAnalysis& a);
 nlohmann::json gpu_analysis_json(const GpuAnalysis& a);
 

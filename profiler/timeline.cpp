@@ -302,6 +302,18 @@ std::optional<TimelineItemRef> innermost_span(const Timeline& tl, const Recordin
   return std::nullopt;
 }
 
+// The GPU-track item of device record `index`.
+std::optional<TimelineItemRef> device_item(const Timeline& tl, size_t index) {
+  for (size_t k = 0; k < tl.tracks.size(); ++k) {
+    if (tl.tracks[k].kind != TrackKind::GpuStream) continue;
+    const auto& items = tl.tracks[k].rows[0].items;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (static_cast<size_t>(items[i].index) == index)
+        return TimelineItemRef{static_cast<uint32_t>(k), 0, static_cast<uint32_t>(i)};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<TimelineItemRef> linked_items(const Timeline& tl, const Recording& rec, const TimelineItemRef& ref) {
@@ -328,6 +340,10 @@ std::vector<TimelineItemRef> linked_items(const Timeline& tl, const Recording& r
     if (auto span = innermost_span(tl, rec, call_thread(f.launch), tl.item(f.launch).t0)) out.push_back(*span);
     break;
   }
+  // Several ranks: a collective is picked on every rank.
+  if (item.kind == TimelineItemKind::Kernel && !tl.groups.empty())
+    for (size_t other : same_collective(rec, tl.groups, static_cast<size_t>(item.index)))
+      if (auto at = device_item(tl, other)) out.push_back(*at);
   return out;
 }
 
@@ -358,9 +374,11 @@ size_t median_run_index(const std::vector<RunRange>& runs) {
   return order[(order.size() - 1) / 2];
 }
 
-Timeline build_timeline(const Recording& recording) {
+namespace {
+
+Timeline build_from(const Recording& recording, int64_t base_ns) {
   Timeline t;
-  t.base_ns = earliest_ns(recording);
+  t.base_ns = base_ns;
   Builder b(recording, t);
   b.span_tracks();
   b.worker_tracks();
@@ -370,6 +388,62 @@ Timeline build_timeline(const Recording& recording) {
   b.counter();
   b.runs();
   return t;
+}
+
+}  // namespace
+
+Timeline build_timeline(const Recording& recording) {
+  return build_from(recording, earliest_ns(recording));
+}
+
+Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>& slices) {
+  if (slices.empty()) return build_timeline(recording);
+  Timeline out;
+  out.base_ns = earliest_ns(recording);
+  out.groups = slices;
+  out.extent_t0 = INFINITY;
+  out.extent_t1 = -INFINITY;
+  for (size_t g = 0; g < slices.size(); ++g) {
+    const RankSlice& s = slices[g];
+    Timeline part = build_from(slice_recording(recording, s), out.base_ns);
+    // A rank's GPU streams first, then its API calls, then its host threads: what ranks are
+    // compared on stays in view, above each rank's (often deep) Python-stack rows.
+    std::vector<uint32_t> order(part.tracks.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    auto rank_of = [&](uint32_t k) {
+      switch (part.tracks[k].kind) {
+        case TrackKind::GpuStream: return 0;
+        case TrackKind::CudaApi: return 1;
+        default: return 2;
+      }
+    };
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
+    std::vector<uint32_t> moved_to(order.size());
+    const auto first_track = static_cast<uint32_t>(out.tracks.size());
+    for (uint32_t k = 0; k < order.size(); ++k) moved_to[order[k]] = first_track + k;
+    for (uint32_t k : order) {
+      TimelineTrack& track = part.tracks[k];
+      track.group = static_cast<int32_t>(g);
+      for (TimelineRow& row : track.rows)
+        for (TimelineItem& it : row.items)
+          it.index += static_cast<int32_t>(is_device_item(it.kind) ? s.device_begin : s.span_begin);
+      out.tracks.push_back(std::move(track));
+    }
+    for (TimelineFlow f : part.flows) {
+      f.launch.track = moved_to[f.launch.track];
+      f.target.track = moved_to[f.target.track];
+      out.flows.push_back(f);
+    }
+    if (!part.tracks.empty()) {
+      out.extent_t0 = std::min(out.extent_t0, part.extent_t0);
+      out.extent_t1 = std::max(out.extent_t1, part.extent_t1);
+    }
+  }
+  if (!std::isfinite(out.extent_t0)) out.extent_t0 = out.extent_t1 = 0;
+  std::sort(out.flows.begin(), out.flows.end(), [&](const TimelineFlow& a, const TimelineFlow& b) {
+    return out.item(a.launch).t0 < out.item(b.launch).t0;
+  });
+  return out;
 }
 
 std::string timeline_text(const Timeline& t) {

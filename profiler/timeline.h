@@ -11,6 +11,7 @@
 //   t.counter   arena live bytes, sorted by time
 //   t.runs      each recorded run's range and op count, by start time; t.median_run indexes it
 //   t.flows     each API call tied (by correlation id) to the GPU work it launched
+//   t.groups    several ranks in one recording: the tracks of each (TimelineTrack::group)
 //
 // Times are ns relative to `base_ns` (the earliest span or device activity), as doubles: they
 // keep ns precision at that scale and the view divides them anyway. Built from the recording
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/rank_view.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -58,6 +60,7 @@ struct TimelineTrack {
   int32_t worker = -1;
   double utilisation = -1;
   std::vector<std::pair<int64_t, double>> run_utilisation{};
+  int32_t group = -1;  // index into Timeline::groups (a rank's tracks), -1 when not grouped
   double utilisation_of_run(int64_t run) const;  // -1 when that run is not recorded
   size_t span_count() const;
   double busy_ns() const;  // the union of its items' intervals
@@ -91,6 +94,7 @@ struct Timeline {
   std::vector<std::vector<TimelineItemRef>> op_items_of_node;  // per node, by start time
   std::vector<std::vector<TimelineItemRef>> worker_items_of_node;  // its Worker spans, likewise
   std::vector<TimelineFlow> flows;  // by the launch's start time
+  std::vector<RankSlice> groups;    // several ranks: each one's slice, its tracks together
 
   const TimelineItem& item(const TimelineItemRef& ref) const {
     return tracks[ref.track].rows[ref.row].items[ref.item];
@@ -100,12 +104,17 @@ struct Timeline {
 };
 
 Timeline build_timeline(const Recording& recording);
+// Several ranks merged into one recording (rank_view.h): each rank's tracks built as for its own
+// recording, one group after the other in the slices' order, on one time base.
+Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>& slices);
 
 // What an item is tied to, for a selection to light up together (by the flows, so by
 // correlation id):
 //   a host span (Op, Range)  the API calls inside it on its thread and the GPU work they launched;
 //   GPU work                 its launch call and the innermost host span around that call;
-//   an API call              its GPU work and the innermost host span around it.
+//   an API call              its GPU work and the innermost host span around it;
+//   with ranks (groups), a communication kernel also the same collective on every other rank
+//   (rank_view.h's same_collective).
 // Others (stages, runs, syncs) have none. `recording` is the one `timeline` was built from.
 std::vector<TimelineItemRef> linked_items(const Timeline& timeline, const Recording& recording,
                                           const TimelineItemRef& ref);

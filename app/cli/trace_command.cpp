@@ -4,10 +4,8 @@
 // gaps and the CUDA-graph candidates, as findings ordered by the time they lose. It can also
 // convert the trace to the other formats we write.
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <system_error>
 
 #include "app/cli/commands.h"
 #include "app/workbench/opened_trace.h"
@@ -45,27 +43,6 @@ void print_warnings(const workbench::OpenedTrace& t, bool analysis_too) {
   if (analysis_too)
     for (const std::string& w : t.analysis.warnings)
       std::cerr << "warning: " << t.path << ": " << w << "\n";
-}
-
-// The files named, a folder standing for the traces in it (by name).
-std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(p, ec)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> in;
-    for (const auto& e : std::filesystem::directory_iterator(p, ec))
-      if (e.is_regular_file(ec) && profiler::looks_like_trace(e.path().string()))
-        in.push_back(e.path().string());
-    if (ec) throw Error(p + ": cannot list the folder: " + ec.message());
-    if (in.empty()) throw Error(p + ": a folder with no trace in it (kineto .json/.json.gz, nsys .sqlite)");
-    std::sort(in.begin(), in.end());
-    files.insert(files.end(), in.begin(), in.end());
-  }
-  return files;
 }
 
 void run_one(const TraceArgs& a, const std::string& path) {
@@ -126,7 +103,7 @@ void run_ranks(const TraceArgs& a, const std::vector<std::string>& files) {
 }
 
 void run_trace(const TraceArgs& a) {
-  const std::vector<std::string> files = trace_files(a.paths);
+  const std::vector<std::string> files = workbench::trace_files(a.paths);
   if (files.size() == 1)
     run_one(a, files.front());
   else

@@ -198,9 +198,11 @@ Registry<App::Verb> App::make_verbs() {
   };
   verb("open",
        "open=",
-       "open=PATH loads a model file, a scenario (.json) or a GPU trace (PyTorch profiler "
-       ".json/.json.gz, nsys .sqlite); open alone shows File > Open",
+       "open=PATH loads a model file, a scenario (.json), a GPU trace (PyTorch profiler "
+       ".json/.json.gz, nsys .sqlite) or a folder of one job's rank traces; open alone shows File > Open",
        false, [this](const std::string& value) {
+         std::error_code ec;
+         if (std::filesystem::is_directory(value, ec)) return open_trace(value);  // ranks of a job
          if (std::string refused = not_a_regular_file("open", value); !refused.empty())
            return refused;
          // A trace by its content, or by a trace's name (so a missing one says so as a trace).
@@ -414,8 +416,9 @@ std::string App::open_scenario(const std::string& path) {
 // A failed open keeps what was on screen: the error is the command's.
 std::string App::open_trace(const std::string& path) {
   try {
-    auto opened = workbench::open_trace(path);
-    trace_ = std::move(opened);
+    // A folder holds the ranks of one job (a single trace in it opens as itself).
+    const std::vector<std::string> files = workbench::trace_files({path});
+    trace_ = files.size() == 1 ? workbench::open_trace(files.front()) : workbench::open_ranks(files, path);
   } catch (const Error& e) {
     return e.what();
   }

@@ -93,10 +93,41 @@ void GpuTable::level_lines(const profiler::GpuAnalysis& a) {
          (p.tokens >= 0 ? ", " + std::to_string(static_cast<long long>(p.tokens_per_s + 0.5)) + " tokens/s" : ""));
 }
 
+// Several ranks: each one's figures over the common steps (profiler/ranks.h), the straggler
+// marked, the verdict, and whose analysis the rest of the panel shows.
+void GpuTable::rank_rows(const workbench::OpenedTrace& trace) {
+  const profiler::RankAnalysis& ra = *trace.ranks;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("ranks", 7, flags)) {
+    for (const char* c : {"rank", "step", "compute", "communication", "exposed", "idle", "waits"})
+      ImGui::TableSetupColumn(c);
+    ImGui::TableHeadersRow();
+    const double steps = static_cast<double>(std::max<size_t>(1, ra.steps.size()));
+    for (const profiler::RankSummary& r : ra.ranks) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", r.rank);
+      for (int64_t v : {r.step_ns, r.compute_ns, r.comm_ns, r.comm_exposed_ns, r.idle_ns}) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(ns_text(static_cast<int64_t>(static_cast<double>(v) / steps)).c_str());
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.rank == ra.straggler ? "straggler" : ns_text(static_cast<int64_t>(static_cast<double>(r.wait_ns) / steps)).c_str());
+      ++drawn.ranks;
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled("per step, the mean over the %zu common steps; waits: for the straggler", ra.steps.size());
+  ImGui::TextWrapped("%s", ra.verdict.c_str());
+  ImGui::Separator();
+  ImGui::Text("below: rank %d's own analysis", trace.slices.at(trace.shown_rank).rank);
+}
+
 void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   drawn = {};
   const profiler::GpuAnalysis& a = trace.analysis;
   ImGui::TextUnformatted(trace.summary().c_str());
+  if (trace.ranks) rank_rows(trace);
   if (!a.has_gpu) {
     ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
     return;

@@ -3,7 +3,9 @@
 // bar (kernels, copies, memsets, idle), the analysis's warnings (clock skew), the findings ordered
 // by the time they lose, one line each for graph replays, communication and serving phases, then the
 // kernels grouped by name or by the host op / NVTX range that launched them, and the copies by
-// direction with their achieved GB/s, pageable ones marked.
+// direction with their achieved GB/s, pageable ones marked. With several ranks open, the ranks
+// come first (step, computation, communication, exposed, idle, wait; the straggler and the
+// verdict), then the straggler's own analysis.
 #include <cstddef>
 
 #include "app/ui/panel.h"
@@ -14,6 +16,7 @@ namespace fusebox::ui {
 struct GpuTable {
   void draw(const Frame& frame, const workbench::OpenedTrace& trace);
   void level_lines(const profiler::GpuAnalysis& a);
+  void rank_rows(const workbench::OpenedTrace& trace);
 
   bool by_launcher = false;  // kernels grouped by launching host span instead of by name
   struct Drawn {
@@ -22,6 +25,7 @@ struct GpuTable {
     size_t level_lines = 0;  // graph replays, capture, communication, phases
     size_t kernel_rows = 0;
     size_t copy_rows = 0;
+    size_t ranks = 0;  // rank rows
   } drawn;
 };
 

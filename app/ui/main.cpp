@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -125,11 +126,16 @@ int open_and_run(const workbench::SettingsFlags& flags, std::string script,
   // settings replace the flags').
   std::string scenario;
   const std::string& m = settings.model;
-  if (profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
-    const auto trace = workbench::open_trace(m);  // a bad file: exit 2 now, naming it
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(m, ec);  // the rank traces of one job
+  if (folder || profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
+    // A bad file: exit 2 now, naming it.
+    const std::vector<std::string> files = workbench::trace_files({m});
+    const auto trace = files.size() == 1 ? workbench::open_trace(files.front()) : workbench::open_ranks(files, m);
     if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
       std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
                 << m << ": " << trace->summary() << "\n"
+                << (trace->ranks ? profiler::rank_analysis_text(*trace->ranks) : "")
                 << profiler::gpu_analysis_text(trace->analysis);
       return 0;
     }
@@ -174,7 +180,7 @@ int main(int argc, char** argv) {
       "threads, and watch the graph, the arena and the trace change, measured.\n"
       "MODEL may also be a scenario file (scenarios/interview.json): the walkthrough plays it; or "
       "a GPU trace (PyTorch profiler .json/.json.gz, nsys .sqlite): the trace and op panels show "
-      "it.\n"
+      "it; or a folder of one job's rank traces: the ranks side by side.\n"
       "Keys: space re-runs, ctrl+o opens a model, scenario or trace, 1-8 focus graph, arena, "
       "trace, ops, compare, passes, walkthrough, details; esc clears the selection; F1 lists every key and "
       "command (Help > Keys and commands).");

@@ -31,6 +31,7 @@ constexpr ImU32 kTrackBgOdd = IM_COL32(255, 255, 255, 8);
 constexpr ImU32 kGridColor = IM_COL32(255, 255, 255, 20);
 constexpr ImU32 kLabelText = IM_COL32(220, 220, 220, 255);
 constexpr ImU32 kSeparator = IM_COL32(255, 255, 255, 35);
+constexpr ImU32 kGroupBg = IM_COL32(70, 90, 130, 110);
 constexpr ImU32 kSpanEdge = IM_COL32(0, 0, 0, 120);
 constexpr ImU32 kRunColor = IM_COL32(88, 108, 140, 255);
 constexpr ImU32 kStageColor = IM_COL32(128, 98, 160, 255);
@@ -43,6 +44,27 @@ constexpr ImU32 kFlowHovered = IM_COL32(255, 255, 255, 230);
 constexpr ImU32 kGapFill = (kIdleColor & ~IM_COL32_A_MASK) | (ImU32{55} << IM_COL32_A_SHIFT);
 constexpr ImU32 kGapSelected = IM_COL32(255, 170, 60, 255);
 constexpr size_t kMaxFlowsDrawn = 400;  // more in view: only the hovered item's
+
+// A rank's header: its step time, computation, communication (exposed), idle and its wait for
+// the straggler over the steps every rank has (profiler/ranks.h's definitions).
+std::string rank_title(const workbench::OpenedTrace* trace, const profiler::RankSlice& g) {
+  if (!trace || !trace->ranks) return g.label;
+  const profiler::RankAnalysis& a = *trace->ranks;
+  // Per step, the mean over the common steps, as the op table's rank rows.
+  const double steps = static_cast<double>(std::max<size_t>(1, a.steps.size()));
+  auto mean = [&](int64_t v) { return format_ns(static_cast<double>(v) / steps); };
+  for (const profiler::RankSummary& r : a.ranks) {
+    if (r.rank != g.rank) continue;
+    std::string t = g.label + "   step " + mean(r.step_ns) + "   compute " + mean(r.compute_ns) +
+                    "   communication " + mean(r.comm_ns) + " (exposed " + mean(r.comm_exposed_ns) +
+                    ")   idle " + mean(r.idle_ns);
+    if (a.straggler == r.rank) return t + "   the straggler: the others wait for it";
+    if (a.straggler >= 0 && a.communication)
+      t += "   waits " + mean(r.wait_ns) + " for rank " + std::to_string(a.straggler);
+    return t;
+  }
+  return g.label;
+}
 
 // A tick label: the unit follows the view's magnitude, the decimals the tick step, so
 // neighbouring ticks never print the same text ("1.200 ms", "1.202 ms").
@@ -171,10 +193,17 @@ struct TracePanel::Canvas {
 
 // --- The model and the view ---------------------------------------------------------------------
 
-void TracePanel::rebuild(const profiler::Recording& rec, const void* source, uint64_t sequence) {
+void TracePanel::rebuild(const profiler::Recording& rec, const workbench::OpenedTrace* trace,
+                         const void* source, uint64_t sequence) {
   built_for_ = source;
   built_sequence_ = sequence;
-  timeline_ = profiler::build_timeline(rec);
+  timeline_ = trace && !trace->slices.empty() ? profiler::build_timeline(rec, trace->slices)
+                                              : profiler::build_timeline(rec);
+  group_titles_.clear();
+  for (const profiler::RankSlice& g : timeline_.groups)
+    group_titles_.push_back(rank_title(trace, g) + "   (host threads: trace.hosts=" + std::to_string(g.rank) + ")");
+  // Several ranks: each shows its GPU streams and launches; host threads on request.
+  hosts_shown_.assign(timeline_.groups.size(), timeline_.groups.size() < 2);
   const std::vector<profiler::NodeInfo>& nodes = rec.nodes;
   node_color_.resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n)
@@ -321,6 +350,26 @@ std::string TracePanel::set_gap(const std::string& value) {
   return "";
 }
 
+std::string TracePanel::set_hosts(const std::string& value) {
+  if (timeline_.groups.empty()) return "hosts: only with several ranks open (open=FOLDER of rank traces)";
+  std::string ranks;
+  for (size_t g = 0; g < timeline_.groups.size(); ++g) {
+    ranks += (g ? ", " : "") + std::to_string(timeline_.groups[g].rank);
+    if (value == "all" || value == "none" || value == std::to_string(timeline_.groups[g].rank))
+      hosts_shown_[g] = value != "none";
+  }
+  if (value == "all" || value == "none") return "";
+  for (const profiler::RankSlice& g : timeline_.groups)
+    if (value == std::to_string(g.rank)) return "";
+  return "hosts: no rank " + value + " (valid: none, all, " + ranks + ")";
+}
+
+bool TracePanel::hidden(size_t t) const {
+  const profiler::TimelineTrack& track = timeline_.tracks[t];
+  return track.group >= 0 && !hosts_shown_[static_cast<size_t>(track.group)] &&
+         track.kind != profiler::TrackKind::GpuStream && track.kind != profiler::TrackKind::CudaApi;
+}
+
 std::vector<PanelSwitch> TracePanel::switches() {
   return {
       {"run", {}, "median | all | <n>",
@@ -331,9 +380,13 @@ std::vector<PanelSwitch> TracePanel::switches() {
        [this](const std::string& v, const workbench::RunResult*) { return set_zoom(v); }},
       {"pan", {}, "<fraction>", "move the view by a fraction of its width (0.25 right)",
        [this](const std::string& v, const workbench::RunResult*) { return set_pan(v); }},
-      {"select", {}, "none | <host span name>",
-       "with a GPU trace open: pick a host span; it, its API calls and their kernels light up",
+      {"select", {}, "none | <host span name> | <kernel name prefix>",
+       "with a GPU trace open: pick a host span or kernel; what it is tied to lights up (a "
+       "collective: on every rank)",
        [this](const std::string& v, const workbench::RunResult*) { return set_select(v); }},
+      {"hosts", {}, "none | all | <rank>",
+       "with several ranks open: whose host threads to show under their GPU tracks",
+       [this](const std::string& v, const workbench::RunResult*) { return set_hosts(v); }},
       {"gap", {}, "none | <n>",
        "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
        [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
@@ -378,7 +431,7 @@ bool TracePanel::ensure_model(const Frame& frame) {
   const uint64_t sequence = frame.trace ? 0 : frame.result()->sequence;
   const bool rebuilt = built_for_ != source || built_sequence_ != sequence;
   if (rebuilt) {
-    rebuild(rec, source, sequence);
+    rebuild(rec, frame.trace, source, sequence);
     fitted_ = true;
     gaps_.clear();
     gap_choice_ = -1;
@@ -572,8 +625,9 @@ TracePanel::Canvas TracePanel::layout_canvas() {
 void TracePanel::handle_input(const Canvas& c) {
   const ImGuiIO& io = ImGui::GetIO();
   float content_h = 0;
-  for (const profiler::TimelineTrack& t : timeline_.tracks)
-    content_h += static_cast<float>(t.rows.size()) * c.row_h + kTrackGapPx;
+  for (size_t t = 0; t < timeline_.tracks.size(); ++t)
+    content_h += (hidden(t) ? 0 : static_cast<float>(timeline_.tracks[t].rows.size()) * c.row_h + kTrackGapPx) +
+                 (starts_group(t) ? c.row_h : 0);
   if (!timeline_.counter.empty()) content_h += c.counter_h + kTrackGapPx;
   const float max_scroll = std::max(0.0f, content_h - c.plot.GetHeight());
 
@@ -718,6 +772,20 @@ float TracePanel::draw_tracks(const Canvas& c, Hover& hover) {
   float y = c.plot.Min.y - scroll_y_;
   for (size_t t = 0; t < timeline_.tracks.size(); ++t) {
     const profiler::TimelineTrack& track = timeline_.tracks[t];
+    if (starts_group(t)) {  // a rank's header: its label and figures, across the whole width
+      dl->AddRectFilled(ImVec2(c.canvas.Min.x, y), ImVec2(c.canvas.Max.x, y + c.row_h), kGroupBg);
+      const std::string& title = group_titles_[static_cast<size_t>(track.group)];
+      const ImVec4 clip(c.canvas.Min.x, y, c.canvas.Max.x, y + c.row_h);
+      dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y + 2),
+                  kLabelText, title.c_str(), nullptr, 0, &clip);
+      ++drawn.groups;
+      y += c.row_h;
+    }
+    if (hidden(t)) {  // a rank's host threads, folded (trace.hosts=<rank> shows them)
+      track_top_.push_back(-1e7f);
+      ++drawn.folded;
+      continue;
+    }
     const float h = static_cast<float>(track.rows.size()) * c.row_h;
     track_top_.push_back(y);
     if (t % 2 == 1)
@@ -951,7 +1019,23 @@ std::string TracePanel::set_select(const std::string& value) {
           return "";
         }
   }
-  return "no host span named '" + value + "' in the trace";
+  // Else the first kernel (by start) whose name starts with it: kernel names run long.
+  std::optional<profiler::TimelineItemRef> first;
+  for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
+    const profiler::TimelineTrack& track = timeline_.tracks[k];
+    if (track.kind != profiler::TrackKind::GpuStream) continue;
+    const auto& items = track.rows[0].items;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (first && timeline_.item(*first).t0 <= items[i].t0) break;
+      if (rec_->device[static_cast<size_t>(items[i].index)].name.starts_with(value))
+        first = profiler::TimelineItemRef{static_cast<uint32_t>(k), 0, static_cast<uint32_t>(i)};
+    }
+  }
+  if (first) {
+    pick(*first);
+    return "";
+  }
+  return "no host span named '" + value + "' and no kernel named '" + value + "...' in the trace";
 }
 
 void TracePanel::handle_click(const Frame& frame, const Canvas& c, const Hover& hover) {

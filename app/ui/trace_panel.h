@@ -15,9 +15,15 @@
 //   pan=<fraction>        move the view by a fraction of its width (0.25 right, -0.25 left)
 //   gap=<n>|none          with a GPU trace open: select its n-th longest GPU-idle gap (0 = the
 //                         longest) and show it with its surroundings
-//   select=<name>|none    with a GPU trace open: pick the first host span of that name (a click
-//                         picks any item): it, its API calls and their kernels are outlined (a
-//                         kernel picks its launch and the host span around it)
+//   select=<name>|none    with a GPU trace open: pick the first host span of that name, else the
+//                         first kernel whose name starts with it (a click picks any item): it,
+//                         its API calls and their kernels are outlined (a kernel picks its launch
+//                         and the host span around it; with several ranks open, a collective
+//                         picks the same collective on every rank)
+// Several ranks open (a folder of rank traces): each rank's tracks form a group under a header
+// with its step, computation, communication, idle and wait, GPU streams first; with two ranks
+// or more, their host threads are folded away until asked for:
+//   hosts=none|all|<rank>  whose host threads (NVTX, CPU) to show
 // GPU tracks show each launch's flow to its kernel (all of them when few are in view, else the
 // hovered one's) and, for an opened trace, its longest idle gaps as orange bands.
 #include <imgui.h>
@@ -31,6 +37,7 @@
 
 #include "app/ui/panel.h"
 #include "app/ui/panel_switch.h"
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/run_result.h"
 #include "profiler/gpu_analysis.h"
 #include "profiler/timeline.h"
@@ -53,6 +60,8 @@ struct TracePanel {
     std::vector<std::string> worker_tracks;  // the worker tracks' labels ("worker 1  48%")
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
+    size_t groups = 0;  // rank headers drawn (several ranks open)
+    size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
     size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
@@ -70,7 +79,13 @@ struct TracePanel {
 
   bool ensure_model(const Frame& frame);  // false (a note drawn) when there is nothing to draw
   const profiler::Recording* recording_of(const Frame& frame);  // null (a note drawn): none
-  void rebuild(const profiler::Recording& rec, const void* source, uint64_t sequence);
+  void rebuild(const profiler::Recording& rec, const workbench::OpenedTrace* trace, const void* source,
+               uint64_t sequence);
+  // Whether track `t` is the first of a rank's group: a header line goes above it.
+  bool starts_group(size_t t) const {
+    const int32_t g = timeline_.tracks[t].group;
+    return g >= 0 && (t == 0 || timeline_.tracks[t - 1].group != g);
+  }
   const profiler::RunRange* shown_run() const;  // null with run=all or no runs
   void update_range();
   void clamp_view();
@@ -102,6 +117,8 @@ struct TracePanel {
   void draw_tooltip(const Hover& hover, double counter_value) const;
   void handle_click(const Frame& frame, const Canvas& c, const Hover& hover);
   std::string set_select(const std::string& value);
+  std::string set_hosts(const std::string& value);
+  bool hidden(size_t t) const;  // a rank's host track folded away
   void pick(const profiler::TimelineItemRef& ref);
   ImU32 color_of(const profiler::TimelineItem& it) const;
   // A track's label; worker tracks add their utilisation in the shown run (all runs with run=all).
@@ -113,6 +130,8 @@ struct TracePanel {
   const profiler::Recording* rec_ = nullptr;  // the drawn result's recording
   profiler::Timeline timeline_;
   std::vector<ImU32> node_color_;  // per node, by its op kind
+  std::vector<std::string> group_titles_;  // per timeline group (rank): its header line
+  std::vector<char> hosts_shown_;          // per group: its host threads drawn (trace.hosts=)
   // An opened trace's longest GPU-idle gaps (all devices, longest first; times relative to the
   // timeline's base); empty for a live run. gap_choice_ indexes the selected one, or -1.
   std::vector<profiler::IdleGap> gaps_;

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/base/error.h"
 #include "profiler/communication.h"
 #include "profiler/gpu_analysis.h"
+#include "profiler/rank_view.h"
 #include "profiler/ranks.h"
+#include "profiler/timeline.h"
 #include "profiler/trace_import.h"
 #include "tests/profiler/device_records.h"
 
@@ -421,4 +424,73 @@ TEST(Ranks, TracesThatAreNotOneJobAreRefusedNamingTheFiles) {
   const RankAnalysis ok = analyze_ranks({{"a.json", &a}, {"job_rank-5.json", &g}});
   EXPECT_EQ(ok.ranks[1].rank, 5);
   EXPECT_EQ(ok.ranks[1].rank_from, "file name");
+}
+
+// Ranks merged for one window: each keeps its own launches, GPUs and threads apart (both ranks
+// here call their GPU 0 and their thread the same), a timeline groups each rank's tracks, and a
+// collective picked on one rank is picked on the other.
+TEST(Ranks, MergedForOneWindowEachRankKeepsItsOwnLaunchesAndACollectiveReachesTheOthers) {
+  std::vector<Recording> ranks;
+  ranks.push_back(rank_trace(0, 2, 50000, 40000));
+  ranks.push_back(rank_trace(1, 2, 80000, 10000));
+  const size_t n0 = ranks[0].device.size();
+  const MergedRanks m = merge_ranks(std::move(ranks));
+  ASSERT_EQ(m.slices.size(), 2u);
+  EXPECT_EQ(m.slices[1].device_begin, n0);
+  auto first_kernel = [&](size_t from) {
+    while (m.recording.device[from].kind != ActivityKind::Kernel) ++from;
+    return m.recording.device[from];
+  };
+  EXPECT_NE(first_kernel(0).device, first_kernel(n0).device) << "GPU 0 twice, renumbered";
+  const Timeline tl = build_timeline(m.recording, m.slices);
+  ASSERT_EQ(tl.groups.size(), 2u);
+  EXPECT_EQ(tl.tracks.front().kind, TrackKind::GpuStream) << "a rank's GPU streams come first";
+  EXPECT_EQ(tl.tracks.back().group, 1);
+  // Every flow ties a launch to a kernel of its own rank.
+  ASSERT_EQ(tl.flows.size(), 8u);
+  for (const TimelineFlow& f : tl.flows)
+    EXPECT_EQ(tl.tracks[f.launch.track].group, tl.tracks[f.target.track].group);
+  // Rank 1's second all-reduce is rank 0's second.
+  size_t second = 0, seen = 0;
+  for (size_t i = n0; i < m.recording.device.size(); ++i)
+    if (m.recording.device[i].name.starts_with("nccl") && ++seen == 2) second = i;
+  const std::vector<size_t> others = same_collective(m.recording, m.slices, second);
+  ASSERT_EQ(others.size(), 1u);
+  EXPECT_LT(others[0], n0);
+  EXPECT_GT(m.recording.device[others[0]].start_ns, m.recording.device[n0].start_ns + 90000)
+      << "the second one, not the first";
+  EXPECT_TRUE(same_collective(m.recording, m.slices, 1).empty() ||
+              m.recording.device[1].name.starts_with("nccl"));
+  // Picking it on the timeline reaches rank 0's.
+  std::optional<TimelineItemRef> at;
+  for (uint32_t k = 0; k < tl.tracks.size(); ++k)
+    for (uint32_t i = 0; i < tl.tracks[k].rows[0].items.size(); ++i)
+      if (tl.tracks[k].kind == TrackKind::GpuStream && static_cast<size_t>(tl.tracks[k].rows[0].items[i].index) == second)
+        at = TimelineItemRef{k, 0, i};
+  ASSERT_TRUE(at);
+  const std::vector<TimelineItemRef> linked = linked_items(tl, m.recording, *at);
+  EXPECT_TRUE(std::any_of(linked.begin(), linked.end(), [&](const TimelineItemRef& r) {
+    return static_cast<size_t>(tl.item(r).index) == others[0];
+  }));
+  // A rank's slice is that rank's recording again.
+  const Recording back = slice_recording(m.recording, m.slices[1]);
+  EXPECT_EQ(back.device.size(), m.recording.device.size() - n0);
+  EXPECT_EQ(back.rank, 1);
+}
+
+// Aligning the clock moves the recording's host side itself, so what the window draws is what
+// the figures measured; the figures and the warning are analyze_gpu's.
+TEST(ClockSkew, AligningMovesTheHostSideOfTheRecordingItself) {
+  Recording r = trace();
+  r.device.push_back(call("cudaLaunchKernel", 10000, 11000, 1));
+  r.device.push_back(kernel("k", 4000, 5000, 1));  // 6 us before its call started
+  const GpuAnalysis copy = analyze_gpu(r);
+  Recording moved = r;
+  const GpuAnalysis in_place = analyze_gpu_aligning(moved);
+  EXPECT_EQ(in_place.skew.host_shift_ns, -6000);
+  EXPECT_EQ(copy.skew.host_shift_ns, in_place.skew.host_shift_ns);
+  EXPECT_EQ(copy.warnings, in_place.warnings);
+  EXPECT_EQ(moved.device[0].start_ns, 4000) << "the call now starts with its kernel";
+  EXPECT_EQ(moved.device[1].start_ns, 4000) << "GPU times never move";
+  EXPECT_EQ(r.device[0].start_ns, 10000) << "analyze_gpu leaves its input alone";
 }

@@ -372,6 +372,34 @@ TEST_F(UiTest, AGraphReplayTraceShowsItsReplaysAndTheClockWarning) {
   EXPECT_EQ(app_->ops.gpu.drawn.level_lines, 0u);
 }
 
+// A folder of one job's rank traces (HTA's 2-rank NCCL sample): a group of tracks per rank under
+// its header, host threads folded until asked for; the op table leads with the ranks and the
+// straggler; a collective picked on one rank is outlined on the other too.
+TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank) {
+  start("mlp");
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "fusebox_ranks";
+  std::filesystem::create_directories(dir);
+  const std::string data = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/";
+  for (const char* f : {"kineto_a100_2rank_nccl_rank0.json.gz", "kineto_a100_2rank_nccl_rank1.json.gz"})
+    std::filesystem::copy_file(data + f, dir / f, std::filesystem::copy_options::overwrite_existing);
+  run("open=" + dir.string() + "; panel=ops");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  ASSERT_TRUE(app_->opened_trace()->ranks);
+  frame();
+  EXPECT_EQ(app_->trace.drawn.groups, 2u);
+  EXPECT_EQ(app_->ops.gpu.drawn.ranks, 2u);
+  EXPECT_GE(app_->trace.drawn.folded, 4u) << "each rank's NVTX and CPU threads";
+  run("trace.select=ncclKernel_SendRecv");
+  frame();
+  EXPECT_GE(app_->trace.drawn.linked, 1u) << "the same collective on rank 1";
+  EXPECT_NE(app_->command("trace.hosts=7"), "") << "no rank 7";
+  run("trace.hosts=all");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.folded, 0u);
+  EXPECT_NE(app_->command("trace.select=no_such_kernel"), "");
+  std::filesystem::remove_all(dir);
+}
+
 // A trace of 100,000 events (a PyTorch-profiler layout: per step an op, its launch call and the
 // kernel, written here) opens, import and analysis included, and pans frame by frame. The issue
 // asks for under 2 s to open and 16 ms a frame on a desktop; this 2-core machine renders with
