@@ -135,7 +135,7 @@ Command trace_command() {
       "candidates, findings by time lost. Several traces (or a folder) are the ranks of one job: "
       "per rank step time, computation, communication, idle, and the straggler.\n"
       "Example: fusebox trace tests/data/traces/kineto_a100_alexnet.json.gz\n"
-      "         fusebox trace tests/data/traces/kineto_a100_2rank_nccl_rank{0,1}.json.gz",
+      "         fusebox trace tests/data/traces/a100_2rank_nccl",
       trace_options, run_trace);
 }
 

@@ -416,9 +416,7 @@ std::string App::open_scenario(const std::string& path) {
 // A failed open keeps what was on screen: the error is the command's.
 std::string App::open_trace(const std::string& path) {
   try {
-    // A folder holds the ranks of one job (a single trace in it opens as itself).
-    const std::vector<std::string> files = workbench::trace_files({path});
-    trace_ = files.size() == 1 ? workbench::open_trace(files.front()) : workbench::open_ranks(files, path);
+    trace_ = workbench::open_path(path);  // a folder: the ranks of one job
   } catch (const Error& e) {
     return e.what();
   }

@@ -130,8 +130,7 @@ int open_and_run(const workbench::SettingsFlags& flags, std::string script,
   const bool folder = std::filesystem::is_directory(m, ec);  // the rank traces of one job
   if (folder || profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
     // A bad file: exit 2 now, naming it.
-    const std::vector<std::string> files = workbench::trace_files({m});
-    const auto trace = files.size() == 1 ? workbench::open_trace(files.front()) : workbench::open_ranks(files, m);
+    const auto trace = workbench::open_path(m);
     if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
       std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
                 << m << ": " << trace->summary() << "\n"

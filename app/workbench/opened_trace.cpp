@@ -34,6 +34,12 @@ std::shared_ptr<const OpenedTrace> open_trace(const std::string& path,
   return t;
 }
 
+std::shared_ptr<const OpenedTrace> open_path(const std::string& path,
+                                             const profiler::GpuAnalysisOptions& options) {
+  const std::vector<std::string> files = trace_files({path});
+  return files.size() == 1 ? open_trace(files.front(), options) : open_ranks(files, path, options);
+}
+
 std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {

@@ -42,6 +42,10 @@ struct OpenedTrace {
 std::shared_ptr<const OpenedTrace> open_trace(const std::string& path,
                                               const profiler::GpuAnalysisOptions& options = {});
 
+// A trace file, or a folder: its one trace opens as open_trace, several as open_ranks.
+std::shared_ptr<const OpenedTrace> open_path(const std::string& path,
+                                             const profiler::GpuAnalysisOptions& options = {});
+
 // The trace files `paths` name, a folder standing for the traces in it (by name). Throws
 // fusebox::Error naming a folder that cannot be listed or holds no trace.
 std::vector<std::string> trace_files(const std::vector<std::string>& paths);

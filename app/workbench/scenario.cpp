@@ -97,6 +97,16 @@ std::string resolve_file(const std::string& value, const std::string& scenario_p
   return p.string();
 }
 
+// A trace scenario's trace: a file, or a folder holding the rank traces of one job.
+std::string resolve_trace(const std::string& value, const std::string& scenario_path, const Where& w) {
+  fs::path p(value);
+  if (p.is_relative()) p = fs::path(scenario_path).parent_path() / p;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) return p.string();
+  return resolve_file(value, scenario_path, w, false);
+}
+
 // Applies a settings object (the top level's `settings` or a step's `set`), resolving a model or
 // input file it names against the scenario's folder.
 void apply_settings(Settings& s, const json& j, const Where& w) {
@@ -262,7 +272,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
   if (is_trace) {
     for (const char* k : {"inputs", "settings"})
       if (j.contains(k)) top.at(k).fail(std::string("a trace scenario runs nothing, so it takes no ") + k);
-    sc.trace = resolve_file(get_string(j["trace"], top.at("trace")), path, top.at("trace"), false);
+    sc.trace = resolve_trace(get_string(j["trace"], top.at("trace")), path, top.at("trace"));
   }
   json base = json::object();
   if (!is_trace) {

@@ -85,8 +85,9 @@ struct Scenario {
   std::string path;  // the file it came from ("" when built in memory)
   std::string name, description;
   Settings settings;  // before the first step; model and inputs resolved against the file's folder
-  // A trace scenario names a recorded GPU trace ("trace": FILE, relative to the file) instead of
-  // a model: its steps run nothing, they look at the trace and check its GPU analysis.
+  // A trace scenario names a recorded GPU trace ("trace": FILE, or a FOLDER of one job's rank
+  // traces, relative to the file) instead of a model: its steps run nothing, they look at the
+  // trace and check its GPU analysis (with ranks: the straggler's, and the ranks side by side).
   std::string trace;  // resolved against the file's folder; "" for a model scenario
   bool is_trace() const { return !trace.empty(); }
   std::vector<ScenarioStep> steps;  // at least one: a file without steps gets one, "the settings"

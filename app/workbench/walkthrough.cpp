@@ -89,7 +89,7 @@ ScenarioRun Walkthrough::play(Pipeline& pipeline) {
   if (scenario_->is_trace()) {
     if (!trace_) {  // once, for every step
       try {
-        attach(open_trace(scenario_->trace));
+        attach(open_path(scenario_->trace));
       } catch (const Error& e) {
         throw Error(scenario_->path + ": /trace: " + e.what());
       }

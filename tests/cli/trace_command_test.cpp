@@ -105,8 +105,8 @@ TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
 // Two ranks of one job: both named with their step times, the straggler, the per-file analyses
 // under --json; traces of two jobs, a rank given twice and a folder of them answered with exit 2.
 TEST(TraceCommand, RanksOfOneJobSideBySideAndTracesOfTwoJobsRefused) {
-  const std::string r0 = trace("kineto_a100_2rank_nccl_rank0.json.gz"),
-                    r1 = trace("kineto_a100_2rank_nccl_rank1.json.gz");
+  const std::string r0 = trace("a100_2rank_nccl/kineto_a100_2rank_nccl_rank0.json.gz"),
+                    r1 = trace("a100_2rank_nccl/kineto_a100_2rank_nccl_rank1.json.gz");
   CliResult r = run_cli(r1 + " " + r0);
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* part : {"ranks: 2 given of a world of 128", "0       615.12 ms", "1       619.27 ms",

@@ -118,7 +118,7 @@ void expect_invariants(const Recording& r, const GpuAnalysis& a, const std::stri
 std::vector<std::string> shipped_traces() {
   std::vector<std::string> out;
   for (const auto& e :
-       std::filesystem::directory_iterator(std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces")) {
+       std::filesystem::recursive_directory_iterator(std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces")) {
     const std::string p = e.path().string();
     if (looks_like_trace(p)) out.push_back(p);
   }

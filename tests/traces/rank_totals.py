@@ -62,13 +62,14 @@ def step_figures(calls, work, s, e):
             "idle_ns": max(0, (e - s) - union_ns(all_iv))}
 
 
-def main():
-    fusebox = sys.argv[1]
-    paths = [a for a in sys.argv[2:] if not a.startswith("--")]
-    ranks = {}
+def rank_figures(paths):
+    """Per rank its figures summed over the common steps (and per step), the straggler, the
+    common steps and each rank's file."""
+    ranks, files = {}, {}
     for p in paths:
         rank, calls, work, steps = read(p)
         ranks[rank] = (calls, work, steps)
+        files[rank] = p
     common = sorted(set.intersection(*(set(r[2]) for r in ranks.values())))
     ours = {}
     for rank, (calls, work, steps) in sorted(ranks.items()):
@@ -81,6 +82,13 @@ def main():
         f["wait_ns"] = 0 if rank == straggler else sum(
             max(0, a["comm_ns"] - b["comm_ns"])
             for a, b in zip(f["per_step"], ours[straggler]["per_step"]))
+    return ours, straggler, common, files
+
+
+def main():
+    fusebox = sys.argv[1]
+    paths = [a for a in sys.argv[2:] if not a.startswith("--")]
+    ours, straggler, common, _ = rank_figures(paths)
     report = json.loads(subprocess.run([fusebox, "trace", *paths, "--json"], check=True,
                                        capture_output=True, text=True).stdout)["ranks"]
     theirs = {r["rank"]: r for r in report["ranks"]}

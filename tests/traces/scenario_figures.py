@@ -9,7 +9,8 @@ the union of GPU work per device, pageable copies (nsys srcKind/dstKind 0, kinet
 holes in the union, longest first) with the runtime calls overlapping them, kernels shorter than
 their launch call (joined by correlation id), and for the CUDA graph candidate the sequence's
 back-to-back repetitions (each call starting at most 20 us after the previous one ended, counted
-greedily). A scenario's trace_total, finding time_lost_ms and gap host checks must agree within
+greedily). A scenario whose trace is a folder of one job's ranks: rank_totals.py's figures
+side by side and the straggler's file's own. A scenario's trace_total, finding time_lost_ms and gap host checks must agree within
 the scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
 import collections
 import json
@@ -18,6 +19,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import rank_totals as rt  # noqa: E402
 import trace_totals as tt  # noqa: E402
 
 
@@ -141,6 +143,20 @@ def nsys(path):
     return f, findings, [host_names(g, calls) for g in gaps[:10]]
 
 
+def ranks(folder):
+    """A folder of one job's rank traces: the ranks side by side (rank_totals.py's reading, sums
+    over the common steps) and the straggler's own figures."""
+    paths = sorted(str(p) for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")))
+    ours, straggler, common_steps, files = rt.rank_figures(paths)
+    f, findings, gap_hosts = kineto(files[straggler])
+    f.update({"rank_count": len(ours), "common_steps": len(common_steps), "straggler_rank": straggler,
+              "straggler_compute_ms": ours[straggler]["compute_ns"] / 1e6,
+              "straggler_comm_ms": ours[straggler]["comm_ns"] / 1e6,
+              "max_comm_ms": max(r["comm_ns"] for r in ours.values()) / 1e6,
+              "others_wait_ms": sum(r["wait_ns"] for r in ours.values()) / 1e6})
+    return f, findings, gap_hosts
+
+
 def main():
     folder = pathlib.Path(sys.argv[1])
     cache, bad, checked = {}, [], 0
@@ -149,6 +165,10 @@ def main():
         if not isinstance(sc, dict) or "trace" not in sc:
             continue
         trace = (path.parent / sc["trace"]).resolve()
+        if trace not in cache and trace.is_dir():
+            cache[trace] = ranks(trace)
+            if "--print" in sys.argv:
+                print(trace.name, json.dumps(cache[trace][:2], indent=1))
         if trace not in cache:
             with open(trace, "rb") as fh:
                 is_sqlite = fh.read(16) == b"SQLite format 3\x00"

@@ -377,12 +377,7 @@ TEST_F(UiTest, AGraphReplayTraceShowsItsReplaysAndTheClockWarning) {
 // straggler; a collective picked on one rank is outlined on the other too.
 TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank) {
   start("mlp");
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "fusebox_ranks";
-  std::filesystem::create_directories(dir);
-  const std::string data = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/";
-  for (const char* f : {"kineto_a100_2rank_nccl_rank0.json.gz", "kineto_a100_2rank_nccl_rank1.json.gz"})
-    std::filesystem::copy_file(data + f, dir / f, std::filesystem::copy_options::overwrite_existing);
-  run("open=" + dir.string() + "; panel=ops");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/a100_2rank_nccl; panel=ops");
   ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
   ASSERT_TRUE(app_->opened_trace()->ranks);
   frame();
@@ -397,7 +392,6 @@ TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank
   frame();
   EXPECT_EQ(app_->trace.drawn.folded, 0u);
   EXPECT_NE(app_->command("trace.select=no_such_kernel"), "");
-  std::filesystem::remove_all(dir);
 }
 
 // A trace of 100,000 events (a PyTorch-profiler layout: per step an op, its launch call and the
