@@ -255,8 +255,13 @@ Registry<App::Verb> App::make_verbs() {
     request_run();
     return "";
   });
-  verb("pin", "pin", "pins the current result as the compare baseline", true,
+  verb("pin", "pin", "pins the current result (or the open trace) as the compare baseline", true,
        [this](const std::string&) -> std::string {
+         if (trace_) {  // a recording: compared with the next trace opened
+           baseline_trace_ = trace_;
+           bring_tab_ = PanelId::Compare;
+           return "";
+         }
          if (!runner_.result()) return "pin: no result to pin yet";
          runner_.pin_baseline();
          bring_tab_ = PanelId::Compare;
@@ -264,6 +269,7 @@ Registry<App::Verb> App::make_verbs() {
        });
   verb("unpin", "unpin", "drops the compare baseline", false, [this](const std::string&) {
     runner_.clear_baseline();
+    baseline_trace_.reset();
     return "";
   });
   // Nothing to do when it runs: in a script it has already waited for the runs and layouts.
@@ -671,7 +677,7 @@ void App::draw() {
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
               [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_,
-              trace_.get()};
+              trace_.get(), baseline_trace_.get()};
   drawn_result_ = snap.result;
 
   handle_keys();

@@ -16,7 +16,8 @@
 //   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes, walkthrough,
 //                      details (keys 1-8)
 //   run                runs the current settings again (space)
-//   pin | unpin        pins the current result as the compare baseline, or drops it
+//   pin | unpin        pins the current result (or the open trace) as the compare baseline, or
+//                      drops it
 //   graph.K=V, arena.K=V, trace.K=V, ops.K=V
 //                      a panel's own switches (graph.view=fuse_patterns:before, trace.run=median)
 //
@@ -208,6 +209,7 @@ class App {
   workbench::Runner runner_;
   std::optional<workbench::Walkthrough> walkthrough_;
   std::shared_ptr<const workbench::OpenedTrace> trace_;  // a GPU trace opened instead of a model
+  std::shared_ptr<const workbench::OpenedTrace> baseline_trace_;  // a trace pinned to compare with
   workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
   std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
   std::string banner_;

@@ -6,6 +6,7 @@
 
 #include "app/ui/model_title.h"
 #include "app/ui/widgets.h"
+#include "app/workbench/opened_trace.h"
 
 namespace fusebox::ui {
 namespace {
@@ -147,7 +148,91 @@ void draw_verdict(const workbench::RunComparison& c) {
   }
 }
 
+// Kernels or host ops by name, largest change first; unchanged names left out.
+void draw_name_deltas(const char* id, const char* rows, const std::vector<workbench::NameDelta>& v,
+                      size_t& drawn_rows) {
+  if (!ImGui::BeginTable(id, 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit))
+    return;
+  ImGui::TableSetupColumn(rows, ImGuiTableColumnFlags_WidthStretch);
+  for (const char* c : {"change", "baseline (n)", "current (n)", "current - baseline"})
+    ImGui::TableSetupColumn(c, ImGuiTableColumnFlags_WidthFixed);
+  ImGui::TableHeadersRow();
+  size_t shown = 0;
+  for (const workbench::NameDelta& d : v) {
+    if (d.delta_ns() == 0 && d.count_a == d.count_b) continue;
+    if (++shown > 40) break;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", d.name.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(d.change());
+    ImGui::TableNextColumn();
+    ImGui::Text("%s (%lld)", format_ns(static_cast<double>(d.ns_a)).c_str(), static_cast<long long>(d.count_a));
+    ImGui::TableNextColumn();
+    ImGui::Text("%s (%lld)", format_ns(static_cast<double>(d.ns_b)).c_str(), static_cast<long long>(d.count_b));
+    ImGui::TableNextColumn();
+    const double dn = static_cast<double>(d.delta_ns());
+    ImGui::TextColored(dn < 0 ? ImVec4(0.45f, 0.85f, 0.45f, 1) : ImVec4(0.95f, 0.45f, 0.4f, 1), "%s%s",
+                       dn < 0 ? "-" : "+", format_ns(std::fabs(dn)).c_str());
+    ++drawn_rows;
+  }
+  ImGui::EndTable();
+  if (shown == 0) ImGui::TextDisabled("no change");
+}
+
 }  // namespace
+
+// Two recordings: the pinned trace against the one on screen (workbench/trace_compare.h, HTA's
+// trace_diff): the steps' verdict, the categories, then kernels and host ops by name.
+void ComparePanel::draw_traces(const Frame& frame) {
+  if (!frame.baseline_trace) {
+    ImGui::TextDisabled("compare: no trace pinned.");
+    ImGui::TextWrapped("Pin this trace (pin, or the bar's \"pin baseline\"), then open another "
+                       "recording (another commit, batch size or GPU): this panel shows what "
+                       "appeared, vanished, got faster or slower, by kernel and by category.");
+    return;
+  }
+  if (frame.baseline_trace == frame.trace) {
+    ImGui::TextDisabled("compare: the pinned trace is the one on screen; open another to compare.");
+    return;
+  }
+  if (trace_a_ != frame.baseline_trace->id || trace_b_ != frame.trace->id) {
+    traces_ = workbench::compare_traces(*frame.baseline_trace, *frame.trace);
+    trace_a_ = frame.baseline_trace->id;
+    trace_b_ = frame.trace->id;
+  }
+  const workbench::TraceComparison& c = *traces_;
+  drawn.compared = true;
+  drawn.sides = "baseline: " + c.file_a + "\ncurrent: " + c.file_b;
+  ImGui::TextWrapped("baseline: %s", c.file_a.c_str());
+  ImGui::TextWrapped("current:  %s", c.file_b.c_str());
+  if (c.step_verdict) {
+    drawn.verdict = workbench::verdict_name(c.step_verdict->verdict);
+    ImGui::TextWrapped("steps: %s -> %s: %s", c.step_latency_a.text().c_str(), c.step_latency_b.text().c_str(),
+                       c.step_verdict->text().c_str());
+  } else {
+    ImGui::TextWrapped("%s", c.no_verdict.c_str());
+  }
+  if (ImGui::BeginTable("categories", 4, kTableFlags)) {
+    setup_columns("GPU time by category");
+    for (const workbench::CategoryDelta& d : c.categories) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(d.category.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_ns(static_cast<double>(d.ns_a)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_ns(static_cast<double>(d.ns_b)).c_str());
+      ImGui::TableNextColumn();
+      delta(static_cast<double>(d.ns_a), static_cast<double>(d.ns_b));
+      ++drawn.rows;
+    }
+    ImGui::EndTable();
+  }
+  draw_name_deltas("kernels", "kernel", c.kernels, drawn.rows);
+  draw_name_deltas("host_ops", "host op", c.ops, drawn.rows);
+}
 
 // None yet: pinning is the App's (pin, unpin).
 std::vector<PanelSwitch> ComparePanel::switches() { return {}; }
@@ -160,6 +245,10 @@ std::string ComparePanel::command(const std::string& key, const std::string& val
 void ComparePanel::draw(const Frame& frame) {
   draw_focus_border(frame, PanelId::Compare);
   drawn = {};
+  if (frame.trace) {
+    draw_traces(frame);
+    return;
+  }
   if (!result_or_empty_state(frame, "compare")) return;
   if (!frame.baseline) {
     ImGui::TextDisabled("compare: no baseline pinned.");

@@ -58,6 +58,9 @@ struct Frame {
   // one is open the trace and op table panels show it, and the panels that draw a graph say
   // there is none (result_or_empty_state).
   const workbench::OpenedTrace* trace = nullptr;
+  // A trace pinned as the compare baseline (pin while a trace is open), or null: the compare
+  // panel sets the trace on screen against it (workbench/trace_compare.h).
+  const workbench::OpenedTrace* baseline_trace = nullptr;
 
   const workbench::RunResult* result() const { return snap.result.get(); }
 };

@@ -428,7 +428,8 @@ bool TracePanel::ensure_model(const Frame& frame) {
   rec_ = &rec;
   showing_trace_ = frame.trace != nullptr;
   const void* source = frame.trace ? static_cast<const void*>(frame.trace) : frame.result();
-  const uint64_t sequence = frame.trace ? 0 : frame.result()->sequence;
+  // A trace's id: a new one at a freed one's address is still rebuilt.
+  const uint64_t sequence = frame.trace ? frame.trace->id : frame.result()->sequence;
   const bool rebuilt = built_for_ != source || built_sequence_ != sequence;
   if (rebuilt) {
     rebuild(rec, frame.trace, source, sequence);

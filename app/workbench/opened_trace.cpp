@@ -1,12 +1,20 @@
 #include "app/workbench/opened_trace.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <system_error>
 
 #include "core/base/error.h"
 
 namespace fusebox::workbench {
+
+namespace {
+uint64_t next_id() {
+  static std::atomic<uint64_t> id{0};
+  return ++id;
+}
+}  // namespace
 
 std::string OpenedTrace::summary() const {
   int64_t kernels = analysis.kernel_count, copies = analysis.memcpy_count;
@@ -28,6 +36,7 @@ std::string OpenedTrace::summary() const {
 std::shared_ptr<const OpenedTrace> open_trace(const std::string& path,
                                               const profiler::GpuAnalysisOptions& options) {
   auto t = std::make_shared<OpenedTrace>();
+  t->id = next_id();
   t->path = path;
   t->recording = profiler::import_trace(path, &t->report);
   t->analysis = profiler::analyze_gpu_aligning(t->recording, options);
@@ -75,6 +84,7 @@ std::shared_ptr<const OpenedTrace> open_ranks(const std::vector<std::string>& fi
   auto ranks = std::make_shared<const profiler::RankAnalysis>(profiler::analyze_ranks(traces));
 
   auto t = std::make_shared<OpenedTrace>();
+  t->id = next_id();
   t->path = path;
   t->ranks = ranks;
   // In rank order (analyze_ranks orders them; every file is one of its ranks).

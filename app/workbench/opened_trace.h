@@ -5,6 +5,7 @@
 // (the other panels say there is no graph); `fusebox trace` prints the same analysis.
 // Several ranks of one job open as one document too (open_ranks): one recording holding every
 // rank's (profiler/rank_view.h), the ranks side by side (profiler/ranks.h).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 namespace fusebox::workbench {
 
 struct OpenedTrace {
+  uint64_t id = 0;   // unique per opening in this process: what a view caches its work on
   std::string path;  // the file; for ranks the folder (or first file) named
   profiler::ImportReport report;  // for ranks: the files' together
   // The importer's recording, its host side moved onto the GPU's clock where the analysis found

@@ -394,6 +394,24 @@ TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank
   EXPECT_NE(app_->command("trace.select=no_such_kernel"), "");
 }
 
+// Two recordings compared in the window (HTA's trace_compare pair): pin one, open the other, and
+// the compare panel lists the categories and the kernels that changed; unpin drops it.
+TEST_F(UiTest, ATracePinnedAndAnotherOpenedAreComparedInTheComparePanel) {
+  start("mlp");
+  const std::string dir = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/";
+  run("open=" + dir + "kineto_trace_compare_base.json.gz; pin; panel=compare");
+  frame();
+  EXPECT_FALSE(app_->compare.drawn.compared) << "the pinned trace is the one on screen";
+  run("open=" + dir + "kineto_trace_compare_test.json.gz");
+  frame();
+  ASSERT_TRUE(app_->compare.drawn.compared) << app_->last_command_error();
+  EXPECT_GE(app_->compare.drawn.rows, 7u) << "six categories and at least one kernel";
+  EXPECT_NE(app_->compare.drawn.sides.find("kineto_trace_compare_base"), std::string::npos);
+  run("unpin");
+  frame();
+  EXPECT_FALSE(app_->compare.drawn.compared);
+}
+
 // A trace of 100,000 events (a PyTorch-profiler layout: per step an op, its launch call and the
 // kernel, written here) opens, import and analysis included, and pans frame by frame. The issue
 // asks for under 2 s to open and 16 ms a frame on a desktop; this 2-core machine renders with
