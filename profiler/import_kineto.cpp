@@ -29,17 +29,20 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,74 +63,259 @@ bool is_gzip(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-struct Inflater {
-  z_stream z{};
-  Inflater() {
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
-  }
-  ~Inflater() { inflateEnd(&z); }
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-};
-
-// Every gzip member of `in`, concatenated (as gunzip does), at most kMaxTraceBytes.
-std::string gunzip(const std::string& path, const std::string& in) {
-  Inflater inf;
-  z_stream& z = inf.z;
-  std::string out;
-  std::vector<char> buf(size_t{1} << 20);
-  size_t fed = 0;  // bytes of `in` handed to zlib (avail_in is 32-bit: fed in slices)
-  for (;;) {
-    if (z.avail_in == 0 && fed < in.size()) {
-      const size_t n = std::min<size_t>(in.size() - fed, size_t{1} << 30);
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + fed));
-      z.avail_in = static_cast<uInt>(n);
-      fed += n;
+// The text of a trace, a chunk at a time: the file's bytes as they are, or inflated from gzip
+// (every member, concatenated, as gunzip does), at most kMaxTraceBytes of text. The parser pulls
+// characters through `Iterator`, so an inflated trace is never whole in memory.
+class TextSource {
+ public:
+  TextSource(std::string path, std::string bytes) : path_(std::move(path)), in_(std::move(bytes)) {
+    gzip_ = is_gzip(in_);
+    if (gzip_) {
+      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
+      buf_.resize(size_t{1} << 20);
     }
-    z.next_out = reinterpret_cast<Bytef*>(buf.data());
-    z.avail_out = static_cast<uInt>(buf.size());
-    const int rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf.data(), buf.size() - z.avail_out);
-    if (out.size() > kMaxTraceBytes)
-      throw Error(path + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
+  }
+  ~TextSource() {
+    if (gzip_) inflateEnd(&z_);
+  }
+  TextSource(const TextSource&) = delete;
+  TextSource& operator=(const TextSource&) = delete;
+
+  // The next chunk of text, [begin, end); empty at the end. Throws Error naming the file for
+  // corrupt or truncated gzip, or text past kMaxTraceBytes.
+  std::pair<const char*, const char*> next() {
+    if (!gzip_) {
+      if (done_) return {nullptr, nullptr};
+      done_ = true;
+      return {in_.data(), in_.data() + in_.size()};
+    }
+    while (!done_) {
+      const size_t got = inflate_some();
+      if (got > 0) return {buf_.data(), buf_.data() + got};
+    }
+    return {nullptr, nullptr};
+  }
+
+  // An input iterator over the characters (what nlohmann's iterator input adapter reads).
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+    Iterator() = default;  // the end
+    explicit Iterator(TextSource* s) : s_(s) { fill(); }
+    const char& operator*() const { return *at_; }
+    Iterator& operator++() {
+      if (++at_ == end_) fill();
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const Iterator& o) const { return at_ == o.at_; }
+    bool operator!=(const Iterator& o) const { return at_ != o.at_; }
+
+   private:
+    void fill() {
+      std::tie(at_, end_) = s_->next();
+      if (at_ == end_) at_ = end_ = nullptr;
+    }
+    TextSource* s_ = nullptr;
+    const char* at_ = nullptr;
+    const char* end_ = nullptr;
+  };
+
+ private:
+  size_t inflate_some() {
+    if (z_.avail_in == 0 && fed_ < in_.size()) {  // avail_in is 32-bit: fed in slices
+      const size_t n = std::min<size_t>(in_.size() - fed_, size_t{1} << 30);
+      z_.next_in = reinterpret_cast<Bytef*>(in_.data() + fed_);
+      z_.avail_in = static_cast<uInt>(n);
+      fed_ += n;
+    }
+    z_.next_out = reinterpret_cast<Bytef*>(buf_.data());
+    z_.avail_out = static_cast<uInt>(buf_.size());
+    const int rc = inflate(&z_, Z_NO_FLUSH);
+    const size_t got = buf_.size() - z_.avail_out;
+    text_ += got;
+    if (text_ > kMaxTraceBytes)
+      throw Error(path_ + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
                   " bytes, the most a trace may hold");
-    const bool input_left = z.avail_in > 0 || fed < in.size();
+    const bool input_left = z_.avail_in > 0 || fed_ < in_.size();
     if (rc == Z_STREAM_END) {
-      if (!input_left) return out;
-      if (static_cast<unsigned char>(*z.next_in) != 0x1f)
-        throw Error(path + ": corrupt gzip data: bytes after the end of the gzip stream");
-      inflateReset(&z);  // another member follows
-      continue;
+      if (!input_left) {
+        done_ = true;
+      } else if (static_cast<unsigned char>(*z_.next_in) != 0x1f) {
+        throw Error(path_ + ": corrupt gzip data: bytes after the end of the gzip stream");
+      } else {
+        inflateReset(&z_);  // another member follows
+      }
+      return got;
     }
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR)
-      throw Error(path +
-                  ": corrupt gzip data: " + (z.msg ? z.msg : "zlib error " + std::to_string(rc)));
+      throw Error(path_ + ": corrupt gzip data: " + (z_.msg ? z_.msg : "zlib error " + std::to_string(rc)));
     // Z_BUF_ERROR: no progress without more input. Z_OK with the input used up and room left
     // in the output: zlib wants more input. Either way the stream stops early.
-    if (rc == Z_BUF_ERROR || (!input_left && z.avail_out > 0))
-      throw Error(path + ": truncated gzip stream");
+    if (rc == Z_BUF_ERROR || (!input_left && z_.avail_out > 0)) throw Error(path_ + ": truncated gzip stream");
+    return got;
   }
-}
 
-json parse_json(const std::string& path, const std::string& text) {
+  std::string path_;
+  std::string in_;  // the file's bytes
+  bool gzip_ = false, done_ = false;
+  z_stream z_{};
+  std::vector<char> buf_;
+  size_t fed_ = 0;   // bytes of in_ handed to zlib
+  size_t text_ = 0;  // text inflated so far
+};
+
+// The trace's JSON read in one pass (nlohmann's SAX interface): each event of "traceEvents" (or
+// of a bare top-level array, Chrome's JSON Array Format) is built alone and handed to the reader
+// as soon as it closes, then dropped; only the rest of the top level is kept as a document. So a
+// trace costs its text and its recording, not a document of every event (about 1 KB each).
+template <typename OnEvent>
+class EventStream {
+ public:
+  explicit EventStream(OnEvent on_event) : on_event_(std::move(on_event)) {}
+
+  json top;                // the top level, its events left out ("traceEvents": [])
+  bool bare_array = false; // the top level is the events array itself
+  size_t events = 0;
+  bool failed = false;  // a parse error: its id, message and byte
+  int error_id = 0;
+  std::string error_what;
+  size_t error_byte = 0;
+
+  bool null() { return scalar(nullptr); }
+  bool boolean(bool v) { return scalar(v); }
+  bool number_integer(json::number_integer_t v) { return scalar(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(v); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return scalar(v); }
+  bool string(json::string_t& v) { return scalar(std::move(v)); }
+  bool binary(json::binary_t& v) { return scalar(std::move(v)); }
+  bool key(json::string_t& k) {
+    if (event_) return event_->key(k);
+    if (depth_ == 1) next_is_events_ = k == "traceEvents";
+    return top_->key(k);
+  }
+  bool start_object(std::size_t n) { return open(n, /*array=*/false); }
+  bool start_array(std::size_t n) { return open(n, /*array=*/true); }
+  bool end_object() { return close(/*array=*/false); }
+  bool end_array() { return close(/*array=*/true); }
+  bool parse_error(std::size_t byte, const std::string&, const json::exception& e) {
+    failed = true;
+    error_id = e.id;
+    error_what = e.what();
+    error_byte = byte;
+    return false;
+  }
+
+ private:
+  using DomParser = nlohmann::detail::json_sax_dom_parser<json>;
+
+  bool open(std::size_t n, bool array) {
+    if (!event_ && in_events_ && depth_ == events_depth_) event_.emplace(event_doc_);  // an event begins
+    ++depth_;
+    if (event_) return array ? event_->start_array(n) : event_->start_object(n);
+    if (depth_ == 1 && array) {  // a bare array: every element is an event
+      bare_array = in_events_ = true;
+      events_depth_ = 1;
+      return true;
+    }
+    const bool events_begin = depth_ == 2 && array && next_is_events_;
+    next_is_events_ = false;
+    if (events_begin) in_events_ = true, events_depth_ = 2;
+    return array ? top_->start_array(n) : top_->start_object(n);
+  }
+
+  bool close(bool array) {
+    --depth_;
+    if (event_) {
+      if (!(array ? event_->end_array() : event_->end_object())) return false;
+      if (depth_ == events_depth_) deliver();
+      return true;
+    }
+    if (in_events_ && depth_ == events_depth_ - 1) in_events_ = false;  // the events array ends
+    if (bare_array && depth_ == 0) return true;
+    return array ? top_->end_array() : top_->end_object();
+  }
+
+  template <typename V>
+  bool scalar(V&& v) {
+    if (event_) return forward(std::forward<V>(v));
+    if (in_events_ && depth_ == events_depth_) {  // an event that is not an object
+      event_doc_ = json(std::forward<V>(v));
+      deliver();
+      return true;
+    }
+    next_is_events_ = false;
+    return top_forward(std::forward<V>(v));
+  }
+
+  template <typename V>
+  bool forward(V&& v) {
+    if constexpr (std::is_same_v<std::decay_t<V>, std::nullptr_t>) return event_->null();
+    else if constexpr (std::is_same_v<std::decay_t<V>, bool>) return event_->boolean(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_integer_t>) return event_->number_integer(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_unsigned_t>) return event_->number_unsigned(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_float_t>) return event_->number_float(v, "");
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::string_t>) return event_->string(v);
+    else return event_->binary(v);
+  }
+
+  template <typename V>
+  bool top_forward(V&& v) {
+    if constexpr (std::is_same_v<std::decay_t<V>, std::nullptr_t>) return top_->null();
+    else if constexpr (std::is_same_v<std::decay_t<V>, bool>) return top_->boolean(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_integer_t>) return top_->number_integer(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_unsigned_t>) return top_->number_unsigned(v);
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_float_t>) return top_->number_float(v, "");
+    else if constexpr (std::is_same_v<std::decay_t<V>, json::string_t>) return top_->string(v);
+    else return top_->binary(v);
+  }
+
+  void deliver() {
+    ++events;
+    on_event_(event_doc_);
+    event_.reset();
+    event_doc_ = json();
+  }
+
+  OnEvent on_event_;
+  std::unique_ptr<DomParser> top_ = std::make_unique<DomParser>(top);
+  json event_doc_;
+  std::optional<DomParser> event_;  // building the current event, while one is open
+  int depth_ = 0;                   // containers open
+  int events_depth_ = -1;           // the depth inside the events array
+  bool in_events_ = false;
+  bool next_is_events_ = false;     // the top-level key just read is "traceEvents"
+};
+
+// Reads the trace at `path` (gzip'd or not), handing each event to `on_event` as it is read;
+// returns the top level without its events. Throws Error naming the file when it is not JSON
+// or not a trace.
+template <typename OnEvent>
+json stream_trace(const std::string& path, OnEvent on_event, size_t* events) {
+  TextSource text(path, read_file(path, kMaxTraceBytes));
+  EventStream<OnEvent> sax(std::move(on_event));
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(path + ": not JSON (at byte " + std::to_string(e.byte) + "): " + e.what());
+    json::sax_parse(TextSource::Iterator(&text), TextSource::Iterator(), &sax);
   } catch (const json::exception& e) {  // out_of_range.406: a number past double's range
     throw Error(path + ": not a JSON trace we can read: " + e.what());
   }
-}
-
-// The trace's top level (an object with "traceEvents", or a bare array of events).
-json read_trace_json(const std::string& path) {
-  std::string bytes = read_file(path, kMaxTraceBytes);
-  if (is_gzip(bytes)) bytes = gunzip(path, bytes);
-  json top = parse_json(path, bytes);
-  if (top.is_array()) return json{{"traceEvents", std::move(top)}};
-  if (!top.is_object() || !top.contains("traceEvents") || !top["traceEvents"].is_array())
+  if (sax.failed) {
+    if (sax.error_id == 406) throw Error(path + ": not a JSON trace we can read: " + sax.error_what);
+    throw Error(path + ": not JSON (at byte " + std::to_string(sax.error_byte) + "): " + sax.error_what);
+  }
+  *events = sax.events;
+  if (sax.bare_array) return json{{"traceEvents", json::array()}};
+  if (!sax.top.is_object() || !sax.top.contains("traceEvents") || !sax.top["traceEvents"].is_array())
     throw Error(path + ": not a Chrome/kineto trace (no traceEvents array)");
-  return top;
+  return std::move(sax.top);
 }
 
 // ---- values ------------------------------------------------------------------------------------
@@ -324,9 +512,9 @@ class KinetoReader {
  public:
   explicit KinetoReader(std::string path) : path_(std::move(path)) {}
 
-  Recording read(const json& top, ImportReport* report) {
-    const json& events = top["traceEvents"];
-    for (const json& e : events) event(e);
+  Recording read(ImportReport* report) {
+    size_t events = 0;
+    const json top = stream_trace(path_, [this](const json& e) { event(e); }, &events);
     header(top);
     metadata();
     correlate_through_flows();
@@ -345,7 +533,7 @@ class KinetoReader {
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
-    if (report) fill(*report, events.size());
+    if (report) fill(*report, events);
     return std::move(r_);
   }
 
@@ -798,9 +986,8 @@ class KinetoReader {
 }  // namespace
 
 Recording import_kineto(const std::string& path, ImportReport* report) {
-  json top = read_trace_json(path);
   try {
-    return KinetoReader(path).read(top, report);
+    return KinetoReader(path).read(report);
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what());
   } catch (const Malformed& e) {  // e.g. a host pid beyond 32 bits
