@@ -39,6 +39,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -518,6 +519,7 @@ class KinetoReader {
     header(top);
     metadata();
     correlate_through_flows();
+    separate_processes();
     nest_spans();
     std::stable_sort(acts_.begin(), acts_.end(), [](const GpuEvent& a, const GpuEvent& b) {
       return a.a.start_ns < b.a.start_ns;
@@ -908,6 +910,91 @@ class KinetoReader {
     exec::DeviceActivity& call = acts_[rt->second].a;
     if (!call.correlation_id) call.correlation_id = id;
     return call.correlation_id;
+  }
+
+  // CUPTI numbers correlation ids per process, so a file holding several processes (ranks
+  // merged into one trace) can hold one id on several launch calls. A kernel is then tied to the
+  // call of its own process, by the first of these that settles it:
+  //   - its flow (kineto's ac2g pair) starts at that call;
+  //   - only one of the calls started before the kernel did (a kernel cannot start before its
+  //     launch call);
+  //   - its device's other kernels, tied by an id only one process uses or by the rules above,
+  //     were all launched by one process.
+  // Each (process, id) then gets an id of its own. A GPU event none of these settles keeps none
+  // (0), counted in a warning: never tied to another process's call.
+  void separate_processes() {
+    std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> calls;  // id -> (pid, start)
+    for (const GpuEvent& g : acts_)
+      if (g.a.kind == exec::ActivityKind::Runtime && g.a.correlation_id)
+        calls[g.a.correlation_id].push_back({g.pid, g.a.start_ns});
+    std::set<uint32_t> shared;
+    for (const auto& [id, c] : calls)
+      if (std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first != c.front().first; })) shared.insert(id);
+    if (shared.empty()) return;
+    std::map<Place, int64_t> runtime_pid;  // where a launch call sits -> its pid (flows start there)
+    for (const GpuEvent& g : acts_)
+      if (g.a.kind == exec::ActivityKind::Runtime) runtime_pid.emplace(Place{g.pid, g.tid, g.a.start_ns}, g.pid);
+    // The launching process of each GPU event: settled now, or left for its device's.
+    std::vector<std::optional<int64_t>> launcher(acts_.size());
+    std::map<int32_t, std::set<int64_t>> device_callers;
+    for (size_t i = 0; i < acts_.size(); ++i) {
+      const GpuEvent& g = acts_[i];
+      if (g.a.kind == exec::ActivityKind::Runtime || !g.a.correlation_id) continue;
+      const auto c = calls.find(g.a.correlation_id);
+      if (c == calls.end()) continue;
+      if (!shared.count(g.a.correlation_id)) {
+        launcher[i] = c->second.front().first;
+      } else if (auto by_flow = launcher_by_flow(g, runtime_pid)) {
+        launcher[i] = by_flow;
+      } else {
+        std::set<int64_t> before;
+        for (const auto& [pid, start] : c->second)
+          if (start <= g.a.start_ns) before.insert(pid);
+        if (before.size() == 1) launcher[i] = *before.begin();
+      }
+      if (launcher[i]) device_callers[g.a.device].insert(*launcher[i]);
+    }
+    uint64_t next = 0;
+    for (const GpuEvent& g : acts_) next = std::max<uint64_t>(next, g.a.correlation_id);
+    std::map<std::pair<int64_t, uint32_t>, uint32_t> renumbered;
+    auto id_for = [&](int64_t pid, uint32_t id) -> uint32_t {
+      auto [it, fresh] = renumbered.try_emplace({pid, id}, 0);
+      if (fresh) it->second = ++next <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(next) : 0;
+      return it->second;
+    };
+    size_t unsettled = 0;
+    for (size_t i = 0; i < acts_.size(); ++i) {
+      GpuEvent& g = acts_[i];
+      if (!shared.count(g.a.correlation_id)) continue;
+      if (g.a.kind == exec::ActivityKind::Runtime) {
+        g.a.correlation_id = id_for(g.pid, g.a.correlation_id);
+        continue;
+      }
+      std::optional<int64_t> pid = launcher[i];
+      if (const auto d = device_callers.find(g.a.device); !pid && d != device_callers.end() && d->second.size() == 1)
+        pid = *d->second.begin();
+      const auto& c = calls[g.a.correlation_id];
+      if (pid && std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first == *pid; })) {
+        g.a.correlation_id = id_for(*pid, g.a.correlation_id);
+      } else {
+        g.a.correlation_id = 0;
+        ++unsettled;
+      }
+    }
+    ++notes_[std::to_string(shared.size()) + " correlation ids used by launch calls of several processes: " +
+             "each kernel tied to its own process's call" +
+             (unsettled ? " (" + counted(unsettled, "on the GPU not settled, left untied") + ")" : "")];
+  }
+
+  // The pid of the launch call the flow ending at `g` starts at, if any.
+  std::optional<int64_t> launcher_by_flow(const GpuEvent& g, const std::map<Place, int64_t>& runtime_pid) {
+    auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
+    if (f == flow_end_.end()) return std::nullopt;
+    auto s = flow_start_.find(f->second.dump());
+    if (s == flow_start_.end()) return std::nullopt;
+    auto rt = runtime_pid.find(s->second);
+    if (rt == runtime_pid.end()) return std::nullopt;
+    return rt->second;
   }
 
   // Spans by start (a parent before the children starting with it), depth by nesting per

@@ -744,3 +744,61 @@ TEST(ImportKineto, DirectoryOrMissingFileIsRefused) {
   e = import_error(dir + "/missing.json");
   EXPECT_NE(e.find(dir + "/missing.json"), std::string::npos) << e;
 }
+
+// Two processes merged into one file, each numbering its launches from 1 (CUPTI counts per
+// process) and each driving its own GPU: every kernel is tied to its own process's call, never
+// to the other's (which would read as a 1 ms launch delay), by its flow, by the one call that
+// started before it, or by its GPU's other kernels. A third GPU with one kernel, both calls
+// before it and no flow, cannot be settled: its kernel stays untied.
+TEST(ImportKineto, CorrelationIdsOfSeveralProcessesTieEachKernelToItsOwnProcess) {
+  const std::string dir = ptest::temp_dir("kineto-processes");
+  nlohmann::json events = nlohmann::json::array();
+  auto call = [&](int pid, double ts, int corr) {
+    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", pid},
+                      {"tid", pid + 1}, {"ts", ts}, {"dur", 5}, {"args", {{"correlation", corr}}}});
+  };
+  auto kernel = [&](int device, double ts, int corr) {
+    events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"pid", device}, {"tid", 7},
+                      {"ts", ts}, {"dur", 3},
+                      {"args", {{"correlation", corr}, {"device", device}, {"stream", 7}}}});
+  };
+  auto flow = [&](int pid, double call_ts, int device, double kernel_ts, int id) {
+    events.push_back({{"ph", "s"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", id}, {"pid", pid},
+                      {"tid", pid + 1}, {"ts", call_ts}});
+    events.push_back({{"ph", "f"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", id}, {"pid", device},
+                      {"tid", 7}, {"ts", kernel_ts}, {"bp", "e"}});
+  };
+  for (int corr = 1; corr <= 3; ++corr) {
+    const double t = 100.0 * corr;
+    call(100, t, corr);  // process 100 launches onto GPU 0: its calls alone start before the kernels
+    kernel(0, t + 20, corr);
+    call(200, t + 1000, corr);  // process 200 onto GPU 1, the same ids: its flows say so
+    kernel(1, t + 1020, corr);
+    flow(200, t + 1000, 1, t + 1020, corr);
+  }
+  call(100, 900, 4);  // id 4 from both, onto GPU 0 after both calls: GPU 0's other kernels decide
+  call(200, 900, 4);
+  kernel(0, 950, 4);
+  call(100, 5000, 9);  // id 9 from both processes, onto GPU 2 only once: which one launched it?
+  call(200, 5000, 9);
+  kernel(2, 5020, 9);
+  ImportReport report;
+  const Recording r = import_trace(write_trace(dir, "t.json", events), &report);
+  EXPECT_NE(warning_about(report, "used by launch calls of several processes"), "");
+  EXPECT_NE(warning_about(report, "1 event on the GPU not settled"), "") << warning_about(report, "processes");
+  std::map<uint32_t, uint32_t> call_thread;  // each process's calls are on its thread pid + 1
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Runtime) call_thread[a.correlation_id] = a.thread_id;
+  size_t tied = 0;
+  for (const auto& a : r.device) {
+    if (a.kind != ActivityKind::Kernel) continue;
+    if (a.device == 2) {
+      EXPECT_EQ(a.correlation_id, 0u) << "never tied across processes";
+      continue;
+    }
+    ASSERT_TRUE(call_thread.count(a.correlation_id));
+    EXPECT_EQ(call_thread[a.correlation_id], a.device == 0 ? 101u : 201u) << "its own process's call";
+    ++tied;
+  }
+  EXPECT_EQ(tied, 7u);
+}
