@@ -1,4 +1,5 @@
 // fusebox: the engine from the command line. Everything the workbench shows, printed or exported.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -10,6 +11,9 @@
 #include "core/base/utf8.h"
 
 int main(int argc, char** argv) {
+  // Past a file size limit (ulimit -f) a write fails with EFBIG and the command says so, naming
+  // the file, instead of the process dying of SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "fusebox: an inference runtime you can take apart while it runs.\n"
       "Build a model, optimize it pass by pass, plan its memory, run it with three executors.\n"

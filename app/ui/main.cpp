@@ -11,6 +11,7 @@
 #include <GLFW/glfw3.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -173,6 +174,7 @@ int guarded(const std::function<int()>& body) {
 
 int main(int argc, char** argv) {
   using namespace fusebox;
+  std::signal(SIGXFSZ, SIG_IGN);  // past ulimit -f: a located EFBIG error, not a dead window
   workbench::register_backends();
   CLI::App cli(
       "fusebox-ui: the workbench. Flip passes, fusion patterns, the planner, the executor and the "

@@ -1,5 +1,6 @@
 #include "core/base/atomic_file.h"
 
+#include <ext/stdio_filebuf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "core/base/temporaries.h"
 
 namespace fusebox {
 
@@ -99,10 +101,12 @@ std::string file_to_replace(const std::string& path, mode_t& mode) {
 struct TempFile {
   std::string path;
   int fd = -1;
+  Temporary registered;  // removed should SIGINT or SIGTERM end the program first
   void discard() {
     if (fd >= 0) ::close(fd);
     fd = -1;
     std::remove(path.c_str());
+    registered.release();
   }
 };
 
@@ -119,6 +123,7 @@ void commit(TempFile& tmp, const std::string& target, const std::string& named) 
     tmp.discard();
     throw Error("cannot replace '" + named + "': " + errno_text(err));
   }
+  tmp.registered.release();
 }
 
 // write(tmp) fills a temporary file that then replaces `path`. A fusebox::Error from write is
@@ -132,6 +137,7 @@ void replace_file(const std::string& path, const std::function<void(const std::s
     tmp.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     return tmp.fd >= 0;
   });
+  tmp.registered.hold(tmp.path, false);
   if (mode != 0) ::fchmod(tmp.fd, mode);  // keep the replaced file's permissions
   try {
     write(tmp.path);
@@ -218,18 +224,59 @@ void swap_in(const std::string& tmp, const std::string& target, bool exists,
 
 }  // namespace
 
+namespace {
+
+// write(out) fills a file with no name yet (O_TMPFILE), which is named beside the target only to
+// be renamed over it: a signal, SIGKILL included, leaves nothing behind while it is written.
+// False when the file system cannot make such a file (then nothing was written).
+bool write_unnamed(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  mode_t mode = 0;
+  const std::string target = file_to_replace(path, mode);
+  const std::string folder = parent_of(target);
+  const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  if (mode != 0) ::fchmod(fd, mode);  // keep the replaced file's permissions
+  {
+    __gnu_cxx::stdio_filebuf<char> buf(fd, std::ios::out | std::ios::binary);
+    std::ostream out(&buf);
+    errno = 0;
+    write(out);  // should it throw, the unnamed file goes with its descriptor: nothing to undo
+    int err = out ? 0 : errno;  // the write that failed set it (EFBIG past ulimit -f, ENOSPC)
+    if (out) out.flush(), err = out ? 0 : errno;
+    if (!out || ::fsync(fd) != 0) {
+      if (out) err = errno;
+      throw Error("cannot write '" + path + "': " + (err ? errno_text(err) : "write failed (disk full?)"));
+    }
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    Temporary registered;
+    const std::string named = create_unique(folder, path, [&](const std::string& name) {
+      return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+    });
+    registered.hold(named, false);
+    if (std::rename(named.c_str(), target.c_str()) != 0) {
+      const int err = errno;
+      std::remove(named.c_str());
+      throw Error("cannot replace '" + path + "': " + errno_text(err));
+    }
+  }  // the buffer closes the descriptor
+  return true;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
+  if (write_unnamed(path, write)) return;
   replace_file(
       path,
       [&](const std::string& tmp) {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) throw Error("cannot write '" + path + "': " + errno_text(errno));
-        write(out);
         errno = 0;
-        out.flush();
+        write(out);
+        int err = out ? 0 : errno;  // the write that failed set it
+        if (out) out.flush(), err = out ? 0 : errno;
         if (!out) {
-          const int err = errno;
           throw Error("cannot write '" + path +
                       "': " + (err ? errno_text(err) : "write failed (disk full?)"));
         }
@@ -255,6 +302,8 @@ void write_directory_atomically(const std::string& dir,
   const std::string tmp = create_unique(parent_of(target), dir, [](const std::string& name) {
     return ::mkdir(name.c_str(), 0777) == 0;  // the umask decides, as for any new folder
   });
+  Temporary registered;
+  registered.hold(tmp, true);
   if (exists && ::stat(target.c_str(), &st) == 0) ::chmod(tmp.c_str(), st.st_mode & 07777);
   try {
     write(tmp);

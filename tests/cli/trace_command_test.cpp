@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -142,4 +143,24 @@ TEST(TraceCommand, GraphReplaysAreReportedNotProposed) {
   EXPECT_EQ(j["findings"][0]["kind"], "gpu_bound");
   EXPECT_EQ(j["phases"]["phases"][0]["name"], "mixed");
   EXPECT_NE(r.out.find("host/GPU clock offset"), std::string::npos);
+}
+
+// Past a file size limit (ulimit -f) an export fails with a sentence naming the file, exit 2,
+// not a death by SIGXFSZ, and leaves no temporary beside it.
+TEST(TraceCommand, AFileSizeLimitIsALocatedErrorNotASignal) {
+  const std::string dir = temp_dir() + "/fsize";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string cmd = "sh -c 'ulimit -f 1; exec " + std::string(FUSEBOX_CLI) + " trace " +
+                          trace("kineto_a100_alexnet.json.gz") + " --chrome " + dir + "/out.json' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << "died of a signal\n" << out;
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(out.find("cannot write '" + dir + "/out.json': File too large"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "nothing written, no temporary";
 }

@@ -6,9 +6,13 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "core/base/error.h"
@@ -224,6 +228,63 @@ TEST(AtomicDirectory, ALinkToAFolderIsFollowed) {
   EXPECT_TRUE(std::filesystem::is_symlink(parent + "/link"));
   EXPECT_EQ(read_file(parent + "/real/a"), "1");
   EXPECT_EQ(entries(parent), 2u);
+}
+
+// Runs `write` in a child process; the signal the child died of, or -1.
+int signal_of_child(const std::function<void()>& write) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    write();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+}
+
+// The write signals its own process halfway, as a user's Ctrl-C, a `kill` or the OOM killer
+// would: SIGINT and SIGTERM remove the temporary on their way out (a file, the named file a
+// SQLite writer needs, a folder of files); SIGKILL cannot be caught, and a file written through
+// a stream has no name until it is complete, so it leaves nothing either. The old file stays.
+TEST(AtomicFile, ASignalMidWriteLeavesNoTemporaryAndTheOldFile) {
+  for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
+    const std::string dir = fresh_dir("signal" + std::to_string(sig));
+    const std::string path = dir + "/out.json";
+    write_file_atomically(path, std::string("old"));
+    EXPECT_EQ(signal_of_child([&] {
+                write_file_atomically(path, [&](std::ostream& out) {
+                  out << std::string(100000, 'x');
+                  out.flush();
+                  ::kill(::getpid(), sig);
+                  ::pause();
+                });
+              }),
+              sig);
+    EXPECT_EQ(read_file(path), "old");
+    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": a temporary was left";
+    if (sig == SIGKILL) continue;
+    EXPECT_EQ(signal_of_child([&] {
+                write_file_atomically_at(dir + "/t.sqlite", [&](const std::string& tmp) {
+                  std::ofstream(tmp) << "a database, half written";
+                  ::kill(::getpid(), sig);
+                  ::pause();
+                });
+              }),
+              sig);
+    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the named temporary was left";
+    EXPECT_EQ(signal_of_child([&] {
+                write_directory_atomically(
+                    dir + "/set",
+                    [&](const std::string& tmp) {
+                      write_file_atomically(tmp + "/a.json", std::string("new"));
+                      ::kill(::getpid(), sig);
+                      ::pause();
+                    },
+                    any_name);
+              }),
+              sig);
+    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the temporary folder was left";
+  }
 }
 
 }  // namespace
