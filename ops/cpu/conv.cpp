@@ -607,18 +607,17 @@ std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKin
 
 // Taps [j0, j1) of dim i's window at output o that fall inside the input, and how many fall
 // inside the padded input (AveragePool's count_include_pad divisor).
+// In closed form: the work is what the output needs, however large the kernel attribute.
 void taps(const Dims3& d, int i, int64_t o, int64_t* j0, int64_t* j1, int64_t* padded) {
   const int64_t start = o * d.s[i] - d.pb[i];
-  *j0 = 0;
-  *j1 = d.k[i];
-  *padded = 0;
-  for (int64_t j = 0; j < d.k[i]; ++j) {
-    const int64_t idx = start + j * d.dil[i];
-    if (idx < 0) *j0 = j + 1;
-    if (idx >= d.in[i] && *j1 == d.k[i]) *j1 = j;
-    if (idx >= -d.pb[i] && idx < d.in[i] + d.pe[i]) ++*padded;
-  }
-  if (*j1 < *j0) *j1 = *j0;
+  // The first tap j in [0, k] whose index start + j * dil reaches `bound`.
+  auto first_at = [&](int64_t bound) {
+    const int64_t gap = bound - start;
+    return gap <= 0 ? 0 : std::min<int64_t>(d.k[i], (gap + d.dil[i] - 1) / d.dil[i]);
+  };
+  *j0 = first_at(0);
+  *j1 = std::max(first_at(d.in[i]), *j0);
+  *padded = std::max<int64_t>(0, first_at(d.in[i] + d.pe[i]) - first_at(-d.pb[i]));
 }
 
 // Each output's window along each dim: the taps inside the input and the padded count, computed
@@ -672,9 +671,12 @@ void pool_planes(const PoolState& st, const PoolTaps& t, const float* x, float* 
           if constexpr (kKind == PoolKind::kMax) {
             out[o2] = mx;
           } else {
-            const int64_t count = st.include_pad ? t.padded[0][u0] * t.padded[1][u1] * t.padded[2][u2]
-                                                 : (b0 - a0) * (b1 - a1) * (b2 - a2);
-            out[o2] = count > 0 ? static_cast<float>(sum / static_cast<double>(count)) : 0.0f;
+            // In double: padded counts of enormous windows would overflow int64 as a product.
+            const double count = st.include_pad ? static_cast<double>(t.padded[0][u0]) *
+                                                      static_cast<double>(t.padded[1][u1]) *
+                                                      static_cast<double>(t.padded[2][u2])
+                                                : static_cast<double>((b0 - a0) * (b1 - a1) * (b2 - a2));
+            out[o2] = count > 0 ? static_cast<float>(sum / count) : 0.0f;
           }
         }
       }

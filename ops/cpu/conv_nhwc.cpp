@@ -775,12 +775,13 @@ inline void window_taps(int64_t start, int64_t k, int64_t dil, int64_t in, int64
                         int64_t* j1, int64_t* padded) {
   *j0 = start >= 0 ? 0 : std::min(k, (-start + dil - 1) / dil);
   *j1 = std::max(*j0, std::min(k, in - 1 - start < 0 ? 0 : (in - 1 - start) / dil + 1));
-  const int64_t lo = -pb, hi = in + pe;  // the padded input
-  *padded = 0;
-  for (int64_t j = 0; j < k; ++j) {
-    const int64_t i = start + j * dil;
-    if (i >= lo && i < hi) ++*padded;
-  }
+  // The taps inside the padded input [-pb, in + pe), in closed form: the work is what the output
+  // needs, however large the kernel attribute.
+  auto first_at = [&](int64_t bound) {
+    const int64_t gap = bound - start;
+    return gap <= 0 ? 0 : std::min<int64_t>(k, (gap + dil - 1) / dil);
+  };
+  *padded = std::max<int64_t>(0, first_at(in + pe) - first_at(-pb));
 }
 
 void nhwc_pool_position(const NhwcPoolState& st, const float* xn, int64_t p, float* out) {
@@ -791,7 +792,10 @@ void nhwc_pool_position(const NhwcPoolState& st, const float* xn, int64_t p, flo
   window_taps(od * d.sd - d.pd, d.kd, d.dd, d.d, d.pd, st.ped, &a[0], &b[0], &padded[0]);
   window_taps(oh * d.sh - d.ph, d.kh, d.dh, d.h, d.ph, st.peh, &a[1], &b[1], &padded[1]);
   window_taps(ow * d.sw - d.pw, d.kw, d.dw, d.w, d.pw, st.pew, &a[2], &b[2], &padded[2]);
-  const int64_t count = st.include_pad ? padded[0] * padded[1] * padded[2] : (b[0] - a[0]) * (b[1] - a[1]) * (b[2] - a[2]);
+  // In double: padded counts of enormous windows would overflow int64 as a product.
+  const double count = st.include_pad ? static_cast<double>(padded[0]) * static_cast<double>(padded[1]) *
+                                            static_cast<double>(padded[2])
+                                      : static_cast<double>((b[0] - a[0]) * (b[1] - a[1]) * (b[2] - a[2]));
   for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
     const int64_t cn = std::min(kBlock, C - c0);
     float mx[kBlock];
@@ -813,7 +817,7 @@ void nhwc_pool_position(const NhwcPoolState& st, const float* xn, int64_t p, flo
     float* o = out + c0;
     if (st.max) std::copy(mx, mx + cn, o);
     else
-      for (int64_t c = 0; c < cn; ++c) o[c] = count > 0 ? static_cast<float>(sum[c] / static_cast<double>(count)) : 0.0f;
+      for (int64_t c = 0; c < cn; ++c) o[c] = count > 0 ? static_cast<float>(sum[c] / count) : 0.0f;
   }
 }
 

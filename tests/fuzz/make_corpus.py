@@ -89,6 +89,10 @@ def attr_int(name, value):
     return f_bytes(1, name) + f_int(3, value) + f_int(20, 2)  # type INT
 
 
+def attr_ints(name, values):
+    return f_bytes(1, name) + b"".join(f_int(8, v) for v in values) + f_int(20, 7)  # type INTS
+
+
 def node(op, inputs, outputs, name, attrs=()):
     body = b"".join(f_bytes(1, i) for i in inputs) + b"".join(f_bytes(2, o) for o in outputs)
     body += f_bytes(3, name) + f_bytes(4, op) + b"".join(f_bytes(5, a) for a in attrs)
@@ -228,6 +232,25 @@ def onnx_hand(cp):
               [tensor("shape", INT64, [2], [4, 4])])
     cp.case("onnx/reshape_wrong_count", "onnx_hand", ["run", cp.write("hand/reshape_count.onnx", m)] + QUICK,
             stderr=["reshape_count.onnx", "reshape_bad"])
+    # Attributes of 2^32: a blocksize whose square overflows int64, and pool windows of 2^64 taps
+    # over a 2x2 input (pads just under the kernel, strides of the kernel: a 2x2 output): refused,
+    # or pooled in the work the output needs, never a division by zero or a loop over the window.
+    x1444 = value_info("x", FLOAT, [1, 4, 4, 4])
+    m = model([node("DepthToSpace", ["x"], ["y"], "d2s_huge", [attr_int("blocksize", 1 << 32)])], [x1444],
+              [value_info("y", FLOAT, [])])
+    cp.case("onnx/depth_to_space_blocksize_2p32", "onnx_hand", ["run", cp.write("hand/d2s_huge.onnx", m)] + QUICK,
+            stderr=["d2s_huge.onnx", "d2s_huge"])
+    m = model([node("SpaceToDepth", ["x"], ["y"], "s2d_huge", [attr_int("blocksize", 1 << 32)])], [x1444],
+              [value_info("y", FLOAT, [])])
+    cp.case("onnx/space_to_depth_blocksize_2p32", "onnx_hand", ["run", cp.write("hand/s2d_huge.onnx", m)] + QUICK,
+            stderr=["s2d_huge.onnx", "s2d_huge"])
+    k = 1 << 32
+    m = model([node("AveragePool", ["x"], ["y"], "pool_huge",
+                    [attr_ints("kernel_shape", [k, k]), attr_ints("pads", [k - 1, k - 1, k - 1, k - 1]),
+                     attr_ints("strides", [k, k]), attr_int("count_include_pad", 1)])],
+              [value_info("x", FLOAT, [1, 1, 2, 2])], [value_info("y", FLOAT, [])])
+    cp.case("onnx/average_pool_kernel_2p32", "onnx_hand", ["run", cp.write("hand/pool_huge.onnx", m), "--passes",
+            "none"] + QUICK, exit=(0, 2), stderr=["pool_huge.onnx"])
     m = model([node("Gather", ["x", "idx"], ["y"], "gather_oob", [attr_int("axis", 0)])],
               [value_info("x", FLOAT, [4, 2])], [value_info("y", FLOAT, [1, 2])], [tensor("idx", INT64, [1], [7])])
     cp.case("onnx/gather_index_out_of_range", "onnx_hand",
