@@ -1,4 +1,5 @@
 // import_trace: which importer a file needs, decided by its first bytes, not its name.
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,39 @@ TraceFormat format_of(const std::string& head) {
 
 constexpr size_t kSniffBytes = 1 << 16;
 
+// Every figure the analysis makes from a recording is a difference of two of its times or a sum
+// of its durations (windows, busy, idle, delays, totals per name). They cannot overflow int64
+// when the events lie within kMaxTraceSpanNs of each other and their durations sum below
+// kMaxDurationSumNs; a file past either is not one recording of a real run (2.3 years; 146
+// years of activity), and is refused naming the events, never summed into a negative figure.
+constexpr int64_t kMaxTraceSpanNs = int64_t{1} << 56;
+constexpr int64_t kMaxDurationSumNs = int64_t{1} << 62;
+
+void check_times(const Recording& r, const std::string& path) {
+  struct Extreme {
+    int64_t t;
+    std::string what;
+  };
+  Extreme first{INT64_MAX, ""}, last{INT64_MIN, ""};
+  uint64_t sum = 0;  // stops growing past the bound: a sum of non-negative int64 never wraps
+  auto see = [&](int64_t start, int64_t end, const std::string& name) {
+    if (start < first.t) first = {start, name};
+    if (end > last.t) last = {end, name};
+    if (end > start && sum < static_cast<uint64_t>(kMaxDurationSumNs))
+      sum += static_cast<uint64_t>(end) - static_cast<uint64_t>(start);
+  };
+  for (const Span& s : r.spans) see(s.start_ns, s.end_ns, s.name);
+  for (const exec::DeviceActivity& a : r.device) see(a.start_ns, a.end_ns, a.name);
+  if (first.t > last.t) return;  // nothing timed
+  int64_t span = 0;
+  if (__builtin_sub_overflow(last.t, first.t, &span) || span > kMaxTraceSpanNs)
+    throw Error(path + ": its events span more than 2^56 ns (2.3 years): '" + first.what + "' starts at " +
+                std::to_string(first.t) + " ns and '" + last.what + "' ends at " + std::to_string(last.t) +
+                " ns; not one recording");
+  if (sum >= static_cast<uint64_t>(kMaxDurationSumNs))
+    throw Error(path + ": its events' durations sum past 2^62 ns (146 years of activity); not one recording");
+}
+
 }  // namespace
 
 Recording import_trace(const std::string& path, ImportReport* report) {
@@ -47,14 +81,17 @@ Recording import_trace(const std::string& path, ImportReport* report) {
   if (!std::filesystem::exists(path, ec)) throw Error("cannot read '" + path + "': no such file");
   if (!std::filesystem::is_regular_file(path, ec))
     throw Error("cannot read '" + path + "': not a regular file");
+  Recording r;
   switch (format_of(head_of(path, kSniffBytes))) {
-    case TraceFormat::Kineto: return import_kineto(path, report);
-    case TraceFormat::Nsys: return import_nsys_sqlite(path, report);
-    case TraceFormat::Unknown: break;
+    case TraceFormat::Kineto: r = import_kineto(path, report); break;
+    case TraceFormat::Nsys: r = import_nsys_sqlite(path, report); break;
+    case TraceFormat::Unknown:
+      throw Error(path +
+                  ": not a trace fusebox reads (a PyTorch profiler / Chrome trace .json or .json.gz "
+                  "with traceEvents, or an Nsight Systems SQLite export: nsys export --type sqlite)");
   }
-  throw Error(path +
-              ": not a trace fusebox reads (a PyTorch profiler / Chrome trace .json or .json.gz "
-              "with traceEvents, or an Nsight Systems SQLite export: nsys export --type sqlite)");
+  check_times(r, path);
+  return r;
 }
 
 bool looks_like_trace(const std::string& path) {

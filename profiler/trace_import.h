@@ -21,7 +21,9 @@
 // (export, import, export again gives the same file, byte for byte).
 //
 // Errors (fusebox::Error) name the file and, for a bad event, which one: a truncated .gz, JSON
-// that is not a trace, a SQLite file without CUPTI or NVTX tables. Events that cannot be used
+// that is not a trace, a SQLite file without CUPTI or NVTX tables, events more than 2^56 ns
+// apart or whose durations sum past 2^62 ns (import_trace: then no figure the analysis makes,
+// a difference of two times or a sum of durations, can overflow). Events that cannot be used
 // (a negative duration, a kernel without a correlation id where one is needed) are skipped and
 // counted in the report's warnings, never guessed at.
 #include <cstddef>

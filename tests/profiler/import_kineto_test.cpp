@@ -802,3 +802,31 @@ TEST(ImportKineto, CorrelationIdsOfSeveralProcessesTieEachKernelToItsOwnProcess)
   }
   EXPECT_EQ(tied, 7u);
 }
+
+// Times no figure can be made of without overflowing int64 (a window of two kernels 2^63 ns
+// apart, durations summing past 2^62 ns) are refused naming the file and the events, exit 2,
+// instead of a negative kernel time or window.
+TEST(ImportKineto, TimesPastWhatFiguresCanHoldAreRefusedNamingTheEvents) {
+  const std::string dir = ptest::temp_dir("kineto-extremes");
+  auto import_error = [](const std::string& path) -> std::string {
+    try {
+      import_trace(path);  // what every command reads a trace with
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto kernel = [](const std::string& name, double ts, double dur) {
+    return nlohmann::json{{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", 7}, {"ts", ts},
+                          {"dur", dur}, {"args", {{"device", 0}, {"stream", 7}}}};
+  };
+  const std::string apart =
+      import_error(write_trace(dir, "apart.json", {kernel("early", -9e15, 1), kernel("late", 9e15, 1)}));
+  EXPECT_NE(apart.find("apart.json: its events span more than 2^56 ns"), std::string::npos) << apart;
+  EXPECT_NE(apart.find("'early' starts at -9000000000000000000 ns"), std::string::npos) << apart;
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 600; ++i) many.push_back(kernel("long", i, 1.0e13));  // 10^16 ns each, overlapping
+  const std::string summed = import_error(write_trace(dir, "summed.json", many));
+  EXPECT_NE(summed.find("summed.json: its events' durations sum past 2^62 ns"), std::string::npos) << summed;
+  EXPECT_EQ(import_error(write_trace(dir, "fine.json", {kernel("a", 0, 1e6), kernel("b", 1e12, 1e6)})), "");
+}
