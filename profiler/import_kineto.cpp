@@ -247,36 +247,27 @@ class EventStream {
 
   template <typename V>
   bool scalar(V&& v) {
-    if (event_) return forward(std::forward<V>(v));
+    if (event_) return to(*event_, std::forward<V>(v));
     if (in_events_ && depth_ == events_depth_) {  // an event that is not an object
       event_doc_ = json(std::forward<V>(v));
       deliver();
       return true;
     }
     next_is_events_ = false;
-    return top_forward(std::forward<V>(v));
+    return to(*top_, std::forward<V>(v));
   }
 
+  // One SAX value into a document builder (the event's or the top level's).
   template <typename V>
-  bool forward(V&& v) {
-    if constexpr (std::is_same_v<std::decay_t<V>, std::nullptr_t>) return event_->null();
-    else if constexpr (std::is_same_v<std::decay_t<V>, bool>) return event_->boolean(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_integer_t>) return event_->number_integer(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_unsigned_t>) return event_->number_unsigned(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_float_t>) return event_->number_float(v, "");
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::string_t>) return event_->string(v);
-    else return event_->binary(v);
-  }
-
-  template <typename V>
-  bool top_forward(V&& v) {
-    if constexpr (std::is_same_v<std::decay_t<V>, std::nullptr_t>) return top_->null();
-    else if constexpr (std::is_same_v<std::decay_t<V>, bool>) return top_->boolean(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_integer_t>) return top_->number_integer(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_unsigned_t>) return top_->number_unsigned(v);
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::number_float_t>) return top_->number_float(v, "");
-    else if constexpr (std::is_same_v<std::decay_t<V>, json::string_t>) return top_->string(v);
-    else return top_->binary(v);
+  static bool to(DomParser& p, V&& v) {
+    using T = std::decay_t<V>;
+    if constexpr (std::is_same_v<T, std::nullptr_t>) return p.null();
+    else if constexpr (std::is_same_v<T, bool>) return p.boolean(v);
+    else if constexpr (std::is_same_v<T, json::number_integer_t>) return p.number_integer(v);
+    else if constexpr (std::is_same_v<T, json::number_unsigned_t>) return p.number_unsigned(v);
+    else if constexpr (std::is_same_v<T, json::number_float_t>) return p.number_float(v, "");
+    else if constexpr (std::is_same_v<T, json::string_t>) return p.string(v);
+    else return p.binary(v);
   }
 
   void deliver() {
