@@ -396,6 +396,31 @@ Timeline build_timeline(const Recording& recording) {
   return build_from(recording, earliest_ns(recording));
 }
 
+void put_gpu_first(Timeline& t) {
+  auto order_of = [&](const TimelineTrack& track) {
+    switch (track.kind) {
+      case TrackKind::GpuStream: return 0;
+      case TrackKind::CudaApi: return 1;
+      default: return 2;
+    }
+  };
+  std::vector<uint32_t> order(t.tracks.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return order_of(t.tracks[a]) < order_of(t.tracks[b]); });
+  std::vector<uint32_t> moved_to(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) moved_to[order[k]] = k;
+  std::vector<TimelineTrack> tracks;
+  tracks.reserve(order.size());
+  for (uint32_t k : order) tracks.push_back(std::move(t.tracks[k]));
+  t.tracks = std::move(tracks);
+  auto remap = [&](TimelineItemRef& r) { r.track = moved_to[r.track]; };
+  for (TimelineFlow& f : t.flows) remap(f.launch), remap(f.target);
+  for (auto* index : {&t.op_items_of_node, &t.worker_items_of_node})
+    for (auto& refs : *index)
+      for (TimelineItemRef& r : refs) remap(r);
+}
+
 Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>& slices) {
   if (slices.empty()) return build_timeline(recording);
   Timeline out;
@@ -406,23 +431,9 @@ Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>
   for (size_t g = 0; g < slices.size(); ++g) {
     const RankSlice& s = slices[g];
     Timeline part = build_from(slice_recording(recording, s), out.base_ns);
-    // A rank's GPU streams first, then its API calls, then its host threads: what ranks are
-    // compared on stays in view, above each rank's (often deep) Python-stack rows.
-    std::vector<uint32_t> order(part.tracks.size());
-    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-    auto rank_of = [&](uint32_t k) {
-      switch (part.tracks[k].kind) {
-        case TrackKind::GpuStream: return 0;
-        case TrackKind::CudaApi: return 1;
-        default: return 2;
-      }
-    };
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
-    std::vector<uint32_t> moved_to(order.size());
+    put_gpu_first(part);
     const auto first_track = static_cast<uint32_t>(out.tracks.size());
-    for (uint32_t k = 0; k < order.size(); ++k) moved_to[order[k]] = first_track + k;
-    for (uint32_t k : order) {
-      TimelineTrack& track = part.tracks[k];
+    for (TimelineTrack& track : part.tracks) {
       track.group = static_cast<int32_t>(g);
       for (TimelineRow& row : track.rows)
         for (TimelineItem& it : row.items)
@@ -430,8 +441,8 @@ Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>
       out.tracks.push_back(std::move(track));
     }
     for (TimelineFlow f : part.flows) {
-      f.launch.track = moved_to[f.launch.track];
-      f.target.track = moved_to[f.target.track];
+      f.launch.track += first_track;
+      f.target.track += first_track;
       out.flows.push_back(f);
     }
     if (!part.tracks.empty()) {

@@ -104,8 +104,12 @@ struct Timeline {
 };
 
 Timeline build_timeline(const Recording& recording);
+// A recorded trace's order: GPU streams first, then the API calls, then the host threads, so
+// the GPU stays in view above a trace's (often deep) Python-stack and annotation rows.
+void put_gpu_first(Timeline& timeline);
 // Several ranks merged into one recording (rank_view.h): each rank's tracks built as for its own
-// recording, one group after the other in the slices' order, on one time base.
+// recording, GPU first (put_gpu_first), one group after the other in the slices' order, on one
+// time base.
 Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>& slices);
 
 // What an item is tied to, for a selection to light up together (by the flows, so by

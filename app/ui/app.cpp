@@ -428,9 +428,7 @@ std::string App::open_trace(const std::string& path) {
   }
   walkthrough_.reset();
   selection_ = {};
-  // Room for the GPU tracks under the host threads: the trace grows, the graph row shrinks.
-  top_height_ = std::min(top_height_, 0.16f);
-  trace_height_ = std::max(trace_height_, 0.5f);
+  // The trace takes the top row's place (draw_panels: a recording has no graph).
   return "";
 }
 
@@ -711,10 +709,23 @@ void App::draw_panels(const Frame& frame) {
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float body_h = std::max(100.0f, avail.y - status_h);
+  const ImGuiWindowFlags child_flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  // A recorded trace has no graph, passes or arena: the window is the recording's, the trace
+  // above the op table and compare panels, the top row's share given to the trace.
+  if (frame.trace) {
+    const float trace_h = std::floor(body_h * recording_trace_height_);
+    const float bottom_h = std::max(40.0f, body_h - trace_h - gap);
+    ImGui::BeginChild("trace", ImVec2(0, trace_h), true, child_flags);
+    draw_place(Place::Middle, frame);
+    ImGui::EndChild();
+    splitter("##split_trace", false, &recording_trace_height_, body_h, gap, avail.x);
+    recording_trace_height_ = std::clamp(recording_trace_height_, 0.15f, 0.9f);
+    draw_bottom_row(frame, avail.x, bottom_h, gap);
+    return;
+  }
   const float top_h = std::floor(body_h * top_height_);
   const float trace_h = std::floor(body_h * trace_height_);
   const float bottom_h = std::max(40.0f, body_h - top_h - trace_h - 2 * gap);
-  const ImGuiWindowFlags child_flags = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
 
   // Top row: passes | graph | arena.
   const float left_w = std::floor(avail.x * left_width_);
@@ -751,14 +762,19 @@ void App::draw_panels(const Frame& frame) {
     trace_height_ = std::max(0.08f, upper - top_height_);
   }
 
-  const float ops_w = std::floor(avail.x * bottom_split_);
-  ImGui::BeginChild("ops", ImVec2(ops_w, bottom_h), true);
+  draw_bottom_row(frame, avail.x, bottom_h, gap);
+}
+
+// Bottom row: ops | compare and walkthrough.
+void App::draw_bottom_row(const Frame& frame, float width, float height, float gap) {
+  const float ops_w = std::floor(width * bottom_split_);
+  ImGui::BeginChild("ops", ImVec2(ops_w, height), true);
   draw_place(Place::BottomLeft, frame);
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
-  splitter("##split_bottom", true, &bottom_split_, avail.x, gap, bottom_h);
+  splitter("##split_bottom", true, &bottom_split_, width, gap, height);
   ImGui::SameLine(0, 0);
-  ImGui::BeginChild("compare", ImVec2(0, bottom_h), true);
+  ImGui::BeginChild("compare", ImVec2(0, height), true);
   draw_place(Place::BottomRight, frame);
   ImGui::EndChild();
 }

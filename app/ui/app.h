@@ -198,6 +198,7 @@ class App {
   void draw_save_dialog();
   void draw_error_banner(const workbench::Runner::Snapshot& snap);
   void revert_failed_settings(const workbench::Runner::Snapshot& snap);
+  void draw_bottom_row(const Frame& frame, float width, float height, float gap);
   void draw_panels(const Frame& frame);
   void draw_place(Place place, const Frame& frame);
   void run_clicked_and_script();
@@ -234,6 +235,7 @@ class App {
   float left_width_ = 0.17f;   // passes column
   float right_width_ = 0.36f;  // arena column
   float top_height_ = 0.48f;   // graph row
+  float recording_trace_height_ = 0.58f;  // a recorded trace's layout: the trace, then ops | compare
   float trace_height_ = 0.26f; // trace row
   float bottom_split_ = 0.58f; // op table vs compare
 };

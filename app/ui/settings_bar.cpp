@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/ui/widgets.h"
+#include "app/workbench/opened_trace.h"
 #include "app/workbench/settings.h"
 #include "core/backend/backend.h"
 #include "core/models/builtin_models.h"
@@ -74,7 +75,32 @@ void integer_setting(const Frame& frame, const char* label, const char* key, int
 
 }  // namespace
 
+// With a recorded trace open nothing runs: the bar offers what applies to a recording (open
+// another, pin it to compare) and the way back to the model, instead of backend, executor,
+// threads and planner.
+void SettingsBar::draw_for_trace(const Frame& frame) {
+  if (ImGui::Button("Open...")) frame.command("open");
+  item_tooltip("Open another trace, a folder of one job's rank traces, a model or a scenario (Ctrl+O).");
+  ImGui::SameLine();
+  if (ImGui::Button("pin baseline")) frame.command("pin");
+  item_tooltip("Keep this trace as the baseline: open another and the compare panel sets the two side by side.");
+  if (frame.baseline_trace) {
+    ImGui::SameLine();
+    if (ImGui::Button("unpin")) frame.command("unpin");
+    ImGui::SameLine();
+    ImGui::TextDisabled("baseline: %s", frame.baseline_trace->path.c_str());
+  }
+  ImGui::SameLine();
+  if (ImGui::Button(("back to " + frame.settings.model).c_str())) frame.command("run");
+  item_tooltip("Leave the trace and run the model with the current settings (space).");
+  ImGui::SameLine();
+  ImGui::TextDisabled("recorded trace: %s", frame.trace->path.c_str());
+  drawn_for_trace = true;
+}
+
 void SettingsBar::draw(const Frame& frame) {
+  drawn_for_trace = false;
+  if (frame.trace) return draw_for_trace(frame);
   const workbench::Settings& s = frame.settings;
   const float em = ImGui::GetFontSize();
 

@@ -7,6 +7,10 @@ namespace fusebox::ui {
 
 struct SettingsBar {
   void draw(const Frame& frame);
+  bool drawn_for_trace = false;  // the last frame drew the recorded trace's bar
+
+ private:
+  void draw_for_trace(const Frame& frame);
 };
 
 }  // namespace fusebox::ui

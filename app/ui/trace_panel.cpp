@@ -197,8 +197,12 @@ void TracePanel::rebuild(const profiler::Recording& rec, const workbench::Opened
                          const void* source, uint64_t sequence) {
   built_for_ = source;
   built_sequence_ = sequence;
-  timeline_ = trace && !trace->slices.empty() ? profiler::build_timeline(rec, trace->slices)
-                                              : profiler::build_timeline(rec);
+  if (trace && !trace->slices.empty()) {
+    timeline_ = profiler::build_timeline(rec, trace->slices);  // each rank GPU first
+  } else {
+    timeline_ = profiler::build_timeline(rec);
+    if (trace) profiler::put_gpu_first(timeline_);  // a recording: its GPU in view first
+  }
   group_titles_.clear();
   for (const profiler::RankSlice& g : timeline_.groups)
     group_titles_.push_back(rank_title(trace, g) + "   (host threads: trace.hosts=" + std::to_string(g.rank) + ")");

@@ -334,7 +334,7 @@ TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
   frame();
   EXPECT_GE(app_->trace.drawn.tracks, 4u) << "NVTX, the host thread, CUDA API, GPU streams";
   EXPECT_GT(app_->trace.drawn.spans, 0u);
-  EXPECT_EQ(app_->graph.drawn.boxes, 0u) << "no graph for a trace";
+  EXPECT_TRUE(app_->settings_bar.drawn_for_trace) << "the recording's bar: no backend, executor or planner";
   EXPECT_GT(app_->ops.gpu.drawn.findings, 0u);
   EXPECT_GT(app_->ops.gpu.drawn.kernel_rows, 10u);
   EXPECT_EQ(app_->ops.gpu.drawn.copy_rows, 1u) << "HtoD pageable -> device";
@@ -353,6 +353,8 @@ TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
   EXPECT_NE(app_->opened_trace(), nullptr) << "a failed open keeps the trace on screen";
   run("run");
   EXPECT_EQ(app_->opened_trace(), nullptr) << "running the settings leaves the trace";
+  frame();
+  EXPECT_FALSE(app_->settings_bar.drawn_for_trace);
   EXPECT_NE(app_->command("trace.gap=0"), "") << "no gaps without a trace";
 }
 
