@@ -736,7 +736,12 @@ void run_pool(const exec::KernelArgs& args) {
   const auto& st = state_of<PoolState>(args);
   const float* x = input_ptr<float>(args, 0);
   float* y = output_ptr<float>(args, 0);
-  const int64_t per_plane = std::max<int64_t>(1, st.out_size * st.d.k[0] * st.d.k[1] * st.d.k[2]);
+  // Work per plane: each output's taps inside the input (at most the kernel, at most the input:
+  // a kernel attribute of 2^32 costs what the input holds), in double so no product overflows.
+  double taps_per_output = 1;
+  for (int i = 0; i < 3; ++i) taps_per_output *= static_cast<double>(std::min(st.d.k[i], st.d.in[i]));
+  const int64_t per_plane = static_cast<int64_t>(
+      std::clamp(static_cast<double>(st.out_size) * taps_per_output, 1.0, static_cast<double>(kGrainSimple)));
   if (st.vector) {
     const double work_us = static_cast<double>(st.planes) / std::max<int64_t>(1, kGrainSimple / per_plane);
     const int team = static_cast<int>(

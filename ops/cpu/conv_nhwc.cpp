@@ -826,7 +826,12 @@ void run_nhwc_pool(const exec::KernelArgs& args) {
   const float* x = input_ptr<float>(args, 0);
   float* y = output_ptr<float>(args, 0);
   const int64_t total = st.batch * st.positions;
-  const int64_t per = std::max<int64_t>(1, st.channels * st.d.kd * st.d.kh * st.d.kw);
+  // Work per position: the taps inside the input (at most the kernel, at most the input), in
+  // double so a kernel attribute of 2^32 overflows nothing.
+  const double taps = static_cast<double>(std::min(st.d.kd, st.d.d)) * static_cast<double>(std::min(st.d.kh, st.d.h)) *
+                      static_cast<double>(std::min(st.d.kw, st.d.w));
+  const int64_t per = static_cast<int64_t>(
+      std::clamp(static_cast<double>(st.channels) * taps, 1.0, static_cast<double>(kGrainSimple)));
   parallel_for(total, std::max<int64_t>(1, kGrainSimple / per), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t n = i / std::max<int64_t>(1, st.positions), p = i % std::max<int64_t>(1, st.positions);
