@@ -44,6 +44,12 @@ struct ImportReport {
 // The largest trace file read (compressed or not): a bigger one is refused, naming its size.
 constexpr size_t kMaxTraceBytes = size_t{4} << 30;
 
+// What one event may cost resident, for the budget an import checks as it counts events (before
+// the memory is spent, not after): measured 240 B on make_big_trace.py's shape, bounded at 400 by
+// the large_trace_memory test. A trace with more than memory_budget() / this many events is
+// refused at the event that passes it, naming the budget.
+constexpr size_t kResidentBytesPerEvent = 400;
+
 Recording import_kineto(const std::string& path, ImportReport* report = nullptr);
 Recording import_nsys_sqlite(const std::string& path, ImportReport* report = nullptr);
 

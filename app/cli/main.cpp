@@ -2,13 +2,30 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "app/cli/commands.h"
 #include "app/workbench/backends.h"
 #include "app/workbench/settings.h"
+#include "core/base/address_space.h"
 #include "core/base/error.h"
 #include "core/base/utf8.h"
+
+namespace {
+
+// Before any shared library's constructor (core/base/address_space.h says why).
+void preinit(int, char**, char**) { fusebox::check_address_space("fusebox"); }
+[[gnu::used, gnu::section(".preinit_array")]] void (*preinit_entry)(int, char**, char**) = &preinit;
+
+// "run mlp --iters 1": what the user asked for, to name in an out-of-memory message.
+std::string asked(int argc, char** argv) {
+  std::string s;
+  for (int i = 1; i < argc && i < 8; ++i) s += (s.empty() ? "" : " ") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG and the command says so, naming
@@ -50,6 +67,12 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr, "fusebox: error: %s\n",
         fusebox::valid_utf8(fusebox::workbench::SettingsFlags::in_flag_terms(e.what())).c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // What could be budgeted was (memory_budget.h); this is an allocation the machine or its
+    // `ulimit -v` still refused.
+    std::fprintf(stderr, "fusebox: error: out of memory in 'fusebox %s': the input needs more than this machine "
+                 "(or its ulimit -v) gives\n", fusebox::valid_utf8(asked(argc, argv)).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fusebox: internal error: %s\n", fusebox::valid_utf8(e.what()).c_str());

@@ -27,12 +27,17 @@
 #include "app/workbench/pipeline.h"
 #include "app/workbench/report.h"
 #include "app/workbench/scenario.h"
+#include "core/base/address_space.h"
 #include "core/base/error.h"
 #include "core/base/utf8.h"
 
 namespace {
 
 using namespace fusebox;
+
+// Before any shared library's constructor (core/base/address_space.h says why).
+void preinit(int, char**, char**) { check_address_space("fusebox-ui"); }
+[[gnu::used, gnu::section(".preinit_array")]] void (*preinit_entry)(int, char**, char**) = &preinit;
 
 // With no display: the report `fusebox run` prints for the same settings, or for a scenario
 // what `fusebox check` prints.
@@ -57,7 +62,7 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
   ui::App app(settings, {}, scenario);
   app.script(script);
   if (!screenshot.empty()) app.script("screenshot=" + screenshot + "; quit");
-  bool scripted = !script.empty() || !screenshot.empty(), script_failed = false;
+  const bool scripted = !script.empty() || !screenshot.empty();
   // Nobody holds the mouse in a scripted run: park the pointer in the bottom-right corner so no
   // hover effect (a lit split, a tooltip) shows up in the screenshots.
   if (scripted) glfwSetCursorPos(window.handle(), width - 1, height - 1);
@@ -89,8 +94,11 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
             window.save_png(*shot);
             std::cout << "fusebox-ui: wrote " << *shot << " (the refused model's outline)\n";
           }
+          // The message names the model where it is a file (the pipeline sees to it).
+          const std::string& model = failed->settings.model;
+          const bool named = failed->message.find(model) != std::string::npos;
           throw Error("screenshot " + *shot + (failed->refused ? ": " : ": not taken: ") +
-                      failed->settings.model + ": " + failed->message);
+                      (named ? "" : model + ": ") + failed->message);
         }
         window.save_png(*shot);
         std::cout << "fusebox-ui: wrote " << *shot << "\n";
@@ -100,14 +108,13 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
       }
     }
     if (scripted && !app.script_error().empty()) {
-      // With --screenshot nobody is watching: fail. Otherwise the status line shows it too.
+      // A script is a command line: a bad command is bad input, exit 2 (the commands after it,
+      // a `quit` among them, would never run, and the window would wait for nobody).
       std::cerr << "fusebox-ui: --do: " << valid_utf8(app.script_error()) << "\n";
-      if (!screenshot.empty()) return 2;
-      scripted = false;
-      script_failed = true;
+      return 2;
     }
   }
-  return script_failed ? 2 : 0;  // the window stayed open to show a --do error: still bad input
+  return 0;
 }
 
 // MODEL (a model, a scenario or a GPU trace) with the settings of the command line: the window,

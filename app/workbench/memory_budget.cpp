@@ -1,20 +1,12 @@
 #include "app/workbench/memory_budget.h"
 
-#include <unistd.h>
-
 #include "core/base/error.h"
 #include "core/base/strings.h"
 
 namespace fusebox::workbench {
 
-size_t memory_budget_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return SIZE_MAX;  // unknown: no budget
-  return static_cast<size_t>(kMemoryBudgetFraction * static_cast<double>(pages) * static_cast<double>(page));
-}
-
 void check_memory_budget(const std::string& model, const ir::Graph& graph, const planner::ExecutionPlan& plan,
-                         size_t input_bytes, size_t budget_bytes) {
+                         size_t input_bytes, const MemoryBudget& budget) {
   size_t weight_bytes = 0;
   const ir::TensorInfo* largest = nullptr;
   for (const auto& [name, t] : graph.tensors()) {
@@ -23,12 +15,12 @@ void check_memory_budget(const std::string& model, const ir::Graph& graph, const
   }
   const double need = static_cast<double>(plan.arena_bytes) + static_cast<double>(weight_bytes) +
                       static_cast<double>(input_bytes);
-  if (need <= static_cast<double>(budget_bytes)) return;
+  if (need <= static_cast<double>(budget.bytes)) return;
   std::string msg = model + ": needs " + format_bytes(need) + " of memory (arena " +
                     format_bytes(static_cast<double>(plan.arena_bytes)) + ", weights " +
                     format_bytes(static_cast<double>(weight_bytes)) + ", inputs " +
-                    format_bytes(static_cast<double>(input_bytes)) + "), over this machine's budget of " +
-                    format_bytes(static_cast<double>(budget_bytes)) + " (80% of its memory)";
+                    format_bytes(static_cast<double>(input_bytes)) + "), over the memory budget of " +
+                    format_bytes(static_cast<double>(budget.bytes)) + " (" + budget.source + ")";
   if (largest)
     msg += "; its largest tensor is '" + largest->name + "' " + ir::shape_str(largest->shape) + " (" +
            format_bytes(static_cast<double>(largest->nbytes())) + ")";

@@ -61,7 +61,15 @@ ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }
-  if (!dims.empty()) throw Error("dims: only a .onnx model has dynamic dims ('" + model + "' is a builtin spec)");
+  if (!dims.empty()) {
+    // A builtin spec has no dynamic dims: its sizes are the spec's options, spelled out here.
+    std::string options;
+    if (models::is_builtin_model_spec(model)) {
+      const models::ModelSpec spec = models::parse_model_spec(model);
+      options = "; its sizes are set in the spec itself: " + spec.canonical();
+    }
+    throw Error("dims: only a .onnx model has dynamic dims ('" + model + "' is a builtin spec" + options + ")");
+  }
   if (models::is_builtin_model_spec(model)) return models::build_model(model, seed);
   throw Error("unknown model '" + model + "': expected a builtin model (" +
               [] {
@@ -72,11 +80,21 @@ ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std
               ", e.g. transformer:seq=128) or a .onnx file");
 }
 
-std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {
+namespace {
+
+// Seeded values for each input not in `from_files` (those are left empty); an input given by file
+// still takes its draws from the generator, so the others have the values they have without it.
+std::vector<ir::Tensor> seeded_inputs(const ir::Graph& graph, uint64_t seed,
+                                      const std::map<std::string, std::string>& from_files) {
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
   std::vector<ir::Tensor> out;
   for (const auto& name : graph.inputs) {
     const ir::TensorInfo& info = graph.tensor(name);
+    if (from_files.count(name)) {
+      rng.discard(static_cast<unsigned long long>(ir::numel(info.shape)));
+      out.emplace_back();
+      continue;
+    }
     ir::Tensor t(info.dtype, info.shape);
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (info.dtype == ir::DType::f32)
@@ -89,16 +107,26 @@ std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) {
   return out;
 }
 
+}  // namespace
+
+std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) { return seeded_inputs(graph, seed, {}); }
+
 std::vector<ir::Tensor> load_inputs(const ir::Graph& graph, uint64_t seed,
                                     const std::map<std::string, std::string>& files) {
-  std::vector<ir::Tensor> inputs = random_inputs(graph, seed);
-  for (const auto& [name, file] : files) {
-    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
-    if (it == graph.inputs.end())
+  for (const auto& [name, file] : files)
+    if (std::find(graph.inputs.begin(), graph.inputs.end(), name) == graph.inputs.end())
       throw Error("inputs." + name + ": the model has no input '" + name + "' (its inputs: " +
                   join(graph.inputs, ", ") + ")");
+  std::vector<ir::Tensor> inputs = seeded_inputs(graph, seed, files);
+  for (const auto& [name, file] : files) {
+    auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);
     const ir::TensorInfo& info = graph.tensor(name);
-    ir::Tensor t = ir::read_npy(file);
+    ir::Tensor t;
+    try {
+      t = ir::read_npy(file);
+    } catch (const Error& e) {
+      throw Error("inputs." + name + "=" + file + ": " + e.what());
+    }
     if (t.dtype() != info.dtype || t.shape() != info.shape)
       throw Error("inputs." + name + "=" + file + ": the file holds " + ir::dtype_name(t.dtype()) +
                   ir::shape_str(t.shape()) + ", the model expects " + ir::dtype_name(info.dtype) +

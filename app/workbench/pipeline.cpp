@@ -107,6 +107,7 @@ double millis_since(std::chrono::steady_clock::time_point t0) {
 
 struct Pipeline::Caches {
   StageCache<LoadKey, std::shared_ptr<const LoadedModel>> load{2};
+  StageCache<LoadKey, std::shared_ptr<const std::vector<ir::Tensor>>> inputs{2};
   StageCache<OptimizeKey, std::shared_ptr<const exec::OptimizedGraph>> optimize{8};
   StageCache<PlanKey, PlanEntry> plan{8};
   StageCache<CompileKey, std::shared_ptr<const exec::Compiled>> compile{4};
@@ -194,7 +195,15 @@ std::shared_ptr<const RunResult> Pipeline::run(const Settings& s, const std::ato
                                                Progress* progress, Stage last) {
   Run r{s, cancel, progress, last, std::make_shared<RunResult>(), nullptr, nullptr};
   r.result->settings = s;
-  if (prepare(r)) measure(r);
+  try {
+    if (prepare(r)) measure(r);
+  } catch (const Error& e) {
+    // Every refusal names the model file, whichever stage made it (the import names it; a shape
+    // past the limits found while planning or an index found while running would not).
+    if (is_model_file(s.model) && std::string_view(e.what()).find(s.model) == std::string_view::npos)
+      throw Error(s.model + ": " + e.what());
+    throw;
+  }
   r.result->sequence = ++sequence_;
   return r.result;
 }
@@ -207,7 +216,6 @@ bool Pipeline::prepare(Run& r) {
   result.model = r.stage(Stage::Load, caches_->load.find(lk), executions_, [&]() -> auto& {
     auto m = std::make_shared<LoadedModel>();
     m->graph = load_model(s.model, s.seed, s.dims);
-    m->inputs = load_inputs(m->graph, s.seed, s.inputs);
     return caches_->load.put(lk, std::move(m));
   });
   if (r.last == Stage::Load) return false;
@@ -239,9 +247,17 @@ bool Pipeline::prepare(Run& r) {
   });
   result.plan = plan.plan;
   result.plan_index = plan.index;
+  // The budget is checked on the sizes the graph declares, before an input is made: a [50000, 50000]
+  // input is refused here, not after 9 GB of it were filled.
   size_t input_bytes = 0;
-  for (const ir::Tensor& t : result.model->inputs) input_bytes += t.nbytes();
-  check_memory_budget(s.model, result.optimized->graph, *result.plan, input_bytes, memory_budget_bytes());
+  for (const std::string& name : result.model->graph.inputs) input_bytes += result.model->graph.tensor(name).nbytes();
+  check_memory_budget(s.model, result.optimized->graph, *result.plan, input_bytes, memory_budget());
+  if (const auto* made = caches_->inputs.find(lk)) {
+    result.inputs = *made;
+  } else {
+    result.inputs = caches_->inputs.put(
+        lk, std::make_shared<const std::vector<ir::Tensor>>(load_inputs(result.model->graph, s.seed, s.inputs)));
+  }
   if (r.last == Stage::Plan) return false;
 
   // Compile.
@@ -276,7 +292,7 @@ void Pipeline::measure(Run& r) {
   }
   const ir::Graph& g = result.optimized->graph;
   std::vector<const void*> in;
-  for (const auto& t : result.model->inputs) in.push_back(t.bytes());
+  for (const auto& t : *result.inputs) in.push_back(t.bytes());
   for (const auto& name : g.outputs) result.outputs.emplace_back(g.tensor(name).dtype, g.tensor(name).shape);
   std::vector<void*> out;
   for (auto& t : result.outputs) out.push_back(t.bytes());

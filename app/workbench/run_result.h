@@ -27,7 +27,6 @@ const char* stage_name(Stage stage);  // "load", "optimize", "plan", "compile", 
 // A model as loaded, with the inputs its runs use (seeded random, or read from .npy files).
 struct LoadedModel {
   ir::Graph graph;
-  std::vector<ir::Tensor> inputs;  // in graph.inputs order
 };
 
 // The run's latency: the timed loop, `iters` calls without profiling hooks. Its one figure is the
@@ -73,7 +72,10 @@ struct StageRun {
 
 struct RunResult {
   Settings settings;  // what it ran with
-  std::shared_ptr<const LoadedModel> model;                 // the graph as loaded, and the inputs
+  std::shared_ptr<const LoadedModel> model;                 // the graph as loaded
+  // In graph.inputs order; made only once the plan shows arena, weights and inputs fit the memory
+  // budget (a 10 GB input is refused before it is made). Null when the run stopped before.
+  std::shared_ptr<const std::vector<ir::Tensor>> inputs;
   std::shared_ptr<const exec::OptimizedGraph> optimized;   // graph after passes + the pass log
   std::shared_ptr<const planner::ExecutionPlan> plan;
   std::shared_ptr<const planner::PlanIndex> plan_index;    // buffer <-> tensors <-> nodes

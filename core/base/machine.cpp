@@ -1,5 +1,9 @@
 #include "core/base/machine.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <fstream>
 
 namespace fusebox {
@@ -35,6 +39,31 @@ bool cpu_has_avx512() {
 bool cpu_has_avx2_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
+}
+
+MemoryBudget memory_budget() {
+  MemoryBudget b{SIZE_MAX, "no known limit"};
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    b = {static_cast<size_t>(0.8 * static_cast<double>(pages) * static_cast<double>(page)), "80% of this machine's memory"};
+  const struct {
+    int resource;
+    const char* source;
+  } limits[] = {{RLIMIT_AS, "half of what its ulimit -v leaves"}, {RLIMIT_DATA, "half of what its ulimit -d leaves"}};
+  // Under a limit, what is already mapped (the libraries, OpenBLAS's buffers: about 330 MiB here)
+  // is not there to spend: half of what is left.
+  size_t mapped = 0;
+  if (std::ifstream statm("/proc/self/statm"); statm && page > 0) {
+    size_t pages_mapped = 0;
+    if (statm >> pages_mapped) mapped = pages_mapped * static_cast<size_t>(page);
+  }
+  for (const auto& l : limits) {
+    struct rlimit r {};
+    if (getrlimit(l.resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;
+    const size_t left = r.rlim_cur > mapped ? static_cast<size_t>(r.rlim_cur) - mapped : 0;
+    if (left / 2 < b.bytes) b = {left / 2, l.source};
+  }
+  return b;
 }
 
 }  // namespace fusebox

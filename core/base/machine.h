@@ -1,6 +1,7 @@
 #pragma once
 // Facts about the machine the process runs on, read from the OS, shared by the CPU backend (its
 // messages) and the profiler (its cache key and reports).
+#include <cstddef>
 #include <string>
 
 namespace fusebox {
@@ -14,5 +15,15 @@ std::string cpu_model_name();
 // probes (profiler/fma_peak.cpp) both ask here.
 bool cpu_has_avx512();
 bool cpu_has_avx2_fma();
+
+// What this process may spend on what a file asks for: 80% of the physical memory, or, when it is
+// smaller, half of what an address-space limit (ulimit -v or -d) leaves beyond what is mapped now
+// (a growing vector's old and new blocks both count against a limit). `source` says which, for
+// the messages that refuse ("80% of this machine's memory", "half of what its ulimit -v leaves").
+struct MemoryBudget {
+  size_t bytes = 0;  // SIZE_MAX when neither is known
+  std::string source;
+};
+MemoryBudget memory_budget();
 
 }  // namespace fusebox

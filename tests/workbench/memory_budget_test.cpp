@@ -21,13 +21,13 @@ struct Model {
 
 TEST(MemoryBudget, AModelWithinTheBudgetPasses) {
   Model m;
-  EXPECT_NO_THROW(check_memory_budget("m.onnx", m.graph, m.plan, size_t{4} << 20, size_t{16} << 20));
+  EXPECT_NO_THROW(check_memory_budget("m.onnx", m.graph, m.plan, size_t{4} << 20, MemoryBudget{size_t{16} << 20, "a test's"}));
 }
 
 TEST(MemoryBudget, AModelOverItIsRefusedNamingWhatItNeedsAndItsLargestTensor) {
   Model m;
   try {
-    check_memory_budget("m.onnx", m.graph, m.plan, size_t{4} << 20, size_t{10} << 20);
+    check_memory_budget("m.onnx", m.graph, m.plan, size_t{4} << 20, MemoryBudget{size_t{10} << 20, "a test's"});
     FAIL() << "16 MiB fit a 10 MiB budget";
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -40,7 +40,7 @@ TEST(MemoryBudget, AModelOverItIsRefusedNamingWhatItNeedsAndItsLargestTensor) {
 }
 
 TEST(MemoryBudget, TheBudgetIsAPartOfThisMachinesMemory) {
-  const size_t budget = memory_budget_bytes();
+  const size_t budget = memory_budget().bytes;
   EXPECT_GT(budget, size_t{1} << 30) << "a machine that runs the tests has more than 1.25 GiB";
   EXPECT_LT(budget, SIZE_MAX);
 }

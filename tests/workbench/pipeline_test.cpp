@@ -170,7 +170,7 @@ TEST(Pipeline, OutputsMatchANodeByNodeEvaluationForEveryExecutorAndPlanner) {
         s.planner = planner;
         s.threads = threads;
         auto r = p.run(s);
-        auto want = fusebox::testing::evaluate_graph(r->model->graph, r->model->inputs);
+        auto want = fusebox::testing::evaluate_graph(r->model->graph, *r->inputs);
         ASSERT_EQ(r->outputs.size(), want.size());
         for (size_t o = 0; o < want.size(); ++o)
           for (int64_t i = 0; i < want[o].numel(); ++i)
