@@ -1,8 +1,11 @@
 // import_trace: which importer a file needs, decided by its first bytes, not its name.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "core/base/error.h"
 #include "profiler/trace_import.h"
@@ -13,14 +16,24 @@ namespace {
 
 enum class TraceFormat { Unknown, Kineto, Nsys };
 
-// Reads up to n bytes of a regular file (never opens a FIFO or a device).
+// Reads up to n bytes of a regular file (never opens a FIFO or a device). A regular file that
+// cannot be opened (no permission, `ulimit -n` reached) is an error saying why, not "no trace".
 std::string head_of(const std::string& path, size_t n) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return {};
-  std::ifstream in(path, std::ios::binary);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error("cannot open '" + path + "': " + std::strerror(errno) + (errno == EMFILE ? " (raise ulimit -n)" : ""));
   std::string out(n, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(n));
-  out.resize(static_cast<size_t>(in.gcount()));
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t k = ::read(fd, out.data() + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    got += static_cast<size_t>(k);
+  }
+  ::close(fd);
+  out.resize(got);
   return out;
 }
 

@@ -58,10 +58,14 @@ std::vector<std::string> trace_files(const std::vector<std::string>& paths) {
       continue;
     }
     std::vector<std::string> in;
-    for (const auto& e : std::filesystem::directory_iterator(p, ec))
-      if (e.is_regular_file(ec) && profiler::looks_like_trace(e.path().string()))
-        in.push_back(e.path().string());
-    if (ec) throw Error(p + ": cannot list the folder: " + ec.message());
+    std::error_code list;  // the listing's own error, apart from each entry's
+    for (auto it = std::filesystem::directory_iterator(p, list); !list && it != std::filesystem::directory_iterator();
+         it.increment(list)) {
+      std::error_code entry;
+      if (it->is_regular_file(entry) && profiler::looks_like_trace(it->path().string()))
+        in.push_back(it->path().string());
+    }
+    if (list) throw Error(p + ": cannot list the folder: " + list.message());
     if (in.empty()) throw Error(p + ": a folder with no trace in it (kineto .json/.json.gz, nsys .sqlite)");
     std::sort(in.begin(), in.end());
     files.insert(files.end(), in.begin(), in.end());
