@@ -875,6 +875,24 @@ std::string SettingsFlags::in_flag_terms(const std::string& message) {
     if (f.from_item && message.rfind(f.key + ".", 0) == 0)
       return f.flag + " " + message.substr(f.key.size() + 1);
   }
+  // Not from a flag: from the --settings file where one was given, named with the JSON pointer
+  // of its key ("s.json: /inputs/x: cannot read ..."; "s.json: /model: unknown model ...").
+  const Bound& file = *last_resolved->settings_file_;
+  if (!file.option->count()) return message;
+  for (const auto& b : last_resolved->bound_) {
+    const FieldDef& f = *b->field;
+    if (f.flag == "model" && b->option->count()) continue;  // MODEL was typed
+    if (f.flag == "model" && message.rfind("unknown model '", 0) == 0) return file.value + ": /model: " + message;
+    if (message.rfind(f.key + ":", 0) == 0) return file.value + ": /" + f.key + message.substr(f.key.size());
+    if (f.from_item && message.rfind(f.key + ".", 0) == 0) {
+      // "inputs.x=a.npy: ..." -> "/inputs/x: ..." (the value is in the file, at that pointer).
+      const size_t name_end = message.find_first_of("=:", f.key.size() + 1);
+      const size_t rest = message.find(": ", f.key.size() + 1);
+      if (name_end == std::string::npos || rest == std::string::npos) continue;
+      return file.value + ": /" + f.key + "/" + message.substr(f.key.size() + 1, name_end - f.key.size() - 1) +
+             message.substr(rest);
+    }
+  }
   return message;
 }
 

@@ -176,6 +176,28 @@ OnnxValueInfo value_info(const onnx::ValueInfoProto& v) {
   return info;
 }
 
+// A graph output is named as in the file. The importer may have produced it under another name:
+// an inlined If's branch value ("if/then/t"), or the value an aliasing op (Identity, a no-op
+// Reshape) passes through. The tensor takes the file's name back when it is a node's output that
+// no other output claims; the report and the saved .npy files then say `y`, not `if/then/t`.
+void keep_output_names(ir::Graph& g, const onnx::GraphProto& gp) {
+  for (int i = 0; i < gp.output_size(); ++i) {
+    const std::string& want = gp.output(i).name();
+    const std::string have = g.outputs[static_cast<size_t>(i)];
+    if (have == want || g.has_tensor(want) || g.tensor(have).kind != ir::TensorKind::Intermediate) continue;
+    if (std::count(g.outputs.begin(), g.outputs.end(), have) != 1) continue;
+    ir::TensorInfo info = g.tensor(have);
+    info.name = want;
+    g.remove_tensor(have);
+    g.add_tensor(std::move(info));
+    for (ir::Node& n : g.nodes) {
+      std::replace(n.inputs.begin(), n.inputs.end(), have, want);
+      std::replace(n.outputs.begin(), n.outputs.end(), have, want);
+    }
+    g.outputs[static_cast<size_t>(i)] = want;
+  }
+}
+
 ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::string& name,
                   const OnnxImportOptions& options, const std::string& model_dir) {
   const onnx::GraphProto& gp = model->graph();
@@ -278,6 +300,7 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
       if (!ctx.defined(out.name())) throw Error("graph output '" + out.name() + "' is not computed by any node");
       g.outputs.push_back(ctx.tensor_of(out.name()));
     }
+    keep_output_names(g, gp);
     if (g.outputs.empty()) throw Error("the graph has no outputs");
     ir::verify(g);
   } catch (const Error& e) {

@@ -152,6 +152,28 @@ TEST(OnnxIf, BranchReadsAnOuterNodesValue) {
   }
 }
 
+// The graph output keeps the file's name: after inlining the If, its tensor is `y`, not the branch
+// value "if/then/t_out" (what the report and the saved .npy files would say); the same through an
+// Identity chain after it (z = Identity(Identity(y2)), y2 the If's second output), and through
+// every pass (the passes keep Graph::outputs: tests/passes/invariant_test.cpp).
+TEST(OnnxIf, GraphOutputsKeepTheirNamesThroughInliningAndIdentityChains) {
+  for (bool cond : {true, false}) {
+    Model m = then_else_model(cond, true);
+    onnx::NodeProto* n = m.g->mutable_node(m.g->node_size() - 1);
+    n->add_output("y2");
+    for (int b = 0; b < n->attribute_size(); ++b) {
+      onnx::GraphProto* br = n->mutable_attribute(b)->mutable_g();
+      br->add_output()->set_name("r");  // an outer value, passed through as the second output
+    }
+    add_node(m.g, "Identity", {"y2"}, {"i1"}, "id1");
+    add_node(m.g, "Identity", {"i1"}, {"z"}, "id2");
+    m.g->add_output()->set_name("z");
+    const ir::Graph g = models::import_onnx_bytes(m.bytes(), "if.onnx", options());
+    EXPECT_EQ(g.outputs, (std::vector<std::string>{"y", "z"})) << (cond ? "then" : "else");
+    for (const auto& out : g.outputs) EXPECT_TRUE(g.has_tensor(out)) << out;
+  }
+}
+
 // The outer If's then-branch (with its own initializer) computes s = x + 1, then an inner If
 // (its condition an outer initializer) whose branches read s: s * two or s - s.
 TEST(OnnxIf, NestedIfReadsTheEnclosingBranchsValues) {

@@ -4,6 +4,8 @@
 #include "app/workbench/settings.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -754,6 +756,23 @@ TEST_F(SettingsTest, InFlagTermsNamesTheFlagOnlyWhereTheValueCameFromIt) {
     EXPECT_EQ(SettingsFlags::in_flag_terms("dims: only a .onnx model has dynamic dims"),
               "dims: only a .onnx model has dynamic dims")
         << "given with --set, not --dim";
+  }
+  {
+    // From a --settings file: the file and the JSON pointer of the key.
+    const std::string file = ::testing::TempDir() + "/in_flag_terms.json";
+    std::ofstream(file) << R"({"model": "q", "inputs": {"x": "/tmp"}, "dims": {"b": 2}})";
+    CLI::App app("t");
+    SettingsFlags flags(&app, {}, {}, /*model_optional=*/true);
+    const std::string arg = file;
+    const char* argv[] = {"fusebox", "--settings", arg.c_str()};
+    app.parse(3, argv);
+    flags.resolve();
+    EXPECT_EQ(SettingsFlags::in_flag_terms("inputs.x=/tmp: cannot read '/tmp': not a regular file"),
+              file + ": /inputs/x: cannot read '/tmp': not a regular file");
+    EXPECT_EQ(SettingsFlags::in_flag_terms("dims: only a .onnx model has dynamic dims"),
+              file + ": /dims: only a .onnx model has dynamic dims");
+    EXPECT_EQ(SettingsFlags::in_flag_terms("unknown model 'q'"), file + ": /model: unknown model 'q'");
+    EXPECT_EQ(SettingsFlags::in_flag_terms("m.onnx: node n: bad"), "m.onnx: node n: bad") << "not a setting's";
   }
   EXPECT_EQ(SettingsFlags::in_flag_terms("dims: x"), "dims: x") << "no SettingsFlags alive";
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
@@ -29,13 +30,22 @@ size_t raw_element_size(int32_t t) {
   }
 }
 
+// fusebox holds integers as int64: a uint64 above its range would read as a negative number (an
+// index of 2^64-1 as -1, the last element), so it is refused.
+int64_t from_uint64(uint64_t v, int64_t i) {
+  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw Error("uint64 element " + std::to_string(i) + " is " + std::to_string(v) +
+                ", past int64's range (fusebox holds integers as int64)");
+  return static_cast<int64_t>(v);
+}
+
 // Reads element i of little-endian raw bytes of integer type t as i64.
 int64_t raw_int(const std::byte* p, int32_t t, int64_t i) {
   switch (t) {
     case onnx::TensorProto::INT32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
     case onnx::TensorProto::UINT32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
     case onnx::TensorProto::INT64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
-    case onnx::TensorProto::UINT64: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<int64_t>(v); }
+    case onnx::TensorProto::UINT64: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return from_uint64(v, i); }
     case onnx::TensorProto::INT16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
     case onnx::TensorProto::UINT16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
     case onnx::TensorProto::INT8: return static_cast<int8_t>(p[i]);
@@ -124,7 +134,11 @@ ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const 
   } else {
     std::vector<std::byte> buf(want);
     in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(want));
-    decode_raw(buf.data(), proto.data_type(), out);
+    try {
+      decode_raw(buf.data(), proto.data_type(), out);
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
   }
   if (!in) throw Error(what + ": short read from external data file '" + file.string() + "'");
   return out;
@@ -200,7 +214,11 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::shared_p
     if (native && owner && n > 0 && reinterpret_cast<uintptr_t>(p) % ir::kAlignment == 0)
       return ir::Tensor::view(dtype, shape, owner, p);  // zero copies
     ir::Tensor out(dtype, shape);
-    decode_raw(p, t, out);  // the one copy
+    try {
+      decode_raw(p, t, out);  // the one copy
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
     return out;
   }
   const int values = typed_value_count(proto, t);
@@ -217,7 +235,11 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::shared_p
       break;
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64:
-      for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = static_cast<int64_t>(proto.uint64_data(static_cast<int>(i)));
+      try {
+        for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = from_uint64(proto.uint64_data(static_cast<int>(i)), i);
+      } catch (const Error& e) {
+        throw Error(what + ": " + e.what());
+      }
       break;
     default:  // int32, int16, int8, uint16, uint8, bool live in int32_data
       for (int64_t i = 0; i < n; ++i) {
