@@ -34,6 +34,7 @@ ExecutionPlan make_plan(const ir::Graph& graph, const std::string& strategy_name
     if (strategies().empty()) throw Error("planner 'best': no strategy is registered");
     size_t smallest = 0;
     for (const Strategy& s : strategies().entries()) {
+      if (s.name != "naive" && lt.buffers.size() > kMaxGapSearchBuffers) continue;  // it would refuse
       std::vector<size_t> o = s.place(lt.buffers);
       const size_t arena = arena_of(lt.buffers, o);
       plan.tried.emplace_back(s.name, arena);

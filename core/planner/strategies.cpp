@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <string>
+
+#include "core/base/error.h"
 
 namespace fusebox::planner {
 
@@ -10,38 +13,38 @@ namespace {
 
 bool overlap_in_time(const Buffer& a, const Buffer& b) { return a.first <= b.last && b.first <= a.last; }
 
-struct Placed {
-  size_t offset, bytes;
-};
-
-// The gaps left by `busy` (placed buffers alive at the same time), lowest offset first.
-// `best` picks the smallest gap that fits; otherwise the first one. No gap fits: above them all.
-size_t find_offset(size_t bytes, std::vector<Placed> busy, bool best) {
-  std::sort(busy.begin(), busy.end(), [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
-  size_t cursor = 0, chosen = std::numeric_limits<size_t>::max();
-  size_t chosen_gap = std::numeric_limits<size_t>::max();
-  for (const Placed& p : busy) {
-    if (p.offset >= cursor + bytes) {
-      size_t gap = p.offset - cursor;
-      if (!best) return cursor;
-      if (gap < chosen_gap) chosen_gap = gap, chosen = cursor;
-    }
-    cursor = std::max(cursor, p.offset + p.bytes);
-  }
-  return chosen != std::numeric_limits<size_t>::max() ? chosen : cursor;
-}
-
-// Places buffers one at a time in `order`, each against the already-placed ones it meets in time.
+// Places buffers one at a time in `order`, each against the already-placed ones it meets in time:
+// the gaps they leave, lowest offset first; `best` takes the smallest gap that fits, otherwise the
+// first. No gap fits: above them all. The placed buffers are kept sorted by offset, so each
+// placement is one scan (the work grows with the square of the buffers, hence the cap).
 std::vector<size_t> place_in_order(const std::vector<Buffer>& buffers, const std::vector<size_t>& order,
                                    bool best) {
+  if (buffers.size() > kMaxGapSearchBuffers)
+    throw Error("planner: " + std::to_string(buffers.size()) + " buffers; first_fit, best_fit and greedy_by_size " +
+                "place at most " + std::to_string(kMaxGapSearchBuffers) +
+                " (their work grows with the square of it): use planner=naive");
   std::vector<size_t> offsets(buffers.size(), 0);
-  std::vector<size_t> done;
+  std::vector<size_t> by_offset;  // placed buffers, lowest offset first
+  by_offset.reserve(buffers.size());
   for (size_t i : order) {
-    std::vector<Placed> busy;
-    for (size_t j : done)
-      if (overlap_in_time(buffers[i], buffers[j])) busy.push_back({offsets[j], buffers[j].bytes});
-    offsets[i] = find_offset(buffers[i].bytes, std::move(busy), best);
-    done.push_back(i);
+    const size_t bytes = buffers[i].bytes;
+    size_t cursor = 0, chosen = std::numeric_limits<size_t>::max(), chosen_gap = chosen;
+    for (size_t j : by_offset) {
+      if (!overlap_in_time(buffers[i], buffers[j])) continue;
+      const size_t at = offsets[j];
+      if (at >= cursor + bytes) {
+        if (!best) {
+          chosen = cursor;
+          break;
+        }
+        if (at - cursor < chosen_gap) chosen_gap = at - cursor, chosen = cursor;
+      }
+      cursor = std::max(cursor, at + buffers[j].bytes);
+    }
+    offsets[i] = chosen != std::numeric_limits<size_t>::max() ? chosen : cursor;
+    const auto where = std::upper_bound(by_offset.begin(), by_offset.end(), offsets[i],
+                                        [&](size_t off, size_t j) { return off < offsets[j]; });
+    by_offset.insert(where, i);
   }
   return offsets;
 }

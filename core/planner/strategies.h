@@ -10,6 +10,12 @@
 
 namespace fusebox::planner {
 
+// The most buffers the gap-searching strategies (first_fit, best_fit, greedy_by_size) place: each
+// placement scans the placed buffers, so their work grows with the square of the count (20,000
+// take about half a second here; a 100,000-node model ran for minutes). Past it they refuse,
+// naming naive, which is linear; the `best` planner then tries naive alone.
+inline constexpr size_t kMaxGapSearchBuffers = 20000;
+
 // Returns one 64-byte aligned offset per buffer.
 using StrategyFn = std::function<std::vector<size_t>(const std::vector<Buffer>&)>;
 
