@@ -65,7 +65,7 @@ def f_bytes(field, data):
     return _key(field, 2) + _varint(len(data)) + data
 
 
-FLOAT, INT64 = 1, 7
+FLOAT, INT64, UINT64 = 1, 7, 13
 
 
 def tensor(name, dtype, dims, values):
@@ -137,7 +137,7 @@ class Corpus:
         return "{C}/" + rel
 
     def case(self, name, kind, args, exit=(2,), stderr=(), tool="fusebox", timeout=DEFAULT_TIMEOUT,
-             machine_cache=None, device_out=None):
+             machine_cache=None, device_out=None, rlimits=None, max_rss_mb=None):
         assert name not in self.names, name
         self.names.add(name)
         c = {"name": name, "kind": kind, "tool": tool, "args": list(args), "exit": list(exit),
@@ -146,6 +146,10 @@ class Corpus:
             c["machine_cache"] = machine_cache
         if device_out:
             c["device_out"] = device_out   # {"name": ..., "major": .., "minor": ..}: made in {W}
+        if rlimits:
+            c["rlimits"] = rlimits         # {"as_mb": .., "fsize_kb": .., "nofile": ..}: set in the child
+        if max_rss_mb:
+            c["max_rss_mb"] = max_rss_mb   # its peak resident memory may not pass this
         if name in KNOWN_FAILING:
             c["known"] = KNOWN_FAILING[name]
         self.cases.append(c)
@@ -620,6 +624,54 @@ def trace_cases(cp):
         cp.case("compare/" + name[2:-5], "compare_json", ["compare", path, path], stderr=[name])
 
 
+def limits_cases(cp):
+    """Issue 39: budgets before allocation, resource limits, and integers past int64."""
+    # A uint64 index of 2^64-1 (raw_data, then uint64_data) would read as -1, the last row.
+    for label, body in (("raw", f_bytes(9, struct.pack("<Q", (1 << 64) - 1))),
+                        ("data", f_bytes(11, _varint((1 << 64) - 1)))):
+        idx = f_int(1, 1) + f_int(2, UINT64) + f_bytes(8, "idx") + body
+        m = model([node("Gather", ["x", "idx"], ["y"], "gather_u64", [attr_int("axis", 0)])],
+                  [value_info("x", FLOAT, [4, 2])], [value_info("y", FLOAT, [1, 2])], [idx])
+        cp.case("limits/gather_uint64_index_%s" % label, "limits",
+                ["run", cp.write("limits/gather_u64_%s.onnx" % label, m)] + QUICK,
+                stderr=["gather_u64_%s.onnx" % label, "idx", "18446744073709551615"])
+    # A 37 GiB input is refused by the memory budget before it is made (it was made first).
+    m = model([node("Relu", ["x"], ["y"], "relu")], [value_info("x", FLOAT, [100000, 100000])],
+              [value_info("y", FLOAT, [100000, 100000])])
+    cp.case("limits/input_100000_square", "limits", ["run", cp.write("limits/huge_input.onnx", m)] + QUICK,
+            stderr=["huge_input.onnx", "memory budget"], max_rss_mb=400)
+    # A gzip bomb: about 4 MB of gzip members that inflate to 1 GiB of kernel events. Under a
+    # 1 GiB address-space limit the import stops at the event past its budget.
+    head = b'{"traceEvents": [\n'
+    event = (b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, '
+             b'"args": {"correlation": 1, "device": 0, "stream": 7}},\n')
+    block = gzip.compress(event * ((16 << 20) // len(event)), compresslevel=9, mtime=0)  # 16 MiB of text
+    tail = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}\n'
+    bomb = gzip.compress(head, mtime=0) + block * 64 + gzip.compress(tail, mtime=0)
+    bomb_path = cp.write("limits/bomb.json.gz", bomb)
+    cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path], stderr=["bomb.json.gz", "memory budget"],
+            rlimits={"as_mb": 1024}, max_rss_mb=900)
+    # An address-space limit too small to start: a sentence, not OpenBLAS's endless retry.
+    cp.case("limits/run_under_ulimit_v_300mb", "limits", ["run", "mlp"] + QUICK, stderr=["ulimit -v"],
+            rlimits={"as_mb": 300}, timeout=HANG_TIMEOUT * 3)
+    # Too few file descriptors to read a folder's ranks: says so, not "no trace in the folder".
+    ranks = os.path.join(cp.src, "tests", "data", "traces", "a100_2rank_nccl")
+    cp.case("limits/ranks_under_nofile_4", "limits", ["trace", ranks], stderr=["Too many open files"],
+            rlimits={"nofile": 4})
+    # 30,000 nodes side by side: past dot's caps (the SVG is drawn from the simple layout, where
+    # dot ran for minutes) and past the gap-searching planners' cap (a sentence naming naive).
+    n = 30000
+    wide = cp.write("limits/wide.onnx", model([node("Relu", ["x"], ["y%d" % i], "r%d" % i) for i in range(n)],
+                                              [value_info("x", FLOAT, [1, 4])],
+                                              [value_info("y%d" % i, FLOAT, [1, 4]) for i in range(n)]))
+    cp.case("limits/graph_30000_wide", "limits", ["graph", wide, "--out", "{W}/g.svg"], exit=(0,))
+    cp.case("limits/run_30000_wide", "limits", ["run", wide] + QUICK, stderr=["wide.onnx", "planner=naive"])
+    # Past ulimit -f: "File too large" naming the file, not SIGXFSZ.
+    good = os.path.join(cp.src, "tests", "data", "traces", "kineto_inference_small.json.gz")
+    cp.case("limits/chrome_export_under_ulimit_f", "limits", ["trace", good, "--chrome", "{W}/out.json"],
+            stderr=["out.json", "File too large"], rlimits={"fsize_kb": 4})
+
+
 def special_cases(cp):
     sdir = os.path.join(cp.out, "special")
     os.makedirs(sdir, exist_ok=True)
@@ -803,6 +855,7 @@ def build(src, out):
     onnx_hand(cp)
     json_cases(cp)
     trace_cases(cp)
+    limits_cases(cp)
     special_cases(cp)
     args_cases(cp)
     output_cases(cp)
