@@ -15,13 +15,14 @@ Command graph_command();
 Command check_command();
 Command selftest_command();
 Command trace_command();
+Command kernels_command();
 
 const Registry<Command>& commands() {
   static const Registry<Command> all = [] {
     Registry<Command> r("command");
     for (Command c : {run_command(), passes_command(), plan_command(), inspect_command(),
                       profile_command(), compare_command(), machine_command(), settings_command(),
-                      graph_command(), check_command(), selftest_command(), trace_command()})
+                      graph_command(), check_command(), selftest_command(), trace_command(), kernels_command()})
       r.add(std::move(c));
     return r;
   }();
