@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import stat
 import struct
 import sys
@@ -651,6 +652,17 @@ def limits_cases(cp):
     bomb_path = cp.write("limits/bomb.json.gz", bomb)
     cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path], stderr=["bomb.json.gz", "memory budget"],
             rlimits={"as_mb": 1024}, max_rss_mb=900)
+    # The nsys reader counts rows against the same budget: 600,000 string rows (9 MB of SQLite)
+    # under a 700 MiB limit stop at the row past it.
+    rows_path = os.path.join(cp.out, "limits", "rows.sqlite")
+    db = sqlite3.connect(rows_path)
+    db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER)")  # an nsys export's
+    db.executemany("INSERT INTO StringIds VALUES (?, ?)", ((i, "k") for i in range(600000)))
+    db.commit()
+    db.close()
+    cp.case("limits/nsys_rows_under_ulimit_v", "limits", ["trace", "{C}/limits/rows.sqlite"],
+            stderr=["rows.sqlite", "memory budget"], rlimits={"as_mb": 700}, max_rss_mb=600)
     # An address-space limit too small to start: a sentence, not OpenBLAS's endless retry.
     cp.case("limits/run_under_ulimit_v_300mb", "limits", ["run", "mlp"] + QUICK, stderr=["ulimit -v"],
             rlimits={"as_mb": 300}, timeout=HANG_TIMEOUT * 3)
@@ -670,6 +682,26 @@ def limits_cases(cp):
     good = os.path.join(cp.src, "tests", "data", "traces", "kineto_inference_small.json.gz")
     cp.case("limits/chrome_export_under_ulimit_f", "limits", ["trace", good, "--chrome", "{W}/out.json"],
             stderr=["out.json", "File too large"], rlimits={"fsize_kb": 4})
+
+
+def ncu_cases(cp):
+    """fusebox kernels on broken Nsight Compute exports: another tool's CSV, a truncated row, an
+    unterminated quote, an empty file, a folder with none; and the shipped one as valid input."""
+    real = os.path.join(cp.src, "tests", "data", "ncu", "rtx5090_deepseek_ocr", "kernel_0001", "ncu.details.csv")
+    text = open(real, "rb").read()
+    lines = text.split(b"\n")
+    broken = {
+        "n_foreign.csv": b"name,value\nx,1\n",
+        "n_truncated.csv": b"\n".join(lines[:5]) + b"\n" + lines[5][: len(lines[5]) // 3] + b"\"\n",
+        "n_quote.csv": text[: len(text) // 2] + b"\n\"0\",\"open",
+        "n_empty.csv": b"",
+        "n_binary.csv": bytes(range(256)) * 4,
+    }
+    for name, data in broken.items():
+        cp.case("ncu/" + name[2:-4], "ncu", ["kernels", cp.write("ncu/" + name, data)], stderr=[name])
+    os.makedirs(os.path.join(cp.out, "ncu", "none"), exist_ok=True)
+    cp.case("ncu/folder_without_exports", "ncu", ["kernels", "{C}/ncu/none"], stderr=["none"])
+    cp.case("ncu/valid", "valid", ["kernels", real, "--json"], exit=(0,))
 
 
 def special_cases(cp):
@@ -856,6 +888,7 @@ def build(src, out):
     json_cases(cp)
     trace_cases(cp)
     limits_cases(cp)
+    ncu_cases(cp)
     special_cases(cp)
     args_cases(cp)
     output_cases(cp)
