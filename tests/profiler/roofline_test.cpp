@@ -210,9 +210,6 @@ TEST(FmaPeak, EachLevelTheCpuRunsHasItsOwnLoop) {
 // only (no memory operand, nothing spilled to the stack), so the figure is the FMA units' and
 // not the load ports'. A 16-chain ymm loop needs 18 of the 16 ymm registers and spills.
 TEST(FmaPeak, TheLoopsSpillNothing) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the code checked is the Release build's; a sanitized build (at -O1) is not what measures";
-#endif
   for (const char* fn : {"fma_block_avx2", "fma_block_avx512"}) {
     const std::string text = disassembly(std::string("fusebox::profiler::(anonymous namespace)::") + fn);
     if (text.empty()) GTEST_SKIP() << "objdump (binutils) is not installed";
