@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -209,13 +210,13 @@ struct Reader {
   }
 };
 
+// Whether a folder's .csv file is an ncu export, from its first 4 KiB only (the reader then reads
+// the ones that are, once).
 bool looks_like_ncu_csv(const std::string& path) {
-  std::string head;
-  try {
-    head = read_file(path, kMaxNcuBytes).substr(0, 4096);
-  } catch (const Error&) {
-    return false;
-  }
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
   return head.find("\"Kernel Name\"") != std::string::npos || head.find("Kernel Name,") != std::string::npos;
 }
 
