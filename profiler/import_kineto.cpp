@@ -49,8 +49,6 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "core/base/machine.h"
-#include "core/base/strings.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
@@ -297,14 +295,10 @@ json stream_trace(const std::string& path, OnEvent on_event, size_t* events) {
   TextSource text(path, read_file(path, kMaxTraceBytes));
   // The budget is checked as events are counted, before they are kept: a few MB of gzip that
   // inflate to tens of millions of events stop at the one past it.
-  const MemoryBudget budget = memory_budget();
-  const size_t max_events = budget.bytes / kResidentBytesPerEvent;
-  size_t seen = 0;
+  EventBudget budget(path);
+  const std::string unit = "events";
   auto budgeted = [&, on_event = std::move(on_event)](const json& e) mutable {
-    if (++seen > max_events)
-      throw Error(path + ": more than " + std::to_string(max_events) + " events: at up to " +
-                  std::to_string(kResidentBytesPerEvent) + " B each they pass the memory budget of " +
-                  format_bytes(static_cast<double>(budget.bytes)) + " (" + budget.source + ")");
+    budget.count(unit);
     on_event(e);
   };
   EventStream<decltype(budgeted)> sax(std::move(budgeted));

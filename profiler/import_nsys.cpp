@@ -25,8 +25,6 @@
 #include <unordered_map>
 
 #include "core/base/error.h"
-#include "core/base/machine.h"
-#include "core/base/strings.h"
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
 #include "profiler/trace_import.h"
@@ -120,12 +118,9 @@ class Db {
     for (size_t k = 0; k < columns.size(); ++k) sql += (k ? ", " : "") + col(table, columns[k]);
     // The rows are read one at a time (sqlite3_step) and counted against the memory budget, as
     // the kineto import counts events: the row past it stops the import, naming the budget.
+    const std::string unit = "rows (at table " + table + ")";
     query(sql + " FROM " + table + " ORDER BY rowid", [&](const Row& r) {
-      if (++rows_ > max_rows_)
-        throw Error(path_ + ": more than " + std::to_string(max_rows_) + " rows (at table " + table +
-                    "): at up to " + std::to_string(kResidentBytesPerEvent) +
-                    " B each they pass the memory budget of " + format_bytes(static_cast<double>(budget_.bytes)) +
-                    " (" + budget_.source + ")");
+      budget_.count(unit);
       fn(r);
     });
   }
@@ -147,9 +142,7 @@ class Db {
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_{nullptr, sqlite3_close};
   std::set<std::string> tables_;
   std::map<std::string, std::set<std::string>> columns_;
-  const MemoryBudget budget_ = memory_budget();
-  const size_t max_rows_ = budget_.bytes / kResidentBytesPerEvent;
-  size_t rows_ = 0;  // event rows read so far, every table together
+  EventBudget budget_{path_};  // rows read so far, every table together
 };
 
 // Rows that cannot be used, by kind, for the report.

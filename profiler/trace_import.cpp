@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "core/base/error.h"
+#include "core/base/strings.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
@@ -105,6 +107,15 @@ Recording import_trace(const std::string& path, ImportReport* report) {
   }
   check_times(r, path);
   return r;
+}
+
+EventBudget::EventBudget(std::string path)
+    : path_(std::move(path)), budget_(memory_budget()), max_(budget_.bytes / kResidentBytesPerEvent) {}
+
+void EventBudget::refuse(const std::string& unit) const {
+  throw Error(path_ + ": more than " + std::to_string(max_) + " " + unit + ": at up to " +
+              std::to_string(kResidentBytesPerEvent) + " B each they pass the memory budget of " +
+              format_bytes(static_cast<double>(budget_.bytes)) + " (" + budget_.source + ")");
 }
 
 bool looks_like_trace(const std::string& path) {

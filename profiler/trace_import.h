@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/machine.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler {
@@ -49,6 +50,23 @@ constexpr size_t kMaxTraceBytes = size_t{4} << 30;
 // the large_trace_memory test. A trace with more than memory_budget() / this many events is
 // refused at the event that passes it, naming the budget.
 constexpr size_t kResidentBytesPerEvent = 400;
+
+// That count, kept by both importers: count() once per event or row read, before it is kept;
+// the one past the budget throws fusebox::Error naming the file, the budget and its source.
+class EventBudget {
+ public:
+  explicit EventBudget(std::string path);
+  // `unit` names what is counted in the message: "events", "rows (at table StringIds)".
+  void count(const std::string& unit) {
+    if (++seen_ > max_) refuse(unit);
+  }
+
+ private:
+  [[noreturn]] void refuse(const std::string& unit) const;
+  std::string path_;
+  MemoryBudget budget_;
+  size_t max_ = 0, seen_ = 0;
+};
 
 Recording import_kineto(const std::string& path, ImportReport* report = nullptr);
 Recording import_nsys_sqlite(const std::string& path, ImportReport* report = nullptr);
