@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -724,7 +725,11 @@ void TracePanel::draw_label(const Canvas& c, const profiler::TimelineItem& it, f
 }
 
 // One row: binary search to the first bar that can reach the view, then bars until the view
-// ends. Bars under a pixel wide that touch are merged into one.
+// ends. Bars under a pixel wide that touch are merged into one. A span that starts under a bar
+// already drawn and reaches less than a pixel past it is covered: not drawn, counted. Rows of
+// the spans a trace recorded should not overlap, but a hostile or merged file can stack 100,000
+// on one pixel; drawn one over another they cost llvmpipe a minute a frame. So a row draws at
+// most about two bars per pixel column, whatever it holds (Tracy's rule: draw what a pixel shows).
 void TracePanel::draw_row(const Canvas& c, const profiler::TimelineRow& row, float y0,
                           Hover& hover) {
   const float y1 = y0 + c.row_h - 2;
@@ -736,18 +741,27 @@ void TracePanel::draw_row(const Canvas& c, const profiler::TimelineRow& row, flo
   float gx0 = 0, gx1 = 0;
   size_t gcount = 0;
   const profiler::TimelineItem* gfirst = nullptr;
+  float covered = -std::numeric_limits<float>::infinity();  // right edge of what is drawn
   auto flush = [&] {
     if (gcount == 0) return;
     const float x1 = std::max(gx1, gx0 + 1);
     const ImU32 color = color_of(*gfirst);
     c.dl->AddRectFilled(ImVec2(gx0, y0), ImVec2(x1, y1), gcount > 1 ? dimmed(color) : color);
     drawn.spans += gcount;
+    covered = std::max(covered, x1);
     if (mouse_row && mouse.x >= gx0 - 1 && mouse.x <= x1 + 1) hover = {gfirst, gcount};
     gcount = 0;
   };
   for (; it != row.items.end() && it->t0 <= c.hi; ++it) {
     if (it->t1 < c.lo) continue;
-    float x0 = c.x_of(it->t0), x1 = c.x_of(it->t1);
+    // Far-off coordinates kept out of the vertex buffer (and out of the comparison with
+    // `covered`, which is clipped too).
+    float x0 = std::max(c.x_of(it->t0), c.plot.Min.x - 2);
+    float x1 = std::min(c.x_of(it->t1), c.plot.Max.x + 2);
+    if (x0 < covered && x1 < covered + 1) {  // under a bar drawn already (spans overlap)
+      ++drawn.covered;
+      continue;
+    }
     if (x1 - x0 < 1) {
       if (gcount > 0 && x0 <= gx1 + 1) {
         gx1 = std::max(gx1, x1);
@@ -759,11 +773,10 @@ void TracePanel::draw_row(const Canvas& c, const profiler::TimelineRow& row, flo
       continue;
     }
     flush();
-    x0 = std::max(x0, c.plot.Min.x - 2);  // keep far-off coordinates out of the vertex buffer
-    x1 = std::min(x1, c.plot.Max.x + 2);
     c.dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), color_of(*it));
     if (x1 - x0 > 4) c.dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), kSpanEdge);
     ++drawn.spans;
+    covered = std::max(covered, x1);
     draw_label(c, *it, x0, x1, y0);
     if (mouse_row && mouse.x >= x0 && mouse.x < x1) hover = {&*it, 1};
   }

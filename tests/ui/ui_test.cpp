@@ -458,6 +458,36 @@ TEST_F(UiTest, AHundredThousandEventTraceOpensAndPans) {
   EXPECT_LT(ms[ms.size() / 2], 200.0);
 }
 
+// 50,000 kernels stacked on one instant of one stream (a hostile file; the fuzz corpus's gzip
+// bomb is 8 million of them). Drawn one over another, each a full-width bar with its outline and
+// label, they cost Mesa about a minute a frame and gigabytes of vertices. A row now draws what a
+// pixel shows: the first bar, the rest counted as covered.
+TEST_F(UiTest, SpansStackedOnOnePixelAreDrawnOnceAndCounted) {
+  start("mlp");
+  const std::string path = fusebox::test::process_temp_dir() + "/stacked_kernels.json";
+  const int kernels = 50000;
+  {
+    std::ofstream out(path);
+    out << "{\"traceEvents\": [\n";
+    for (int i = 0; i < kernels; ++i)
+      out << (i ? ",\n" : "") << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, )"
+          << R"("dur": 1, "args": {"correlation": 1, "device": 0, "stream": 7}})";
+    out << "]}\n";
+  }
+  ASSERT_EQ(app_->command("open=" + path), "");
+  ASSERT_NE(app_->opened_trace(), nullptr);
+  const auto f0 = std::chrono::steady_clock::now();
+  frame();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+  std::printf("[ stacked ] frame %.1f ms: %zu spans drawn, %zu covered\n", ms, app_->trace.drawn.spans,
+              app_->trace.drawn.covered);
+  EXPECT_EQ(app_->trace.drawn.spans + app_->trace.drawn.covered, static_cast<size_t>(kernels));
+  EXPECT_LE(app_->trace.drawn.spans, 10u) << "one bar covers the instant at any zoom";
+  run("trace.zoom=4");  // the bars now reach past both edges of the view
+  EXPECT_EQ(app_->trace.drawn.spans + app_->trace.drawn.covered, static_cast<size_t>(kernels));
+  EXPECT_LE(app_->trace.drawn.spans, 10u);
+}
+
 TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
   start("mlp");
   const auto before = app_->settings();
