@@ -422,14 +422,18 @@ std::string App::open_scenario(const std::string& path) {
 // A failed open keeps what was on screen: the error is the command's.
 std::string App::open_trace(const std::string& path) {
   try {
-    trace_ = workbench::open_path(path);  // a folder: the ranks of one job
+    show_trace(workbench::open_path(path));  // a folder: the ranks of one job
   } catch (const Error& e) {
     return e.what();
   }
+  return "";
+}
+
+void App::show_trace(std::shared_ptr<const workbench::OpenedTrace> trace) {
+  trace_ = std::move(trace);
   walkthrough_.reset();
   selection_ = {};
   // The trace takes the top row's place (draw_panels: a recording has no graph).
-  return "";
 }
 
 std::string App::open_model(const std::string& path) {

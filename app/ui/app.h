@@ -82,6 +82,10 @@ class App {
   // finished, so a script sees each step's result. Errors stop the script and are returned by
   // script_error().
   void script(const std::string& text);
+  // Shows a trace opened already (what `open=PATH` does after opening it): main opens the file
+  // on the command line first, to exit 2 on a bad one, and hands it over rather than read a
+  // large recording twice.
+  void show_trace(std::shared_ptr<const workbench::OpenedTrace> trace);
   bool script_done() const { return queue_.empty(); }
   const std::string& script_error() const { return script_error_; }
 

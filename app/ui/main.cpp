@@ -56,10 +56,11 @@ int headless(const workbench::Settings& settings, const std::string& scenario,
 }
 
 int run_window(const workbench::Settings& settings, const std::string& scenario,
-               const std::string& script, const std::string& screenshot, int frames, int width,
-               int height) {
+               std::shared_ptr<const workbench::OpenedTrace> trace, const std::string& script,
+               const std::string& screenshot, int frames, int width, int height) {
   ui::Window window("fusebox", width, height);
   ui::App app(settings, {}, scenario);
+  if (trace) app.show_trace(std::move(trace));
   app.script(script);
   if (!screenshot.empty()) app.script("screenshot=" + screenshot + "; quit");
   const bool scripted = !script.empty() || !screenshot.empty();
@@ -133,12 +134,13 @@ int open_and_run(const workbench::SettingsFlags& flags, std::string script,
   // analysis, as `fusebox trace` prints it), or a scenario file: the window plays it (its
   // settings replace the flags').
   std::string scenario;
+  std::shared_ptr<const workbench::OpenedTrace> trace;  // MODEL named a trace
   const std::string& m = settings.model;
   std::error_code ec;
   const bool folder = std::filesystem::is_directory(m, ec);  // the rank traces of one job
   if (folder || profiler::looks_like_trace(m) || m.ends_with(".json.gz") || m.ends_with(".sqlite")) {
     // A bad file: exit 2 now, naming it.
-    const auto trace = workbench::open_path(m);
+    trace = workbench::open_path(m);
     if (auto why = ui::Window::why_no_display(); why && screenshot.empty()) {
       std::cout << "fusebox-ui: " << *why << "; the trace's analysis instead:\n"
                 << m << ": " << trace->summary() << "\n"
@@ -146,7 +148,6 @@ int open_and_run(const workbench::SettingsFlags& flags, std::string script,
                 << profiler::gpu_analysis_text(trace->analysis);
       return 0;
     }
-    script = "open=" + m + (script.empty() ? "" : "; " + script);
     settings.model = workbench::Settings{}.model;
   } else if (settings.model.ends_with(".json")) {
     scenario = settings.model;
@@ -160,7 +161,7 @@ int open_and_run(const workbench::SettingsFlags& flags, std::string script,
     }
     return headless(settings, scenario, *why);
   }
-  return run_window(settings, scenario, script, screenshot, frames, width, height);
+  return run_window(settings, scenario, std::move(trace), script, screenshot, frames, width, height);
 }
 
 // The window's boundary: bad input, wherever it shows up, exits 2 with a message.
