@@ -84,6 +84,12 @@ double two_over_one(Runner& r, int rounds, int calls) {
 }
 
 TEST(Contention, TwoThreadsBesideABusyProcessAreNoSlowerThanOne) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A speed ratio measured through a sanitizer's instrumentation says nothing about the Release
+  // kernels it is about, and its busy processes took both of CI's cores for 52 s. The Release
+  // run measures it; the step-down logic's own tests below run everywhere.
+  GTEST_SKIP() << "a timing test: measured by the Release build, not under a sanitizer";
+#endif
   register_backend();
   reset_contention();
   Runner r("stack");
