@@ -28,8 +28,10 @@ build/app/cli/fusebox check "${scenarios[@]}"
 if [[ ${1:-} != --no-sanitize ]]; then
   # The CUDA plugin is left out here: nvcc takes no sanitizer flags, and the Release run covers it.
   # The benchmarks are left out: nothing here runs them (their smoke runs are the Release build's).
+  # Both sanitizer builds are unity builds (CMakeLists.txt says why and which files compile alone);
+  # the Release build above compiles every file alone, so a missing #include still shows there.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_SANITIZE=ON -DFUSEBOX_WERROR=ON \
-    -DFUSEBOX_CUDA=OFF -DFUSEBOX_BENCH=OFF
+    -DFUSEBOX_CUDA=OFF -DFUSEBOX_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
   cmake --build build-asan -j "$jobs"
   # OpenMP's runtime keeps its thread pool alive past exit: leak checking reports it, not us.
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -42,7 +44,7 @@ if [[ ${1:-} != --no-sanitize ]]; then
   # ThreadSanitizer over the workbench (Runner, Pipeline, Settings). tests/tsan.supp says how
   # OpenMP's uninstrumented runtime is handled.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_TSAN=ON -DFUSEBOX_WERROR=ON \
-    -DFUSEBOX_UI=OFF -DFUSEBOX_CUDA=OFF -DFUSEBOX_BENCH=OFF
+    -DFUSEBOX_UI=OFF -DFUSEBOX_CUDA=OFF -DFUSEBOX_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
   cmake --build build-tsan -j "$jobs" --target test_workbench
   TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
     build-tsan/tests/test_workbench
