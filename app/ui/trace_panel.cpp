@@ -1,6 +1,7 @@
 #include "app/ui/trace_panel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -8,8 +9,11 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <GLFW/glfw3.h>  // key codes: the ImGui GLFW backend's key indices are GLFW's
 
 #include "app/ui/plot.h"
 #include "app/ui/widgets.h"
@@ -45,6 +49,7 @@ constexpr ImU32 kFlowHovered = IM_COL32(255, 255, 255, 230);
 constexpr ImU32 kGapFill = (kIdleColor & ~IM_COL32_A_MASK) | (ImU32{55} << IM_COL32_A_SHIFT);
 constexpr ImU32 kGapSelected = IM_COL32(255, 170, 60, 255);
 constexpr size_t kMaxFlowsDrawn = 400;  // more in view: only the hovered item's
+constexpr ImU32 kFindColor = IM_COL32(170, 255, 60, 255);  // find's marks (selection is yellow)
 
 // A rank's header: its step time, computation, communication (exposed), idle and its wait for
 // the straggler over the steps every rank has (profiler/ranks.h's definitions).
@@ -123,6 +128,13 @@ const char* activity_label(exec::ActivityKind kind) {
 const std::string& item_name(const profiler::Recording& rec, const profiler::TimelineItem& it) {
   return profiler::is_device_item(it.kind) ? rec.device[static_cast<size_t>(it.index)].name
                                            : rec.spans[static_cast<size_t>(it.index)].name;
+}
+
+// Whether `text` contains `lower` (a lower-case query), any case.
+bool name_has_any_case(const std::string& text, const std::string& lower) {
+  return std::search(text.begin(), text.end(), lower.begin(), lower.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         }) != text.end();
 }
 
 void span_tooltip(const profiler::Recording& rec, const profiler::TimelineItem& it,
@@ -395,6 +407,12 @@ std::vector<PanelSwitch> TracePanel::switches() {
       {"gap", {}, "none | <n>",
        "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
        [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
+      {"find", {}, "<text>",
+       "mark every span and kernel whose name contains the text (any case) and show the next "
+       "(empty: close)",
+       [this](const std::string& v, const workbench::RunResult*) { return set_find(v); }},
+      {"match", {}, "next | prev | <n>", "show the n-th match of find= (from 1)",
+       [this](const std::string& v, const workbench::RunResult*) { return set_match(v); }},
   };
 }
 
@@ -479,8 +497,18 @@ void TracePanel::draw(const Frame& frame) {
     fitted_ = false;
   }
   pending_gap_view_ = false;
+  update_matches();
+  if (match_pending_) {
+    if (!matches_.empty()) {
+      const auto n = static_cast<int64_t>(matches_.size());
+      match_index_ = ((*match_pending_ % n) + n) % n;
+      show_match(frame);
+    }
+    match_pending_.reset();
+  }
   clamp_view();
   draw_header(frame);
+  draw_find_bar(frame);
 
   Canvas c = layout_canvas();
   handle_input(c);
@@ -503,6 +531,7 @@ void TracePanel::draw(const Frame& frame) {
   c.dl->PushClipRect(c.plot.Min, c.plot.Max, true);
   draw_gaps(c);
   draw_flows(c, hover);
+  draw_find_marks(c);
   draw_selection(c);
   draw_hover_edge(c, hover);
   c.dl->PopClipRect();
@@ -519,6 +548,11 @@ void TracePanel::draw_header(const Frame& frame) {
     ImGui::SameLine();
     if (ImGui::SmallButton("fit")) frame.command("trace.zoom=fit");
     item_tooltip("Show the whole trace (or double-click). Wheel zooms, drag pans, shift+wheel scrolls the tracks.");
+    if (!find_open_) {
+      ImGui::SameLine();
+      if (ImGui::SmallButton("find")) find_open_ = find_focus_ = true;
+      item_tooltip("Find spans and kernels by name (ctrl+f). trace.find=TEXT");
+    }
     if (!gaps_.empty()) draw_gap_header(frame);
     return;
   }
@@ -1072,6 +1106,212 @@ void TracePanel::handle_click(const Frame& frame, const Canvas& c, const Hover& 
       frame.command("select=" + rec_->nodes[static_cast<size_t>(hover.item->node)].name);
   } else if (!hover.item) {
     frame.command("select=");
+  }
+}
+
+// --- Find ---------------------------------------------------------------------------------------
+
+std::string TracePanel::set_find(const std::string& value) {
+  if (value.empty()) {
+    find_open_ = false;
+    find_query_.clear();
+    find_buf_[0] = 0;
+    matches_.clear();
+    match_index_ = -1;
+    match_pending_.reset();
+    matched_query_.clear();
+    return "";
+  }
+  if (value != find_query_) match_index_ = -1;
+  find_query_ = value;
+  std::snprintf(find_buf_, sizeof find_buf_, "%s", value.c_str());
+  find_open_ = true;
+  match_pending_ = match_index_ + 1;  // the next match (the first of a new query), at the draw
+  return "";
+}
+
+std::string TracePanel::set_match(const std::string& value) {
+  if (find_query_.empty()) return "no search to step through: trace.find=TEXT first";
+  const int64_t at = match_pending_.value_or(match_index_);
+  if (value == "next") {
+    match_pending_ = at + 1;
+  } else if (value == "prev") {
+    match_pending_ = at - 1;
+  } else {
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || n < 1)
+      return "expected next, prev or a match number from 1, got '" + value + "'";
+    if (matched_query_ == find_query_ && static_cast<size_t>(n) > matches_.size())
+      return "match " + value + ": '" + find_query_ + "' has " + std::to_string(matches_.size()) +
+             " in the shown range";
+    match_pending_ = n - 1;
+  }
+  return "";
+}
+
+// The items of the shown range whose name contains the query, by start time: collected again
+// for a new timeline, query or range (run=). Hidden tracks (a rank's folded host threads) are
+// left out: a match must be somewhere the view can show it.
+void TracePanel::update_matches() {
+  if (find_query_.empty()) return;
+  if (matched_for_ == built_for_ && matched_sequence_ == built_sequence_ &&
+      matched_query_ == find_query_ && matched_t0_ == range_t0_ && matched_t1_ == range_t1_)
+    return;
+  if (matched_for_ != built_for_ || matched_sequence_ != built_sequence_ ||
+      matched_t0_ != range_t0_ || matched_t1_ != range_t1_)
+    match_index_ = -1;
+  matched_for_ = built_for_;
+  matched_sequence_ = built_sequence_;
+  matched_query_ = find_query_;
+  matched_t0_ = range_t0_;
+  matched_t1_ = range_t1_;
+  std::string lower = find_query_;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  matches_.clear();
+  match_max_len_ = 0;
+  for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
+    if (hidden(k)) continue;
+    const profiler::TimelineTrack& track = timeline_.tracks[k];
+    for (size_t r = 0; r < track.rows.size(); ++r) {
+      const std::vector<profiler::TimelineItem>& items = track.rows[r].items;
+      for (size_t i = 0; i < items.size(); ++i) {
+        const profiler::TimelineItem& it = items[i];
+        if (it.t1 < range_t0_ || it.t0 > range_t1_) continue;
+        if (!name_has_any_case(item_name(*rec_, it), lower)) continue;
+        matches_.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+        match_max_len_ = std::max(match_max_len_, it.t1 - it.t0);
+      }
+    }
+  }
+  std::stable_sort(matches_.begin(), matches_.end(), [this](const auto& a, const auto& b) {
+    return timeline_.item(a).t0 < timeline_.item(b).t0;
+  });
+}
+
+// The view moves to the match: centred, zoomed so that it is between 1/50 and 2/3 of the view
+// (its neighbours stay in sight), and scrolled to its track. A trace's match is picked (what it is
+// tied to lights up); a run's op selects its node in every panel.
+void TracePanel::show_match(const Frame& frame) {
+  const profiler::TimelineItemRef ref = matches_[static_cast<size_t>(match_index_)];
+  const profiler::TimelineItem& it = timeline_.item(ref);
+  const double len = std::max(it.t1 - it.t0, 1.0);
+  const double w = std::max(std::clamp(view_t1_ - view_t0_, len * 1.5, len * 50), kMinViewNs);
+  const double centre = (it.t0 + it.t1) / 2;
+  view_t0_ = centre - w / 2;
+  view_t1_ = centre + w / 2;
+  fitted_ = false;
+  reveal_match_ = true;
+  if (showing_trace_) {
+    pick(ref);
+  } else if (it.node >= 0 && static_cast<size_t>(it.node) < rec_->nodes.size()) {
+    frame.command("select=" + rec_->nodes[static_cast<size_t>(it.node)].name);
+  }
+}
+
+// Under the header while a search is open: the box, the count, previous and next, and the list
+// of matches (a combo; clicking one shows it).
+void TracePanel::draw_find_bar(const Frame& frame) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool here = frame.focus == PanelId::Trace || ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows);
+  if (here && io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_F, false)) find_open_ = find_focus_ = true;
+  if (!find_query_.empty()) {
+    drawn.find_matches = matches_.size();
+    if (match_index_ >= 0 && static_cast<size_t>(match_index_) < matches_.size())
+      drawn.find_shown = std::to_string(match_index_ + 1) + "/" + std::to_string(matches_.size()) +
+                         " " + item_name(*rec_, timeline_.item(matches_[static_cast<size_t>(match_index_)]));
+  }
+  if (!find_open_) return;
+  if (std::exchange(find_focus_, false)) ImGui::SetKeyboardFocusHere();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+  const bool enter = ImGui::InputTextWithHint("##trace_find", "find span or kernel", find_buf_,
+                                              sizeof find_buf_, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool editing = ImGui::IsItemActive() || ImGui::IsItemDeactivated();
+  if (enter) {
+    frame.command(std::string("trace.find=") + find_buf_);
+    find_focus_ = true;  // keep typing, or Enter again for the next match
+  }
+  if (editing && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) frame.command("trace.find=");
+  item_tooltip("Enter: the next match (the view moves to it). Escape closes. trace.find=TEXT");
+  if (find_query_.empty()) return;
+  ImGui::SameLine();
+  if (matches_.empty()) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no match in the shown range");
+    return;
+  }
+  if (ImGui::SmallButton("<")) frame.command("trace.match=prev");
+  ImGui::SameLine();
+  if (ImGui::SmallButton(">")) frame.command("trace.match=next");
+  ImGui::SameLine();
+  char preview[48];
+  if (match_index_ >= 0)
+    std::snprintf(preview, sizeof preview, "%lld/%zu", static_cast<long long>(match_index_ + 1), matches_.size());
+  else
+    std::snprintf(preview, sizeof preview, "%zu found", matches_.size());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::BeginCombo("##trace_matches", preview, ImGuiComboFlags_HeightLarge)) {
+    ImGuiListClipper clipper;  // a million matches list as fast as ten
+    clipper.Begin(static_cast<int>(std::min<size_t>(matches_.size(), INT32_MAX)));
+    while (clipper.Step()) {
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        const profiler::TimelineItemRef& ref = matches_[static_cast<size_t>(i)];
+        const profiler::TimelineItem& it = timeline_.item(ref);
+        const std::string label = std::to_string(i + 1) + "  " + item_name(*rec_, it) + "  " +
+                                  track_label(timeline_.tracks[ref.track]) + "  at " +
+                                  format_ns(it.t0 - range_t0_) + ", " + format_ns(it.t1 - it.t0) +
+                                  "##match" + std::to_string(i);
+        if (ImGui::Selectable(label.c_str(), i == match_index_))
+          frame.command("trace.match=" + std::to_string(i + 1));
+      }
+    }
+    ImGui::EndCombo();
+  }
+  item_tooltip("The matches by start time: pick one to show it. trace.match=N|next|prev");
+}
+
+// The matches in view outlined, one mark per pixel of a row (the rest lie under it), and a tick
+// along the top edge at each pixel column holding one (rows scrolled away included). Then, once
+// after a jump, the tracks scroll to the shown match's row.
+void TracePanel::draw_find_marks(const Canvas& c) {
+  if (matches_.empty() || c.lo > c.hi) return;
+  auto it = std::lower_bound(matches_.begin(), matches_.end(), c.lo - match_max_len_,
+                             [this](const profiler::TimelineItemRef& a, double t) {
+                               return timeline_.item(a).t0 < t;
+                             });
+  std::vector<char> ticked(static_cast<size_t>(std::max(1.0f, c.plot_w)) + 1, 0);
+  std::unordered_map<uint64_t, float> marked;  // (track, row) -> right edge of its last mark
+  for (; it != matches_.end() && timeline_.item(*it).t0 <= c.hi; ++it) {
+    const profiler::TimelineItem& item = timeline_.item(*it);
+    if (item.t1 < c.lo) continue;
+    const float x0 = std::max(c.x_of(item.t0), c.plot.Min.x - 2);
+    const float x1 = std::max(std::min(c.x_of(item.t1), c.plot.Max.x + 2), x0 + 1);
+    const auto col = static_cast<size_t>(std::clamp(x0 - c.plot.Min.x, 0.0f, c.plot_w));
+    ticked[std::min(col, ticked.size() - 1)] = 1;
+    const float top = track_top_[it->track];
+    if (top < -1e6f) continue;  // a folded track
+    const float y0 = top + static_cast<float>(it->row) * c.row_h + 1, y1 = y0 + c.row_h - 2;
+    if (y1 < c.plot.Min.y || y0 > c.plot.Max.y) continue;
+    const uint64_t key = (uint64_t{it->track} << 32) | it->row;
+    const auto [last, first] = marked.try_emplace(key, x1);
+    if (!first && x1 < last->second + 1) continue;  // under a mark drawn already
+    c.dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), kFindColor, 0, 0, 2.0f);
+    ++drawn.find_marked;
+    last->second = std::max(last->second, x1);
+  }
+  c.dl->PushClipRect(c.canvas.Min, c.canvas.Max, false);
+  for (size_t x = 0; x < ticked.size(); ++x)
+    if (ticked[x]) {
+      const float px = c.plot.Min.x + static_cast<float>(x);
+      c.dl->AddRectFilled(ImVec2(px - 1, c.plot.Min.y - 5), ImVec2(px + 1, c.plot.Min.y), kFindColor);
+    }
+  c.dl->PopClipRect();
+  if (std::exchange(reveal_match_, false) && match_index_ >= 0 &&
+      static_cast<size_t>(match_index_) < matches_.size()) {
+    const profiler::TimelineItemRef& ref = matches_[static_cast<size_t>(match_index_)];
+    const float top = track_top_[ref.track];
+    const float y = top + static_cast<float>(ref.row) * c.row_h;
+    if (top > -1e6f && (y < c.plot.Min.y || y + c.row_h > c.plot.Max.y))
+      scroll_y_ = std::max(0.0f, scroll_y_ + y - (c.plot.Min.y + c.plot.GetHeight() / 3));
   }
 }
 

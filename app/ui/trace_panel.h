@@ -24,6 +24,12 @@
 // with its step, computation, communication, idle and wait, GPU streams first; with two ranks
 // or more, their host threads are folded away until asked for:
 //   hosts=none|all|<rank>  whose host threads (NVTX, CPU) to show
+// Find (ctrl+f over the panel, or the "find" button with a trace open), Tracy and Perfetto style:
+//   find=<text>           every item of the shown range whose name contains the text, any case:
+//                         outlined on the timeline (one mark per pixel a row), ticked along the
+//                         axis, counted and listed in the find bar; the view moves to the next
+//                         one (the same text again: the one after; empty: closes the search)
+//   match=<n>|next|prev   show the n-th match (from 1), as the list in the find bar does
 // GPU tracks show each launch's flow to its kernel (all of them when few are in view, else the
 // hovered one's) and, for an opened trace, its longest idle gaps as orange bands.
 #include <imgui.h>
@@ -64,6 +70,9 @@ struct TracePanel {
     size_t groups = 0;  // rank headers drawn (several ranks open)
     size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
     size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
+    size_t find_matches = 0;  // items matching trace.find= in the shown range (0: no search)
+    size_t find_marked = 0;   // of them, outlined on screen (one mark per pixel of a row)
+    std::string find_shown;   // the match the view moved to: "3/12 aten::mm"
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
   // The opened trace's selected idle gap (trace.gap=N, 0 = the longest), or -1.
@@ -119,6 +128,12 @@ struct TracePanel {
   void handle_click(const Frame& frame, const Canvas& c, const Hover& hover);
   std::string set_select(const std::string& value);
   std::string set_hosts(const std::string& value);
+  std::string set_find(const std::string& value);
+  std::string set_match(const std::string& value);
+  void update_matches();     // the matches of find_query_ over the shown range, when stale
+  void show_match(const Frame& frame);  // moves the view to matches_[match_index_]
+  void draw_find_bar(const Frame& frame);
+  void draw_find_marks(const Canvas& c);
   bool hidden(size_t t) const;  // a rank's host track folded away
   void pick(const profiler::TimelineItemRef& ref);
   ImU32 color_of(const profiler::TimelineItem& it) const;
@@ -158,6 +173,22 @@ struct TracePanel {
   std::string last_selection_;
   int32_t selected_node_ = -1;
   bool reveal_selection_ = false;  // the selection changed: pan to it if it is off screen
+
+  // Find: the query, its matches in the shown range (by start time) and the one shown.
+  bool find_open_ = false;
+  bool find_focus_ = false;  // give the box the keyboard next frame
+  char find_buf_[256] = {};
+  std::string find_query_;
+  std::vector<profiler::TimelineItemRef> matches_;
+  double match_max_len_ = 0;  // the longest match: how far before the view one can start
+  int64_t match_index_ = -1;
+  std::optional<int64_t> match_pending_;  // from find=/match=: shown at the next draw
+  // What matches_ was collected for: a new timeline, query or range collects again.
+  const void* matched_for_ = nullptr;
+  uint64_t matched_sequence_ = 0;
+  std::string matched_query_;
+  double matched_t0_ = 0, matched_t1_ = 0;
+  bool reveal_match_ = false;  // scroll the tracks to the shown match once they are laid out
 };
 
 }  // namespace fusebox::ui

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -458,6 +459,44 @@ TEST_F(UiTest, AHundredThousandEventTraceOpensAndPans) {
   EXPECT_LT(ms[ms.size() / 2], 200.0);
 }
 
+// Find, on a real A100 trace: every span and kernel whose name holds the text, any case, counted
+// against the recording itself; Enter again and match= step through them by start time, the view
+// following and the match picked; a bad match number and a text nothing holds say so.
+TEST_F(UiTest, FindMarksEveryMatchAndStepsThroughThem) {
+  start("mlp");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/kineto_a100_alexnet.json.gz");
+  const profiler::Recording& rec = app_->opened_trace()->recording;
+  auto holds = [](std::string name) {
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return name.find("gemm") != std::string::npos;
+  };
+  size_t expected = 0;
+  for (const auto& s : rec.spans) expected += holds(s.name);
+  for (const auto& d : rec.device) expected += holds(d.name);
+  ASSERT_GT(expected, 2u);
+  run("trace.find=GEMM");
+  EXPECT_EQ(app_->trace.drawn.find_matches, expected);
+  EXPECT_TRUE(app_->trace.drawn.find_shown.starts_with("1/" + std::to_string(expected) + " "))
+      << app_->trace.drawn.find_shown;
+  EXPECT_GE(app_->trace.drawn.find_marked, 1u) << "the shown match is in view, outlined";
+  EXPECT_GE(app_->trace.drawn.linked, 1u) << "and picked";
+  run("trace.find=GEMM");
+  EXPECT_TRUE(app_->trace.drawn.find_shown.starts_with("2/")) << app_->trace.drawn.find_shown;
+  run("trace.match=prev; trace.match=prev");
+  EXPECT_TRUE(app_->trace.drawn.find_shown.starts_with(std::to_string(expected) + "/"))
+      << "prev from the first wraps to the last: " << app_->trace.drawn.find_shown;
+  run("trace.match=2");
+  EXPECT_TRUE(app_->trace.drawn.find_shown.starts_with("2/")) << app_->trace.drawn.find_shown;
+  EXPECT_NE(app_->command("trace.match=100000").find("has " + std::to_string(expected)), std::string::npos);
+  EXPECT_NE(app_->command("trace.match=two").find("expected next, prev or a match number"), std::string::npos);
+  run("trace.find=no_kernel_is_called_this");
+  EXPECT_EQ(app_->trace.drawn.find_matches, 0u);
+  EXPECT_EQ(app_->trace.drawn.find_marked, 0u);
+  run("trace.find=");
+  EXPECT_EQ(app_->trace.drawn.find_matches, 0u);
+  EXPECT_NE(app_->command("trace.match=next").find("trace.find=TEXT first"), std::string::npos);
+}
+
 // 50,000 kernels stacked on one instant of one stream (a hostile file; the fuzz corpus's gzip
 // bomb is 8 million of them). Drawn one over another, each a full-width bar with its outline and
 // label, they cost Mesa about a minute a frame and gigabytes of vertices. A row now draws what a
@@ -486,6 +525,9 @@ TEST_F(UiTest, SpansStackedOnOnePixelAreDrawnOnceAndCounted) {
   run("trace.zoom=4");  // the bars now reach past both edges of the view
   EXPECT_EQ(app_->trace.drawn.spans + app_->trace.drawn.covered, static_cast<size_t>(kernels));
   EXPECT_LE(app_->trace.drawn.spans, 10u);
+  run("trace.find=k");  // every one matches; their marks lie on one another too
+  EXPECT_EQ(app_->trace.drawn.find_matches, static_cast<size_t>(kernels));
+  EXPECT_LE(app_->trace.drawn.find_marked, 10u);
 }
 
 TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
