@@ -210,7 +210,10 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::shared_p
       throw Error(what + ": raw_data has " + std::to_string(raw.size()) + " bytes, shape " + ir::shape_str(shape) +
                   " of " + onnx_type_name(t) + " needs " + std::to_string(static_cast<size_t>(n) * elem));
     const auto* p = reinterpret_cast<const std::byte*>(raw.data());
-    bool native = elem == ir::dtype_size(dtype);
+    // Viewed in place only when the bytes are already ours: float32 or int64. A uint64 has int64's
+    // width but must pass from_uint64's range check, so it is decoded like the narrower types
+    // (viewed, an index of 2^64-1 read as -1 whenever protobuf's buffer happened to be aligned).
+    const bool native = t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::INT64;
     if (native && owner && n > 0 && reinterpret_cast<uintptr_t>(p) % ir::kAlignment == 0)
       return ir::Tensor::view(dtype, shape, owner, p);  // zero copies
     ir::Tensor out(dtype, shape);
