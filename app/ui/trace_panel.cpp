@@ -50,6 +50,8 @@ constexpr ImU32 kGapFill = (kIdleColor & ~IM_COL32_A_MASK) | (ImU32{55} << IM_CO
 constexpr ImU32 kGapSelected = IM_COL32(255, 170, 60, 255);
 constexpr size_t kMaxFlowsDrawn = 400;  // more in view: only the hovered item's
 constexpr ImU32 kFindColor = IM_COL32(170, 255, 60, 255);  // find's marks (selection is yellow)
+constexpr ImU32 kHistBar = IM_COL32(110, 140, 190, 255);
+constexpr size_t kHistBins = 40;  // log-spaced between the shortest and the longest match
 
 // A rank's header: its step time, computation, communication (exposed), idle and its wait for
 // the straggler over the steps every rank has (profiler/ranks.h's definitions).
@@ -413,6 +415,11 @@ std::vector<PanelSwitch> TracePanel::switches() {
        [this](const std::string& v, const workbench::RunResult*) { return set_find(v); }},
       {"match", {}, "next | prev | <n>", "show the n-th match of find= (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_match(v); }},
+      {"histogram", {"show", "hide"}, "",
+       "the durations of find='s matches in log-spaced bins, under the find bar",
+       [this](const std::string& v, const workbench::RunResult*) { return set_histogram(v); }},
+      {"bin", {}, "none | <n>", "keep only the matches in the histogram's n-th bin (from 1)",
+       [this](const std::string& v, const workbench::RunResult*) { return set_bin(v); }},
   };
 }
 
@@ -1117,12 +1124,17 @@ std::string TracePanel::set_find(const std::string& value) {
     find_query_.clear();
     find_buf_[0] = 0;
     matches_.clear();
+    name_matches_.clear();
+    hist_bin_ = -1;
     match_index_ = -1;
     match_pending_.reset();
     matched_query_.clear();
     return "";
   }
-  if (value != find_query_) match_index_ = -1;
+  if (value != find_query_) {
+    match_index_ = -1;
+    hist_bin_ = -1;  // another query's bins
+  }
   find_query_ = value;
   std::snprintf(find_buf_, sizeof find_buf_, "%s", value.c_str());
   find_open_ = true;
@@ -1152,41 +1164,99 @@ std::string TracePanel::set_match(const std::string& value) {
 
 // The items of the shown range whose name contains the query, by start time: collected again
 // for a new timeline, query or range (run=). Hidden tracks (a rank's folded host threads) are
-// left out: a match must be somewhere the view can show it.
+// left out: a match must be somewhere the view can show it. Then their durations' histogram, and
+// the matches kept: all of them, or those in the bin picked.
 void TracePanel::update_matches() {
   if (find_query_.empty()) return;
-  if (matched_for_ == built_for_ && matched_sequence_ == built_sequence_ &&
-      matched_query_ == find_query_ && matched_t0_ == range_t0_ && matched_t1_ == range_t1_)
-    return;
-  if (matched_for_ != built_for_ || matched_sequence_ != built_sequence_ ||
-      matched_t0_ != range_t0_ || matched_t1_ != range_t1_)
-    match_index_ = -1;
-  matched_for_ = built_for_;
-  matched_sequence_ = built_sequence_;
-  matched_query_ = find_query_;
-  matched_t0_ = range_t0_;
-  matched_t1_ = range_t1_;
-  std::string lower = find_query_;
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  matches_.clear();
-  match_max_len_ = 0;
-  for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
-    if (hidden(k)) continue;
-    const profiler::TimelineTrack& track = timeline_.tracks[k];
-    for (size_t r = 0; r < track.rows.size(); ++r) {
-      const std::vector<profiler::TimelineItem>& items = track.rows[r].items;
-      for (size_t i = 0; i < items.size(); ++i) {
-        const profiler::TimelineItem& it = items[i];
-        if (it.t1 < range_t0_ || it.t0 > range_t1_) continue;
-        if (!name_has_any_case(item_name(*rec_, it), lower)) continue;
-        matches_.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
-        match_max_len_ = std::max(match_max_len_, it.t1 - it.t0);
+  const bool same_timeline = matched_for_ == built_for_ && matched_sequence_ == built_sequence_ &&
+                             matched_t0_ == range_t0_ && matched_t1_ == range_t1_;
+  if (same_timeline && matched_query_ == find_query_ && matched_bin_ == hist_bin_) return;
+  if (!same_timeline) match_index_ = -1;
+  if (!same_timeline || matched_query_ != find_query_) {
+    matched_for_ = built_for_;
+    matched_sequence_ = built_sequence_;
+    matched_query_ = find_query_;
+    matched_t0_ = range_t0_;
+    matched_t1_ = range_t1_;
+    std::string lower = find_query_;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    name_matches_.clear();
+    for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
+      if (hidden(k)) continue;
+      const profiler::TimelineTrack& track = timeline_.tracks[k];
+      for (size_t r = 0; r < track.rows.size(); ++r) {
+        const std::vector<profiler::TimelineItem>& items = track.rows[r].items;
+        for (size_t i = 0; i < items.size(); ++i) {
+          const profiler::TimelineItem& it = items[i];
+          if (it.t1 < range_t0_ || it.t0 > range_t1_) continue;
+          if (name_has_any_case(item_name(*rec_, it), lower))
+            name_matches_.push_back({static_cast<uint32_t>(k), static_cast<uint32_t>(r), static_cast<uint32_t>(i)});
+        }
       }
     }
+    std::stable_sort(name_matches_.begin(), name_matches_.end(), [this](const auto& a, const auto& b) {
+      return timeline_.item(a).t0 < timeline_.item(b).t0;
+    });
+    // Log-spaced bins from the shortest to the longest (1 ns at least): kernel times span
+    // decades, and a linear axis would put all but the longest in its first bin.
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const auto& ref : name_matches_) {
+      const double d = std::max(timeline_.item(ref).t1 - timeline_.item(ref).t0, 1.0);
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+    }
+    hist_edges_.clear();
+    if (!name_matches_.empty()) {
+      const size_t bins = hi > lo ? kHistBins : 1;
+      for (size_t b = 0; b <= bins; ++b)
+        hist_edges_.push_back(b == bins ? hi : lo * std::pow(hi / lo, static_cast<double>(b) / static_cast<double>(bins)));
+    }
+    hist_counts_.assign(hist_edges_.empty() ? 0 : hist_edges_.size() - 1, 0);
+    for (const auto& ref : name_matches_) ++hist_counts_[bin_of(timeline_.item(ref).t1 - timeline_.item(ref).t0)];
+    if (hist_bin_ >= static_cast<int>(hist_counts_.size())) hist_bin_ = -1;
   }
-  std::stable_sort(matches_.begin(), matches_.end(), [this](const auto& a, const auto& b) {
-    return timeline_.item(a).t0 < timeline_.item(b).t0;
-  });
+  if (matched_bin_ != hist_bin_) match_index_ = -1;
+  matched_bin_ = hist_bin_;
+  matches_.clear();
+  match_max_len_ = 0;
+  for (const auto& ref : name_matches_) {
+    const profiler::TimelineItem& it = timeline_.item(ref);
+    if (hist_bin_ >= 0 && bin_of(it.t1 - it.t0) != static_cast<size_t>(hist_bin_)) continue;
+    matches_.push_back(ref);
+    match_max_len_ = std::max(match_max_len_, it.t1 - it.t0);
+  }
+  if (match_index_ >= static_cast<int64_t>(matches_.size())) match_index_ = -1;
+}
+
+// Bin b holds [edge b, edge b+1); the last also its upper edge, the longest match.
+size_t TracePanel::bin_of(double duration) const {
+  if (hist_edges_.size() < 3) return 0;
+  const double d = std::max(duration, 1.0);
+  return static_cast<size_t>(std::upper_bound(hist_edges_.begin() + 1, hist_edges_.end() - 1, d) -
+                             (hist_edges_.begin() + 1));
+}
+
+std::string TracePanel::set_histogram(const std::string& value) {
+  hist_open_ = value == "show";
+  return "";
+}
+
+std::string TracePanel::set_bin(const std::string& value) {
+  if (value == "none") {
+    hist_bin_ = -1;
+    return "";
+  }
+  if (find_query_.empty()) return "no search to bin: trace.find=TEXT first";
+  int n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 1)
+    return "expected none or a bin number from 1, got '" + value + "'";
+  if (matched_query_ == find_query_ && static_cast<size_t>(n) > hist_counts_.size())
+    return "bin " + value + ": the histogram of '" + find_query_ + "' has " +
+           std::to_string(hist_counts_.size()) + " bins";
+  hist_bin_ = n - 1;
+  match_pending_ = 0;  // the view moves to the bin's first call
+  return "";
 }
 
 // The view moves to the match: centred, zoomed so that it is between 1/50 and 2/3 of the view
@@ -1209,14 +1279,14 @@ void TracePanel::show_match(const Frame& frame) {
   }
 }
 
-// Under the header while a search is open: the box, the count, previous and next, and the list
-// of matches (a combo; clicking one shows it).
+// Under the header while a search is open: the box, the count, the matches and the histogram.
 void TracePanel::draw_find_bar(const Frame& frame) {
   const ImGuiIO& io = ImGui::GetIO();
   const bool here = frame.focus == PanelId::Trace || ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows);
   if (here && io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_F, false)) find_open_ = find_focus_ = true;
   if (!find_query_.empty()) {
     drawn.find_matches = matches_.size();
+    drawn.hist_bin = hist_bin_;
     if (match_index_ >= 0 && static_cast<size_t>(match_index_) < matches_.size())
       drawn.find_shown = std::to_string(match_index_ + 1) + "/" + std::to_string(matches_.size()) +
                          " " + item_name(*rec_, timeline_.item(matches_[static_cast<size_t>(match_index_)]));
@@ -1235,10 +1305,24 @@ void TracePanel::draw_find_bar(const Frame& frame) {
   item_tooltip("Enter: the next match (the view moves to it). Escape closes. trace.find=TEXT");
   if (find_query_.empty()) return;
   ImGui::SameLine();
-  if (matches_.empty()) {
+  if (name_matches_.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no match in the shown range");
     return;
   }
+  if (matches_.empty()) {  // a bin kept that holds none: the histogram stays, to pick another
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kErrorColor), "no call in bin %d", hist_bin_ + 1);
+  } else {
+    draw_match_list(frame);
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton(hist_open_ ? "hide histogram" : "histogram"))
+    frame.command(hist_open_ ? "trace.histogram=hide" : "trace.histogram=show");
+  item_tooltip("The matches' durations, log-spaced: click a bin to keep only its calls. trace.bin=N");
+  if (hist_open_) draw_histogram(frame);
+}
+
+// Previous, next and the list of matches (a combo; clicking one shows it).
+void TracePanel::draw_match_list(const Frame& frame) {
   if (ImGui::SmallButton("<")) frame.command("trace.match=prev");
   ImGui::SameLine();
   if (ImGui::SmallButton(">")) frame.command("trace.match=next");
@@ -1267,6 +1351,58 @@ void TracePanel::draw_find_bar(const Frame& frame) {
     ImGui::EndCombo();
   }
   item_tooltip("The matches by start time: pick one to show it. trace.match=N|next|prev");
+}
+
+// The durations of every match (of the name, whatever bin is kept) in log-spaced bins: a bar a
+// bin, the kept one in find's colour; hovering says what a bin holds, a click keeps only it (a
+// second click keeps all again).
+void TracePanel::draw_histogram(const Frame& frame) {
+  if (hist_counts_.empty()) return;
+  drawn.hist_edges = hist_edges_;
+  drawn.hist_counts = hist_counts_;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 size(std::max(ImGui::GetContentRegionAvail().x, 100.0f), line * 4);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##trace_histogram", size);
+  const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float label_w = ImGui::CalcTextSize("00000 calls").x, axis_h = line;
+  const ImRect plot(ImVec2(p0.x + label_w, p0.y + 2), ImVec2(p0.x + size.x, p0.y + size.y - axis_h));
+  dl->AddRectFilled(plot.Min, plot.Max, kPlotBg);
+  const size_t most = *std::max_element(hist_counts_.begin(), hist_counts_.end());
+  const float bw = plot.GetWidth() / static_cast<float>(hist_counts_.size());
+  int under = -1;
+  for (size_t b = 0; b < hist_counts_.size(); ++b) {
+    const float x0 = plot.Min.x + bw * static_cast<float>(b), x1 = x0 + bw;
+    if (hovered && ImGui::GetIO().MousePos.x >= x0 && ImGui::GetIO().MousePos.x < x1) under = static_cast<int>(b);
+    if (hist_counts_[b] == 0) continue;
+    const float h = plot.GetHeight() * static_cast<float>(hist_counts_[b]) / static_cast<float>(most);
+    dl->AddRectFilled(ImVec2(x0 + 1, plot.Max.y - std::max(h, 2.0f)), ImVec2(x1 - 1, plot.Max.y),
+                      static_cast<int>(b) == hist_bin_ ? kFindColor : kHistBar);
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%zu calls", most);
+  dl->AddText(ImVec2(p0.x, plot.Min.y), kAxisText, text);
+  const std::string lo = format_ns(hist_edges_.front()), hi = format_ns(hist_edges_.back());
+  dl->AddText(ImVec2(plot.Min.x, plot.Max.y + 1), kAxisText, lo.c_str());
+  dl->AddText(ImVec2(plot.Max.x - ImGui::CalcTextSize(hi.c_str()).x, plot.Max.y + 1), kAxisText, hi.c_str());
+  const char* axis = "duration, log scale";
+  dl->AddText(ImVec2((plot.Min.x + plot.Max.x - ImGui::CalcTextSize(axis).x) / 2, plot.Max.y + 1), kAxisText, axis);
+  if (under < 0) return;
+  const auto b = static_cast<size_t>(under);
+  const float x0 = plot.Min.x + bw * static_cast<float>(b);
+  dl->AddRect(ImVec2(x0, plot.Min.y), ImVec2(x0 + bw, plot.Max.y), kHoverEdge);
+  ImGui::BeginTooltip();
+  ImGui::Text("%zu of %zu calls from %s to %s%s", hist_counts_[b], name_matches_.size(),
+              format_ns(hist_edges_[b]).c_str(), format_ns(hist_edges_[b + 1]).c_str(),
+              b + 1 == hist_counts_.size() ? " (inclusive)" : "");
+  if (static_cast<int>(b) == hist_bin_)
+    ImGui::TextDisabled("click: keep every match again (trace.bin=none)");
+  else
+    ImGui::TextDisabled("click: keep only these (trace.bin=%zu)", b + 1);
+  ImGui::EndTooltip();
+  if (clicked)
+    frame.command(static_cast<int>(b) == hist_bin_ ? "trace.bin=none" : "trace.bin=" + std::to_string(b + 1));
 }
 
 // The matches in view outlined, one mark per pixel of a row (the rest lie under it), and a tick

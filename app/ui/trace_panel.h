@@ -30,6 +30,10 @@
 //                         axis, counted and listed in the find bar; the view moves to the next
 //                         one (the same text again: the one after; empty: closes the search)
 //   match=<n>|next|prev   show the n-th match (from 1), as the list in the find bar does
+//   histogram=show|hide   the matches' durations in log-spaced bins under the find bar (Tracy's
+//                         find zone); hovering a bin says what it holds
+//   bin=<n>|none          keep only the matches in the n-th bin (from 1; a click on it does the
+//                         same): marked, listed and stepped through as above, the first shown
 // GPU tracks show each launch's flow to its kernel (all of them when few are in view, else the
 // hovered one's) and, for an opened trace, its longest idle gaps as orange bands.
 #include <imgui.h>
@@ -73,6 +77,10 @@ struct TracePanel {
     size_t find_matches = 0;  // items matching trace.find= in the shown range (0: no search)
     size_t find_marked = 0;   // of them, outlined on screen (one mark per pixel of a row)
     std::string find_shown;   // the match the view moved to: "3/12 aten::mm"
+    std::vector<double> hist_edges;   // the histogram drawn: its bins' edges in ns (bins + 1)
+    std::vector<size_t> hist_counts;  // and the matches in each (a bin holds [edge, next edge),
+                                      // the last its upper edge too)
+    int hist_bin = -1;                // the bin kept (bin=), or -1
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
   // The opened trace's selected idle gap (trace.gap=N, 0 = the longest), or -1.
@@ -133,6 +141,11 @@ struct TracePanel {
   void update_matches();     // the matches of find_query_ over the shown range, when stale
   void show_match(const Frame& frame);  // moves the view to matches_[match_index_]
   void draw_find_bar(const Frame& frame);
+  void draw_match_list(const Frame& frame);
+  void draw_histogram(const Frame& frame);
+  std::string set_histogram(const std::string& value);
+  std::string set_bin(const std::string& value);
+  size_t bin_of(double duration) const;  // the histogram bin of a match's duration
   void draw_find_marks(const Canvas& c);
   bool hidden(size_t t) const;  // a rank's host track folded away
   void pick(const profiler::TimelineItemRef& ref);
@@ -179,8 +192,15 @@ struct TracePanel {
   bool find_focus_ = false;  // give the box the keyboard next frame
   char find_buf_[256] = {};
   std::string find_query_;
-  std::vector<profiler::TimelineItemRef> matches_;
+  std::vector<profiler::TimelineItemRef> name_matches_;  // every item whose name holds the query
+  std::vector<profiler::TimelineItemRef> matches_;       // those of them in the bin kept, if one
   double match_max_len_ = 0;  // the longest match: how far before the view one can start
+  // name_matches_' durations in log-spaced bins; matches_ was filtered for matched_bin_.
+  bool hist_open_ = false;
+  std::vector<double> hist_edges_;
+  std::vector<size_t> hist_counts_;
+  int hist_bin_ = -1;
+  int matched_bin_ = -1;
   int64_t match_index_ = -1;
   std::optional<int64_t> match_pending_;  // from find=/match=: shown at the next draw
   // What matches_ was collected for: a new timeline, query or range collects again.

@@ -497,6 +497,55 @@ TEST_F(UiTest, FindMarksEveryMatchAndStepsThroughThem) {
   EXPECT_NE(app_->command("trace.match=next").find("trace.find=TEXT first"), std::string::npos);
 }
 
+// Find's histogram (Tracy's find zone): the matches' durations in log-spaced bins, checked
+// against the durations read from the recording itself; keeping a bin keeps exactly the calls
+// whose duration lies in it, and stepping goes through those alone.
+TEST_F(UiTest, FindsHistogramBinsTheMatchesAndABinKeepsOnlyItsCalls) {
+  start("mlp");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/kineto_a100_alexnet.json.gz");
+  const profiler::Recording& rec = app_->opened_trace()->recording;
+  std::vector<double> durations;  // of every span and kernel named *conv*, any case
+  auto add = [&](std::string name, int64_t start, int64_t end) {
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (name.find("conv") != std::string::npos) durations.push_back(std::max<double>(1.0, static_cast<double>(end - start)));
+  };
+  for (const auto& s : rec.spans) add(s.name, s.start_ns, s.end_ns);
+  for (const auto& d : rec.device) add(d.name, d.start_ns, d.end_ns);
+  ASSERT_GT(durations.size(), 10u);
+  run("trace.find=conv; trace.histogram=show");
+  const std::vector<double> edges = app_->trace.drawn.hist_edges;
+  const std::vector<size_t> counts = app_->trace.drawn.hist_counts;
+  ASSERT_EQ(edges.size(), counts.size() + 1);
+  EXPECT_EQ(counts.size(), 40u);
+  EXPECT_DOUBLE_EQ(edges.front(), *std::min_element(durations.begin(), durations.end()));
+  EXPECT_DOUBLE_EQ(edges.back(), *std::max_element(durations.begin(), durations.end()));
+  auto in_bin = [&](double d, size_t b) {
+    return d >= edges[b] && (d < edges[b + 1] || (b + 1 == counts.size() && d <= edges[b + 1]));
+  };
+  size_t fullest = 0;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    const auto expected = static_cast<size_t>(std::count_if(durations.begin(), durations.end(),
+                                                            [&](double d) { return in_bin(d, b); }));
+    EXPECT_EQ(counts[b], expected) << "bin " << b;
+    if (counts[b] > counts[fullest]) fullest = b;
+  }
+  run("trace.bin=" + std::to_string(fullest + 1));
+  EXPECT_EQ(app_->trace.drawn.hist_bin, static_cast<int>(fullest));
+  EXPECT_EQ(app_->trace.drawn.find_matches, counts[fullest]);
+  EXPECT_TRUE(app_->trace.drawn.find_shown.starts_with("1/" + std::to_string(counts[fullest]) + " "))
+      << app_->trace.drawn.find_shown;
+  EXPECT_NE(app_->command("trace.bin=41").find("has 40 bins"), std::string::npos);
+  const auto empty = std::find(counts.begin(), counts.end(), 0u);
+  ASSERT_NE(empty, counts.end()) << "log-spaced bins over a few dozen calls leave some empty";
+  run("trace.bin=" + std::to_string(empty - counts.begin() + 1));
+  EXPECT_EQ(app_->trace.drawn.find_matches, 0u);
+  EXPECT_EQ(app_->trace.drawn.hist_counts, counts) << "an empty bin kept: the histogram stays, to pick another";
+  run("trace.bin=none");
+  EXPECT_EQ(app_->trace.drawn.find_matches, durations.size());
+  run("trace.histogram=hide");
+  EXPECT_TRUE(app_->trace.drawn.hist_edges.empty());
+}
+
 // 50,000 kernels stacked on one instant of one stream (a hostile file; the fuzz corpus's gzip
 // bomb is 8 million of them). Drawn one over another, each a full-width bar with its outline and
 // label, they cost Mesa about a minute a frame and gigabytes of vertices. A row now draws what a
