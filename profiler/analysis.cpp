@@ -197,7 +197,10 @@ std::vector<std::string> program_math(const ir::Node& n) {
 using MathFn = std::function<std::vector<std::string>(const ir::Node&)>;
 const std::map<std::string, MathFn>& math_table() {
   auto fixed = [](const char* f) { return MathFn([f](const ir::Node&) { return std::vector<std::string>{f}; }); };
-  static const std::map<std::string, MathFn> table = {
+  // Never destroyed, like the registries: a Runner that gave up waiting leaves its worker to end
+  // on its own thread (runner.h), and that worker may still read this after main returns; a
+  // destructor run at exit raced with it (ThreadSanitizer, Runner.GoesWithinASecond...).
+  static const auto* const table = new std::map<std::string, MathFn>{
       {"Tanh", fixed("tanh")},
       {"Erf", fixed("erf")},
       {"Exp", fixed("exp")},
@@ -210,7 +213,7 @@ const std::map<std::string, MathFn>& math_table() {
       {"FusedBiasSigmoid", fixed("sigmoid")},
       {"FusedElementwise", program_math},
   };
-  return table;
+  return *table;
 }
 
 std::string pct(double fraction) { return fmt("%.0f", 100 * fraction) + "%"; }
