@@ -20,6 +20,7 @@
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/opened_trace.h"
 #include "core/backend/device_activity.h"
+#include "core/base/strings.h"
 #include "profiler/recorder.h"
 #include "profiler/timeline.h"
 
@@ -1178,8 +1179,7 @@ void TracePanel::update_matches() {
     matched_query_ = find_query_;
     matched_t0_ = range_t0_;
     matched_t1_ = range_t1_;
-    std::string lower = find_query_;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string lower = to_lower(find_query_);
     name_matches_.clear();
     for (size_t k = 0; k < timeline_.tracks.size(); ++k) {
       if (hidden(k)) continue;
