@@ -26,29 +26,26 @@
 // result always passes check_recording. A GPU event without args "correlation" takes its launch's
 // correlation through the flow pair (s on the runtime call, f on the GPU event, same id); one with
 // neither keeps correlation 0 and is counted in a warning.
-#include <zlib.h>
-
 #include <algorithm>
-#include <iterator>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "profiler/kineto_json.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
@@ -57,288 +54,85 @@ namespace {
 
 using nlohmann::json;
 
-// ---- bytes -> JSON ------------------------------------------------------------------------------
-
-bool is_gzip(const std::string& bytes) {
-  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-         static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-// The text of a trace, a chunk at a time: the file's bytes as they are, or inflated from gzip
-// (every member, concatenated, as gunzip does), at most kMaxTraceBytes of text. The parser pulls
-// characters through `Iterator`, so an inflated trace is never whole in memory.
-class TextSource {
- public:
-  TextSource(std::string path, std::string bytes) : path_(std::move(path)), in_(std::move(bytes)) {
-    gzip_ = is_gzip(in_);
-    if (gzip_) {
-      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
-      buf_.resize(size_t{1} << 20);
-    }
-  }
-  ~TextSource() {
-    if (gzip_) inflateEnd(&z_);
-  }
-  TextSource(const TextSource&) = delete;
-  TextSource& operator=(const TextSource&) = delete;
-
-  // The next chunk of text, [begin, end); empty at the end. Throws Error naming the file for
-  // corrupt or truncated gzip, or text past kMaxTraceBytes.
-  std::pair<const char*, const char*> next() {
-    if (!gzip_) {
-      if (done_) return {nullptr, nullptr};
-      done_ = true;
-      return {in_.data(), in_.data() + in_.size()};
-    }
-    while (!done_) {
-      const size_t got = inflate_some();
-      if (got > 0) return {buf_.data(), buf_.data() + got};
-    }
-    return {nullptr, nullptr};
-  }
-
-  // An input iterator over the characters (what nlohmann's iterator input adapter reads).
-  class Iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = char;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const char*;
-    using reference = const char&;
-    Iterator() = default;  // the end
-    explicit Iterator(TextSource* s) : s_(s) { fill(); }
-    const char& operator*() const { return *at_; }
-    Iterator& operator++() {
-      if (++at_ == end_) fill();
-      return *this;
-    }
-    Iterator operator++(int) {
-      Iterator old = *this;
-      ++*this;
-      return old;
-    }
-    bool operator==(const Iterator& o) const { return at_ == o.at_; }
-    bool operator!=(const Iterator& o) const { return at_ != o.at_; }
-
-   private:
-    void fill() {
-      std::tie(at_, end_) = s_->next();
-      if (at_ == end_) at_ = end_ = nullptr;
-    }
-    TextSource* s_ = nullptr;
-    const char* at_ = nullptr;
-    const char* end_ = nullptr;
-  };
-
- private:
-  size_t inflate_some() {
-    if (z_.avail_in == 0 && fed_ < in_.size()) {  // avail_in is 32-bit: fed in slices
-      const size_t n = std::min<size_t>(in_.size() - fed_, size_t{1} << 30);
-      z_.next_in = reinterpret_cast<Bytef*>(in_.data() + fed_);
-      z_.avail_in = static_cast<uInt>(n);
-      fed_ += n;
-    }
-    z_.next_out = reinterpret_cast<Bytef*>(buf_.data());
-    z_.avail_out = static_cast<uInt>(buf_.size());
-    const int rc = inflate(&z_, Z_NO_FLUSH);
-    const size_t got = buf_.size() - z_.avail_out;
-    text_ += got;
-    if (text_ > kMaxTraceBytes)
-      throw Error(path_ + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
-                  " bytes, the most a trace may hold");
-    const bool input_left = z_.avail_in > 0 || fed_ < in_.size();
-    if (rc == Z_STREAM_END) {
-      if (!input_left) {
-        done_ = true;
-      } else if (static_cast<unsigned char>(*z_.next_in) != 0x1f) {
-        throw Error(path_ + ": corrupt gzip data: bytes after the end of the gzip stream");
-      } else {
-        inflateReset(&z_);  // another member follows
-      }
-      return got;
-    }
-    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR)
-      throw Error(path_ + ": corrupt gzip data: " + (z_.msg ? z_.msg : "zlib error " + std::to_string(rc)));
-    // Z_BUF_ERROR: no progress without more input. Z_OK with the input used up and room left
-    // in the output: zlib wants more input. Either way the stream stops early.
-    if (rc == Z_BUF_ERROR || (!input_left && z_.avail_out > 0)) throw Error(path_ + ": truncated gzip stream");
-    return got;
-  }
-
-  std::string path_;
-  std::string in_;  // the file's bytes
-  bool gzip_ = false, done_ = false;
-  z_stream z_{};
-  std::vector<char> buf_;
-  size_t fed_ = 0;   // bytes of in_ handed to zlib
-  size_t text_ = 0;  // text inflated so far
-};
-
-// The trace's JSON read in one pass (nlohmann's SAX interface): each event of "traceEvents" (or
-// of a bare top-level array, Chrome's JSON Array Format) is built alone and handed to the reader
-// as soon as it closes, then dropped; only the rest of the top level is kept as a document. So a
-// trace costs its text and its recording, not a document of every event (about 1 KB each).
-template <typename OnEvent>
-class EventStream {
- public:
-  explicit EventStream(OnEvent on_event) : on_event_(std::move(on_event)) {}
-
-  json top;                // the top level, its events left out ("traceEvents": [])
-  bool bare_array = false; // the top level is the events array itself
-  size_t events = 0;
-  bool failed = false;  // a parse error: its id, message and byte
-  int error_id = 0;
-  std::string error_what;
-  size_t error_byte = 0;
-
-  bool null() { return scalar(nullptr); }
-  bool boolean(bool v) { return scalar(v); }
-  bool number_integer(json::number_integer_t v) { return scalar(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return scalar(v); }
-  bool number_float(json::number_float_t v, const json::string_t&) { return scalar(v); }
-  bool string(json::string_t& v) { return scalar(std::move(v)); }
-  bool binary(json::binary_t& v) { return scalar(std::move(v)); }
-  bool key(json::string_t& k) {
-    if (event_) return event_->key(k);
-    if (depth_ == 1) next_is_events_ = k == "traceEvents";
-    return top_->key(k);
-  }
-  bool start_object(std::size_t n) { return open(n, /*array=*/false); }
-  bool start_array(std::size_t n) { return open(n, /*array=*/true); }
-  bool end_object() { return close(/*array=*/false); }
-  bool end_array() { return close(/*array=*/true); }
-  bool parse_error(std::size_t byte, const std::string&, const json::exception& e) {
-    failed = true;
-    error_id = e.id;
-    error_what = e.what();
-    error_byte = byte;
-    return false;
-  }
-
- private:
-  using DomParser = nlohmann::detail::json_sax_dom_parser<json>;
-
-  bool open(std::size_t n, bool array) {
-    if (!event_ && in_events_ && depth_ == events_depth_) event_.emplace(event_doc_);  // an event begins
-    ++depth_;
-    if (event_) return array ? event_->start_array(n) : event_->start_object(n);
-    if (depth_ == 1 && array) {  // a bare array: every element is an event
-      bare_array = in_events_ = true;
-      events_depth_ = 1;
-      return true;
-    }
-    const bool events_begin = depth_ == 2 && array && next_is_events_;
-    next_is_events_ = false;
-    if (events_begin) in_events_ = true, events_depth_ = 2;
-    return array ? top_->start_array(n) : top_->start_object(n);
-  }
-
-  bool close(bool array) {
-    --depth_;
-    if (event_) {
-      if (!(array ? event_->end_array() : event_->end_object())) return false;
-      if (depth_ == events_depth_) deliver();
-      return true;
-    }
-    if (in_events_ && depth_ == events_depth_ - 1) in_events_ = false;  // the events array ends
-    if (bare_array && depth_ == 0) return true;
-    return array ? top_->end_array() : top_->end_object();
-  }
-
-  template <typename V>
-  bool scalar(V&& v) {
-    if (event_) return to(*event_, std::forward<V>(v));
-    if (in_events_ && depth_ == events_depth_) {  // an event that is not an object
-      event_doc_ = json(std::forward<V>(v));
-      deliver();
-      return true;
-    }
-    next_is_events_ = false;
-    return to(*top_, std::forward<V>(v));
-  }
-
-  // One SAX value into a document builder (the event's or the top level's).
-  template <typename V>
-  static bool to(DomParser& p, V&& v) {
-    using T = std::decay_t<V>;
-    if constexpr (std::is_same_v<T, std::nullptr_t>) return p.null();
-    else if constexpr (std::is_same_v<T, bool>) return p.boolean(v);
-    else if constexpr (std::is_same_v<T, json::number_integer_t>) return p.number_integer(v);
-    else if constexpr (std::is_same_v<T, json::number_unsigned_t>) return p.number_unsigned(v);
-    else if constexpr (std::is_same_v<T, json::number_float_t>) return p.number_float(v, "");
-    else if constexpr (std::is_same_v<T, json::string_t>) return p.string(v);
-    else return p.binary(v);
-  }
-
-  void deliver() {
-    ++events;
-    on_event_(event_doc_);
-    event_.reset();
-    event_doc_ = json();
-  }
-
-  OnEvent on_event_;
-  std::unique_ptr<DomParser> top_ = std::make_unique<DomParser>(top);
-  json event_doc_;
-  std::optional<DomParser> event_;  // building the current event, while one is open
-  int depth_ = 0;                   // containers open
-  int events_depth_ = -1;           // the depth inside the events array
-  bool in_events_ = false;
-  bool next_is_events_ = false;     // the top-level key just read is "traceEvents"
-};
-
-// Reads the trace at `path` (gzip'd or not), handing each event to `on_event` as it is read;
-// returns the top level without its events. Throws Error naming the file when it is not JSON
-// or not a trace.
-template <typename OnEvent>
-json stream_trace(const std::string& path, OnEvent on_event, size_t* events) {
-  TextSource text(path, read_file(path, kMaxTraceBytes));
-  // The budget is checked as events are counted, before they are kept: a few MB of gzip that
-  // inflate to tens of millions of events stop at the one past it.
-  EventBudget budget(path);
-  const std::string unit = "events";
-  auto budgeted = [&, on_event = std::move(on_event)](const json& e) mutable {
-    budget.count(unit);
-    on_event(e);
-  };
-  EventStream<decltype(budgeted)> sax(std::move(budgeted));
-  try {
-    json::sax_parse(TextSource::Iterator(&text), TextSource::Iterator(), &sax);
-  } catch (const json::exception& e) {  // out_of_range.406: a number past double's range
-    throw Error(path + ": not a JSON trace we can read: " + e.what());
-  }
-  if (sax.failed) {
-    if (sax.error_id == 406) throw Error(path + ": not a JSON trace we can read: " + sax.error_what);
-    throw Error(path + ": not JSON (at byte " + std::to_string(sax.error_byte) + "): " + sax.error_what);
-  }
-  *events = sax.events;
-  if (sax.bare_array) return json{{"traceEvents", json::array()}};
-  if (!sax.top.is_object() || !sax.top.contains("traceEvents") || !sax.top["traceEvents"].is_array())
-    throw Error(path + ": not a Chrome/kineto trace (no traceEvents array)");
-  return std::move(sax.top);
-}
-
 // ---- values ------------------------------------------------------------------------------------
+// Events are simdjson elements (kineto_json.h); the top level (header, devices) is nlohmann's.
+// Both read numbers through Number, so an event's field and the header's read alike.
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using Value = std::optional<element>;  // a member, or none when it is not there
+
+// A JSON number as its parser kept it; None for a missing value or one that is not a number.
+struct Number {
+  enum Kind { None, Unsigned, Signed, Float } kind = None;
+  uint64_t u = 0;
+  int64_t i = 0;
+  double d = 0;
+};
+
+Number number(const json* v) {
+  Number n;
+  if (!v || !v->is_number()) return n;
+  if (v->is_number_unsigned()) n.kind = Number::Unsigned, n.u = v->get<uint64_t>();
+  else if (v->is_number_integer()) n.kind = Number::Signed, n.i = v->get<int64_t>();
+  else n.kind = Number::Float, n.d = v->get<double>();
+  return n;
+}
+
+Number number(const Value& v) {
+  Number n;
+  if (!v) return n;
+  switch (v->type()) {
+    case element_type::UINT64:
+      n.kind = Number::Unsigned, n.u = v->get_uint64().value_unsafe();
+      break;
+    case element_type::INT64:
+      n.kind = Number::Signed, n.i = v->get_int64().value_unsafe();
+      break;
+    case element_type::DOUBLE:
+      n.kind = Number::Float, n.d = v->get_double().value_unsafe();
+      break;
+    default:
+      break;
+  }
+  return n;
+}
 
 // Microseconds (an integer or a fraction) -> nanoseconds; nothing when the value is missing, not
 // a number, not finite or outside int64 nanoseconds (about +-292 years).
-std::optional<int64_t> micros_to_ns(const json* v) {
+std::optional<int64_t> micros_to_ns(const Number& n) {
   constexpr int64_t kMaxUs = std::numeric_limits<int64_t>::max() / 1000 - 1;
-  if (!v || !v->is_number()) return std::nullopt;
-  if (v->is_number_unsigned()) {
-    const uint64_t u = v->get<uint64_t>();
-    if (u > static_cast<uint64_t>(kMaxUs)) return std::nullopt;
-    return static_cast<int64_t>(u) * 1000;
+  switch (n.kind) {
+    case Number::None:
+      return std::nullopt;
+    case Number::Unsigned:
+      if (n.u > static_cast<uint64_t>(kMaxUs)) return std::nullopt;
+      return static_cast<int64_t>(n.u) * 1000;
+    case Number::Signed:
+      if (n.i > kMaxUs || n.i < -kMaxUs) return std::nullopt;
+      return n.i * 1000;
+    case Number::Float:
+      break;
   }
-  if (v->is_number_integer()) {
-    const int64_t i = v->get<int64_t>();
-    if (i > kMaxUs || i < -kMaxUs) return std::nullopt;
-    return i * 1000;
+  if (!std::isfinite(n.d) || std::fabs(n.d) >= 9.2e15) return std::nullopt;
+  const double whole = std::floor(n.d);
+  return static_cast<int64_t>(whole) * 1000 + std::llround((n.d - whole) * 1000.0);
+}
+
+std::optional<int64_t> int_value(const Number& n) {
+  switch (n.kind) {
+    case Number::None:
+      return std::nullopt;
+    case Number::Unsigned:
+      if (n.u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+      return static_cast<int64_t>(n.u);
+    case Number::Signed:
+      return n.i;
+    case Number::Float:
+      break;
   }
-  const double d = v->get<double>();
-  if (!std::isfinite(d) || std::fabs(d) >= 9.2e15) return std::nullopt;
-  const double whole = std::floor(d);
-  return static_cast<int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
+  if (!std::isfinite(n.d) || std::fabs(n.d) >= 9.2e18) return std::nullopt;
+  return std::llround(n.d);
 }
 
 const json* member(const json& object, const char* key) {
@@ -347,21 +141,25 @@ const json* member(const json& object, const char* key) {
   return it == object.end() ? nullptr : &*it;
 }
 
-std::optional<int64_t> int_value(const json* v) {
-  if (!v || !v->is_number()) return std::nullopt;
-  if (v->is_number_unsigned()) {
-    const uint64_t u = v->get<uint64_t>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-    return static_cast<int64_t>(u);
-  }
-  if (v->is_number_integer()) return v->get<int64_t>();
-  const double d = v->get<double>();
-  if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return std::nullopt;
-  return std::llround(d);
+// The member `key` of an object, the last one where a key repeats (as nlohmann's DOM kept it);
+// none when `v` is not an object or has no such member.
+Value field(const element& v, std::string_view key) {
+  simdjson::dom::object o;
+  if (v.get_object().get(o) != simdjson::SUCCESS) return std::nullopt;
+  Value found;
+  for (simdjson::dom::key_value_pair kv : o)
+    if (kv.key == key) found = kv.value;
+  return found;
 }
+
+std::optional<int64_t> int_value(const json* v) { return int_value(number(v)); }
+std::optional<int64_t> int_value(const Value& v) { return int_value(number(v)); }
 
 std::optional<int64_t> int_arg(const json& args, const char* key) {
   return int_value(member(args, key));
+}
+std::optional<int64_t> int_arg(const element& args, const char* key) {
+  return int_value(field(args, key));
 }
 
 // A field of an event that cannot be used as it is: the event is skipped and counted.
@@ -380,14 +178,90 @@ int32_t id32(int64_t v) {
 }
 
 // A correlation id: CUPTI's are 32-bit and never 0; anything else is "none" (0).
-uint32_t as_correlation(const json* v) {
+uint32_t as_correlation(const Value& v) {
   const int64_t c = int_value(v).value_or(0);
   return c > 0 && c <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(c) : 0;
+}
+
+// An element of a number array ("grid", "block") as an int64, as nlohmann's get<int64_t> read it:
+// a fraction truncated, a bool 0 or 1; anything else, or a fraction past int64, is malformed.
+int64_t int64_of(const element& v) {
+  switch (v.type()) {
+    case element_type::INT64:
+      return v.get_int64().value_unsafe();
+    case element_type::UINT64:
+      return static_cast<int64_t>(v.get_uint64().value_unsafe());
+    case element_type::DOUBLE: {
+      const double d = v.get_double().value_unsafe();
+      if (std::isfinite(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+      throw Malformed("a number past int64 where an integer belongs");
+    }
+    case element_type::BOOL:
+      return v.get_bool().value_unsafe() ? 1 : 0;
+    default:
+      throw Malformed("not a number where an integer belongs");
+  }
+}
+
+// A field that is a string when it is there ("" when it is not); anything else is malformed.
+std::string_view text_field(const Value& v, const char* field) {
+  if (!v) return {};
+  std::string_view s;
+  if (v->get_string().get(s) != simdjson::SUCCESS)
+    throw Malformed(std::string("'") + field + "' is not a string");
+  return s;
 }
 
 std::string string_arg(const json& args, const char* key, const std::string& otherwise) {
   const json* v = member(args, key);
   return v && v->is_string() ? v->get<std::string>() : otherwise;
+}
+std::string string_arg(const element& args, const char* key, const std::string& otherwise) {
+  const Value v = field(args, key);
+  std::string_view s;
+  return v && v->get_string().get(s) == simdjson::SUCCESS ? std::string(s) : otherwise;
+}
+
+// An element as a nlohmann document, for the rare fields read whole (our own export's node
+// table). simdjson bounds the depth (1024 levels), so the recursion is bounded too.
+json to_json(const element& v) {
+  switch (v.type()) {
+    case element_type::ARRAY: {
+      simdjson::dom::array elements;
+      json a = json::array();
+      if (v.get_array().get(elements) == simdjson::SUCCESS)
+        for (element x : elements) a.push_back(to_json(x));
+      return a;
+    }
+    case element_type::OBJECT: {
+      simdjson::dom::object members;
+      json o = json::object();
+      if (v.get_object().get(members) == simdjson::SUCCESS)
+        for (simdjson::dom::key_value_pair kv : members) o[std::string(kv.key)] = to_json(kv.value);
+      return o;
+    }
+    case element_type::INT64:
+      return v.get_int64().value_unsafe();
+    case element_type::UINT64:
+      return v.get_uint64().value_unsafe();
+    case element_type::DOUBLE:
+      return v.get_double().value_unsafe();
+    case element_type::STRING:
+      return std::string(v.get_string().value_unsafe());
+    case element_type::BOOL:
+      return v.get_bool().value_unsafe();
+    case element_type::NULL_VALUE:
+      break;
+  }
+  return nullptr;
+}
+
+// A flow's id as text, the key that pairs its start with its end: JSON's own text of the value
+// (integers as digits, as nlohmann's dump wrote them).
+std::string flow_key(const element& v) {
+  if (v.type() == element_type::INT64) return std::to_string(v.get_int64().value_unsafe());
+  if (v.type() == element_type::UINT64) return std::to_string(v.get_uint64().value_unsafe());
+  return to_json(v).dump();
 }
 
 // ---- names -------------------------------------------------------------------------------------
@@ -451,25 +325,26 @@ enum class Cat {
   Other
 };
 
-Cat category(const std::string& cat) {
-  static const std::map<std::string, Cat> table = {{"cpu_op", Cat::HostOp},
-                                                   {"Operator", Cat::HostOp},
-                                                   {"user_annotation", Cat::Annotation},
-                                                   {"python_function", Cat::PythonRange},
-                                                   {"cuda_runtime", Cat::Runtime},
-                                                   {"Runtime", Cat::Runtime},
-                                                   {"cuda_driver", Cat::Runtime},
-                                                   {"kernel", Cat::Kernel},
-                                                   {"Kernel", Cat::Kernel},
-                                                   {"gpu_memcpy", Cat::Memcpy},
-                                                   {"Memcpy", Cat::Memcpy},
-                                                   {"gpu_memset", Cat::Memset},
-                                                   {"Memset", Cat::Memset},
-                                                   {"cuda_sync", Cat::Sync},
-                                                   {"Trace", Cat::Envelope},
-                                                   {"cuda_profiler_range", Cat::Replay}};
-  auto it = table.find(cat);
-  return it == table.end() ? Cat::Other : it->second;
+Cat category(std::string_view cat) {
+  static constexpr std::pair<std::string_view, Cat> kTable[] = {{"cpu_op", Cat::HostOp},
+                                                                {"Operator", Cat::HostOp},
+                                                                {"user_annotation", Cat::Annotation},
+                                                                {"python_function", Cat::PythonRange},
+                                                                {"cuda_runtime", Cat::Runtime},
+                                                                {"Runtime", Cat::Runtime},
+                                                                {"cuda_driver", Cat::Runtime},
+                                                                {"kernel", Cat::Kernel},
+                                                                {"Kernel", Cat::Kernel},
+                                                                {"gpu_memcpy", Cat::Memcpy},
+                                                                {"Memcpy", Cat::Memcpy},
+                                                                {"gpu_memset", Cat::Memset},
+                                                                {"Memset", Cat::Memset},
+                                                                {"cuda_sync", Cat::Sync},
+                                                                {"Trace", Cat::Envelope},
+                                                                {"cuda_profiler_range", Cat::Replay}};
+  for (const auto& [name, c] : kTable)
+    if (name == cat) return c;
+  return Cat::Other;
 }
 
 exec::ActivityKind activity_kind(Cat c) {
@@ -510,11 +385,12 @@ struct GpuEvent {
 
 class KinetoReader {
  public:
-  explicit KinetoReader(std::string path) : path_(std::move(path)) {}
+  KinetoReader(std::string path, JsonReader json_reader) : path_(std::move(path)), json_reader_(json_reader) {}
 
   Recording read(ImportReport* report) {
     size_t events = 0;
-    const json top = stream_trace(path_, [this](const json& e) { event(e); }, &events);
+    const json top = read_trace_events(
+        path_, json_reader_, [this](const element* e) { event(e); }, &events);
     header(top);
     metadata();
     correlate_through_flows();
@@ -544,22 +420,50 @@ class KinetoReader {
     ++skips_[why];
   }
 
-  void event(const json& e) {
-    if (!e.is_object()) return skip("not a JSON object, skipped");
+  // An event's members, read in one pass; where a key repeats, the last one counts.
+  struct Fields {
+    Value ph, cat, name, pid, tid, ts, dur, id, args;
+  };
+
+  static Fields fields_of(const element& e) {
+    Fields f;
+    simdjson::dom::object members;
+    if (e.get_object().get(members) != simdjson::SUCCESS) return f;
+    for (simdjson::dom::key_value_pair kv : members) {
+      const std::string_view k = kv.key;
+      Value* slot = k == "ph"     ? &f.ph
+                    : k == "cat"  ? &f.cat
+                    : k == "name" ? &f.name
+                    : k == "pid"  ? &f.pid
+                    : k == "tid"  ? &f.tid
+                    : k == "ts"   ? &f.ts
+                    : k == "dur"  ? &f.dur
+                    : k == "id"   ? &f.id
+                    : k == "args" ? &f.args
+                                  : nullptr;
+      if (slot) *slot = kv.value;
+    }
+    return f;
+  }
+
+  void event(const element* e) {
+    if (!e) return skip("nested deeper than " + std::to_string(kMaxEventDepth) + " levels, skipped");
+    if (e->type() != element_type::OBJECT) return skip("not a JSON object, skipped");
     try {
-      const std::string ph = e.value("ph", "");
+      const Fields f = fields_of(*e);
+      const std::string_view ph = text_field(f.ph, "ph");
       if (ph == "X")
-        complete(e);
+        complete(f);
       else if (ph == "M")
-        metadata_event(e);
+        metadata_event(f);
       else if (ph == "C")
-        counter(e);
+        counter(f);
       else if (ph == "s" || ph == "f")
-        flow(e, ph == "s");
+        flow(f, ph == "s");
       else if (ph == "i" || ph == "I")
         skip("of phase 'i' (instant events: markers, memory), skipped");
       else
-        skip("of phase '" + ph + "', skipped");
+        skip("of phase '" + std::string(ph) + "', skipped");
     } catch (const json::exception& x) {
       skip("with malformed fields (" + std::string(x.what()) + "), skipped");
     } catch (const Malformed& x) {
@@ -568,8 +472,8 @@ class KinetoReader {
   }
 
   // pid and tid of an event that is used: integers, else the event is skipped.
-  bool place(const json& e, int64_t* pid, int64_t* tid) {
-    auto p = int_value(member(e, "pid")), t = int_value(member(e, "tid"));
+  bool place(const Fields& e, int64_t* pid, int64_t* tid) {
+    auto p = int_value(e.pid), t = int_value(e.tid);
     if (!p || !t) {
       skip("with a pid or tid that is not an integer, skipped");
       return false;
@@ -579,13 +483,13 @@ class KinetoReader {
     return true;
   }
 
-  bool times(const json& e, int64_t* start, int64_t* end) {
-    auto ts = micros_to_ns(member(e, "ts"));
+  bool times(const Fields& e, int64_t* start, int64_t* end) {
+    auto ts = micros_to_ns(number(e.ts));
     if (!ts) {
       skip("with no usable ts (missing, not a number, or beyond int64 nanoseconds), skipped");
       return false;
     }
-    auto dur = micros_to_ns(member(e, "dur"));
+    auto dur = micros_to_ns(number(e.dur));
     if (!dur || __builtin_add_overflow(*ts, *dur, end)) {
       skip("with no usable dur (missing, not a number, or beyond int64 nanoseconds), skipped");
       return false;
@@ -598,8 +502,8 @@ class KinetoReader {
     return true;
   }
 
-  void complete(const json& e) {
-    const std::string cat = e.value("cat", "");
+  void complete(const Fields& e) {
+    const std::string_view cat = text_field(e.cat, "cat");
     const Cat c = category(cat);
     if (c == Cat::Envelope)
       return skip("of category 'Trace' (the whole profile's envelope), skipped");
@@ -607,11 +511,11 @@ class KinetoReader {
       return skip(
           "of category 'cuda_profiler_range' (CUPTI range-profiler replays, not a timeline), "
           "skipped");
-    if (c == Cat::Other) return skip("of category '" + cat + "', skipped");
+    if (c == Cat::Other) return skip("of category '" + std::string(cat) + "', skipped");
     int64_t pid = 0, tid = 0, start = 0, end = 0;
     if (!place(e, &pid, &tid) || !times(e, &start, &end)) return;
-    const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty_;
-    const std::string name = e.value("name", "");
+    const element args = e.args && e.args->type() == element_type::OBJECT ? *e.args : empty_args();
+    const std::string name(text_field(e.name, "name"));
     if (c == Cat::HostOp || c == Cat::Annotation || c == Cat::PythonRange) {
       ++host_pid_events_[pid];
       return host_span(c, name, args, start, end, id32(tid));
@@ -620,7 +524,14 @@ class KinetoReader {
     activity(c, name, args, start, end, pid, tid);
   }
 
-  void host_span(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+  // An empty object, for an event without args.
+  static element empty_args() {
+    static simdjson::dom::parser parser;
+    static const element empty = parser.parse(std::string_view("{}")).value_unsafe();
+    return empty;
+  }
+
+  void host_span(Cat c, const std::string& name, const element& args, int64_t start, int64_t end,
                  int32_t tid) {
     Span s;
     s.name = name;
@@ -645,7 +556,7 @@ class KinetoReader {
         s.node = static_cast<int32_t>(node);
       }
     }
-    if (c == Cat::HostOp && args.contains("Node Index")) own_op(args, &s);
+    if (c == Cat::HostOp && field(args, "Node Index")) own_op(to_json(args), &s);
     spans_.push_back(std::move(s));
   }
 
@@ -675,7 +586,7 @@ class KinetoReader {
     node_seen_[i] = true;
   }
 
-  void activity(Cat c, const std::string& name, const json& args, int64_t start, int64_t end,
+  void activity(Cat c, const std::string& name, const element& args, int64_t start, int64_t end,
                 int64_t pid, int64_t tid) {
     GpuEvent g;
     g.pid = pid;
@@ -685,7 +596,7 @@ class KinetoReader {
     a.name = name;
     a.start_ns = start;
     a.end_ns = end;
-    a.correlation_id = as_correlation(member(args, "correlation"));
+    a.correlation_id = as_correlation(field(args, "correlation"));
     a.node_index = static_cast<int32_t>(
         std::clamp<int64_t>(int_arg(args, "Node Index").value_or(-1), -1, INT32_MAX));
     if (c == Cat::Runtime) {
@@ -694,13 +605,13 @@ class KinetoReader {
       a.device = id32(int_arg(args, "device").value_or(pid));
       a.stream = id32(int_arg(args, "stream").value_or(c == Cat::Sync ? -1 : tid));
       gpu_details(c, args, &a);
-      if (c == Cat::Kernel && member(args, "Collective name")) g.collective = collective_args(args);
+      if (c == Cat::Kernel && field(args, "Collective name")) g.collective = collective_args(args);
     }
     acts_.push_back(std::move(g));
   }
 
   // PyTorch's record of a collective with its kernel; a size it cannot read is left 0.
-  static CollectiveArgs collective_args(const json& args) {
+  static CollectiveArgs collective_args(const element& args) {
     CollectiveArgs c;
     c.collective = string_arg(args, "Collective name", "");
     c.in_nelems = std::max<int64_t>(0, int_arg(args, "In msg nelems").value_or(0));
@@ -710,13 +621,18 @@ class KinetoReader {
     return c;
   }
 
-  static void geometry(const json& args, const char* key, int32_t out[3]) {
-    const json* v = member(args, key);
-    if (!v || !v->is_array()) return;
-    for (size_t i = 0; i < 3 && i < v->size(); ++i) out[i] = id32((*v)[i].get<int64_t>());
+  static void geometry(const element& args, const char* key, int32_t out[3]) {
+    const Value v = field(args, key);
+    simdjson::dom::array a;
+    if (!v || v->get_array().get(a) != simdjson::SUCCESS) return;
+    size_t i = 0;
+    for (element x : a) {
+      if (i == 3) break;
+      out[i++] = id32(int64_of(x));
+    }
   }
 
-  static void gpu_details(Cat c, const json& args, exec::DeviceActivity* a) {
+  static void gpu_details(Cat c, const element& args, exec::DeviceActivity* a) {
     if (c == Cat::Kernel) {
       geometry(args, "grid", a->grid);
       geometry(args, "block", a->block);
@@ -736,32 +652,34 @@ class KinetoReader {
     }
   }
 
-  void counter(const json& e) {
-    const std::string name = e.value("name", "");
-    if (name != "arena live bytes") return skip("of counter '" + name + "', skipped");
+  void counter(const Fields& e) {
+    const std::string_view name = text_field(e.name, "name");
+    if (name != "arena live bytes") return skip("of counter '" + std::string(name) + "', skipped");
     int64_t pid = 0, tid = 0;
     if (!place(e, &pid, &tid)) return;
-    auto t = micros_to_ns(member(e, "ts"));
-    const json* v = e.contains("args") ? member(e["args"], "bytes") : nullptr;
-    if (!t || !v || !v->is_number())
+    auto t = micros_to_ns(number(e.ts));
+    const Number bytes = e.args ? number(field(*e.args, "bytes")) : Number{};
+    if (!t || bytes.kind == Number::None)
       return skip("of counter 'arena live bytes' without ts or bytes, skipped");
-    r_.arena_live.push_back({*t, id32(tid), v->get<double>()});
+    const double v = bytes.kind == Number::Unsigned ? static_cast<double>(bytes.u)
+                     : bytes.kind == Number::Signed ? static_cast<double>(bytes.i)
+                                                    : bytes.d;
+    r_.arena_live.push_back({*t, id32(tid), v});
   }
 
   // Flow ends of the launch -> GPU arrows (ac2g in kineto 2.x, async_gpu in 1.x); other flows
   // (fwdbwd...) say nothing we keep.
-  void flow(const json& e, bool start) {
-    const std::string cat = e.value("cat", "");
+  void flow(const Fields& e, bool start) {
+    const std::string_view cat = text_field(e.cat, "cat");
     if (cat != "ac2g" && cat != "async_gpu") return;
-    auto pid = int_value(member(e, "pid")), tid = int_value(member(e, "tid"));
-    auto ts = micros_to_ns(member(e, "ts"));
-    const json* id = member(e, "id");
-    if (!pid || !tid || !ts || !id) return;
+    auto pid = int_value(e.pid), tid = int_value(e.tid);
+    auto ts = micros_to_ns(number(e.ts));
+    if (!pid || !tid || !ts || !e.id) return;
     const Place at{*pid, *tid, *ts};
     if (start)
-      flow_start_[id->dump()] = at;
+      flow_start_[flow_key(*e.id)] = at;
     else
-      flow_end_.emplace(at, *id);
+      flow_end_.emplace(at, FlowId{flow_key(*e.id), as_correlation(e.id)});
   }
 
   void header(const json& top) {
@@ -806,14 +724,13 @@ class KinetoReader {
   // ("fusebox <model>") or the pid with the most host events.
   // Process and thread names and our labels; sort indices are presentation only. Kineto's
   // pseudo-processes ("Spans", "Traces") have string pids: not ours to read.
-  void metadata_event(const json& e) {
-    const std::string name = e.value("name", "");
+  void metadata_event(const Fields& e) {
+    const std::string_view name = text_field(e.name, "name");
     if (name != "process_name" && name != "process_labels" && name != "thread_name") return;
-    auto pid = int_value(member(e, "pid")), tid = int_value(member(e, "tid"));
+    auto pid = int_value(e.pid), tid = int_value(e.tid);
     if (!pid || !tid) return;
-    const json* args = member(e, "args");
     const char* key = name == "process_labels" ? "labels" : "name";
-    meta_.push_back({name, *pid, id32(*tid), args ? string_arg(*args, key, "") : ""});
+    meta_.push_back({std::string(name), *pid, id32(*tid), e.args ? string_arg(*e.args, key, "") : ""});
   }
 
   // Read once every event has been seen: the host process is ours (a trace named "fusebox ..."
@@ -901,8 +818,8 @@ class KinetoReader {
   uint32_t correlation_by_flow(const GpuEvent& g, const std::map<Place, size_t>& runtime_at) {
     auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
     if (f == flow_end_.end()) return 0;
-    const uint32_t id = as_correlation(&f->second);
-    auto s = flow_start_.find(f->second.dump());
+    const uint32_t id = f->second.correlation;
+    auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return 0;
     auto rt = runtime_at.find(s->second);
     if (rt == runtime_at.end()) return id;
@@ -989,7 +906,7 @@ class KinetoReader {
   std::optional<int64_t> launcher_by_flow(const GpuEvent& g, const std::map<Place, int64_t>& runtime_pid) {
     auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
     if (f == flow_end_.end()) return std::nullopt;
-    auto s = flow_start_.find(f->second.dump());
+    auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return std::nullopt;
     auto rt = runtime_pid.find(s->second);
     if (rt == runtime_pid.end()) return std::nullopt;
@@ -1053,8 +970,8 @@ class KinetoReader {
     }
   }
 
-  const json empty_ = json::object();
   std::string path_;
+  JsonReader json_reader_;
   Recording r_;
   std::vector<Span> spans_;
   std::vector<GpuEvent> acts_;
@@ -1062,8 +979,13 @@ class KinetoReader {
   std::vector<Meta> meta_;
   bool own_trace_ = false;  // traceName "fusebox ...": our own export
   std::map<int64_t, size_t> host_pid_events_;
+  // A flow end's id: its text (flow_key) and the correlation id it reads as.
+  struct FlowId {
+    std::string key;
+    uint32_t correlation = 0;
+  };
   std::map<std::string, Place> flow_start_;  // flow id (as JSON text) -> where it starts
-  std::map<Place, json> flow_end_;           // where a flow ends -> its id
+  std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
   std::map<std::string, size_t> skips_;      // why -> how many events
   std::map<std::string, size_t> notes_;      // warnings about events that were kept
   size_t skipped_ = 0;
@@ -1071,9 +993,15 @@ class KinetoReader {
 
 }  // namespace
 
+// The fast JSON reader first; text it leaves to the strict one is read again from the start
+// (kineto_json.h), so a file reads the same whichever reader took it.
 Recording import_kineto(const std::string& path, ImportReport* report) {
   try {
-    return KinetoReader(path).read(report);
+    try {
+      return KinetoReader(path, JsonReader::Fast).read(report);
+    } catch (const NotFast&) {
+      return KinetoReader(path, JsonReader::Strict).read(report);
+    }
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what());
   } catch (const Malformed& e) {  // e.g. a host pid beyond 32 bits

@@ -15,6 +15,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import and conformance
   libsqlite3-dev             # nsys-schema export
   zlib1g-dev                 # reading gzip'd PyTorch profiler (kineto) traces
+  libsimdjson-dev            # the kineto importer's fast JSON reader
   libgraphviz-dev            # graph layout
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests
