@@ -380,7 +380,6 @@ struct Meta {
 struct GpuEvent {
   exec::DeviceActivity a;
   int64_t pid = 0, tid = 0;  // where it sits in the file (flows point there)
-  std::optional<CollectiveArgs> collective;  // a collective kernel's arguments
 };
 
 class KinetoReader {
@@ -396,17 +395,7 @@ class KinetoReader {
     correlate_through_flows();
     separate_processes();
     nest_spans();
-    std::stable_sort(acts_.begin(), acts_.end(), [](const GpuEvent& a, const GpuEvent& b) {
-      return a.a.start_ns < b.a.start_ns;
-    });
-    r_.device.reserve(acts_.size());
-    for (GpuEvent& g : acts_) {
-      if (g.collective) {
-        g.collective->activity = r_.device.size();
-        r_.collectives.push_back(std::move(*g.collective));
-      }
-      r_.device.push_back(std::move(g.a));
-    }
+    keep_device_by_start();
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
@@ -415,6 +404,27 @@ class KinetoReader {
   }
 
  private:
+  // The device records in start order (file order among equal starts), sorted as indices so
+  // each record moves once; collectives follow their kernels, in the same order.
+  void keep_device_by_start() {
+    std::vector<uint32_t> order(acts_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return acts_[a].a.start_ns < acts_[b].a.start_ns; });
+    std::vector<uint32_t> position(acts_.size());
+    r_.device.reserve(acts_.size());
+    for (uint32_t i : order) {
+      position[i] = static_cast<uint32_t>(r_.device.size());
+      r_.device.push_back(std::move(acts_[i].a));
+    }
+    acts_ = {};
+    for (auto& [activity, c] : collectives_) c.activity = position[activity];
+    std::sort(collectives_.begin(), collectives_.end(),
+              [](const auto& a, const auto& b) { return a.second.activity < b.second.activity; });
+    r_.collectives.reserve(collectives_.size());
+    for (auto& [activity, c] : collectives_) r_.collectives.push_back(std::move(c));
+  }
+
   void skip(const std::string& why) {
     ++skipped_;
     ++skips_[why];
@@ -605,7 +615,8 @@ class KinetoReader {
       a.device = id32(int_arg(args, "device").value_or(pid));
       a.stream = id32(int_arg(args, "stream").value_or(c == Cat::Sync ? -1 : tid));
       gpu_details(c, args, &a);
-      if (c == Cat::Kernel && field(args, "Collective name")) g.collective = collective_args(args);
+      if (c == Cat::Kernel && field(args, "Collective name"))
+        collectives_.emplace_back(acts_.size(), collective_args(args));
     }
     acts_.push_back(std::move(g));
   }
@@ -677,9 +688,9 @@ class KinetoReader {
     if (!pid || !tid || !ts || !e.id) return;
     const Place at{*pid, *tid, *ts};
     if (start)
-      flow_start_[flow_key(*e.id)] = at;
+      flows_.push_back({at, flow_key(*e.id), 0, true});
     else
-      flow_end_.emplace(at, FlowId{flow_key(*e.id), as_correlation(e.id)});
+      flows_.push_back({at, flow_key(*e.id), as_correlation(e.id), false});
   }
 
   void header(const json& top) {
@@ -800,6 +811,11 @@ class KinetoReader {
 
   // GPU events without args "correlation": the flow ending at them starts at their launch.
   void correlate_through_flows() {
+    if (std::none_of(acts_.begin(), acts_.end(), [](const GpuEvent& g) {
+          return g.a.kind != exec::ActivityKind::Runtime && !g.a.correlation_id;
+        }))
+      return;
+    index_flows();
     std::map<Place, size_t> runtime_at;
     for (size_t i = 0; i < acts_.size(); ++i)
       if (acts_[i].a.kind == exec::ActivityKind::Runtime)
@@ -839,6 +855,15 @@ class KinetoReader {
   // Each (process, id) then gets an id of its own. A GPU event none of these settles keeps none
   // (0), counted in a warning: never tied to another process's call.
   void separate_processes() {
+    {  // The common case first, without a map: no id on the calls of two processes.
+      std::vector<std::pair<uint32_t, int64_t>> ids;  // (id, pid) of each launch call
+      for (const GpuEvent& g : acts_)
+        if (g.a.kind == exec::ActivityKind::Runtime && g.a.correlation_id) ids.emplace_back(g.a.correlation_id, g.pid);
+      std::sort(ids.begin(), ids.end());
+      bool shared = false;
+      for (size_t i = 1; i < ids.size() && !shared; ++i) shared = ids[i].first == ids[i - 1].first && ids[i].second != ids[i - 1].second;
+      if (!shared) return;
+    }
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> calls;  // id -> (pid, start)
     for (const GpuEvent& g : acts_)
       if (g.a.kind == exec::ActivityKind::Runtime && g.a.correlation_id)
@@ -847,6 +872,7 @@ class KinetoReader {
     for (const auto& [id, c] : calls)
       if (std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first != c.front().first; })) shared.insert(id);
     if (shared.empty()) return;
+    index_flows();
     std::map<Place, int64_t> runtime_pid;  // where a launch call sits -> its pid (flows start there)
     for (const GpuEvent& g : acts_)
       if (g.a.kind == exec::ActivityKind::Runtime) runtime_pid.emplace(Place{g.pid, g.tid, g.a.start_ns}, g.pid);
@@ -974,7 +1000,8 @@ class KinetoReader {
   JsonReader json_reader_;
   Recording r_;
   std::vector<Span> spans_;
-  std::vector<GpuEvent> acts_;
+  std::vector<GpuEvent> acts_;  // file order until keep_device_by_start
+  std::vector<std::pair<size_t, CollectiveArgs>> collectives_;  // (index into acts_, its arguments)
   std::vector<bool> node_seen_;
   std::vector<Meta> meta_;
   bool own_trace_ = false;  // traceName "fusebox ...": our own export
@@ -984,6 +1011,23 @@ class KinetoReader {
     std::string key;
     uint32_t correlation = 0;
   };
+  // The flow events as read, indexed only when a GPU event needs them (most kineto 2.x events
+  // carry their correlation id in args).
+  struct Flow {
+    Place at;
+    std::string key;           // flow_key of its id
+    uint32_t correlation = 0;  // an end's id read as a correlation id
+    bool start = false;
+  };
+  std::vector<Flow> flows_;
+  void index_flows() {
+    for (Flow& f : flows_)
+      if (f.start)
+        flow_start_[f.key] = f.at;  // the last start of an id counts, the first end at a place
+      else
+        flow_end_.emplace(f.at, FlowId{std::move(f.key), f.correlation});
+    flows_ = {};
+  }
   std::map<std::string, Place> flow_start_;  // flow id (as JSON text) -> where it starts
   std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
   std::map<std::string, size_t> skips_;      // why -> how many events
