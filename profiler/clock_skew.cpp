@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/base/checked.h"
 #include "core/base/strings.h"
 #include "profiler/intervals.h"
 
@@ -13,19 +14,11 @@ namespace fusebox::profiler {
 using exec::ActivityKind;
 using exec::DeviceActivity;
 
-int64_t shifted(int64_t t, int64_t shift) {
-  int64_t out = 0;
-  if (!__builtin_add_overflow(t, shift, &out)) return out;
-  return shift > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-}
+int64_t shifted(int64_t t, int64_t shift) { return saturating_add(t, shift); }
 
 namespace {
 // a - b, saturating.
-int64_t diff(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (!__builtin_sub_overflow(a, b, &out)) return out;
-  return a > b ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-}
+int64_t diff(int64_t a, int64_t b) { return saturating_sub(a, b); }
 }  // namespace
 
 ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {

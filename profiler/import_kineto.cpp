@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "profiler/kineto_json.h"
 #include "profiler/trace_import.h"
@@ -500,7 +501,8 @@ class KinetoReader {
       return false;
     }
     auto dur = micros_to_ns(number(e.dur));
-    if (!dur || __builtin_add_overflow(*ts, *dur, end)) {
+    const auto sum = dur ? checked_add(*ts, *dur) : std::nullopt;
+    if (!sum) {
       skip("with no usable dur (missing, not a number, or beyond int64 nanoseconds), skipped");
       return false;
     }
@@ -509,6 +511,7 @@ class KinetoReader {
       return false;
     }
     *start = *ts;
+    *end = *sum;
     return true;
   }
 

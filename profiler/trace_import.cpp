@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "profiler/trace_import.h"
@@ -80,8 +81,8 @@ void check_times(const Recording& r, const std::string& path) {
   for (const Span& s : r.spans) see(s.start_ns, s.end_ns, s.name);
   for (const exec::DeviceActivity& a : r.device) see(a.start_ns, a.end_ns, a.name);
   if (first.t > last.t) return;  // nothing timed
-  int64_t span = 0;
-  if (__builtin_sub_overflow(last.t, first.t, &span) || span > kMaxTraceSpanNs)
+  const auto span = checked_sub(last.t, first.t);
+  if (!span || *span > kMaxTraceSpanNs)
     throw Error(path + ": its events span more than 2^56 ns (2.3 years): '" + first.what + "' starts at " +
                 std::to_string(first.t) + " ns and '" + last.what + "' ends at " + std::to_string(last.t) +
                 " ns; not one recording");

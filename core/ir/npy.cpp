@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/atomic_file.h"
+#include "core/base/checked.h"
 #include "core/base/error.h"
 
 namespace fusebox::ir {
@@ -135,8 +136,10 @@ class HeaderParser {
       fail("expected a dim (a non-negative integer) in 'shape', " + found());
     int64_t v = 0;
     while (peek() >= '0' && peek() <= '9') {
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, peek() - '0', &v))
-        fail("dim in 'shape' is too large");
+      auto tens = checked_mul(v, 10);
+      auto next = tens ? checked_add(*tens, peek() - '0') : std::nullopt;
+      if (!next) fail("dim in 'shape' is too large");
+      v = *next;
       ++at_;
     }
     return v;
@@ -174,14 +177,10 @@ size_t element_size(const std::string& descr) {
 
 // Element count of `shape` and the data bytes it needs, or an Error naming the file.
 std::pair<int64_t, size_t> data_size(const Shape& shape, size_t elem, const std::string& path) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      throw Error(path + ": .npy shape " + shape_str(shape) + " has too many elements");
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(n), elem, &bytes))
-    throw Error(path + ": .npy shape " + shape_str(shape) + " has too many elements");
-  return {n, bytes};
+  const auto n = checked_product(shape);
+  const auto bytes = n ? checked_mul(static_cast<size_t>(*n), elem) : std::nullopt;
+  if (!bytes) throw Error(path + ": .npy shape " + shape_str(shape) + " has too many elements");
+  return {*n, *bytes};
 }
 
 // Where the header starts and how long it is, from the magic and version fields.

@@ -1,7 +1,7 @@
 #include "core/ir/shape.h"
 
-#include <limits>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/ir/dtype.h"
 
@@ -14,14 +14,11 @@ DType parse_dtype(const std::string& name) {
 }
 
 int64_t numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0) throw Error("negative dimension in shape " + shape_str(shape));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error("shape " + shape_str(shape) + " has too many elements");
-    n *= d;
-  }
-  return n;
+  const auto n = checked_product(shape);
+  if (!n) throw Error("shape " + shape_str(shape) + " has too many elements");
+  return *n;
 }
 
 std::string shape_str(const Shape& shape) {

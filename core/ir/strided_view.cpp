@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 
 namespace fusebox::ir {
@@ -70,10 +71,10 @@ int64_t StridedView::extent() const {
   if (numel() == 0) return 0;
   int64_t last = offset;
   for (size_t i = 0; i < shape.size(); ++i) {
-    int64_t span = 0;
-    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &span) ||
-        __builtin_add_overflow(last, span, &last))
-      throw Error("view " + to_string() + " reaches past 2^63 elements");
+    const auto span = checked_mul(shape[i] - 1, strides[i]);
+    const auto reach = span ? checked_add(last, *span) : std::nullopt;
+    if (!reach) throw Error("view " + to_string() + " reaches past 2^63 elements");
+    last = *reach;
   }
   if (last == std::numeric_limits<int64_t>::max())
     throw Error("view " + to_string() + " reaches past 2^63 elements");

@@ -3,6 +3,7 @@
 // constant folding resolve ONNX's shape inputs at load time.
 #include <algorithm>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/ir/ops/builtin_ops.h"
 
@@ -41,7 +42,9 @@ Shape reshape_shape(const Node& n, const Shape& in) {
       infer_at = static_cast<int>(i);
     } else if (target[i] < 0) {
       throw Error("shape has negative dim " + std::to_string(target[i]));
-    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+    } else if (auto product = checked_mul(known, target[i])) {
+      known = *product;
+    } else {
       throw Error("shape " + shape_str(n.attrs.get_ints("shape")) + " has too many elements");
     }
   }
@@ -68,8 +71,9 @@ void register_layout_ops(OpRegistry& r) {
                   int64_t a = 1, b = 1;
                   for (int i = 0; i < static_cast<int>(in.size()); ++i) {
                     int64_t& side = i < axis ? a : b;
-                    if (__builtin_mul_overflow(side, in[i], &side))
-                      throw Error("flattening " + shape_str(in) + " overflows int64");
+                    auto product = checked_mul(side, in[i]);
+                    if (!product) throw Error("flattening " + shape_str(in) + " overflows int64");
+                    side = *product;
                   }
                   return Shape{a, b};
                 }));
@@ -143,8 +147,9 @@ void register_layout_ops(OpRegistry& r) {
         for (size_t i = 0; i < out.size(); ++i)
           if (static_cast<int>(i) != axis && t.shape[i] != in[0].shape[i])
             throw Error("inputs differ in dim " + std::to_string(i));
-        if (__builtin_add_overflow(out[axis], t.shape[axis], &out[axis]))
-          throw Error("concatenated dim " + std::to_string(axis) + " overflows int64");
+        auto sum = checked_add(out[axis], t.shape[axis]);
+        if (!sum) throw Error("concatenated dim " + std::to_string(axis) + " overflows int64");
+        out[axis] = *sum;
       }
       return std::vector<TensorType>{{in[0].dtype, out}};
     };
@@ -236,8 +241,9 @@ void register_layout_ops(OpRegistry& r) {
       Shape out(x.size());
       for (size_t i = 0; i < x.size(); ++i) {
         if (rep[i] < 0) throw Error("repeats has negative entry " + std::to_string(rep[i]));
-        if (__builtin_mul_overflow(x[i], rep[i], &out[i]))
-          throw Error("tiling " + shape_str(x) + " overflows int64");
+        auto product = checked_mul(x[i], rep[i]);
+        if (!product) throw Error("tiling " + shape_str(x) + " overflows int64");
+        out[i] = *product;
       }
       return std::vector<TensorType>{{in[0].dtype, out}};
     };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/models/onnx/context.h"
 
@@ -219,11 +220,17 @@ void add_layout_handlers(HandlerRegistry& r) {
            if (mode != "DCR" && mode != "CRD") throw Error(node.where() + ": mode '" + mode + "' is not DCR or CRD");
            if (mode == "CRD" && ctx.opset() < 11) throw Error(node.where() + ": mode needs opset >= 11");
            if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
-           int64_t groups = 0;  // blocksize^2, where int64 holds it (2^32 squared does not)
-           if (bs <= 0 || __builtin_mul_overflow(bs, bs, &groups) || x[1] % groups != 0)
+           // blocksize^2, where int64 holds it (2^32 squared does not); the output's H and W too.
+           const auto squared = bs > 0 ? checked_mul(bs, bs) : std::nullopt;
+           const int64_t groups = squared.value_or(0);
+           if (!squared || x[1] % groups != 0)
              throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide the " +
                          std::to_string(x[1]) + " channels into blocksize^2 groups");
            const int64_t c = x[1] / groups;
+           const auto h = checked_mul(x[2], bs), w = checked_mul(x[3], bs);
+           if (!h || !w)
+             throw Error(node.where() + ": blocksize " + std::to_string(bs) + " makes H x W " +
+                         std::to_string(x[2]) + " x " + std::to_string(x[3]) + " past 2^63");
            std::vector<int64_t> six = mode == "DCR" ? std::vector<int64_t>{x[0], bs, bs, c, x[2], x[3]}
                                                     : std::vector<int64_t>{x[0], c, bs, bs, x[2], x[3]};
            std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
@@ -231,7 +238,7 @@ void add_layout_handlers(HandlerRegistry& r) {
            std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
            ctx.emit(node, "Reshape", {node.input(0)}, attrs_of({{"shape", six}}), {a}, "_Reshape6d");
            ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", perm}}), {b}, "_Transpose");
-           ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>{x[0], c, x[2] * bs, x[3] * bs}}}),
+           ctx.emit(node, "Reshape", {b}, attrs_of({{"shape", std::vector<int64_t>{x[0], c, *h, *w}}}),
                     {node.output(0)}, "_Reshape");
          }});
 
@@ -240,18 +247,19 @@ void add_layout_handlers(HandlerRegistry& r) {
            const ir::Shape x = ctx.type_of(node.input(0)).shape;
            const int64_t bs = node.get_int("blocksize", 0);
            if (x.size() != 4) throw Error(node.where() + ": input must be 4-D [N, C, H, W], got " + ir::shape_str(x));
-           int64_t channels = 0;  // C x blocksize^2, where int64 holds it
            if (bs <= 0 || x[2] % bs != 0 || x[3] % bs != 0)
              throw Error(node.where() + ": blocksize " + std::to_string(bs) + " does not divide H x W " +
                          std::to_string(x[2]) + " x " + std::to_string(x[3]));
-           if (__builtin_mul_overflow(bs, bs, &channels) || __builtin_mul_overflow(x[1], channels, &channels))
+           const auto squared = checked_mul(bs, bs);
+           const auto channels = squared ? checked_mul(x[1], *squared) : std::nullopt;  // C x blocksize^2
+           if (!channels)
              throw Error(node.where() + ": blocksize " + std::to_string(bs) + " makes more than 2^63 channels");
            std::string a = ctx.fresh(node.output(0) + "_6d"), b = ctx.fresh(node.output(0) + "_moved");
            ctx.emit(node, "Reshape", {node.input(0)},
                     attrs_of({{"shape", std::vector<int64_t>{x[0], x[1], x[2] / bs, bs, x[3] / bs, bs}}}), {a}, "_Reshape6d");
            ctx.emit(node, "Transpose", {a}, attrs_of({{"perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}}), {b}, "_Transpose");
            ctx.emit(node, "Reshape", {b},
-                    attrs_of({{"shape", std::vector<int64_t>{x[0], channels, x[2] / bs, x[3] / bs}}}),
+                    attrs_of({{"shape", std::vector<int64_t>{x[0], *channels, x[2] / bs, x[3] / bs}}}),
                     {node.output(0)}, "_Reshape");
          }});
 

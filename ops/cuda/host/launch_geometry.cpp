@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/base/checked.h"
+
 namespace fusebox::cuda {
 
 LaunchGeometry elementwise_geometry(int64_t n, int sm_count) {
@@ -36,10 +38,10 @@ int64_t tile_count(int64_t batches, int64_t rows, int64_t cols) {
     throw std::invalid_argument("tile_count: negative size " + std::to_string(batches) + " x " + std::to_string(rows) +
                                 " x " + std::to_string(cols));
   const int64_t row_tiles = (rows + kTileDim - 1) / kTileDim, col_tiles = (cols + kTileDim - 1) / kTileDim;
-  int64_t per_matrix = 0, total = 0;
-  if (__builtin_mul_overflow(row_tiles, col_tiles, &per_matrix) || __builtin_mul_overflow(per_matrix, batches, &total))
-    throw std::invalid_argument("tile_count: too many tiles");
-  return total;
+  const auto per_matrix = checked_mul(row_tiles, col_tiles);
+  const auto total = per_matrix ? checked_mul(*per_matrix, batches) : std::nullopt;
+  if (!total) throw std::invalid_argument("tile_count: too many tiles");
+  return *total;
 }
 
 LaunchGeometry tile_geometry(int64_t tiles, int sm_count, size_t elem_bytes) {
