@@ -11,13 +11,14 @@
 #include "core/base/checked.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
+#include "profiler/saved_trace.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
 
 namespace {
 
-enum class TraceFormat { Unknown, Kineto, Nsys };
+enum class TraceFormat { Unknown, Kineto, Nsys, Saved };
 
 // Reads up to n bytes of a regular file (never opens a FIFO or a device). A regular file that
 // cannot be opened (no permission, `ulimit -n` reached) is an error saying why, not "no trace".
@@ -42,6 +43,7 @@ std::string head_of(const std::string& path, size_t n) {
 
 TraceFormat format_of(const std::string& head) {
   static constexpr char kSqlite[] = "SQLite format 3";  // with its NUL: 16 bytes
+  if (is_saved_trace(head)) return TraceFormat::Saved;
   if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
       static_cast<unsigned char>(head[1]) == 0x8b)
     return TraceFormat::Kineto;  // gzip: kineto writes .json.gz
@@ -101,10 +103,12 @@ Recording import_trace(const std::string& path, ImportReport* report) {
   switch (format_of(head_of(path, kSniffBytes))) {
     case TraceFormat::Kineto: r = import_kineto(path, report); break;
     case TraceFormat::Nsys: r = import_nsys_sqlite(path, report); break;
+    case TraceFormat::Saved: r = load_saved_trace(path, report); break;
     case TraceFormat::Unknown:
       throw Error(path +
                   ": not a trace fusebox reads (a PyTorch profiler / Chrome trace .json or .json.gz "
-                  "with traceEvents, or an Nsight Systems SQLite export: nsys export --type sqlite)");
+                  "with traceEvents, an Nsight Systems SQLite export: nsys export --type sqlite, or a trace "
+                  "fusebox trace --save wrote)");
   }
   check_times(r, path);
   return r;

@@ -16,6 +16,7 @@ packages=(
   libsqlite3-dev             # nsys-schema export
   zlib1g-dev                 # reading gzip'd PyTorch profiler (kineto) traces
   libsimdjson-dev            # the kineto importer's fast JSON reader
+  libzstd-dev                # saved traces (fusebox trace --save)
   libgraphviz-dev            # graph layout
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests

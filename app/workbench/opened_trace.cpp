@@ -34,11 +34,13 @@ std::string OpenedTrace::summary() const {
 }
 
 std::shared_ptr<const OpenedTrace> open_trace(const std::string& path,
-                                              const profiler::GpuAnalysisOptions& options) {
+                                              const profiler::GpuAnalysisOptions& options,
+                                              const OnImported& on_imported) {
   auto t = std::make_shared<OpenedTrace>();
   t->id = next_id();
   t->path = path;
   t->recording = profiler::import_trace(path, &t->report);
+  if (on_imported) on_imported(t->recording, t->report);
   t->analysis = profiler::analyze_gpu_aligning(t->recording, options);
   return t;
 }

@@ -6,6 +6,7 @@
 // Several ranks of one job open as one document too (open_ranks): one recording holding every
 // rank's (profiler/rank_view.h), the ranks side by side (profiler/ranks.h).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +41,14 @@ struct OpenedTrace {
   std::string summary() const;
 };
 
+// What the importer read, before the analysis aligns its host clock (the form a saved trace
+// keeps, so that opening it again aligns it the same way).
+using OnImported = std::function<void(const profiler::Recording&, const profiler::ImportReport&)>;
+
 // Imports and analyses `path`; throws fusebox::Error naming the file (import_trace's errors).
 std::shared_ptr<const OpenedTrace> open_trace(const std::string& path,
-                                              const profiler::GpuAnalysisOptions& options = {});
+                                              const profiler::GpuAnalysisOptions& options = {},
+                                              const OnImported& on_imported = {});
 
 // A trace file, or a folder: its one trace opens as open_trace, several as open_ranks.
 std::shared_ptr<const OpenedTrace> open_path(const std::string& path,

@@ -74,6 +74,27 @@ TEST(TraceCommand, AnNsysExportConvertsToAChromeTraceWithTheSameTotals) {
   EXPECT_EQ(a["devices"][0]["idle_ns"], b["devices"][0]["idle_ns"]);
 }
 
+// --save writes the trace as it was read (before the analysis aligns a skewed host clock), so
+// the saved form opens to the same analysis, figure for figure, warnings included.
+TEST(TraceCommand, ASavedTraceOpensToTheSameAnalysis) {
+  const std::string out = temp_dir() + "/piecewise.fbx";
+  const std::string path = trace("mi300x_vllm_prefilldecode_piecewise.json.gz");
+  CliResult r = fusebox::test::run_cli("trace " + path + " --json --save " + out, /*with_stderr=*/false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  CliResult again = fusebox::test::run_cli("trace " + out + " --json", /*with_stderr=*/false);
+  ASSERT_EQ(again.code, 0) << again.out;
+  auto a = nlohmann::json::parse(r.out), b = nlohmann::json::parse(again.out);
+  EXPECT_EQ(b["format"], "saved kineto");
+  EXPECT_FALSE(a["analysis_warnings"].empty()) << "the trace's clock offset is found again";
+  for (auto* j : {&a, &b}) j->erase("file"), j->erase("format");
+  EXPECT_EQ(a, b);
+  CliResult text = run_cli(out);
+  EXPECT_NE(text.out.find(out + ": saved kineto trace, "), std::string::npos) << text.out;
+  CliResult ranks = run_cli(path + " " + path + " --save " + temp_dir() + "/two.fbx");
+  EXPECT_EQ(ranks.code, 2);
+  EXPECT_NE(ranks.out.find("--save"), std::string::npos) << ranks.out;
+}
+
 // Bad input: exit 2 with the file named, never a crash or a hang.
 TEST(TraceCommand, BadFilesAreRefusedByNameWithExit2) {
   const std::string dir = temp_dir();

@@ -602,6 +602,13 @@ def trace_cases(cp):
         "t_gzip_of_garbage.json.gz": gzip.compress(b"\x00\x01\x02garbage", mtime=0),
         "t_garbage.sqlite": b"SQLite format 3\x00" + bytes(rng.randrange(256) for _ in range(3000)),
         "t_empty.sqlite": b"",
+        # fusebox trace --save's form (profiler/saved_trace.h): garbage after the header, a
+        # version we do not write, and a zstd frame that claims 2^40 bytes (refused by the memory
+        # budget before anything is allocated).
+        "t_saved_garbage.fbx": b"FBXTRACE\x01\x00\x00\x00" + bytes(rng.randrange(256) for _ in range(3000)),
+        "t_saved_version.fbx": b"FBXTRACE\x09\x00\x00\x00" + b"x" * 16,
+        "t_saved_bomb.fbx": b"FBXTRACE\x01\x00\x00\x00" + b"\x28\xb5\x2f\xfd\xe0" + (1 << 40).to_bytes(8, "little")
+        + b"\x00" * 64,
     }
     for name, data in traces.items():
         path = cp.write("trace/" + name, data)
@@ -618,6 +625,8 @@ def trace_cases(cp):
     cp.case("trace/chrome_out_missing_dir", "output", ["trace", good, "--chrome", "{W}/no/such/dir/t.json"],
             exit=(0, 2), stderr=["t.json"])
     cp.case("trace/sqlite_out_is_dir", "output", ["trace", good, "--sqlite", "{W}"], stderr=["{W}"])
+    cp.case("trace/save_out_missing_dir", "output", ["trace", good, "--save", "{W}/no/such/dir/t.fbx"],
+            exit=(0, 2), stderr=["t.fbx"])
     # compare's recordings
     for name, data in {"p_empty.json": "", "p_object.json": "{}", "p_array.json": "[]",
                        "p_wrong_types.json": '{"nodes": 5, "ops": "x", "total_ms": "long"}'}.items():
