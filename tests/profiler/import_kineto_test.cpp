@@ -42,12 +42,7 @@ int64_t total_ns(const Recording& r, ActivityKind kind) {
 
 // The message import_kineto throws for `path`, "" when it does not throw.
 std::string import_error(const std::string& path) {
-  try {
-    import_kineto(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return ptest::error_of([&] { import_kineto(path); });
 }
 
 // The warning line that mentions `what`, "" when none does.

@@ -44,12 +44,7 @@ size_t count(const Recording& r, exec::ActivityKind kind) {
 
 // The error import_nsys_sqlite throws for `path` ("" when it does not throw).
 std::string import_error(const std::string& path) {
-  try {
-    import_nsys_sqlite(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return ptest::error_of([&] { import_nsys_sqlite(path); });
 }
 
 // Export, import, export again: the two files must be the same bytes.

@@ -13,11 +13,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/error.h"
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
 #include "profiler/recorder.h"
 
 namespace fusebox::profiler::ptest {
+
+// The message of the fusebox::Error `f` throws, "" when it throws none.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline void register_cpu() {
   static bool once = (fusebox::cpu::register_backend(), true);

@@ -21,12 +21,7 @@ using namespace fusebox::profiler;
 namespace {
 
 std::string load_error(const std::string& path) {
-  try {
-    import_trace(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return ptest::error_of([&] { import_trace(path); });
 }
 
 // A saved trace around `payload`, as save_trace frames one.
