@@ -5,6 +5,8 @@
 # and checks that every kernel is tied to an op, then writes ONE markdown report: each step's
 # result, the self-test table, the device tests' summary, the sanitizers' summaries, the kernel
 # check and the CPU vs GPU latency per model (tools/gpu_check_report.py writes it from the logs).
+# Where Nsight Compute (ncu) is installed it also profiles `stack`'s kernels and reads the export
+# back with `fusebox kernels` (step 5); where it is not, step 5 says so.
 #
 # Usage: tools/gpu-check.sh [--build-dir DIR] [--report FILE] [--no-build]
 #   --build-dir DIR  build here (default build-gpu; Release, warnings as errors, FUSEBOX_CUDA=ON)
@@ -95,7 +97,9 @@ if [[ -z $sanitizer ]]; then
   step 3 "compute-sanitizer" skipped "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
 else
   for tool in memcheck racecheck; do
-    if "$sanitizer" --tool "$tool" --error-exitcode 99 "$cli" selftest --backend cuda > "$logs/sanitizer-$tool.log" 2>&1; then
+    # A time limit, so a sanitizer that stalls on a machine's runtime ends as a failed step.
+    if timeout "${FUSEBOX_GPU_CHECK_STEP_TIMEOUT:-300}" "$sanitizer" --tool "$tool" --error-exitcode 99 \
+         "$cli" selftest --backend cuda > "$logs/sanitizer-$tool.log" 2>&1; then
       step 3 "compute-sanitizer --tool $tool" pass "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer-$tool.log" | tail -n 1)"
     else
       step 3 "compute-sanitizer --tool $tool" FAIL "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer-$tool.log" | tail -n 1)"
@@ -112,6 +116,35 @@ if "$cli" profile stack --backend cuda --out "$logs/profile-stack" > "$logs/prof
   fi
 else
   step 4 "profile stack: kernels tied to ops" FAIL "fusebox profile failed: $(tail -n 1 "$logs/profile.log")"
+fi
+
+# 5. Nsight Compute on our own kernels: profile one run of `stack` (the sections fusebox kernels
+# reads, those this ncu has), export the details and raw pages as CSV, and read them back.
+ncu=$(command -v ncu || true)
+[[ -n $ncu ]] || { [[ -x /usr/local/cuda/bin/ncu ]] && ncu=/usr/local/cuda/bin/ncu; }
+if [[ -z $ncu ]]; then
+  step 5 "ncu: stack's kernels read by fusebox kernels" skipped "Nsight Compute (ncu) is not installed on this machine"
+else
+  "$ncu" --list-sections > "$logs/ncu-sections.txt" 2>&1 || true
+  sections=()
+  for s in SpeedOfLight SpeedOfLight_RooflineChart SpeedOfLight_HierarchicalSingleRooflineChart LaunchStats \
+           Occupancy MemoryWorkloadAnalysis SchedulerStats WarpStateStats; do
+    grep -qw "$s" "$logs/ncu-sections.txt" && sections+=(--section "$s")
+  done
+  # --clock-control none: leave the GPU's clocks as they are (what the kernels ran at).
+  if timeout "${FUSEBOX_GPU_CHECK_STEP_TIMEOUT:-300}" "$ncu" --clock-control none -c 200 "${sections[@]}" -f \
+       -o "$logs/ncu-stack" "$cli" run stack --backend cuda --warmup 0 --iters 1 > "$logs/ncu.log" 2>&1 &&
+     "$ncu" --import "$logs/ncu-stack.ncu-rep" --csv --page details > "$logs/ncu-stack.details.csv" 2>> "$logs/ncu.log" &&
+     "$ncu" --import "$logs/ncu-stack.ncu-rep" --csv --page raw > "$logs/ncu-stack.raw.csv" 2>> "$logs/ncu.log"; then
+    if "$cli" kernels "$logs/ncu-stack.details.csv" --json > "$logs/kernels-stack.json" 2> "$logs/kernels.err" &&
+       check=$(python3 "$root/tools/gpu_check_report.py" --check-kernels "$logs/ncu-stack.raw.csv" "$logs/kernels-stack.json"); then
+      step 5 "ncu: stack's kernels read by fusebox kernels" pass "$check"
+    else
+      step 5 "ncu: stack's kernels read by fusebox kernels" FAIL "${check:-fusebox kernels failed: $(head -n 1 "$logs/kernels.err")}"
+    fi
+  else
+    step 5 "ncu: stack's kernels read by fusebox kernels" FAIL "ncu failed: $(grep -m1 -E 'ERR|rror' "$logs/ncu.log" || tail -n 1 "$logs/ncu.log")"
+  fi
 fi
 
 write_report

@@ -3,6 +3,9 @@
 
   gpu_check_report.py --logs DIR --out REPORT.md
   gpu_check_report.py --check-trace TRACE.json    (prints a sentence; exit 1 when a kernel has no op)
+  gpu_check_report.py --check-kernels RAW.csv KERNELS.json
+      (prints a sentence; exit 1 unless `fusebox kernels --json` read every launch of ncu's raw page,
+       in order, each with the raw page's gpu__time_duration.sum)
 
 What it reads from DIR (each optional but status.tsv):
   status.tsv            one line per step: number, name, result (pass | FAIL | skipped), detail
@@ -13,6 +16,7 @@ What it reads from DIR (each optional but status.tsv):
 Tested with canned logs in tests/cuda/gpu_check (CTest: gpu_check_report).
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -46,6 +50,56 @@ def check_trace(path):
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         return False, "%d of %d kernels are tied to no op: %s" % (len(untied), len(kernels), shown)
     return True, "all %d kernels are tied to an op" % len(kernels)
+
+
+NS_PER_UNIT = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6,
+               "second": 1e9, "s": 1e9}
+
+
+def raw_launches(path):
+    """(names, durations_ns) from ncu's --page raw CSV: a header row of metric names, a row of
+    units, then one row per kernel launch; ==PROF== lines and text before the header skipped."""
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(line for line in f if not line.startswith("=="))]
+    start = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
+    header, units, launches = rows[start], rows[start + 1], rows[start + 2:]
+    name_col = header.index("Kernel Name")
+    dur_col = header.index("gpu__time_duration.sum")
+    scale = NS_PER_UNIT[units[dur_col].strip()]
+    names, durs = [], []
+    for r in launches:
+        if len(r) != len(header):
+            continue
+        names.append(r[name_col])
+        durs.append(float(r[dur_col].replace(",", "")) * scale)
+    return names, durs
+
+
+def check_kernels(raw_csv, kernels_json):
+    """(ok, sentence): fusebox kernels read the launches the raw page holds, with its durations."""
+    try:
+        names, durs = raw_launches(raw_csv)
+        with open(kernels_json) as f:
+            got = json.load(f)["kernels"]
+    except (OSError, ValueError, KeyError, StopIteration) as e:
+        return False, "cannot compare the raw page with fusebox kernels (%s: %s)" % (type(e).__name__, e)
+    if not names:
+        return False, "ncu recorded no kernel launch"
+    if len(got) != len(names):
+        return False, "ncu's raw page has %d launches, fusebox kernels read %d" % (len(names), len(got))
+    bad = [i for i, (k, d) in enumerate(zip(got, durs))
+           if k.get("duration_ns") is None or abs(k["duration_ns"] - d) > 1e-6 * max(1.0, d)]
+    if bad:
+        i = bad[0]
+        return False, "%d of %d durations differ from the raw page, first launch %d (%s): %s ns vs %.0f ns" % (
+            len(bad), len(names), i, names[i], got[i].get("duration_ns"), durs[i])
+    limiters = {}
+    for k in got:
+        name = k.get("limiter") or "not in the report"
+        limiters[name] = limiters.get(name, 0) + 1
+    shown = ", ".join("%s %d" % kv for kv in sorted(limiters.items(), key=lambda kv: -kv[1]))
+    return True, "fusebox kernels read all %d launches with the raw page's durations (limiters: %s)" % (
+        len(names), shown)
 
 
 def fmt_err(v):
@@ -135,7 +189,12 @@ def main():
     p.add_argument("--logs")
     p.add_argument("--out")
     p.add_argument("--check-trace")
+    p.add_argument("--check-kernels", nargs=2, metavar=("RAW_CSV", "KERNELS_JSON"))
     a = p.parse_args()
+    if a.check_kernels:
+        ok, sentence = check_kernels(*a.check_kernels)
+        print(sentence)
+        return 0 if ok else 1
     if a.check_trace:
         ok, sentence = check_trace(a.check_trace)
         print(sentence)
