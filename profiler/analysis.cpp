@@ -232,32 +232,97 @@ std::vector<std::string> transcendental_math(const ir::Node& node) {
 }
 
 std::string OpRow::label() const {
+  if (bound == Bound::Memory && !memory_level.empty() && memory_level != "memory") return memory_level + "-bound";
   if (bound != Bound::BelowRoofs) return bound_name(bound);
   std::string s = std::string(bound_name(bound)) + ": " + below_reason_name(reason);
   if (reason == BelowReason::Transcendental && !math.empty()) s += " (" + join(math, ", ") + ")";
   return s;
 }
 
+namespace {
+
+// The compute roof an op runs under (analysis.h: "compute roof").
+void place_compute(OpRow& row, const Roofline& roof, int threads) {
+  const double gemm = roof.peak_gflops(threads), fma = roof.fma_peak_gflops(threads);
+  row.compute_roof.clear();
+  row.compute_roof_gflops = 0;
+  if (gemm > 0 && row.gflops <= gemm) {
+    row.compute_roof = "GEMM";
+    row.compute_roof_gflops = gemm;
+  } else if (fma > 0 && row.gflops <= fma) {
+    row.compute_roof = "FMA peak";
+    row.compute_roof_gflops = fma;
+  }
+}
+
+// The memory level an op's bytes come from at least (analysis.h: "memory roof").
+void place_memory(OpRow& row, const Roofline& roof, int threads) {
+  row.memory_level.clear();
+  row.memory_roof_gbs = 0;
+  if (roof.levels.empty()) {
+    if (roof.bandwidth_gbs > 0 && row.gbs <= roof.bandwidth_gbs) {
+      row.memory_level = "memory";
+      row.memory_roof_gbs = roof.bandwidth_gbs;
+    }
+    return;
+  }
+  const double per_thread = row.bytes / std::max(1, threads);
+  size_t fastest = roof.levels.size() - 1;  // the first level its working set fits in
+  for (size_t i = 0; i + 1 < roof.levels.size(); ++i) {
+    const MemoryLevel& m = roof.levels[i];
+    const bool per_core = m.name == "L1" || m.name == "L2";
+    if (m.capacity_bytes > 0 && (per_core ? per_thread : row.bytes) <= m.capacity_bytes) {
+      fastest = i;
+      break;
+    }
+  }
+  for (size_t i = roof.levels.size(); i-- > fastest;) {
+    const double gbs = roof.level_gbs(i, threads);
+    if (gbs > 0 && row.gbs <= gbs) {
+      row.memory_level = roof.levels[i].name;
+      row.memory_roof_gbs = gbs;
+      return;
+    }
+  }
+}
+
+// "80% of the compute roof (GEMM, 80.0 of 100.0 GFLOP/s)", or why no roof fits.
+std::string roof_text(double fraction, const char* kind, const std::string& roof, double achieved, double of,
+                      const char* unit, const std::string& none) {
+  if (roof.empty()) return none + " (" + fmt("%.1f", achieved) + " " + unit + ")";
+  return pct(fraction) + " of the " + kind + " roof (" + (roof == "memory" ? "" : roof + ", ") + fmt("%.1f", achieved) +
+         " of " + fmt("%.1f", of) + " " + unit + ")";
+}
+
+}  // namespace
+
 void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, const AnalysisOptions& o) {
-  const double peak = roof.peak_gflops(threads);
-  const double bw = roof.bandwidth_gbs;
-  const double balance = roof.balance(threads);
   row.gflops = time_ns > 0 ? row.flops / time_ns : 0;
   row.gbs = time_ns > 0 ? row.bytes / time_ns : 0;
   row.intensity = row.bytes > 0 ? row.flops / row.bytes : 0;
-  row.roof_gflops = std::min(peak, row.intensity * bw);
+  place_compute(row, roof, threads);
+  place_memory(row, roof, threads);
+  const double peak = row.compute_roof_gflops;
+  const double bw = row.memory_roof_gbs;
+  const bool memory_known = !row.memory_level.empty();
+  // The balance point of the op's own level (the DRAM one when it has none).
+  const double level_bw = memory_known ? bw : roof.bandwidth_gbs;
+  const double balance = level_bw > 0 ? (peak > 0 ? peak : roof.peak_gflops(threads)) / level_bw : 0;
+  row.roof_gflops = memory_known && peak > 0 ? std::min(peak, row.intensity * bw) : peak;
   row.compute_fraction = peak > 0 ? row.gflops / peak : 0;
   row.memory_fraction = bw > 0 ? row.gbs / bw : 0;
   // gflops / min(peak, AI x bw) = max(gflops / peak, gbs / bw): the binding roof's share.
   row.efficiency = std::max(row.compute_fraction, row.memory_fraction);
   row.reason = BelowReason::None;
   row.reasons.clear();
-  const std::string both = pct(row.compute_fraction) + " of the compute roof (" +
-                           fmt("%.1f", row.gflops) + " of " + fmt("%.1f", peak) + " GFLOP/s), " +
-                           pct(row.memory_fraction) + " of the memory roof (" +
-                           fmt("%.1f", row.gbs) + " of " + fmt("%.1f", bw) + " GB/s)";
+  const std::string both =
+      roof_text(row.compute_fraction, "compute", row.compute_roof, row.gflops, peak, "GFLOP/s",
+                "above the FMA peak: its FLOP count overstates its work") +
+      ", " +
+      roof_text(row.memory_fraction, "memory", row.memory_level, row.gbs, bw, "GB/s",
+                "faster than any level its working set fits in: it reads less than its byte count");
   const double floor = roof.dispatch_floor_ns;
-  const bool have_roofs = peak > 0 && bw > 0;
+  const bool have_roofs = roof.peak_gflops(threads) > 0 && (roof.bandwidth_gbs > 0 || !roof.levels.empty());
   if (time_ns <= 0) {
     row.bound = Bound::Unknown;
     row.why = "no time recorded";
@@ -268,7 +333,7 @@ void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, con
   } else if (row.flops <= 0 && row.bytes <= 0) {
     row.bound = Bound::Overhead;
     row.why = "no FLOPs or bytes: all of its " + format_duration_ns(time_ns) + " is dispatch";
-  } else if (have_roofs && row.efficiency < o.below_fraction) {
+  } else if (have_roofs && memory_known && !row.compute_roof.empty() && row.efficiency < o.below_fraction) {
     row.bound = Bound::BelowRoofs;
     std::vector<std::string> causes;
     if (!row.math.empty()) {
@@ -292,14 +357,15 @@ void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, con
     row.reason = row.reasons.front();
     row.why = "below both roofs: " + both + "; under " + pct(o.below_fraction) +
               " of the roof at AI " + fmt("%.3f", row.intensity) + " FLOP/B; " + join(causes, "; ");
-  } else if (row.intensity >= balance) {
+  } else if (memory_known && row.intensity >= balance) {
     row.bound = Bound::Compute;
     row.why = "AI " + fmt("%.2f", row.intensity) + " FLOP/B >= balance " + fmt("%.2f", balance) +
-              "; " + both;
+              (row.memory_level == "memory" ? "" : " at " + row.memory_level) + "; " + both;
   } else {
     row.bound = Bound::Memory;
-    row.why = "AI " + fmt("%.3f", row.intensity) + " FLOP/B < balance " + fmt("%.2f", balance) +
-              "; " + both + (row.gbs > bw ? ", in cache" : "");
+    row.why = memory_known ? "AI " + fmt("%.3f", row.intensity) + " FLOP/B < balance " + fmt("%.2f", balance) +
+                                 (row.memory_level == "memory" ? "" : " at " + row.memory_level) + "; " + both
+                           : both;
   }
 }
 
@@ -412,6 +478,11 @@ double Analysis::gemm_fraction() const {
   return peak > 0 ? breakdown.run_gflops() / peak : 0;
 }
 
+namespace {
+// "62%", or "n/a" where no roof fits (analysis.h): a table cell of at most 6 characters.
+std::string roof_cell(double fraction, bool known) { return known ? fmt("%.0f", 100 * fraction) + "%" : "n/a"; }
+}  // namespace
+
 std::string Analysis::to_text(size_t max_nodes) const {
   std::ostringstream os;
   char buf[512];
@@ -419,8 +490,14 @@ std::string Analysis::to_text(size_t max_nodes) const {
      << " thread" << (threads == 1 ? "" : "s") << "), " << fmt("%.2f", roofline.bandwidth_gbs)
      << " GB/s, balance " << fmt("%.2f", roofline.balance(threads)) << " FLOP/B, dispatch floor "
      << format_duration_ns(roofline.dispatch_floor_ns) << "/op\n";
-  os << "%comp, %mem: achieved GFLOP/s of the compute roof, GB/s of the memory roof; below-roofs: "
-        "under "
+  if (!roofline.levels.empty()) {
+    os << "memory roofs (read GB/s at " << threads << " thread" << (threads == 1 ? "" : "s") << "):";
+    for (size_t i = 0; i < roofline.levels.size(); ++i)
+      os << " " << roofline.levels[i].name << " " << fmt("%.1f", roofline.level_gbs(i, threads));
+    os << "\n";
+  }
+  os << "%comp, %mem: achieved GFLOP/s of the compute roof (GEMM, else the FMA peak), GB/s of the roof of "
+        "the level its bytes come from (the bound names it; n/a: no roof fits); below-roofs: under "
      << pct(below_fraction) << " of both (profiler/analysis.h)\n\n";
   auto table = [&](const std::vector<OpRow>& rows, bool nodes, size_t limit) {
     std::snprintf(buf, sizeof buf,
@@ -437,14 +514,15 @@ std::string Analysis::to_text(size_t max_nodes) const {
       std::string key = nodes ? r.op + " " + r.key : r.key;
       if (key.size() > 34) key = key.substr(0, 31) + "...";
       std::snprintf(buf, sizeof buf,
-                    "%-34s %5lld %9.4g %10s %10s %10s %5.1f%% %10s %8.2f %8.2f %7.2f %5.0f%% %5.0f%%  "
+                    "%-34s %5lld %9.4g %10s %10s %10s %5.1f%% %10s %8.2f %8.2f %7.2f %6s %6s  "
                     "%-32s %s\n",
                     key.c_str(), static_cast<long long>(r.instances), r.calls_per_run,
                     format_duration_ns(r.run_median_ns).c_str(),
                     format_duration_ns(r.run_p10_ns).c_str(),
                     format_duration_ns(r.run_p90_ns).c_str(), 100 * r.run_share,
                     format_duration_ns(r.stats.median_ns).c_str(), r.gflops, r.gbs, r.intensity,
-                    100 * r.compute_fraction, 100 * r.memory_fraction, r.label().c_str(),
+                    roof_cell(r.compute_fraction, !r.compute_roof.empty()).c_str(),
+                    roof_cell(r.memory_fraction, !r.memory_level.empty()).c_str(), r.label().c_str(),
                     r.why.c_str());
       os << buf;
     }
@@ -507,6 +585,10 @@ nlohmann::json Analysis::to_json() const {
                    {"efficiency", r.efficiency},
                    {"compute_fraction", r.compute_fraction},
                    {"memory_fraction", r.memory_fraction},
+                   {"compute_roof", r.compute_roof},
+                   {"compute_roof_gflops", r.compute_roof_gflops},
+                   {"memory_level", r.memory_level},
+                   {"memory_roof_gbs", r.memory_roof_gbs},
                    {"math", r.math},
                    {"bound", bound_name(r.bound)},
                    {"reason", below_reason_name(r.reason)},

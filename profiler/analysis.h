@@ -6,11 +6,28 @@
 //    whose kernels ran on a GPU is timed by their GPU time (device activity: a kernel belongs to
 //    the op span its launch call was made in), not by the span, which only measured launching;
 //  - achieved GFLOP/s and GB/s (FLOPs and bytes from the op schemas, over the median time);
-//  - each op's place against both roofs: % of the compute roof (achieved GFLOP/s over the GEMM
-//    peak at these threads) and % of the memory roof (achieved GB/s over the DRAM bandwidth). The
-//    roof at the op's intensity is min(peak, intensity x bandwidth), and its share of it
-//    (`efficiency`) is the larger of the two percentages: the compute one right of the balance
-//    point, the memory one left of it;
+//  - each op's place against both roofs of a hierarchical roofline (as in Ilic, Pratas and Sousa,
+//    "Cache-aware Roofline model", 2014, and ncu's hierarchical roofline chart). No op is ever
+//    shown above 100% of a roof: where the model cannot tell, it says so and prints no percentage.
+//      compute roof  our GEMM's measured GFLOP/s at these threads; an op faster than that (a
+//                    larger GEMM than the one measured) is placed under the FMA peak, the
+//                    physical limit (`compute_roof` "FMA peak"); one faster than that has a FLOP
+//                    count that overstates its work, and gets none ("");
+//      memory roof   the read bandwidth of the level its bytes come from (Roofline::levels: L1,
+//                    L2, L3, DRAM at these threads). Which level is not recorded, so it is
+//                    bounded from both sides: the bytes cannot come from a level faster than the
+//                    first one its working set fits in (its bytes over the threads against L1 and
+//                    L2, which are per core; its bytes against L3), and they came from a level at
+//                    least as fast as the op ran. The op is placed under the slowest level that
+//                    both allow (`memory_level`): the roof it is surely under. An op faster than
+//                    the fastest level it fits in reads less than its byte count says (a Gather
+//                    counts its whole table, a Slice its whole input): no level, no percentage
+//                    (""). Without levels (another backend) the one level is "memory", the
+//                    triad bandwidth.
+//    % of each roof is the achieved rate over it. The roof at the op's intensity is
+//    min(compute roof, intensity x memory roof), and its share of it (`efficiency`) is the
+//    larger of the two percentages: the compute one right of the level's balance point (compute
+//    roof / memory roof), the memory one left of it;
 //  - a class per op with the numbers that decide it, tried in this order:
 //      overhead-bound  the median call is within `overhead_factor` (4) x the dispatch floor, or the
 //                      op has no FLOPs and no bytes: calling it costs about as much as doing it;
@@ -33,8 +50,10 @@
 //                        vectorisation   the kernels ran the portable (scalar) ISA level;
 //                        unexplained     none of these: the numbers, not a guess;
 //      compute-bound   otherwise, when its arithmetic intensity (FLOPs/byte) is at or above the
-//                      machine balance point (peak GFLOP/s / GB/s);
-//      memory-bound    otherwise.
+//                      balance point of its level (compute roof / the level's GB/s);
+//      memory-bound    otherwise, named by its level: "L1-bound", "L2-bound", "L3-bound",
+//                      "DRAM-bound" (label()); an op with no memory level is memory-bound too (it
+//                      beat every roof its byte count allows), never below-roofs.
 //    Without the roofline's peaks (0) the class falls back to intensity against balance alone.
 //  - each run split into kernel time (inside op spans), gaps between kernels (dispatch), and
 //    the edges of the run (input copy-in before the first op, output copy-out after the last);
@@ -80,8 +99,12 @@ struct OpRow {
   double intensity = 0;   // FLOPs per byte
   double roof_gflops = 0; // attainable at this intensity: min(peak, intensity * bandwidth)
   double efficiency = 0;  // achieved / attainable
-  double compute_fraction = 0;  // gflops / the GEMM peak at these threads
-  double memory_fraction = 0;   // gbs / the DRAM bandwidth (past 1 when it ran from cache)
+  double compute_fraction = 0;  // gflops / compute_roof_gflops (0 when compute_roof is "")
+  double memory_fraction = 0;   // gbs / memory_roof_gbs (0 when memory_level is "")
+  std::string compute_roof;     // "GEMM", "FMA peak", or "" (faster than both: no roof fits)
+  double compute_roof_gflops = 0;
+  std::string memory_level;     // "L1", "L2", "L3", "DRAM", "memory" (no levels), or "" (none fits)
+  double memory_roof_gbs = 0;
   std::vector<std::string> math;  // transcendental_math of its node (by_type: of all its nodes)
   Bound bound = Bound::Unknown;
   BelowReason reason = BelowReason::None;  // below-roofs: the first of `reasons`

@@ -146,7 +146,22 @@ double Roofline::fma_peak_gflops(int threads) const {
   return best;
 }
 
+double Roofline::level_gbs(size_t i, int threads) const {
+  if (i >= levels.size() || levels[i].gbs.empty()) return 0;
+  const std::map<int, double>& g = levels[i].gbs;
+  if (const auto it = g.find(threads); it != g.end()) return it->second;
+  const double one = g.begin()->second * std::max(1, threads) / std::max(1, g.begin()->first);
+  return std::min(one, g.rbegin()->second);
+}
+
 nlohmann::json Roofline::to_json() const {
+  nlohmann::json lv = nlohmann::json::array();
+  for (const MemoryLevel& m : levels) {
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [t, v] : m.gbs) by[std::to_string(t)] = v;
+    lv.push_back({{"name", m.name}, {"capacity_bytes", m.capacity_bytes}, {"working_set_bytes", m.working_set_bytes},
+                  {"gbs", by}});
+  }
   nlohmann::json g = nlohmann::json::object();
   for (const auto& [t, v] : gemm_gflops) g[std::to_string(t)] = v;
   nlohmann::json f = nlohmann::json::object();
@@ -154,7 +169,7 @@ nlohmann::json Roofline::to_json() const {
   return {{"key", key}, {"cpu_model", cpu_model}, {"hardware_threads", hardware_threads},
           {"backend", backend}, {"isa", isa}, {"gemm_gflops", g}, {"gemm_n", gemm_n}, {"bandwidth_gbs", bandwidth_gbs},
           {"bandwidth_bytes", bandwidth_bytes}, {"dispatch_floor_ns", dispatch_floor_ns},
-          {"fma_gflops", f}, {"fma_isa", fma_isa}, {"measured_at", measured_at}};
+          {"fma_gflops", f}, {"fma_isa", fma_isa}, {"levels", lv}, {"measured_at", measured_at}};
 }
 
 Roofline Roofline::from_json(const nlohmann::json& j) {
@@ -174,6 +189,16 @@ Roofline Roofline::from_json(const nlohmann::json& j) {
     // is measured again (machine_roofline).
     for (const auto& [t, v] : j.at("fma_gflops").items()) r.fma_gflops[std::stoi(t)] = v.get<double>();
     r.fma_isa = j.value("fma_isa", "");
+    // A CPU entry cached before the levels were measured has none: measured again, as above.
+    if (r.backend == "cpu" || j.contains("levels"))
+      for (const auto& m : j.at("levels")) {
+        MemoryLevel level;
+        level.name = m.at("name").get<std::string>();
+        level.capacity_bytes = m.at("capacity_bytes").get<double>();
+        level.working_set_bytes = m.at("working_set_bytes").get<double>();
+        for (const auto& [t, v] : m.at("gbs").items()) level.gbs[std::stoi(t)] = v.get<double>();
+        r.levels.push_back(std::move(level));
+      }
     r.measured_at = j.value("measured_at", "");
   } catch (const std::exception& e) {
     throw Error(std::string("bad machine roofline entry: ") + e.what());
@@ -202,6 +227,18 @@ std::string Roofline::to_text() const {
   std::snprintf(buf, sizeof buf, "  memory bandwidth:      %8.2f GB/s   (triad-like Mul+Add over %.0f MiB)\n",
                 bandwidth_gbs, bandwidth_bytes / (1024.0 * 1024.0));
   os << buf;
+  for (const MemoryLevel& m : levels) {
+    std::string by;
+    for (const auto& [t, g] : m.gbs) {
+      char one[64];
+      std::snprintf(one, sizeof one, "%s%8.1f GB/s at %d thread%s", by.empty() ? "" : ", ", g, t, t == 1 ? "" : "s");
+      by += one;
+    }
+    std::snprintf(buf, sizeof buf, "  %-4s read bandwidth: %s   (%.0f KiB per thread%s)\n", m.name.c_str(), by.c_str(),
+                  m.working_set_bytes / 1024.0,
+                  m.capacity_bytes > 0 ? (", of " + std::to_string(static_cast<long long>(m.capacity_bytes / 1024)) + " KiB").c_str() : "");
+    os << buf;
+  }
   std::snprintf(buf, sizeof buf, "  dispatch floor:        %8.1f ns/op  (compiled loop, chain of one-element ops)\n",
                 dispatch_floor_ns);
   os << buf;
@@ -264,6 +301,12 @@ Roofline measure_roofline(const RooflineOptions& o) {
     // memcpys of the same arrays, which we count too (2 inputs in, 1 output out: 2 bytes each).
     const double copy_bytes = 3.0 * 2.0 * static_cast<double>(n) * 4.0;
     r.bandwidth_gbs = (bytes + copy_bytes) / fastest_run_ns(s, o.seconds_per_measure * 2);
+  }
+  // The hierarchy's read bandwidth, level by level: a CPU's; a GPU's memory is not the host's.
+  if (o.backend == "cpu") {
+    std::vector<int> counts = {1};
+    if (max_threads > 1) counts.push_back(max_threads);
+    r.levels = measure_memory_levels(counts, o.seconds_per_measure, o.level_dram_bytes);
   }
   // Dispatch floor: a chain of one-element Relu ops, per op.
   {
@@ -331,6 +374,11 @@ std::string doubt(const Roofline& r) {
     return "a memory bandwidth of " + std::to_string(r.bandwidth_gbs) + " GB/s";
   if (!usable(r.dispatch_floor_ns))
     return "a dispatch floor of " + std::to_string(r.dispatch_floor_ns) + " ns";
+  if (r.backend == "cpu" && r.levels.size() != 4)
+    return std::to_string(r.levels.size()) + " memory levels, not the 4 (L1, L2, L3, DRAM) measured";
+  for (const MemoryLevel& m : r.levels)
+    for (const auto& [t, g] : m.gbs)
+      if (!usable(g)) return "the " + m.name + " read bandwidth of " + std::to_string(g) + " GB/s";
   for (const auto& [t, g] : r.gemm_gflops)  // a little over, for the noise of two measurements
     if (g > 1.1 * r.fma_peak_gflops(t))
       return "a GEMM figure at " + std::to_string(t) + " threads (" + std::to_string(g) +

@@ -176,9 +176,19 @@ void tensor_rows(const char* label, const std::vector<TensorDetail>& v) {
 void roofline_rows(const profiler::OpRow& row) {
   ImGui::TextWrapped("AI %.3f FLOP/B (%s FLOP, %s per call)", row.intensity,
                      format_count(row.flops).c_str(), format_bytes(row.bytes).c_str());
-  ImGui::TextWrapped("%.1f GFLOP/s = %.0f%% of the compute roof", row.gflops,
-                     100 * row.compute_fraction);
-  ImGui::TextWrapped("%.1f GB/s = %.0f%% of the memory roof", row.gbs, 100 * row.memory_fraction);
+  if (row.compute_roof.empty())
+    ImGui::TextWrapped("%.1f GFLOP/s: above the FMA peak, so no compute roof fits (its FLOP count overstates it)",
+                       row.gflops);
+  else
+    ImGui::TextWrapped("%.1f GFLOP/s = %.0f%% of the %s roof (%.1f GFLOP/s)", row.gflops, 100 * row.compute_fraction,
+                       row.compute_roof.c_str(), row.compute_roof_gflops);
+  if (row.memory_level.empty())
+    ImGui::TextWrapped("%.1f GB/s: faster than any level its working set fits in, so no memory roof fits (it reads "
+                       "less than its byte count)",
+                       row.gbs);
+  else
+    ImGui::TextWrapped("%.1f GB/s = %.0f%% of the %s roof (%.1f GB/s)", row.gbs, 100 * row.memory_fraction,
+                       row.memory_level.c_str(), row.memory_roof_gbs);
   ImGui::TextWrapped("%.0f%% of the roof at its intensity (%.1f GFLOP/s)", 100 * row.efficiency,
                      row.roof_gflops);
   ImGui::TextUnformatted("class: ");

@@ -4,6 +4,8 @@
 #include <imgui_internal.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "app/ui/widgets.h"
@@ -124,15 +126,18 @@ void sort_rows(std::vector<const profiler::OpRow*>& rows) {
 // The class as the column fits it: "below: tanh" for a transcendental op, "below: latency", ...
 // (the tooltip has the whole label and why).
 std::string short_label(const profiler::OpRow& row) {
-  if (row.bound != profiler::Bound::BelowRoofs) return profiler::bound_name(row.bound);
+  if (row.bound != profiler::Bound::BelowRoofs) return row.label();  // "L2-bound", "compute-bound"
   if (row.reason == profiler::BelowReason::Transcendental && !row.math.empty())
     return "below: " + join(row.math, ", ");
   return std::string("below: ") + profiler::below_reason_name(row.reason);
 }
 
-// A roof fraction as a percent: the binding roof's plain, the other dimmed.
-void roof_percent(double fraction, bool binding) {
-  if (binding) {
+// A roof fraction as a percent: the binding roof's plain, the other dimmed; "n/a" where no roof
+// fits (profiler/analysis.h: the op beat every roof its FLOPs or bytes allow).
+void roof_percent(double fraction, bool binding, bool known) {
+  if (!known) {
+    ImGui::TextDisabled("n/a");
+  } else if (binding) {
     ImGui::Text("%.0f%%", 100 * fraction);
   } else {
     ImGui::TextDisabled("%.0f%%", 100 * fraction);
@@ -161,9 +166,9 @@ void draw_figures(const profiler::OpRow& row) {
   // intensity (the compute roof right of the balance point, the memory roof left of it).
   const bool compute_side = row.compute_fraction >= row.memory_fraction;
   ImGui::TableNextColumn();
-  roof_percent(row.compute_fraction, compute_side);
+  roof_percent(row.compute_fraction, compute_side, !row.compute_roof.empty());
   ImGui::TableNextColumn();
-  roof_percent(row.memory_fraction, !compute_side);
+  roof_percent(row.memory_fraction, !compute_side, !row.memory_level.empty());
   ImGui::TableNextColumn();
   ImGui::PushStyleColor(ImGuiCol_Text, bound_color(row.bound));
   ImGui::TextUnformatted(short_label(row).c_str());
@@ -172,11 +177,10 @@ void draw_figures(const profiler::OpRow& row) {
 
 void row_tooltip(const profiler::OpRow& row) {
   ImGui::SetTooltip(
-      "%s (%s)\n%s FLOP, %s moved per call; AI %.3f FLOP/B\n%s: %.0f%% of the compute roof, %.0f%% "
-      "of the memory roof\n%s\nper call: min %s, median %s, max %s over %lld calls",
+      "%s (%s)\n%s FLOP, %s moved per call; AI %.3f FLOP/B\n%s\n%s\nper call: min %s, median %s, max %s over "
+      "%lld calls",
       row.key.c_str(), row.op.c_str(), format_count(row.flops).c_str(),
-      format_bytes(row.bytes).c_str(), row.intensity, row.label().c_str(),
-      100 * row.compute_fraction, 100 * row.memory_fraction, row.why.c_str(),
+      format_bytes(row.bytes).c_str(), row.intensity, row.label().c_str(), row.why.c_str(),
       format_ns(row.stats.min_ns).c_str(), format_ns(row.stats.median_ns).c_str(),
       format_ns(row.stats.max_ns).c_str(), static_cast<long long>(row.stats.count));
 }
@@ -220,11 +224,18 @@ void OpTablePanel::draw(const Frame& frame) {
   ImGui::SameLine();
   if (ImGui::RadioButton("by node", by_node)) frame.command("ops.group=node");
   ImGui::SameLine();
+  // The memory roofs of the hierarchy at these threads ("L1 446, L2 229, L3 105, DRAM 30 GB/s"),
+  // or the one measured bandwidth where the backend has no levels.
+  auto gbs = [](double v) { return std::to_string(std::llround(v)); };
+  std::string memory_roofs;
+  for (size_t i = 0; i < a.roofline.levels.size(); ++i)
+    memory_roofs += (i ? ", " : "") + a.roofline.levels[i].name + " " + gbs(a.roofline.level_gbs(i, a.threads));
+  if (memory_roofs.empty()) memory_roofs = gbs(a.roofline.bandwidth_gbs);
   ImGui::TextDisabled("run %.1f GFLOP/s = %.0f%% of the FMA peak (%.0f at %d thread%s); GEMM roof %.0f GFLOP/s, "
-                      "%.0f GB/s, dispatch floor %s",
+                      "memory roofs %s GB/s, dispatch floor %s",
                       a.breakdown.run_gflops(), 100 * a.fma_fraction(), a.roofline.fma_peak_gflops(a.threads),
-                      a.threads, a.threads == 1 ? "" : "s", a.roofline.peak_gflops(a.threads),
-                      a.roofline.bandwidth_gbs, format_ns(a.roofline.dispatch_floor_ns).c_str());
+                      a.threads, a.threads == 1 ? "" : "s", a.roofline.peak_gflops(a.threads), memory_roofs.c_str(),
+                      format_ns(a.roofline.dispatch_floor_ns).c_str());
   draw_table(frame, r, a);
 }
 

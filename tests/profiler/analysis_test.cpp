@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/base/machine.h"
+#include "core/models/builtin_models.h"
 #include "profiler/analysis.h"
 #include "profiler_test_util.h"
 
@@ -244,13 +246,29 @@ TEST(Analysis, ARecordedModelCarriesItsMathAndBothRoofFractions) {
   for (size_t i = 0; i < r.nodes.size(); ++i) EXPECT_EQ(back.nodes[i].math, r.nodes[i].math);
   const Analysis a = analyze(r, test_roof());
   for (const OpRow& row : a.by_node) {
-    EXPECT_NEAR(row.compute_fraction, row.gflops / 100.0, 1e-9) << row.key;
-    EXPECT_NEAR(row.memory_fraction, row.gbs / 20.0, 1e-9) << row.key;
+    // test_roof has no FMA peak and no levels: the GEMM roof and the one "memory" level, or none.
+    if (row.gflops <= 100.0) {
+      EXPECT_EQ(row.compute_roof, "GEMM") << row.key;
+      EXPECT_NEAR(row.compute_fraction, row.gflops / 100.0, 1e-9) << row.key;
+    } else {
+      EXPECT_EQ(row.compute_roof, "") << row.key;
+      EXPECT_EQ(row.compute_fraction, 0) << row.key;
+    }
+    if (row.gbs <= 20.0) {
+      EXPECT_EQ(row.memory_level, "memory") << row.key;
+      EXPECT_NEAR(row.memory_fraction, row.gbs / 20.0, 1e-9) << row.key;
+    } else {
+      EXPECT_EQ(row.memory_level, "") << row.key;
+      EXPECT_EQ(row.memory_fraction, 0) << row.key;
+      EXPECT_EQ(row.bound, Bound::Memory) << row.key << ": faster than every roof its bytes allow";
+    }
     if (row.bound == Bound::BelowRoofs) {
       EXPECT_LT(row.efficiency, 0.5) << row.key;
       EXPECT_NE(row.reason, BelowReason::None) << row.key;
     }
-    if (row.bound == Bound::Compute || row.bound == Bound::Memory) {
+    // At or over half the roof at its intensity, where both roofs fit (analysis.h).
+    if ((row.bound == Bound::Compute || row.bound == Bound::Memory) && !row.compute_roof.empty() &&
+        !row.memory_level.empty()) {
       EXPECT_GE(row.efficiency, 0.5) << row.key;
     }
   }
@@ -408,4 +426,151 @@ TEST(Analysis, CountIsCallsPerRunInBothGroupings) {
   EXPECT_NEAR(add.run_median_ns, 12002, 2);  // both nodes' time in one run
   EXPECT_NE(a.to_text().find("calls/run"), std::string::npos);
   EXPECT_EQ(a.to_json()["by_type"][0]["calls_per_run"], 2);
+}
+
+namespace {
+
+// test_roof with an FMA peak and the four levels (1 and 2 threads) of a Zen 4 core, roughly.
+Roofline hierarchy_roof() {
+  Roofline r = test_roof();
+  r.fma_gflops = {{1, 150.0}, {2, 290.0}};
+  auto level = [](const char* name, double capacity, double one, double two) {
+    MemoryLevel m;
+    m.name = name;
+    m.capacity_bytes = capacity;
+    m.gbs = {{1, one}, {2, two}};
+    return m;
+  };
+  r.levels = {level("L1", 48 << 10, 400, 800), level("L2", 1 << 20, 200, 400), level("L3", 32 << 20, 100, 180),
+              level("DRAM", 0, 30, 40)};
+  return r;
+}
+
+OpRow placed(double flops, double bytes, double ns, const Roofline& roof, int threads = 1) {
+  OpRow row;
+  row.op = "Op";
+  row.flops = flops;
+  row.bytes = bytes;
+  classify(row, ns, roof, threads);
+  return row;
+}
+
+}  // namespace
+
+// The hierarchical roofline's rule (analysis.h): the slowest level the working set and the
+// achieved rate both allow; none, and no percentage, when the op beat the fastest it fits in.
+TEST(Analysis, AnOpIsPlacedUnderTheSlowestLevelItsBytesCanComeFrom) {
+  const Roofline roof = hierarchy_roof();
+  // 100 KB (past L1, inside L2) at 150 GB/s: faster than L3 and DRAM, so at least L2's.
+  OpRow l2 = placed(1e4, 100e3, 100e3 / 150.0, roof);
+  EXPECT_EQ(l2.memory_level, "L2") << l2.why;
+  EXPECT_NEAR(l2.memory_fraction, 0.75, 1e-9);
+  EXPECT_EQ(l2.bound, Bound::Memory);
+  EXPECT_EQ(l2.label(), "L2-bound");
+  EXPECT_NE(l2.why.find("75% of the memory roof (L2, 150.0 of 200.0 GB/s)"), std::string::npos) << l2.why;
+  // The same bytes at 60 GB/s: L3 would do (100 GB/s), so L3's roof, at 60%.
+  OpRow l3 = placed(1e4, 100e3, 100e3 / 60.0, roof);
+  EXPECT_EQ(l3.memory_level, "L3") << l3.why;
+  EXPECT_NEAR(l3.memory_fraction, 0.6, 1e-9);
+  // 10 MB at 25 GB/s: DRAM's roof.
+  OpRow dram = placed(1e5, 10e6, 10e6 / 25.0, roof);
+  EXPECT_EQ(dram.memory_level, "DRAM");
+  EXPECT_EQ(dram.label(), "DRAM-bound");
+  // 10 MB at 150 GB/s: it fits no level faster than L3 (100 GB/s), so it read less than its
+  // byte count says: no level, no percentage, still memory-bound, never past 100%.
+  OpRow over = placed(1e5, 10e6, 10e6 / 150.0, roof);
+  EXPECT_EQ(over.memory_level, "");
+  EXPECT_EQ(over.memory_fraction, 0);
+  EXPECT_EQ(over.bound, Bound::Memory);
+  EXPECT_NE(over.why.find("reads less than its byte count"), std::string::npos) << over.why;
+  // At 2 threads each core brings its own L1 and L2: 1.5 MB is 750 KB a thread, inside L2.
+  OpRow two = placed(1e4, 1.5e6, 1.5e6 / 300.0, roof, 2);
+  EXPECT_EQ(two.memory_level, "L2") << two.why;
+  EXPECT_NEAR(two.memory_fraction, 300.0 / 400.0, 1e-9);
+  // Compute: past the GEMM (100) but under the FMA peak (150) -> the FMA peak; past both -> none.
+  OpRow fma = placed(120e6, 1e6, 1e6, roof);
+  EXPECT_EQ(fma.compute_roof, "FMA peak");
+  EXPECT_NEAR(fma.compute_fraction, 0.8, 1e-9);
+  EXPECT_EQ(fma.bound, Bound::Compute) << fma.why;
+  OpRow beyond = placed(200e6, 1e6, 1e6, roof);
+  EXPECT_EQ(beyond.compute_roof, "");
+  EXPECT_EQ(beyond.compute_fraction, 0);
+  EXPECT_NE(beyond.why.find("above the FMA peak"), std::string::npos) << beyond.why;
+  // Between the measured thread counts: one thread's figure times the threads, capped.
+  Roofline three = roof;
+  three.levels[3].gbs = {{1, 30}, {4, 100}};
+  EXPECT_DOUBLE_EQ(three.level_gbs(3, 2), 60.0);
+  EXPECT_DOUBLE_EQ(three.level_gbs(3, 3), 90.0);
+  three.levels[3].gbs = {{1, 30}, {4, 50}};
+  EXPECT_DOUBLE_EQ(three.level_gbs(3, 3), 50.0);
+}
+
+// Issue 35's acceptance: no op of any builtin model, at any ISA level and thread count, is shown
+// above 100% of a roof, against the roofline measured here and against ones far too low (every
+// op beats them) and far too high.
+TEST(Analysis, NoBuiltinModelsOpIsShownAboveItsRoof) {
+  ptest::register_cpu();
+  std::vector<std::string> isas = {"auto", "portable"};
+  if (cpu_has_avx512() && cpu_has_avx2_fma()) isas.push_back("avx2");
+  Roofline low = hierarchy_roof(), high = hierarchy_roof();
+  low.gemm_gflops = {{1, 0.01}, {2, 0.02}};
+  low.fma_gflops = {{1, 0.02}, {2, 0.04}};
+  low.bandwidth_gbs = 0.01;
+  for (MemoryLevel& m : low.levels) m.gbs = {{1, 0.01}, {2, 0.02}};
+  for (Roofline* r : std::vector<Roofline*>{&high}) {
+    for (auto& [t, g] : r->gemm_gflops) g *= 1e4;
+    for (auto& [t, g] : r->fma_gflops) g *= 1e4;
+    for (MemoryLevel& m : r->levels)
+      for (auto& [t, g] : m.gbs) g *= 1e4;
+  }
+  int rows = 0;
+  for (const std::string& isa : isas) {
+    RooflineOptions o;
+    o.isa = isa;
+    o.gemm_n = 64;
+    o.bandwidth_min_bytes = 4 << 20;
+    o.level_dram_bytes = 8 << 20;
+    o.dispatch_chain = 32;
+    o.seconds_per_measure = 0.01;
+    o.max_threads = 2;
+    const Roofline measured = measure_roofline(o);
+    for (const std::string& model : models::builtin_model_names())
+      for (int threads : {1, 2}) {
+        Recorder rec;
+        exec::SessionOptions opt;
+        opt.isa = isa;
+        opt.threads = threads;
+        opt.observer = &rec;
+        exec::Session s(models::build_model(model, 1), opt);
+        rec.attach(s, model);
+        const auto in = ptest::ones_inputs(s.graph());
+        for (int i = 0; i < 3; ++i) s.run(in);
+        const Recording r = rec.finish();
+        for (const Roofline* roof : std::vector<const Roofline*>{&measured, &low, &high}) {
+          const Analysis a = analyze(r, *roof);
+          for (const auto* table : {&a.by_type, &a.by_node})
+            for (const OpRow& row : *table) {
+              const std::string where = model + " isa=" + isa + " threads=" + std::to_string(threads) + " " + row.key;
+              EXPECT_LE(row.compute_fraction, 1.0) << where << ": " << row.why;
+              EXPECT_LE(row.memory_fraction, 1.0) << where << ": " << row.why;
+              EXPECT_LE(row.efficiency, 1.0) << where << ": " << row.why;
+              if (row.memory_level.empty()) {
+                EXPECT_EQ(row.memory_fraction, 0) << where;
+              }
+              if (row.compute_roof.empty()) {
+                EXPECT_EQ(row.compute_fraction, 0) << where;
+              }
+              ++rows;
+            }
+          if (roof == &low) {  // every op beat these roofs: each says so instead of a percentage
+            for (const OpRow& row : a.by_node) {
+              if (row.bytes > 0) {
+                EXPECT_EQ(row.memory_level, "") << model << " " << row.key;
+              }
+            }
+          }
+        }
+      }
+  }
+  EXPECT_GT(rows, 50);
 }

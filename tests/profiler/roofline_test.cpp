@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/backend/backend.h"
 #include "profiler/fma_peak.h"
+#include "profiler/memory_levels.h"
 #include "profiler/roofline.h"
 #include "profiler_test_util.h"
 
@@ -24,6 +25,7 @@ RooflineOptions quick() {
   RooflineOptions o;
   o.gemm_n = 64;
   o.bandwidth_min_bytes = 4 << 20;
+  o.level_dram_bytes = 4 << 20;
   o.dispatch_chain = 32;
   o.seconds_per_measure = 0.01;
   o.max_threads = 1;
@@ -82,6 +84,11 @@ TEST(Roofline, CachedPerMachineAndReplacedAtomically) {
   cache["machines"][machine_key("cpu", resolved_isa("cpu", "auto"))].erase("fma_gflops");
   write_file_atomically(path, cache.dump());
   EXPECT_FALSE(machine_roofline(false, quick(), path).fma_gflops.empty());
+  // So is one cached before the memory levels were measured.
+  cache = nlohmann::json::parse(read_file(path));
+  cache["machines"][machine_key("cpu", resolved_isa("cpu", "auto"))].erase("levels");
+  write_file_atomically(path, cache.dump());
+  EXPECT_EQ(machine_roofline(false, quick(), path).levels.size(), 4u);
   // A damaged cache is re-measured and replaced.
   write_file_atomically(path, std::string("{not json"));
   EXPECT_GT(machine_roofline(false, quick(), path).bandwidth_gbs, 0);
@@ -101,6 +108,14 @@ TEST(Roofline, DamagedOrImplausibleCachesAreMeasuredAgain) {
   planted.fma_gflops = {{1, 50.0}};
   planted.bandwidth_gbs = 10;
   planted.dispatch_floor_ns = 30;
+  for (const char* name : {"L1", "L2", "L3", "DRAM"}) {
+    MemoryLevel m;
+    m.name = name;
+    m.capacity_bytes = 1 << 20;
+    m.working_set_bytes = 1 << 19;
+    m.gbs = {{1, 40.0}};
+    planted.levels.push_back(m);
+  }
   planted.measured_at = "planted";
   const nlohmann::json good = planted.to_json();
   auto entry = [&](const std::string& field, const nlohmann::json& value) {
@@ -123,6 +138,9 @@ TEST(Roofline, DamagedOrImplausibleCachesAreMeasuredAgain) {
       {"2 threads far below 1 (FMA)", entry("fma_gflops", {{"1", 59.0}, {"2", 4.1}})},
       {"2 threads far below 1 (GEMM)", entry("gemm_gflops", {{"1", 40.0}, {"2", 7.0}})},
       {"GEMM above the FMA peak", entry("gemm_gflops", {{"1", 1e6}})},
+      {"no memory levels", entry("levels", nullptr)},
+      {"a level without bandwidth", entry("levels", {{{"name", "L1"}, {"capacity_bytes", 1}, {"working_set_bytes", 1},
+                                                       {"gbs", {{"1", 0.0}}}}})},
   };
   for (const auto& [what, text] : damaged) {
     write_file_atomically(path, text);
@@ -240,4 +258,47 @@ TEST(Roofline, NoGemmMeasuresAboveItsLevelsPeak) {
     EXPECT_EQ(r.isa, level);
     EXPECT_LE(r.peak_gflops(1), 1.05 * r.fma_peak_gflops(1)) << level << "\n" << r.to_text();
   }
+}
+
+// The working sets follow memory_levels.h's rule, each past the level before it.
+TEST(MemoryLevels, WorkingSetsSitBetweenTheCacheSizes) {
+  const CacheSizes c = cache_sizes();
+  ASSERT_GT(c.l1, 0u);
+  ASSERT_GT(c.l2, c.l1);
+  ASSERT_GT(c.l3, 0u);
+  EXPECT_FALSE(c.source.empty());
+  const CacheSizes zen4{48 << 10, 1 << 20, 32 << 20, "test"};
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 0, 1), 24 << 10);
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 1, 1), ((48 << 10) + (1 << 20)) / 2.0);
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 2, 1), 4 << 20);
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 2, 16), 2 << 20) << "L3 / 16 threads / 2 = 1 MiB, but past L2";
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 3, 1), 128 << 20);
+  EXPECT_DOUBLE_EQ(level_working_set(zen4, 3, 2), 64 << 20);
+  const CacheSizes socket{48 << 10, 1 << 20, size_t{508} << 20, "a whole socket's L3"};
+  EXPECT_DOUBLE_EQ(level_working_set(socket, 2, 1), 4 << 20) << "inside one die's L3";
+  EXPECT_DOUBLE_EQ(level_working_set(socket, 3, 1), 512 << 20) << "capped";
+}
+
+// Issue 35's acceptance: on one core, L1 > L2 > L3 > DRAM. Measured up to three times, as the
+// FMA peak is, since a burst of load on this shared machine can sink one figure.
+TEST(MemoryLevels, EachLevelIsSlowerThanTheOneAboveIt) {
+  std::vector<MemoryLevel> levels;
+  auto ordered = [&] {
+    for (size_t i = 1; i < levels.size(); ++i)
+      if (!(levels[i - 1].gbs.at(1) > levels[i].gbs.at(1))) return false;
+    return levels.size() == 4;
+  };
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    levels = measure_memory_levels({1}, 0.05);
+    if (ordered()) break;
+    std::cerr << "[ levels ] not ordered:";
+    for (const MemoryLevel& m : levels) std::cerr << " " << m.name << " " << m.gbs.at(1);
+    std::cerr << " GB/s: measuring again (the machine may be busy)\n";
+  }
+  ASSERT_EQ(levels.size(), 4u);
+  EXPECT_EQ(levels[0].name, "L1");
+  EXPECT_EQ(levels[3].name, "DRAM");
+  EXPECT_TRUE(ordered()) << levels[0].gbs.at(1) << " " << levels[1].gbs.at(1) << " " << levels[2].gbs.at(1) << " "
+                         << levels[3].gbs.at(1);
+  for (const MemoryLevel& m : levels) EXPECT_GT(m.gbs.at(1), 0.5) << m.name;
 }

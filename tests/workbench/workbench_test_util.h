@@ -25,9 +25,23 @@ inline profiler::Roofline fixed_roofline(const std::string& backend, const std::
   r.gemm_gflops[2] = 200;
   r.bandwidth_gbs = 20;
   r.dispatch_floor_ns = 50;
-  r.fma_gflops[1] = 150;
-  r.fma_gflops[2] = 300;
+  // Above what any core we run on reaches (235 GFLOP/s on a Zen 4 core), so no op is ever
+  // faster than every compute roof here.
+  r.fma_gflops[1] = 400;
+  r.fma_gflops[2] = 800;
   r.fma_isa = "avx512";
+  if (backend == "cpu") {  // the memory hierarchy, likewise above any core's
+    const char* names[] = {"L1", "L2", "L3", "DRAM"};
+    const double capacity[] = {48 << 10, 1 << 20, 32 << 20, 0};
+    const double gbs[] = {1000, 500, 250, 60};
+    for (int i = 0; i < 4; ++i) {
+      profiler::MemoryLevel m;
+      m.name = names[i];
+      m.capacity_bytes = capacity[i];
+      m.gbs = {{1, gbs[i]}, {2, 2 * gbs[i]}};
+      r.levels.push_back(m);
+    }
+  }
   return r;
 }
 
