@@ -11,6 +11,8 @@
 #include "app/workbench/opened_trace.h"
 #include "core/base/error.h"
 #include "profiler/exporters.h"
+#include "profiler/kernel_link.h"
+#include "profiler/ncu_report.h"
 #include "profiler/ranks.h"
 #include "profiler/saved_trace.h"
 
@@ -24,6 +26,7 @@ struct TraceArgs {
   bool timeline = false;
   size_t gaps = 10;
   std::string chrome_out, sqlite_out, save_out;
+  std::string kernels;  // an Nsight Compute export (file or folder) of some of the trace's kernels
 };
 
 nlohmann::json trace_json(const workbench::OpenedTrace& t) {
@@ -57,14 +60,24 @@ void run_one(const TraceArgs& a, const std::string& path) {
   const profiler::ImportReport& report = opened->report;
   const profiler::Recording& r = opened->recording;
   print_warnings(*opened, a.json);
+  // The kernel level beside it: the ncu export's launches matched to the trace's kernels.
+  profiler::NcuReport ncu;
+  profiler::KernelLinks links;
+  if (!a.kernels.empty()) {
+    ncu = profiler::read_ncu(a.kernels);
+    for (const std::string& w : ncu.warnings) std::cerr << "warning: " << a.kernels << ": " << w << "\n";
+    links = profiler::link_kernels(r.device, ncu);
+  }
   if (a.json) {
-    std::cout << trace_json(*opened).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
+    nlohmann::json j = trace_json(*opened);
+    if (!a.kernels.empty()) j["kernel_level"] = profiler::kernel_links_json(links, ncu);
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << path << ": " << report.format << " trace, " << report.events << " events";
     if (report.skipped) std::cout << " (" << report.skipped << " skipped)";
     if (r.rank >= 0) std::cout << ", rank " << r.rank << " of " << r.world_size;
     std::cout << "\n" << profiler::gpu_analysis_text(opened->analysis);
+    if (!a.kernels.empty()) std::cout << "\n" << profiler::kernel_links_text(links, ncu);
     if (a.timeline) std::cout << profiler::timeline_text(profiler::build_timeline(r));
   }
   if (!a.chrome_out.empty()) profiler::write_chrome_trace(r, a.chrome_out);
@@ -73,9 +86,9 @@ void run_one(const TraceArgs& a, const std::string& path) {
 
 // Several ranks of one job: each rank's analysis, then the ranks side by side.
 void run_ranks(const TraceArgs& a, const std::vector<std::string>& files) {
-  if (!a.chrome_out.empty() || !a.sqlite_out.empty() || !a.save_out.empty() || a.timeline)
-    throw Error("--chrome, --sqlite, --save and --timeline take one trace; " + std::to_string(files.size()) +
-                " were given");
+  if (!a.chrome_out.empty() || !a.sqlite_out.empty() || !a.save_out.empty() || a.timeline || !a.kernels.empty())
+    throw Error("--chrome, --sqlite, --save, --timeline and --kernels take one trace; " +
+                std::to_string(files.size()) + " were given");
   profiler::GpuAnalysisOptions options;
   options.top_gaps = a.gaps;
   std::vector<std::shared_ptr<const workbench::OpenedTrace>> opened;
@@ -127,6 +140,10 @@ void trace_options(CLI::App& cmd, TraceArgs& a) {
       ->check(CLI::Range(size_t{0}, size_t{1000}));
   cmd.add_option("--chrome", a.chrome_out, "also write the trace as Chrome-trace JSON (Perfetto)");
   cmd.add_option("--sqlite", a.sqlite_out, "also write the trace as an nsys-schema SQLite file");
+  cmd.add_option("--kernels", a.kernels,
+                 "an Nsight Compute CSV export (or a folder of them) of some of the trace's kernels: "
+                 "each profiled launch is matched to the trace's kernels by name and launch "
+                 "geometry, and the top kernels are listed with their limiter");
   cmd.add_option("--save", a.save_out,
                  "also write the imported trace in fusebox's compact form (zstd columns), which "
                  "`fusebox trace` and the window open again in a fraction of the import time");
@@ -143,7 +160,8 @@ Command trace_command() {
       "candidates, findings by time lost. Several traces (or a folder) are the ranks of one job: "
       "per rank step time, computation, communication, idle, and the straggler.\n"
       "Example: fusebox trace tests/data/traces/kineto_a100_alexnet.json.gz\n"
-      "         fusebox trace tests/data/traces/a100_2rank_nccl",
+      "         fusebox trace tests/data/traces/a100_2rank_nccl\n"
+      "         fusebox trace run.json.gz --kernels ncu.details.csv",
       trace_options, run_trace);
 }
 

@@ -185,3 +185,65 @@ TEST(TraceCommand, AFileSizeLimitIsALocatedErrorNotASignal) {
   EXPECT_NE(out.find("cannot write '" + dir + "/out.json': File too large"), std::string::npos) << out;
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "nothing written, no temporary";
 }
+
+// `--kernels`: the shipped Nsight Compute exports (RTX 5090) beside a kineto trace whose kernels
+// are named as kineto names them (namespaces, return type): each profiled launch matched by its
+// base name and launch geometry (profiler/kernel_link.h), the rest counted.
+TEST(TraceCommand, AnNcuExportBesideATraceGivesTheTopKernelsTheirLimiter) {
+  const std::string path = temp_dir() + "/kernels_trace.json";
+  {
+    nlohmann::json events = nlohmann::json::array();
+    auto kernel = [&](const std::string& name, double ts, double dur, std::array<int, 3> grid, std::array<int, 3> block,
+                      int corr) {
+      events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", 7}, {"ts", ts}, {"dur", dur},
+                        {"args", {{"device", 0}, {"stream", 7}, {"correlation", corr}, {"grid", grid}, {"block", block}}}});
+      events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 100}, {"tid", 100},
+                        {"ts", ts - 5}, {"dur", 3}, {"args", {{"correlation", corr}}}});
+    };
+    double t = 10;
+    for (int i = 0; i < 3; ++i) {
+      kernel("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
+             "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+             t, 160.7, {4, 12, 54}, {32, 4, 1}, 100 + 3 * i);
+      t += 170;
+      kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+             "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)",
+             t, 6.3, {1142, 1, 1}, {128, 1, 1}, 101 + 3 * i);
+      t += 10;
+      kernel("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >(at::native::ReduceOp<float>)", t, 20,
+             {64, 1, 1}, {512, 1, 1}, 102 + 3 * i);
+      t += 25;
+    }
+    std::ofstream(path) << nlohmann::json{{"traceEvents", events}}.dump();
+  }
+  const std::string ncu = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/ncu/rtx5090_deepseek_ocr";
+  const CliResult r = run_cli(path + " --kernels " + ncu);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // 1 fmha launch and the 4 vectorized_elementwise_kernel launches (1 at the trace's geometry) of 14.
+  EXPECT_NE(r.out.find("5 of 14 profiled launches matched to the trace's kernels; 9 matched none"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fmha_cutlassF_bf16_aligned_64x64_rf_sm80  grid (4, 12, 54), block (32, 4, 1)\n"
+                       "          ncu (name and launch, 1 launch): limiter DRAM"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("reduce_kernel  grid (64, 1, 1), block (512, 1, 1)\n          no profiled launch"),
+            std::string::npos)
+      << r.out;
+  const CliResult j = fusebox::test::run_cli("trace " + path + " --kernels " + ncu + " --json", false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const nlohmann::json k = nlohmann::json::parse(j.out).at("kernel_level");
+  EXPECT_EQ(k.at("ncu_launches"), 14);
+  EXPECT_EQ(k.at("ncu_matched"), 5);
+  const nlohmann::json& vec = k.at("groups")[2];
+  EXPECT_EQ(vec.at("base_name"), "vectorized_elementwise_kernel");
+  EXPECT_EQ(vec.at("match"), "name and launch");
+  EXPECT_EQ(vec.at("ncu").size(), 4u);
+  EXPECT_EQ(vec.at("ncu")[0].at("id"), "0") << "the launch at the trace's geometry first";
+  // A missing export is a located error, exit 2; --kernels takes one trace.
+  const CliResult bad = run_cli(path + " --kernels " + temp_dir() + "/no-such.csv");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("no-such.csv"), std::string::npos) << bad.out;
+  const CliResult two = run_cli(path + " " + path + " --kernels " + ncu);
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.out.find("--kernels take one trace"), std::string::npos) << two.out;
+}
