@@ -711,6 +711,12 @@ def ncu_cases(cp):
     os.makedirs(os.path.join(cp.out, "ncu", "none"), exist_ok=True)
     cp.case("ncu/folder_without_exports", "ncu", ["kernels", "{C}/ncu/none"], stderr=["none"])
     cp.case("ncu/valid", "valid", ["kernels", real, "--json"], exit=(0,))
+    # The same exports beside a trace (`fusebox trace T --kernels NCU`): the export's error, named.
+    good = os.path.join(cp.src, "tests", "data", "traces", "kineto_inference_small.json.gz")
+    for name in ("n_foreign.csv", "n_truncated.csv"):
+        cp.case("ncu/trace_kernels_" + name[2:-4], "ncu", ["trace", good, "--kernels", "{C}/ncu/" + name],
+                stderr=[name])
+    cp.case("ncu/trace_kernels_valid", "valid", ["trace", good, "--kernels", real], exit=(0,))
 
 
 def special_cases(cp):
