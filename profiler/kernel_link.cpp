@@ -58,17 +58,12 @@ std::string figures_line(const KernelFigures& f) {
 
 }  // namespace
 
-std::string kernel_full_name(const std::string& name) {
-  std::string s = squeeze_spaces(name);
-  if (s.rfind("void ", 0) == 0) s = s.substr(5);
-  return s;
-}
+namespace {
 
-std::string kernel_base_name(const std::string& name) {
-  std::string s = name;
-  // An anonymous namespace as GCC's demangler writes it, and as ncu does ("<unnamed>", or in
-  // some exports "unnamed>" without its '<'): one word, so the brackets stay balanced. A '<'
-  // right after a name ("f<unnamed>::T>") opens template arguments and stays.
+// An anonymous namespace as GCC's demangler writes it, and as ncu does ("<unnamed>", or in some
+// exports "unnamed>" without its '<'), as one word, so the brackets stay balanced. A '<' right
+// after a name ("f<unnamed>::T>") opens template arguments and stays.
+std::string anonymous_as_word(std::string s) {
   for (size_t at; (at = s.find("(anonymous namespace)")) != std::string::npos;) s.replace(at, 21, "anonymous");
   auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (size_t at; (at = s.find("unnamed>")) != std::string::npos;) {
@@ -78,6 +73,33 @@ std::string kernel_base_name(const std::string& name) {
     else
       s.replace(at, 8, "anonymous");
   }
+  return s;
+}
+
+}  // namespace
+
+std::string kernel_full_name(const std::string& name) {
+  std::string s = anonymous_as_word(squeeze_spaces(name));
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  // Qualifiers ("at::native::", "c10::") and spaces dropped: ncu prints names without them.
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (ident(s[i])) {
+      size_t j = i;
+      while (j < s.size() && ident(s[j])) ++j;
+      if (s.compare(j, 2, "::") != 0) out.append(s, i, j - i);
+      i = s.compare(j, 2, "::") == 0 ? j + 2 : j;
+      continue;
+    }
+    if (s[i] != ' ') out += s[i];
+    ++i;
+  }
+  return out;
+}
+
+std::string kernel_base_name(const std::string& name) {
+  std::string s = anonymous_as_word(name);
   // Up to the parameter list (the first '(' outside template arguments), template arguments dropped.
   std::string head;
   int depth = 0;

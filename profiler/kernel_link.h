@@ -6,9 +6,9 @@
 //
 // The trace's kernels are grouped by name and launch geometry (grid, block): one row per group,
 // by GPU time, largest first. Each ncu launch is matched to one group:
-//   exact             the same name, once the return type is dropped and spaces squeezed
-//                     (kineto writes "void f<int>(int)", ncu "f<int>(int)"), and the same grid
-//                     and block;
+//   exact             the same name once the return type, namespace and class qualifiers and
+//                     spaces are dropped (kineto writes "void at::native::f<4, at::native::G>
+//                     (int)", ncu "f<4, G>(int)"), and the same grid and block;
 //   name and launch   the same base name (the function's own identifier, without its namespace,
 //                     template arguments or parameters) and the same grid and block;
 //   name              the same base name, another launch geometry (or the trace has none): the
@@ -29,7 +29,7 @@ namespace fusebox::profiler {
 // A kernel name's own identifier: "void at::native::vectorized_elementwise_kernel<4, F>(int, F)"
 // -> "vectorized_elementwise_kernel"; "enable_if<!T7, void>::type kernel<int>(...)" -> "kernel".
 std::string kernel_base_name(const std::string& name);
-// The name with a leading "void " dropped and runs of spaces squeezed to one.
+// The name exact matches compare: a leading "void ", qualifiers ("at::native::") and spaces dropped.
 std::string kernel_full_name(const std::string& name);
 
 struct KernelLink {

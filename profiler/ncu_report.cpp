@@ -210,8 +210,8 @@ struct Reader {
   }
 };
 
-// Whether a folder's .csv file is an ncu export, from its first 4 KiB only (the reader then reads
-// the ones that are, once).
+}  // namespace
+
 bool looks_like_ncu_csv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string head(4096, '\0');
@@ -219,8 +219,6 @@ bool looks_like_ncu_csv(const std::string& path) {
   head.resize(static_cast<size_t>(in.gcount()));
   return head.find("\"Kernel Name\"") != std::string::npos || head.find("Kernel Name,") != std::string::npos;
 }
-
-}  // namespace
 
 const NcuMetric* NcuKernel::find(const std::string& metric, const std::string& section) const {
   for (const NcuMetric& m : metrics)

@@ -64,6 +64,10 @@ struct NcuReport {
 // that is not ncu's, a truncated row or an unterminated quote.
 NcuReport read_ncu(const std::string& path);
 
+// Whether a .csv file is an ncu export, from its first 4 KiB only (a "Kernel Name" column): how a
+// folder's exports are told from its other files, and the window's open= tells one from a trace.
+bool looks_like_ncu_csv(const std::string& path);
+
 // Per-kernel figures in fixed units. Each optional is absent when the report lacks it.
 struct KernelFigures {
   std::string name, block, grid;

@@ -141,6 +141,7 @@ void App::apply_look_at() {
 
 void App::request_run() {
   trace_.reset();  // running the settings leaves an opened trace
+  kernel_level_.reset();
   runner_.request(settings_);
 }
 
@@ -202,6 +203,8 @@ Registry<App::Verb> App::make_verbs() {
        ".json/.json.gz, nsys .sqlite) or a folder of one job's rank traces; open alone shows File > Open",
        false, [this](const std::string& value) {
          std::error_code ec;
+         // An Nsight Compute export while a trace is open: the kernel level beside it.
+         if (trace_ && workbench::is_ncu_export(value)) return open_kernels(value);
          if (std::filesystem::is_directory(value, ec)) return open_trace(value);  // ranks of a job
          if (std::string refused = not_a_regular_file("open", value); !refused.empty())
            return refused;
@@ -249,6 +252,26 @@ Registry<App::Verb> App::make_verbs() {
        });
   verb("select", "select=", "select=NODE selects a node in every panel; select= clears", true,
        [this](const std::string& value) { return select(value); });
+  verb("kernels", "kernels=",
+       "kernels=PATH opens an Nsight Compute CSV export (or a folder of them) beside the open trace: "
+       "each profiled launch matched to the trace's kernels, whose rows then carry its limiter",
+       false, [this](const std::string& value) { return open_kernels(value); });
+  verb("kernel", "kernel=",
+       "kernel=NAME selects an open trace's kernel by name: the op table shows its Nsight Compute "
+       "figures (kernels=PATH); kernel= clears",
+       false, [this](const std::string& value) -> std::string {
+         if (value.empty()) {
+           selection_.kernel.clear();
+           return "";
+         }
+         if (!trace_) return "kernel: no trace is open (open=TRACE first)";
+         for (const profiler::KernelGroup& g : trace_->analysis.kernels_by_name)
+           if (g.key == value) {
+             selection_.kernel = value;
+             return "";
+           }
+         return "kernel: no kernel named '" + value + "' in the open trace";
+       });
   verb("panel", "panel=", "panel=NAME focuses a panel (keys 1-8)", true,
        [this](const std::string& value) { return focus_panel(value); });
   verb("run", "run", "runs the current settings again (space)", false, [this](const std::string&) {
@@ -429,8 +452,22 @@ std::string App::open_trace(const std::string& path) {
   return "";
 }
 
+std::string App::open_kernels(const std::string& path) {
+  if (!trace_) return "kernels: open a GPU trace first (open=TRACE), then its Nsight Compute export";
+  try {
+    kernel_level_ = workbench::open_kernel_level(path, *trace_);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  // The kernel level is read in the op table: it gets the room the trace and compare had.
+  recording_trace_height_ = std::min(recording_trace_height_, 0.35f);
+  bottom_split_ = std::max(bottom_split_, 0.7f);
+  return "";
+}
+
 void App::show_trace(std::shared_ptr<const workbench::OpenedTrace> trace) {
   trace_ = std::move(trace);
+  kernel_level_.reset();  // another trace: its kernels are not the export's
   walkthrough_.reset();
   selection_ = {};
   // The trace takes the top row's place (draw_panels: a recording has no graph).
@@ -679,7 +716,7 @@ void App::draw() {
   const auto baseline = runner_.baseline();
   Frame frame{snap, settings_, baseline, selection_, focus_,
               [this](const std::string& c) { clicked_.push_back(c); }, playing(), &layouts_,
-              trace_.get(), baseline_trace_.get()};
+              trace_.get(), baseline_trace_.get(), kernel_level_.get()};
   drawn_result_ = snap.result;
 
   handle_keys();

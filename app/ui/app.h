@@ -13,6 +13,9 @@
 //   step=N             enters step N of the scenario (0-based): its settings, then its look_at
 //   save=PATH          writes the current settings as a one-step scenario (File > Save)
 //   select=NODE        selects a node in every panel; select= clears
+//   kernels=PATH       opens an Nsight Compute export beside the open trace (also a second open=
+//                      of a .csv export or a folder of them): kernel rows get their limiter
+//   kernel=NAME        selects a trace kernel (by name): the op table shows its ncu figures
 //   panel=NAME         focuses a panel: graph, arena, trace, ops, compare, passes, walkthrough,
 //                      details (keys 1-8)
 //   run                runs the current settings again (space)
@@ -59,6 +62,7 @@
 #include "app/ui/trace_panel.h"
 #include "app/ui/walkthrough_panel.h"
 #include "app/workbench/graph_layout.h"
+#include "app/workbench/kernel_level.h"
 #include "app/workbench/runner.h"
 #include "app/workbench/walkthrough.h"
 #include "core/base/registry.h"
@@ -69,6 +73,8 @@ class App {
  public:
   // The GPU trace opened instead of a model (open=FILE), or null.
   const workbench::OpenedTrace* opened_trace() const { return trace_.get(); }
+  // The Nsight Compute export opened beside it (kernels=PATH), or null.
+  const workbench::KernelLevel* kernel_level() const { return kernel_level_.get(); }
   // Starts running `settings`, or, with a scenario file, enters its first step (a scenario that
   // fails to load leaves `settings` running and the error on the status line).
   explicit App(const workbench::Settings& settings, workbench::Pipeline::RooflineSource roofline = {},
@@ -189,6 +195,7 @@ class App {
   std::string open_scenario(const std::string& path);
   std::string open_model(const std::string& path);
   std::string open_trace(const std::string& path);
+  std::string open_kernels(const std::string& path);
   std::string select(const std::string& node);
   std::string focus_panel(const std::string& name);
   std::string apply_setting(const std::string& text);
@@ -215,6 +222,7 @@ class App {
   std::optional<workbench::Walkthrough> walkthrough_;
   std::shared_ptr<const workbench::OpenedTrace> trace_;  // a GPU trace opened instead of a model
   std::shared_ptr<const workbench::OpenedTrace> baseline_trace_;  // a trace pinned to compare with
+  std::shared_ptr<const workbench::KernelLevel> kernel_level_;  // an ncu export beside trace_, or null
   workbench::LayoutCache layouts_;  // the graph panel's layouts, running or done
   std::shared_ptr<const workbench::RunResult> drawn_result_;  // the result the last frame drew
   std::string banner_;

@@ -3,6 +3,8 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <string>
 
 #include "app/ui/widgets.h"
@@ -123,6 +125,37 @@ void GpuTable::rank_rows(const workbench::OpenedTrace& trace) {
   ImGui::Text("below: rank %d's own analysis", trace.slices.at(trace.shown_rank).rank);
 }
 
+// The fine-grained level of one kernel: its profiled launch's Speed Of Light as bars, the unit at
+// its limit, occupancy and its limiter, then everything else ncu's report holds, as text.
+void GpuTable::kernel_figures(const workbench::KernelLevel& level, const profiler::KernelLink& link) {
+  const profiler::KernelFigures f = profiler::kernel_figures(level.ncu.kernels[link.ncu.front()]);
+  ImGui::Separator();
+  ImGui::Text("kernel level: %s", profiler::kernel_base_name(link.name).c_str());
+  ImGui::TextDisabled("ncu launch %s of %s (%s match%s)", level.ncu.kernels[link.ncu.front()].id.c_str(),
+                      level.ncu.kernels[link.ncu.front()].file.c_str(), link.match.c_str(),
+                      link.match == "name" ? (", profiled at grid " + f.grid + ", block " + f.block).c_str() : "");
+  const struct {
+    const char* unit;
+    const std::optional<double>& pct;
+  } bars[] = {{"SM (compute)", f.sm_throughput_pct}, {"memory", f.memory_throughput_pct},
+              {"L1/TEX", f.l1_throughput_pct},      {"L2", f.l2_throughput_pct},
+              {"DRAM", f.dram_throughput_pct}};
+  const float label_w = ImGui::CalcTextSize("SM (compute)  ").x;
+  for (const auto& b : bars) {
+    ImGui::TextUnformatted(b.unit);
+    ImGui::SameLine(label_w);
+    if (b.pct) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f%% of peak", *b.pct);
+      ImGui::ProgressBar(static_cast<float>(std::clamp(*b.pct / 100.0, 0.0, 1.0)), ImVec2(-1, 0), text);
+    } else {
+      ImGui::TextDisabled("not in this report (needs section SpeedOfLight)");
+    }
+  }
+  ++drawn.kernel_figures;
+  ImGui::TextWrapped("%s", profiler::kernel_figures_text(f).c_str());
+}
+
 void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   drawn = {};
   const profiler::GpuAnalysis& a = trace.analysis;
@@ -155,18 +188,33 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   if (ImGui::RadioButton("by launching host range", by_launcher)) frame.command("ops.group=node");
   item_tooltip("The innermost host op or NVTX range on the launching thread around each launch call.");
   const auto& groups = by_launcher ? a.kernels_by_launcher : a.kernels_by_name;
+  // The kernel level beside the trace: each kernel row's limiter, and the selected one's figures.
+  const workbench::KernelLevel* level = frame.kernels;
+  const bool limiters = level && !by_launcher;
+  if (level) {
+    ImGui::TextDisabled("kernel level: %s: %s", level->path.c_str(), level->summary().c_str());
+    ++drawn.kernel_level_lines;
+  }
+  const profiler::KernelLink* chosen = level && !frame.selection.kernel.empty() ? level->by_name(frame.selection.kernel)
+                                                                                  : nullptr;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY;
-  const float table_h = std::max(ImGui::GetContentRegionAvail().y * 0.6f, ImGui::GetFontSize() * 6);
-  if (ImGui::BeginTable("gpu_kernels", 5, flags, ImVec2(0, table_h))) {
+  const float table_h = std::max(ImGui::GetContentRegionAvail().y * (chosen ? 0.35f : 0.6f), ImGui::GetFontSize() * 6);
+  if (ImGui::BeginTable("gpu_kernels", limiters ? 6 : 5, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn(by_launcher ? "launched by" : "kernel", ImGuiTableColumnFlags_WidthStretch);
     for (const char* c : {"count", "total", "mean", "share"}) ImGui::TableSetupColumn(c, ImGuiTableColumnFlags_WidthFixed);
+    if (limiters) ImGui::TableSetupColumn("limiter (ncu)", ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
     for (const profiler::KernelGroup& g : groups) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(g.key.c_str());
+      if (by_launcher) {
+        ImGui::TextUnformatted(g.key.c_str());
+      } else if (ImGui::Selectable(g.key.c_str(), g.key == frame.selection.kernel,
+                                   ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
+        frame.command("kernel=" + (g.key == frame.selection.kernel ? std::string() : g.key));
+      }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", g.key.c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(g.count));
@@ -176,10 +224,23 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
       ImGui::TextUnformatted(format_ns(g.mean_ns).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.1f%%", 100 * g.share);
+      if (limiters) {
+        ImGui::TableNextColumn();
+        if (const profiler::KernelLink* link = level->by_name(g.key)) {
+          const profiler::KernelFigures f = profiler::kernel_figures(level->ncu.kernels[link->ncu.front()]);
+          ImGui::TextUnformatted(f.limiter.empty() ? "no SOL" : f.limiter.c_str());
+          ++drawn.kernel_limiters;
+        } else {
+          ImGui::TextDisabled("-");
+        }
+      }
       ++drawn.kernel_rows;
     }
     ImGui::EndTable();
   }
+  if (chosen) kernel_figures(*level, *chosen);
+  else if (level && !frame.selection.kernel.empty())
+    ImGui::TextDisabled("%s: no profiled launch of this kernel in %s", frame.selection.kernel.c_str(), level->path.c_str());
   if (!a.copies.empty() && ImGui::BeginTable("gpu_copies", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
     for (const char* c : {"copy", "count", "bytes", "time", "GB/s"}) ImGui::TableSetupColumn(c);
     ImGui::TableHeadersRow();

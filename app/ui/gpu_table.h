@@ -5,7 +5,10 @@
 // kernels grouped by name or by the host op / NVTX range that launched them, and the copies by
 // direction with their achieved GB/s, pageable ones marked. With several ranks open, the ranks
 // come first (step, computation, communication, exposed, idle, wait; the straggler and the
-// verdict), then the straggler's own analysis.
+// verdict), then the straggler's own analysis. With an Nsight Compute export beside the trace
+// (kernels=PATH) each kernel row carries its profiled launch's limiter, and the selected kernel
+// (kernel=NAME, or a click) shows its fine-grained figures: Speed Of Light bars, occupancy, memory
+// hierarchy, scheduler, ncu's rules.
 #include <cstddef>
 
 #include "app/ui/panel.h"
@@ -15,6 +18,7 @@ namespace fusebox::ui {
 
 struct GpuTable {
   void draw(const Frame& frame, const workbench::OpenedTrace& trace);
+  void kernel_figures(const workbench::KernelLevel& level, const profiler::KernelLink& link);
   void level_lines(const profiler::GpuAnalysis& a);
   void rank_rows(const workbench::OpenedTrace& trace);
 
@@ -26,6 +30,9 @@ struct GpuTable {
     size_t kernel_rows = 0;
     size_t copy_rows = 0;
     size_t ranks = 0;  // rank rows
+    size_t kernel_level_lines = 0;  // the ncu export's summary line (kernels=PATH)
+    size_t kernel_limiters = 0;     // kernel rows showing their profiled launch's limiter
+    size_t kernel_figures = 0;      // the selected kernel's fine-grained section
   } drawn;
 };
 

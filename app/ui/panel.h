@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "app/workbench/kernel_level.h"
 #include "app/workbench/run_result.h"
 #include "app/workbench/runner.h"
 #include "app/workbench/settings.h"
@@ -33,6 +34,7 @@ namespace fusebox::ui {
 // The selection every panel shows: a node of the current result's graph, by name.
 struct Selection {
   std::string node;  // "" when nothing is selected
+  std::string kernel;  // an opened trace's kernel (its name), "" when none
   bool empty() const { return node.empty(); }
 };
 
@@ -61,6 +63,8 @@ struct Frame {
   // A trace pinned as the compare baseline (pin while a trace is open), or null: the compare
   // panel sets the trace on screen against it (workbench/trace_compare.h).
   const workbench::OpenedTrace* baseline_trace = nullptr;
+  // An Nsight Compute export opened beside `trace` (kernels=PATH), or null.
+  const workbench::KernelLevel* kernels = nullptr;
 
   const workbench::RunResult* result() const { return snap.result.get(); }
 };

@@ -57,6 +57,8 @@ TEST(KernelLink, BaseNamesDropReturnTypeNamespacesTemplatesAndParameters) {
   EXPECT_EQ(kernel_base_name("void <unnamed>::fill_kernel<float>(float*)"), "fill_kernel");
   EXPECT_EQ(kernel_base_name("ampere_sgemm_128x64_tn"), "ampere_sgemm_128x64_tn");
   EXPECT_EQ(kernel_full_name("void  f<int>(int)"), "f<int>(int)");
+  EXPECT_EQ(kernel_full_name("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float> >(int)"),
+            kernel_full_name("void vectorized_elementwise_kernel<4, BinaryFunctor<float>>(int)"));
 }
 
 // Each kind of match (kernel_link.h), the first that fits winning; groups by GPU time; counts.
@@ -76,7 +78,7 @@ TEST(KernelLink, EachProfiledLaunchFindsItsKernelByNameAndLaunch) {
   device.push_back(copy);
   NcuReport ncu;
   ncu.kernels = {ncu_kernel("0", "softmax<float>(float*)", "(8, 1, 1)", "(256, 1, 1)", 20, 90),  // exact
-                 ncu_kernel("1", "gemv<float>(float *)", "(40, 1, 1)", "(128, 1, 1)", 10, 80),  // name and launch
+                 ncu_kernel("1", "gemv<float, 4>(float *)", "(40, 1, 1)", "(128, 1, 1)", 10, 80),  // name and launch
                  ncu_kernel("2", "ampere_sgemm_128x64_tn", "(24, 1, 1)", "(128, 1, 1)", 85, 30),  // name only
                  ncu_kernel("3", "flash_fwd_kernel<int>(Params)", "(1, 1, 1)", "(128, 1, 1)", 50, 50)};  // none
   const KernelLinks links = link_kernels(device, ncu);

@@ -323,6 +323,38 @@ TEST_F(UiTest, ABadModelDroppedOnTheWindowKeepsTheLastGoodResultAndSaysWhy) {
   EXPECT_NE(app_->status.drawn_text.find("not_a_model.onnx"), std::string::npos) << app_->status.drawn_text;
 }
 
+// Issue 35's two levels in one window: a trace, then its Nsight Compute export (a second open=):
+// the kernel rows carry their profiled launch's limiter, and a selected kernel shows its figures.
+TEST_F(UiTest, AnNcuExportBesideATraceGivesKernelRowsTheirLimiterAndFigures) {
+  start("mlp");
+  const std::string ncu = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/ncu/rtx5090_deepseek_ocr";
+  EXPECT_NE(app_->command("kernels=" + ncu).find("open a GPU trace first"), std::string::npos);
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/ncu/kernel_level_trace.json");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  run("open=" + ncu + "; panel=ops");
+  ASSERT_NE(app_->kernel_level(), nullptr) << app_->last_command_error();
+  EXPECT_EQ(app_->kernel_level()->links.ncu_matched, 14u);
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_level_lines, 1u);
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_rows, 16u) << "14 profiled kernels and 2 that were not";
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_limiters, 14u);
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_figures, 0u) << "nothing selected";
+  const std::string fmha = app_->opened_trace()->analysis.kernels_by_name.front().key;
+  ASSERT_NE(fmha.find("fmha_cutlassF"), std::string::npos) << fmha;
+  run("kernel=" + fmha);
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_figures, 1u);
+  EXPECT_NE(app_->command("kernel=no_such_kernel").find("no kernel named 'no_such_kernel'"), std::string::npos);
+  // A bad export is the reader's located error, and the export on screen stays.
+  const std::string bad = fusebox::test::process_temp_dir() + "/foreign.csv";
+  std::ofstream(bad) << "\"Kernel Name\",x\n";
+  EXPECT_NE(app_->command("kernels=" + bad).find("foreign.csv"), std::string::npos);
+  EXPECT_EQ(app_->kernel_level()->links.ncu_matched, 14u);
+  // Another trace drops the export: its kernels are not that trace's.
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/kineto_a100_alexnet.json.gz");
+  EXPECT_EQ(app_->kernel_level(), nullptr);
+}
+
 // A real A100 trace opened in the window: the trace panel gets the host thread, the CUDA API
 // calls and the GPU streams with flows from launches to kernels; the op table the GPU analysis;
 // the panels that draw a graph say there is none. A gap can be picked; a failed open keeps the

@@ -1,0 +1,49 @@
+#include "app/workbench/kernel_level.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace fusebox::workbench {
+
+const profiler::KernelLink* KernelLevel::by_name(const std::string& name) const {
+  for (const profiler::KernelLink& g : links.groups)
+    if (g.name == name && !g.ncu.empty()) return &g;
+  return nullptr;
+}
+
+std::string KernelLevel::summary() const {
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f%%",
+                links.trace_kernel_ns > 0
+                    ? 100.0 * static_cast<double>(links.linked_ns) / static_cast<double>(links.trace_kernel_ns)
+                    : 0.0);
+  return std::to_string(links.ncu_matched) + " of " + std::to_string(links.ncu_launches) +
+         " profiled launches matched; " + share + " of the kernel time has a profiled launch";
+}
+
+std::shared_ptr<const KernelLevel> open_kernel_level(const std::string& path, const OpenedTrace& trace) {
+  auto level = std::make_shared<KernelLevel>();
+  level->path = path;
+  level->trace_id = trace.id;
+  level->ncu = profiler::read_ncu(path);
+  level->links = profiler::link_kernels(trace.recording.device, level->ncu);
+  return level;
+}
+
+bool is_ncu_export(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec))
+    return path.ends_with(".csv") && std::filesystem::is_regular_file(path, ec) && profiler::looks_like_ncu_csv(path);
+  // A folder: the first .csv files under it (a bounded look; read_ncu reads them all).
+  std::error_code list;
+  size_t seen = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, list);
+       !list && it != std::filesystem::recursive_directory_iterator() && seen < 10000; it.increment(list), ++seen) {
+    std::error_code entry;
+    if (it->is_regular_file(entry) && it->path().extension() == ".csv" && profiler::looks_like_ncu_csv(it->path().string()))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace fusebox::workbench

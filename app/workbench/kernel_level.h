@@ -1,0 +1,36 @@
+#pragma once
+// An Nsight Compute export opened beside a GPU trace (`fusebox trace T --kernels NCU`, the
+// window's kernels=PATH or a second open=): its launches, and each matched to the trace's kernels
+// (profiler/kernel_link.h), so the op table's kernel rows carry their limiter and a selected
+// kernel shows its fine-grained figures.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "app/workbench/opened_trace.h"
+#include "profiler/kernel_link.h"
+#include "profiler/ncu_report.h"
+
+namespace fusebox::workbench {
+
+struct KernelLevel {
+  std::string path;        // the export (a file or a folder of them)
+  uint64_t trace_id = 0;   // the OpenedTrace it was matched against
+  profiler::NcuReport ncu;
+  profiler::KernelLinks links;
+  // The first group of the trace's kernel `name` (KernelGroup::key) that has a profiled launch,
+  // or null: the op table's kernel rows are by name, the links by name and launch geometry.
+  const profiler::KernelLink* by_name(const std::string& name) const;
+  // "5 of 14 profiled launches matched; 89.9% of the kernel time has a profiled launch"
+  std::string summary() const;
+};
+
+// Reads the export and matches it to `trace`'s kernels. Throws fusebox::Error naming the file for
+// an export that cannot be read (ncu_report.h).
+std::shared_ptr<const KernelLevel> open_kernel_level(const std::string& path, const OpenedTrace& trace);
+
+// Whether `path` is an Nsight Compute CSV export, or a folder holding one (the window's open=
+// tells it from a trace or a model by this).
+bool is_ncu_export(const std::string& path);
+
+}  // namespace fusebox::workbench
