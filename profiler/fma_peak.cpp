@@ -4,10 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "core/base/error.h"
 #include "core/base/machine.h"
+#include "profiler/probe_timing.h"
 
 namespace fusebox::profiler {
 namespace {
@@ -102,28 +102,18 @@ Probe probe_for(const std::string& isa) {
   return cpu_has_avx512() ? p512 : cpu_has_avx2_fma() ? p256 : scalar;
 }
 
-volatile float g_sink = 0;  // keeps the loops from being optimized away
-
 }  // namespace
 
 FmaPeak measure_fma_peak(int threads, double seconds, const std::string& isa) {
   const Probe probe = probe_for(isa);
   threads = std::max(1, threads);
   const double flops_per_block = 2.0 * probe.lanes * probe.chains * static_cast<double>(kIterations);
-  double best = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int rep = 0;; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
+  const double best = best_rate(flops_per_block * threads, seconds, [&] {
     float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
     total += probe.block(kIterations);
-    g_sink = total;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // The first region wakes the threads and raises the clock: it does not count.
-    if (rep > 0 && s > 0) best = std::max(best, flops_per_block * threads / s / 1e9);
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (rep >= 3 && spent > seconds) break;
-  }
+    return total;
+  });
   return {best, probe.isa, probe.chains};
 }
 

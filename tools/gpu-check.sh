@@ -125,14 +125,10 @@ ncu=$(command -v ncu || true)
 if [[ -z $ncu ]]; then
   step 5 "ncu: stack's kernels read by fusebox kernels" skipped "Nsight Compute (ncu) is not installed on this machine"
 else
-  "$ncu" --list-sections > "$logs/ncu-sections.txt" 2>&1 || true
-  sections=()
-  for s in SpeedOfLight SpeedOfLight_RooflineChart SpeedOfLight_HierarchicalSingleRooflineChart LaunchStats \
-           Occupancy MemoryWorkloadAnalysis SchedulerStats WarpStateStats; do
-    grep -qw "$s" "$logs/ncu-sections.txt" && sections+=(--section "$s")
-  done
+  source "$root/tools/ncu-sections.sh"
+  ncu_sections "$ncu" "$logs/ncu-sections.txt"
   # --clock-control none: leave the GPU's clocks as they are (what the kernels ran at).
-  if timeout "${FUSEBOX_GPU_CHECK_STEP_TIMEOUT:-300}" "$ncu" --clock-control none -c 200 "${sections[@]}" -f \
+  if timeout "${FUSEBOX_GPU_CHECK_STEP_TIMEOUT:-300}" "$ncu" --clock-control none -c 200 "${NCU_SECTION_ARGS[@]}" -f \
        -o "$logs/ncu-stack" "$cli" run stack --backend cuda --warmup 0 --iters 1 > "$logs/ncu.log" 2>&1 &&
      "$ncu" --import "$logs/ncu-stack.ncu-rep" --csv --page details > "$logs/ncu-stack.details.csv" 2>> "$logs/ncu.log" &&
      "$ncu" --import "$logs/ncu-stack.ncu-rep" --csv --page raw > "$logs/ncu-stack.raw.csv" 2>> "$logs/ncu.log"; then

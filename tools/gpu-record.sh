@@ -47,13 +47,9 @@ rec torch_graph python3 "$root/tools/gpu_record_traces.py" --mode graph --out "$
 ncu=$(command -v ncu || true)
 [[ -n $ncu ]] || { [[ -x /usr/local/cuda/bin/ncu ]] && ncu=/usr/local/cuda/bin/ncu; }
 if [[ -n $ncu ]]; then
-  "$ncu" --list-sections > "$out/ncu-sections.txt" 2>&1 || true
-  sections=()
-  for s in SpeedOfLight SpeedOfLight_RooflineChart SpeedOfLight_HierarchicalSingleRooflineChart LaunchStats \
-           Occupancy MemoryWorkloadAnalysis SchedulerStats WarpStateStats; do
-    grep -qw "$s" "$out/ncu-sections.txt" && sections+=(--section "$s")
-  done
-  rec ncu_gpt "$ncu" --clock-control none --profile-from-start off "${sections[@]}" -f -o "$out/gpt_ncu" \
+  source "$root/tools/ncu-sections.sh"
+  ncu_sections "$ncu" "$out/ncu-sections.txt"
+  rec ncu_gpt "$ncu" --clock-control none --profile-from-start off "${NCU_SECTION_ARGS[@]}" -f -o "$out/gpt_ncu" \
     python3 "$root/tools/gpu_record_traces.py" --mode ncu
   rec ncu_details "$ncu" --import "$out/gpt_ncu.ncu-rep" --csv --page details
   mv "$out/ncu_details.out" "$out/gpt_ncu.details.csv"

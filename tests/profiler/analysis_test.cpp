@@ -513,39 +513,21 @@ TEST(Analysis, NoBuiltinModelsOpIsShownAboveItsRoof) {
   std::vector<std::string> isas = {"auto", "portable"};
   if (cpu_has_avx512() && cpu_has_avx2_fma()) isas.push_back("avx2");
   Roofline low = hierarchy_roof(), high = hierarchy_roof();
-  low.gemm_gflops = {{1, 0.01}, {2, 0.02}};
-  low.fma_gflops = {{1, 0.02}, {2, 0.04}};
-  low.bandwidth_gbs = 0.01;
-  for (MemoryLevel& m : low.levels) m.gbs = {{1, 0.01}, {2, 0.02}};
-  for (Roofline* r : std::vector<Roofline*>{&high}) {
-    for (auto& [t, g] : r->gemm_gflops) g *= 1e4;
-    for (auto& [t, g] : r->fma_gflops) g *= 1e4;
-    for (MemoryLevel& m : r->levels)
-      for (auto& [t, g] : m.gbs) g *= 1e4;
-  }
+  // A byte or FLOP a second: every op that moves a byte beats these.
+  low.gemm_gflops = {{1, 1e-9}, {2, 2e-9}};
+  low.fma_gflops = {{1, 2e-9}, {2, 4e-9}};
+  low.bandwidth_gbs = 1e-9;
+  for (MemoryLevel& m : low.levels) m.gbs = {{1, 1e-9}, {2, 2e-9}};
+  for (auto& [t, g] : high.gemm_gflops) g *= 1e4;
+  for (auto& [t, g] : high.fma_gflops) g *= 1e4;
+  for (MemoryLevel& m : high.levels)
+    for (auto& [t, g] : m.gbs) g *= 1e4;
   int rows = 0;
   for (const std::string& isa : isas) {
-    RooflineOptions o;
-    o.isa = isa;
-    o.gemm_n = 64;
-    o.bandwidth_min_bytes = 4 << 20;
-    o.level_dram_bytes = 8 << 20;
-    o.dispatch_chain = 32;
-    o.seconds_per_measure = 0.01;
-    o.max_threads = 2;
-    const Roofline measured = measure_roofline(o);
+    const Roofline measured = measure_roofline(ptest::quick_roofline_options(2, isa));
     for (const std::string& model : models::builtin_model_names())
       for (int threads : {1, 2}) {
-        Recorder rec;
-        exec::SessionOptions opt;
-        opt.isa = isa;
-        opt.threads = threads;
-        opt.observer = &rec;
-        exec::Session s(models::build_model(model, 1), opt);
-        rec.attach(s, model);
-        const auto in = ptest::ones_inputs(s.graph());
-        for (int i = 0; i < 3; ++i) s.run(in);
-        const Recording r = rec.finish();
+        const Recording r = ptest::record_at(model, 3, isa, threads);
         for (const Roofline* roof : std::vector<const Roofline*>{&measured, &low, &high}) {
           const Analysis a = analyze(r, *roof);
           for (const auto* table : {&a.by_type, &a.by_node})

@@ -17,6 +17,7 @@
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
 #include "profiler/recorder.h"
+#include "profiler/roofline.h"
 
 namespace fusebox::profiler::ptest {
 
@@ -63,6 +64,35 @@ inline Recording record(const std::string& spec, const std::string& passes, int 
   exec::Session s(models::build_model(spec, 1), opt);
   rec.attach(s, spec);
   auto in = ones_inputs(s.graph());
+  for (int i = 0; i < runs; ++i) s.run(in);
+  return rec.finish();
+}
+
+// A machine roofline measured in a few tens of milliseconds (tiny GEMM and working sets): real
+// figures of this machine, too rough for anything but the relations tests check.
+inline RooflineOptions quick_roofline_options(int max_threads = 1, const std::string& isa = "auto") {
+  RooflineOptions o;
+  o.isa = isa;
+  o.gemm_n = 64;
+  o.bandwidth_min_bytes = 4 << 20;
+  o.level_dram_bytes = 4 << 20;
+  o.dispatch_chain = 32;
+  o.seconds_per_measure = 0.01;
+  o.max_threads = max_threads;
+  return o;
+}
+
+// Records `runs` runs of a builtin model spec at an ISA level and thread count.
+inline Recording record_at(const std::string& spec, int runs, const std::string& isa, int threads) {
+  register_cpu();
+  Recorder rec;
+  exec::SessionOptions opt;
+  opt.isa = isa;
+  opt.threads = threads;
+  opt.observer = &rec;
+  exec::Session s(models::build_model(spec, 1), opt);
+  rec.attach(s, spec);
+  const auto in = ones_inputs(s.graph());
   for (int i = 0; i < runs; ++i) s.run(in);
   return rec.finish();
 }

@@ -22,14 +22,7 @@ using namespace fusebox::profiler;
 
 namespace {
 RooflineOptions quick() {
-  RooflineOptions o;
-  o.gemm_n = 64;
-  o.bandwidth_min_bytes = 4 << 20;
-  o.level_dram_bytes = 4 << 20;
-  o.dispatch_chain = 32;
-  o.seconds_per_measure = 0.01;
-  o.max_threads = 1;
-  return o;
+  return ptest::quick_roofline_options();
 }
 }  // namespace
 
