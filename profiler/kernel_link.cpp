@@ -239,15 +239,13 @@ nlohmann::json kernel_links_json(const KernelLinks& links, const NcuReport& ncu)
                         {"share", g.share},     {"match", g.match},
                         {"ncu", ids}};
     if (!g.ncu.empty()) {
-      const KernelFigures f = kernel_figures(ncu.kernels[g.ncu.front()]);
-      auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-      j["limiter"] = f.limiter;
-      j["sm_throughput_pct"] = opt(f.sm_throughput_pct);
-      j["memory_throughput_pct"] = opt(f.memory_throughput_pct);
-      j["achieved_occupancy_pct"] = opt(f.achieved_occupancy_pct);
-      j["theoretical_occupancy_pct"] = opt(f.theoretical_occupancy_pct);
-      j["occupancy_limiter"] = f.occupancy_limiter;
-      j["dram_gbytes_per_s"] = opt(f.dram_gbytes_per_s);
+      // The kernel's figures as `fusebox kernels --json` gives them: its limiters flat on the
+      // group, with the roofline and the fine-grained list.
+      const nlohmann::json f = kernel_figures_json(kernel_figures(ncu.kernels[g.ncu.front()]));
+      for (const char* key : {"limiter", "sm_throughput_pct", "memory_throughput_pct", "achieved_occupancy_pct",
+                              "theoretical_occupancy_pct", "occupancy_limiter", "dram_gbytes_per_s", "roofline",
+                              "findings"})
+        j[key] = f[key];
     }
     groups.push_back(std::move(j));
   }

@@ -260,16 +260,7 @@ NcuReport read_ncu(const std::string& path) {
 
 namespace {
 
-// `m`'s value in the unit family's base: nanoseconds, bytes, bytes/s, or as written ("%").
-std::optional<double> in_base(const NcuMetric* m) {
-  if (!m || !m->value) return std::nullopt;
-  static const std::map<std::string, double> kScale = {
-      {"ns", 1}, {"nsecond", 1}, {"us", 1e3}, {"usecond", 1e3}, {"ms", 1e6}, {"msecond", 1e6},
-      {"s", 1e9}, {"second", 1e9}, {"byte", 1}, {"Kbyte", 1e3}, {"Mbyte", 1e6}, {"Gbyte", 1e9},
-      {"Tbyte", 1e12}, {"byte/s", 1}, {"Kbyte/s", 1e3}, {"Mbyte/s", 1e6}, {"Gbyte/s", 1e9}, {"Tbyte/s", 1e12}};
-  auto it = kScale.find(m->unit);
-  return it == kScale.end() ? *m->value : *m->value * it->second;
-}
+std::optional<double> in_base(const NcuMetric* m) { return ncu_in_base(m); }
 
 std::optional<double> plain(const NcuMetric* m) { return m ? m->value : std::nullopt; }
 
@@ -308,6 +299,9 @@ KernelFigures kernel_figures(const NcuKernel& k) {
     if (v && (!f.occupancy_limit_blocks || *v < *f.occupancy_limit_blocks))
       f.occupancy_limit_blocks = v, f.occupancy_limiter = what;
   }
+  // At 100% theoretical occupancy the smallest block limit is where the warp maximum is reached
+  // (often tied with "warps"): nothing limits it.
+  if (f.theoretical_occupancy_pct && *f.theoretical_occupancy_pct >= 100) f.occupancy_limiter.clear();
 
   const std::string mem = "Memory Workload Analysis";
   f.l1_hit_pct = plain(k.find("L1/TEX Hit Rate", mem));
@@ -319,10 +313,12 @@ KernelFigures kernel_figures(const NcuKernel& k) {
   f.issued_warps = plain(k.find("Issued Warp Per Scheduler", sched));
   f.no_eligible_pct = plain(k.find("No Eligible", sched));
   f.rules = k.rules;
+  f.roofline = gpu_roofline(k);
+  f.findings = kernel_findings(k, f);
   return f;
 }
 
-std::string kernel_figures_text(const KernelFigures& f) {
+std::string kernel_figures_text(const KernelFigures& f, bool findings) {
   auto num = [](const std::optional<double>& v, const char* fmt, const char* missing) {
     if (!v) return std::string(missing);
     char buf[64];
@@ -350,6 +346,8 @@ std::string kernel_figures_text(const KernelFigures& f) {
     if (!f.occupancy_limiter.empty())
       out += "; limited by " + f.occupancy_limiter + " (" + num(f.occupancy_limit_blocks, "%.0f", "-") +
              " blocks per SM)";
+    else if (f.theoretical_occupancy_pct && *f.theoretical_occupancy_pct >= 100)
+      out += "; at the hardware's warp maximum";
     out += "\n";
   }
   if (!f.l1_hit_pct && !f.l2_hit_pct && !f.dram_gbytes_per_s)
@@ -362,12 +360,79 @@ std::string kernel_figures_text(const KernelFigures& f) {
   else
     out += "  schedulers: eligible warps " + num(f.eligible_warps, "%.2f", "-") + ", issued " +
            num(f.issued_warps, "%.2f", "-") + " per cycle, no eligible " + num(f.no_eligible_pct, "%.2f%%", "-") + "\n";
+  const GpuRoofline& r = f.roofline;
+  if (r.pct_of_roof) {
+    out += "  roofline (FP32, at DRAM): " + num(r.achieved_flops ? std::optional<double>(*r.achieved_flops / 1e9) : std::nullopt, "%.1f GFLOP/s", "-") +
+           " at " + num(r.intensity, "%.3g FLOP/byte", "-") + "; roof " +
+           num(std::optional<double>(*r.roof_flops / 1e9), "%.1f GFLOP/s", "-") + " (" + r.bound + "-bound, ridge " +
+           num(std::optional<double>(*r.peak_flops / *r.dram_peak_bytes_per_s), "%.3g FLOP/byte", "-") + "): " +
+           num(r.pct_of_roof, "%.1f%%", "-") + " of it" + (r.note.empty() ? "" : "; " + r.note) + "\n";
+  } else {
+    out += "  roofline (FP32, at DRAM): " + r.note + "\n";
+  }
+  if (findings) out += "  fine-grained, by estimated gain (definitions: profiler/kernel_findings.h):\n";
+  std::string untold;  // the items the report cannot tell, one line
+  for (const KernelFinding& x : findings ? f.findings : std::vector<KernelFinding>{}) {
+    if (!x.measured) {
+      untold += (untold.empty() ? "" : "; ") + x.item + " (" + x.needs + ")";
+      continue;
+    }
+    out += "    " + x.item + ": " + x.text;
+    if (x.gain_pct) out += " [est. " + num(x.gain_pct, "%.1f%%", "-") + ", " + x.gain_source + "]";
+    out += "\n";
+  }
+  if (!untold.empty()) out += "    not in this report: " + untold + "\n";
   for (const NcuRule& r : f.rules) {
     if (r.type == "INF") continue;  // information, not advice
     out += "  ncu " + r.name + " (" + r.type + (r.speedup ? ", est. speedup " + num(r.speedup, "%.2f%%", "") : "") +
            "): " + r.description + "\n";
   }
   return out;
+}
+
+nlohmann::json kernel_figures_json(const KernelFigures& f) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json rules = nlohmann::json::array();
+  for (const NcuRule& r : f.rules)
+    rules.push_back({{"section", r.section}, {"name", r.name}, {"type", r.type}, {"description", r.description},
+                     {"speedup_type", r.speedup_type}, {"speedup_pct", opt(r.speedup)}});
+  nlohmann::json findings = nlohmann::json::array();
+  for (const KernelFinding& x : f.findings)
+    findings.push_back({{"item", x.item}, {"measured", x.measured}, {"text", x.text}, {"gain_pct", opt(x.gain_pct)},
+                        {"gain_source", x.gain_source}});
+  const GpuRoofline& r = f.roofline;
+  return {{"name", f.name},
+          {"grid", f.grid},
+          {"block", f.block},
+          {"duration_ns", opt(f.duration_ns)},
+          {"sm_throughput_pct", opt(f.sm_throughput_pct)},
+          {"memory_throughput_pct", opt(f.memory_throughput_pct)},
+          {"l1_throughput_pct", opt(f.l1_throughput_pct)},
+          {"l2_throughput_pct", opt(f.l2_throughput_pct)},
+          {"dram_throughput_pct", opt(f.dram_throughput_pct)},
+          {"limiter", f.limiter},
+          {"theoretical_occupancy_pct", opt(f.theoretical_occupancy_pct)},
+          {"achieved_occupancy_pct", opt(f.achieved_occupancy_pct)},
+          {"occupancy_limiter", f.occupancy_limiter},
+          {"occupancy_limit_blocks", opt(f.occupancy_limit_blocks)},
+          {"l1_hit_pct", opt(f.l1_hit_pct)},
+          {"l2_hit_pct", opt(f.l2_hit_pct)},
+          {"dram_gbytes_per_s", opt(f.dram_gbytes_per_s)},
+          {"eligible_warps", opt(f.eligible_warps)},
+          {"issued_warps", opt(f.issued_warps)},
+          {"no_eligible_pct", opt(f.no_eligible_pct)},
+          {"roofline",
+           {{"achieved_flops", opt(r.achieved_flops)},
+            {"peak_flops", opt(r.peak_flops)},
+            {"dram_bytes_per_s", opt(r.dram_bytes_per_s)},
+            {"dram_peak_bytes_per_s", opt(r.dram_peak_bytes_per_s)},
+            {"intensity", opt(r.intensity)},
+            {"roof_flops", opt(r.roof_flops)},
+            {"pct_of_roof", opt(r.pct_of_roof)},
+            {"bound", r.bound},
+            {"note", r.note}}},
+          {"findings", findings},
+          {"rules", rules}};
 }
 
 }  // namespace fusebox::profiler

@@ -17,10 +17,16 @@
 //   - the limiter: the unit among SM (compute), L1/TEX, L2 and DRAM whose Speed Of Light
 //     throughput is highest (ncu's SOL breakdown: "the unit closest to its peak");
 //   - the occupancy limiter: the smallest "Block Limit *" (ncu's Occupancy section: theoretical
-//     occupancy is set by the resource allowing the fewest blocks per SM).
+//     occupancy is set by the resource allowing the fewest blocks per SM), named only below 100%
+//     theoretical occupancy (at 100% the hardware's warp maximum is reached: nothing limits it);
+//   - the roofline and the fine-grained list (kernel_findings.h).
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/kernel_findings.h"
 
 namespace fusebox::profiler {
 
@@ -82,11 +88,18 @@ struct KernelFigures {
   std::optional<double> dram_gbytes_per_s;  // Memory Workload Analysis "Memory Throughput"
   std::optional<double> eligible_warps, issued_warps, no_eligible_pct;  // per scheduler
   std::vector<NcuRule> rules;               // ncu's, as ncu wrote them
+  // Derived, with their definitions in kernel_findings.h: the FP32 roofline at DRAM, and the
+  // seed's fine-grained list ordered by estimated gain.
+  GpuRoofline roofline;
+  std::vector<KernelFinding> findings;
 };
 
 KernelFigures kernel_figures(const NcuKernel& k);
 
-// The text `fusebox kernels` prints for one kernel.
-std::string kernel_figures_text(const KernelFigures& f);
+// The text `fusebox kernels` prints for one kernel, and its JSON (`fusebox kernels --json`, and
+// `fusebox trace --kernels --json` per matched group).
+// `findings` false leaves out the fine-grained list (the window draws it as its own rows).
+std::string kernel_figures_text(const KernelFigures& f, bool findings = true);
+nlohmann::json kernel_figures_json(const KernelFigures& f);
 
 }  // namespace fusebox::profiler

@@ -1,7 +1,8 @@
 // fusebox kernels FILE_OR_DIR: the kernel level of the top-down workflow, from Nsight Compute
 // exports (profiler/ncu_report.h): per kernel its duration and launch, Speed Of Light and the
 // unit nearest its peak, occupancy and its limiter, memory hit rates and DRAM throughput,
-// scheduler statistics, and ncu's own rules as ncu wrote them.
+// scheduler statistics, the FP32 roofline, the fine-grained list by estimated gain, and ncu's own
+// rules as ncu wrote them.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -17,42 +18,13 @@ struct KernelsArgs {
   bool json = false;
 };
 
-nlohmann::json figures_json(const profiler::KernelFigures& f) {
-  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::json rules = nlohmann::json::array();
-  for (const profiler::NcuRule& r : f.rules)
-    rules.push_back({{"section", r.section}, {"name", r.name}, {"type", r.type}, {"description", r.description},
-                     {"speedup_type", r.speedup_type}, {"speedup_pct", opt(r.speedup)}});
-  return {{"name", f.name},
-          {"grid", f.grid},
-          {"block", f.block},
-          {"duration_ns", opt(f.duration_ns)},
-          {"sm_throughput_pct", opt(f.sm_throughput_pct)},
-          {"memory_throughput_pct", opt(f.memory_throughput_pct)},
-          {"l1_throughput_pct", opt(f.l1_throughput_pct)},
-          {"l2_throughput_pct", opt(f.l2_throughput_pct)},
-          {"dram_throughput_pct", opt(f.dram_throughput_pct)},
-          {"limiter", f.limiter},
-          {"theoretical_occupancy_pct", opt(f.theoretical_occupancy_pct)},
-          {"achieved_occupancy_pct", opt(f.achieved_occupancy_pct)},
-          {"occupancy_limiter", f.occupancy_limiter},
-          {"occupancy_limit_blocks", opt(f.occupancy_limit_blocks)},
-          {"l1_hit_pct", opt(f.l1_hit_pct)},
-          {"l2_hit_pct", opt(f.l2_hit_pct)},
-          {"dram_gbytes_per_s", opt(f.dram_gbytes_per_s)},
-          {"eligible_warps", opt(f.eligible_warps)},
-          {"issued_warps", opt(f.issued_warps)},
-          {"no_eligible_pct", opt(f.no_eligible_pct)},
-          {"rules", rules}};
-}
-
 void run_kernels(const KernelsArgs& a) {
   const profiler::NcuReport report = profiler::read_ncu(a.path);
   for (const std::string& w : report.warnings) std::cerr << "warning: " << a.path << ": " << w << "\n";
   if (a.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const profiler::NcuKernel& k : report.kernels) {
-      nlohmann::json j = figures_json(profiler::kernel_figures(k));
+      nlohmann::json j = profiler::kernel_figures_json(profiler::kernel_figures(k));
       j["file"] = k.file;
       j["id"] = k.id;
       all.push_back(std::move(j));

@@ -2,8 +2,9 @@
 """The figures `fusebox kernels --json` reports for each kernel of the shipped Nsight Compute exports,
 recomputed here from the CSV with Python's csv module and none of fusebox's code: duration, the
 Speed Of Light throughputs and the unit nearest its peak, theoretical and achieved occupancy and
-the limiting block limit, L1/L2 hit rates, DRAM throughput, the scheduler statistics and ncu's
-rules. Usage: ncu_figures.py FUSEBOX NCU_DIR. Exit 1 on any difference."""
+the limiting block limit (none at 100% theoretical occupancy), L1/L2 hit rates, DRAM throughput,
+the scheduler statistics, ncu's rules, and the FP32 roofline at DRAM from the roofline chart's
+metrics (profiler/kernel_findings.h's definitions, restated here). Usage: ncu_figures.py FUSEBOX NCU_DIR. Exit 1 on any difference."""
 import csv
 import glob
 import json
@@ -12,7 +13,7 @@ import os
 import subprocess
 import sys
 
-SCALE = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9,
+SCALE = {"Ghz": 1e9, "Mhz": 1e6, "ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9,
          "byte/s": 1, "Kbyte/s": 1e3, "Mbyte/s": 1e6, "Gbyte/s": 1e9, "Tbyte/s": 1e12}
 
 
@@ -69,7 +70,32 @@ def expected(folder):
     limits = [(v, w) for v, w in limits if v is not None]
     best = min(limits, key=lambda vw: vw[0]) if limits else (None, "")  # min keeps the first of equals
     e["occupancy_limit_blocks"], e["occupancy_limiter"] = best
+    if e["theoretical_occupancy_pct"] is not None and e["theoretical_occupancy_pct"] >= 100:
+        e["occupancy_limiter"] = ""
+    e["roofline"] = roofline(scaled, metrics)
     return e
+
+
+def roofline(scaled, metrics):
+    chart = "GPU Speed Of Light Roofline Chart"
+
+    def c(name):
+        return scaled(chart, name)
+    hz, ops = c("SM Frequency"), c("Theoretical Predicated-On FFMA Operations")
+    ffma, fadd = c("Predicated-On FFMA Operations Per Cycle"), c("Predicated-On FADD Thread Instructions Executed Per Cycle")
+    fmul = c("Predicated-On FMUL Thread Instructions Executed Per Cycle")
+    if None in (hz, ops, ffma, fadd, fmul):
+        return None
+    achieved, peak = (ffma + fadd + fmul) * hz, ops * hz
+    bw, bw_peak = c("DRAM Bandwidth"), c("Theoretical DRAM Bytes Accessible") * c("DRAM Frequency")
+    r = {"achieved_flops": achieved, "peak_flops": peak, "dram_bytes_per_s": bw, "dram_peak_bytes_per_s": bw_peak}
+    if achieved <= 0 or not bw:
+        return r
+    intensity = achieved / bw
+    roof = min(peak, intensity * bw_peak)
+    r.update({"intensity": intensity, "roof_flops": roof, "pct_of_roof": 100 * achieved / roof,
+              "bound": "memory" if intensity < peak / bw_peak else "compute"})
+    return r
 
 
 def same(a, b):
@@ -97,10 +123,24 @@ def main():
                         all(same(r[f], w[f]) for f in w) for r, w in zip(k["rules"], value)):
                     print("FAIL %s: rules differ" % os.path.basename(folder))
                     bad += 1
+            elif key == "roofline":
+                if value is None:
+                    if k["roofline"]["pct_of_roof"] is not None:
+                        print("FAIL %s: a roofline without the chart's metrics" % os.path.basename(folder))
+                        bad += 1
+                    continue
+                if k["roofline"]["pct_of_roof"] is not None and k["roofline"]["pct_of_roof"] > 100:
+                    print("FAIL %s: above its roof" % os.path.basename(folder))
+                    bad += 1
+                for f, v in value.items():
+                    if not same(k["roofline"].get(f), v):
+                        print("FAIL %s: roofline %s is %r, the CSV gives %r" % (os.path.basename(folder), f,
+                                                                            k["roofline"].get(f), v))
+                        bad += 1
             elif not same(k.get(key), value):
                 print("FAIL %s: %s is %r, the CSV says %r" % (os.path.basename(folder), key, k.get(key), value))
                 bad += 1
-    print("ncu figures: %d kernels, %d figures compared, %d differ" % (len(folders), len(folders) * 20, bad))
+    print("ncu figures: %d kernels, %d figures compared, %d differ" % (len(folders), len(folders) * 21, bad))
     return 1 if bad else 0
 
 
