@@ -128,7 +128,7 @@ void GpuTable::rank_rows(const workbench::OpenedTrace& trace) {
 // The fine-grained level of one kernel: its profiled launch's Speed Of Light as bars, the unit at
 // its limit, occupancy and its limiter, then everything else ncu's report holds, as text.
 void GpuTable::kernel_figures(const workbench::KernelLevel& level, const profiler::KernelLink& link) {
-  const profiler::KernelFigures f = profiler::kernel_figures(level.ncu.kernels[link.ncu.front()]);
+  const profiler::KernelFigures& f = level.figures_of(link);
   ImGui::Separator();
   ImGui::Text("kernel level: %s", profiler::kernel_base_name(link.name).c_str());
   ImGui::TextDisabled("ncu launch %s of %s (%s match%s)", level.ncu.kernels[link.ncu.front()].id.c_str(),
@@ -152,8 +152,42 @@ void GpuTable::kernel_figures(const workbench::KernelLevel& level, const profile
       ImGui::TextDisabled("not in this report (needs section SpeedOfLight)");
     }
   }
+  ImGui::TextUnformatted("FP32 roof");
+  ImGui::SameLine(label_w);
+  if (const profiler::GpuRoofline& r = f.roofline; r.pct_of_roof) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%.1f%% of the roof at %.3g FLOP/byte (%s-bound)", *r.pct_of_roof, *r.intensity,
+                  r.bound.c_str());
+    ImGui::ProgressBar(static_cast<float>(std::clamp(*r.pct_of_roof / 100.0, 0.0, 1.0)), ImVec2(-1, 0), text);
+  } else {
+    ImGui::TextDisabled("%s", r.note.c_str());
+  }
   ++drawn.kernel_figures;
-  ImGui::TextWrapped("%s", profiler::kernel_figures_text(f).c_str());
+  // The fine-grained list first (what to look at, by estimated gain), then the report's figures.
+  ImGui::TextUnformatted("fine-grained, by estimated gain (definitions: profiler/kernel_findings.h)");
+  std::string untold;
+  for (const profiler::KernelFinding& x : f.findings) {
+    if (!x.measured) {
+      untold += (untold.empty() ? "" : ", ") + x.item;
+      continue;
+    }
+    ImGui::Bullet();
+    if (x.gain_pct)
+      ImGui::TextWrapped("%s: %s [est. %.1f%%, %s]", x.item.c_str(), x.text.c_str(), *x.gain_pct, x.gain_source.c_str());
+    else
+      ImGui::TextWrapped("%s: %s", x.item.c_str(), x.text.c_str());
+    ++drawn.kernel_findings;
+  }
+  if (!untold.empty()) {
+    ImGui::TextDisabled("not in this report: %s", untold.c_str());
+    if (ImGui::IsItemHovered()) {
+      std::string needs;
+      for (const profiler::KernelFinding& x : f.findings)
+        if (!x.measured) needs += x.item + ": " + x.needs + "\n";
+      ImGui::SetTooltip("%s", needs.c_str());
+    }
+  }
+  ImGui::TextWrapped("%s", profiler::kernel_figures_text(f, false).c_str());
 }
 
 void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
@@ -199,7 +233,7 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
                                                                                   : nullptr;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY;
-  const float table_h = std::max(ImGui::GetContentRegionAvail().y * (chosen ? 0.35f : 0.6f), ImGui::GetFontSize() * 6);
+  const float table_h = std::max(ImGui::GetContentRegionAvail().y * (chosen ? 0.22f : 0.6f), ImGui::GetFontSize() * 6);
   if (ImGui::BeginTable("gpu_kernels", limiters ? 6 : 5, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn(by_launcher ? "launched by" : "kernel", ImGuiTableColumnFlags_WidthStretch);
@@ -227,7 +261,7 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
       if (limiters) {
         ImGui::TableNextColumn();
         if (const profiler::KernelLink* link = level->by_name(g.key)) {
-          const profiler::KernelFigures f = profiler::kernel_figures(level->ncu.kernels[link->ncu.front()]);
+          const profiler::KernelFigures& f = level->figures_of(*link);
           ImGui::TextUnformatted(f.limiter.empty() ? "no SOL" : f.limiter.c_str());
           ++drawn.kernel_limiters;
         } else {

@@ -33,6 +33,7 @@ struct GpuTable {
     size_t kernel_level_lines = 0;  // the ncu export's summary line (kernels=PATH)
     size_t kernel_limiters = 0;     // kernel rows showing their profiled launch's limiter
     size_t kernel_figures = 0;      // the selected kernel's fine-grained section
+    size_t kernel_findings = 0;     // its measured fine-grained items
   } drawn;
 };
 

@@ -6,9 +6,8 @@
 namespace fusebox::workbench {
 
 const profiler::KernelLink* KernelLevel::by_name(const std::string& name) const {
-  for (const profiler::KernelLink& g : links.groups)
-    if (g.name == name && !g.ncu.empty()) return &g;
-  return nullptr;
+  const auto it = first_by_name.find(name);
+  return it == first_by_name.end() ? nullptr : it->second;
 }
 
 std::string KernelLevel::summary() const {
@@ -27,6 +26,10 @@ std::shared_ptr<const KernelLevel> open_kernel_level(const std::string& path, co
   level->trace_id = trace.id;
   level->ncu = profiler::read_ncu(path);
   level->links = profiler::link_kernels(trace.recording.device, level->ncu);
+  level->figures.reserve(level->ncu.kernels.size());
+  for (const profiler::NcuKernel& k : level->ncu.kernels) level->figures.push_back(profiler::kernel_figures(k));
+  for (const profiler::KernelLink& g : level->links.groups)
+    if (!g.ncu.empty()) level->first_by_name.emplace(g.name, &g);  // emplace keeps the first
   return level;
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "app/workbench/opened_trace.h"
 #include "profiler/kernel_link.h"
@@ -18,11 +20,18 @@ struct KernelLevel {
   uint64_t trace_id = 0;   // the OpenedTrace it was matched against
   profiler::NcuReport ncu;
   profiler::KernelLinks links;
+  // Each launch's figures (parallel to ncu.kernels), worked out once on opening: the window
+  // draws them every frame.
+  std::vector<profiler::KernelFigures> figures;
+  // The figures of a group's first profiled launch.
+  const profiler::KernelFigures& figures_of(const profiler::KernelLink& link) const { return figures[link.ncu.front()]; }
   // The first group of the trace's kernel `name` (KernelGroup::key) that has a profiled launch,
   // or null: the op table's kernel rows are by name, the links by name and launch geometry.
   const profiler::KernelLink* by_name(const std::string& name) const;
   // "5 of 14 profiled launches matched; 89.9% of the kernel time has a profiled launch"
   std::string summary() const;
+
+  std::unordered_map<std::string, const profiler::KernelLink*> first_by_name;  // by_name's index
 };
 
 // Reads the export and matches it to `trace`'s kernels. Throws fusebox::Error naming the file for

@@ -344,6 +344,7 @@ TEST_F(UiTest, AnNcuExportBesideATraceGivesKernelRowsTheirLimiterAndFigures) {
   run("kernel=" + fmha);
   frame();
   EXPECT_EQ(app_->ops.gpu.drawn.kernel_figures, 1u);
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_findings, 3u) << "occupancy, latency, L2 misses: what its report holds";
   EXPECT_NE(app_->command("kernel=no_such_kernel").find("no kernel named 'no_such_kernel'"), std::string::npos);
   // A bad export is the reader's located error, and the export on screen stays.
   const std::string bad = fusebox::test::process_temp_dir() + "/foreign.csv";
