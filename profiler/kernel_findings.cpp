@@ -83,7 +83,7 @@ KernelFinding occupancy(const KernelFigures& f) {
     x.text += f.occupancy_limiter.empty()
                   ? " (the hardware's warp maximum)"
                   : " (limited by " + f.occupancy_limiter + ": " + fmt("%.0f", f.occupancy_limit_blocks.value_or(0)) +
-                        " blocks per SM)";
+                        (f.occupancy_limit_blocks.value_or(0) == 1 ? " block" : " blocks") + " per SM)";
   }
   if (f.achieved_occupancy_pct) x.text += (x.text.empty() ? "" : ", ") + ("achieved " + fmt("%.2f%%", *f.achieved_occupancy_pct));
   x.gain_pct = rule_gain(f, {"TheoreticalOccupancy", "AchievedOccupancy"}, x.gain_source);
@@ -215,6 +215,13 @@ GpuRoofline gpu_roofline(const NcuKernel& k) {
     if (m.name.rfind("sm__ops_path_tensor_", 0) == 0 && m.value && *m.value > 0)
       r.note = "its tensor-core work (" + m.name + ") is not on the FP32 chart";
   return r;
+}
+
+const std::vector<std::string>& kernel_finding_items() {
+  static const std::vector<std::string> items = {"occupancy", "latency", "wave tail", "tile quantization",
+                                                 "L2 misses", "bank conflicts", "spills", "atomics",
+                                                 "inter-SM traffic", "divergence"};
+  return items;
 }
 
 std::vector<KernelFinding> kernel_findings(const NcuKernel& k, const KernelFigures& f) {

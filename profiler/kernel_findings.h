@@ -78,6 +78,9 @@ struct KernelFinding {
   std::string gain_source;         // "ncu TheoreticalOccupancy", "ours: wave tail", ""
   std::string needs;               // what would tell it, when not measured
 };
+// The items, in the list's order: "occupancy", "latency", "wave tail", "tile quantization",
+// "L2 misses", "bank conflicts", "spills", "atomics", "inter-SM traffic", "divergence".
+const std::vector<std::string>& kernel_finding_items();
 // The seed's list for one kernel, ordered as the header says.
 std::vector<KernelFinding> kernel_findings(const NcuKernel& k, const KernelFigures& f);
 

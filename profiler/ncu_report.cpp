@@ -345,7 +345,7 @@ std::string kernel_figures_text(const KernelFigures& f, bool findings) {
            num(f.achieved_occupancy_pct, "%.2f%%", "-");
     if (!f.occupancy_limiter.empty())
       out += "; limited by " + f.occupancy_limiter + " (" + num(f.occupancy_limit_blocks, "%.0f", "-") +
-             " blocks per SM)";
+             (f.occupancy_limit_blocks && *f.occupancy_limit_blocks == 1 ? " block" : " blocks") + " per SM)";
     else if (f.theoretical_occupancy_pct && *f.theoretical_occupancy_pct >= 100)
       out += "; at the hardware's warp maximum";
     out += "\n";

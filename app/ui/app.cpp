@@ -104,6 +104,10 @@ void App::apply_look_at() {
       command_error_ = e.what();
       return;
     }
+    if (!l.kernel.empty() && look_at_gap_tries_ == 0) {
+      const std::string error = run_command("kernel=" + workbench::trace_kernel_named(*trace_, l.kernel));
+      if (!error.empty()) command_error_ = error;
+    }
     if (!l.group.empty() && look_at_gap_tries_ == 0) {
       const std::string error = run_command(std::string("ops.group=") + (l.group == "name" ? "type" : "node"));
       if (!error.empty()) command_error_ = error;
@@ -429,8 +433,13 @@ std::string App::open_scenario(const std::string& path) {
     // A trace scenario opens its trace as open= does (a failed open keeps what was on screen),
     // then plays over it: the one Walkthrough, holding the trace its checks read.
     if (std::string error = open_trace(scenario->trace); !error.empty()) return error;
+    if (!scenario->kernels.empty()) {  // its Nsight Compute export, beside the trace as kernels= puts it
+      if (std::string error = open_kernels(scenario->kernels); !error.empty())
+        return scenario->path + ": /kernels: " + error;
+    }
     walkthrough_.emplace(std::move(scenario));
     walkthrough_->attach(trace_);
+    walkthrough_->attach_kernels(kernel_level_);
     bottom_split_ = std::min(bottom_split_, 0.45f);
     return enter_step(0);
   }

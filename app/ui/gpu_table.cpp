@@ -130,7 +130,7 @@ void GpuTable::rank_rows(const workbench::OpenedTrace& trace) {
 void GpuTable::kernel_figures(const workbench::KernelLevel& level, const profiler::KernelLink& link) {
   const profiler::KernelFigures& f = level.figures_of(link);
   ImGui::Separator();
-  ImGui::Text("kernel level: %s", profiler::kernel_base_name(link.name).c_str());
+  ImGui::Text("kernel level: %s", link.name.c_str());
   ImGui::TextDisabled("ncu launch %s of %s (%s match%s)", level.ncu.kernels[link.ncu.front()].id.c_str(),
                       level.ncu.kernels[link.ncu.front()].file.c_str(), link.match.c_str(),
                       link.match == "name" ? (", profiled at grid " + f.grid + ", block " + f.block).c_str() : "");

@@ -328,6 +328,79 @@ CheckResult gap(const CheckInput& in) {
               "; host: " + (host.empty() ? "nothing recorded" : host)};
 }
 
+// The figures kernel_figure reads from one profiled launch, in the order the schema lists them.
+using FigureRead = std::optional<double> (*)(const profiler::KernelFigures&);
+const std::vector<std::pair<std::string, FigureRead>>& figure_reads() {
+  using F = profiler::KernelFigures;
+  static const std::vector<std::pair<std::string, FigureRead>> t = {
+      {"duration_us", [](const F& f) { return f.duration_ns ? std::optional<double>(*f.duration_ns / 1e3) : std::nullopt; }},
+      {"sm_throughput_pct", [](const F& f) { return f.sm_throughput_pct; }},
+      {"memory_throughput_pct", [](const F& f) { return f.memory_throughput_pct; }},
+      {"l1_throughput_pct", [](const F& f) { return f.l1_throughput_pct; }},
+      {"l2_throughput_pct", [](const F& f) { return f.l2_throughput_pct; }},
+      {"dram_throughput_pct", [](const F& f) { return f.dram_throughput_pct; }},
+      {"theoretical_occupancy_pct", [](const F& f) { return f.theoretical_occupancy_pct; }},
+      {"achieved_occupancy_pct", [](const F& f) { return f.achieved_occupancy_pct; }},
+      {"occupancy_limit_blocks", [](const F& f) { return f.occupancy_limit_blocks; }},
+      {"l1_hit_pct", [](const F& f) { return f.l1_hit_pct; }},
+      {"l2_hit_pct", [](const F& f) { return f.l2_hit_pct; }},
+      {"dram_gbytes_per_s", [](const F& f) { return f.dram_gbytes_per_s; }},
+      {"no_eligible_pct", [](const F& f) { return f.no_eligible_pct; }},
+      {"roof_pct", [](const F& f) { return f.roofline.pct_of_roof; }},
+      {"intensity", [](const F& f) { return f.roofline.intensity; }},
+  };
+  return t;
+}
+
+// The launch a kernel check names, or a failed result saying why.
+const profiler::KernelFigures* launch_of(const CheckInput& in, CheckResult& failed) {
+  std::string why;
+  const profiler::KernelFigures* f = launch_named(*in.kernels, in.check.kernel, why);
+  if (!f) failed = {&in.check, false, why};
+  return f;
+}
+
+CheckResult kernel_figure(const CheckInput& in) {
+  const Check& c = in.check;
+  CheckResult failed;
+  const profiler::KernelFigures* f = launch_of(in, failed);
+  if (!f) return failed;
+  for (const auto& [key, read] : figure_reads()) {
+    if (key != c.key) continue;
+    const std::optional<double> got = read(*f);
+    // The kernel part is in the check's description; the figures start at the figure.
+    if (!got) return {&c, false, c.key + " is not in its report"};
+    return {&c, within(*got, *c.value, c.tolerance), c.key + fmt(" = %.6g (want %.6g within %g%%)", *got, *c.value, c.tolerance * 100)};
+  }
+  return {&c, false, "no kernel figure " + c.key};
+}
+
+CheckResult kernel_finding(const CheckInput& in) {
+  const Check& c = in.check;
+  CheckResult failed;
+  const profiler::KernelFigures* f = launch_of(in, failed);
+  if (!f) return failed;
+  for (size_t i = 0; i < f->findings.size(); ++i) {
+    const profiler::KernelFinding& x = f->findings[i];
+    if (x.item != c.item) continue;
+    const auto rank = static_cast<int64_t>(i + 1);
+    return {&c, x.measured && (!c.rank_at_most || rank <= *c.rank_at_most),
+            fmt("rank %.0f of %.0f: ", static_cast<double>(rank),
+                                                      static_cast<double>(f->findings.size())) +
+                x.item + ": " + x.text + (x.gain_pct ? fmt(" [est. %.1f%%, ", *x.gain_pct) + x.gain_source + "]" : "")};
+  }
+  return {&c, false, "no fine-grained item " + c.item};
+}
+
+CheckResult kernel_limiter(const CheckInput& in) {
+  const Check& c = in.check;
+  CheckResult failed;
+  const profiler::KernelFigures* f = launch_of(in, failed);
+  if (!f) return failed;
+  return {&c, f->limiter == c.unit,
+          "nearest its peak: " + (f->limiter.empty() ? "no SOL section" : f->limiter)};
+}
+
 std::string no_rule(const Check&, size_t) {
   return "";
 }
@@ -466,6 +539,41 @@ Registry<CheckKind> make_registry() {
        },
        true};
   kinds.add("gap", k);
+  // Kernel checks: over the scenario's Nsight Compute export (KernelLevel), one profiled launch
+  // named by a part of its name. Structural, as the export does not change.
+  k = {{"kernel", "key", "equals"},
+       {"tolerance"},
+       false,
+       "a figure of the profiled launch whose name holds `kernel` equals this, within tolerance (relative)",
+       no_rule,
+       kernel_figure,
+       [](const Check& c) {
+         return param("kernel", c.kernel) + param("key", c.key) + param("equals", fmt("%.10g", *c.value)) +
+                param("tolerance", fmt("%g", c.tolerance));
+       },
+       true};
+  kinds.add("kernel_figure", k);
+  k = {{"kernel", "item"},
+       {"rank_at_most"},
+       false,
+       "the launch's report measures this fine-grained item, ranked at most rank_at_most by estimated gain",
+       no_rule,
+       kernel_finding,
+       [](const Check& c) {
+         return param("kernel", c.kernel) + param("item", c.item) +
+                (c.rank_at_most ? param("rank_at_most", std::to_string(*c.rank_at_most)) : "");
+       },
+       true};
+  kinds.add("kernel_finding", k);
+  k = {{"kernel", "unit"},
+       {},
+       false,
+       "the launch's Speed Of Light unit nearest its peak is this one (SM, L1/TEX, L2, DRAM)",
+       no_rule,
+       kernel_limiter,
+       [](const Check& c) { return param("kernel", c.kernel) + param("unit", c.unit); },
+       true};
+  kinds.add("kernel_limiter", k);
   return kinds;
 }
 
@@ -490,6 +598,15 @@ const std::vector<std::string>& trace_total_keys() {
     std::vector<std::string> k;
     for (const auto& [key, read] : totals()) k.push_back(key);
     for (const auto& [key, read] : rank_totals()) k.push_back(key);
+    return k;
+  }();
+  return keys;
+}
+
+const std::vector<std::string>& kernel_figure_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [key, read] : figure_reads()) k.push_back(key);
     return k;
   }();
   return keys;

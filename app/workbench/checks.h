@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/workbench/kernel_level.h"
 #include "app/workbench/opened_trace.h"
 #include "app/workbench/run_result.h"
 #include "app/workbench/scenario.h"
@@ -28,6 +29,7 @@ struct CheckInput {
   const std::vector<std::shared_ptr<const RunResult>>& results;
   size_t step = 0;
   const OpenedTrace* trace = nullptr;  // a trace scenario's; null for a model check
+  const KernelLevel* kernels = nullptr;  // its "kernels" export, for the kernel_* checks
   // The result of an earlier step, or fusebox::Error "<path>: <pointer>: step N has no result".
   const RunResult& earlier(int s) const;
 };

@@ -33,6 +33,27 @@ std::shared_ptr<const KernelLevel> open_kernel_level(const std::string& path, co
   return level;
 }
 
+std::string trace_kernel_named(const OpenedTrace& trace, const std::string& part) {
+  for (const profiler::KernelGroup& g : trace.analysis.kernels_by_name)
+    if (g.key.find(part) != std::string::npos) return g.key;
+  return "";
+}
+
+const profiler::KernelFigures* launch_named(const KernelLevel& level, const std::string& part, std::string& why) {
+  const profiler::KernelFigures* found = nullptr;
+  for (const profiler::KernelFigures& f : level.figures) {
+    if (f.name.find(part) == std::string::npos) continue;
+    if (found && found->name != f.name) {
+      why = "'" + part + "' is in the names of several profiled kernels (" + profiler::kernel_base_name(found->name) +
+            ", " + profiler::kernel_base_name(f.name) + "...): give more of the name";
+      return nullptr;
+    }
+    if (!found) found = &f;
+  }
+  if (!found) why = "no profiled launch in " + level.path + " has '" + part + "' in its name";
+  return found;
+}
+
 bool is_ncu_export(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec))

@@ -38,6 +38,14 @@ struct KernelLevel {
 // an export that cannot be read (ncu_report.h).
 std::shared_ptr<const KernelLevel> open_kernel_level(const std::string& path, const OpenedTrace& trace);
 
+// The first of the trace's kernels (by GPU time, OpenedTrace's kernels by name) whose name holds
+// `part`, or "": how a scenario's look_at names a kernel without its whole templated name.
+std::string trace_kernel_named(const OpenedTrace& trace, const std::string& part);
+
+// The figures of the one profiled launch whose (ncu) name holds `part`; null when none does or
+// several launches of different names do (then `why` says which, to give more of the name).
+const profiler::KernelFigures* launch_named(const KernelLevel& level, const std::string& part, std::string& why);
+
 // Whether `path` is an Nsight Compute CSV export, or a folder holding one (the window's open=
 // tells it from a trace or a model by this).
 bool is_ncu_export(const std::string& path);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/workbench/checks.h"
+#include "app/workbench/kernel_level.h"
 #include "app/workbench/noise.h"
 #include "app/workbench/opened_trace.h"
 #include "core/base/error.h"
@@ -16,6 +17,7 @@
 #include "core/base/utf8.h"
 #include "core/ir/op_schema.h"
 #include "core/models/builtin_models.h"
+#include "profiler/kernel_findings.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -186,9 +188,23 @@ Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_s
     else if (key == "time_lost_ms") c.time_lost_ms = get_number(v, at, 0, 1e12);
     else if (key == "key") {
       c.key = get_string(v, at);
-      const auto& keys_ok = trace_total_keys();
+      const bool figure = c.kind == "kernel_figure";
+      const auto& keys_ok = figure ? kernel_figure_keys() : trace_total_keys();
       if (std::find(keys_ok.begin(), keys_ok.end(), c.key) == keys_ok.end())
-        at.fail("unknown trace total '" + c.key + "' (" + suggest(c.key, keys_ok) + ")");
+        at.fail(std::string(figure ? "unknown kernel figure '" : "unknown trace total '") + c.key + "' (" +
+                suggest(c.key, keys_ok) + ")");
+    } else if (key == "kernel") {
+      c.kernel = get_nonempty_string(v, at);
+    } else if (key == "item") {
+      c.item = get_string(v, at);
+      const auto& items = profiler::kernel_finding_items();
+      if (std::find(items.begin(), items.end(), c.item) == items.end())
+        at.fail("unknown fine-grained item '" + c.item + "' (" + suggest(c.item, items) + ")");
+    } else if (key == "unit") {
+      c.unit = get_string(v, at);
+      const std::vector<std::string> units = {"SM", "L1/TEX", "L2", "DRAM"};
+      if (std::find(units.begin(), units.end(), c.unit) == units.end())
+        at.fail("unknown unit '" + c.unit + "' (" + suggest(c.unit, units) + ")");
     } else if (key == "gap") c.gap = static_cast<int>(get_int(v, at, 0, 1000));
     else if (key == "cause") {
       c.cause = get_string(v, at);
@@ -214,11 +230,12 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0) {
 
 CheckResult evaluate(const Scenario& sc, const Check& c,
                      const std::vector<std::shared_ptr<const RunResult>>& results, size_t step,
-                     const OpenedTrace* trace) {
+                     const OpenedTrace* trace, const KernelLevel* kernels) {
   const std::string at = sc.path + ": " + c.pointer + ": ";
   if (c.trace()) {
     if (!trace) throw Error(at + "the trace is not open");
-    return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, nullptr, results, step, trace});
+    if (!c.kernel.empty() && !kernels) throw Error(at + "the kernel level (" + sc.kernels + ") is not open");
+    return check_kinds_registry().get(c.kind).evaluate(CheckInput{sc, c, nullptr, results, step, trace, kernels});
   }
   if (step >= results.size() || !results[step]) throw Error(at + "step " + std::to_string(step) + " has no result");
   const CheckKind& kind = check_kinds_registry().get(c.kind);
@@ -258,7 +275,7 @@ std::string Check::describe() const {
 
 Scenario parse_scenario(const json& j, const std::string& path) {
   const Where top{path, ""};
-  check_keys(j, top, {"$schema", "name", "description", "model", "trace", "inputs", "settings", "steps"});
+  check_keys(j, top, {"$schema", "name", "description", "model", "trace", "kernels", "inputs", "settings", "steps"});
   Scenario sc;
   sc.path = path;
   if (!j.contains("name")) top.fail("missing \"name\"");
@@ -273,6 +290,9 @@ Scenario parse_scenario(const json& j, const std::string& path) {
     for (const char* k : {"inputs", "settings"})
       if (j.contains(k)) top.at(k).fail(std::string("a trace scenario runs nothing, so it takes no ") + k);
     sc.trace = resolve_trace(get_string(j["trace"], top.at("trace")), path, top.at("trace"));
+    if (j.contains("kernels")) sc.kernels = resolve_trace(get_string(j["kernels"], top.at("kernels")), path, top.at("kernels"));
+  } else if (j.contains("kernels")) {
+    top.at("kernels").fail("\"kernels\" (an Nsight Compute export) goes with a \"trace\": its launches are matched to the trace's kernels");
   }
   json base = json::object();
   if (!is_trace) {
@@ -309,7 +329,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
       step.settings = current;
       if (js.contains("look_at")) {
         const Where wl = w.at("look_at");
-        check_keys(js["look_at"], wl, {"panel", "node", "op", "gap", "group"});
+        check_keys(js["look_at"], wl, {"panel", "node", "op", "gap", "group", "kernel"});
         const json& l = js["look_at"];
         if (l.contains("panel")) {
           step.look_at.panel = get_string(l["panel"], wl.at("panel"));
@@ -331,13 +351,21 @@ Scenario parse_scenario(const json& j, const std::string& path) {
           if (std::find(groups.begin(), groups.end(), step.look_at.group) == groups.end())
             wl.at("group").fail("unknown group '" + step.look_at.group + "' (" + suggest(step.look_at.group, groups) + ")");
         }
+        if (l.contains("kernel")) {
+          if (sc.kernels.empty()) wl.at("kernel").fail("a kernel to select needs the scenario's \"kernels\" (an Nsight Compute export)");
+          step.look_at.kernel = get_nonempty_string(l["kernel"], wl.at("kernel"));
+        }
         if (l.contains("node")) step.look_at.node = get_string(l["node"], wl.at("node"));
         if (l.contains("op")) step.look_at.op = valid_op(get_string(l["op"], wl.at("op")), wl.at("op"));
       }
       if (js.contains("checks")) {
         const Where wc = w.at("checks");
         if (!js["checks"].is_array()) wc.fail("expected an array of checks, got " + shown(js["checks"]));
-        for (size_t k = 0; k < js["checks"].size(); ++k) step.checks.push_back(parse_check(js["checks"][k], wc.at(k), i, is_trace));
+        for (size_t k = 0; k < js["checks"].size(); ++k) {
+          step.checks.push_back(parse_check(js["checks"][k], wc.at(k), i, is_trace));
+          if (!step.checks.back().kernel.empty() && sc.kernels.empty())
+            wc.at(k).at("check").fail(step.checks.back().kind + " reads the scenario's \"kernels\" (an Nsight Compute export), and it names none");
+        }
       }
       sc.steps.push_back(std::move(step));
     }
@@ -393,6 +421,9 @@ void validate_look_at(const Scenario& scenario, size_t step, const RunResult& re
 
 void validate_look_at(const Scenario& scenario, size_t step, const OpenedTrace& trace) {
   const LookAt& l = scenario.steps.at(step).look_at;
+  if (!l.kernel.empty() && trace_kernel_named(trace, l.kernel).empty())
+    throw Error(scenario.path + ": /steps/" + std::to_string(step) + "/look_at/kernel: no kernel of " + trace.path +
+                " has '" + l.kernel + "' in its name");
   if (l.gap < 0) return;
   size_t gaps = 0;
   for (const auto& d : trace.analysis.devices) gaps += d.longest_gaps.size();
@@ -403,15 +434,16 @@ void validate_look_at(const Scenario& scenario, size_t step, const OpenedTrace& 
 
 std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
                                          const std::vector<std::shared_ptr<const RunResult>>& results,
-                                         const OpenedTrace* trace) {
+                                         const OpenedTrace* trace, const KernelLevel* kernels) {
   std::vector<CheckResult> out;
-  for (const Check& c : scenario.steps.at(step).checks) out.push_back(evaluate(scenario, c, results, step, trace));
+  for (const Check& c : scenario.steps.at(step).checks) out.push_back(evaluate(scenario, c, results, step, trace, kernels));
   return out;
 }
 
 CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
-                           const std::vector<std::shared_ptr<const RunResult>>& results, const OpenedTrace* trace) {
-  return evaluate(scenario, scenario.steps.at(step).checks.at(index), results, step, trace);
+                           const std::vector<std::shared_ptr<const RunResult>>& results, const OpenedTrace* trace,
+                           const KernelLevel* kernels) {
+  return evaluate(scenario, scenario.steps.at(step).checks.at(index), results, step, trace, kernels);
 }
 
 bool ScenarioRun::structural_ok() const {

@@ -54,6 +54,10 @@ struct Check {
   std::optional<double> value;          // trace_total: "equals", within tolerance
   int gap = -1;                         // gap: the n-th longest idle gap, 0 = the longest
   std::string cause, host;              // gap: its idle cause; a host name active during it
+  // Kernel checks (over a trace scenario's Nsight Compute export, "kernels"):
+  std::string kernel;  // kernel_figure, kernel_finding, kernel_limiter: a part of the launch's name
+  std::string item;    // kernel_finding: a fine-grained item (profiler::kernel_finding_items())
+  std::string unit;    // kernel_limiter: SM, L1/TEX, L2 or DRAM
   bool trace() const;       // evaluated over a trace scenario's analysis, not a model run
   bool measured() const;    // faster_than and op_bound depend on timing
   std::string describe() const;  // "node_count at_most 12"
@@ -62,6 +66,8 @@ std::vector<std::string> check_kinds();
 // The kinds of GpuFinding a `finding` check can name, and the totals `trace_total` can check.
 const std::vector<std::string>& finding_kinds();
 const std::vector<std::string>& trace_total_keys();
+// The figures of one profiled launch `kernel_figure` can check (checks.cpp).
+const std::vector<std::string>& kernel_figure_keys();
 
 struct LookAt {
   std::string panel;  // "" or a panel name (graph, arena, trace, ops, compare, passes)
@@ -71,6 +77,9 @@ struct LookAt {
   // 0 = the longest; -1 none), and the op table's kernel grouping ("name" or "launcher").
   int gap = -1;
   std::string group;
+  // With "kernels": the trace's kernel whose name holds this, selected in the op table (its
+  // fine-grained figures shown).
+  std::string kernel;
 };
 
 struct ScenarioStep {
@@ -90,6 +99,9 @@ struct Scenario {
   // trace and check its GPU analysis (with ranks: the straggler's, and the ranks side by side).
   std::string trace;  // resolved against the file's folder; "" for a model scenario
   bool is_trace() const { return !trace.empty(); }
+  // A trace scenario may name an Nsight Compute export of its kernels ("kernels": FILE or FOLDER,
+  // relative to the file): the kernel level beside the trace, read by the kernel_* checks.
+  std::string kernels;
   std::vector<ScenarioStep> steps;  // at least one: a file without steps gets one, "the settings"
 };
 
@@ -102,6 +114,7 @@ Scenario parse_scenario(const nlohmann::json& json, const std::string& path);
 nlohmann::json scenario_json(const std::string& name, const Settings& settings);
 
 struct OpenedTrace;
+struct KernelLevel;
 
 struct CheckResult {
   CheckResult() = default;
@@ -118,14 +131,15 @@ struct CheckResult {
 
 // The checks of step `step` over its result and the results of the steps before it (null where
 // a step did not run). Throws fusebox::Error for a check naming a node or op the graph lacks.
-// A trace scenario's checks read `trace` instead (its results are empty).
+// A trace scenario's checks read `trace` instead (its results are empty), and its kernel checks
+// `kernels`, the kernel level opened from the scenario's "kernels".
 std::vector<CheckResult> evaluate_checks(const Scenario& scenario, size_t step,
                                          const std::vector<std::shared_ptr<const RunResult>>& results,
-                                         const OpenedTrace* trace = nullptr);
+                                         const OpenedTrace* trace = nullptr, const KernelLevel* kernels = nullptr);
 // One of them: check `index` of step `step`.
 CheckResult evaluate_check(const Scenario& scenario, size_t step, size_t index,
                            const std::vector<std::shared_ptr<const RunResult>>& results,
-                           const OpenedTrace* trace = nullptr);
+                           const OpenedTrace* trace = nullptr, const KernelLevel* kernels = nullptr);
 // Checks a step's look_at against its result: a node the graph lacks throws, naming the path.
 void validate_look_at(const Scenario& scenario, size_t step, const RunResult& result);
 // The same for a trace scenario's step: a gap beyond the trace's listed gaps throws.
@@ -138,6 +152,7 @@ struct StepOutcome {
 struct ScenarioRun {
   const Scenario* scenario = nullptr;
   std::shared_ptr<const OpenedTrace> trace;  // a trace scenario's, opened once
+  std::shared_ptr<const KernelLevel> kernels;  // its "kernels", opened once, or null
   std::vector<StepOutcome> steps;
   bool structural_ok() const;  // every structural check passed
   // Every measured check passed or was not measurable (CheckResult::not_measurable).

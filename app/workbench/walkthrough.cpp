@@ -45,7 +45,7 @@ StepOutcome Walkthrough::outcome() const {
     if (!trace_)
       throw Error(scenario_->path + ": /trace: the trace " + scenario_->trace + " is not open");
     validate_look_at(*scenario_, step_, *trace_);
-    return {nullptr, evaluate_checks(*scenario_, step_, {}, trace_.get())};
+    return {nullptr, evaluate_checks(*scenario_, step_, {}, trace_.get(), kernels_.get())};
   }
   const auto results = results_through(step_);
   if (!results[step_])
@@ -58,19 +58,21 @@ StepOutcome Walkthrough::outcome() const {
 const Walkthrough::LiveChecks& Walkthrough::live_checks() const {
   const size_t n = current().checks.size();
   auto inputs = results_through(step_);
-  if (live_valid_ && live_step_ == step_ && live_inputs_ == inputs && live_trace_ == trace_.get())
+  if (live_valid_ && live_step_ == step_ && live_inputs_ == inputs && live_trace_ == trace_.get() &&
+      live_kernels_ == kernels_.get())
     return live_;
   live_valid_ = true;
   live_step_ = step_;
   live_inputs_ = std::move(inputs);
   live_trace_ = trace_.get();
+  live_kernels_ = kernels_.get();
   live_ = LiveChecks{std::vector<LiveCheck>(n), ""};
   // This step has not run yet (a trace scenario's trace is not open): every check pending.
   if (!has_result(step_)) return live_;
   // One check at a time, so a check whose earlier step has not run yet does not hide the others.
   for (size_t k = 0; k < n; ++k) {
     try {
-      const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_, trace_.get());
+      const CheckResult out = evaluate_check(*scenario_, step_, k, live_inputs_, trace_.get(), kernels_.get());
       if (out.passed || out.not_measurable.empty())
         live_.checks[k] = {out.passed ? 1 : 0, out.figures};
       else
@@ -94,7 +96,15 @@ ScenarioRun Walkthrough::play(Pipeline& pipeline) {
         throw Error(scenario_->path + ": /trace: " + e.what());
       }
     }
+    if (!scenario_->kernels.empty() && !kernels_) {
+      try {
+        kernels_ = open_kernel_level(scenario_->kernels, *trace_);
+      } catch (const Error& e) {
+        throw Error(scenario_->path + ": /kernels: " + e.what());
+      }
+    }
     run.trace = trace_;
+    run.kernels = kernels_;
     for (size_t i = 0; i < steps(); ++i) {
       enter(i);
       run.steps.push_back(outcome());

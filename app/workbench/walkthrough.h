@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "app/workbench/kernel_level.h"
 #include "app/workbench/opened_trace.h"
 #include "app/workbench/pipeline.h"
 #include "app/workbench/run_result.h"
@@ -54,6 +55,9 @@ class Walkthrough {
   // A trace scenario's trace, opened by the caller (the window's App::open_trace) or by play().
   void attach(std::shared_ptr<const OpenedTrace> trace) { trace_ = std::move(trace); }
   const std::shared_ptr<const OpenedTrace>& trace() const { return trace_; }
+  // Its "kernels" export matched to that trace (the window's kernels=, or play() opens it).
+  void attach_kernels(std::shared_ptr<const KernelLevel> kernels) { kernels_ = std::move(kernels); }
+  const std::shared_ptr<const KernelLevel>& kernels() const { return kernels_; }
   // The results of steps 0..step, null where a step has not run.
   std::vector<std::shared_ptr<const RunResult>> results_through(size_t step) const;
 
@@ -87,11 +91,13 @@ class Walkthrough {
   size_t step_ = 0;
   std::map<size_t, std::shared_ptr<const RunResult>> results_;  // by step
   std::shared_ptr<const OpenedTrace> trace_;                     // a trace scenario's
+  std::shared_ptr<const KernelLevel> kernels_;                   // and its "kernels", or null
 
   // live_checks()'s cache: what it was evaluated over, and what it found.
   mutable size_t live_step_ = 0;
   mutable std::vector<std::shared_ptr<const RunResult>> live_inputs_;
   mutable const OpenedTrace* live_trace_ = nullptr;
+  mutable const KernelLevel* live_kernels_ = nullptr;
   mutable LiveChecks live_;
   mutable bool live_valid_ = false;
 };

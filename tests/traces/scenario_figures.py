@@ -10,8 +10,11 @@ holes in the union, longest first) with the runtime calls overlapping them, kern
 their launch call (joined by correlation id), and for the CUDA graph candidate the sequence's
 back-to-back repetitions (each call starting at most 20 us after the previous one ended, counted
 greedily). A scenario whose trace is a folder of one job's ranks: rank_totals.py's figures
-side by side and the straggler's file's own. A scenario's trace_total, finding time_lost_ms and gap host checks must agree within
-the scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
+side by side and the straggler's file's own. A scenario with "kernels" (an Nsight Compute export):
+each kernel check's launch (the one whose name holds the check's `kernel`) read by ncu_figures.py
+from the CSV, its figure, Speed Of Light limiter and FP32 roof point. A scenario's trace_total,
+finding time_lost_ms, gap host and kernel_figure / kernel_limiter checks must agree within the
+scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
 import collections
 import json
 import pathlib
@@ -19,6 +22,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import ncu_figures  # noqa: E402
 import rank_totals as rt  # noqa: E402
 import trace_totals as tt  # noqa: E402
 
@@ -157,6 +161,30 @@ def ranks(folder):
     return f, findings, gap_hosts
 
 
+def kernel_launches(folder):
+    """Every profiled launch of an ncu export folder (one kernel per sub-folder), as ncu_figures
+    reads it, with the figure keys the kernel_figure check names."""
+    out = []
+    for d in sorted(p for p in pathlib.Path(folder).iterdir() if p.is_dir() and list(p.glob("*.csv"))):
+        e = ncu_figures.expected(str(d))
+        r = e["roofline"] or {}
+        e["duration_us"] = None if e["duration_ns"] is None else e["duration_ns"] / 1e3
+        e["roof_pct"], e["intensity"] = r.get("pct_of_roof"), r.get("intensity")
+        out.append(e)
+    return out
+
+
+def kernel_check(c, launches):
+    """(python's figure, the scenario's) for a kernel check, or an error string."""
+    named = [e for e in launches if c["kernel"] in e["name"]]
+    if len({e["name"] for e in named}) != 1:
+        return f"{len({e['name'] for e in named})} profiled kernels have '{c['kernel']}' in their name"
+    e = named[0]
+    if c["check"] == "kernel_limiter":
+        return (e["limiter"], c["unit"])
+    return (e[c["key"]], c["equals"])
+
+
 def main():
     folder = pathlib.Path(sys.argv[1])
     cache, bad, checked = {}, [], 0
@@ -176,10 +204,21 @@ def main():
             if "--print" in sys.argv:
                 print(trace.name, json.dumps(cache[trace][:2], indent=1))
         figures, findings, gap_hosts = cache[trace]
+        launches = kernel_launches(path.parent / sc["kernels"]) if "kernels" in sc else []
         for i, step in enumerate(sc["steps"]):
             for k, c in enumerate(step.get("checks", [])):
                 where = f"{path.name}: /steps/{i}/checks/{k}"
                 tol = c.get("tolerance", 1e-4)
+                if c["check"] in ("kernel_figure", "kernel_limiter"):
+                    checked += 1
+                    got = kernel_check(c, launches)
+                    if isinstance(got, str):
+                        bad.append(f"{where}: {got}")
+                    elif c["check"] == "kernel_limiter" and got[0] != got[1]:
+                        bad.append(f"{where}: kernel_limiter: python {got[0]}, the scenario says {got[1]}")
+                    elif c["check"] == "kernel_figure" and (got[0] is None or abs(got[0] - got[1]) > tol * abs(got[1]) + 1e-9):
+                        bad.append(f"{where}: kernel_figure {c['key']}: python {got[0]}, the scenario says {got[1]}")
+                    continue
                 if c["check"] == "trace_total" and c["key"] in figures:
                     got, want = figures[c["key"]], c["equals"]
                 elif c["check"] == "finding" and "time_lost_ms" in c and c["kind"] in findings:

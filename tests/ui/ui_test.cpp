@@ -677,6 +677,25 @@ TEST_F(UiTest, AScenarioPlaysStepByStepWithItsChecksLive) {
 // A trace scenario (scenarios/gpu_host_bound.json, AlexNet's kineto trace) opens its trace and
 // plays in the walkthrough: nothing runs, each step points at a panel, an idle gap or a kernel
 // grouping, and its checks over the trace's analysis are drawn live.
+// Issue 35's scenario on real ncu data: it opens its export beside the trace, each step selects
+// its kernel (look_at kernel) and the kernel checks pass in the walkthrough.
+TEST_F(UiTest, AKernelLevelScenarioOpensItsExportAndSelectsEachStepsKernel) {
+  start("mlp");
+  run("scenario=" + std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/gpu_kernel_level.json");
+  ASSERT_TRUE(app_->playing()) << app_->last_command_error();
+  ASSERT_NE(app_->kernel_level(), nullptr);
+  EXPECT_EQ(app_->playing()->kernels().get(), app_->kernel_level()) << "one export, opened once";
+  frame();
+  EXPECT_NE(app_->selection().kernel.find("0, 7, 0, cublasGemvParamsEx"), std::string::npos) << app_->selection().kernel;
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_figures, 1u);
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 7u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 7u) << app_->walkthrough.drawn.error;
+  run("step=1");
+  frame();
+  EXPECT_NE(app_->selection().kernel.find("flash_fwd_splitkv_kernel"), std::string::npos) << app_->selection().kernel;
+  EXPECT_EQ(app_->walkthrough.drawn.passed, app_->walkthrough.drawn.checks) << app_->walkthrough.drawn.error;
+}
+
 TEST_F(UiTest, ATraceScenarioOpensItsTraceAndStepsThroughIt) {
   start("mlp");
   const auto before = app_->runner().result();

@@ -53,7 +53,7 @@ TEST(TraceScenario, ParsingErrorsNameThePointer) {
             p + "/steps/0/set: a trace scenario's steps change no settings: there is nothing to run (look_at and checks only)");
   EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "node_count", "equals": 3}]}])")),
             p + "/steps/0/checks/0/check: node_count checks a model run, and this scenario replays a trace "
-                "(checks here: finding, trace_total, gap)");
+                "(checks here: finding, trace_total, gap, kernel_figure, kernel_finding, kernel_limiter)");
   EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "finding", "kind": "gpu_idle"}]}]})")
                 .find(p + "/steps/0/checks/0/check: finding checks a recorded trace, and this scenario runs a model"),
             0u);
@@ -110,6 +110,50 @@ TEST(TraceScenario, TraceChecksEvaluate) {
   EXPECT_FALSE(sc.steps[0].checks[0].measured()) << "trace checks are structural";
   EXPECT_TRUE(sc.steps[0].checks[0].trace());
   EXPECT_THROW(evaluate_checks(sc, 0, {}, nullptr), Error) << "no trace, no trace checks";
+}
+
+// A trace with its Nsight Compute export ("kernels"): the kernel checks read the export's
+// figures (values from Python's csv module over kernel_0001, the decode GEMV: DRAM Throughput
+// 19.66%, Block Limit Registers 2), pass on them and fail off them; bad kernel checks are located.
+std::string with_kernels(const std::string& steps) {
+  return R"({"name": "k", "trace": ")" + std::string(FUSEBOX_SOURCE_DIR) + R"(/tests/data/ncu/kernel_level_trace.json", )" +
+         R"("kernels": ")" + std::string(FUSEBOX_SOURCE_DIR) + R"(/tests/data/ncu/rtx5090_deepseek_ocr", "steps": )" + steps + "}";
+}
+
+TEST(TraceScenario, KernelChecksReadTheNcuExportBesideTheTrace) {
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_trace_scenario.json: ";
+  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "kernel_limiter", "kernel": "gemv", "unit": "DRAM"}]}])")),
+            p + "/steps/0/checks/0/check: kernel_limiter reads the scenario's \"kernels\" (an Nsight Compute export), and it names none");
+  EXPECT_EQ(error_of(with_kernels(R"([{"title": "a", "checks": [{"check": "kernel_finding", "kernel": "gemv", "item": "occupancey"}]}])")),
+            p + "/steps/0/checks/0/item: unknown fine-grained item 'occupancey' (did you mean 'occupancy'?)");
+  EXPECT_EQ(error_of(with_kernels(R"([{"title": "a", "checks": [{"check": "kernel_figure", "kernel": "gemv", "key": "dram_pct", "equals": 1}]}])"))
+                .rfind(p + "/steps/0/checks/0/key: unknown kernel figure 'dram_pct'", 0),
+            0u);
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "kernels": "a"})"),
+            p + "/kernels: \"kernels\" (an Nsight Compute export) goes with a \"trace\": its launches are matched to the trace's kernels");
+  auto sc = std::make_shared<const Scenario>(load_scenario(write("kernel_checks.json", with_kernels(R"([{"title": "a",
+      "look_at": {"panel": "ops", "kernel": "0, 7, 0, cublasGemvParamsEx"},
+      "checks": [
+        {"check": "kernel_figure", "kernel": "0, 7, 0, cublasGemvParamsEx", "key": "dram_throughput_pct", "equals": 19.66, "tolerance": 0.001},
+        {"check": "kernel_figure", "kernel": "0, 7, 0, cublasGemvParamsEx", "key": "dram_throughput_pct", "equals": 20, "tolerance": 0.001},
+        {"check": "kernel_limiter", "kernel": "0, 7, 0, cublasGemvParamsEx", "unit": "DRAM"},
+        {"check": "kernel_limiter", "kernel": "0, 7, 0, cublasGemvParamsEx", "unit": "SM"},
+        {"check": "kernel_finding", "kernel": "0, 7, 0, cublasGemvParamsEx", "item": "occupancy", "rank_at_most": 1},
+        {"check": "kernel_finding", "kernel": "0, 7, 0, cublasGemvParamsEx", "item": "bank conflicts"},
+        {"check": "kernel_figure", "kernel": "cublasGemvParamsEx", "key": "duration_us", "equals": 6.75},
+        {"check": "kernel_figure", "kernel": "no_such_kernel", "key": "duration_us", "equals": 6.75}]}])"))));
+  Walkthrough walk(sc);
+  Pipeline pipeline(test::fixed_roofline);
+  const ScenarioRun run = walk.play(pipeline);
+  ASSERT_NE(run.kernels, nullptr) << "play() opens the export beside the trace";
+  const auto& r = run.steps.at(0).checks;
+  ASSERT_EQ(r.size(), 8u);
+  const std::vector<bool> want = {true, false, true, false, true, false, false, false};
+  for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i].passed, want[i]) << i << ": " << r[i].figures;
+  EXPECT_NE(r[5].figures.find("not in this report"), std::string::npos) << "unmeasured: " << r[5].figures;
+  EXPECT_NE(r[6].figures.find("several profiled kernels"), std::string::npos) << "two GEMVs: " << r[6].figures;
+  EXPECT_NE(r[7].figures.find("no profiled launch"), std::string::npos) << r[7].figures;
+  EXPECT_THROW(evaluate_checks(*sc, 0, {}, run.trace.get(), nullptr), Error) << "no export, no kernel checks";
 }
 
 TEST(TraceScenario, TheWalkthroughPlaysATraceScenarioOverOneOpenedTrace) {
