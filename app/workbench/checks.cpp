@@ -150,7 +150,7 @@ CheckResult op_bound(const CheckInput& in) {
     return out;
   }
   const std::string got = profiler::bound_name(it->bound);
-  out.passed = got.rfind(c.bound, 0) == 0;
+  out.passed = got.rfind(c.bound, 0) == 0 && (c.level.empty() || it->memory_level == c.level);
   out.figures = key + " is " + it->label() + ": " + it->why;
   return out;
 }
@@ -483,20 +483,22 @@ Registry<CheckKind> make_registry() {
                             faster_than,
                             describe_step_ratio});
   kinds.add("op_bound", {{"bound"},
-                         {"op", "node"},
+                         {"op", "node", "level"},
                          true,
                          "the op (or node) is compute-, memory- or overhead-bound, or below both roofs "
-                         "(under 50% of each; profiler/analysis.h)",
-                         [](const Check& c, size_t) {
-                           return c.op.empty() == c.node.empty()
-                                      ? "op_bound needs exactly one of \"op\" and \"node\""
-                                      : "";
+                         "(under 50% of each; profiler/analysis.h); memory-bound under this level "
+                         "(L1, L2, L3, DRAM: the level its bytes are placed at)",
+                         [](const Check& c, size_t) -> std::string {
+                           if (c.op.empty() == c.node.empty()) return "op_bound needs exactly one of \"op\" and \"node\"";
+                           if (!c.level.empty() && c.bound != "memory")
+                             return "op_bound's \"level\" names the memory level of a memory-bound op: it needs \"bound\": \"memory\"";
+                           return "";
                          },
                          op_bound,
                          [](const Check& c) {
                            return (c.op.empty() ? "" : param("op", c.op)) +
                                   (c.node.empty() ? "" : param("node", c.node)) +
-                                  param("bound", c.bound);
+                                  param("bound", c.bound) + (c.level.empty() ? "" : param("level", c.level));
                          }});
   // Trace checks: a trace scenario's (CheckKind::trace), over its OpenedTrace's GpuAnalysis.
   // Structural: the trace does not change, so a figure holds or it does not.

@@ -173,6 +173,11 @@ Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_s
       const std::vector<std::string> bounds = {"compute", "memory", "overhead", "below"};
       if (std::find(bounds.begin(), bounds.end(), c.bound) == bounds.end())
         at.fail("expected one of compute, memory, overhead, below, got " + shown(v));
+    } else if (key == "level") {
+      c.level = get_string(v, at);
+      const std::vector<std::string> levels = {"L1", "L2", "L3", "DRAM"};
+      if (std::find(levels.begin(), levels.end(), c.level) == levels.end())
+        at.fail("unknown memory level '" + c.level + "' (" + suggest(c.level, levels) + ")");
     } else if (key == "changed") {
       if (!v.is_boolean()) at.fail("expected true or false, got " + shown(v));
       c.changed = v.get<bool>();

@@ -41,6 +41,7 @@ struct Check {
   // Parameters; which ones a kind reads is in its entry of check_kinds_registry() (checks.h).
   std::optional<int64_t> equals, at_most, at_least;  // node_count
   std::string op, node, pass, bound;
+  std::string level;        // op_bound with bound memory: the level it is under (L1, L2, L3, DRAM)
   bool changed = true;      // pass_changed
   double percent = 0;       // arena_within_bound
   double tolerance = 1e-4;  // outputs_match_previous (relative to the largest |value|)

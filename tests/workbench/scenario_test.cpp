@@ -194,6 +194,37 @@ TEST(Scenario, ChecksPassAndFailOnTheResultsFigures) {
   EXPECT_EQ(run.to_json()["steps"][1]["checks"][0]["passed"], true);
 }
 
+// op_bound's "level": a memory-bound op's level (the op table's "L3-bound"). Which level the
+// placement rule picks depends on the run's speed, so the test asks the run's own row and checks
+// that exactly that level passes, and that the parameter is refused where it means nothing.
+TEST(Scenario, OpBoundNamesTheMemoryLevelOfAMemoryBoundOp) {
+  test::register_cpu();
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_scenario.json: ";
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "op_bound", "op": "MatMul", "bound": "compute", "level": "L2"}]}]})"),
+            p + "/steps/0/checks/0: op_bound's \"level\" names the memory level of a memory-bound op: it needs \"bound\": \"memory\"");
+  EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "op_bound", "op": "MatMul", "bound": "memory", "level": "L4"}]}]})")
+                .rfind(p + "/steps/0/checks/0/level: unknown memory level 'L4'", 0),
+            0u);
+  const Scenario sc = load_scenario(write("levels.json", R"({"name": "l", "model": "mlp",
+      "settings": {"iters": 3, "warmup": 1, "profile_runs": 3},
+      "steps": [{"title": "a", "checks": [
+        {"check": "op_bound", "op": "FusedBiasRelu", "bound": "memory", "level": "L1"},
+        {"check": "op_bound", "op": "FusedBiasRelu", "bound": "memory", "level": "L2"},
+        {"check": "op_bound", "op": "FusedBiasRelu", "bound": "memory", "level": "L3"},
+        {"check": "op_bound", "op": "FusedBiasRelu", "bound": "memory", "level": "DRAM"}]}]})"));
+  Pipeline pipeline(fixed_roofline);
+  const ScenarioRun run = run_scenario(sc, pipeline);
+  const auto& rows = run.steps[0].result->analysis->by_type;
+  const auto row = std::find_if(rows.begin(), rows.end(), [](const profiler::OpRow& r) { return r.key == "FusedBiasRelu"; });
+  ASSERT_NE(row, rows.end());
+  const bool memory_bound = std::string(profiler::bound_name(row->bound)).rfind("memory", 0) == 0;
+  const char* levels[] = {"L1", "L2", "L3", "DRAM"};
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(run.steps[0].checks[i].passed, memory_bound && row->memory_level == levels[i])
+        << levels[i] << ": " << run.steps[0].checks[i].figures;
+  EXPECT_NE(run.to_text().find("level=L2"), std::string::npos) << "described with its level";
+}
+
 // The player fusebox-ui steps: entering a step hands back its settings, only a result of the
 // current step's settings is kept, and the live checks are pending until it is in, then say
 // which hold (a check against a step that has not run names it and hides no other check).
