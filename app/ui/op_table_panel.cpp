@@ -71,22 +71,27 @@ void breakdown_bar(const profiler::Breakdown& b) {
       100 * b.gap_fraction(), 100 * b.edge_fraction(), static_cast<long long>(b.ops_per_run));
 }
 
-// The table's columns; the first names the rows (op types or nodes).
+// The table's columns; the first names the rows (op types or nodes). The figures' columns are as
+// wide as their header (with room for the sort arrow) or their widest usual value, whichever is
+// wider, so no header is clipped; the names and the bound class share what is left.
 void setup_columns(bool by_node) {
+  auto fixed = [](const char* header, const char* widest, ImGuiTableColumnFlags flags) {
+    const float w = std::max(ImGui::CalcTextSize(header).x + ImGui::GetFontSize(), ImGui::CalcTextSize(widest).x);
+    ImGui::TableSetupColumn(header, flags | ImGuiTableColumnFlags_WidthFixed, w);
+  };
+  const ImGuiTableColumnFlags desc = ImGuiTableColumnFlags_PreferSortDescending;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 3.0f);
-  ImGui::TableSetupColumn("calls/run", 0, 1.0f);
-  ImGui::TableSetupColumn(
-      "median/run", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending,
-      1.2f);
-  ImGui::TableSetupColumn("p10 - p90", ImGuiTableColumnFlags_PreferSortDescending, 1.8f);
-  ImGui::TableSetupColumn("% run", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
-  ImGui::TableSetupColumn("per call", ImGuiTableColumnFlags_PreferSortDescending, 1.1f);
-  ImGui::TableSetupColumn("GFLOP/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
-  ImGui::TableSetupColumn("GB/s", ImGuiTableColumnFlags_PreferSortDescending, 1.0f);
-  ImGui::TableSetupColumn("%comp", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
-  ImGui::TableSetupColumn("%mem", ImGuiTableColumnFlags_PreferSortDescending, 0.8f);
-  ImGui::TableSetupColumn("bound", 0, 2.4f);
+  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 2.6f);
+  fixed("calls", "999", 0);  // per run
+  fixed("median", "99.9 us", ImGuiTableColumnFlags_DefaultSort | desc);  // per run
+  fixed("p10-p90", "99.9 us - 999 us", desc);
+  fixed("%run", "99.9", desc);
+  fixed("/call", "99.9 us", desc);
+  fixed("GFLOP/s", "9999.9", desc);
+  fixed("GB/s", "999.9", desc);
+  fixed("%comp", "100%", desc);
+  fixed("%mem", "100%", desc);
+  ImGui::TableSetupColumn("bound", ImGuiTableColumnFlags_WidthStretch, 2.4f);
   ImGui::TableHeadersRow();
 }
 
