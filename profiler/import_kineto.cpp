@@ -257,13 +257,15 @@ json to_json(const element& v) {
   return nullptr;
 }
 
-// A flow's id as text, the key that pairs its start with its end: JSON's own text of the value
-// (integers as digits, as nlohmann's dump wrote them).
-std::string flow_key(const element& v) {
-  if (v.type() == element_type::INT64) return std::to_string(v.get_int64().value_unsafe());
-  if (v.type() == element_type::UINT64) return std::to_string(v.get_uint64().value_unsafe());
-  return to_json(v).dump();
-}
+// A flow's id, the key that pairs its start with its end, as compact as the id allows: an integer
+// as itself (a non-negative one the same whether JSON read it signed or unsigned, as their digits
+// are), any other JSON value by its text, interned (kind Text, value its index).
+struct FlowKey {
+  enum Kind : uint8_t { NonNegative, Negative, Text };
+  uint64_t value = 0;
+  Kind kind = NonNegative;
+  auto operator<=>(const FlowKey&) const = default;
+};
 
 // ---- names -------------------------------------------------------------------------------------
 
@@ -378,9 +380,10 @@ struct Meta {
   std::string text;  // args "name" or "labels"
 };
 
-struct GpuEvent {
-  exec::DeviceActivity a;
-  int64_t pid = 0, tid = 0;  // where it sits in the file (flows point there)
+// Where a device record sits in the file (flows point there), kept beside the records so that the
+// records themselves become the recording's without a copy.
+struct Where {
+  int64_t pid = 0, tid = 0;
 };
 
 class KinetoReader {
@@ -405,19 +408,35 @@ class KinetoReader {
   }
 
  private:
-  // The device records in start order (file order among equal starts), sorted as indices so
-  // each record moves once; collectives follow their kernels, in the same order.
+  // The device records in start order (file order among equal starts), sorted as indices and
+  // permuted in place, cycle by cycle, so each record moves about once and the vector becomes the
+  // recording's without a second copy of it (the import's peak memory was here).
+  // Collectives follow their kernels, in the same order.
   void keep_device_by_start() {
+    where_ = {};
     std::vector<uint32_t> order(acts_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
     std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return acts_[a].a.start_ns < acts_[b].a.start_ns; });
+                     [&](uint32_t a, uint32_t b) { return acts_[a].start_ns < acts_[b].start_ns; });
     std::vector<uint32_t> position(acts_.size());
-    r_.device.reserve(acts_.size());
-    for (uint32_t i : order) {
-      position[i] = static_cast<uint32_t>(r_.device.size());
-      r_.device.push_back(std::move(acts_[i].a));
+    for (size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<uint32_t>(k);
+    // Slot k takes the record at order[k]: follow each cycle once, marking done slots in `order`.
+    constexpr uint32_t kDone = UINT32_MAX;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (order[k] == kDone || order[k] == k) continue;
+      exec::DeviceActivity held = std::move(acts_[k]);
+      size_t slot = k;
+      while (order[slot] != k) {
+        const size_t from = order[slot];
+        acts_[slot] = std::move(acts_[from]);
+        order[slot] = kDone;
+        slot = from;
+      }
+      acts_[slot] = std::move(held);
+      order[slot] = kDone;
     }
+    order = {};
+    r_.device = std::move(acts_);
     acts_ = {};
     for (auto& [activity, c] : collectives_) c.activity = position[activity];
     std::sort(collectives_.begin(), collectives_.end(),
@@ -601,10 +620,7 @@ class KinetoReader {
 
   void activity(Cat c, const std::string& name, const element& args, int64_t start, int64_t end,
                 int64_t pid, int64_t tid) {
-    GpuEvent g;
-    g.pid = pid;
-    g.tid = tid;
-    exec::DeviceActivity& a = g.a;
+    exec::DeviceActivity a;
     a.kind = activity_kind(c);
     a.name = name;
     a.start_ns = start;
@@ -621,7 +637,8 @@ class KinetoReader {
       if (c == Cat::Kernel && field(args, "Collective name"))
         collectives_.emplace_back(acts_.size(), collective_args(args));
     }
-    acts_.push_back(std::move(g));
+    acts_.push_back(std::move(a));
+    where_.push_back({pid, tid});
   }
 
   // PyTorch's record of a collective with its kernel; a size it cannot read is left 0.
@@ -814,35 +831,36 @@ class KinetoReader {
 
   // GPU events without args "correlation": the flow ending at them starts at their launch.
   void correlate_through_flows() {
-    if (std::none_of(acts_.begin(), acts_.end(), [](const GpuEvent& g) {
-          return g.a.kind != exec::ActivityKind::Runtime && !g.a.correlation_id;
+    if (std::none_of(acts_.begin(), acts_.end(), [](const exec::DeviceActivity& a) {
+          return a.kind != exec::ActivityKind::Runtime && !a.correlation_id;
         }))
       return;
     index_flows();
     std::map<Place, size_t> runtime_at;
     for (size_t i = 0; i < acts_.size(); ++i)
-      if (acts_[i].a.kind == exec::ActivityKind::Runtime)
-        runtime_at.emplace(Place{acts_[i].pid, acts_[i].tid, acts_[i].a.start_ns}, i);
+      if (acts_[i].kind == exec::ActivityKind::Runtime)
+        runtime_at.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, i);
     size_t orphans = 0;
-    for (GpuEvent& g : acts_) {
-      if (g.a.kind == exec::ActivityKind::Runtime || g.a.correlation_id) continue;
-      g.a.correlation_id = correlation_by_flow(g, runtime_at);
-      if (!g.a.correlation_id && g.a.kind != exec::ActivityKind::Sync) ++orphans;
+    for (size_t i = 0; i < acts_.size(); ++i) {
+      exec::DeviceActivity& a = acts_[i];
+      if (a.kind == exec::ActivityKind::Runtime || a.correlation_id) continue;
+      a.correlation_id = correlation_by_flow(i, runtime_at);
+      if (!a.correlation_id && a.kind != exec::ActivityKind::Sync) ++orphans;
     }
     if (orphans)
       ++notes_[counted(
           orphans, "on the GPU with no correlation id and no flow from a launch: correlation 0")];
   }
 
-  uint32_t correlation_by_flow(const GpuEvent& g, const std::map<Place, size_t>& runtime_at) {
-    auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
+  uint32_t correlation_by_flow(size_t i, const std::map<Place, size_t>& runtime_at) {
+    auto f = flow_end_.find(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns});
     if (f == flow_end_.end()) return 0;
     const uint32_t id = f->second.correlation;
     auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return 0;
     auto rt = runtime_at.find(s->second);
     if (rt == runtime_at.end()) return id;
-    exec::DeviceActivity& call = acts_[rt->second].a;
+    exec::DeviceActivity& call = acts_[rt->second];
     if (!call.correlation_id) call.correlation_id = id;
     return call.correlation_id;
   }
@@ -860,47 +878,49 @@ class KinetoReader {
   void separate_processes() {
     {  // The common case first, without a map: no id on the calls of two processes.
       std::vector<std::pair<uint32_t, int64_t>> ids;  // (id, pid) of each launch call
-      for (const GpuEvent& g : acts_)
-        if (g.a.kind == exec::ActivityKind::Runtime && g.a.correlation_id) ids.emplace_back(g.a.correlation_id, g.pid);
+      for (size_t i = 0; i < acts_.size(); ++i)
+        if (acts_[i].kind == exec::ActivityKind::Runtime && acts_[i].correlation_id)
+          ids.emplace_back(acts_[i].correlation_id, where_[i].pid);
       std::sort(ids.begin(), ids.end());
       bool shared = false;
       for (size_t i = 1; i < ids.size() && !shared; ++i) shared = ids[i].first == ids[i - 1].first && ids[i].second != ids[i - 1].second;
       if (!shared) return;
     }
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> calls;  // id -> (pid, start)
-    for (const GpuEvent& g : acts_)
-      if (g.a.kind == exec::ActivityKind::Runtime && g.a.correlation_id)
-        calls[g.a.correlation_id].push_back({g.pid, g.a.start_ns});
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind == exec::ActivityKind::Runtime && acts_[i].correlation_id)
+        calls[acts_[i].correlation_id].push_back({where_[i].pid, acts_[i].start_ns});
     std::set<uint32_t> shared;
     for (const auto& [id, c] : calls)
       if (std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first != c.front().first; })) shared.insert(id);
     if (shared.empty()) return;
     index_flows();
     std::map<Place, int64_t> runtime_pid;  // where a launch call sits -> its pid (flows start there)
-    for (const GpuEvent& g : acts_)
-      if (g.a.kind == exec::ActivityKind::Runtime) runtime_pid.emplace(Place{g.pid, g.tid, g.a.start_ns}, g.pid);
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind == exec::ActivityKind::Runtime)
+        runtime_pid.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, where_[i].pid);
     // The launching process of each GPU event: settled now, or left for its device's.
     std::vector<std::optional<int64_t>> launcher(acts_.size());
     std::map<int32_t, std::set<int64_t>> device_callers;
     for (size_t i = 0; i < acts_.size(); ++i) {
-      const GpuEvent& g = acts_[i];
-      if (g.a.kind == exec::ActivityKind::Runtime || !g.a.correlation_id) continue;
-      const auto c = calls.find(g.a.correlation_id);
+      const exec::DeviceActivity& g = acts_[i];
+      if (g.kind == exec::ActivityKind::Runtime || !g.correlation_id) continue;
+      const auto c = calls.find(g.correlation_id);
       if (c == calls.end()) continue;
-      if (!shared.count(g.a.correlation_id)) {
+      if (!shared.count(g.correlation_id)) {
         launcher[i] = c->second.front().first;
-      } else if (auto by_flow = launcher_by_flow(g, runtime_pid)) {
+      } else if (auto by_flow = launcher_by_flow(i, runtime_pid)) {
         launcher[i] = by_flow;
       } else {
         std::set<int64_t> before;
         for (const auto& [pid, start] : c->second)
-          if (start <= g.a.start_ns) before.insert(pid);
+          if (start <= g.start_ns) before.insert(pid);
         if (before.size() == 1) launcher[i] = *before.begin();
       }
-      if (launcher[i]) device_callers[g.a.device].insert(*launcher[i]);
+      if (launcher[i]) device_callers[g.device].insert(*launcher[i]);
     }
     uint64_t next = 0;
-    for (const GpuEvent& g : acts_) next = std::max<uint64_t>(next, g.a.correlation_id);
+    for (const exec::DeviceActivity& g : acts_) next = std::max<uint64_t>(next, g.correlation_id);
     std::map<std::pair<int64_t, uint32_t>, uint32_t> renumbered;
     auto id_for = [&](int64_t pid, uint32_t id) -> uint32_t {
       auto [it, fresh] = renumbered.try_emplace({pid, id}, 0);
@@ -909,20 +929,20 @@ class KinetoReader {
     };
     size_t unsettled = 0;
     for (size_t i = 0; i < acts_.size(); ++i) {
-      GpuEvent& g = acts_[i];
-      if (!shared.count(g.a.correlation_id)) continue;
-      if (g.a.kind == exec::ActivityKind::Runtime) {
-        g.a.correlation_id = id_for(g.pid, g.a.correlation_id);
+      exec::DeviceActivity& g = acts_[i];
+      if (!shared.count(g.correlation_id)) continue;
+      if (g.kind == exec::ActivityKind::Runtime) {
+        g.correlation_id = id_for(where_[i].pid, g.correlation_id);
         continue;
       }
       std::optional<int64_t> pid = launcher[i];
-      if (const auto d = device_callers.find(g.a.device); !pid && d != device_callers.end() && d->second.size() == 1)
+      if (const auto d = device_callers.find(g.device); !pid && d != device_callers.end() && d->second.size() == 1)
         pid = *d->second.begin();
-      const auto& c = calls[g.a.correlation_id];
+      const auto& c = calls[g.correlation_id];
       if (pid && std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first == *pid; })) {
-        g.a.correlation_id = id_for(*pid, g.a.correlation_id);
+        g.correlation_id = id_for(*pid, g.correlation_id);
       } else {
-        g.a.correlation_id = 0;
+        g.correlation_id = 0;
         ++unsettled;
       }
     }
@@ -931,9 +951,9 @@ class KinetoReader {
              (unsettled ? " (" + counted(unsettled, "on the GPU not settled, left untied") + ")" : "")];
   }
 
-  // The pid of the launch call the flow ending at `g` starts at, if any.
-  std::optional<int64_t> launcher_by_flow(const GpuEvent& g, const std::map<Place, int64_t>& runtime_pid) {
-    auto f = flow_end_.find(Place{g.pid, g.tid, g.a.start_ns});
+  // The pid of the launch call the flow ending at record `i` starts at, if any.
+  std::optional<int64_t> launcher_by_flow(size_t i, const std::map<Place, int64_t>& runtime_pid) {
+    auto f = flow_end_.find(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns});
     if (f == flow_end_.end()) return std::nullopt;
     auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return std::nullopt;
@@ -1003,22 +1023,34 @@ class KinetoReader {
   JsonReader json_reader_;
   Recording r_;
   std::vector<Span> spans_;
-  std::vector<GpuEvent> acts_;  // file order until keep_device_by_start
+  std::vector<exec::DeviceActivity> acts_;  // file order until keep_device_by_start
+  std::vector<Where> where_;                 // parallel to acts_
   std::vector<std::pair<size_t, CollectiveArgs>> collectives_;  // (index into acts_, its arguments)
   std::vector<bool> node_seen_;
   std::vector<Meta> meta_;
   bool own_trace_ = false;  // traceName "fusebox ...": our own export
   std::map<int64_t, size_t> host_pid_events_;
-  // A flow end's id: its text (flow_key) and the correlation id it reads as.
+  FlowKey flow_key(const element& v) {
+    if (v.type() == element_type::UINT64) return {v.get_uint64().value_unsafe(), FlowKey::NonNegative};
+    if (v.type() == element_type::INT64) {
+      const int64_t i = v.get_int64().value_unsafe();
+      return {static_cast<uint64_t>(i), i < 0 ? FlowKey::Negative : FlowKey::NonNegative};
+    }
+    auto [it, fresh] = flow_texts_.try_emplace(to_json(v).dump(), flow_texts_.size());
+    return {it->second, FlowKey::Text};
+  }
+  std::map<std::string, uint64_t> flow_texts_;  // a non-integer flow id's JSON text -> its index
+
+  // A flow end's id: its key and the correlation id it reads as.
   struct FlowId {
-    std::string key;
+    FlowKey key;
     uint32_t correlation = 0;
   };
   // The flow events as read, indexed only when a GPU event needs them (most kineto 2.x events
   // carry their correlation id in args).
   struct Flow {
     Place at;
-    std::string key;           // flow_key of its id
+    FlowKey key;               // flow_key of its id
     uint32_t correlation = 0;  // an end's id read as a correlation id
     bool start = false;
   };
@@ -1028,10 +1060,10 @@ class KinetoReader {
       if (f.start)
         flow_start_[f.key] = f.at;  // the last start of an id counts, the first end at a place
       else
-        flow_end_.emplace(f.at, FlowId{std::move(f.key), f.correlation});
+        flow_end_.emplace(f.at, FlowId{f.key, f.correlation});
     flows_ = {};
   }
-  std::map<std::string, Place> flow_start_;  // flow id (as JSON text) -> where it starts
+  std::map<FlowKey, Place> flow_start_;      // flow id -> where it starts
   std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
   std::map<std::string, size_t> skips_;      // why -> how many events
   std::map<std::string, size_t> notes_;      // warnings about events that were kept
