@@ -281,10 +281,14 @@ Roofline measure_roofline(const RooflineOptions& o) {
       r.fma_isa = fma.isa;
     }
   }
-  // Bandwidth: a = b + c * s over arrays 4x the last-level cache (at least 64 MiB in all).
+  // Bandwidth: a = b + c * s over arrays 4x the last-level cache, 64 to 512 MiB in all: a VM can
+  // report a whole socket's L3 (508 MiB here, so 2 GiB of arrays) where a core sees a share of it;
+  // 512 MiB is past any one core complex's L3 and costs a fraction of the memory.
   {
-    double want = o.bandwidth_min_bytes > 0 ? o.bandwidth_min_bytes
-                                            : std::max(4.0 * static_cast<double>(last_level_cache_bytes()), 64.0 * 1024 * 1024);
+    double want = o.bandwidth_min_bytes > 0
+                      ? o.bandwidth_min_bytes
+                      : std::clamp(4.0 * static_cast<double>(last_level_cache_bytes()), 64.0 * 1024 * 1024,
+                                   512.0 * 1024 * 1024);
     // The graph moves 5 arrays' worth: Mul reads c, writes t; Add reads b and t, writes a.
     const int64_t n = std::max<int64_t>(1024, static_cast<int64_t>(want / 5 / 4));
     ir::Graph g;
@@ -379,6 +383,26 @@ std::string doubt(const Roofline& r) {
   for (const MemoryLevel& m : r.levels)
     for (const auto& [t, g] : m.gbs)
       if (!usable(g)) return "the " + m.name + " read bandwidth of " + std::to_string(g) + " GB/s";
+  // More threads read at least about as fast as one (each has its own L1 and L2; the shared levels
+  // saturate but do not halve), and a level is not slower than the one below it: a figure that
+  // breaks either was measured while something else ran.
+  for (const MemoryLevel& m : r.levels) {
+    if (m.gbs.empty()) continue;
+    const auto& [t0, g0] = *m.gbs.begin();
+    for (const auto& [t, g] : m.gbs)
+      if (g < 0.75 * g0)
+        return "the " + m.name + " read bandwidth at " + std::to_string(t) + " threads (" + std::to_string(g) +
+               " GB/s) far below the " + std::to_string(g0) + " at " + std::to_string(t0) +
+               ": measured while the machine was busy";
+  }
+  for (size_t i = 0; i + 1 < r.levels.size(); ++i) {
+    const MemoryLevel &upper = r.levels[i], &lower = r.levels[i + 1];
+    if (upper.gbs.empty() || lower.gbs.empty()) continue;
+    const double u = upper.gbs.begin()->second, l = lower.gbs.begin()->second;
+    if (u < 0.8 * l)
+      return upper.name + " read at " + std::to_string(u) + " GB/s, slower than " + lower.name + " (" +
+             std::to_string(l) + "): measured while the machine was busy";
+  }
   for (const auto& [t, g] : r.gemm_gflops)  // a little over, for the noise of two measurements
     if (g > 1.1 * r.fma_peak_gflops(t))
       return "a GEMM figure at " + std::to_string(t) + " threads (" + std::to_string(g) +

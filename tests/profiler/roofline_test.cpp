@@ -111,6 +111,15 @@ TEST(Roofline, DamagedOrImplausibleCachesAreMeasuredAgain) {
   }
   planted.measured_at = "planted";
   const nlohmann::json good = planted.to_json();
+  // Four levels: L1 and L2 read as given, L3 at 100 GB/s and DRAM at 25 (one thread).
+  auto levels_with = [](const nlohmann::json& l1, const nlohmann::json& l2) {
+    nlohmann::json all = nlohmann::json::array();
+    const std::pair<const char*, nlohmann::json> gbs[] = {
+        {"L1", l1}, {"L2", l2}, {"L3", {{"1", 100.0}}}, {"DRAM", {{"1", 25.0}}}};
+    for (const auto& [name, g] : gbs)
+      all.push_back({{"name", name}, {"capacity_bytes", 1 << 20}, {"working_set_bytes", 1 << 19}, {"gbs", g}});
+    return all;
+  };
   auto entry = [&](const std::string& field, const nlohmann::json& value) {
     nlohmann::json e = good;
     e[field] = value;
@@ -134,6 +143,10 @@ TEST(Roofline, DamagedOrImplausibleCachesAreMeasuredAgain) {
       {"no memory levels", entry("levels", nullptr)},
       {"a level without bandwidth", entry("levels", {{{"name", "L1"}, {"capacity_bytes", 1}, {"working_set_bytes", 1},
                                                        {"gbs", {{"1", 0.0}}}}})},
+      // As a cache measured under load held them: L1 at 2 threads a tenth of 1 thread's, and an
+      // L2 slower than the L3 below it.
+      {"2 threads far below 1 (L1)", entry("levels", levels_with({{"1", 447.0}, {"2", 36.0}}, {{"1", 226.0}}))},
+      {"L2 slower than L3", entry("levels", levels_with({{"1", 447.0}}, {{"1", 60.0}}))},
   };
   for (const auto& [what, text] : damaged) {
     write_file_atomically(path, text);
