@@ -297,6 +297,7 @@ std::string roof_text(double fraction, const char* kind, const std::string& roof
 }  // namespace
 
 void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, const AnalysisOptions& o) {
+  row.threads = threads;
   row.gflops = time_ns > 0 ? row.flops / time_ns : 0;
   row.gbs = time_ns > 0 ? row.bytes / time_ns : 0;
   row.intensity = row.bytes > 0 ? row.flops / row.bytes : 0;
@@ -369,8 +370,33 @@ void classify(OpRow& row, double time_ns, const Roofline& roof, int threads, con
   }
 }
 
+std::map<int32_t, int> threads_by_node(const Recording& r) {
+  std::map<int32_t, std::set<int32_t>> tids;
+  bool any = false;
+  for (const Span& s : r.spans)
+    if (s.kind == SpanKind::Worker) {
+      any = true;
+      tids[s.node].insert(s.tid);
+    }
+  std::map<int32_t, int> out;
+  if (!any) return out;
+  for (size_t i = 0; i < r.nodes.size(); ++i) out[static_cast<int32_t>(i)] = 1;
+  for (const auto& [node, t] : tids) out[node] = std::max<int>(1, static_cast<int>(t.size()));
+  return out;
+}
+
 Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions& o) {
   Analysis a;
+  const std::map<int32_t, int> used = threads_by_node(r);
+  auto threads_of = [&](int32_t node) {
+    const auto it = used.find(node);
+    return it == used.end() ? r.threads : std::min(it->second, std::max(1, r.threads));
+  };
+  auto say_threads = [&](OpRow& row) {
+    if (row.threads < r.threads)
+      row.why += "; roofs at " + std::to_string(row.threads) + " thread" + (row.threads == 1 ? "" : "s") +
+                 ": its kernel ran on " + std::to_string(row.threads) + " of the run's " + std::to_string(r.threads);
+  };
   a.roofline = roof;
   a.threads = r.threads;
   a.below_fraction = o.below_fraction;
@@ -415,6 +441,7 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     double flops = 0, bytes = 0;
     int64_t instances = 0;
     std::vector<std::string> math;  // every node's, without repeats
+    int threads = 1;                // the most any of its nodes ran on
   };
   std::map<std::string, TypeAcc> types;
   for (const auto& [node, v] : node_samples) {
@@ -431,9 +458,11 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     row.math = n.math;
     row.share = all_kernel > 0 ? row.stats.total_ns / all_kernel : 0;
     node_runs[node].fill(row, a.breakdown.run_ns);
-    classify(row, row.stats.median_ns, roof, r.threads, o);
+    classify(row, row.stats.median_ns, roof, threads_of(node), o);
+    say_threads(row);
     a.by_node.push_back(row);
     TypeAcc& t = types[n.op];
+    t.threads = std::max(t.threads, row.threads);
     t.runs.merge(node_runs[node]);
     t.samples.insert(t.samples.end(), v.begin(), v.end());
     t.node_medians.push_back(row.stats.median_ns);
@@ -457,7 +486,8 @@ Analysis analyze(const Recording& r, const Roofline& roof, const AnalysisOptions
     for (double m : t.node_medians) mean_median += m;
     mean_median /= static_cast<double>(t.node_medians.size());
     row.math = t.math;
-    classify(row, mean_median, roof, r.threads, o);
+    classify(row, mean_median, roof, t.threads, o);
+    say_threads(row);
     a.by_type.push_back(row);
   }
   auto by_run_median = [](const OpRow& x, const OpRow& y) {

@@ -24,6 +24,10 @@
 //                    counts its whole table, a Slice its whole input): no level, no percentage
 //                    (""). Without levels (another backend) the one level is "memory", the
 //                    triad bandwidth.
+//    "These threads" are the ones the op's kernel ran on (`OpRow::threads`): the threads its
+//    Worker spans sit on, or 1 for an op that forked no parallel region, where the recording has
+//    Worker spans; the run's thread count where it has none. An op that ran on one thread of two
+//    is judged against one thread's roofs, not the machine's.
 //    % of each roof is the achieved rate over it. The roof at the op's intensity is
 //    min(compute roof, intensity x memory roof), and its share of it (`efficiency`) is the
 //    larger of the two percentages: the compute one right of the level's balance point (compute
@@ -58,6 +62,7 @@
 //  - each run split into kernel time (inside op spans), gaps between kernels (dispatch), and
 //    the edges of the run (input copy-in before the first op, output copy-out after the last);
 //  - the comparison of two recordings (e.g. passes off vs on).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -105,6 +110,8 @@ struct OpRow {
   double compute_roof_gflops = 0;
   std::string memory_level;     // "L1", "L2", "L3", "DRAM", "memory" (no levels), or "" (none fits)
   double memory_roof_gbs = 0;
+  // The threads its roofs are taken at: those its kernel ran on (threads_by_node), else the run's.
+  int threads = 1;
   std::vector<std::string> math;  // transcendental_math of its node (by_type: of all its nodes)
   Bound bound = Bound::Unknown;
   BelowReason reason = BelowReason::None;  // below-roofs: the first of `reasons`
@@ -162,6 +169,11 @@ void classify(OpRow& row, double time_ns, const Roofline& roofline, int threads,
               const AnalysisOptions& options = {});
 
 Analysis analyze(const Recording& recording, const Roofline& roofline, const AnalysisOptions& options = {});
+
+// The threads each node's kernel ran on: the distinct threads of its Worker spans, or 1 for a
+// node with none. Empty when the recording has no Worker spans at all (a one-thread run, another
+// backend, a recorded trace): then nothing says, and the run's thread count stands.
+std::map<int32_t, int> threads_by_node(const Recording& recording);
 
 struct OpTypeDiff {
   std::string op;

@@ -101,6 +101,33 @@ TEST(Analysis, MoreThreadsRaiseTheBalancePoint) {
   EXPECT_EQ(row.bound, Bound::Memory);
 }
 
+// At --threads 2 an op that forked no parallel region ran on one thread: its roofs are one
+// thread's (issue 35: SkipLayerNorm was shown "DRAM-bound 83%" against two threads' DRAM).
+// Worker spans on two threads for the MatMul, none for the Add.
+TEST(Analysis, AnOpIsJudgedAtTheThreadsItsKernelRanOn) {
+  Recording r = synth({{"MatMul", 6e6, 1e6, 65000}, {"Add", 6e6, 1e6, 65000}}, 4, 200, 500);
+  r.threads = 2;
+  EXPECT_TRUE(threads_by_node(r).empty()) << "no Worker spans: nothing says";
+  EXPECT_EQ(analyze(r, test_roof()).by_node.front().threads, 2) << "then the run's thread count stands";
+  const std::vector<Span> ops = r.spans;
+  for (const Span& s : ops)
+    if (s.kind == SpanKind::Op && s.node == 0)
+      for (int32_t tid : {1, 2}) r.spans.push_back({SpanKind::Worker, "w", s.start_ns, s.end_ns, tid, s.run, 0, tid == 1 ? 2 : 0});
+  EXPECT_EQ(threads_by_node(r), (std::map<int32_t, int>{{0, 2}, {1, 1}}));
+  const Analysis a = analyze(r, test_roof());
+  std::map<std::string, const OpRow*> by;
+  for (const OpRow& row : a.by_type) by[row.op] = &row;
+  EXPECT_EQ(by["MatMul"]->threads, 2);
+  EXPECT_EQ(by["Add"]->threads, 1);
+  // The same op at the same time, at 1 and 2 threads' roofs (test_roof: balance 5 at one thread,
+  // 9.5 at two): AI 6 at 92 GFLOP/s and 15 GB/s is compute-bound at one thread (92% of 100),
+  // memory-bound at two (77% of 20 GB/s, 49% of 190 GFLOP/s).
+  EXPECT_EQ(by["Add"]->bound, Bound::Compute) << by["Add"]->why;
+  EXPECT_EQ(by["MatMul"]->bound, Bound::Memory) << by["MatMul"]->why;
+  EXPECT_NE(by["Add"]->why.find("roofs at 1 thread: its kernel ran on 1 of the run's 2"), std::string::npos) << by["Add"]->why;
+  EXPECT_EQ(by["MatMul"]->why.find("roofs at"), std::string::npos) << by["MatMul"]->why;
+}
+
 // An op's place against both roofs, and the below-roofs class (analysis.h). The test roof: 100
 // GFLOP/s, 20 GB/s, balance 5 FLOP/B, dispatch floor 50 ns.
 // The GEMM of MLP batch 64 (64x784x512: 51.4 MFLOP over 1.97 MB, AI 26): at 80% of the compute
