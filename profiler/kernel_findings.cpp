@@ -107,6 +107,7 @@ KernelFinding wave_tail(const NcuKernel& k, const KernelFigures& f) {
   if (!waves && sms && *sms > 0 && f.occupancy_limit_blocks && *f.occupancy_limit_blocks > 0 && blocks > 0)
     waves = blocks / (*f.occupancy_limit_blocks * *sms);
   if (!waves || *waves <= 0) return missing("wave tail", "section LaunchStats: # SMs or Waves Per SM");
+  if (!std::isfinite(*waves)) return missing("wave tail", "a finite wave count (the report's grid and SM figures give none)");
   KernelFinding x{"wave tail", true, "", std::nullopt, "ours: wave tail", ""};
   const double w = *waves;
   if (w < 1) {
@@ -195,6 +196,12 @@ GpuRoofline gpu_roofline(const NcuKernel& k) {
   r.peak_flops = *peak_ops * *sm_hz;
   r.achieved_flops = (*ffma + *fadd + *fmul) * *sm_hz;
   if (dram_hz && dram_bytes_per_cycle) r.dram_peak_bytes_per_s = *dram_bytes_per_cycle * *dram_hz;
+  // A report's figures out of any range (a product past a double, a negative rate) place nothing.
+  for (const std::optional<double>& v : {r.peak_flops, r.achieved_flops, r.dram_peak_bytes_per_s, r.dram_bytes_per_s})
+    if (v && (!std::isfinite(*v) || *v < 0)) {
+      r.note = "the roofline chart's figures are out of range (a rate not finite or negative): not placed";
+      return r;
+    }
   if (*r.achieved_flops <= 0) {
     r.note = "no FP32 FMA, ADD or MUL work: not on the FP32 chart (tensor-core, half-precision and integer work are not in it)";
     return r;

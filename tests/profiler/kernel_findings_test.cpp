@@ -168,5 +168,22 @@ TEST(KernelFindings, ARooflineIsNeverDrawnAboveItsRoof) {
   EXPECT_NE(z.note.find("no FP32"), std::string::npos);
 }
 
+// Hostile figures: an SM clock whose product with the peak passes a double, and a grid whose
+// block count does. Nothing is placed, nothing prints inf or nan.
+TEST(KernelFindings, FiguresPastADoubleArePlacedNowhere) {
+  const std::string huge = "1" + std::string(300, '0');
+  std::string rows = chart("60", "100");
+  rows.replace(rows.find("\"Ghz\",\"2\""), 9, "\"Ghz\",\"" + huge + "\"");
+  const KernelFigures f = figures_of("roofline_huge.csv", rows);
+  EXPECT_FALSE(f.roofline.pct_of_roof);
+  EXPECT_NE(f.roofline.note.find("out of range"), std::string::npos) << f.roofline.note;
+  const std::string text = kernel_figures_text(f);
+  EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  const KernelFigures g = figures_of("waves_huge.csv", row("Launch Statistics", "Waves Per SM", "", huge + huge));
+  EXPECT_FALSE(item(g, "wave tail").gain_pct) << item(g, "wave tail").text;
+  EXPECT_EQ(kernel_figures_text(g).find("nan"), std::string::npos) << kernel_figures_text(g);
+}
+
 }  // namespace
 }  // namespace fusebox::profiler
