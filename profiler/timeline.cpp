@@ -72,9 +72,13 @@ class Builder {
                      [tid](const Span& s) { return s.tid == tid && s.kind != SpanKind::Worker; });
   }
 
-  // One track per thread with Worker spans, in team order, under the CPU threads.
+  // One track per thread with Worker spans, in team order, under the CPU threads. A team of one
+  // (threads=1: worker 0 is the thread that runs the ops) gets none: its CPU track already is
+  // that thread, and one thread is one track.
   void worker_tracks() {
-    for (const WorkerUtilisation& w : worker_utilisation(rec_)) {
+    const std::vector<WorkerUtilisation> workers = worker_utilisation(rec_);
+    if (workers.size() == 1 && workers.front().worker == 0) return;
+    for (const WorkerUtilisation& w : workers) {
       const size_t before = t_.tracks.size();
       const int32_t tid = w.tid;
       add_span_track(worker_label(w), TrackKind::Worker,

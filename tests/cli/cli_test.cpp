@@ -167,9 +167,11 @@ TEST(Cli, CompareRunsTwoSettingsOfOneModel) {
 TEST(Cli, ProfilePrintsTheTimelineWhenAsked) {
   Result r = run_cli("profile mlp --iters 2 --warmup 0 --profile-runs 3 --timeline");
   ASSERT_EQ(r.code, 0) << r.out;
-  // NVTX, the CPU thread, and the one worker (threads=1: the ops' own thread, with its busy share).
-  EXPECT_NE(r.out.find("timeline: 3 tracks, 3 runs, median run "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  worker 0  "), std::string::npos) << r.out;
+  // NVTX and the CPU thread: at threads=1 the one worker is the ops' own thread, already its CPU
+  // track (one thread is one track); its busy share is on the "threads:" line.
+  EXPECT_NE(r.out.find("timeline: 2 tracks, 3 runs, median run "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  worker 0  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("threads: worker 0 (runs the ops)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  NVTX  "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  CPU "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  median\n"), std::string::npos) << r.out;

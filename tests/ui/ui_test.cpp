@@ -210,7 +210,7 @@ TEST_F(UiTest, AtTwoThreadsTheTraceHasATrackPerWorkerThreadTiedToItsOps) {
   EXPECT_GT(app_->trace.drawn.selected_spans, 0u);
   EXPECT_GE(app_->trace.drawn.selected_worker_spans, tids.size());
   run("threads=1");
-  EXPECT_EQ(app_->trace.drawn.worker_tracks.size(), 1u) << "one thread: one worker track";
+  EXPECT_EQ(app_->trace.drawn.worker_tracks.size(), 0u) << "one thread is one track: its CPU track";
 }
 
 // The details pane follows the selection: nothing selected says so; a fused node shows its op,
