@@ -496,4 +496,49 @@ std::string timeline_text(const Timeline& t) {
   return out;
 }
 
+RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double t1, size_t top) {
+  RangeStats out;
+  out.t0 = std::min(t0, t1);
+  out.t1 = std::max(t0, t1);
+  std::map<std::string, RangeStats::Name> gpu, host;
+  // The items of `row` overlapping the range, in start order.
+  auto overlapping = [&](const TimelineRow& row, auto&& visit) {
+    auto it = std::lower_bound(row.items.begin(), row.items.end(), out.t0 - row.max_len,
+                               [](const TimelineItem& x, double v) { return x.t0 < v; });
+    for (; it != row.items.end() && it->t0 < out.t1; ++it)
+      if (it->t1 > out.t0) visit(*it);
+  };
+  for (size_t k = 0; k < t.tracks.size(); ++k) {
+    const TimelineTrack& track = t.tracks[k];
+    RangeStats::Track stat{k, 0, 0};
+    for (size_t row = 0; row < track.rows.size(); ++row) {
+      double covered_to = out.t0;  // the union of row 0's clipped items, swept in start order
+      overlapping(track.rows[row], [&](const TimelineItem& it) {
+        ++stat.items;
+        const double a = std::max(it.t0, out.t0), b = std::min(it.t1, out.t1);
+        if (row == 0 && b > covered_to) {
+          stat.busy_ns += b - std::max(a, covered_to);
+          covered_to = b;
+        }
+        const bool device = is_device_item(it.kind);
+        if (it.kind == TimelineItemKind::Runtime || it.kind == TimelineItemKind::Sync) return;
+        if (!device && it.kind != TimelineItemKind::Op) return;
+        const std::string& name =
+            device ? r.device[static_cast<size_t>(it.index)].name : r.spans[static_cast<size_t>(it.index)].name;
+        RangeStats::Name& n = (device ? gpu : host)[name];
+        n.name = name;
+        ++n.count;
+        n.time_ns += b - a;
+      });
+    }
+    if (stat.items) out.tracks.push_back(stat);
+  }
+  out.gpu = !gpu.empty();
+  for (auto& [name, n] : out.gpu ? gpu : host) out.top.push_back(std::move(n));
+  std::stable_sort(out.top.begin(), out.top.end(),
+                   [](const RangeStats::Name& a, const RangeStats::Name& b) { return a.time_ns > b.time_ns; });
+  if (out.top.size() > top) out.top.resize(top);
+  return out;
+}
+
 }  // namespace fusebox::profiler

@@ -104,6 +104,33 @@ struct Timeline {
 };
 
 Timeline build_timeline(const Recording& recording);
+
+// What lies inside [t0, t1) of a timeline (ns from base_ns), for a range selected on it:
+//   tracks  each track with an item overlapping the range: how many, and how much of the range
+//           its outermost row covers (the union of those items clipped to it; the rows below
+//           nest inside them, so they add nothing);
+//   top     the names taking the most time inside the range (each item's time clipped to it,
+//           summed per name): the GPU's work (kernels, copies, memsets) when the range holds any,
+//           else the host's ops (op spans, inclusive: a parent op's time holds its children's;
+//           annotations and runs, which contain them all, left out).
+struct RangeStats {
+  double t0 = 0, t1 = 0;
+  struct Track {
+    size_t track = 0;
+    size_t items = 0;
+    double busy_ns = 0;
+  };
+  std::vector<Track> tracks;
+  struct Name {
+    std::string name;
+    size_t count = 0;
+    double time_ns = 0;
+  };
+  std::vector<Name> top;  // by time, largest first
+  bool gpu = false;       // top is the GPU's work
+  double width() const { return t1 - t0; }
+};
+RangeStats range_stats(const Timeline& timeline, const Recording& recording, double t0, double t1, size_t top = 6);
 // A recorded trace's order: GPU streams first, then the API calls, then the host threads, so
 // the GPU stays in view above a trace's (often deep) Python-stack and annotation rows.
 void put_gpu_first(Timeline& timeline);

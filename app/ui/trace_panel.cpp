@@ -213,6 +213,8 @@ void TracePanel::rebuild(const profiler::Recording& rec, const workbench::Opened
                          const void* source, uint64_t sequence) {
   built_for_ = source;
   built_sequence_ = sequence;
+  range_.reset();  // another recording: its times are not the range's
+  range_computed_.reset();
   if (trace && !trace->slices.empty()) {
     timeline_ = profiler::build_timeline(rec, trace->slices);  // each rank GPU first
   } else {
@@ -370,6 +372,32 @@ std::string TracePanel::set_gap(const std::string& value) {
   return "";
 }
 
+std::string TracePanel::set_range(const std::string& value) {
+  if (value == "none") {
+    range_.reset();
+    return "";
+  }
+  if (timeline_.tracks.empty()) return "range: nothing on the timeline yet";
+  if (value == "view") {
+    range_ = {view_t0_, view_t1_};
+    return "";
+  }
+  const std::string expected = "expected none, view, or two different times in microseconds from the timeline's "
+                               "zero (range=120,480), got '" + value + "'";
+  const size_t comma = value.find(',');
+  if (comma == std::string::npos) return expected;
+  double a = 0, b = 0;
+  try {
+    a = parse_double(value.substr(0, comma), "trace.range");
+    b = parse_double(value.substr(comma + 1), "trace.range");
+  } catch (const Error&) {
+    return expected;
+  }
+  if (!std::isfinite(a) || !std::isfinite(b) || a == b || std::fabs(a) > 1e15 || std::fabs(b) > 1e15) return expected;
+  range_ = {std::min(a, b) * 1e3, std::max(a, b) * 1e3};
+  return "";
+}
+
 std::string TracePanel::set_hosts(const std::string& value) {
   if (timeline_.groups.empty()) return "hosts: only with several ranks open (open=FOLDER of rank traces)";
   std::string ranks;
@@ -421,6 +449,10 @@ std::vector<PanelSwitch> TracePanel::switches() {
        [this](const std::string& v, const workbench::RunResult*) { return set_histogram(v); }},
       {"bin", {}, "none | <n>", "keep only the matches in the histogram's n-th bin (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_bin(v); }},
+      {"range", {}, "none | view | <t0>,<t1> (us)",
+       "select a time range (or shift+drag on the timeline): each track's items and busy share "
+       "in it, and the names taking its time",
+       [this](const std::string& v, const workbench::RunResult*) { return set_range(v); }},
   };
 }
 
@@ -541,12 +573,51 @@ void TracePanel::draw(const Frame& frame) {
   draw_flows(c, hover);
   draw_find_marks(c);
   draw_selection(c);
+  draw_range(c);
   draw_hover_edge(c, hover);
   c.dl->PopClipRect();
   c.dl->PopClipRect();  // tracks
   c.dl->PopClipRect();  // canvas
   draw_tooltip(hover, counter_value);
   handle_click(frame, c, hover);
+}
+
+// The selected range: a band over the plot and, in its top-right corner, what lies inside it.
+void TracePanel::draw_range(const Canvas& c) {
+  if (!range_ || !rec_) return;
+  if (range_computed_ != range_) {
+    range_stats_ = profiler::range_stats(timeline_, *rec_, range_->first, range_->second);
+    range_computed_ = range_;
+  }
+  const profiler::RangeStats& r = range_stats_;
+  const float x0 = c.x_of(r.t0), x1 = std::max(c.x_of(r.t1), x0 + 1);
+  c.dl->AddRectFilled(ImVec2(x0, c.plot.Min.y), ImVec2(x1, c.plot.Max.y), IM_COL32(120, 170, 255, 40));
+  c.dl->AddLine(ImVec2(x0, c.plot.Min.y), ImVec2(x0, c.plot.Max.y), IM_COL32(120, 170, 255, 200));
+  c.dl->AddLine(ImVec2(x1, c.plot.Min.y), ImVec2(x1, c.plot.Max.y), IM_COL32(120, 170, 255, 200));
+  std::vector<std::string>& lines = drawn.range_lines;
+  lines.push_back("range " + format_ns(r.width()) + " (trace.range=none clears)");
+  for (const profiler::RangeStats::Track& t : r.tracks) {
+    if (lines.size() > 7) break;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: %.0f%% busy, %zu item%s", timeline_.tracks[t.track].label.c_str(),
+                  100 * t.busy_ns / r.width(), t.items, t.items == 1 ? "" : "s");
+    lines.push_back(buf);
+  }
+  if (!r.top.empty()) lines.push_back(r.gpu ? "GPU time in it, by name:" : "host ops in it, by name (inclusive):");
+  for (const profiler::RangeStats::Name& n : r.top) {
+    std::string name = n.name.size() > 60 ? n.name.substr(0, 57) + "..." : n.name;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "  %s  %s (%.0f%%), %zu", format_ns(n.time_ns).c_str(), name.c_str(),
+                  100 * n.time_ns / r.width(), n.count);
+    lines.push_back(buf);
+  }
+  float w = 0;
+  for (const std::string& l : lines) w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
+  const ImVec2 at(c.plot.Max.x - w - 12, c.plot.Min.y + 4);
+  c.dl->AddRectFilled(ImVec2(at.x - 4, at.y - 2), ImVec2(c.plot.Max.x - 4, at.y + c.line_h * static_cast<float>(lines.size()) + 4),
+                      IM_COL32(20, 24, 32, 225), 3.0f);
+  for (size_t i = 0; i < lines.size(); ++i)
+    c.dl->AddText(ImVec2(at.x, at.y + c.line_h * static_cast<float>(i)), IM_COL32(230, 235, 245, 255), lines[i].c_str());
 }
 
 // Which run, how long, fit.
@@ -689,10 +760,19 @@ void TracePanel::handle_input(const Canvas& c) {
                                   c.plot.Min.x) / c.plot_w * w;
     zoom_view(at, w * std::pow(kZoomStep, -io.MouseWheel));
   }
-  if (c.active && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+  auto time_at = [&](float x) {
+    return view_t0_ + (std::clamp(x, c.plot.Min.x, c.plot.Max.x) - c.plot.Min.x) / c.plot_w * (view_t1_ - view_t0_);
+  };
+  if (c.active && ImGui::IsMouseDragging(ImGuiMouseButton_Left) && (io.KeyShift || range_from_)) {
+    dragging_ = true;  // shift+drag selects a range instead of panning
+    if (!range_from_) range_from_ = time_at(io.MouseClickedPos[ImGuiMouseButton_Left].x);
+    if (const double at = time_at(io.MousePos.x); at != *range_from_)
+      range_ = {std::min(*range_from_, at), std::max(*range_from_, at)};
+  } else if (c.active && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
     dragging_ = true;
     pan_view(-io.MouseDelta.x / c.plot_w * (view_t1_ - view_t0_));
   }
+  if (!c.active) range_from_.reset();
   if (pending_zoom_ != 1) {
     zoom_view((view_t0_ + view_t1_) / 2, (view_t1_ - view_t0_) / pending_zoom_);
     pending_zoom_ = 1;

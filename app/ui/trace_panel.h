@@ -81,6 +81,7 @@ struct TracePanel {
     std::vector<size_t> hist_counts;  // and the matches in each (a bin holds [edge, next edge),
                                       // the last its upper edge too)
     int hist_bin = -1;                // the bin kept (bin=), or -1
+    std::vector<std::string> range_lines;  // the selected range's statistics as drawn (trace.range=)
     bool measuring = false;  // the result on screen was not measured yet: a note instead
   } drawn;
   // The opened trace's selected idle gap (trace.gap=N, 0 = the longest), or -1.
@@ -144,6 +145,8 @@ struct TracePanel {
   void draw_match_list(const Frame& frame);
   void draw_histogram(const Frame& frame);
   std::string set_histogram(const std::string& value);
+  std::string set_range(const std::string& value);
+  void draw_range(const Canvas& c);  // the selected range's band and its statistics
   std::string set_bin(const std::string& value);
   size_t bin_of(double duration) const;  // the histogram bin of a match's duration
   void draw_find_marks(const Canvas& c);
@@ -157,6 +160,12 @@ struct TracePanel {
   const void* built_for_ = nullptr;  // the RunResult or OpenedTrace the timeline was built from
   uint64_t built_sequence_ = 0;
   const profiler::Recording* rec_ = nullptr;  // the drawn result's recording
+  // A selected time range (trace.range=, shift+drag), ns from the timeline's base, and what lies
+  // in it, worked out when it changes; `range_from_` is where a shift+drag started.
+  std::optional<std::pair<double, double>> range_;
+  std::optional<std::pair<double, double>> range_computed_;
+  profiler::RangeStats range_stats_;
+  std::optional<double> range_from_;
   profiler::Timeline timeline_;
   std::vector<ImU32> node_color_;  // per node, by its op kind
   std::vector<std::string> group_titles_;  // per timeline group (rank): its header line

@@ -175,6 +175,49 @@ TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
   EXPECT_TRUE(t.op_items_of_node[2].empty());
 }
 
+// A range selected on the timeline: the same device records as above (times from base 100:
+// stream 7 kernel [100, 160), memset [350, 370), kernel [400, 500); stream 9 copy [200, 300); the
+// API call [0, 50)). The range [150, 420) holds 10 + 20 + 20 ns of stream 7 (3 items), 100 of
+// stream 9, and no API call; its top names are the GPU's, clipped.
+TEST(Timeline, ARangeSaysWhatLiesInsideIt) {
+  Recording rec;
+  rec.nodes.resize(3);
+  rec.device.push_back(activity(exec::ActivityKind::Kernel, 500, 600, 7, 0, 2));
+  rec.device.push_back(activity(exec::ActivityKind::Runtime, 100, 150, 0, 42));
+  rec.device.push_back(activity(exec::ActivityKind::Memcpy, 300, 400, 9));
+  rec.device.push_back(activity(exec::ActivityKind::Kernel, 200, 260, 7));
+  rec.device.push_back(activity(exec::ActivityKind::Memset, 450, 470, 7));
+  rec.device[0].name = "gemm";
+  rec.device[2].name = "HtoD";
+  rec.device[3].name = "gemm";
+  rec.device[4].name = "memset";
+  const Timeline t = build_timeline(rec);
+  const RangeStats r = range_stats(t, rec, 420, 150);  // either order
+  EXPECT_EQ(r.t0, 150);
+  EXPECT_EQ(r.width(), 270);
+  ASSERT_EQ(r.tracks.size(), 2u) << "the API call ends before the range";
+  EXPECT_EQ(t.tracks[r.tracks[0].track].label, "GPU 0 stream 7");
+  EXPECT_EQ(r.tracks[0].items, 3u);
+  EXPECT_DOUBLE_EQ(r.tracks[0].busy_ns, 10 + 20 + 20);
+  EXPECT_DOUBLE_EQ(r.tracks[1].busy_ns, 100);
+  EXPECT_TRUE(r.gpu);
+  ASSERT_EQ(r.top.size(), 3u);
+  EXPECT_EQ(r.top[0].name, "HtoD");
+  EXPECT_DOUBLE_EQ(r.top[0].time_ns, 100);
+  EXPECT_EQ(r.top[1].name, "gemm");
+  EXPECT_EQ(r.top[1].count, 2u);
+  EXPECT_DOUBLE_EQ(r.top[1].time_ns, 30);
+  EXPECT_TRUE(range_stats(t, rec, 700, 800).tracks.empty()) << "past every item";
+  // A model run's host ops when there is no GPU work: inclusive, op spans only.
+  const Recording host = two_threads();
+  const Timeline h = build_timeline(host);
+  const RangeStats hr = range_stats(h, host, 200, 230);  // run 0 (from base 1000: [200, 230))
+  EXPECT_FALSE(hr.gpu);
+  ASSERT_FALSE(hr.top.empty());
+  EXPECT_EQ(hr.top[0].name, "B");
+  EXPECT_DOUBLE_EQ(hr.top[0].time_ns, 25);  // B: [204, 229)
+}
+
 // Each API call is tied to the GPU work of its correlation id; syncs, uncorrelated work (id 0)
 // and calls that launched nothing have no flow. Flows come by the launch's start.
 TEST(Timeline, FlowsTieEachLaunchToWhatItLaunched) {
