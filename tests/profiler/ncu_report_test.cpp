@@ -12,14 +12,12 @@
 #include <string>
 
 #include "core/base/error.h"
+#include "tests/profiler/ncu_csv.h"
 
 namespace fusebox::profiler {
 namespace {
 
-const char* kHeader =
-    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
-    "\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\","
-    "\"Rule Type\",\"Rule Description\",\"Estimated Speedup Type\",\"Estimated Speedup\"\n";
+const char* const kHeader = ptest::kNcuDetailsHeader;
 
 std::string row(const std::string& id, const std::string& section, const std::string& metric,
                 const std::string& unit, const std::string& value) {

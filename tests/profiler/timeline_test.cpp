@@ -145,14 +145,21 @@ TEST(Timeline, ArenaCounterSortedWithItsScale) {
   EXPECT_EQ(t.counter_max, 96);  // the peak sample is above the arena's 64 bytes
 }
 
-TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
-  Recording rec;  // a recorded GPU trace: device activity only, no spans
+// A recorded GPU trace: device activity only, no spans. Stream 7: kernels [500, 600) (node 2) and
+// [200, 260), a memset [450, 470); stream 9: a copy [300, 400); thread 42's API call [100, 150).
+static Recording five_device_records() {
+  Recording rec;
   rec.nodes.resize(3);
   rec.device.push_back(activity(exec::ActivityKind::Kernel, 500, 600, 7, 0, 2));
   rec.device.push_back(activity(exec::ActivityKind::Runtime, 100, 150, 0, 42));
   rec.device.push_back(activity(exec::ActivityKind::Memcpy, 300, 400, 9));
   rec.device.push_back(activity(exec::ActivityKind::Kernel, 200, 260, 7));
   rec.device.push_back(activity(exec::ActivityKind::Memset, 450, 470, 7));
+  return rec;
+}
+
+TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
+  const Recording rec = five_device_records();
   const Timeline t = build_timeline(rec);
   EXPECT_EQ(t.base_ns, 100);
   ASSERT_EQ(t.tracks.size(), 3u);  // by first appearance
@@ -180,13 +187,7 @@ TEST(Timeline, DeviceActivityGroupedByStreamAndApiThread) {
 // API call [0, 50)). The range [150, 420) holds 10 + 20 + 20 ns of stream 7 (3 items), 100 of
 // stream 9, and no API call; its top names are the GPU's, clipped.
 TEST(Timeline, ARangeSaysWhatLiesInsideIt) {
-  Recording rec;
-  rec.nodes.resize(3);
-  rec.device.push_back(activity(exec::ActivityKind::Kernel, 500, 600, 7, 0, 2));
-  rec.device.push_back(activity(exec::ActivityKind::Runtime, 100, 150, 0, 42));
-  rec.device.push_back(activity(exec::ActivityKind::Memcpy, 300, 400, 9));
-  rec.device.push_back(activity(exec::ActivityKind::Kernel, 200, 260, 7));
-  rec.device.push_back(activity(exec::ActivityKind::Memset, 450, 470, 7));
+  Recording rec = five_device_records();
   rec.device[0].name = "gemm";
   rec.device[2].name = "HtoD";
   rec.device[3].name = "gemm";
