@@ -453,11 +453,12 @@ std::vector<HostItem> host_items_during(const Recording& r, int32_t d, int64_t g
   for (const Span& sp : r.spans)
     if ((sp.kind == SpanKind::Op || sp.kind == SpanKind::Range) && sp.end_ns > gs &&
         sp.start_ns < ge)
-      items.push_back({&sp.name, sp.start_ns, sp.end_ns, sp.tid, true});
+      items.push_back({&sp.name.str(), sp.start_ns, sp.end_ns, sp.tid, true});
   for (const DeviceActivity& x : r.device)
     if ((x.kind == ActivityKind::Runtime || (x.kind == ActivityKind::Sync && x.device == d)) &&
         x.end_ns > gs && x.start_ns < ge)
-      items.push_back({&x.name, x.start_ns, x.end_ns, static_cast<int64_t>(x.thread_id), false});
+      items.push_back(
+          {&x.name.str(), x.start_ns, x.end_ns, static_cast<int64_t>(x.thread_id), false});
   std::stable_sort(items.begin(), items.end(), [](const HostItem& x, const HostItem& y) {
     if (x.tid != y.tid) return x.tid < y.tid;
     if (x.s0 != y.s0) return x.s0 < y.s0;

@@ -547,7 +547,7 @@ class KinetoReader {
     int64_t pid = 0, tid = 0, start = 0, end = 0;
     if (!place(e, &pid, &tid) || !times(e, &start, &end)) return;
     const element args = e.args && e.args->type() == element_type::OBJECT ? *e.args : empty_args();
-    const std::string name(text_field(e.name, "name"));
+    const Name name(text_field(e.name, "name"));  // interned once per distinct text
     if (c == Cat::HostOp || c == Cat::Annotation || c == Cat::PythonRange) {
       ++host_pid_events_[pid];
       return host_span(c, name, args, start, end, id32(tid));
@@ -563,8 +563,7 @@ class KinetoReader {
     return empty;
   }
 
-  void host_span(Cat c, const std::string& name, const element& args, int64_t start, int64_t end,
-                 int32_t tid) {
+  void host_span(Cat c, Name name, const element& args, int64_t start, int64_t end, int32_t tid) {
     Span s;
     s.name = name;
     s.start_ns = start;
@@ -618,8 +617,8 @@ class KinetoReader {
     node_seen_[i] = true;
   }
 
-  void activity(Cat c, const std::string& name, const element& args, int64_t start, int64_t end,
-                int64_t pid, int64_t tid) {
+  void activity(Cat c, Name name, const element& args, int64_t start, int64_t end, int64_t pid,
+                int64_t tid) {
     exec::DeviceActivity a;
     a.kind = activity_kind(c);
     a.name = name;

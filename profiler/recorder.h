@@ -54,16 +54,18 @@ struct NodeInfo {
   std::vector<std::string> math;
 };
 
+// 48 bytes (80 with a std::string name and the kind first): a recording holds millions.
 struct Span {
-  SpanKind kind = SpanKind::Op;
-  std::string name;       // stage name, "run <n>", or "<OpType>.<index>(<node name>)"
+  Name name;              // stage name, "run <n>", or "<OpType>.<index>(<node name>)" (interned)
   int64_t start_ns = 0;   // absolute, CLOCK_MONOTONIC_RAW
   int64_t end_ns = 0;
-  int32_t tid = 0;
   int64_t run = -1;       // run index (runs and ops)
+  int32_t tid = 0;
   int32_t node = -1;      // node index (ops)
   int32_t depth = 0;      // nesting depth on its thread, 0 = outermost
+  SpanKind kind = SpanKind::Op;
 };
+static_assert(sizeof(Span) == 48, "a span's size is a budget: see above");
 
 struct CounterSample {
   int64_t t_ns = 0;

@@ -500,7 +500,7 @@ RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double 
   RangeStats out;
   out.t0 = std::min(t0, t1);
   out.t1 = std::max(t0, t1);
-  std::map<std::string, RangeStats::Name> gpu, host;
+  std::map<std::string, RangeStats::Top> gpu, host;
   // The items of `row` overlapping the range, in start order.
   auto overlapping = [&](const TimelineRow& row, auto&& visit) {
     auto it = std::lower_bound(row.items.begin(), row.items.end(), out.t0 - row.max_len,
@@ -525,7 +525,7 @@ RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double 
         if (!device && it.kind != TimelineItemKind::Op) return;
         const std::string& name =
             device ? r.device[static_cast<size_t>(it.index)].name : r.spans[static_cast<size_t>(it.index)].name;
-        RangeStats::Name& n = (device ? gpu : host)[name];
+        RangeStats::Top& n = (device ? gpu : host)[name];
         n.name = name;
         ++n.count;
         n.time_ns += b - a;
@@ -535,8 +535,9 @@ RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double 
   }
   out.gpu = !gpu.empty();
   for (auto& [name, n] : out.gpu ? gpu : host) out.top.push_back(std::move(n));
-  std::stable_sort(out.top.begin(), out.top.end(),
-                   [](const RangeStats::Name& a, const RangeStats::Name& b) { return a.time_ns > b.time_ns; });
+  std::stable_sort(
+      out.top.begin(), out.top.end(),
+      [](const RangeStats::Top& a, const RangeStats::Top& b) { return a.time_ns > b.time_ns; });
   if (out.top.size() > top) out.top.resize(top);
   return out;
 }

@@ -121,12 +121,12 @@ struct RangeStats {
     double busy_ns = 0;
   };
   std::vector<Track> tracks;
-  struct Name {
+  struct Top {
     std::string name;
     size_t count = 0;
     double time_ns = 0;
   };
-  std::vector<Name> top;  // by time, largest first
+  std::vector<Top> top;   // by time, largest first
   bool gpu = false;       // top is the GPU's work
   double width() const { return t1 - t0; }
 };

@@ -604,7 +604,7 @@ void TracePanel::draw_range(const Canvas& c) {
     lines.push_back(buf);
   }
   if (!r.top.empty()) lines.push_back(r.gpu ? "GPU time in it, by name:" : "host ops in it, by name (inclusive):");
-  for (const profiler::RangeStats::Name& n : r.top) {
+  for (const profiler::RangeStats::Top& n : r.top) {
     std::string name = n.name.size() > 60 ? n.name.substr(0, 57) + "..." : n.name;
     char buf[200];
     std::snprintf(buf, sizeof buf, "  %s  %s (%.0f%%), %zu", format_ns(n.time_ns).c_str(), name.c_str(),

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/name.h"
+
 namespace fusebox::exec {
 
 // Runtime is a host-side API call (runtime or driver API: cudaLaunchKernel, cuLaunchKernelEx...);
@@ -22,11 +24,13 @@ const char* copy_kind_name(uint8_t copy_kind);
 const char* memory_kind_name(uint8_t memory_kind);
 constexpr uint8_t kMemoryKindPageable = 1;
 
+// Laid out largest first, so a record is 88 bytes (it was 120 with a std::string name and the
+// kind first): a 10-million-event trace holds millions of them.
 struct DeviceActivity {
-  ActivityKind kind = ActivityKind::Kernel;
-  std::string name;  // kernel name, "cudaLaunchKernel", "HtoD"...
+  Name name;  // kernel name, "cudaLaunchKernel", "HtoD"... (interned: core/base/name.h)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  uint64_t bytes = 0;  // Memcpy/Memset records
   int32_t device = 0;
   int32_t stream = 0;
   uint32_t correlation_id = 0;  // links a runtime call to the kernel or copy it launched
@@ -36,12 +40,13 @@ struct DeviceActivity {
   int32_t block[3] = {0, 0, 0};
   int32_t shared_memory = 0;
   int32_t registers = 0;
-  uint64_t bytes = 0;       // Memcpy/Memset records
+  int32_t node_index = -1;  // graph node whose range launched it, when known
+  ActivityKind kind = ActivityKind::Kernel;
   uint8_t copy_kind = 0;    // CUPTI_ACTIVITY_MEMCPY_KIND_* for Memcpy records
   uint8_t src_kind = 0;     // CUPTI_ACTIVITY_MEMORY_KIND_* of a copy's source and destination
   uint8_t dst_kind = 0;     //   (0 = unknown; 1 = pageable host memory: a staged, slower copy)
-  int32_t node_index = -1;  // graph node whose range launched it, when known
 };
+static_assert(sizeof(DeviceActivity) == 88, "a device record's size is a budget: see above");
 
 // Whether a trace's kernels are tied to the ops that launched them (CUPTI external correlation):
 // every kernel must name a node of the graph it ran (0 <= node_index < node_count).

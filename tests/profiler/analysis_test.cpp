@@ -40,14 +40,28 @@ Recording synth(const std::vector<std::tuple<std::string, double, double, int64_
   r.node_count = r.nodes.size();
   int64_t t = 1000;
   for (int run = 0; run < runs; ++run) {
-    Span rs{SpanKind::Run, run_range_name(run), t, 0, 1, run, -1, 0};
+    Span rs{.name = run_range_name(run),
+            .start_ns = t,
+            .end_ns = 0,
+            .run = run,
+            .tid = 1,
+            .node = -1,
+            .depth = 0,
+            .kind = SpanKind::Run};
     size_t run_idx = r.spans.size();
     r.spans.push_back(rs);
     t += edge;
     for (size_t i = 0; i < ops.size(); ++i) {
       if (i) t += gap;
       int64_t d = std::get<3>(ops[i]) + (run % 3);  // a little noise
-      r.spans.push_back({SpanKind::Op, op_range_name(r.nodes[i].op, i, r.nodes[i].name), t, t + d, 1, run, static_cast<int32_t>(i), 1});
+      r.spans.push_back({.name = op_range_name(r.nodes[i].op, i, r.nodes[i].name),
+                         .start_ns = t,
+                         .end_ns = t + d,
+                         .run = run,
+                         .tid = 1,
+                         .node = static_cast<int32_t>(i),
+                         .depth = 1,
+                         .kind = SpanKind::Op});
       t += d;
     }
     t += edge;
@@ -112,7 +126,15 @@ TEST(Analysis, AnOpIsJudgedAtTheThreadsItsKernelRanOn) {
   const std::vector<Span> ops = r.spans;
   for (const Span& s : ops)
     if (s.kind == SpanKind::Op && s.node == 0)
-      for (int32_t tid : {1, 2}) r.spans.push_back({SpanKind::Worker, "w", s.start_ns, s.end_ns, tid, s.run, 0, tid == 1 ? 2 : 0});
+      for (int32_t tid : {1, 2})
+        r.spans.push_back({.name = "w",
+                           .start_ns = s.start_ns,
+                           .end_ns = s.end_ns,
+                           .run = s.run,
+                           .tid = tid,
+                           .node = 0,
+                           .depth = tid == 1 ? 2 : 0,
+                           .kind = SpanKind::Worker});
   EXPECT_EQ(threads_by_node(r), (std::map<int32_t, int>{{0, 2}, {1, 1}}));
   const Analysis a = analyze(r, test_roof());
   std::map<std::string, const OpRow*> by;

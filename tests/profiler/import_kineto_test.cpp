@@ -329,8 +329,22 @@ Recording with_every_kind() {
   const int64_t t = first.start_ns, len = std::max<int64_t>(first.end_ns - first.start_ns, 400);
   const int32_t other = r.main_tid + 1;
   r.thread_names.push_back({other, "python thread"});
-  Span range{SpanKind::Range, "forward", t + 1, t + len, other, -1, -1, 0};
-  Span host_op{SpanKind::Op, "aten::linear", t + 2, t + len / 2, other, -1, -1, 1};
+  Span range{.name = "forward",
+             .start_ns = t + 1,
+             .end_ns = t + len,
+             .run = -1,
+             .tid = other,
+             .node = -1,
+             .depth = 0,
+             .kind = SpanKind::Range};
+  Span host_op{.name = "aten::linear",
+               .start_ns = t + 2,
+               .end_ns = t + len / 2,
+               .run = -1,
+               .tid = other,
+               .node = -1,
+               .depth = 1,
+               .kind = SpanKind::Op};
   r.spans.push_back(range);
   r.spans.push_back(host_op);
   std::stable_sort(r.spans.begin(), r.spans.end(), [](const Span& a, const Span& b) {

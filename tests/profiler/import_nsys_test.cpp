@@ -113,8 +113,22 @@ Recording with_every_kind(Recording r) {
   // A user range around the whole recording on the main thread, one inside it on another thread.
   int64_t last_end = 0;
   for (const Span& s : r.spans) last_end = std::max(last_end, s.end_ns);
-  Span outer{SpanKind::Range, "user step", t0 - 1000, last_end + 1000, r.main_tid, -1, -1, 0};
-  Span other{SpanKind::Range, "loader", t0 + 5, t0 + 50, r.main_tid + 1, -1, -1, 0};
+  Span outer{.name = "user step",
+             .start_ns = t0 - 1000,
+             .end_ns = last_end + 1000,
+             .run = -1,
+             .tid = r.main_tid,
+             .node = -1,
+             .depth = 0,
+             .kind = SpanKind::Range};
+  Span other{.name = "loader",
+             .start_ns = t0 + 5,
+             .end_ns = t0 + 50,
+             .run = -1,
+             .tid = r.main_tid + 1,
+             .node = -1,
+             .depth = 0,
+             .kind = SpanKind::Range};
   r.spans.insert(r.spans.begin(), outer);
   for (Span& s : r.spans)
     if (&s != &r.spans.front()) ++s.depth;

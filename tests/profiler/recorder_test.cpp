@@ -71,8 +71,22 @@ TEST(Recorder, LoadRejectsOtherFiles) {
 
 TEST(Recorder, CheckRecordingFindsOverlaps) {
   Recording r;
-  r.spans.push_back({SpanKind::Run, "run 0", 0, 100, 1, 0, -1, 0});
-  r.spans.push_back({SpanKind::Op, "a", 50, 150, 1, 0, -1, 1});
+  r.spans.push_back({.name = "run 0",
+                     .start_ns = 0,
+                     .end_ns = 100,
+                     .run = 0,
+                     .tid = 1,
+                     .node = -1,
+                     .depth = 0,
+                     .kind = SpanKind::Run});
+  r.spans.push_back({.name = "a",
+                     .start_ns = 50,
+                     .end_ns = 150,
+                     .run = 0,
+                     .tid = 1,
+                     .node = -1,
+                     .depth = 1,
+                     .kind = SpanKind::Op});
   EXPECT_NE(check_recording(r), "");
   r.spans[1].end_ns = 100;
   EXPECT_EQ(check_recording(r), "");

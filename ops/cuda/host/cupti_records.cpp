@@ -89,12 +89,13 @@ exec::DeviceActivity to_activity(const CUpti_ActivityAPI& r, const std::string& 
   check_times(r.start, r.end, "runtime API record '" + name + "'");
   exec::DeviceActivity a;
   a.kind = exec::ActivityKind::Runtime;
-  a.name = name;
   // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the suffix is the API version it came in.
-  const size_t v = a.name.rfind("_v");
-  if (v != std::string::npos && v + 2 < a.name.size() &&
-      a.name.find_first_not_of("0123456789", v + 2) == std::string::npos)
-    a.name.erase(v);
+  const size_t v = name.rfind("_v");
+  if (v != std::string::npos && v + 2 < name.size() &&
+      name.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    a.name = std::string_view(name).substr(0, v);
+  else
+    a.name = name;
   a.start_ns = host_time(r.start, clock);
   a.end_ns = host_time(r.end, clock);
   a.correlation_id = r.correlationId;
