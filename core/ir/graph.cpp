@@ -26,7 +26,7 @@ const TensorInfo& Graph::tensor(const std::string& name) const {
 
 const std::string& Graph::add_input(const std::string& name, DType dtype, Shape shape) {
   TensorInfo info{name, dtype, std::move(shape), TensorKind::Input, std::nullopt};
-  numel(info.shape);  // validates
+  nbytes_of(info.shape, dtype_size(dtype));  // validates: its elements and bytes fit
   inputs.push_back(add_tensor(std::move(info)).name);
   return inputs.back();
 }

@@ -34,6 +34,9 @@ std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorTyp
   std::vector<TensorType> result;
   try {
     result = s.infer(node, inputs);
+    // Every output's bytes must fit size_t: a shape whose elements fit int64 but whose bytes do
+    // not would be planned as the wrapped, tiny size (and then run forever).
+    for (const TensorType& t : result) (void)t.nbytes();
   } catch (const Error& e) {
     std::vector<std::string> shapes;
     for (const auto& t : inputs) shapes.push_back(std::string(dtype_name(t.dtype)) + shape_str(t.shape));

@@ -20,7 +20,7 @@ namespace fusebox::ir {
 struct TensorType {
   DType dtype = DType::f32;
   Shape shape;
-  size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+  size_t nbytes() const { return nbytes_of(shape, dtype_size(dtype)); }
 };
 
 using InferFn = std::function<std::vector<TensorType>(const Node&, const std::vector<TensorType>&)>;

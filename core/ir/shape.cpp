@@ -21,6 +21,14 @@ int64_t numel(const Shape& shape) {
   return *n;
 }
 
+size_t nbytes_of(const Shape& shape, size_t element_size) {
+  const auto n = checked_mul(numel(shape), static_cast<int64_t>(element_size));
+  if (!n)
+    throw Error("shape " + shape_str(shape) + " of " + std::to_string(element_size) +
+                "-byte elements is past 2^63 bytes");
+  return static_cast<size_t>(*n);
+}
+
 std::string shape_str(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -11,6 +11,9 @@ using Shape = std::vector<int64_t>;
 
 // Product of dims (1 for a scalar). Throws fusebox::Error if it overflows or a dim is negative.
 int64_t numel(const Shape& shape);
+// A tensor's bytes: numel(shape) * element_size, checked (fusebox::Error naming the shape when it
+// passes 2^63, where a plain product wraps to a small size and a plan would call it tiny).
+size_t nbytes_of(const Shape& shape, size_t element_size);
 std::string shape_str(const Shape& shape);  // "[1,64,256]"
 // Numpy broadcasting of two shapes; throws fusebox::Error naming both shapes when incompatible.
 Shape broadcast_shapes(const Shape& a, const Shape& b);

@@ -66,7 +66,7 @@ struct TensorInfo {
   TensorKind kind = TensorKind::Intermediate;
   std::optional<Tensor> value;  // set for Weight
 
-  size_t nbytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+  size_t nbytes() const { return nbytes_of(shape, dtype_size(dtype)); }
 };
 
 }  // namespace fusebox::ir

@@ -212,5 +212,25 @@ TEST(Tensor, RefusesAbsurdSizes) {
   EXPECT_THROW(Tensor(DType::f32, {-1}), Error);
 }
 
+// An output whose element count fits int64 but whose bytes do not (2^61 floats): refused naming
+// the node, not planned as the wrapped, tiny size (a Resize to [1,1,2^31,2^31] ran forever so).
+TEST(ShapeInference, OutputBytesPast2To63AreAnErrorNamingTheNode) {
+  EXPECT_EQ(nbytes_of({2, 3}, 4), 24u);
+  EXPECT_EQ(nbytes_of({int64_t{1} << 60}, 4), size_t{1} << 62);
+  EXPECT_THROW(nbytes_of({int64_t{1} << 62}, 4), Error);
+  EXPECT_THROW(nbytes_of({int64_t{1} << 31, int64_t{1} << 31, 2}, 8), Error);
+  Graph g;
+  EXPECT_THROW(g.add_input("past", DType::f32, {int64_t{1} << 61}), Error);
+  g.add_input("big", DType::f32, {int64_t{1} << 60});  // 2^62 bytes: fits
+  try {
+    g.add_node("Concat", {"big", "big"}, attrs({{"axis", int64_t{0}}}), "twice");
+    ADD_FAILURE() << "2^61 floats were accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("node 'twice'"), std::string::npos) << m;
+    EXPECT_NE(m.find("past 2^63 bytes"), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace fusebox::ir

@@ -115,7 +115,7 @@ ir::Tensor read_external(const onnx::TensorProto& proto, ir::DType dtype, const 
   std::filesystem::path file = external_file(location, model_dir, what);
   // Every size is checked against the file before the tensor is allocated: a tiny model must not
   // make us allocate gigabytes for data that is not there.
-  size_t want = static_cast<size_t>(ir::numel(shape)) * elem;
+  size_t want = ir::nbytes_of(shape, elem);
   if (length >= 0 && static_cast<size_t>(length) != want)
     throw Error(what + ": external data length " + std::to_string(length) + " does not match its shape " +
                 ir::shape_str(shape) + " (" + std::to_string(want) + " bytes)");
