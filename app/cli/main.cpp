@@ -1,7 +1,10 @@
 // fusebox: the engine from the command line. Everything the workbench shows, printed or exported.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
 #include <string>
 
@@ -77,6 +80,17 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fusebox: internal error: %s\n", fusebox::valid_utf8(e.what()).c_str());
     return 1;
+  }
+  // A report that did not reach stdout whole (a full disk, /dev/full, a file size limit) is an
+  // error, not a silent exit 0 with a truncated or empty file.
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (!flushed || std::ferror(stdout) || std::cout.fail()) {
+    std::fprintf(stderr, "fusebox: error: cannot write the output to stdout: %s\n",
+                 err ? std::strerror(err) : "a write failed");
+    return 2;
   }
   return 0;
 }

@@ -247,3 +247,25 @@ TEST(TraceCommand, AnNcuExportBesideATraceGivesTheTopKernelsTheirLimiter) {
   EXPECT_EQ(two.code, 2);
   EXPECT_NE(two.out.find("--kernels take one trace"), std::string::npos) << two.out;
 }
+
+// A report that does not reach stdout whole is an error (exit 2, saying so), not exit 0 with an
+// empty or truncated file: stdout on /dev/full, and on a file past `ulimit -f`.
+TEST(TraceCommand, AReportThatCannotBeWrittenToStdoutIsAnError) {
+  const std::string dir = temp_dir() + "/stdout_full";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string& to : {std::string("/dev/full"), dir + "/report.json"}) {
+    const std::string cmd = "sh -c 'ulimit -f 4; exec " + std::string(FUSEBOX_CLI) + " trace " +
+                            trace("kineto_a100_alexnet.json.gz") + " --json > " + to + "' 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = pclose(p);
+    ASSERT_TRUE(WIFEXITED(status)) << to << ": died of a signal\n" << out;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << to << "\n" << out;
+    EXPECT_NE(out.find("cannot write the output to stdout"), std::string::npos) << to << "\n"
+                                                                                << out;
+  }
+}
