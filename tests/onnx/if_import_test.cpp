@@ -174,6 +174,32 @@ TEST(OnnxIf, GraphOutputsKeepTheirNamesThroughInliningAndIdentityChains) {
   }
 }
 
+// A branch that passes a graph input through, to two outputs of the If: each graph output keeps
+// its own name ('y' and 'w', not the input 'x' twice, which saved x.npy and x_2.npy), and holds x.
+TEST(OnnxIf, AGraphInputPassedThroughKeepsEachOutputsName) {
+  for (bool cond : {true, false}) {
+    Model m;
+    m.input("x", {4});
+    add_bool(m.g->mutable_initializer(), "cond", cond);
+    onnx::GraphProto then_g = branch("then", "x"), else_g = branch("else", "x");
+    then_g.add_output()->set_name("x");
+    else_g.add_output()->set_name("x");
+    auto* n = add_node(m.g, "If", {"cond"}, {"y", "w"}, "if");
+    set_branch(n, "then_branch", then_g);
+    set_branch(n, "else_branch", else_g);
+    m.g->add_output()->set_name("y");
+    m.g->add_output()->set_name("w");
+    const ir::Graph g = models::import_onnx_bytes(m.bytes(), "if.onnx", options());
+    EXPECT_EQ(g.outputs, (std::vector<std::string>{"y", "w"})) << (cond ? "then" : "else");
+    ir::Tensor x(ir::DType::f32, {4});
+    for (int i = 0; i < 4; ++i) x.data<float>()[i] = kX[static_cast<size_t>(i)];
+    const std::vector<ir::Tensor> out = testing::evaluate_graph(g, {x});
+    ASSERT_EQ(out.size(), 2u);
+    for (const ir::Tensor& t : out)
+      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(t.data<float>()[i], kX[i]);
+  }
+}
+
 // The outer If's then-branch (with its own initializer) computes s = x + 1, then an inner If
 // (its condition an outer initializer) whose branches read s: s * two or s - s.
 TEST(OnnxIf, NestedIfReadsTheEnclosingBranchsValues) {

@@ -129,14 +129,24 @@ void inline_branch(ImportContext& ctx, const OnnxNode& node, const onnx::GraphPr
       if (!out.empty() && !ctx.defined(out))
         throw Error(inner.where() + ": output '" + out + "' is not supported by the importer");
   }
+  std::set<std::string> claimed;  // branch values already given to an output of the If
   for (int i = 0; i < branch.output_size(); ++i) {
     const std::string& out = branch.output(i).name();
     auto it = renamed.find(out);
-    const std::string value = it != renamed.end() ? it->second : out;  // an outer value, passed through
+    const bool outer = it == renamed.end();  // an outer value, passed through
+    const std::string value = outer ? out : it->second;
     if (!ctx.defined(value)) throw Error(where + ": output '" + out + "' is not computed by any node");
     if (node.output(i).empty()) continue;
-    if (ctx.is_constant(value)) ctx.define_constant(node.output(i), ctx.constant(value, node, "branch output"));
-    else ctx.define_tensor(node.output(i), ctx.tensor_of(value));
+    if (ctx.is_constant(value)) {
+      ctx.define_constant(node.output(i), ctx.constant(value, node, "branch output"));
+    } else if (outer || !claimed.insert(value).second) {
+      // A graph input (or another output's value) under the If output's name: a copy of its own,
+      // so a graph output keeps the file's name ('y', not the input 'x' it passes through, and
+      // not one name for two outputs).
+      ctx.emit(node, "Identity", {value}, {}, {node.output(i)}, "/" + which + "/pass");
+    } else {
+      ctx.define_tensor(node.output(i), ctx.tensor_of(value));
+    }
   }
 }
 
