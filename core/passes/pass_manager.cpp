@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <set>
+#include <unordered_set>
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
@@ -39,14 +40,8 @@ PassRegistry& PassRegistry::instance() {
   return *registry;
 }
 
-void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss) {
-  for (const auto& m : misses)
-    if (m.text == miss.text) return;
-  misses.push_back(std::move(miss));
-}
-
 void PassResult::near_miss(std::string pattern, std::string node, std::string text) {
-  add_near_miss(near_misses, {std::move(pattern), std::move(node), std::move(text)});
+  near_misses.push_back({std::move(pattern), std::move(node), std::move(text)});
 }
 
 namespace {
@@ -99,6 +94,7 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
     const std::string stage = "pass " + pass.name;
     if (ctx.observer) ctx.observer->on_stage_begin(stage);
     auto start = std::chrono::steady_clock::now();
+    std::unordered_set<std::string> miss_texts;  // a set, not a scan: 100,000 misses are linear
     for (int iteration = 0; iteration < kMaxFixedPointIterations; ++iteration) {
       PassResult r;
       try {
@@ -109,7 +105,8 @@ PassLog run_pipeline(ir::Graph& graph, const std::vector<std::string>& enabled,
       entry.changed = entry.changed || r.changed;
       entry.rewrites.insert(entry.rewrites.end(), r.rewrites.begin(), r.rewrites.end());
       // A pass run to a fixed point repeats its near misses each iteration: keep each once.
-      for (auto& m : r.near_misses) add_near_miss(entry.near_misses, std::move(m));
+      for (auto& m : r.near_misses)
+        if (miss_texts.insert(m.text).second) entry.near_misses.push_back(std::move(m));
       if (!r.changed || !pass.to_fixed_point) break;
     }
     entry.millis =

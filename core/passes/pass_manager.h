@@ -66,7 +66,7 @@ struct PassResult {
     rewrites.push_back({std::move(pattern), std::move(removed), std::move(added),
                         std::move(changed_nodes), std::move(text)});
   }
-  // Records a near miss unless one with the same text is there: a pass may meet it again.
+  // Records a near miss. A pass may meet one again: the log keeps each text once (run_passes).
   void near_miss(std::string pattern, std::string node, std::string text);
 };
 
@@ -76,8 +76,6 @@ struct PassResult {
 std::string target_refuses(const PassContext& ctx, const std::string& op,
                            const std::vector<ir::TensorType>& inputs);
 
-// Appends `miss` unless `misses` has one with the same text.
-void add_near_miss(std::vector<NearMiss>& misses, NearMiss miss);
 
 using PassFn = std::function<PassResult(ir::Graph&, const PassContext&)>;
 
