@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "core/base/checked.h"
 #include "core/base/strings.h"
 #include "profiler/intervals.h"
 #include "profiler/recorder.h"
@@ -152,12 +153,17 @@ std::string collective_key(const DeviceActivity& k, const CollectiveArgs* a) {
   return collective_of(k.name);
 }
 
-// S, NCCL's collective size in bytes, or 0 when the arguments do not give it.
+// A message larger than any GPU's memory (256 TiB) is a corrupt record, not a size: unsized.
+constexpr uint64_t kMaxCollectiveBytes = uint64_t{1} << 48;
+
+// S, NCCL's collective size in bytes, or 0 when the arguments do not give it (or give one no
+// message can have).
 uint64_t collective_bytes(const std::string& collective, const CollectiveArgs& a) {
   const int b = dtype_bytes(a.dtype);
   const int64_t n = collective == "allgather" ? a.out_nelems : a.in_nelems;
   if (b <= 0 || n <= 0) return 0;
-  return static_cast<uint64_t>(n) * static_cast<uint64_t>(b);
+  const auto bytes = checked_mul(static_cast<uint64_t>(n), static_cast<uint64_t>(b));
+  return bytes && *bytes <= kMaxCollectiveBytes ? *bytes : 0;
 }
 
 }  // namespace
@@ -182,7 +188,7 @@ std::vector<CommGroup> comm_groups(const std::vector<const DeviceActivity*>& ker
     if (!a) continue;
     const uint64_t bytes = collective_bytes(c, *a);
     if (bytes == 0 || a->group_size < 1) continue;
-    g.bytes += bytes;
+    g.bytes = saturating_add(g.bytes, bytes);
     g.sized_ns += dur(k);
     g.sized += 1;
     g.group_size = std::max(g.group_size, a->group_size);

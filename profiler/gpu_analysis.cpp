@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/base/checked.h"
 #include "core/base/strings.h"
 #include "profiler/intervals.h"
 
@@ -334,10 +335,12 @@ void add_work_totals(DeviceSplit& s, const WorkItems& items) {
         s.kernel_count += 1, s.kernel_ns += dur(*x);
         break;
       case ActivityKind::Memcpy:
-        s.memcpy_count += 1, s.memcpy_ns += dur(*x), s.memcpy_bytes += x->bytes;
+        s.memcpy_count += 1, s.memcpy_ns += dur(*x);
+        s.memcpy_bytes = saturating_add(s.memcpy_bytes, x->bytes);  // sizes from a file: no wrap
         break;
       case ActivityKind::Memset:
-        s.memset_count += 1, s.memset_ns += dur(*x), s.memset_bytes += x->bytes;
+        s.memset_count += 1, s.memset_ns += dur(*x);
+        s.memset_bytes = saturating_add(s.memset_bytes, x->bytes);
         break;
       default:
         break;
@@ -530,8 +533,10 @@ void split_devices(GpuAnalysis& a, const Recording& r, const HostCalls& h,
     a.comm.busy_ns += s.comm.busy_ns, a.comm.compute_busy_ns += s.comm.compute_busy_ns;
     a.comm.overlap_ns += s.comm.overlap_ns, a.comm.exposed_ns += s.comm.exposed_ns;
     a.kernel_count += s.kernel_count, a.kernel_ns += s.kernel_ns;
-    a.memcpy_count += s.memcpy_count, a.memcpy_ns += s.memcpy_ns, a.memcpy_bytes += s.memcpy_bytes;
-    a.memset_count += s.memset_count, a.memset_ns += s.memset_ns, a.memset_bytes += s.memset_bytes;
+    a.memcpy_count += s.memcpy_count, a.memcpy_ns += s.memcpy_ns;
+    a.memcpy_bytes = saturating_add(a.memcpy_bytes, s.memcpy_bytes);
+    a.memset_count += s.memset_count, a.memset_ns += s.memset_ns;
+    a.memset_bytes = saturating_add(a.memset_bytes, s.memset_bytes);
   }
 }
 
@@ -702,7 +707,7 @@ std::vector<CopyGroup> copy_groups(const Activities& dev) {
     g.direction = dir, g.src = src, g.dst = dst;
     g.pageable = x.src_kind == exec::kMemoryKindPageable || x.dst_kind == exec::kMemoryKindPageable;
     g.count += 1;
-    g.bytes += x.bytes;
+    g.bytes = saturating_add(g.bytes, x.bytes);  // file-given sizes: no wrap
     g.total_ns += dur(x);
   }
   std::vector<CopyGroup> out;
