@@ -96,10 +96,12 @@ int run_window(const workbench::Settings& settings, const std::string& scenario,
             std::cout << "fusebox-ui: wrote " << *shot << " (the refused model's outline)\n";
           }
           // The message names the model where it is a file (the pipeline sees to it).
+          // A value from --settings is named by its file and JSON pointer, as the CLI does.
           const std::string& model = failed->settings.model;
-          const bool named = failed->message.find(model) != std::string::npos;
+          const std::string message = workbench::SettingsFlags::in_flag_terms(failed->message);
+          const bool named = message.find(model) != std::string::npos;
           throw Error("screenshot " + *shot + (failed->refused ? ": " : ": not taken: ") +
-                      (named ? "" : model + ": ") + failed->message);
+                      (named ? "" : model + ": ") + message);
         }
         window.save_png(*shot);
         std::cout << "fusebox-ui: wrote " << *shot << "\n";
@@ -169,7 +171,9 @@ int guarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const Error& e) {
-    std::cerr << "fusebox-ui: " << valid_utf8(e.what()) << "\n";
+    // Values from --settings named by the file and JSON pointer, values from flags by the flag.
+    std::cerr << "fusebox-ui: " << valid_utf8(workbench::SettingsFlags::in_flag_terms(e.what()))
+              << "\n";
   } catch (const nlohmann::json::exception& e) {
     std::cerr << "fusebox-ui: invalid JSON: " << valid_utf8(e.what()) << "\n";
   } catch (const std::bad_alloc&) {

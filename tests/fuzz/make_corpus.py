@@ -687,6 +687,17 @@ def limits_cases(cp):
                                               [value_info("y%d" % i, FLOAT, [1, 4]) for i in range(n)]))
     cp.case("limits/graph_30000_wide", "limits", ["graph", wide, "--out", "{W}/g.svg"], exit=(0,))
     cp.case("limits/run_30000_wide", "limits", ["run", wide] + QUICK, stderr=["wide.onnx", "planner=naive"])
+    # The naive planner's plan of 30,000 buffers live at once is checked by a sweep, not pairwise
+    # (100,000 took minutes).
+    cp.case("limits/plan_30000_wide_naive", "limits", ["plan", wide, "--planner", "naive", "--passes", "none"],
+            exit=(0,))
+    # A Resize to [1,1,2^31,2^31] floats: 2^62 elements fit int64, their 2^64 bytes do not. The plan
+    # took the wrapped size (0) and the run never ended; refused naming the node.
+    sizes = tensor("sizes", INT64, [4], [1, 1, 1 << 31, 1 << 31])
+    m = model([node("Resize", ["x", "", "", "sizes"], ["y"], "resize_huge", [])], [value_info("x", FLOAT, [1, 1, 2, 2])],
+              [value_info("y", FLOAT, [])], [sizes])
+    cp.case("limits/resize_to_2p64_bytes", "limits", ["run", cp.write("limits/resize_huge.onnx", m)] + QUICK,
+            stderr=["resize_huge.onnx", "resize_huge", "2^63 bytes"])
     # Past ulimit -f: "File too large" naming the file, not SIGXFSZ.
     good = os.path.join(cp.src, "tests", "data", "traces", "kineto_inference_small.json.gz")
     cp.case("limits/chrome_export_under_ulimit_f", "limits", ["trace", good, "--chrome", "{W}/out.json"],
@@ -874,6 +885,9 @@ def ui_cases(cp):
             stderr=["s_number_1e999.json"])
     cp.case("ui/settings_unknown_key", "ui", ["mlp", "--settings", "{C}/settings/s_unknown_key.json"], tool=u,
             stderr=["s_unknown_key.json", "/thread"])
+    # A value of the settings file that fails when the model runs: named by the file and pointer.
+    cp.case("ui/settings_input_missing", "ui", ["mlp", "--settings", "{C}/settings/s_input_missing.json"] + QUICK,
+            tool=u, stderr=["s_input_missing.json", "/inputs/x"])
     cp.case("ui/missing_file", "ui", ["{C}/special/missing.onnx"], tool=u, stderr=["missing.onnx"])
     cp.case("ui/fifo_scenario", "ui", ["{C}/special/fifo.json"], tool=u, stderr=["fifo.json"], timeout=HANG_TIMEOUT)
     cp.case("ui/fifo_model", "ui", ["{C}/special/fifo.onnx"] + QUICK, tool=u, stderr=["fifo.onnx"], timeout=HANG_TIMEOUT)
