@@ -20,6 +20,20 @@ using fusebox::test::CliResult;
 
 CliResult run_cli(const std::string& args) { return fusebox::test::run_cli("trace " + args); }
 
+// `fusebox trace ARGS` in `sh -c` after `ulimit -f KB` (a file size limit), stderr with stdout;
+// code -1 when it died of a signal.
+CliResult run_under_fsize(int kb, const std::string& args) {
+  const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " +
+                          std::string(FUSEBOX_CLI) + " trace " + args + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {};
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
 std::string trace(const std::string& name) {
   return std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces/" + name;
 }
@@ -172,17 +186,11 @@ TEST(TraceCommand, AFileSizeLimitIsALocatedErrorNotASignal) {
   const std::string dir = temp_dir() + "/fsize";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string cmd = "sh -c 'ulimit -f 1; exec " + std::string(FUSEBOX_CLI) + " trace " +
-                          trace("kineto_a100_alexnet.json.gz") + " --chrome " + dir + "/out.json' 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  ASSERT_TRUE(WIFEXITED(status)) << "died of a signal\n" << out;
-  EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_NE(out.find("cannot write '" + dir + "/out.json': File too large"), std::string::npos) << out;
+  const CliResult r =
+      run_under_fsize(1, trace("kineto_a100_alexnet.json.gz") + " --chrome " + dir + "/out.json");
+  EXPECT_EQ(r.code, 2) << "(-1: died of a signal)\n" << r.out;
+  EXPECT_NE(r.out.find("cannot write '" + dir + "/out.json': File too large"), std::string::npos)
+      << r.out;
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "nothing written, no temporary";
 }
 
@@ -255,17 +263,10 @@ TEST(TraceCommand, AReportThatCannotBeWrittenToStdoutIsAnError) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   for (const std::string& to : {std::string("/dev/full"), dir + "/report.json"}) {
-    const std::string cmd = "sh -c 'ulimit -f 4; exec " + std::string(FUSEBOX_CLI) + " trace " +
-                            trace("kineto_a100_alexnet.json.gz") + " --json > " + to + "' 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int status = pclose(p);
-    ASSERT_TRUE(WIFEXITED(status)) << to << ": died of a signal\n" << out;
-    EXPECT_EQ(WEXITSTATUS(status), 2) << to << "\n" << out;
-    EXPECT_NE(out.find("cannot write the output to stdout"), std::string::npos) << to << "\n"
-                                                                                << out;
+    const CliResult r =
+        run_under_fsize(4, trace("kineto_a100_alexnet.json.gz") + " --json > " + to);
+    EXPECT_EQ(r.code, 2) << to << " (-1: died of a signal)\n" << r.out;
+    EXPECT_NE(r.out.find("cannot write the output to stdout"), std::string::npos) << to << "\n"
+                                                                                  << r.out;
   }
 }
