@@ -15,8 +15,8 @@ struct CliResult {
   std::string out;
 };
 
-inline CliResult run_cli(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = "timeout 300 " + std::string(FUSEBOX_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// A shell command line (sh -c): its exit code and its stdout.
+inline CliResult run_shell(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {};
   std::string out;
@@ -24,6 +24,11 @@ inline CliResult run_cli(const std::string& args, bool with_stderr = true) {
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+inline CliResult run_cli(const std::string& args, bool with_stderr = true) {
+  return run_shell("timeout 300 " + std::string(FUSEBOX_CLI) + " " + args +
+                   (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 }  // namespace fusebox::test

@@ -23,15 +23,8 @@ CliResult run_cli(const std::string& args) { return fusebox::test::run_cli("trac
 // `fusebox trace ARGS` in `sh -c` after `ulimit -f KB` (a file size limit), stderr with stdout;
 // code -1 when it died of a signal.
 CliResult run_under_fsize(int kb, const std::string& args) {
-  const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " +
-                          std::string(FUSEBOX_CLI) + " trace " + args + "' 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {};
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return fusebox::test::run_shell("sh -c 'ulimit -f " + std::to_string(kb) + "; exec " +
+                                  std::string(FUSEBOX_CLI) + " trace " + args + "' 2>&1");
 }
 
 std::string trace(const std::string& name) {
