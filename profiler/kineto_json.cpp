@@ -4,12 +4,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -17,6 +19,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/strings.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
@@ -36,17 +39,28 @@ bool is_gzip(const std::string& bytes) {
 // (every member, concatenated, as gunzip does), at most kMaxTraceBytes of text. The fast reader
 // takes chunks (next()); the strict one pulls characters through `Iterator`. Either way an
 // inflated trace is never whole in memory.
+//
+// A gzip stream's size is not known until it has been inflated, and the events built from it are
+// what take the memory. So once the text passes kMeasureAfter, a copy of the inflater runs to the
+// end of the stream on a thread of its own, counting into a scratch buffer. A stream that inflates
+// past kMaxTraceBytes (a gzip bomb, or a real 10 GB recording) is refused while what has been
+// built is still small: the reader does not go past kWaitAt before the count is in.
 class TextSource {
  public:
+  static constexpr size_t kMeasureAfter = size_t{64} << 20;
+  static constexpr size_t kWaitAt = size_t{512} << 20;
+
   TextSource(std::string path, std::string bytes) : path_(std::move(path)), in_(std::move(bytes)) {
     gzip_ = is_gzip(in_);
     if (gzip_) {
-      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
+      if (inflateInit2(&z_.z, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
       buf_.resize(size_t{1} << 20);
     }
   }
   ~TextSource() {
-    if (gzip_) inflateEnd(&z_);
+    stop_ = true;
+    if (measurer_.joinable()) measurer_.join();
+    if (gzip_) inflateEnd(&z_.z);
   }
   TextSource(const TextSource&) = delete;
   TextSource& operator=(const TextSource&) = delete;
@@ -60,7 +74,12 @@ class TextSource {
       return {in_.data(), in_.data() + in_.size()};
     }
     while (!done_) {
-      const size_t got = inflate_some();
+      const size_t got = inflate_some(z_, buf_, &done_);
+      text_ += got;
+      check_size(text_);
+      if (!measuring_ && text_ > kMeasureAfter) start_measuring();
+      if (measuring_ && (text_ > kWaitAt || done_) && measurer_.joinable()) measurer_.join();
+      if (over_) throw Error(measure_error_);
       if (got > 0) return {buf_.data(), buf_.data() + got};
     }
     return {nullptr, nullptr};
@@ -100,46 +119,82 @@ class TextSource {
   };
 
  private:
-  size_t inflate_some() {
-    if (z_.avail_in == 0 && fed_ < in_.size()) {  // avail_in is 32-bit: fed in slices
-      const size_t n = std::min<size_t>(in_.size() - fed_, size_t{1} << 30);
-      z_.next_in = reinterpret_cast<Bytef*>(in_.data() + fed_);
-      z_.avail_in = static_cast<uInt>(n);
-      fed_ += n;
+  struct Inflater {
+    z_stream z{};
+    size_t fed = 0;  // bytes of in_ handed to zlib
+  };
+
+  void check_size(size_t text) const {
+    if (text > kMaxTraceBytes)
+      throw Error(path_ + ": inflates past " + format_bytes(static_cast<double>(kMaxTraceBytes)) +
+                  ", the most a trace may hold");
+  }
+
+  // Starts inflating a copy of the stream to its end, counting the text without keeping it; sets
+  // over_ (and measure_error_) when the whole would pass kMaxTraceBytes or is corrupt.
+  void start_measuring() {
+    measuring_ = true;
+    auto copy = std::make_unique<Inflater>();
+    copy->fed = z_.fed;
+    if (inflateCopy(&copy->z, &z_.z) != Z_OK) throw Error(path_ + ": zlib: inflateCopy failed");
+    measurer_ = std::thread([this, copy = std::move(copy), total = text_]() mutable {
+      std::vector<char> scratch(buf_.size());
+      bool done = false;
+      try {
+        while (!done && !stop_) {
+          total += inflate_some(*copy, scratch, &done);
+          check_size(total);
+        }
+      } catch (const std::exception& e) {  // Error, or bad_alloc for the scratch buffer
+        measure_error_ = e.what();         // read by next() after join
+        over_ = true;
+      }
+      inflateEnd(&copy->z);
+    });
+  }
+
+  // Inflates into `out` from where `s` stands: the bytes written (0 is possible), `*done` set at
+  // the end of the last member.
+  size_t inflate_some(Inflater& s, std::vector<char>& out, bool* done) {
+    if (s.z.avail_in == 0 && s.fed < in_.size()) {  // avail_in is 32-bit: fed in slices
+      const size_t n = std::min<size_t>(in_.size() - s.fed, size_t{1} << 30);
+      s.z.next_in = reinterpret_cast<Bytef*>(in_.data() + s.fed);
+      s.z.avail_in = static_cast<uInt>(n);
+      s.fed += n;
     }
-    z_.next_out = reinterpret_cast<Bytef*>(buf_.data());
-    z_.avail_out = static_cast<uInt>(buf_.size());
-    const int rc = inflate(&z_, Z_NO_FLUSH);
-    const size_t got = buf_.size() - z_.avail_out;
-    text_ += got;
-    if (text_ > kMaxTraceBytes)
-      throw Error(path_ + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
-                  " bytes, the most a trace may hold");
-    const bool input_left = z_.avail_in > 0 || fed_ < in_.size();
+    s.z.next_out = reinterpret_cast<Bytef*>(out.data());
+    s.z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&s.z, Z_NO_FLUSH);
+    const size_t got = out.size() - s.z.avail_out;
+    const bool input_left = s.z.avail_in > 0 || s.fed < in_.size();
     if (rc == Z_STREAM_END) {
       if (!input_left) {
-        done_ = true;
-      } else if (static_cast<unsigned char>(*z_.next_in) != 0x1f) {
+        *done = true;
+      } else if (static_cast<unsigned char>(*s.z.next_in) != 0x1f) {
         throw Error(path_ + ": corrupt gzip data: bytes after the end of the gzip stream");
       } else {
-        inflateReset(&z_);  // another member follows
+        inflateReset(&s.z);  // another member follows
       }
       return got;
     }
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR)
-      throw Error(path_ + ": corrupt gzip data: " + (z_.msg ? z_.msg : "zlib error " + std::to_string(rc)));
+      throw Error(path_ + ": corrupt gzip data: " +
+                  (s.z.msg ? s.z.msg : "zlib error " + std::to_string(rc)));
     // Z_BUF_ERROR: no progress without more input. Z_OK with the input used up and room left
     // in the output: zlib wants more input. Either way the stream stops early.
-    if (rc == Z_BUF_ERROR || (!input_left && z_.avail_out > 0)) throw Error(path_ + ": truncated gzip stream");
+    if (rc == Z_BUF_ERROR || (!input_left && s.z.avail_out > 0))
+      throw Error(path_ + ": truncated gzip stream");
     return got;
   }
 
   std::string path_;
   std::string in_;  // the file's bytes
-  bool gzip_ = false, done_ = false;
-  z_stream z_{};
+  bool gzip_ = false, done_ = false, measuring_ = false;
+  Inflater z_;
+  std::thread measurer_;
+  std::atomic<bool> stop_{false}, over_{false};
+  std::string measure_error_;  // written by the measurer before over_
   std::vector<char> buf_;
-  size_t fed_ = 0;   // bytes of in_ handed to zlib
   size_t text_ = 0;  // text inflated so far
 };
 

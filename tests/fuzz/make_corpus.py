@@ -661,6 +661,13 @@ def limits_cases(cp):
     bomb_path = cp.write("limits/bomb.json.gz", bomb)
     cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path], stderr=["bomb.json.gz", "memory budget"],
             rlimits={"as_mb": 1024}, max_rss_mb=900)
+    # A bomb past the most a trace may hold (4 GiB): the 1 GiB of events above, then 3.2 GiB of
+    # whitespace between events (7 MB of gzip in all). The stream is measured on the side while the
+    # events are read, and refused before 1 GiB of them are built, with no ulimit at all.
+    spaces = gzip.compress(b" " * (64 << 20), compresslevel=9, mtime=0)
+    past = gzip.compress(head, mtime=0) + block * 64 + spaces * 50 + gzip.compress(tail, mtime=0)
+    cp.case("limits/gzip_bomb_past_4_gib", "limits", ["trace", cp.write("limits/bomb_past_4gib.json.gz", past)],
+            stderr=["bomb_past_4gib.json.gz", "inflates past 4.00 GiB"], max_rss_mb=900)
     # The nsys reader counts rows against the same budget: 600,000 string rows (9 MB of SQLite)
     # under a 700 MiB limit stop at the row past it.
     rows_path = os.path.join(cp.out, "limits", "rows.sqlite")
