@@ -395,6 +395,7 @@ class KinetoReader {
     const json top = read_trace_events(
         path_, json_reader_, [this](const element* e) { event(e); }, &events);
     header(top);
+    r_.nodes = nodes_.take(path_);
     metadata();
     correlate_through_flows();
     separate_processes();
@@ -599,8 +600,8 @@ class KinetoReader {
     s->node = static_cast<int32_t>(node);
     s->run = int_arg(args, "Run").value_or(-1);
     const size_t i = static_cast<size_t>(node);
-    if (i < node_seen_.size() && node_seen_[i]) return;
-    NodeInfo n;
+    if (nodes_.has(i)) return;
+    NodeInfo n;  // whole before it is kept: a missing field throws Malformed
     n.op = args.at("Op Type").get<std::string>();
     n.name = args.at("Node").get<std::string>();
     n.input_shapes = args.at("Input Dims").get<std::vector<std::vector<int64_t>>>();
@@ -609,12 +610,7 @@ class KinetoReader {
     n.bytes = args.at("Bytes").get<double>();
     n.output_offsets = args.at("Arena Offsets").get<std::vector<int64_t>>();
     n.live_bytes = args.at("Arena Live Bytes").get<size_t>();
-    if (i >= r_.nodes.size()) {
-      r_.nodes.resize(i + 1);
-      node_seen_.resize(i + 1, false);
-    }
-    r_.nodes[i] = std::move(n);
-    node_seen_[i] = true;
+    nodes_.at(i) = std::move(n);
   }
 
   void activity(Cat c, Name name, const element& args, int64_t start, int64_t end, int64_t pid,
@@ -1025,7 +1021,7 @@ class KinetoReader {
   std::vector<exec::DeviceActivity> acts_;  // file order until keep_device_by_start
   std::vector<Where> where_;                 // parallel to acts_
   std::vector<std::pair<size_t, CollectiveArgs>> collectives_;  // (index into acts_, its arguments)
-  std::vector<bool> node_seen_;
+  NodeTable nodes_;                                             // our own export's nodes, by index
   std::vector<Meta> meta_;
   bool own_trace_ = false;  // traceName "fusebox ...": our own export
   std::map<int64_t, size_t> host_pid_events_;

@@ -377,9 +377,9 @@ class Importer {
     } else if (parse_op(g.name, &op, &index, &node_end) && g.color == op_color(op)) {
       s.kind = SpanKind::Op;
       s.node = static_cast<int32_t>(index);
-      if (r_.nodes.size() <= index) r_.nodes.resize(index + 1);
-      r_.nodes[index].op = op;
-      r_.nodes[index].name = g.name.substr(node_end, g.name.size() - 1 - node_end);
+      NodeInfo& n = nodes_.at(index);
+      n.op = op;
+      n.name = g.name.substr(node_end, g.name.size() - 1 - node_end);
     } else if (g.color == stage_color()) {
       s.kind = SpanKind::Stage;
     }
@@ -438,6 +438,7 @@ class Importer {
       stack.push_back(&kept.back());  // kept never reallocates: reserved above
     }
     spans = std::move(kept);
+    r_.nodes = nodes_.take(path_);
     r_.node_count = r_.nodes.size();
     assign_runs();
   }
@@ -508,6 +509,7 @@ class Importer {
   std::string path_;
   Db& db_;
   Recording r_;
+  NodeTable nodes_;  // our own export's nodes, by index
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<std::pair<int32_t, std::string>> nvtx_thread_names_;
   std::optional<int32_t> main_tid_;

@@ -94,6 +94,21 @@ void check_times(const Recording& r, const std::string& path) {
 
 }  // namespace
 
+std::vector<NodeInfo> NodeTable::take(const std::string& path) {
+  std::vector<NodeInfo> out;
+  if (nodes_.empty()) return out;
+  const size_t last = nodes_.rbegin()->first;
+  if (last / 2 > nodes_.size() + kSlack)
+    throw Error(path + ": node index " + std::to_string(last) + " in a trace that describes " +
+                std::to_string(nodes_.size()) + (nodes_.size() == 1 ? " node" : " nodes") +
+                ": an exported trace numbers its graph's nodes from 0, so the table would be "
+                "mostly empty");
+  out.resize(last + 1);
+  for (auto& [index, node] : nodes_) out[index] = std::move(node);
+  nodes_.clear();
+  return out;
+}
+
 Recording import_trace(const std::string& path, ImportReport* report) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error("cannot read '" + path + "': no such file");

@@ -27,6 +27,7 @@
 // (a negative duration, a kernel without a correlation id where one is needed) are skipped and
 // counted in the report's warnings, never guessed at.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,23 @@ class EventBudget {
   std::string path_;
   MemoryBudget budget_;
   size_t max_ = 0, seen_ = 0;
+};
+
+// The node table of our own exports, filled by node index as their ops are read (kineto's
+// "Node Index", nsys's "Op.index(name)" ranges). An index numbers a node of the exported graph
+// from 0, so a recording's table is dense: a few nodes that name index 16 million would size a
+// table of gigabytes from a kilobyte file. take() refuses a table more than half empty (past
+// kSlack entries), naming the file and the largest index.
+class NodeTable {
+ public:
+  static constexpr size_t kSlack =
+      65536;  // a window that starts mid-run misses a run's first nodes
+  NodeInfo& at(size_t index) { return nodes_[index]; }  // created empty the first time
+  bool has(size_t index) const { return nodes_.count(index) > 0; }
+  std::vector<NodeInfo> take(const std::string& path);
+
+ private:
+  std::map<size_t, NodeInfo> nodes_;
 };
 
 Recording import_kineto(const std::string& path, ImportReport* report = nullptr);

@@ -610,6 +610,11 @@ def trace_cases(cp):
         "t_saved_bomb.fbx": b"FBXTRACE\x01\x00\x00\x00" + b"\x28\xb5\x2f\xfd\xe0" + (1 << 40).to_bytes(8, "little")
         + b"\x00" * 64,
     }
+    # An own-format op naming node 16,777,215: the node table would be 3.8 GB for a 1 KB file.
+    traces["t_node_index_16m.json"] = json.dumps({"traceEvents": [{
+        "ph": "X", "cat": "cpu_op", "name": "Relu", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+        "args": {"Node Index": (1 << 24) - 1, "Op Type": "Relu", "Node": "r", "Input Dims": [[1]],
+                 "Output Dims": [[1]], "FLOPs": 1, "Bytes": 4, "Arena Offsets": [0], "Arena Live Bytes": 4}}]}).encode()
     for name, data in traces.items():
         path = cp.write("trace/" + name, data)
         # A top-level array is Chrome's JSON Array Format: its non-object events are skipped with

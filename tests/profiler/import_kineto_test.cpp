@@ -839,3 +839,40 @@ TEST(ImportKineto, TimesPastWhatFiguresCanHoldAreRefusedNamingTheEvents) {
   EXPECT_NE(summed.find("summed.json: its events' durations sum past 2^62 ns"), std::string::npos) << summed;
   EXPECT_EQ(import_error(write_trace(dir, "fine.json", {kernel("a", 0, 1e6), kernel("b", 1e12, 1e6)})), "");
 }
+
+// An own-format op names its node by index, and the node table is sized by the largest: a 1 KB
+// file naming node 16,777,215 made a 3.8 GB table. A table more than half empty (past the slack
+// of a window that starts mid-run) is refused; one that starts at node 50,000 of 100,000 is not.
+TEST(ImportKineto, ANodeIndexFarPastTheNodesDescribedIsRefusedNamingIt) {
+  const std::string dir = ptest::temp_dir("kineto-node-index");
+  auto op = [](int64_t index, double ts) {
+    return nlohmann::json{{"ph", "X"},
+                          {"cat", "cpu_op"},
+                          {"name", "Relu"},
+                          {"pid", 10},
+                          {"tid", 11},
+                          {"ts", ts},
+                          {"dur", 1},
+                          {"args",
+                           {{"Node Index", index},
+                            {"Op Type", "Relu"},
+                            {"Node", "r" + std::to_string(index)},
+                            {"Input Dims", {{1}}},
+                            {"Output Dims", {{1}}},
+                            {"FLOPs", 1},
+                            {"Bytes", 8},
+                            {"Arena Offsets", {0}},
+                            {"Arena Live Bytes", 4}}}};
+  };
+  const std::string far = import_error(write_trace(dir, "far.json", {op(0, 1), op(16777215, 3)}));
+  EXPECT_NE(far.find("far.json: node index 16777215 in a trace that describes 2 nodes"),
+            std::string::npos)
+      << far;
+  nlohmann::json window = nlohmann::json::array();
+  for (int64_t i = 50000; i < 100000; ++i) window.push_back(op(i, static_cast<double>(i)));
+  const Recording r = import_kineto(write_trace(dir, "window.json", window));
+  ASSERT_EQ(r.nodes.size(), 100000u);
+  EXPECT_EQ(r.nodes[99999].name, "r99999");
+  EXPECT_EQ(r.nodes[50000].op, "Relu");
+  EXPECT_EQ(r.nodes[49999].name, "");  // before the window: not described
+}
