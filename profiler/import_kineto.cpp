@@ -861,40 +861,44 @@ class KinetoReader {
   }
 
   // CUPTI numbers correlation ids per process, so a file holding several processes (ranks
-  // merged into one trace) can hold one id on several launch calls. A kernel is then tied to the
-  // call of its own process, by the first of these that settles it:
+  // merged into one trace) can hold one id on several launch calls; a hand-merged or hostile
+  // file can even hold one id on several calls of one process (threads driving different GPUs).
+  // A kernel is then tied to its own launch call, by the first of these that settles it:
   //   - its flow (kineto's ac2g pair) starts at that call;
-  //   - only one of the calls started before the kernel did (a kernel cannot start before its
-  //     launch call);
-  //   - its device's other kernels, tied by an id only one process uses or by the rules above,
-  //     were all launched by one process.
-  // Each (process, id) then gets an id of its own. A GPU event none of these settles keeps none
-  // (0), counted in a warning: never tied to another process's call.
+  //   - its process is settled (only one process has a call with the id that started before the
+  //     kernel did, since a kernel cannot start before its launch; or its device's other kernels,
+  //     tied by an id only one process uses or by these rules, were all launched by one process),
+  //     and that process made only one call with the id.
+  // Each such call then gets an id of its own. A GPU event none of these settles keeps none (0),
+  // counted in a warning: never tied to another process's call, nor to another GPU's.
   void separate_processes() {
-    {  // The common case first, without a map: no id on the calls of two processes.
-      std::vector<std::pair<uint32_t, int64_t>> ids;  // (id, pid) of each launch call
-      for (size_t i = 0; i < acts_.size(); ++i)
-        if (acts_[i].kind == exec::ActivityKind::Runtime && acts_[i].correlation_id)
-          ids.emplace_back(acts_[i].correlation_id, where_[i].pid);
+    {  // The common case first, without a map: no id on two launch calls.
+      std::vector<uint32_t> ids;
+      for (const exec::DeviceActivity& a : acts_)
+        if (a.kind == exec::ActivityKind::Runtime && a.correlation_id)
+          ids.push_back(a.correlation_id);
       std::sort(ids.begin(), ids.end());
-      bool shared = false;
-      for (size_t i = 1; i < ids.size() && !shared; ++i) shared = ids[i].first == ids[i - 1].first && ids[i].second != ids[i - 1].second;
-      if (!shared) return;
+      if (std::adjacent_find(ids.begin(), ids.end()) == ids.end()) return;
     }
-    std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> calls;  // id -> (pid, start)
+    std::map<uint32_t, std::vector<size_t>> calls;  // id -> the launch calls (indices into acts_)
     for (size_t i = 0; i < acts_.size(); ++i)
       if (acts_[i].kind == exec::ActivityKind::Runtime && acts_[i].correlation_id)
-        calls[acts_[i].correlation_id].push_back({where_[i].pid, acts_[i].start_ns});
+        calls[acts_[i].correlation_id].push_back(i);
     std::set<uint32_t> shared;
-    for (const auto& [id, c] : calls)
-      if (std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first != c.front().first; })) shared.insert(id);
-    if (shared.empty()) return;
+    bool one_process = true;  // every shared id's calls are in one process
+    for (const auto& [id, c] : calls) {
+      if (c.size() < 2) continue;
+      shared.insert(id);
+      for (size_t k : c) one_process = one_process && where_[k].pid == where_[c.front()].pid;
+    }
     index_flows();
-    std::map<Place, int64_t> runtime_pid;  // where a launch call sits -> its pid (flows start there)
+    std::map<Place, size_t>
+        runtime_at;  // where a launch call sits -> its index (flows start there)
     for (size_t i = 0; i < acts_.size(); ++i)
       if (acts_[i].kind == exec::ActivityKind::Runtime)
-        runtime_pid.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, where_[i].pid);
-    // The launching process of each GPU event: settled now, or left for its device's.
+        runtime_at.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, i);
+    // The launch call, or else the launching process, of each GPU event with a shared id.
+    std::vector<std::optional<size_t>> call_of(acts_.size());
     std::vector<std::optional<int64_t>> launcher(acts_.size());
     std::map<int32_t, std::set<int64_t>> device_callers;
     for (size_t i = 0; i < acts_.size(); ++i) {
@@ -903,57 +907,66 @@ class KinetoReader {
       const auto c = calls.find(g.correlation_id);
       if (c == calls.end()) continue;
       if (!shared.count(g.correlation_id)) {
-        launcher[i] = c->second.front().first;
-      } else if (auto by_flow = launcher_by_flow(i, runtime_pid)) {
-        launcher[i] = by_flow;
+        launcher[i] = where_[c->second.front()].pid;
+      } else if (auto by_flow = call_by_flow(i, runtime_at);
+                 by_flow && acts_[*by_flow].correlation_id == g.correlation_id) {
+        call_of[i] = by_flow;
+        launcher[i] = where_[*by_flow].pid;
       } else {
         std::set<int64_t> before;
-        for (const auto& [pid, start] : c->second)
-          if (start <= g.start_ns) before.insert(pid);
+        for (size_t k : c->second)
+          if (acts_[k].start_ns <= g.start_ns) before.insert(where_[k].pid);
         if (before.size() == 1) launcher[i] = *before.begin();
       }
       if (launcher[i]) device_callers[g.device].insert(*launcher[i]);
     }
     uint64_t next = 0;
     for (const exec::DeviceActivity& g : acts_) next = std::max<uint64_t>(next, g.correlation_id);
-    std::map<std::pair<int64_t, uint32_t>, uint32_t> renumbered;
-    auto id_for = [&](int64_t pid, uint32_t id) -> uint32_t {
-      auto [it, fresh] = renumbered.try_emplace({pid, id}, 0);
-      if (fresh) it->second = ++next <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(next) : 0;
-      return it->second;
-    };
+    std::vector<uint32_t> fresh(acts_.size(), 0);  // each shared id's call: an id of its own
+    for (uint32_t id : shared)
+      for (size_t k : calls[id])
+        fresh[k] = ++next <= std::numeric_limits<uint32_t>::max() ? static_cast<uint32_t>(next) : 0;
     size_t unsettled = 0;
     for (size_t i = 0; i < acts_.size(); ++i) {
       exec::DeviceActivity& g = acts_[i];
-      if (!shared.count(g.correlation_id)) continue;
-      if (g.kind == exec::ActivityKind::Runtime) {
-        g.correlation_id = id_for(where_[i].pid, g.correlation_id);
-        continue;
-      }
+      if (!shared.count(g.correlation_id) || g.kind == exec::ActivityKind::Runtime) continue;
+      std::optional<size_t> call = call_of[i];
       std::optional<int64_t> pid = launcher[i];
       if (const auto d = device_callers.find(g.device); !pid && d != device_callers.end() && d->second.size() == 1)
         pid = *d->second.begin();
-      const auto& c = calls[g.correlation_id];
-      if (pid && std::any_of(c.begin(), c.end(), [&](const auto& x) { return x.first == *pid; })) {
-        g.correlation_id = id_for(*pid, g.correlation_id);
+      if (!call && pid) {  // the process's only call with the id
+        size_t found = 0;
+        for (size_t k : calls[g.correlation_id])
+          if (where_[k].pid == *pid) call = found++ == 0 ? std::optional<size_t>(k) : std::nullopt;
+        if (found != 1) call.reset();
+      }
+      if (call) {
+        g.correlation_id = fresh[*call];
       } else {
         g.correlation_id = 0;
         ++unsettled;
       }
     }
-    ++notes_[std::to_string(shared.size()) + " correlation ids used by launch calls of several processes: " +
-             "each kernel tied to its own process's call" +
-             (unsettled ? " (" + counted(unsettled, "on the GPU not settled, left untied") + ")" : "")];
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind == exec::ActivityKind::Runtime && shared.count(acts_[i].correlation_id))
+        acts_[i].correlation_id = fresh[i];
+    ++notes_[std::to_string(shared.size()) +
+             (shared.size() == 1 ? " correlation id" : " correlation ids") +
+             " used by several launch calls" +
+             (one_process ? " of one process" : " of several processes") +
+             ": each kernel tied to its own call" +
+             (unsettled ? " (" + counted(unsettled, "on the GPU not settled, left untied") + ")"
+                        : "")];
   }
 
-  // The pid of the launch call the flow ending at record `i` starts at, if any.
-  std::optional<int64_t> launcher_by_flow(size_t i, const std::map<Place, int64_t>& runtime_pid) {
+  // The launch call (index into acts_) the flow ending at record `i` starts at, if any.
+  std::optional<size_t> call_by_flow(size_t i, const std::map<Place, size_t>& runtime_at) {
     auto f = flow_end_.find(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns});
     if (f == flow_end_.end()) return std::nullopt;
     auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return std::nullopt;
-    auto rt = runtime_pid.find(s->second);
-    if (rt == runtime_pid.end()) return std::nullopt;
+    auto rt = runtime_at.find(s->second);
+    if (rt == runtime_at.end()) return std::nullopt;
     return rt->second;
   }
 

@@ -793,8 +793,9 @@ TEST(ImportKineto, CorrelationIdsOfSeveralProcessesTieEachKernelToItsOwnProcess)
   kernel(2, 5020, 9);
   ImportReport report;
   const Recording r = import_trace(write_trace(dir, "t.json", events), &report);
-  EXPECT_NE(warning_about(report, "used by launch calls of several processes"), "");
-  EXPECT_NE(warning_about(report, "1 event on the GPU not settled"), "") << warning_about(report, "processes");
+  EXPECT_NE(warning_about(report, "used by several launch calls of several processes"), "");
+  EXPECT_NE(warning_about(report, "1 event on the GPU not settled"), "")
+      << warning_about(report, "launch calls");
   std::map<uint32_t, uint32_t> call_thread;  // each process's calls are on its thread pid + 1
   for (const auto& a : r.device)
     if (a.kind == ActivityKind::Runtime) call_thread[a.correlation_id] = a.thread_id;
@@ -875,4 +876,69 @@ TEST(ImportKineto, ANodeIndexFarPastTheNodesDescribedIsRefusedNamingIt) {
   EXPECT_EQ(r.nodes[99999].name, "r99999");
   EXPECT_EQ(r.nodes[50000].op, "Relu");
   EXPECT_EQ(r.nodes[49999].name, "");  // before the window: not described
+}
+
+// One id on the launch calls of two threads of one process, driving two GPUs: without a flow no
+// rule can say which call launched which kernel, so neither is tied (each kernel was paired with
+// the other GPU's call, a "launch delay" of milliseconds). With ac2g flows each is tied to its own.
+TEST(ImportKineto, OneIdOnTwoThreadsOfOneProcessIsNeverPairedAcrossGpus) {
+  const std::string dir = ptest::temp_dir("kineto-one-process-ids");
+  for (bool flows : {false, true}) {
+    nlohmann::json events = nlohmann::json::array();
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      const double t = 1000.0 + 3500.0 * gpu;
+      events.push_back({{"ph", "X"},
+                        {"cat", "cuda_runtime"},
+                        {"name", "cudaLaunchKernel"},
+                        {"pid", 10},
+                        {"tid", 20 + gpu},
+                        {"ts", t},
+                        {"dur", 5},
+                        {"args", {{"correlation", 1}}}});
+      events.push_back({{"ph", "X"},
+                        {"cat", "kernel"},
+                        {"name", "k"},
+                        {"pid", gpu},
+                        {"tid", 7},
+                        {"ts", t + 20},
+                        {"dur", 10},
+                        {"args", {{"correlation", 1}, {"device", gpu}, {"stream", 7}}}});
+      if (!flows) continue;
+      events.push_back({{"ph", "s"},
+                        {"cat", "ac2g"},
+                        {"name", "ac2g"},
+                        {"id", gpu + 1},
+                        {"pid", 10},
+                        {"tid", 20 + gpu},
+                        {"ts", t}});
+      events.push_back({{"ph", "f"},
+                        {"cat", "ac2g"},
+                        {"name", "ac2g"},
+                        {"id", gpu + 1},
+                        {"pid", gpu},
+                        {"tid", 7},
+                        {"ts", t + 20},
+                        {"bp", "e"}});
+    }
+    ImportReport report;
+    const Recording r =
+        import_trace(write_trace(dir, flows ? "flows.json" : "bare.json", events), &report);
+    const std::string w =
+        warning_about(report, "1 correlation id used by several launch calls of one process");
+    EXPECT_NE(w, "") << flows;
+    EXPECT_EQ(w.find("not settled") != std::string::npos, !flows) << w;
+    std::map<uint32_t, uint32_t> call_thread;
+    for (const auto& a : r.device)
+      if (a.kind == ActivityKind::Runtime) call_thread[a.correlation_id] = a.thread_id;
+    EXPECT_EQ(call_thread.size(), 2u) << "each call keeps an id of its own";
+    for (const auto& a : r.device) {
+      if (a.kind != ActivityKind::Kernel) continue;
+      if (!flows) {
+        EXPECT_EQ(a.correlation_id, 0u);
+      } else {
+        ASSERT_TRUE(call_thread.count(a.correlation_id));
+        EXPECT_EQ(call_thread[a.correlation_id], 20u + static_cast<uint32_t>(a.device));
+      }
+    }
+  }
 }
