@@ -24,6 +24,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 #include "profiler/exporters.h"
 #include "profiler/nvtx.h"
@@ -168,6 +169,7 @@ class Importer {
     read_memsets();
     read_runtime();
     read_syncs();
+    separate_correlations();
     read_nvtx();
     read_threads();
     read_gpus();
@@ -228,9 +230,9 @@ class Importer {
                    a.block[k] = static_cast<int32_t>(row.i(11 + k));
                  }
                  a.registers = static_cast<int32_t>(row.i(14));
-                 a.shared_memory = static_cast<int32_t>(row.i(15) + row.i(16));
-                 note_pid(row, 17, false);
-                 r_.device.push_back(std::move(a));
+                 a.shared_memory = static_cast<int32_t>(
+                     std::clamp<int64_t>(saturating_add(row.i(15), row.i(16)), 0, INT32_MAX));
+                 keep(std::move(a), row, 17, false);
                });
   }
 
@@ -248,8 +250,7 @@ class Importer {
                  a.src_kind = cupti_memory_kind(row.i(7, 7));  // nsys numbers them apart
                  a.dst_kind = cupti_memory_kind(row.i(8, 7));
                  a.name = exec::copy_kind_name(a.copy_kind);
-                 note_pid(row, 9, false);
-                 r_.device.push_back(std::move(a));
+                 keep(std::move(a), row, 9, false);
                });
   }
 
@@ -262,8 +263,7 @@ class Importer {
                  exec::DeviceActivity a = activity(row, exec::ActivityKind::Memset);
                  a.bytes = static_cast<uint64_t>(row.i(5));
                  a.name = "Memset";
-                 note_pid(row, 6, false);
-                 r_.device.push_back(std::move(a));
+                 keep(std::move(a), row, 6, false);
                });
   }
 
@@ -279,10 +279,8 @@ class Importer {
       a.device = 0;
       a.stream = 0;
       a.thread_id = static_cast<uint32_t>(tid_of(row.i(2)));
-      a.correlation_id = static_cast<uint32_t>(row.i(3));
       a.name = str(row.i(4));
-      note_pid(row, 2, true);
-      r_.device.push_back(std::move(a));
+      keep(std::move(a), row, 2, true, 3);
     });
   }
 
@@ -301,8 +299,7 @@ class Importer {
                  auto it = names.find(row.i(5));
                  a.name = it != names.end() && !it->second.empty() ? it->second
                                                                    : fixed_sync_name(row.i(5));
-                 note_pid(row, 6, false);
-                 r_.device.push_back(std::move(a));
+                 keep(std::move(a), row, 6, false);
                });
   }
 
@@ -314,8 +311,62 @@ class Importer {
     a.end_ns = row.i(1);
     a.device = static_cast<int32_t>(row.i(2));
     a.stream = stream_of(row, 3);
-    a.correlation_id = static_cast<uint32_t>(row.i(4));
-    return a;
+    return a;  // its correlation id: keep()
+  }
+
+  // Keeps a row's activity, with its process (from column `pid_col`, a globalPid or globalTid)
+  // and its correlation id (column `corr_col`) as the file has them, for separate_correlations().
+  void keep(exec::DeviceActivity a, const Row& row, int pid_col, bool host, int corr_col = 4) {
+    note_pid(row, pid_col, host);
+    row_pid_.push_back(row.null(pid_col) ? -1 : pid_of(row.i(pid_col)));
+    row_corr_.push_back(row.i(corr_col));
+    r_.device.push_back(std::move(a));
+  }
+
+  // CUPTI numbers correlation ids per process, and nsys stores them as 64-bit integers, while a
+  // recording ties a GPU row to its launch call by one 32-bit id. Where no id is used by two
+  // processes and every id fits, they are kept as they are. Otherwise each (process, id) gets an
+  // id of its own, so a kernel is never tied to another process's call, and an id past 2^32 is
+  // never cut to another's. A GPU row without a globalPid is given the one process that made
+  // launch calls, or left untied (0), counted in a warning, when several did.
+  void separate_correlations() {
+    std::map<int64_t, std::set<int64_t>> users;  // id in the file -> the processes using it
+    std::set<int64_t> callers;
+    bool fits = true;
+    for (size_t i = 0; i < row_pid_.size(); ++i) {
+      if (row_corr_[i] != 0 && row_pid_[i] >= 0) users[row_corr_[i]].insert(row_pid_[i]);
+      if (r_.device[i].kind == exec::ActivityKind::Runtime && row_pid_[i] >= 0)
+        callers.insert(row_pid_[i]);
+      fits = fits && row_corr_[i] >= 0 && row_corr_[i] <= int64_t{UINT32_MAX};
+    }
+    const size_t shared = static_cast<size_t>(std::count_if(
+        users.begin(), users.end(), [](const auto& u) { return u.second.size() > 1; }));
+    if (shared == 0 && fits) {
+      for (size_t i = 0; i < row_pid_.size(); ++i)
+        r_.device[i].correlation_id = static_cast<uint32_t>(row_corr_[i]);
+      return;
+    }
+    std::map<std::pair<int64_t, int64_t>, uint32_t> fresh;  // (process, id in the file) -> id
+    for (size_t i = 0; i < row_pid_.size(); ++i)
+      if (row_corr_[i] != 0 && row_pid_[i] >= 0)
+        fresh.emplace(std::make_pair(row_pid_[i], row_corr_[i]), 0);
+    uint32_t next = 0;
+    for (auto& [key, id] : fresh) id = next < UINT32_MAX ? ++next : 0;
+    size_t untied = 0;
+    for (size_t i = 0; i < row_pid_.size(); ++i) {
+      int64_t pid = row_pid_[i];
+      if (pid < 0 && callers.size() == 1) pid = *callers.begin();
+      const auto it = row_corr_[i] != 0 && pid >= 0 ? fresh.find({pid, row_corr_[i]}) : fresh.end();
+      r_.device[i].correlation_id = it != fresh.end() ? it->second : 0;
+      if (row_corr_[i] != 0 && it == fresh.end()) ++untied;
+    }
+    if (shared)
+      notes_.push_back(
+          std::to_string(shared) + (shared == 1 ? " correlation id" : " correlation ids") +
+          " used by several processes: each GPU row tied to a launch call of its own process");
+    if (untied)
+      notes_.push_back(std::to_string(untied) +
+                       " GPU rows without a process (globalPid) in a file of several: left untied");
   }
 
   // The traced process: the first host thread's (runtime calls, NVTX), else the first GPU row's.
@@ -502,14 +553,17 @@ class Importer {
     report.warnings.clear();
     for (const auto& [what, n] : skips_.counts) {
       report.skipped += n;
-      report.warnings.push_back(path_ + ": skipped " + std::to_string(n) + " " + what);
+      report.warnings.push_back("skipped " + std::to_string(n) + " " + what);
     }
+    report.warnings.insert(report.warnings.end(), notes_.begin(), notes_.end());
   }
 
   std::string path_;
   Db& db_;
   Recording r_;
   NodeTable nodes_;  // our own export's nodes, by index
+  std::vector<int64_t> row_pid_, row_corr_;  // parallel to r_.device: process (-1: none), id
+  std::vector<std::string> notes_;           // warnings beside the skipped rows
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<std::pair<int32_t, std::string>> nvtx_thread_names_;
   std::optional<int32_t> main_tid_;

@@ -439,3 +439,48 @@ TEST(ImportNsys, AnOlderSchemaIsReadThroughTheColumnsItHas) {
   EXPECT_EQ(r.device[1].thread_id, 43u);
   EXPECT_EQ(r.device[1].correlation_id, r.device[0].correlation_id);
 }
+
+// CUPTI numbers correlation ids per process and nsys stores them in 64 bits. Two processes that
+// both used id 5, and an id past 2^32 (cut to 5 it was, too): each kernel is tied to its own
+// process's call, 20 ns before it, not to another's.
+TEST(ImportNsys, CorrelationIdsAreTiedWithinTheirProcessAndNeverCutTo32Bits) {
+  std::string path = ptest::temp_dir("import-nsys-corr") + "/corr.sqlite";
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+    CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+    INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');
+    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+                                             correlationId INTEGER, shortName INTEGER, globalPid INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (120, 130, 0, 7, 5, 1, 42 << 24),
+                                                  (1020, 1030, 1, 7, 5, 1, 77 << 24),
+                                                  (2020, 2030, 0, 7, (1 << 32) + 5, 1, 42 << 24);
+    CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER,
+                                              nameId INTEGER);
+    INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 105, (42 << 24) | 43, 5, 2),
+                                                   (1000, 1005, (77 << 24) | 78, 5, 2),
+                                                   (2000, 2005, (42 << 24) | 43, (1 << 32) + 5, 2);
+  )sql";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ImportReport report;
+  Recording r = import_nsys_sqlite(path, &report);
+  EXPECT_EQ(check_recording(r), "");
+  std::map<uint32_t, int64_t> call_start;
+  for (const auto& a : r.device)
+    if (a.kind == exec::ActivityKind::Runtime) call_start[a.correlation_id] = a.start_ns;
+  ASSERT_EQ(call_start.size(), 3u) << "three calls, three ids";
+  size_t kernels = 0;
+  for (const auto& a : r.device) {
+    if (a.kind != exec::ActivityKind::Kernel) continue;
+    ++kernels;
+    ASSERT_TRUE(call_start.count(a.correlation_id)) << a.start_ns;
+    EXPECT_EQ(a.start_ns - call_start[a.correlation_id], 20) << a.start_ns;
+  }
+  EXPECT_EQ(kernels, 3u);
+  bool said = false;
+  for (const std::string& w : report.warnings)
+    said = said || w.find("1 correlation id used by several processes") != std::string::npos;
+  EXPECT_TRUE(said);
+}
