@@ -113,10 +113,22 @@ std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed) { r
 
 std::vector<ir::Tensor> load_inputs(const ir::Graph& graph, uint64_t seed,
                                     const std::map<std::string, std::string>& files) {
-  for (const auto& [name, file] : files)
-    if (std::find(graph.inputs.begin(), graph.inputs.end(), name) == graph.inputs.end())
-      throw Error("inputs." + name + ": the model has no input '" + name + "' (its inputs: " +
-                  join(graph.inputs, ", ") + ")");
+  for (const auto& [name, file] : files) {
+    if (std::find(graph.inputs.begin(), graph.inputs.end(), name) != graph.inputs.end()) continue;
+    // Exporters before ONNX IR 4 listed every initializer as a graph input too: ONNX Runtime lets
+    // a feed override it, fusebox keeps the model's value.
+    if (graph.has_tensor(name) && graph.is_weight(name))
+      throw Error(
+          "inputs." + name + ": '" + name +
+          "' is one of the model's initializers (a weight, listed as a graph input too, as "
+          "older exporters did): fusebox uses its value from the model and takes no input for it" +
+          (graph.inputs.empty() ? std::string(" (the model has no other input)")
+                                : " (its inputs: " + join(graph.inputs, ", ") + ")"));
+    throw Error("inputs." + name + ": the model has no input '" + name + "'" +
+                (graph.inputs.empty()
+                     ? std::string(" (it takes none: every value it reads is in the model)")
+                     : " (its inputs: " + join(graph.inputs, ", ") + ")"));
+  }
   std::vector<ir::Tensor> inputs = seeded_inputs(graph, seed, files);
   for (const auto& [name, file] : files) {
     auto it = std::find(graph.inputs.begin(), graph.inputs.end(), name);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/base/checked.h"
 #include "core/base/error.h"
 
 namespace fusebox::ir {
@@ -25,7 +26,23 @@ std::vector<int64_t> per_dim(const Node& node, const char* attr, size_t rank, in
   return v;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a / b + (a % b != 0);
+}  // a >= 0, b >= 1
+
+// One step of the window arithmetic (checked.h): its value, or an Error naming the op and what
+// passed 2^63 (a kernel, dilation, stride or pad of 2^32 and more, from the file).
+int64_t fits(std::optional<int64_t> v, const char* op, const std::string& what) {
+  if (!v) throw Error(std::string(op) + ": " + what + " passes 2^63");
+  return *v;
+}
+
+// (kernel - 1) * dilation + 1: the extent of a window.
+int64_t window_span(int64_t kernel, int64_t dilation, const char* op) {
+  const std::string what =
+      "the window (kernel " + num(kernel) + ", dilation " + num(dilation) + ")";
+  return fits(checked_add(fits(checked_mul(kernel - 1, dilation), op, what), 1), op, what);
+}
 
 }  // namespace
 
@@ -58,11 +75,13 @@ WindowGeometry window_geometry(const Node& node, const Shape& x, const Shape& ke
   g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
   g.out.resize(r);
   for (size_t i = 0; i < r; ++i) {
-    const int64_t span = (kernel[i] - 1) * g.dilations[i] + 1;  // the window's extent
+    const int64_t span = window_span(kernel[i], g.dilations[i], op);
     const int64_t in = g.in[i], s = g.strides[i];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       g.out[i] = ceil_div(in, s);
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + span - in);
+      // (out - 1) * s <= in - 1, so only adding the span can pass 2^63.
+      const int64_t total = std::max<int64_t>(
+          0, fits(checked_add((g.out[i] - 1) * s, span), op, "the padded extent") - in);
       // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
       g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       g.pad_end[i] = total - g.pad_begin[i];
@@ -70,13 +89,18 @@ WindowGeometry window_geometry(const Node& node, const Shape& x, const Shape& ke
       g.pad_begin[i] = g.pad_end[i] = 0;
       g.out[i] = in >= span ? (in - span) / s + 1 : 0;
     } else if (auto_pad == "NOTSET") {
-      const int64_t padded = in + g.pad_begin[i] + g.pad_end[i];
+      const std::string what = "spatial dim " + num(static_cast<int64_t>(i)) + " of size " +
+                               num(in) + " with pads " + num(g.pad_begin[i]) + "+" +
+                               num(g.pad_end[i]);
+      const int64_t padded = fits(
+          checked_add(fits(checked_add(in, g.pad_begin[i]), op, what), g.pad_end[i]), op, what);
       if (padded < span) {
         g.out[i] = 0;
       } else if (ceil_mode) {
         g.out[i] = ceil_div(padded - span, s) + 1;
         // The last window must start inside the input or its begin padding.
-        if ((g.out[i] - 1) * s >= in + g.pad_begin[i]) --g.out[i];
+        const std::optional<int64_t> last = checked_mul(g.out[i] - 1, s);  // where it starts
+        if (!last || *last >= in + g.pad_begin[i]) --g.out[i];
       } else {
         g.out[i] = (padded - span) / s + 1;
       }
@@ -249,10 +273,16 @@ ConvTransposeShape conv_transpose_shape(const Node& node, const Shape& x, const 
   c.out.resize(r);
   c.pad_begin.resize(r);
   for (size_t i = 0; i < r; ++i) {
-    const int64_t full = c.strides[i] * (c.in[i] - 1) + out_pad[i] + (c.kernel[i] - 1) * c.dilations[i] + 1;
+    const std::string dim = "output spatial dim " + num(static_cast<int64_t>(i)) + " (input " +
+                            num(c.in[i]) + ", stride " + num(c.strides[i]) + ")";
+    const int64_t strided = fits(checked_mul(c.strides[i], c.in[i] - 1), op, dim);
+    const int64_t padded = fits(checked_add(strided, out_pad[i]), op, dim);
+    const int64_t full =
+        fits(checked_add(padded, window_span(c.kernel[i], c.dilations[i], op)), op, dim);
     int64_t want = -1;
     if (!target.empty()) want = target[i];
-    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") want = c.in[i] * c.strides[i];
+    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+      want = fits(checked_mul(c.in[i], c.strides[i]), op, dim);
     if (want >= 0) {
       if (want < 1)
         throw Error(std::string(op) + ": output_shape " + shape_str(target) + " must be >= 1 in every dim");
@@ -265,7 +295,8 @@ ConvTransposeShape conv_transpose_shape(const Node& node, const Shape& x, const 
       if (auto_pad != "VALID") {
         if (pads[i] < 0 || pads[i + r] < 0) throw Error(std::string(op) + ": pads " + shape_str(pads) + " must be >= 0");
         c.pad_begin[i] = pads[i];
-        c.out[i] = full - pads[i] - pads[i + r];
+        // Each pad at most `full`, or the difference could pass -2^63.
+        c.out[i] = pads[i] > full || pads[i + r] > full ? 0 : full - pads[i] - pads[i + r];
       } else {
         c.out[i] = full;
       }

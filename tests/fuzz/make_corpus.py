@@ -256,6 +256,35 @@ def onnx_hand(cp):
               [value_info("x", FLOAT, [1, 1, 2, 2])], [value_info("y", FLOAT, [])])
     cp.case("onnx/average_pool_kernel_2p32", "onnx_hand", ["run", cp.write("hand/pool_huge.onnx", m), "--passes",
             "none"] + QUICK, exit=(0, 2), stderr=["pool_huge.onnx"])
+    # Window arithmetic past 2^63: pads of 2^63-1 wrapped to a [1,4,2,2] output and ran; pads of
+    # 2^62 were refused for the wrong reason; a ConvTranspose output_padding of 2^63-1 wrapped.
+    w4411 = tensor("w", FLOAT, [4, 4, 1, 1], [0.5] * 16)
+    big = (1 << 63) - 1
+    for label, pads in (("max", [big] * 4), ("2p62", [1 << 62] * 4)):
+        m = model([node("Conv", ["x", "w"], ["y"], "conv_pads_" + label, [attr_ints("pads", pads)])], [x1444],
+                  [value_info("y", FLOAT, [])], [w4411])
+        cp.case("onnx/conv_pads_%s" % label, "onnx_hand",
+                ["run", cp.write("hand/conv_pads_%s.onnx" % label, m), "--passes", "none"] + QUICK,
+                stderr=["conv_pads_%s.onnx" % label, "conv_pads_" + label, "passes 2^63"])
+    m = model([node("ConvTranspose", ["x", "w"], ["y"], "convt_outpad", [attr_ints("output_padding", [big, big]),
+                                                                          attr_ints("strides", [big, big])])],
+              [x1444], [value_info("y", FLOAT, [])], [w4411])
+    cp.case("onnx/conv_transpose_output_padding_max", "onnx_hand",
+            ["run", cp.write("hand/convt_outpad.onnx", m), "--passes", "none"] + QUICK,
+            stderr=["convt_outpad.onnx", "convt_outpad", "passes 2^63"])
+    # A Flatten axis of -2^63 was cut to an int (0) and accepted.
+    m = model([node("Flatten", ["x"], ["y"], "flatten_min", [attr_int("axis", -(1 << 63))])],
+              [value_info("x", FLOAT, [4, 2])], [value_info("y", FLOAT, [])])
+    cp.case("onnx/flatten_axis_int64_min", "onnx_hand",
+            ["run", cp.write("hand/flatten_min.onnx", m), "--passes", "none"] + QUICK,
+            stderr=["flatten_min.onnx", "flatten_min", "-9223372036854775808 out of range"])
+    # An initializer also listed as a graph input (older exporters), fed with --input: says it is
+    # a weight of the model, not "no input".
+    m = model([node("MatMul", ["a", "x"], ["y"], "mm")], [value_info("a", FLOAT, [2, 3]), value_info("x", FLOAT, [3, 2])],
+              [value_info("y", FLOAT, [2, 2])], [tensor("x", FLOAT, [3, 2], [1.0] * 6)])
+    cp.case("onnx/initializer_fed_as_input", "onnx_hand",
+            ["run", cp.write("hand/init_input.onnx", m), "--input", "x={W}/x.npy"] + QUICK,
+            stderr=["init_input.onnx", "'x' is one of the model's initializers", "its inputs: a"])
     m = model([node("Gather", ["x", "idx"], ["y"], "gather_oob", [attr_int("axis", 0)])],
               [value_info("x", FLOAT, [4, 2])], [value_info("y", FLOAT, [1, 2])], [tensor("idx", INT64, [1], [7])])
     cp.case("onnx/gather_index_out_of_range", "onnx_hand",

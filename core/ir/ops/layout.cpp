@@ -63,11 +63,17 @@ void register_layout_ops(OpRegistry& r) {
   r.add(view_op("Reshape", "same bytes, new shape (attribute shape; 0 copies a dim, -1 infers one)",
                 reshape_shape));
   r.add(view_op("Identity", "same tensor under another name", [](const Node&, const Shape& in) { return in; }));
-  r.add(view_op("Flatten", "2-D view: dims before axis x dims from axis (attribute axis, default 1)",
+  r.add(view_op("Flatten",
+                "2-D view: dims before axis x dims from axis (attribute axis, default 1)",
                 [](const Node& n, const Shape& in) {
-                  int axis = static_cast<int>(n.attrs.get_int("axis", 1));
-                  if (axis < 0) axis += static_cast<int>(in.size());
-                  if (axis < 0 || axis > static_cast<int>(in.size())) throw Error("axis out of range");
+                  // axis may be rank itself ([prod, 1]); checked before narrowing, so 2^32 or
+                  // -2^63 is refused rather than cut to 0.
+                  const int64_t rank = static_cast<int64_t>(in.size());
+                  const int64_t given = n.attrs.get_int("axis", 1);
+                  if (given < -rank || given > rank)
+                    throw Error("Flatten: axis " + std::to_string(given) +
+                                " out of range for rank " + std::to_string(rank));
+                  const int axis = static_cast<int>(given < 0 ? given + rank : given);
                   int64_t a = 1, b = 1;
                   for (int i = 0; i < static_cast<int>(in.size()); ++i) {
                     int64_t& side = i < axis ? a : b;
