@@ -384,6 +384,7 @@ class FastSplitter {
 
  private:
   static constexpr size_t kBatchBytes = size_t{1} << 20;
+  static constexpr size_t kMaxEventBytes = size_t{64} << 20;  // past it, the strict reader reads
   static bool space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
   // Outside the events: every byte kept; at depth 1 of an object, the keys read to find
@@ -477,6 +478,12 @@ class FastSplitter {
         continue;
       }
       const char c = *p;
+      if (space(c) && depth_ == events_depth_) {  // between events: not kept (a whitespace bomb
+        batch_.append(run, p);                    // grew the batch by gigabytes)
+        while (p < end && space(*p)) ++p;
+        run = p;
+        continue;
+      }
       if (c == '"') {
         in_string_ = true;
       } else if (c == '{' || c == '[') {
@@ -501,6 +508,7 @@ class FastSplitter {
     }
     // An escape split across chunks leaves p past end; the run is what this chunk held.
     batch_.append(run, end);
+    if (batch_.size() > kMaxEventBytes) throw NotFast("an event of more than 64 MiB");
     return end;
   }
 

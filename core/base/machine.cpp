@@ -1,9 +1,12 @@
 #include "core/base/machine.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 
 namespace fusebox {
@@ -41,6 +44,46 @@ bool cpu_has_avx2_fma() {
   return has;
 }
 
+namespace {
+
+// What is mapped now (the libraries, OpenBLAS's buffers: about 330 MiB here), from statm.
+size_t mapped_bytes() {
+  const long page = sysconf(_SC_PAGESIZE);
+  size_t pages_mapped = 0;
+  if (std::ifstream statm("/proc/self/statm"); statm && page > 0 && statm >> pages_mapped)
+    return pages_mapped * static_cast<size_t>(page);
+  return 0;
+}
+
+}  // namespace
+
+size_t address_space_left() {
+  struct rlimit r {};
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  const size_t mapped = mapped_bytes();
+  return r.rlim_cur > mapped ? static_cast<size_t>(r.rlim_cur) - mapped : 0;
+}
+
+size_t thread_stack_bytes() {
+  for (const char* var : {"GOMP_STACKSIZE", "OMP_STACKSIZE"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    while (*end == ' ') ++end;
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(*end)));
+    const unsigned shift = unit == 'B' ? 0 : unit == 'M' ? 20 : unit == 'G' ? 30 : 10;
+    if (end != v && n <= (SIZE_MAX >> shift)) return static_cast<size_t>(n) << shift;
+  }
+  pthread_attr_t attr;
+  size_t bytes = size_t{8} << 20;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &bytes);
+    pthread_attr_destroy(&attr);
+  }
+  return bytes;
+}
+
 MemoryBudget memory_budget() {
   MemoryBudget b{SIZE_MAX, "no known limit"};
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -50,13 +93,8 @@ MemoryBudget memory_budget() {
     int resource;
     const char* source;
   } limits[] = {{RLIMIT_AS, "half of what its ulimit -v leaves"}, {RLIMIT_DATA, "half of what its ulimit -d leaves"}};
-  // Under a limit, what is already mapped (the libraries, OpenBLAS's buffers: about 330 MiB here)
-  // is not there to spend: half of what is left.
-  size_t mapped = 0;
-  if (std::ifstream statm("/proc/self/statm"); statm && page > 0) {
-    size_t pages_mapped = 0;
-    if (statm >> pages_mapped) mapped = pages_mapped * static_cast<size_t>(page);
-  }
+  // Under a limit, what is already mapped is not there to spend: half of what is left.
+  const size_t mapped = mapped_bytes();
   for (const auto& l : limits) {
     struct rlimit r {};
     if (getrlimit(l.resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;

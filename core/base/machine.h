@@ -26,4 +26,12 @@ struct MemoryBudget {
 };
 MemoryBudget memory_budget();
 
+// The address space a `ulimit -v` (RLIMIT_AS) leaves beyond what is mapped now; SIZE_MAX without
+// one. Thread stacks are mapped whole at creation, so a team of threads needs (threads - 1) of
+// thread_stack_bytes() of it, or libgomp aborts the process ("Thread creation failed", exit 1).
+size_t address_space_left();
+// The stack of each OpenMP worker thread: OMP_STACKSIZE (or GOMP_STACKSIZE) where set, as libgomp
+// reads it (a number, K by default, with B, K, M or G), else pthreads' default.
+size_t thread_stack_bytes();
+
 }  // namespace fusebox

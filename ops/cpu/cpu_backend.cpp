@@ -3,10 +3,14 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/base/error.h"
+#include "core/base/machine.h"
+#include "core/base/strings.h"
 #include "core/ir/op_schema.h"
 #include "ops/cpu/isa.h"
 #include "ops/cpu/parallel.h"
@@ -56,6 +60,21 @@ class CpuBackend final : public exec::Backend {
   // call, so setting it here covers BLAS too without touching OpenBLAS's global count.
   void bind_threads(int threads) const override {
     if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+    // libgomp maps each worker's whole stack as it starts the team and aborts the process when one
+    // does not fit: say so first (threads=256 under a ulimit -v of 1.5 GB exited 1).
+    // The threads of the largest team bound so far are already mapped (libgomp keeps them).
+    static std::atomic<int> largest{1};
+    const int started = largest.load();
+    const size_t stacks =
+        static_cast<size_t>(std::max(0, threads - started)) * thread_stack_bytes();
+    if (const size_t left = address_space_left(); stacks > left)
+      throw Error("threads: " + std::to_string(threads) + " threads need " +
+                  format_bytes(static_cast<double>(stacks)) +
+                  " of address space for their stacks (" +
+                  format_bytes(static_cast<double>(thread_stack_bytes())) +
+                  " each), and the ulimit -v leaves " + format_bytes(static_cast<double>(left)) +
+                  ": use fewer threads or a larger limit");
+    if (threads > started) largest.store(threads);
     omp_set_num_threads(threads);
   }
 

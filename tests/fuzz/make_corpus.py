@@ -695,11 +695,11 @@ def limits_cases(cp):
     bomb_path = cp.write("limits/bomb.json.gz", bomb)
     cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path], stderr=["bomb.json.gz", "memory budget"],
             rlimits={"as_mb": 1024}, max_rss_mb=900)
-    # A bomb past the most a trace may hold (4 GiB): the 1 GiB of events above, then 3.2 GiB of
-    # whitespace between events (7 MB of gzip in all). The stream is measured on the side while the
-    # events are read, and refused before 1 GiB of them are built, with no ulimit at all.
-    spaces = gzip.compress(b" " * (64 << 20), compresslevel=9, mtime=0)
-    past = gzip.compress(head, mtime=0) + block * 64 + spaces * 50 + gzip.compress(tail, mtime=0)
+    # A bomb past the most a trace may hold (4 GiB): 4.1 GiB of those events (17 MB of gzip; a run
+    # of spaces packs 4x tighter but zlib inflates it at a quarter of the speed). The stream is
+    # measured on the side while the events are read, and refused before 1 GiB of them are built,
+    # with no ulimit at all (it took 41 s and 3.3 GB).
+    past = gzip.compress(head, mtime=0) + block * 264 + gzip.compress(tail, mtime=0)
     cp.case("limits/gzip_bomb_past_4_gib", "limits", ["trace", cp.write("limits/bomb_past_4gib.json.gz", past)],
             stderr=["bomb_past_4gib.json.gz", "inflates past 4.00 GiB"], max_rss_mb=900)
     # The nsys reader counts rows against the same budget: 600,000 string rows (9 MB of SQLite)
@@ -716,6 +716,10 @@ def limits_cases(cp):
     # An address-space limit too small to start: a sentence, not OpenBLAS's endless retry.
     cp.case("limits/run_under_ulimit_v_300mb", "limits", ["run", "mlp"] + QUICK, stderr=["ulimit -v"],
             rlimits={"as_mb": 300}, timeout=HANG_TIMEOUT * 3)
+    # 256 threads' stacks (8 MiB each) past a 1.5 GB address-space limit: libgomp aborted with
+    # exit 1 ("Thread creation failed"); now a sentence naming the flag, before the team starts.
+    cp.case("limits/threads_256_under_ulimit_v", "limits", ["run", "mlp", "--threads", "256"] + QUICK,
+            stderr=["--threads", "256 threads need", "ulimit -v"], rlimits={"as_mb": 1500})
     # Too few file descriptors to read a folder's ranks: says so, not "no trace in the folder".
     ranks = os.path.join(cp.src, "tests", "data", "traces", "a100_2rank_nccl")
     cp.case("limits/ranks_under_nofile_4", "limits", ["trace", ranks], stderr=["Too many open files"],
