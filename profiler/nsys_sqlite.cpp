@@ -218,13 +218,27 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
 
 class Db {
  public:
+  // A database in memory (SQLite's memdb), written out whole by bytes(); `path` names it in
+  // messages.
   explicit Db(const std::string& path) : path_(path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI;
+    if (sqlite3_open_v2("file:fusebox-export?vfs=memdb", &db_, flags, nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       db_ = nullptr;
-      throw Error(path + ": cannot create SQLite file: " + msg);
+      throw Error(path + ": cannot create an SQLite database in memory: " + msg);
     }
+  }
+  // The database as a file's bytes, [data, data + size): valid while the Db is.
+  std::pair<const char*, size_t> bytes() {
+    sqlite3_int64 size = 0;
+    unsigned char* data = sqlite3_serialize(db_, "main", &size, SQLITE_SERIALIZE_NOCOPY);
+    if (!data) {  // not contiguous: a copy, freed with the Db
+      copy_.reset(sqlite3_serialize(db_, "main", &size, 0));
+      data = copy_.get();
+    }
+    if (!data) throw Error(path_ + ": SQLite: out of memory serializing the database");
+    return {reinterpret_cast<const char*>(data), static_cast<size_t>(size)};
   }
   ~Db() {
     for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
@@ -275,6 +289,7 @@ class Db {
   std::string path_;
   sqlite3* db_ = nullptr;
   std::map<std::string, sqlite3_stmt*> stmts_;
+  std::unique_ptr<unsigned char, decltype(&sqlite3_free)> copy_{nullptr, &sqlite3_free};
 };
 
 std::string time_text(int64_t utc_ns, bool local) {
@@ -467,20 +482,18 @@ void fill(Db& db, const Recording& r) {
 void write_nsys_sqlite(const Recording& r, const std::string& path) {
   std::string bad = check_recording(r);
   if (!bad.empty()) throw Error("cannot export the recording: " + bad);
-  // Build the database in the temporary file write_file_atomically_at makes beside the target:
-  // the target is replaced only when everything succeeded, and an error (a full disk) names it.
-  write_file_atomically_at(path, [&](const std::string& tmp) {
-    struct Cleanup {
-      std::string journal;
-      ~Cleanup() { std::remove(journal.c_str()); }
-    } cleanup{tmp + "-journal"};
-    Db db(tmp);
-    db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
-    db.exec(kSchema);
-    db.exec(kCuptiSchema);
-    fill(db, r);
-    db.exec("COMMIT;");
-  });
+  // Built in memory, then written as any file we write (write_file_atomically): with no name until
+  // it is whole, so no signal, SIGKILL included, leaves a temporary (a named one beside the target
+  // did), and the target is replaced only when everything succeeded.
+  Db db(path);
+  db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
+  db.exec(kSchema);
+  db.exec(kCuptiSchema);
+  fill(db, r);
+  db.exec("COMMIT;");
+  const auto [data, size] = db.bytes();
+  write_file_atomically(
+      path, [&](std::ostream& out) { out.write(data, static_cast<std::streamsize>(size)); });
 }
 
 }  // namespace fusebox::profiler

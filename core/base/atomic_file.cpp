@@ -1,6 +1,5 @@
 #include "core/base/atomic_file.h"
 
-#include <ext/stdio_filebuf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ext/stdio_filebuf.h>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "core/base/error.h"
 #include "core/base/temporaries.h"
@@ -226,6 +227,96 @@ void swap_in(const std::string& tmp, const std::string& target, bool exists,
 
 namespace {
 
+// A set of files write_directory_atomically is writing, unnamed until the set is whole, so that
+// not even SIGKILL leaves a temporary folder behind. The writer is handed the path the temporary
+// folder will have (`folder`, not made yet); each write_file_atomically into it (on this thread)
+// makes an O_TMPFILE file in `parent`, the target's folder, and keeps its descriptor. make()
+// then creates the folder and links the files into it, just before it is swapped in. Past
+// kMaxUnnamed files (descriptors are a limited resource) the folder is made early and the rest
+// are written into it by name, removed on SIGINT or SIGTERM as any temporary.
+struct Staging {
+  static constexpr size_t kMaxUnnamed = 256;
+  std::string folder, parent, named;  // named: the target as the user gave it, for messages
+  mode_t mode = 0;                    // the replaced folder's permissions (0: a new folder)
+  bool made = false;
+  Temporary registered;
+  std::vector<std::pair<std::string, int>> files;  // (name in the folder, descriptor)
+
+  ~Staging() {
+    for (auto& f : files) ::close(f.second);
+  }
+  void keep(const std::string& name, int fd) {
+    for (auto& f : files)
+      if (f.first == name) {  // written again: the last write wins
+        ::close(f.second);
+        f.second = fd;
+        return;
+      }
+    files.emplace_back(name, fd);
+    if (files.size() >= kMaxUnnamed) make();
+  }
+  // Creates the folder and names the files kept so far in it.
+  void make() {
+    if (made) return;
+    if (::mkdir(folder.c_str(), 0777) != 0)  // the umask decides, as for any new folder
+      throw Error("cannot write '" + named + "': " + errno_text(errno) + " (creating '" + folder +
+                  "')");
+    made = true;
+    registered.hold(folder, true);
+    if (mode != 0) ::chmod(folder.c_str(), mode);
+    for (auto& [name, fd] : files) {
+      const std::string self = "/proc/self/fd/" + std::to_string(fd);
+      const std::string to = folder + "/" + name;
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) != 0)
+        throw Error("cannot write '" + named + "': " + errno_text(errno) + " (naming '" + to +
+                    "')");
+    }
+    for (auto& f : files) ::close(f.second);
+    files.clear();
+  }
+};
+
+thread_local Staging* staging = nullptr;  // the set being written on this thread, if any
+
+// Whether `folder` can hold O_TMPFILE files (tmpfs, ext4, xfs, btrfs do; some do not).
+bool makes_unnamed_files(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+// write(out) into a new O_TMPFILE file in `folder`: its descriptor, flushed and synced. Throws
+// naming `path` when a write fails; -1 when the file system cannot make such a file.
+int fill_unnamed(const std::string& folder, const std::string& path, mode_t mode,
+                 const std::function<void(std::ostream&)>& write) {
+  const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  if (mode != 0) ::fchmod(fd, mode);  // keep the replaced file's permissions
+  const int kept = ::dup(fd);         // the buffer closes `fd`
+  if (kept < 0) {
+    const int err = errno;
+    ::close(fd);
+    throw Error("cannot write '" + path + "': " + errno_text(err));
+  }
+  try {
+    __gnu_cxx::stdio_filebuf<char> buf(fd, std::ios::out | std::ios::binary);
+    std::ostream out(&buf);
+    errno = 0;
+    write(out);
+    int err = out ? 0 : errno;  // the write that failed set it (EFBIG past ulimit -f, ENOSPC)
+    if (out) out.flush(), err = out ? 0 : errno;
+    if (!out || ::fsync(kept) != 0) {
+      if (out) err = errno;
+      throw Error("cannot write '" + path + "': " + (err ? errno_text(err) : "write failed (disk full?)"));
+    }
+  } catch (...) {
+    ::close(kept);  // the unnamed file goes with its last descriptor: nothing to undo
+    throw;
+  }
+  return kept;
+}
+
 // write(out) fills a file with no name yet (O_TMPFILE), which is named beside the target only to
 // be renamed over it: a signal, SIGKILL included, leaves nothing behind while it is written.
 // False when the file system cannot make such a file (then nothing was written).
@@ -233,32 +324,23 @@ bool write_unnamed(const std::string& path, const std::function<void(std::ostrea
   mode_t mode = 0;
   const std::string target = file_to_replace(path, mode);
   const std::string folder = parent_of(target);
-  const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  const int fd = fill_unnamed(folder, path, mode, write);
   if (fd < 0) return false;
-  if (mode != 0) ::fchmod(fd, mode);  // keep the replaced file's permissions
-  {
-    __gnu_cxx::stdio_filebuf<char> buf(fd, std::ios::out | std::ios::binary);
-    std::ostream out(&buf);
-    errno = 0;
-    write(out);  // should it throw, the unnamed file goes with its descriptor: nothing to undo
-    int err = out ? 0 : errno;  // the write that failed set it (EFBIG past ulimit -f, ENOSPC)
-    if (out) out.flush(), err = out ? 0 : errno;
-    if (!out || ::fsync(fd) != 0) {
-      if (out) err = errno;
-      throw Error("cannot write '" + path + "': " + (err ? errno_text(err) : "write failed (disk full?)"));
-    }
-    const std::string self = "/proc/self/fd/" + std::to_string(fd);
-    Temporary registered;
-    const std::string named = create_unique(folder, path, [&](const std::string& name) {
-      return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
-    });
-    registered.hold(named, false);
-    if (std::rename(named.c_str(), target.c_str()) != 0) {
-      const int err = errno;
-      std::remove(named.c_str());
-      throw Error("cannot replace '" + path + "': " + errno_text(err));
-    }
-  }  // the buffer closes the descriptor
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_it{fd};
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  Temporary registered;
+  const std::string named = create_unique(folder, path, [&](const std::string& name) {
+    return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  });
+  registered.hold(named, false);
+  if (std::rename(named.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    std::remove(named.c_str());
+    throw Error("cannot replace '" + path + "': " + errno_text(err));
+  }
   return true;
 }
 
@@ -266,6 +348,12 @@ bool write_unnamed(const std::string& path, const std::function<void(std::ostrea
 
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
+  if (staging && !staging->made && parent_of(path) == staging->folder) {  // a file of a set
+    const int fd = fill_unnamed(staging->parent, path, 0, write);
+    if (fd < 0) throw Error("cannot write '" + path + "': the file system made no unnamed file");
+    staging->keep(path.substr(staging->folder.size() + 1), fd);
+    return;
+  }
   if (write_unnamed(path, write)) return;
   replace_file(
       path,
@@ -290,6 +378,9 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 
 void write_file_atomically_at(const std::string& path,
                               const std::function<void(const std::string& tmp)>& write) {
+  // A writer that needs a name cannot write into a set not made yet: make it now (its files
+  // from here on are named temporaries, removed on SIGINT or SIGTERM).
+  if (staging && !staging->made && parent_of(path) == staging->folder) staging->make();
   replace_file(path, write, true);
 }
 
@@ -299,6 +390,38 @@ void write_directory_atomically(const std::string& dir,
   bool exists = false;
   const std::string target = dir_to_replace(dir, replaceable, exists);
   struct stat st {};
+  if (!staging && makes_unnamed_files(parent_of(target))) {
+    Staging set;
+    set.parent = parent_of(target);
+    set.named = dir;
+    if (exists && ::stat(target.c_str(), &st) == 0) set.mode = st.st_mode & 07777;
+    // A name for the folder, free now; made only once every file is written.
+    set.folder = create_unique(set.parent, dir, [](const std::string& name) {
+      struct stat there {};
+      if (::lstat(name.c_str(), &there) == 0) {
+        errno = EEXIST;
+        return false;
+      }
+      return true;
+    });
+    staging = &set;
+    try {
+      write(set.folder);
+      staging = nullptr;
+      set.make();
+    } catch (const Error& e) {
+      staging = nullptr;
+      if (set.made) remove_tree(set.folder);
+      throw Error("cannot write '" + dir + "': " + e.what());
+    } catch (...) {
+      staging = nullptr;
+      if (set.made) remove_tree(set.folder);
+      throw;
+    }
+    swap_in(set.folder, target, exists, dir);
+    set.registered.release();
+    return;
+  }
   const std::string tmp = create_unique(parent_of(target), dir, [](const std::string& name) {
     return ::mkdir(name.c_str(), 0777) == 0;  // the umask decides, as for any new folder
   });

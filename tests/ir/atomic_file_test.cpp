@@ -217,6 +217,26 @@ TEST(AtomicDirectory, RefusesAFileAFifoAndFilesNotItsOwn) {
   EXPECT_EQ(entries(parent), 3u) << "no temporary folder left behind";
 }
 
+// Files beyond the ones a set keeps unnamed (descriptors are limited) are written by name into its
+// folder: the set still lands whole, and a file written twice keeps its last content.
+TEST(AtomicDirectory, ASetOfManyFilesLandsWhole) {
+  std::string parent = fresh_dir("dirmany");
+  write_directory_atomically(
+      parent + "/set",
+      [](const std::string& tmp) {
+        write_file_atomically(tmp + "/again", std::string("first"));
+        write_file_atomically(tmp + "/again", std::string("last"));
+        for (int i = 0; i < 300; ++i)
+          write_file_atomically(tmp + "/" + std::to_string(i), std::to_string(i));
+      },
+      any_name);
+  EXPECT_EQ(entries(parent + "/set"), 301u);
+  EXPECT_EQ(read_file(parent + "/set/299"), "299");
+  EXPECT_EQ(read_file(parent + "/set/0"), "0");
+  EXPECT_EQ(read_file(parent + "/set/again"), "last");
+  EXPECT_EQ(entries(parent), 1u) << "no temporary folder left behind";
+}
+
 TEST(AtomicDirectory, ALinkToAFolderIsFollowed) {
   std::string parent = fresh_dir("dirlink");
   std::filesystem::create_directory(parent + "/real");
@@ -262,16 +282,7 @@ TEST(AtomicFile, ASignalMidWriteLeavesNoTemporaryAndTheOldFile) {
               sig);
     EXPECT_EQ(read_file(path), "old");
     EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": a temporary was left";
-    if (sig == SIGKILL) continue;
-    EXPECT_EQ(signal_of_child([&] {
-                write_file_atomically_at(dir + "/t.sqlite", [&](const std::string& tmp) {
-                  std::ofstream(tmp) << "a database, half written";
-                  ::kill(::getpid(), sig);
-                  ::pause();
-                });
-              }),
-              sig);
-    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the named temporary was left";
+    // A set of files is unnamed until every file is written: not even SIGKILL leaves its folder.
     EXPECT_EQ(signal_of_child([&] {
                 write_directory_atomically(
                     dir + "/set",
@@ -284,6 +295,30 @@ TEST(AtomicFile, ASignalMidWriteLeavesNoTemporaryAndTheOldFile) {
               }),
               sig);
     EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the temporary folder was left";
+    if (sig == SIGKILL) continue;  // a named temporary cannot outlive SIGKILL's lack of warning
+    EXPECT_EQ(signal_of_child([&] {
+                write_file_atomically_at(dir + "/t.sqlite", [&](const std::string& tmp) {
+                  std::ofstream(tmp) << "a database, half written";
+                  ::kill(::getpid(), sig);
+                  ::pause();
+                });
+              }),
+              sig);
+    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the named temporary was left";
+    // Past the files a set keeps unnamed, the rest are named in its folder: removed on the way out.
+    EXPECT_EQ(signal_of_child([&] {
+                write_directory_atomically(
+                    dir + "/many",
+                    [&](const std::string& tmp) {
+                      for (int i = 0; i < 300; ++i)
+                        write_file_atomically(tmp + "/" + std::to_string(i), std::string("x"));
+                      ::kill(::getpid(), sig);
+                      ::pause();
+                    },
+                    any_name);
+              }),
+              sig);
+    EXPECT_EQ(entries(dir), 1u) << "signal " << sig << ": the made folder was left";
   }
 }
 
