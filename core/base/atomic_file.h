@@ -26,7 +26,11 @@ void write_file_atomically_at(const std::string& path,
 
 // A set of files written whole: write(tmp) fills a new temporary folder beside `dir`, which then
 // takes the place of `dir` (swapped in with one rename, or renameat2 RENAME_EXCHANGE when `dir`
-// exists), so `dir` holds either all the old files or all the new ones. An existing `dir` must be
+// exists), so `dir` holds either all the old files or all the new ones. Where the file system
+// makes O_TMPFILE files, the files write_file_atomically writes into `tmp` (on this thread) have
+// no name, and the folder does not exist, until write returns: a signal, SIGKILL included, leaves
+// nothing behind. A writer must write its files that way (or through write_file_atomically_at,
+// which makes the folder first). An existing `dir` must be
 // a directory (a link to one is followed) whose entries are all regular files for which
 // `replaceable(name)` is true: the files this command writes. Anything else there is refused
 // rather than deleted. Throws fusebox::Error naming `dir`; on failure `dir` is untouched.
