@@ -48,6 +48,19 @@ std::string import_error(const std::string& path) {
 }
 
 // Export, import, export again: the two files must be the same bytes.
+// A hand-made SQLite file `name` in a fresh folder, made by `sql`; "" (and a test failure) where
+// SQLite refuses it.
+std::string sqlite_file(const std::string& tag, const std::string& name, const char* sql) {
+  const std::string path = ptest::temp_dir(tag) + "/" + name;
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  const bool made = sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+                    sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  if (!made) ADD_FAILURE() << path << ": " << (db ? sqlite3_errmsg(db) : "cannot open");
+  sqlite3_close(db);
+  return made ? path : "";
+}
+
 void expect_round_trip(const Recording& r, const std::string& tag) {
   std::string dir = ptest::temp_dir("import-nsys-" + tag);
   std::string a = dir + "/a.sqlite", b = dir + "/b.sqlite";
@@ -396,11 +409,7 @@ TEST(ImportNsys, ADirectoryOrAMissingFileIsRefusedByName) {
 // with shortName only, no StringIds for one range; push/pop and start/end ranges from another
 // domain, nested, one overlapping its neighbour.
 TEST(ImportNsys, AnOlderSchemaIsReadThroughTheColumnsItHas) {
-  std::string path = ptest::temp_dir("import-nsys-old") + "/old.sqlite";
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql = R"sql(
+  const std::string path = sqlite_file("import-nsys-old", "old.sqlite", R"sql(
     CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
     INSERT INTO StringIds VALUES (1, 'step'), (2, 'forward'), (3, 'axpy'), (4, 'cudaLaunchKernel'), (5, 'async');
     CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, textId INTEGER, globalTid INTEGER);
@@ -412,9 +421,8 @@ TEST(ImportNsys, AnOlderSchemaIsReadThroughTheColumnsItHas) {
     CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER,
                                               nameId INTEGER);
     INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (250, 260, (42 << 24) | 43, 9, 4);
-  )sql";
-  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  )sql");
+  ASSERT_NE(path, "");
   ImportReport report;
   Recording r = import_nsys_sqlite(path, &report);
   EXPECT_EQ(check_recording(r), "");
@@ -444,11 +452,7 @@ TEST(ImportNsys, AnOlderSchemaIsReadThroughTheColumnsItHas) {
 // both used id 5, and an id past 2^32 (cut to 5 it was, too): each kernel is tied to its own
 // process's call, 20 ns before it, not to another's.
 TEST(ImportNsys, CorrelationIdsAreTiedWithinTheirProcessAndNeverCutTo32Bits) {
-  std::string path = ptest::temp_dir("import-nsys-corr") + "/corr.sqlite";
-  std::remove(path.c_str());
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql = R"sql(
+  const std::string path = sqlite_file("import-nsys-corr", "corr.sqlite", R"sql(
     CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
     INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel');
     CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
@@ -461,9 +465,8 @@ TEST(ImportNsys, CorrelationIdsAreTiedWithinTheirProcessAndNeverCutTo32Bits) {
     INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 105, (42 << 24) | 43, 5, 2),
                                                    (1000, 1005, (77 << 24) | 78, 5, 2),
                                                    (2000, 2005, (42 << 24) | 43, (1 << 32) + 5, 2);
-  )sql";
-  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  )sql");
+  ASSERT_NE(path, "");
   ImportReport report;
   Recording r = import_nsys_sqlite(path, &report);
   EXPECT_EQ(check_recording(r), "");
