@@ -21,6 +21,21 @@ void check_memory_budget(const std::string& model, const ir::Graph& graph, const
                     format_bytes(static_cast<double>(weight_bytes)) + ", inputs " +
                     format_bytes(static_cast<double>(input_bytes)) + "), over the memory budget of " +
                     format_bytes(static_cast<double>(budget.bytes)) + " (" + budget.source + ")";
+  // The largest buffer may be a node's scratch (a pool window of 2^32 taps asked 64 GiB for a
+  // 2x2 input): naming the largest tensor (16 B) would point the user at the wrong thing.
+  const planner::Buffer* scratch = nullptr;
+  for (const auto& p : plan.placements)
+    if (p.buffer.scratch && (!scratch || p.buffer.bytes > scratch->bytes)) scratch = &p.buffer;
+  if (scratch && (!largest || scratch->bytes > largest->nbytes())) {
+    const std::string suffix = ":scratch";
+    std::string node = scratch->name;
+    if (node.size() > suffix.size() &&
+        node.compare(node.size() - suffix.size(), suffix.size(), suffix) == 0)
+      node.resize(node.size() - suffix.size());
+    throw Error(msg + "; its largest buffer is the scratch space of node '" + node + "' (" +
+                format_bytes(static_cast<double>(scratch->bytes)) +
+                "): make that node's dims or attributes smaller");
+  }
   if (largest)
     msg += "; its largest tensor is '" + largest->name + "' " + ir::shape_str(largest->shape) + " (" +
            format_bytes(static_cast<double>(largest->nbytes())) + ")";

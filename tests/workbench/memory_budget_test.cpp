@@ -39,6 +39,29 @@ TEST(MemoryBudget, AModelOverItIsRefusedNamingWhatItNeedsAndItsLargestTensor) {
   }
 }
 
+// A node's scratch larger than every tensor (a MaxPool of a 2^32 window over a 2x2 input asked
+// 64 GiB) is what the message names, not a 16-byte tensor.
+TEST(MemoryBudget, AScratchLargerThanEveryTensorIsNamedByItsNode) {
+  Model m;
+  planner::Placement p;
+  p.buffer.name = "add:scratch";
+  p.buffer.scratch = true;
+  p.buffer.bytes = size_t{64} << 30;
+  m.plan.placements.push_back(p);
+  m.plan.arena_bytes = size_t{64} << 30;
+  try {
+    check_memory_budget("m.onnx", m.graph, m.plan, size_t{4} << 20,
+                        MemoryBudget{size_t{10} << 20, "a test's"});
+    FAIL() << "64 GiB fit a 10 MiB budget";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("its largest buffer is the scratch space of node 'add' (64.00 GiB)"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("largest tensor"), std::string::npos) << what;
+  }
+}
+
 TEST(MemoryBudget, TheBudgetIsAPartOfThisMachinesMemory) {
   const size_t budget = memory_budget().bytes;
   EXPECT_GT(budget, size_t{1} << 30) << "a machine that runs the tests has more than 1.25 GiB";
