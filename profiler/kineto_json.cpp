@@ -146,7 +146,8 @@ class TextSource {
           check_size(total);
         }
       } catch (const std::exception& e) {  // Error, or bad_alloc for the scratch buffer
-        measure_error_ = e.what();         // read by next() after join
+        measure_error_ =
+            e.what();  // written before over_ is set: next() reads it once it sees over_
         over_ = true;
       }
       inflateEnd(&copy->z);
