@@ -33,13 +33,13 @@ if [[ ${1:-} != --no-sanitize ]]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_SANITIZE=ON -DFUSEBOX_WERROR=ON \
     -DFUSEBOX_CUDA=OFF -DFUSEBOX_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
   cmake --build build-asan -j "$jobs"
-  # OpenMP's runtime keeps its thread pool alive past exit: leak checking reports it, not us.
-  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
-  # The window's tests too (the panels, the App, the layout thread); Mesa and GLFW are not
-  # instrumented, our code is.
+  # The unit tests and the window's (the panels, the App, the layout thread) in one run, so the
+  # window's, which take the display one at a time, run beside the others. Mesa and GLFW are not
+  # instrumented, our code is. OpenMP's runtime keeps its thread pool alive past exit: leak
+  # checking reports it, not us.
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 FUSEBOX_REQUIRE_DISPLAY=1 \
-    xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir build-asan --output-on-failure -j "$jobs" -L ui
+    xvfb-run -a -s "-screen 0 1600x1000x24" \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L '^(unit|ui)$'
 
   # ThreadSanitizer over the workbench (Runner, Pipeline, Settings). tests/tsan.supp says how
   # OpenMP's uninstrumented runtime is handled.
