@@ -95,7 +95,7 @@ class GroupFuser {
     }
     ir::Node& fused = p.fused;
     fused.op = "FusedElementwise";
-    fused.name = take_name(fused_node_name(g_, fused.op, g_.nodes[group[0]]));
+    fused.name = take_name(fused_node_base(fused.op, g_.nodes[group[0]]));
     fused.outputs = last.outputs;
     fused.attrs.set("program", p.program);
     std::vector<std::string> removed;

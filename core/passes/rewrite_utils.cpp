@@ -60,20 +60,23 @@ std::string fmt_ints(const std::vector<int64_t>& values) {
   return "[" + join(values, ",") + "]";
 }
 
-std::string fused_node_name(const ir::Graph& g, const std::string& op, const ir::Node& first) {
+std::string fused_node_base(const std::string& op, const ir::Node& first) {
   // Keep the scope ("attn.q_proj.", "/self_attn/") and swap the op inside the last segment.
   const std::string& n = first.name;
   size_t cut = n.find_last_of("./");
   std::string head = cut == std::string::npos ? "" : n.substr(0, cut + 1);
   std::string tail = n.substr(head.size());
   const std::string& old = first.op;
-  if (tail == old) return g.unique_name(head + op);  // fc1.MatMul
-  if (tail.rfind(old + "_", 0) == 0)
-    return g.unique_name(head + op + tail.substr(old.size()));  // MatMul_3
+  if (tail == old) return head + op;                                              // fc1.MatMul
+  if (tail.rfind(old + "_", 0) == 0) return head + op + tail.substr(old.size());  // MatMul_3
   if (tail.size() > old.size() && tail.compare(tail.size() - old.size(), old.size(), old) == 0 &&
       tail[tail.size() - old.size() - 1] == '_')
-    return g.unique_name(head + tail.substr(0, tail.size() - old.size()) + op);  // Gemm_MatMul
-  return g.unique_name(head + op + "_" + tail);
+    return head + tail.substr(0, tail.size() - old.size()) + op;  // Gemm_MatMul
+  return head + op + "_" + tail;
+}
+
+std::string fused_node_name(const ir::Graph& g, const std::string& op, const ir::Node& first) {
+  return g.unique_name(fused_node_base(op, first));
 }
 
 std::string node_list(const ir::Graph& g, std::vector<size_t> nodes) {

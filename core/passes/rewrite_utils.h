@@ -133,6 +133,9 @@ std::string fmt_ints(const std::vector<int64_t>& values);
 // "/attn/MatMul_1" -> "/attn/Attention_1", "/fc/Gemm_MatMul" -> "/fc/Gemm_MatMulAdd", "x" ->
 // "Gelu_x".
 std::string fused_node_name(const ir::Graph& g, const std::string& op, const ir::Node& first);
+// The same name before it is made unique: for a pass that keeps its own set of the names taken
+// (Graph::unique_name scans every node, once per call).
+std::string fused_node_base(const std::string& op, const ir::Node& first);
 // "MatMul_3 + Add_4 + Relu_5": the names of `nodes` in execution order.
 std::string node_list(const ir::Graph& g, std::vector<size_t> nodes);
 
