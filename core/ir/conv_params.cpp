@@ -357,7 +357,18 @@ int64_t padded_plane_floats(const WindowGeometry& g) {
   return (rows * g.strides.back() * phase_width(g) + 15) / 16 * 16;
 }
 
+bool max_pool_uses_planes(const WindowGeometry& g) {
+  if (g.kernel.empty() || g.kernel.back() > kMaxPoolVectorWidth) return false;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < g.kernel.size(); ++i) {
+    if (g.kernel[i] > kDepthwiseMaxKernelRows) return false;  // before the product can overflow
+    rows *= g.kernel[i];
+  }
+  return rows <= kDepthwiseMaxKernelRows;
+}
+
 size_t max_pool_scratch_bytes(const WindowGeometry& g) {
+  if (!max_pool_uses_planes(g)) return 0;
   const int64_t slots = std::min(kConvScratchSlots, std::max<int64_t>(g.batch * g.channels, 1));
   return static_cast<size_t>(slots * padded_plane_floats(g)) * sizeof(float);
 }

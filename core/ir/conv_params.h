@@ -184,7 +184,13 @@ int64_t depthwise_phase_width(const ConvShape& c);
 // 16 (64 bytes).
 int64_t phase_width(const WindowGeometry& g);
 int64_t padded_plane_floats(const WindowGeometry& g);
-// The CPU MaxPool's planned scratch: one padded plane (filled with -inf) per thread slot.
+// Whether the CPU MaxPool takes its vector path over padded planes: a window at most
+// kMaxPoolVectorWidth wide and kDepthwiseMaxKernelRows rows (depth x height). Other windows are
+// pooled in place, tap by tap over what each output reads.
+inline constexpr int64_t kMaxPoolVectorWidth = 16;
+bool max_pool_uses_planes(const WindowGeometry& g);
+// The CPU MaxPool's planned scratch: one padded plane (filled with -inf) per thread slot, and
+// none for a window pooled in place (so a kernel of 2^32 with pads asks for nothing).
 size_t max_pool_scratch_bytes(const WindowGeometry& g);
 
 // The CPU Conv kernel's planned scratch (ops/cpu/conv.cpp): it computes kConvTileRows output

@@ -595,12 +595,11 @@ std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKin
     st.d.s[j] = g.strides[i], st.d.dil[j] = g.dilations[i];
     st.d.pb[j] = g.pad_begin[i], st.d.pe[j] = g.pad_end[i];
   }
-  if (kind == PoolKind::kMax && kernel_isa(ctx) != Isa::kPortable && !g.kernel.empty()) {
+  if (kind == PoolKind::kMax && kernel_isa(ctx) != Isa::kPortable && ir::max_pool_uses_planes(g)) {
     st.dims = dims_of(g);
     st.phase_w = ir::phase_width(g);
     st.slot_floats = ir::padded_plane_floats(g);
-    st.vector = st.dims.kw <= 16 && st.dims.row_taps() <= ir::kDepthwiseMaxKernelRows &&
-                ctx.scratch_bytes >= ir::max_pool_scratch_bytes(g);
+    st.vector = ctx.scratch_bytes >= ir::max_pool_scratch_bytes(g);
   }
   return exec::make_state(st);
 }

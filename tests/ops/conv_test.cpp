@@ -227,6 +227,35 @@ TEST(Pool, MaxAndAverageMatchDoubleReference) {
   }
 }
 
+// A window of 2^32 with pads of 2^32 - 1 and strides of 2^32 over a 2x2 input: each output's
+// window holds exactly one input value (output (i, j) reads input (i, j)). The CPU MaxPool pools
+// such a window in place, tap by tap over what each output reads: its planned scratch is none,
+// where a padded plane per thread once asked for 64 GiB (issue 39).
+TEST(Pool, AWindowFarWiderThanItsInputPoolsInPlaceWithNoScratch) {
+  std::mt19937 rng(76);
+  using V = std::vector<int64_t>;
+  const int64_t k = int64_t{1} << 32;
+  const ir::Attributes a =
+      A({{"kernel_shape", V{k, k}}, {"pads", V{k - 1, k - 1, k - 1, k - 1}}, {"strides", V{k, k}}});
+  const Shape shape{1, 1, 2, 2};
+  Tensor x = random_f32(shape, rng);
+  std::vector<double> want;
+  for (int64_t i = 0; i < x.numel(); ++i) want.push_back(at(x, i));
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    ir::Node node = make_node(op, 1, 1, a);
+    const std::vector<ir::TensorType> in{{DType::f32, shape}};
+    const std::vector<ir::TensorType> out = ir::infer_node(node, in);
+    ASSERT_EQ(out[0].shape, shape) << op;
+    EXPECT_EQ(ir::node_scratch_bytes(node, in, out), 0u) << op;
+    for (cpu::Isa isa : runnable_isas()) {
+      ScopedIsa scoped(isa);
+      for (int threads : {1, 2})
+        expect_close(run1(op, {x}, a, threads), shape, want, 0, 0,
+                     std::string(op) + " on " + cpu::isa_name(isa));
+    }
+  }
+}
+
 TEST(Pool, GlobalMatchesDoubleReference) {
   std::mt19937 rng(75);
   for (const Shape& s : {Shape{2, 3, 5, 7}, Shape{1, 4, 9}, Shape{1, 64, 56, 56}, Shape{1, 2, 3, 4, 5}}) {
