@@ -53,11 +53,45 @@ void check_dim_names(const std::string& path, const std::map<std::string, int64_
 
 }  // namespace
 
-ir::Graph load_model(const std::string& model, uint64_t seed, const std::map<std::string, int64_t>& dims) {
+std::map<std::string, int64_t> bind_input_dims(const std::vector<OnnxDim>& model_dims,
+                                               std::map<std::string, int64_t> dims,
+                                               const std::map<std::string, std::string>& inputs) {
+  std::map<std::string, std::string> bound_by;  // dim -> the input setting that fixed it
+  for (const auto& [input, file] : inputs) {
+    size_t rank = 0;
+    for (const OnnxDim& d : model_dims) rank += d.input == input;
+    if (rank == 0) continue;  // a scalar input, or not an input at all (load_inputs says which)
+    const ir::Shape shape = ir::read_npy_shape(file);
+    const std::string given =
+        "inputs." + input + " (" + file + ", shape " + ir::shape_str(shape) + ")";
+    if (shape.size() != rank)
+      throw Error(given + ": has rank " + std::to_string(shape.size()) + ", the model's input '" +
+                  input + "' rank " + std::to_string(rank));
+    for (const OnnxDim& d : model_dims) {
+      if (d.input != input || !d.dynamic) continue;
+      const int64_t size = shape[d.index];
+      const std::string says = given + " makes dim '" + d.name + "' " + std::to_string(size);
+      auto [it, fresh] = dims.emplace(d.name, size);
+      if (fresh) {
+        bound_by[d.name] = given;
+      } else if (it->second != size) {
+        auto by = bound_by.find(d.name);
+        throw Error(says + ", but " +
+                    (by != bound_by.end() ? by->second + " makes it " : "dims." + d.name + " is ") +
+                    std::to_string(it->second));
+      }
+    }
+  }
+  return dims;
+}
+
+ir::Graph load_model(const std::string& model, uint64_t seed,
+                     const std::map<std::string, int64_t>& dims,
+                     const std::map<std::string, std::string>& inputs) {
   if (is_model_file(model)) {
     if (!dims.empty()) check_dim_names(model, dims);
     models::OnnxImportOptions options;
-    options.dims = dims;
+    options.dims = inputs.empty() ? dims : bind_input_dims(onnx_dims(model), dims, inputs);
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }

@@ -26,11 +26,22 @@ struct OnnxDim {
 std::vector<OnnxDim> onnx_dims(const std::string& path);
 
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
-// (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting).
+// (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting),
+// and each .npy file of `inputs` (input name -> file, the `inputs` setting) binding the dynamic
+// dims of its input to the sizes its header declares, as ONNX Runtime takes a shape from the
+// tensor it is given (bind_input_dims).
 // Messages name the setting (`dims`, `inputs.x`), not a flag: the value may have come from a
 // JSON file or the window.
 ir::Graph load_model(const std::string& model, uint64_t seed,
-                     const std::map<std::string, int64_t>& dims = {});
+                     const std::map<std::string, int64_t>& dims = {},
+                     const std::map<std::string, std::string>& inputs = {});
+
+// `dims` with the dynamic dims of `model_dims` that the files of `inputs` fix. A dim fixed twice
+// to different sizes, by two files or by a file and `dims`, is refused naming both; so is a file
+// whose rank is not its input's.
+std::map<std::string, int64_t> bind_input_dims(const std::vector<OnnxDim>& model_dims,
+                                               std::map<std::string, int64_t> dims,
+                                               const std::map<std::string, std::string>& inputs);
 
 // Seeded inputs for every graph input: f32 uniform in [-1, 1); i64 uniform in [0, 16).
 std::vector<ir::Tensor> random_inputs(const ir::Graph& graph, uint64_t seed);

@@ -215,7 +215,7 @@ bool Pipeline::prepare(Run& r) {
   const LoadKey lk = load_key(s);
   result.model = r.stage(Stage::Load, caches_->load.find(lk), executions_, [&]() -> auto& {
     auto m = std::make_shared<LoadedModel>();
-    m->graph = load_model(s.model, s.seed, s.dims);
+    m->graph = load_model(s.model, s.seed, s.dims, s.inputs);
     return caches_->load.put(lk, std::move(m));
   });
   if (r.last == Stage::Load) return false;

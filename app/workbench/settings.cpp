@@ -464,7 +464,8 @@ const std::vector<FieldDef>& fields() {
                                    &Settings::profile_runs, 0, 100000));
     t.push_back(map_field<std::string>(
         "inputs", "--input", "NAME=FILE.npy",
-        "feed input NAME from a .npy file (f32 or i64); other inputs are seeded random",
+        "feed input NAME from a .npy file (f32 or i64), whose shape sets the input's dynamic dims; "
+        "other inputs are seeded random",
         &Settings::inputs, JsonKind::String, "a string (a .npy file)",
         [](const std::string& text, const std::string& where) {
           if (text.empty()) fail_expected(where, "a .npy file", "\"\"");

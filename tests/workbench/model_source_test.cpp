@@ -1,14 +1,20 @@
 // load_model's dims: a dim the .onnx model does not have is an error naming it and the model's
-// dims, not silently ignored (the run would use another shape than the one asked for).
+// dims, not silently ignored (the run would use another shape than the one asked for). An input
+// given as a .npy file binds its dynamic dims, and a conflict names both sides.
+#define ONNX_ML 1
+#define ONNX_NAMESPACE onnx
 #include "app/workbench/model_source.h"
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
+#include <fstream>
 #include <string>
 
 #include "core/base/error.h"
 #include "core/ir/npy.h"
 #include "core/models/onnx_import.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -62,6 +68,95 @@ TEST(ModelSource, AnInputFromAFileLeavesTheOthersSeededValues) {
   ASSERT_EQ(in.size(), 2u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(in[0].data<float>()[i], static_cast<float>(i) + 0.5f);
   for (int i = 0; i < 2; ++i) EXPECT_EQ(in[1].data<float>()[i], seeded[1].data<float>()[i]);
+}
+
+// z = x + y at opset 17, as exporters write dynamic dims: x [n, <unnamed>, 3] and y [n, 1, 3],
+// `n` named as PaddleOCR's exports name theirs.
+std::string write_dynamic_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("dynamic");
+  auto add_value = [](onnx::ValueInfoProto* v, const std::string& name,
+                      std::vector<std::string> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const auto& d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (d.empty()) continue;  // neither a value nor a name
+      if (std::isdigit(static_cast<unsigned char>(d[0])))
+        dim->set_dim_value(std::stoll(d));
+      else
+        dim->set_dim_param(d);
+    }
+  };
+  add_value(g->add_input(), "x", {"p2o.DynamicDimension.0", "", "3"});
+  add_value(g->add_input(), "y", {"p2o.DynamicDimension.0", "1", "3"});
+  auto* n = g->add_node();
+  n->set_op_type("Add");
+  n->set_name("add");
+  n->add_input("x");
+  n->add_input("y");
+  n->add_output("z");
+  add_value(g->add_output(), "z", {"p2o.DynamicDimension.0", "", "3"});
+  const std::string path = test::process_temp_dir() + "/dynamic_dims.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+std::string npy_of_shape(const std::string& name, const ir::Shape& shape) {
+  const std::string path = test::process_temp_dir() + "/" + name + ".npy";
+  ir::Tensor t(ir::DType::f32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
+  ir::write_npy(path, t);
+  return path;
+}
+
+std::string load_error(const std::string& model, const std::map<std::string, int64_t>& dims,
+                       const std::map<std::string, std::string>& inputs) {
+  try {
+    load_model(model, 1, dims, inputs);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ModelSource, AnInputFileBindsItsDynamicDims) {
+  const std::string model = write_dynamic_model();
+  const std::string x = npy_of_shape("x253", {2, 5, 3}), y = npy_of_shape("y213", {2, 1, 3});
+  // Without a value for either dynamic dim the model is refused; the files give both.
+  EXPECT_NE(load_error(model, {}, {}).find("dynamic dims without values"), std::string::npos);
+  const ir::Graph g = load_model(model, 1, {}, {{"x", x}, {"y", y}});
+  EXPECT_EQ(g.tensor("x").shape, (ir::Shape{2, 5, 3}));
+  EXPECT_EQ(g.tensor("y").shape, (ir::Shape{2, 1, 3}));
+  // One file is enough when it fixes every dynamic dim; the other input is seeded at that shape.
+  const ir::Graph one = load_model(model, 1, {}, {{"x", x}});
+  EXPECT_EQ(one.tensor("y").shape, (ir::Shape{2, 1, 3}));
+  const std::vector<ir::Tensor> in = load_inputs(one, 1, {{"x", x}});
+  EXPECT_EQ(in.at(0).data<float>()[29], 29.0f);
+  // The same value from the dims setting agrees.
+  EXPECT_EQ(load_model(model, 1, {{"p2o.DynamicDimension.0", 2}}, {{"x", x}}).tensor("x").shape,
+            (ir::Shape{2, 5, 3}));
+}
+
+TEST(ModelSource, AnInputFileThatDisagreesIsRefusedNamingBothSides) {
+  const std::string model = write_dynamic_model();
+  const std::string x = npy_of_shape("x253", {2, 5, 3}), y4 = npy_of_shape("y413", {4, 1, 3});
+  EXPECT_EQ(load_error(model, {}, {{"x", x}, {"y", y4}}),
+            "inputs.y (" + y4 +
+                ", shape [4,1,3]) makes dim 'p2o.DynamicDimension.0' 4, but inputs.x (" + x +
+                ", shape [2,5,3]) makes it 2");
+  EXPECT_EQ(load_error(model, {{"p2o.DynamicDimension.0", 7}}, {{"x", x}}),
+            "inputs.x (" + x +
+                ", shape [2,5,3]) makes dim 'p2o.DynamicDimension.0' 2, but "
+                "dims.p2o.DynamicDimension.0 is 7");
+  const std::string flat = npy_of_shape("x10", {10});
+  EXPECT_EQ(load_error(model, {}, {{"x", flat}}),
+            "inputs.x (" + flat + ", shape [10]): has rank 1, the model's input 'x' rank 3");
 }
 
 }  // namespace
