@@ -446,12 +446,32 @@ void check_directory_replaceable(const std::string& dir,
   dir_to_replace(dir, replaceable, exists);
 }
 
-std::string read_file(const std::string& path, size_t max_bytes) {
+namespace {
+
+struct stat regular_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error("cannot read '" + path + "': " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     throw Error("cannot read '" + path + "': not a regular file (" +
                 (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket") + ")");
+  return st;
+}
+
+}  // namespace
+
+std::string read_file_prefix(const std::string& path, size_t bytes) {
+  regular_file(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  std::string s(bytes, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(bytes));
+  if (in.bad()) throw Error("error reading '" + path + "'");
+  s.resize(static_cast<size_t>(in.gcount()));
+  return s;
+}
+
+std::string read_file(const std::string& path, size_t max_bytes) {
+  const struct stat st = regular_file(path);
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     throw Error("cannot read '" + path + "': " + std::to_string(st.st_size) + " bytes, more than the " +
                 std::to_string(max_bytes) + " allowed");

@@ -46,5 +46,8 @@ void check_directory_replaceable(const std::string& dir,
 // it cannot, when it is not a regular file (a FIFO would block, a device such as /dev/zero never
 // ends) or when it is larger than `max_bytes`.
 std::string read_file(const std::string& path, size_t max_bytes = SIZE_MAX);
+// The first `bytes` of a regular file (all of it when shorter), with read_file's checks but for
+// the size: for a header read ahead of the data (read_npy_shape).
+std::string read_file_prefix(const std::string& path, size_t bytes);
 
 }  // namespace fusebox

@@ -1,7 +1,6 @@
 #include "core/ir/npy.h"
 
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -254,26 +253,9 @@ Tensor read_npy(const std::string& path) {
 }
 
 Shape read_npy_shape(const std::string& path) {
-  // The magic, the version and the header length, then the header: at most 12 + 2^32 - 1 bytes by
-  // the format, but a real one is a few hundred; past 1 MiB it is not a header we would parse.
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::string bytes(12, '\0');
-  in.read(bytes.data(), 12);
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    throw Error(path + ": not a .npy file");
-  const size_t fixed = bytes[6] == 1 ? 10 : 12;
-  size_t len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
-  if (fixed == 12 && bytes.size() == 12)
-    len |= static_cast<size_t>(static_cast<unsigned char>(bytes[10])) << 16 |
-           static_cast<size_t>(static_cast<unsigned char>(bytes[11])) << 24;
-  if (len > (size_t{1} << 20))
-    throw Error(path + ": .npy header of " + std::to_string(len) + " bytes (at most 1 MiB)");
-  bytes.resize(fixed + len);
-  in.seekg(static_cast<std::streamoff>(fixed));
-  in.read(bytes.data() + fixed, static_cast<std::streamsize>(len));
-  bytes.resize(fixed + static_cast<size_t>(in.gcount()));
+  // The magic, the version, the header length and a header of up to 64 KiB (version 1's most; a
+  // real one is a few hundred bytes): a longer one is "truncated" here.
+  const std::string bytes = read_file_prefix(path, 12 + 65535);
   auto [start, header_len] = header_span(bytes, path);
   NpyHeader h = HeaderParser(std::string_view(bytes).substr(start, header_len), path).parse();
   if (h.fortran_order) throw Error(path + ": Fortran-order arrays are not supported");
