@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "app/workbench/backends.h"
@@ -85,16 +88,102 @@ std::map<std::string, int64_t> bind_input_dims(const std::vector<OnnxDim>& model
   return dims;
 }
 
+namespace {
+
+bool all_digits(const std::string& d) {
+  return !d.empty() &&
+         std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// `text`, whole, as one element of `dtype` filling `shape`; nullopt when it is not one (or not
+// finite).
+std::optional<ir::Tensor> filled(const std::string& text, ir::DType dtype, const ir::Shape& shape) {
+  ir::Tensor t(dtype, shape);
+  const char* end = text.data() + text.size();
+  if (dtype == ir::DType::i64) {
+    int64_t v = 0;
+    auto [at, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || at != end) return std::nullopt;
+    std::fill_n(t.data<int64_t>(), t.numel(), v);
+  } else {
+    double v = 0;
+    auto [at, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || at != end || !std::isfinite(static_cast<float>(v)))
+      return std::nullopt;
+    std::fill_n(t.data<float>(), t.numel(), static_cast<float>(v));
+  }
+  return t;
+}
+
+}  // namespace
+
+std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
+                                               const std::map<std::string, std::string>& consts,
+                                               const std::map<std::string, std::string>& inputs) {
+  const std::vector<models::OnnxValueInfo> info = models::inspect_onnx_file(path).inputs;
+  std::map<std::string, ir::Tensor> out;
+  for (const auto& [name, value] : consts) {
+    const std::string where = "consts." + name + ": ";
+    auto in = std::find_if(info.begin(), info.end(),
+                           [&](const models::OnnxValueInfo& v) { return v.name == name; });
+    if (in == info.end()) {
+      std::vector<std::string> names;
+      for (const auto& v : info) names.push_back(v.name);
+      throw Error(where + path + " has no input '" + name +
+                  "' (its inputs: " + (names.empty() ? "none" : join(names, ", ")) + ")");
+    }
+    if (inputs.count(name))
+      throw Error(where + "input '" + name + "' is also fed from a file (inputs." + name +
+                  "); give it one or the other");
+    if (in->type != "FLOAT" && in->type != "INT64")
+      throw Error(where + "input '" + name + "' is " + in->type +
+                  "; fusebox computes FLOAT and INT64 only");
+    const ir::DType dtype = in->type == "INT64" ? ir::DType::i64 : ir::DType::f32;
+    const std::string declared = "[" + join(in->dims, ",") + "]";
+    if (value.size() > 4 && value.compare(value.size() - 4, 4, ".npy") == 0) {
+      ir::Tensor t = ir::read_npy(value);
+      const std::string file =
+          where + value + " (" + ir::dtype_name(t.dtype()) + ir::shape_str(t.shape()) + ")";
+      if (t.dtype() != dtype) throw Error(file + ": input '" + name + "' is " + in->type);
+      bool fits = t.shape().size() == in->dims.size();
+      for (size_t k = 0; fits && k < in->dims.size(); ++k)
+        fits = !all_digits(in->dims[k]) || std::to_string(t.shape()[k]) == in->dims[k];
+      if (!fits) throw Error(file + ": input '" + name + "' is " + declared);
+      out.emplace(name, std::move(t));
+      continue;
+    }
+    ir::Shape shape;
+    for (const auto& d : in->dims) {
+      if (!all_digits(d))
+        throw Error(where + "input '" + name + "' has dynamic dims " + declared +
+                    ": give its value as a .npy file, which says the shape");
+      shape.push_back(std::stoll(d));
+    }
+    std::optional<ir::Tensor> t = filled(value, dtype, shape);
+    if (!t)
+      throw Error(where + "expected a .npy file or " +
+                  (dtype == ir::DType::i64 ? "an integer" : "a finite number") + " (input '" +
+                  name + "' is " + in->type + "), got '" + value + "'");
+    out.emplace(name, std::move(*t));
+  }
+  return out;
+}
+
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims,
-                     const std::map<std::string, std::string>& inputs) {
+                     const std::map<std::string, std::string>& inputs,
+                     const std::map<std::string, std::string>& consts) {
   if (is_model_file(model)) {
     if (!dims.empty()) check_dim_names(model, dims);
     models::OnnxImportOptions options;
+    if (!consts.empty()) options.constant_inputs = const_inputs(model, consts, inputs);
     options.dims = inputs.empty() ? dims : bind_input_dims(onnx_dims(model), dims, inputs);
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }
+  if (!consts.empty())
+    throw Error("consts: only a .onnx model has inputs to make constant ('" + model +
+                "' is a builtin spec)");
   if (!dims.empty()) {
     // A builtin spec has no dynamic dims: its sizes are the spec's options, spelled out here.
     std::string options;

@@ -32,9 +32,20 @@ std::vector<OnnxDim> onnx_dims(const std::string& path);
 // tensor it is given (bind_input_dims).
 // Messages name the setting (`dims`, `inputs.x`), not a flag: the value may have come from a
 // JSON file or the window.
+// `consts` (input name -> a .npy file or a number, the `consts` setting) makes those inputs
+// constants of the graph before the passes (const_inputs).
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims = {},
-                     const std::map<std::string, std::string>& inputs = {});
+                     const std::map<std::string, std::string>& inputs = {},
+                     const std::map<std::string, std::string>& consts = {});
+
+// The values `consts` gives the inputs of the .onnx model at `path`: a .npy file as read (its
+// dtype and rank the input's, its fixed dims equal), or a number filling an input whose dims are
+// all fixed. An input that is not the model's, is also fed from a file (`inputs`), or that the
+// value does not fit, is refused naming `consts.NAME`.
+std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
+                                               const std::map<std::string, std::string>& consts,
+                                               const std::map<std::string, std::string>& inputs);
 
 // `dims` with the dynamic dims of `model_dims` that the files of `inputs` fix. A dim fixed twice
 // to different sizes, by two files or by a file and `dims`, is refused naming both; so is a file

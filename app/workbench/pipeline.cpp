@@ -27,6 +27,7 @@ struct LoadKey {
   std::map<std::string, int64_t> dims;
   uint64_t seed = 0;
   std::map<std::string, std::string> inputs;
+  std::map<std::string, std::string> consts;
   std::vector<int64_t> file_times;  // the model and input files' modification times
   bool operator==(const LoadKey&) const = default;
 };
@@ -62,9 +63,11 @@ int64_t modification_time(const std::string& path) {
 }
 
 LoadKey load_key(const Settings& s) {
-  LoadKey k{s.model, s.dims, s.seed, s.inputs, {}};
+  LoadKey k{s.model, s.dims, s.seed, s.inputs, s.consts, {}};
   if (is_model_file(s.model)) k.file_times.push_back(modification_time(s.model));
   for (const auto& [name, file] : s.inputs) k.file_times.push_back(modification_time(file));
+  for (const auto& [name, value] : s.consts)
+    k.file_times.push_back(modification_time(value));  // a number: -1
   return k;
 }
 
@@ -215,7 +218,7 @@ bool Pipeline::prepare(Run& r) {
   const LoadKey lk = load_key(s);
   result.model = r.stage(Stage::Load, caches_->load.find(lk), executions_, [&]() -> auto& {
     auto m = std::make_shared<LoadedModel>();
-    m->graph = load_model(s.model, s.seed, s.dims, s.inputs);
+    m->graph = load_model(s.model, s.seed, s.dims, s.inputs, s.consts);
     return caches_->load.put(lk, std::move(m));
   });
   if (r.last == Stage::Load) return false;

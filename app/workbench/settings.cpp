@@ -480,6 +480,16 @@ const std::vector<FieldDef>& fields() {
         },
         [](const int64_t& v) { return std::to_string(v); }));
     set_range<int64_t>(t.back(), 0, models::kMaxModelDim);
+    t.push_back(map_field<std::string>(
+        "consts", "--const", "NAME=FILE.npy|VALUE",
+        "make input NAME a constant (a .npy file, or one number for every element), so constant "
+        "folding and If inlining use its value",
+        &Settings::consts, JsonKind::String, "a string (a .npy file or a number)",
+        [](const std::string& text, const std::string& where) {
+          if (text.empty()) fail_expected(where, "a .npy file or a number", "\"\"");
+          return text;
+        },
+        [](const std::string& v) { return v; }));
     return t;
   }();
   return table;

@@ -32,6 +32,9 @@ struct Settings {
   uint64_t seed = 1;                    // weights and random inputs
   // Input name -> .npy file (--input NAME=FILE.npy); the other inputs are seeded random.
   std::map<std::string, std::string> inputs;
+  // Input name -> a .npy file or a number (--const NAME=FILE.npy|VALUE): the input becomes a
+  // constant before the passes, so constant folding and If inlining use it (load_model).
+  std::map<std::string, std::string> consts;
   std::string backend = "cpu";         // exec::BackendRegistry names (unavailable ones included)
   std::string executor = "compiled";   // exec::executors().names()
   int threads = 1;                     // 1..256
@@ -96,9 +99,10 @@ struct SettingField {
 std::vector<SettingField> setting_fields();
 SettingField setting_field(const std::string& key);
 
-// The field keys in table order: "model", "backend", "executor", "threads", "isa", "precision", "passes",
-// "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs", "dims". They are
-// the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags' `omit` takes.
+// The field keys in table order: "model", "backend", "executor", "threads", "isa", "precision",
+// "passes", "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs",
+// "dims", "consts". They are the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags'
+// `omit` takes.
 std::vector<std::string> settings_keys();
 
 // JSON. to_json writes every field: `passes` and `patterns` as {name: on} for every registered

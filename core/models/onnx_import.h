@@ -52,7 +52,7 @@ ir::Graph import_onnx_bytes(std::string_view bytes, const std::string& name,
 // What `fusebox inspect` prints: read without converting anything.
 struct OnnxValueInfo {
   std::string name;
-  std::string type;               // "float32", "int64", "bool", ...
+  std::string type;               // "FLOAT", "INT64", "BOOL", ... (onnx_type_name)
   std::vector<std::string> dims;  // "1", "seq", "?"
 };
 struct OnnxUnsupported {

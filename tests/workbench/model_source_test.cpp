@@ -11,10 +11,12 @@
 #include <fstream>
 #include <string>
 
+#include "app/workbench/pipeline.h"
 #include "core/base/error.h"
 #include "core/ir/npy.h"
 #include "core/models/onnx_import.h"
 #include "tests/support/temp_dir.h"
+#include "tests/workbench/workbench_test_util.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -102,13 +104,13 @@ std::string write_dynamic_model() {
   n->add_input("y");
   n->add_output("z");
   add_value(g->add_output(), "z", {"p2o.DynamicDimension.0", "", "3"});
-  const std::string path = test::process_temp_dir() + "/dynamic_dims.onnx";
+  const std::string path = fusebox::test::process_temp_dir() + "/dynamic_dims.onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
   return path;
 }
 
 std::string npy_of_shape(const std::string& name, const ir::Shape& shape) {
-  const std::string path = test::process_temp_dir() + "/" + name + ".npy";
+  const std::string path = fusebox::test::process_temp_dir() + "/" + name + ".npy";
   ir::Tensor t(ir::DType::f32, shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
   ir::write_npy(path, t);
@@ -157,6 +159,112 @@ TEST(ModelSource, AnInputFileThatDisagreesIsRefusedNamingBothSides) {
   const std::string flat = npy_of_shape("x10", {10});
   EXPECT_EQ(load_error(model, {}, {{"x", flat}}),
             "inputs.x (" + flat + ", shape [10]): has rank 1, the model's input 'x' rank 3");
+}
+
+// Silero VAD's shape: y = If(sr == 16000, x * 2, x * 3) at opset 17, with sr (int64, a scalar) an
+// input. The If's condition is known only once sr is.
+std::string write_if_on_input_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("if_on_input");
+  auto value = [](onnx::ValueInfoProto* v, const std::string& name, int type,
+                  std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    tt->mutable_shape();  // a scalar has a shape of no dims
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  value(g->add_input(), "x", onnx::TensorProto::FLOAT, {2});
+  value(g->add_input(), "sr", onnx::TensorProto::INT64, {});
+  auto* rate = g->add_initializer();
+  rate->set_name("rate");
+  rate->set_data_type(onnx::TensorProto::INT64);
+  rate->add_int64_data(16000);
+  for (auto [name, v] : {std::pair{"two", 2.0f}, std::pair{"three", 3.0f}}) {
+    auto* c = g->add_initializer();
+    c->set_name(name);
+    c->set_data_type(onnx::TensorProto::FLOAT);
+    c->add_float_data(v);
+  }
+  auto* eq = g->add_node();
+  eq->set_op_type("Equal");
+  eq->set_name("eq");
+  eq->add_input("sr");
+  eq->add_input("rate");
+  eq->add_output("cond");
+  auto* n = g->add_node();
+  n->set_op_type("If");
+  n->set_name("if");
+  n->add_input("cond");
+  n->add_output("y");
+  for (auto [attr, factor] : {std::pair{"then_branch", "two"}, std::pair{"else_branch", "three"}}) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* b = a->mutable_g();
+    b->set_name(attr);
+    auto* mul = b->add_node();
+    mul->set_op_type("Mul");
+    mul->set_name(std::string(attr) + "/mul");
+    mul->add_input("x");
+    mul->add_input(factor);
+    mul->add_output(std::string(attr) + "/y");
+    value(b->add_output(), std::string(attr) + "/y", onnx::TensorProto::FLOAT, {2});
+  }
+  value(g->add_output(), "y", onnx::TensorProto::FLOAT, {2});
+  const std::string path = fusebox::test::process_temp_dir() + "/if_on_input.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+// consts: an input made a constant before the passes, so the If is inlined at load time and the
+// branch its value picks runs.
+TEST(ModelSource, AConstInputLetsAnIfOnItBeInlined) {
+  const std::string model = write_if_on_input_model();
+  EXPECT_NE(load_error(model, {}, {})
+                .find("known at load time (give 'sr' a value with consts.sr=VALUE; on the command "
+                      "line --const sr=VALUE)"),
+            std::string::npos)
+      << load_error(model, {}, {});
+  Pipeline p(test::fixed_roofline);
+  for (auto [rate, factor] : {std::pair{"16000", 2.0f}, std::pair{"8000", 3.0f}}) {
+    Settings s = test::small_settings(model);
+    s.consts = {{"sr", rate}};
+    const std::string x = npy_of_shape("x2", {2});  // 0, 1
+    s.inputs = {{"x", x}};
+    auto r = p.run(s);
+    ASSERT_EQ(r->model->graph.inputs, std::vector<std::string>{"x"}) << "sr=" << rate;
+    for (const auto& node : r->model->graph.nodes) EXPECT_NE(node.op, "If");
+    ASSERT_EQ(r->outputs.size(), 1u);
+    EXPECT_EQ(r->outputs[0].data<float>()[0], 0.0f);
+    EXPECT_EQ(r->outputs[0].data<float>()[1], factor) << "sr=" << rate;
+  }
+  // A .npy file gives the value as well; a value that does not fit the input is refused.
+  ir::Tensor sr(ir::DType::i64, {});
+  sr.data<int64_t>()[0] = 16000;
+  const std::string file = fusebox::test::process_temp_dir() + "/sr.npy";
+  ir::write_npy(file, sr);
+  EXPECT_EQ(load_model(model, 1, {}, {}, {{"sr", file}}).inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(load_error(model, {}, {}).empty(), false);
+  auto const_error = [&](const std::map<std::string, std::string>& consts,
+                         const std::map<std::string, std::string>& inputs = {}) {
+    try {
+      load_model(model, 1, {}, inputs, consts);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(const_error({{"sr", "16k"}}),
+            "consts.sr: expected a .npy file or an integer (input 'sr' is INT64), got '16k'");
+  EXPECT_EQ(const_error({{"rate", "1"}}),
+            "consts.rate: " + model + " has no input 'rate' (its inputs: x, sr)");
+  EXPECT_EQ(const_error({{"x", "1"}}, {{"x", file}}),
+            "consts.x: input 'x' is also fed from a file (inputs.x); give it one or the other");
+  EXPECT_EQ(const_error({{"x", file}}), "consts.x: " + file + " (i64[]): input 'x' is FLOAT");
 }
 
 }  // namespace

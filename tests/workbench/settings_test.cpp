@@ -99,6 +99,7 @@ Settings custom() {
   s.dims = {{"batch", 4}, {"seq", 16}};
   s.seed = 18446744073709551615ull;  // the largest seed: no narrowing on the way
   s.inputs = {{"input.1", "x.npy"}, {"mask", "m.npy"}};
+  s.consts = {{"sr", "16000"}, {"table", "t.npy"}};
   s.backend = kAbsentBackend;
   s.executor = "eager";
   s.threads = 3;
@@ -245,10 +246,11 @@ TEST_F(SettingsTest, KeyValueSetsEveryField) {
   apply_all(
       s,
       "model=model.onnx; dims.batch=4 dims.seq=16 seed=18446744073709551615 "
-      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 isa=portable "
+      "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 "
+      "isa=portable "
       "precision=tf32;"
       "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit capture=on "
-      "warmup=0 iters=7 profile_runs=2",
+      "warmup=0 iters=7 profile_runs=2 consts.sr=16000 consts.table=t.npy",
       "--a");
   EXPECT_EQ(s, custom()) << to_text(s);
 }
@@ -272,44 +274,49 @@ TEST_F(SettingsTest, KeyValueWholeValuesReplace) {
 }
 
 TEST_F(SettingsTest, FlagsSetEveryField) {
-  Settings s = from_flags({"model.onnx",
-                           "--dim",
-                           "batch=4",
-                           "--dim",
-                           "seq=16",
-                           "--seed",
-                           "18446744073709551615",
-                           "--input",
-                           "input.1=x.npy",
-                           "--input",
-                           "mask=m.npy",
-                           "--backend",
-                           kAbsentBackend,
-                           "--executor",
-                           "eager",
-                           "--threads",
-                           "3",
-                           "--isa",
-                           "portable",
-                           "--precision",
-                           "tf32",
-                           "--passes",
-                           "absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,"
-                           "fuse_elementwise",
-                           "--patterns",
-                           "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
-                           "bias_sigmoid,matmul_add,conv_batchnorm,conv_relu,conv_clip,conv_hardswish,"
-                           "conv_hardsigmoid,conv_sigmoid",
-                           "--planner",
-                           "first_fit",
-                           "--capture",
-                           "on",
-                           "--warmup",
-                           "0",
-                           "--iters",
-                           "7",
-                           "--profile-runs",
-                           "2"});
+  Settings s =
+      from_flags({"model.onnx",
+                  "--dim",
+                  "batch=4",
+                  "--dim",
+                  "seq=16",
+                  "--seed",
+                  "18446744073709551615",
+                  "--input",
+                  "input.1=x.npy",
+                  "--input",
+                  "mask=m.npy",
+                  "--backend",
+                  kAbsentBackend,
+                  "--executor",
+                  "eager",
+                  "--threads",
+                  "3",
+                  "--isa",
+                  "portable",
+                  "--precision",
+                  "tf32",
+                  "--passes",
+                  "absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,"
+                  "fuse_elementwise",
+                  "--patterns",
+                  "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
+                  "bias_sigmoid,matmul_add,conv_batchnorm,conv_relu,conv_clip,conv_hardswish,"
+                  "conv_hardsigmoid,conv_sigmoid",
+                  "--planner",
+                  "first_fit",
+                  "--capture",
+                  "on",
+                  "--warmup",
+                  "0",
+                  "--iters",
+                  "7",
+                  "--profile-runs",
+                  "2",
+                  "--const",
+                  "sr=16000",
+                  "--const",
+                  "table=t.npy"});
   EXPECT_EQ(s, custom()) << to_text(s);
 }
 
@@ -438,8 +445,9 @@ TEST_F(SettingsTest, JsonErrorsNameThePathAndSuggest) {
             "s.json: /planer: unknown key 'planer' (did you mean 'planner'?)");
   EXPECT_EQ(json_error(R"({"frobnicate": 1})"),
             "s.json: /frobnicate: unknown key 'frobnicate' (valid: model, backend, executor, "
-            "threads, isa, precision, passes, patterns, planner, capture, seed, warmup, iters, profile_runs, inputs, "
-            "dims)");
+            "threads, isa, precision, passes, patterns, planner, capture, seed, warmup, iters, "
+            "profile_runs, inputs, "
+            "dims, consts)");
   EXPECT_EQ(json_error(R"({"capture": "yes"})"), "s.json: /capture: expected true or false, got \"yes\"");
   EXPECT_EQ(json_error(R"({"passes": {"fuse_patern": false}})"),
             "s.json: /passes/fuse_patern: unknown pass 'fuse_patern' (did you mean "
@@ -532,8 +540,9 @@ TEST_F(SettingsTest, KeyValueErrorsNameTheKey) {
   EXPECT_EQ(
       err("passes=dce,,absorb_matmul"),
       R"(--a: passes: expected all | none | comma-separated pass names, got "dce,,absorb_matmul")");
-  EXPECT_EQ(err("threads.x=1"),
-            "--a: threads.x: 'threads' has no sub-keys (passes, patterns, inputs, dims do)");
+  EXPECT_EQ(
+      err("threads.x=1"),
+      "--a: threads.x: 'threads' has no sub-keys (passes, patterns, inputs, dims, consts do)");
   EXPECT_EQ(err("threads"), R"(--a: expected KEY=VALUE, got "threads")");
   EXPECT_EQ(err("dims=batch"), R"(--a: dims: expected NAME=VALUE, got "batch")");
   EXPECT_EQ(err("dims=batch=x"), R"(--a: dims.batch: expected an integer in 0..1048576, got "x")");

@@ -60,8 +60,14 @@ bool condition_value(ImportContext& ctx, const OnnxNode& node) {
   if (!ctx.is_constant(cond)) {
     std::vector<std::string> sources = run_time_sources(ctx.graph(), ctx.tensor_of(cond));
     std::string from = sources.empty() ? "is computed at run time" : "depends on run-time input '" + sources[0] + "'";
+    // An input's value can be given at load time: the consts setting
+    // (app/workbench/model_source.h).
+    std::string fix = sources.empty()
+                          ? ""
+                          : " (give '" + sources[0] + "' a value with consts." + sources[0] +
+                                "=VALUE; on the command line --const " + sources[0] + "=VALUE)";
     throw Error(node.where() + ": its condition '" + cond + "' " + from +
-                "; fusebox inlines an If only when its condition is known at load time");
+                "; fusebox inlines an If only when its condition is known at load time" + fix);
   }
   const ir::Tensor& t = ctx.constant(cond, node, "cond");
   if (t.numel() != 1)
