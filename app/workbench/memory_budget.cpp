@@ -1,5 +1,7 @@
 #include "app/workbench/memory_budget.h"
 
+#include <string_view>
+
 #include "core/base/error.h"
 #include "core/base/strings.h"
 
@@ -27,11 +29,8 @@ void check_memory_budget(const std::string& model, const ir::Graph& graph, const
   for (const auto& p : plan.placements)
     if (p.buffer.scratch && (!scratch || p.buffer.bytes > scratch->bytes)) scratch = &p.buffer;
   if (scratch && (!largest || scratch->bytes > largest->nbytes())) {
-    const std::string suffix = ":scratch";
     std::string node = scratch->name;
-    if (node.size() > suffix.size() &&
-        node.compare(node.size() - suffix.size(), suffix.size(), suffix) == 0)
-      node.resize(node.size() - suffix.size());
+    if (node.ends_with(":scratch")) node.resize(node.size() - std::string_view(":scratch").size());
     throw Error(msg + "; its largest buffer is the scratch space of node '" + node + "' (" +
                 format_bytes(static_cast<double>(scratch->bytes)) +
                 "): make that node's dims or attributes smaller");

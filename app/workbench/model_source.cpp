@@ -21,14 +21,20 @@ bool is_model_file(const std::string& model) {
   return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
 }
 
-std::vector<OnnxDim> onnx_dims(const std::string& path) {
+namespace {
+
+// A dim the file declares as a number ("1"), not a name ("seq") or nothing ("?").
+bool fixed_dim(const std::string& d) {
+  return !d.empty() &&
+         std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+std::vector<OnnxDim> dims_of(const std::vector<models::OnnxValueInfo>& inputs) {
   std::vector<OnnxDim> out;
-  for (const auto& input : models::inspect_onnx_file(path).inputs) {
+  for (const auto& input : inputs) {
     for (size_t k = 0; k < input.dims.size(); ++k) {
       const std::string& d = input.dims[k];
-      const bool fixed = !d.empty() && std::all_of(d.begin(), d.end(), [](unsigned char c) {
-        return std::isdigit(c) != 0;
-      });
+      const bool fixed = fixed_dim(d);
       const bool param = !d.empty() && d != "?" && !fixed;
       out.push_back({param ? d : input.name + ":" + std::to_string(k), input.name, k, d, !fixed});
     }
@@ -36,18 +42,12 @@ std::vector<OnnxDim> onnx_dims(const std::string& path) {
   return out;
 }
 
-namespace {
-
-std::vector<std::string> dim_names(const std::string& path) {
-  std::vector<std::string> names;
-  for (const OnnxDim& d : onnx_dims(path))
-    if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
-  return names;
-}
-
 // A dim the model does not have would be ignored, running another shape than the one asked for.
-void check_dim_names(const std::string& path, const std::map<std::string, int64_t>& dims) {
-  const std::vector<std::string> names = dim_names(path);
+void check_dim_names(const std::string& path, const std::vector<OnnxDim>& model_dims,
+                     const std::map<std::string, int64_t>& dims) {
+  std::vector<std::string> names;
+  for (const OnnxDim& d : model_dims)
+    if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
   for (const auto& [name, value] : dims)
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw Error("dims." + name + ": " + path + " has no dim '" + name +
@@ -55,6 +55,10 @@ void check_dim_names(const std::string& path, const std::map<std::string, int64_
 }
 
 }  // namespace
+
+std::vector<OnnxDim> onnx_dims(const std::string& path) {
+  return dims_of(models::inspect_onnx_file(path).inputs);
+}
 
 std::map<std::string, int64_t> bind_input_dims(const std::vector<OnnxDim>& model_dims,
                                                std::map<std::string, int64_t> dims,
@@ -90,11 +94,6 @@ std::map<std::string, int64_t> bind_input_dims(const std::vector<OnnxDim>& model
 
 namespace {
 
-bool all_digits(const std::string& d) {
-  return !d.empty() &&
-         std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
 // `text`, whole, as one element of `dtype` filling `shape`; nullopt when it is not one (or not
 // finite).
 std::optional<ir::Tensor> filled(const std::string& text, ir::DType dtype, const ir::Shape& shape) {
@@ -115,12 +114,14 @@ std::optional<ir::Tensor> filled(const std::string& text, ir::DType dtype, const
   return t;
 }
 
-}  // namespace
-
+// The values `consts` gives the inputs `info` of the .onnx model at `path`: a .npy file as read
+// (its dtype and rank the input's, its fixed dims equal), or a number filling an input whose dims
+// are all fixed. An input that is not the model's, is also fed from a file (`inputs`), or that the
+// value does not fit, is refused naming `consts.NAME`.
 std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
+                                               const std::vector<models::OnnxValueInfo>& info,
                                                const std::map<std::string, std::string>& consts,
                                                const std::map<std::string, std::string>& inputs) {
-  const std::vector<models::OnnxValueInfo> info = models::inspect_onnx_file(path).inputs;
   std::map<std::string, ir::Tensor> out;
   for (const auto& [name, value] : consts) {
     const std::string where = "consts." + name + ": ";
@@ -140,21 +141,21 @@ std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
                   "; fusebox computes FLOAT and INT64 only");
     const ir::DType dtype = in->type == "INT64" ? ir::DType::i64 : ir::DType::f32;
     const std::string declared = "[" + join(in->dims, ",") + "]";
-    if (value.size() > 4 && value.compare(value.size() - 4, 4, ".npy") == 0) {
+    if (value.ends_with(".npy")) {
       ir::Tensor t = ir::read_npy(value);
       const std::string file =
           where + value + " (" + ir::dtype_name(t.dtype()) + ir::shape_str(t.shape()) + ")";
       if (t.dtype() != dtype) throw Error(file + ": input '" + name + "' is " + in->type);
       bool fits = t.shape().size() == in->dims.size();
       for (size_t k = 0; fits && k < in->dims.size(); ++k)
-        fits = !all_digits(in->dims[k]) || std::to_string(t.shape()[k]) == in->dims[k];
+        fits = !fixed_dim(in->dims[k]) || std::to_string(t.shape()[k]) == in->dims[k];
       if (!fits) throw Error(file + ": input '" + name + "' is " + declared);
       out.emplace(name, std::move(t));
       continue;
     }
     ir::Shape shape;
     for (const auto& d : in->dims) {
-      if (!all_digits(d))
+      if (!fixed_dim(d))
         throw Error(where + "input '" + name + "' has dynamic dims " + declared +
                     ": give its value as a .npy file, which says the shape");
       shape.push_back(std::stoll(d));
@@ -169,15 +170,23 @@ std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
   return out;
 }
 
+}  // namespace
+
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims,
                      const std::map<std::string, std::string>& inputs,
                      const std::map<std::string, std::string>& consts) {
   if (is_model_file(model)) {
-    if (!dims.empty()) check_dim_names(model, dims);
     models::OnnxImportOptions options;
-    if (!consts.empty()) options.constant_inputs = const_inputs(model, consts, inputs);
-    options.dims = inputs.empty() ? dims : bind_input_dims(onnx_dims(model), dims, inputs);
+    options.dims = dims;
+    if (!dims.empty() || !inputs.empty() || !consts.empty()) {
+      // The file's inputs, read once for the three settings that name them.
+      const std::vector<models::OnnxValueInfo> info = models::inspect_onnx_file(model).inputs;
+      const std::vector<OnnxDim> model_dims = dims_of(info);
+      if (!dims.empty()) check_dim_names(model, model_dims, dims);
+      if (!consts.empty()) options.constant_inputs = const_inputs(model, info, consts, inputs);
+      if (!inputs.empty()) options.dims = bind_input_dims(model_dims, dims, inputs);
+    }
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
     return models::import_onnx_file(model, options);
   }

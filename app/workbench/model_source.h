@@ -39,14 +39,6 @@ ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, std::string>& inputs = {},
                      const std::map<std::string, std::string>& consts = {});
 
-// The values `consts` gives the inputs of the .onnx model at `path`: a .npy file as read (its
-// dtype and rank the input's, its fixed dims equal), or a number filling an input whose dims are
-// all fixed. An input that is not the model's, is also fed from a file (`inputs`), or that the
-// value does not fit, is refused naming `consts.NAME`.
-std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
-                                               const std::map<std::string, std::string>& consts,
-                                               const std::map<std::string, std::string>& inputs);
-
 // `dims` with the dynamic dims of `model_dims` that the files of `inputs` fix. A dim fixed twice
 // to different sizes, by two files or by a file and `dims`, is refused naming both; so is a file
 // whose rank is not its input's.

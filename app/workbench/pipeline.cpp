@@ -67,7 +67,7 @@ LoadKey load_key(const Settings& s) {
   if (is_model_file(s.model)) k.file_times.push_back(modification_time(s.model));
   for (const auto& [name, file] : s.inputs) k.file_times.push_back(modification_time(file));
   for (const auto& [name, value] : s.consts)
-    k.file_times.push_back(modification_time(value));  // a number: -1
+    if (value.ends_with(".npy")) k.file_times.push_back(modification_time(value));  // not a number
   return k;
 }
 
