@@ -1,6 +1,7 @@
 #include "profiler/analysis.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -192,6 +193,24 @@ std::vector<std::string> program_math(const ir::Node& n) {
   return out;
 }
 
+// LSTM, GRU, RNN: the transcendental ones among its activations (attribute activations, else the
+// op's defaults: sigmoid and tanh, tanh for an RNN).
+std::vector<std::string> recurrent_math(const ir::Node& node) {
+  std::vector<std::string> names = node.attrs.get_strings("activations", {});
+  if (names.empty()) names = node.op == "RNN" ? std::vector<std::string>{"tanh"} : std::vector<std::string>{"sigmoid", "tanh"};
+  std::vector<std::string> out;
+  auto add = [&](const char* f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (std::string n : names) {
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (n == "sigmoid") add("sigmoid");
+    if (n == "tanh" || n == "scaledtanh") add("tanh");
+    if (n == "elu" || n == "softplus") add("exp");
+  }
+  return out;
+}
+
 // Op type -> the transcendental functions it evaluates per element. Pow is not here: its
 // exponent is an input, and the 2 and 3 that exporters emit take a multiply fast path.
 using MathFn = std::function<std::vector<std::string>(const ir::Node&)>;
@@ -212,6 +231,9 @@ const std::map<std::string, MathFn>& math_table() {
       {"FusedBiasTanh", fixed("tanh")},
       {"FusedBiasSigmoid", fixed("sigmoid")},
       {"FusedElementwise", program_math},
+      {"LSTM", recurrent_math},
+      {"GRU", recurrent_math},
+      {"RNN", recurrent_math},
   };
   return *table;
 }

@@ -36,6 +36,7 @@
 #include "core/base/strings.h"
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
+#include "core/ir/op_schema.h"
 #include "core/models/builtin_models.h"
 #include "core/models/weights.h"
 
@@ -261,6 +262,20 @@ const std::vector<OpCase>& op_cases() {
        R"({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1})"},
       {"NhwcGlobalAveragePool", {f32({2, 7, 9, 5})}},
       {"NhwcGlobalMaxPool", {f32({2, 7, 9, 5})}},
+      // Sequence lengths from 1 to 5: entries stop early, and the outputs past them are zeros.
+      {"LSTM",
+       {f32({5, 3, 4}), weight({1, 24, 4}), weight({1, 24, 6}), weight({1, 48}), i64({3}, 1, 5), f32({1, 3, 6}),
+        f32({1, 3, 6}), weight({1, 18})},
+       R"({"hidden_size": 6})"},
+      {"GRU",
+       {f32({5, 3, 4}), weight({2, 18, 4}), weight({2, 18, 6}), weight({2, 36}), i64({3}, 1, 5), f32({2, 3, 6})},
+       R"({"hidden_size": 6, "direction": "bidirectional", "linear_before_reset": 1})"},
+      {"GRU",
+       {f32({5, 3, 4}), weight({1, 18, 4}), weight({1, 18, 6}), weight({1, 36}), i64({3}, 1, 5), f32({1, 3, 6})},
+       R"({"hidden_size": 6})"},
+      {"RNN",
+       {f32({3, 5, 4}), weight({1, 6, 4}), weight({1, 6, 6}), weight({1, 12}), i64({3}, 1, 5), f32({3, 1, 6})},
+       R"({"hidden_size": 6, "layout": 1, "direction": "reverse"})"},
       {"Resize", {f32({1, 3, 7, 9})}, R"({"mode": "nearest", "sizes": [1, 3, 14, 18]})"},
       {"Resize",
        {f32({1, 3, 7, 9})},
@@ -369,7 +384,9 @@ ir::Graph op_graph(const OpCase& c, std::vector<ir::Tensor>& inputs) {
     }
     names.push_back(name);
   }
-  g.add_node(c.op, names, attrs_from_json(c.attrs), std::string("selftest.") + c.op);
+  // Every output an op must have (an LSTM's Y, Y_h and Y_c), all compared.
+  const int outputs = ir::OpRegistry::instance().get(c.op).min_outputs;
+  g.add_node(c.op, names, attrs_from_json(c.attrs), std::string("selftest.") + c.op, outputs);
   g.outputs = g.nodes.back().outputs;
   return g;
 }

@@ -417,6 +417,9 @@ NodeKind node_kind(const std::string& op) {
   static const std::map<std::string, NodeKind, std::less<>> kByOp = {
       {"MatMul", NodeKind::MatMul},
       {"Gemm", NodeKind::MatMul},
+      {"LSTM", NodeKind::MatMul},  // a GEMM per step against R, after one over every step's input
+      {"GRU", NodeKind::MatMul},
+      {"RNN", NodeKind::MatMul},
       {"MatMulAdd", NodeKind::Fused},
       {"Attention", NodeKind::Fused},
       {"LayerNorm", NodeKind::Fused},

@@ -16,6 +16,9 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
                                  mask as a registered tril buffer applied with masked_fill
                                  (exports as Where), tanh GELU; weights inline
   decoder_nomask_opset{13,17}.onnx  the same block (same weights) without the mask
+  lstm_opset17.onnx              nn.LSTM(16, 32, 2 layers, batch_first) and a Linear 32->8 on every
+                                 step, input [2, 7, 16]
+  bigru_opset17.onnx             a bidirectional nn.GRU(16, 24, batch_first) and a Linear 48->8
   weights.bin                    the mlp and transformer weights as ONNX external data, shared by both
                                  opsets (identical tensors are stored once)
   mobilenet_v3_small_opset17.onnx     torchvision's MobileNetV3-Small (reduced tail, 100 classes) at
@@ -116,6 +119,29 @@ def decoder_nomask():
     return DecoderBlock(128, 4, 512, 64, causal=False)
 
 
+class Recurrent(nn.Module):
+    """A recurrent layer (batch first) and a Linear head over every step's output."""
+
+    def __init__(self, rnn, width):
+        super().__init__()
+        self.rnn = rnn
+        self.head = nn.Linear(width, 8)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+def lstm():
+    torch.manual_seed(7)
+    return Recurrent(nn.LSTM(16, 32, num_layers=2, batch_first=True), 32)
+
+
+def bigru():
+    torch.manual_seed(8)
+    return Recurrent(nn.GRU(16, 24, batch_first=True, bidirectional=True), 48)
+
+
 def mlp_asset():
     torch.manual_seed(1)
     return nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
@@ -184,6 +210,9 @@ MODELS = [
     ("stack", stack, (1, 16, 64), "y", False, (13, 17), {}),
     ("decoder", decoder, (1, 32, 128), "y", False, (13, 17), {}),
     ("decoder_nomask", decoder_nomask, (1, 32, 128), "y", False, (13, 17), {}),
+    # The recurrent layers (PyTorch's gate order is reordered into ONNX's by the exporter).
+    ("lstm", lstm, (2, 7, 16), "y", False, (17,), {}),
+    ("bigru", bigru, (2, 7, 16), "y", False, (17,), {}),
     # The conv nets, opset 17 only.
     ("mobilenet_v3_small", mobilenet_v3_small, (1, 3, 224, 224), "y", False, (17,), {}),
     ("mobilenet_v3_small_bn", mobilenet_v3_small_bn, (1, 3, 224, 224), "y", False, (17,),

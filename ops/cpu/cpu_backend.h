@@ -21,5 +21,6 @@ void add_attention_kernels(exec::KernelTable& table);    // Attention
 void add_conv_kernels(exec::KernelTable& table);         // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, ...
 void add_conv_nhwc_kernels(exec::KernelTable& table);    // NhwcConv and the channels-last pools
 void add_resize_kernels(exec::KernelTable& table);       // Resize
+void add_recurrent_kernels(exec::KernelTable& table);   // LSTM, GRU, RNN
 
 }  // namespace fusebox::cpu

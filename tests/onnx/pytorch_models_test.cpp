@@ -1,6 +1,7 @@
 // The models exported from PyTorch by assets/models/export_models.py (the builtin MLP's and
 // transformer block's architectures at smaller sizes, a 2-layer stack, a GPT-style decoder block
-// with and without its causal mask; opsets 13 and 17) and torchvision's MobileNetV3-Small load, run
+// with and without its causal mask; opsets 13 and 17; a 2-layer LSTM and a bidirectional GRU, each
+// with a Linear head; opset 17) and torchvision's MobileNetV3-Small load, run
 // with all passes on, on every executor, and match PyTorch's saved outputs within 1e-4.
 #include <gtest/gtest.h>
 
@@ -99,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Assets, PyTorchModels,
                                            Case{"decoder_opset13", "decoder", "y"},
                                            Case{"decoder_opset17", "decoder", "y"},
                                            Case{"decoder_nomask_opset13", "decoder_nomask", "y"},
-                                           Case{"decoder_nomask_opset17", "decoder_nomask", "y"}),
+                                           Case{"decoder_nomask_opset17", "decoder_nomask", "y"},
+                                           Case{"lstm_opset17", "lstm", "y"}, Case{"bigru_opset17", "bigru", "y"}),
                          [](const auto& info) { return info.param.model; });
 
 // The conv nets (torchvision's MobileNetV3-Small at 224 x 224, BatchNormalization folded by

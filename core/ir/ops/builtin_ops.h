@@ -10,6 +10,7 @@ void register_normalization_ops(OpRegistry& registry);  // Softmax, LayerNorm, R
 void register_layout_ops(OpRegistry& registry);         // views, Transpose, ..., Expand, Tile, Pad
 void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, Global*Pool
 void register_resize_ops(OpRegistry& registry);         // Resize
+void register_recurrent_ops(OpRegistry& registry);      // LSTM, GRU, RNN
 
 inline void register_builtin_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);
@@ -18,6 +19,7 @@ inline void register_builtin_ops(OpRegistry& registry) {
   register_layout_ops(registry);
   register_conv_ops(registry);
   register_resize_ops(registry);
+  register_recurrent_ops(registry);
 }
 
 }  // namespace fusebox::ir

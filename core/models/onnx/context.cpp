@@ -422,7 +422,11 @@ void ImportContext::emit(const OnnxNode& from, const std::string& op, const std:
       in_types.push_back(type_of(in));
     }
     for (const auto& out : outputs) {
-      std::string t = out.empty() || graph_.has_tensor(out) ? graph_.unique_name(out.empty() ? node.name + ":unused" : out) : out;
+      const std::string base = out.empty() ? node.name + ":unused" : out;
+      std::string t = out.empty() || graph_.has_tensor(out) ? graph_.unique_name(base) : out;
+      // Two unused outputs of one node (an LSTM's Y_h and Y_c) are not in the graph yet.
+      for (int k = 1; std::count(node.outputs.begin(), node.outputs.end(), t) != 0; ++k)
+        t = graph_.unique_name(base + "_" + std::to_string(k));
       node.outputs.push_back(t);
     }
     std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
@@ -452,6 +456,7 @@ HandlerRegistry& HandlerRegistry::instance() {
     add_conv_handlers(*reg);
     add_resize_handlers(*reg);
     add_control_handlers(*reg);
+    add_recurrent_handlers(*reg);
     return reg;
   }();
   return *r;

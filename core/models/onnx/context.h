@@ -167,6 +167,7 @@ void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, Consta
 void add_conv_handlers(HandlerRegistry& r);           // Conv, ConvTranspose, BatchNormalization, MaxPool, AveragePool, ...
 void add_resize_handlers(HandlerRegistry& r);         // Resize, Upsample
 void add_control_handlers(HandlerRegistry& r);        // If (a condition known at load time)
+void add_recurrent_handlers(HandlerRegistry& r);      // LSTM, GRU, RNN
 
 // Small helpers for handlers.
 ir::Attributes attrs_of(std::initializer_list<std::pair<std::string, ir::AttrValue>> values);
