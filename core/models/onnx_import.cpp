@@ -117,9 +117,8 @@ std::vector<std::string> node_reasons(const onnx::GraphProto& g, int64_t opset, 
     if (reason.empty() && is_if && n.input_size() > 0 && run_time.count(n.input(0)))
       reason = "its condition '" + n.input(0) + "' depends on run-time input '" +
                run_time[n.input(0)] +
-               "'; fusebox inlines an If only when its condition is known at load time (give '" +
-               run_time[n.input(0)] + "' a value with consts." + run_time[n.input(0)] +
-               "=VALUE; on the command line --const " + run_time[n.input(0)] + "=VALUE)";
+               "'; fusebox inlines an If only when its condition is known at load time " +
+               onnx_import::if_const_hint(run_time[n.input(0)]);
     reasons.push_back(reason);
     if (op_key(n) == "Shape" || op_key(n) == "Size") continue;
     std::set<std::string> reads(n.input().begin(), n.input().end());

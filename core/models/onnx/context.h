@@ -167,6 +167,11 @@ void add_constant_handlers(HandlerRegistry& r);       // Constant, Shape, Consta
 void add_conv_handlers(HandlerRegistry& r);           // Conv, ConvTranspose, BatchNormalization, MaxPool, AveragePool, ...
 void add_resize_handlers(HandlerRegistry& r);         // Resize, Upsample
 void add_control_handlers(HandlerRegistry& r);        // If (a condition known at load time)
+
+// How a user makes an If's condition known when it depends on run-time input `input`: give the
+// input a value with the consts setting (app/workbench/model_source.h). In parentheses, for the end
+// of an error message (control_handlers.cpp).
+std::string if_const_hint(const std::string& input);
 void add_recurrent_handlers(HandlerRegistry& r);      // LSTM, GRU, RNN
 
 // Small helpers for handlers.

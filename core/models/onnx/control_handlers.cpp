@@ -59,15 +59,11 @@ bool condition_value(ImportContext& ctx, const OnnxNode& node) {
   const std::string cond = node.input(0);
   if (!ctx.is_constant(cond)) {
     std::vector<std::string> sources = run_time_sources(ctx.graph(), ctx.tensor_of(cond));
-    std::string from = sources.empty() ? "is computed at run time" : "depends on run-time input '" + sources[0] + "'";
-    // An input's value can be given at load time: the consts setting
-    // (app/workbench/model_source.h).
-    std::string fix = sources.empty()
-                          ? ""
-                          : " (give '" + sources[0] + "' a value with consts." + sources[0] +
-                                "=VALUE; on the command line --const " + sources[0] + "=VALUE)";
+    std::string from = sources.empty() ? "is computed at run time"
+                                       : "depends on run-time input '" + sources[0] + "'";
     throw Error(node.where() + ": its condition '" + cond + "' " + from +
-                "; fusebox inlines an If only when its condition is known at load time" + fix);
+                "; fusebox inlines an If only when its condition is known at load time" +
+                (sources.empty() ? "" : " " + if_const_hint(sources[0])));
   }
   const ir::Tensor& t = ctx.constant(cond, node, "cond");
   if (t.numel() != 1)
@@ -157,6 +153,11 @@ void inline_branch(ImportContext& ctx, const OnnxNode& node, const onnx::GraphPr
 }
 
 }  // namespace
+
+std::string if_const_hint(const std::string& input) {
+  return "(give '" + input + "' a value with consts." + input +
+         "=VALUE; on the command line --const " + input + "=VALUE)";
+}
 
 void add_control_handlers(HandlerRegistry& r) {
   r.add({"If", 1, 21, {"then_branch", "else_branch"}, [](ImportContext& ctx, const OnnxNode& node) {
