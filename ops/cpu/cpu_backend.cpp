@@ -35,6 +35,7 @@ class CpuBackend final : public exec::Backend {
     add_conv_nhwc_kernels(table_);
     add_resize_kernels(table_);
     add_recurrent_kernels(table_);
+    add_scatter_kernels(table_);
   }
 
   std::string name() const override { return "cpu"; }

@@ -22,5 +22,6 @@ void add_conv_kernels(exec::KernelTable& table);         // Conv, ConvTranspose,
 void add_conv_nhwc_kernels(exec::KernelTable& table);    // NhwcConv and the channels-last pools
 void add_resize_kernels(exec::KernelTable& table);       // Resize
 void add_recurrent_kernels(exec::KernelTable& table);   // LSTM, GRU, RNN
+void add_scatter_kernels(exec::KernelTable& table);     // ScatterND, ScatterElements
 
 }  // namespace fusebox::cpu

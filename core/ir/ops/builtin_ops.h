@@ -11,6 +11,7 @@ void register_layout_ops(OpRegistry& registry);         // views, Transpose, ...
 void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, BatchNorm, MaxPool, AveragePool, Global*Pool
 void register_resize_ops(OpRegistry& registry);         // Resize
 void register_recurrent_ops(OpRegistry& registry);      // LSTM, GRU, RNN
+void register_scatter_ops(OpRegistry& registry);        // ScatterND, ScatterElements
 
 inline void register_builtin_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);
@@ -20,6 +21,7 @@ inline void register_builtin_ops(OpRegistry& registry) {
   register_conv_ops(registry);
   register_resize_ops(registry);
   register_recurrent_ops(registry);
+  register_scatter_ops(registry);
 }
 
 }  // namespace fusebox::ir

@@ -210,6 +210,25 @@ void add_layout_handlers(HandlerRegistry& r) {
                     {node.output(0)});
          }});
 
+  // ScatterND and ScatterElements (issue 37), and opsets 9-10's Scatter, which is ScatterElements
+  // without reduction. An index out of range is the kernel's error (constant folding runs it at
+  // load time when every input is known).
+  auto scatter = [](const char* op) {
+    return [op = std::string(op)](ImportContext& ctx, const OnnxNode& node) {
+      for (int i = 0; i < 3; ++i)
+        if (node.input(i).empty())
+          throw Error(node.where() + ": expects data, indices and updates");
+      ir::Attributes attrs;
+      attrs.set("reduction", node.get_string("reduction", "none"));
+      if (op == "ScatterElements") attrs.set("axis", node.get_int("axis", 0));
+      ctx.emit(node, op, {node.input(0), node.input(1), node.input(2)}, std::move(attrs),
+               {node.output(0)});
+    };
+  };
+  r.add({"ScatterND", 11, 21, {"reduction"}, scatter("ScatterND")});
+  r.add({"ScatterElements", 11, 21, {"axis", "reduction"}, scatter("ScatterElements")});
+  r.add({"Scatter", 9, 10, {"axis"}, scatter("ScatterElements")});
+
   // DepthToSpace / SpaceToDepth are a Reshape to 6-D, a Transpose and a Reshape back (ONNX's own
   // definition), so they run on the layout kernels and absorb_layout sees through them.
   r.add({"DepthToSpace", 1, 21, {"blocksize", "mode"}, [](ImportContext& ctx, const OnnxNode& node) {
