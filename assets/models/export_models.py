@@ -19,6 +19,9 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
   lstm_opset17.onnx              nn.LSTM(16, 32, 2 layers, batch_first) and a Linear 32->8 on every
                                  step, input [2, 7, 16]
   bigru_opset17.onnx             a bidirectional nn.GRU(16, 24, batch_first) and a Linear 48->8
+  swin_attn_opset17.onnx         torchvision's ShiftedWindowAttention (Swin's masked attention: dim 32,
+                                 window 4 x 4, shift 2 x 2, 2 heads) on [2, 10, 10, 32], padded to
+                                 12 x 12; the shift mask is built with slice assignments (ScatterND)
   weights.bin                    the mlp and transformer weights as ONNX external data, shared by both
                                  opsets (identical tensors are stored once)
   mobilenet_v3_small_opset17.onnx     torchvision's MobileNetV3-Small (reduced tail, 100 classes) at
@@ -142,6 +145,12 @@ def bigru():
     return Recurrent(nn.GRU(16, 24, batch_first=True, bidirectional=True), 48)
 
 
+def swin_attn():
+    from torchvision.models.swin_transformer import ShiftedWindowAttention
+    torch.manual_seed(9)
+    return ShiftedWindowAttention(32, [4, 4], [2, 2], 2)
+
+
 def mlp_asset():
     torch.manual_seed(1)
     return nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
@@ -213,6 +222,8 @@ MODELS = [
     # The recurrent layers (PyTorch's gate order is reordered into ONNX's by the exporter).
     ("lstm", lstm, (2, 7, 16), "y", False, (17,), {}),
     ("bigru", bigru, (2, 7, 16), "y", False, (17,), {}),
+    # Swin's shifted-window attention, whose mask is written with ScatterND.
+    ("swin_attn", swin_attn, (2, 10, 10, 32), "y", False, (17,), {}),
     # The conv nets, opset 17 only.
     ("mobilenet_v3_small", mobilenet_v3_small, (1, 3, 224, 224), "y", False, (17,), {}),
     ("mobilenet_v3_small_bn", mobilenet_v3_small_bn, (1, 3, 224, 224), "y", False, (17,),

@@ -66,6 +66,31 @@ TEST(OnnxMoreOpsImport, DropoutInTrainingModeIsRefused) {
   EXPECT_NE(e.find("computed at run time"), std::string::npos) << e;
 }
 
+// Training mode drops nothing at ratio 0 (torchvision's Swin exports F.dropout(p=0.0), whose
+// training flag defaults to true): the identity, as in inference. A ratio of 0.5 is still refused.
+TEST(OnnxMoreOpsImport, DropoutInTrainingModeWithRatioZeroIsIdentity) {
+  for (const float ratio : {0.0f, 0.5f}) {
+    Model model(13);
+    model.input("x", {2, 3});
+    bool_init(model, "train", true);
+    model.init("ratio", {}, {ratio});
+    model.node("Dropout", {"x", "ratio", "train"}, {"y", "mask"});
+    if (ratio != 0.0f) {
+      const std::string e = error_of(model);
+      EXPECT_NE(e.find("training_mode is true with a ratio other than a constant 0"), std::string::npos) << e;
+      continue;
+    }
+    ir::Graph g = models::import_onnx_bytes(model.bytes(), "m", options());
+    ir::Tensor x = testing::random_inputs(g, 3)[0];
+    std::vector<ir::Tensor> out = testing::evaluate_graph(g, {x});
+    ASSERT_EQ(out.size(), 2u);
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_EQ(out[0].data<float>()[i], x.data<float>()[i]);
+      EXPECT_EQ(out[1].data<int64_t>()[i], 1);
+    }
+  }
+}
+
 TEST(OnnxMoreOpsImport, FloatModNeedsFmod) {
   Model model(13);
   model.input("a", {4});

@@ -92,17 +92,19 @@ TEST_P(PyTorchModels, MatchPyTorchWithEverySubsetOfPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Assets, PyTorchModels,
-                         ::testing::Values(Case{"mlp_opset13", "mlp", "logits"}, Case{"mlp_opset17", "mlp", "logits"},
-                                           Case{"transformer_opset13", "transformer", "y"},
-                                           Case{"transformer_opset17", "transformer", "y"},
-                                           Case{"stack_opset13", "stack", "y"}, Case{"stack_opset17", "stack", "y"},
-                                           Case{"decoder_opset13", "decoder", "y"},
-                                           Case{"decoder_opset17", "decoder", "y"},
-                                           Case{"decoder_nomask_opset13", "decoder_nomask", "y"},
-                                           Case{"decoder_nomask_opset17", "decoder_nomask", "y"},
-                                           Case{"lstm_opset17", "lstm", "y"}, Case{"bigru_opset17", "bigru", "y"}),
-                         [](const auto& info) { return info.param.model; });
+INSTANTIATE_TEST_SUITE_P(
+    Assets, PyTorchModels,
+    ::testing::Values(Case{"mlp_opset13", "mlp", "logits"}, Case{"mlp_opset17", "mlp", "logits"},
+                      Case{"transformer_opset13", "transformer", "y"},
+                      Case{"transformer_opset17", "transformer", "y"},
+                      Case{"stack_opset13", "stack", "y"}, Case{"stack_opset17", "stack", "y"},
+                      Case{"decoder_opset13", "decoder", "y"},
+                      Case{"decoder_opset17", "decoder", "y"},
+                      Case{"decoder_nomask_opset13", "decoder_nomask", "y"},
+                      Case{"decoder_nomask_opset17", "decoder_nomask", "y"},
+                      Case{"lstm_opset17", "lstm", "y"}, Case{"bigru_opset17", "bigru", "y"},
+                      Case{"swin_attn_opset17", "swin_attn", "y"}),
+    [](const auto& info) { return info.param.model; });
 
 // The conv nets (torchvision's MobileNetV3-Small at 224 x 224, BatchNormalization folded by
 // PyTorch's exporter in one copy and kept as nodes in the other): every executor, with the passes

@@ -263,8 +263,8 @@ void add_elementwise_handlers(HandlerRegistry& r) {
   variadic(r, "Mean", "Add", /*mean=*/true);
 
   // Dropout at inference is the identity, and its optional mask is all true. Training mode
-  // (opset 12: a training_mode input) must be a constant false: a run-time or true flag would ask
-  // for random masks, which an inference runtime does not draw.
+  // (opset 12: a training_mode input) must be a constant false, or true with a constant ratio of
+  // 0: anything else would ask for random masks, which an inference runtime does not draw.
   r.add({"Dropout", 7, 21, {"ratio", "seed"}, [](ImportContext& ctx, const OnnxNode& node) {
            require_inputs(node, 1);
            if (ctx.opset() >= 12 && !node.input(2).empty()) {
@@ -276,9 +276,18 @@ void add_elementwise_handlers(HandlerRegistry& r) {
              const ir::Tensor& t = ctx.constant(flag, node, "training_mode");
              const bool on = t.numel() > 0 && (t.dtype() == ir::DType::f32 ? t.data<float>()[0] != 0
                                                                           : t.data<int64_t>()[0] != 0);
-             if (on)
-               throw Error(node.where() + ": training_mode is true; fusebox runs Dropout in inference mode "
-                           "only (random masks are not supported)");
+             // Training mode with a ratio of 0 drops nothing and scales by 1/(1 - 0): the identity.
+             // torchvision's Swin exports this (F.dropout(attn, p=0.0) defaults to training=True).
+             const std::string& ratio = node.input(1);
+             bool zero_ratio = false;
+             if (!ratio.empty() && ctx.is_constant(ratio)) {
+               const ir::Tensor& r = ctx.constant(ratio, node, "ratio");
+               zero_ratio = r.numel() == 1 && (r.dtype() == ir::DType::f32 ? r.data<float>()[0] == 0.0f
+                                                                           : r.data<int64_t>()[0] == 0);
+             }
+             if (on && !zero_ratio)
+               throw Error(node.where() + ": training_mode is true with a ratio other than a constant 0; "
+                           "fusebox runs Dropout in inference mode only (random masks are not supported)");
            }
            const std::string& x = node.input(0);
            if (ctx.is_constant(x))
