@@ -45,10 +45,17 @@ bool is_gzip(const std::string& bytes) {
 // end of the stream on a thread of its own, counting into a scratch buffer. A stream that inflates
 // past kMaxTraceBytes (a gzip bomb, or a real 10 GB recording) is refused while what has been
 // built is still small: the reader does not go past kWaitAt before the count is in.
+//
+// A stream that, past kMeasureAfter, has inflated more than kMaxInflateRatio times the gzip bytes
+// it read is refused as a decompression bomb at once, by either reader: Apache POI's
+// ZipSecureFile rule (a minimum inflate ratio of 0.01). Real kineto traces inflate 10-19 times
+// (the gzip'd recordings in shared/traces); a run of spaces or of one repeated event, 250-1000
+// times, which zlib would otherwise take seconds to inflate to the 4 GiB limit.
 class TextSource {
  public:
   static constexpr size_t kMeasureAfter = size_t{64} << 20;
   static constexpr size_t kWaitAt = size_t{512} << 20;
+  static constexpr size_t kMaxInflateRatio = 100;
 
   TextSource(std::string path, std::string bytes) : path_(std::move(path)), in_(std::move(bytes)) {
     gzip_ = is_gzip(in_);
@@ -77,6 +84,7 @@ class TextSource {
       const size_t got = inflate_some(z_, buf_, &done_);
       text_ += got;
       check_size(text_);
+      check_ratio(text_, z_);
       if (!measuring_ && text_ > kMeasureAfter) start_measuring();
       if (measuring_ && (text_ > kWaitAt || done_) && measurer_.joinable()) measurer_.join();
       if (over_) throw Error(measure_error_);
@@ -130,6 +138,15 @@ class TextSource {
                   ", the most a trace may hold");
   }
 
+  void check_ratio(size_t text, const Inflater& s) const {
+    const size_t read = s.fed - s.z.avail_in;  // gzip bytes inflated so far
+    if (text > kMeasureAfter && text / kMaxInflateRatio > read)
+      throw Error(path_ + ": inflates more than " + std::to_string(kMaxInflateRatio) +
+                  " times its size (" + format_bytes(static_cast<double>(text)) +
+                  " from the first " + format_bytes(static_cast<double>(read)) +
+                  " of gzip): refused as a decompression bomb; real traces inflate 10-20 times");
+  }
+
   // Starts inflating a copy of the stream to its end, counting the text without keeping it; sets
   // over_ (and measure_error_) when the whole would pass kMaxTraceBytes or is corrupt.
   void start_measuring() {
@@ -144,6 +161,7 @@ class TextSource {
         while (!done && !stop_) {
           total += inflate_some(*copy, scratch, &done);
           check_size(total);
+          check_ratio(total, *copy);
         }
       } catch (const std::exception& e) {  // Error, or bad_alloc for the scratch buffer
         measure_error_ =

@@ -685,7 +685,8 @@ def limits_cases(cp):
     cp.case("limits/input_100000_square", "limits", ["run", cp.write("limits/huge_input.onnx", m)] + QUICK,
             stderr=["huge_input.onnx", "memory budget"], max_rss_mb=400)
     # A gzip bomb: about 4 MB of gzip members that inflate to 1 GiB of kernel events. Under a
-    # 1 GiB address-space limit the import stops at the event past its budget.
+    # 1 GiB address-space limit it is refused for its inflate ratio (250 times) once 64 MiB of it
+    # is read, before the event budget is reached.
     head = b'{"traceEvents": [\n'
     event = (b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, '
              b'"args": {"correlation": 1, "device": 0, "stream": 7}},\n')
@@ -693,15 +694,19 @@ def limits_cases(cp):
     tail = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}\n'
     bomb = gzip.compress(head, mtime=0) + block * 64 + gzip.compress(tail, mtime=0)
     bomb_path = cp.write("limits/bomb.json.gz", bomb)
-    cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path], stderr=["bomb.json.gz", "memory budget"],
-            rlimits={"as_mb": 1024}, max_rss_mb=900)
-    # A bomb past the most a trace may hold (4 GiB): 4.1 GiB of those events (17 MB of gzip; a run
-    # of spaces packs 4x tighter but zlib inflates it at a quarter of the speed). The stream is
-    # measured on the side while the events are read, and refused before 1 GiB of them are built,
-    # with no ulimit at all (it took 41 s and 3.3 GB).
+    cp.case("limits/gzip_bomb_under_ulimit_v", "limits", ["trace", bomb_path],
+            stderr=["bomb.json.gz", "decompression bomb"], rlimits={"as_mb": 1024}, max_rss_mb=900)
+    # Bombs past the most a trace may hold (4 GiB), with no ulimit at all: 4.1 GiB of those events
+    # (17 MB of gzip; it took 41 s and 3.3 GB before the stream was measured on the side), and
+    # 4.1 GiB of spaces between two events (4 MB, which zlib takes 9 s to inflate). Each is refused
+    # for its ratio within a second.
     past = gzip.compress(head, mtime=0) + block * 264 + gzip.compress(tail, mtime=0)
     cp.case("limits/gzip_bomb_past_4_gib", "limits", ["trace", cp.write("limits/bomb_past_4gib.json.gz", past)],
-            stderr=["bomb_past_4gib.json.gz", "inflates past 4.00 GiB"], max_rss_mb=900)
+            stderr=["bomb_past_4gib.json.gz", "decompression bomb"], max_rss_mb=900)
+    spaces = gzip.compress(b" " * (16 << 20), compresslevel=9, mtime=0)
+    space_run = gzip.compress(head + event, mtime=0) + spaces * 264 + gzip.compress(tail, mtime=0)
+    cp.case("limits/gzip_bomb_of_spaces", "limits", ["trace", cp.write("limits/bomb_spaces.json.gz", space_run)],
+            stderr=["bomb_spaces.json.gz", "decompression bomb"], max_rss_mb=900)
     # The nsys reader counts rows against the same budget: 600,000 string rows (9 MB of SQLite)
     # under a 700 MiB limit stop at the row past it.
     rows_path = os.path.join(cp.out, "limits", "rows.sqlite")

@@ -177,3 +177,43 @@ TEST(KinetoJson, AnEventNestedPastTheLimitIsSkippedAndCounted) {
   for (const std::string& w : report.warnings) counted |= w.find("nested deeper than") != std::string::npos;
   EXPECT_TRUE(counted);
 }
+
+// The inflate-ratio rule (kineto_json.cpp's TextSource): past 64 MiB of text, a stream that
+// inflates more than 100 times the gzip it read is refused as a bomb; a trace of real shape (events
+// with their own ids and times, about 20 times) passes it. The rule is in the text source both
+// readers pull from; the fast one reads here (the strict one would take seconds over 64 MiB).
+TEST(KinetoJson, AGzipStreamPast64MiBIsRefusedOnlyWhenItInflatesOver100Times) {
+  const std::string dir = ptest::temp_dir("kineto-ratio");
+  std::string text = "{\"traceEvents\": [\n";
+  size_t events = 0;
+  while (text.size() < (size_t{66} << 20)) {
+    text += (events ? ",\n" : "") + event(events, "kernel_" + std::to_string(events % 997));
+    ++events;
+  }
+  text += "\n]}\n";
+  const std::string real = dir + "/real.json";
+  write_file_atomically(real, text);
+  const std::string real_gz = gzip(real);
+  const double ratio = static_cast<double>(text.size()) /
+                       static_cast<double>(read_file(real_gz, size_t{1} << 30).size());
+  EXPECT_LT(ratio, 50) << "the real-shaped trace should inflate like a real one";
+  size_t count = 0;  // events counted, not kept (both readers share the rule)
+  read_trace_events(
+      real_gz, JsonReader::Fast, [](const simdjson::dom::element*) {}, &count);
+  EXPECT_EQ(count, events) << "ratio " << ratio;
+
+  // The same first event, then 66 MiB of spaces (a run zlib packs 1000 to 1).
+  const std::string bomb = dir + "/bomb.json";
+  write_file_atomically(
+      bomb, "{\"traceEvents\": [\n" + event(0, "k") + std::string(size_t{66} << 20, ' ') + "]}\n");
+  const std::string bomb_gz = gzip(bomb);
+  try {
+    read(bomb_gz, JsonReader::Fast);
+    ADD_FAILURE() << "the bomb was read";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("bomb.json.gz: inflates more than 100 times its size"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("refused as a decompression bomb"), std::string::npos) << m;
+  }
+}
