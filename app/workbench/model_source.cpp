@@ -56,6 +56,10 @@ void check_dim_names(const std::string& path, const std::vector<OnnxDim>& model_
 
 }  // namespace
 
+std::vector<OnnxDim> onnx_dims(const models::OnnxInspection& inspection) {
+  return dims_of(inspection.inputs);
+}
+
 std::vector<OnnxDim> onnx_dims(const std::string& path) {
   return dims_of(models::inspect_onnx_file(path).inputs);
 }

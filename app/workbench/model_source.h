@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/models/onnx_import.h"
 
 namespace fusebox::workbench {
 
@@ -24,6 +25,8 @@ struct OnnxDim {
   bool dynamic = false;  // not a number in the file: it needs (or may take) a value
 };
 std::vector<OnnxDim> onnx_dims(const std::string& path);
+// The same, from a file already inspected.
+std::vector<OnnxDim> onnx_dims(const models::OnnxInspection& inspection);
 
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
 // (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting),

@@ -328,8 +328,10 @@ ir::Graph import_onnx_file(const std::string& path, const OnnxImportOptions& opt
   return g;
 }
 
-OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name) {
-  auto model = parse_model(bytes, name);
+namespace {
+
+OnnxInspection inspect_model(const std::shared_ptr<onnx::ModelProto>& model,
+                             const std::string& name) {
   const onnx::GraphProto& gp = model->graph();
   OnnxInspection r;
   r.path = name;
@@ -353,6 +355,27 @@ OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& nam
   for (const auto& n : gp.node()) r.op_histogram[op_key(n)]++;
   r.unsupported = find_unsupported(gp, r.opset);
   return r;
+}
+
+}  // namespace
+
+OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name) {
+  return inspect_model(parse_model(bytes, name), name);
+}
+
+OnnxModel::OnnxModel(const std::string& path) : path_(path) {
+  std::string bytes = read_model_file(path);
+  model_ = parse_model(bytes, path);
+}
+
+ir::Graph OnnxModel::import(const OnnxImportOptions& options) const {
+  ir::Graph g = convert(model_, path_, options, dir_of(path_));
+  g.name = stem_of(path_);
+  return g;
+}
+
+OnnxInspection OnnxModel::inspect() const {
+  return inspect_model(model_, path_);
 }
 
 namespace {

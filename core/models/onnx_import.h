@@ -19,6 +19,7 @@
 // the opset; unsupported ops are all listed at once.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@
 #include "core/backend/backend.h"
 #include "core/ir/graph.h"
 #include "core/ir/tensor.h"
+
+namespace onnx {
+class ModelProto;
+}
 
 namespace fusebox::models {
 
@@ -77,6 +82,21 @@ struct OnnxInspection {
 };
 OnnxInspection inspect_onnx_file(const std::string& path);
 OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& name);
+
+// A .onnx file read and parsed once, then imported as often as asked, e.g. with other dims
+// (generation imports each step's shape: app/workbench/generation.h). Weights stay views of the
+// parsed file where aligned. Throws fusebox::Error as import_onnx_file does.
+class OnnxModel {
+ public:
+  explicit OnnxModel(const std::string& path);
+  ir::Graph import(const OnnxImportOptions& options) const;
+  OnnxInspection inspect() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::shared_ptr<onnx::ModelProto> model_;
+};
 
 // A file as Netron would draw it, read even when the import refuses: every node with its op,
 // domain, inputs and outputs, and whether fusebox has a handler for it (the importer's own
