@@ -4,6 +4,7 @@ namespace fusebox::cli {
 
 // Each defined in its own <name>_command.cpp.
 Command run_command();
+Command generate_command();
 Command passes_command();
 Command plan_command();
 Command inspect_command();
@@ -20,9 +21,10 @@ Command kernels_command();
 const Registry<Command>& commands() {
   static const Registry<Command> all = [] {
     Registry<Command> r("command");
-    for (Command c : {run_command(), passes_command(), plan_command(), inspect_command(),
-                      profile_command(), compare_command(), machine_command(), settings_command(),
-                      graph_command(), check_command(), selftest_command(), trace_command(), kernels_command()})
+    for (Command c :
+         {run_command(), generate_command(), passes_command(), plan_command(), inspect_command(),
+          profile_command(), compare_command(), machine_command(), settings_command(),
+          graph_command(), check_command(), selftest_command(), trace_command(), kernels_command()})
       r.add(std::move(c));
     return r;
   }();

@@ -19,6 +19,10 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
   lstm_opset17.onnx              nn.LSTM(16, 32, 2 layers, batch_first) and a Linear 32->8 on every
                                  step, input [2, 7, 16]
   bigru_opset17.onnx             a bidirectional nn.GRU(16, 24, batch_first) and a Linear 48->8
+  gpt_small_opset17.onnx         Gpt (below) with a 512-token vocabulary, d 32, 2 heads, 2 layers: its KV
+                                 cache as inputs and outputs under Optimum's names; gpt_small.prompt.npy,
+                                 and PyTorch's 16 greedy tokens and each step's logits for it
+                                 (gpt_small.tokens.npy, gpt_small.logits.npy)
   swin_attn_opset17.onnx         torchvision's ShiftedWindowAttention (Swin's masked attention: dim 32,
                                  window 4 x 4, shift 2 x 2, 2 heads) on [2, 10, 10, 32], padded to
                                  12 x 12; the shift mask is built with slice assignments (ScatterND)
@@ -120,6 +124,119 @@ def decoder():
 def decoder_nomask():
     torch.manual_seed(4)
     return DecoderBlock(128, 4, 512, 64, causal=False)
+
+
+class CachedAttention(CausalSelfAttention):
+    """The same attention over a KV cache: this call's keys and values are appended to the past
+    ones ([batch, heads, past, head_dim]) and returned as the present; query i (position past + i)
+    sees keys 0 .. past + i."""
+
+    def forward(self, x, past_k, past_v):
+        b, t, c = x.size()
+        q, k, v = self.c_attn(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = torch.cat([past_k, k.view(b, t, self.heads, c // self.heads).transpose(1, 2)], dim=2)
+        v = torch.cat([past_v, v.view(b, t, self.heads, c // self.heads).transpose(1, 2)], dim=2)
+        past = past_k.size(2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, past:past + t, :past + t] == 0, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c)), k, v
+
+
+class Gpt(nn.Module):
+    """A GPT-2-shaped language model whose KV cache is inputs and outputs, as Hugging Face Optimum
+    exports one ("decoder with past"): input_ids [batch, seq] and past_key_values.{i}.key/.value
+    [batch, heads, past, head_dim] in; logits [batch, seq, vocab] and present.{i}.key/.value (the
+    past with this call's seq appended) out. Learned positions from `past`, pre-norm blocks, a
+    final LayerNorm and an LM head of its own (LLaMA's; tied to the embedding, as GPT-2's is, a
+    randomly initialized model only repeats its last token, since each token's embedding dominates
+    the residual stream)."""
+
+    def __init__(self, vocab=50257, d=128, heads=4, ffn=512, layers=2, max_seq=1024):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(max_seq, d)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            blk = DecoderBlock(d, heads, ffn, max_seq, causal=True)
+            blk.attn = CachedAttention(d, heads, max_seq, causal=True)
+            self.blocks.append(blk)
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.heads, self.layers = heads, layers
+
+    def forward(self, input_ids, *past):
+        past_len = past[0].size(2)
+        pos = torch.arange(past_len, past_len + input_ids.size(1), dtype=torch.long).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        present = []
+        for i, blk in enumerate(self.blocks):
+            a, k, v = blk.attn(blk.ln_1(x), past[2 * i], past[2 * i + 1])
+            x = x + a
+            x = x + blk.mlp(blk.ln_2(x))
+            present += [k, v]
+        return (self.lm_head(self.ln_f(x)), *present)
+
+
+def gpt():
+    torch.manual_seed(10)
+    return Gpt()
+
+
+def gpt_small():
+    torch.manual_seed(11)
+    return Gpt(vocab=512, d=32, heads=2, ffn=64, layers=2, max_seq=64)
+
+
+def greedy(model, prompt, tokens):
+    """PyTorch's greedy loop over a Gpt with its KV cache: the generated ids and each step's
+    last-position logits ([steps, vocab])."""
+    heads, head_dim = model.heads, model.wte.embedding_dim // model.heads
+    past = [torch.zeros(1, heads, 0, head_dim) for _ in range(2 * model.layers)]
+    ids = torch.tensor([prompt], dtype=torch.long)
+    out, rows = [], []
+    with torch.no_grad():
+        while len(out) < tokens:
+            logits, *past = model(ids, *past)
+            rows.append(logits[0, -1].numpy())
+            out.append(int(rows[-1].argmax()))
+            ids = torch.tensor([[out[-1]]], dtype=torch.long)
+    return out, np.stack(rows)
+
+
+def export_gpt_small():
+    """gpt_small_opset17.onnx (a Gpt with a 512-token vocabulary, d 32, 2 heads, 2 layers) and, for
+    its 6-token prompt, PyTorch's 16 greedy tokens and each step's logits."""
+    model = gpt_small().eval()
+    path = os.path.join(HERE, "gpt_small_opset17.onnx")
+    export_gpt(model, path)
+    prompt = [7, 300, 42, 511, 0, 128]
+    tokens, logits = greedy(model, prompt, 16)
+    np.save(os.path.join(HERE, "gpt_small.prompt.npy"), np.array(prompt, dtype=np.int64))
+    np.save(os.path.join(HERE, "gpt_small.tokens.npy"), np.array(tokens, dtype=np.int64))
+    np.save(os.path.join(HERE, "gpt_small.logits.npy"), logits.astype(np.float32))
+    onnx.checker.check_model(path)
+    print(f"gpt_small_opset17.onnx: tokens {tokens}")
+
+
+def export_gpt(model, path, opset=17):
+    """Exports a Gpt with dynamic batch, seq and past (dim names batch, seq, past, past+seq) and
+    Optimum's input and output names; returns those names."""
+    layers, heads = model.layers, model.heads
+    head_dim = model.wte.embedding_dim // heads
+    names_in = ["input_ids"] + [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    names_out = ["logits"] + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    ids = torch.zeros(1, 3, dtype=torch.long)
+    past = [torch.zeros(1, heads, 2, head_dim) for _ in range(2 * layers)]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    for n in names_in[1:]:
+        axes[n] = {0: "batch", 2: "past"}
+    for n in names_out[1:]:
+        axes[n] = {0: "batch", 2: "past+seq"}
+    torch.onnx.export(model, (ids, *past), path, input_names=names_in, output_names=names_out,
+                      dynamic_axes=axes, opset_version=opset, do_constant_folding=True)
+    return names_in, names_out
 
 
 class Recurrent(nn.Module):
@@ -269,6 +386,11 @@ class SharedWeights:
 
 def main():
     only = set(sys.argv[1:])
+    if not only or "gpt_small" in only:  # its inputs are the ids and the cache, not one x
+        export_gpt_small()
+        only.discard("gpt_small")
+        if not only and len(sys.argv) > 1:
+            return
     unknown = only - {m[0] for m in MODELS}
     if unknown:
         sys.exit(f"unknown model(s) {' '.join(sorted(unknown))}; known: {' '.join(m[0] for m in MODELS)}")

@@ -867,6 +867,23 @@ def args_cases(cp):
     for label, args in flags.items():
         exit = (0, 2) if label in ("plan_width_zero",) else (2,)
         cp.case("args/" + label, "args", args, exit=exit)
+    # fusebox generate on what is not a decoder with a KV cache, and its own flags.
+    relu = cp.write("args/relu.onnx", model([node("Relu", ["x"], ["y"], "relu")], [value_info("x", FLOAT, [2])],
+                                           [value_info("y", FLOAT, [2])]))
+    f32_prompt = cp.write("args/prompt_f32.npy", npy("<f4", "(2,)", b"\0" * 8))
+    generate = {
+        "builtin": (["mlp", "--prompt-len", "2"], "builtin model"),
+        "no_cache": ([relu, "--prompt-len", "2"], "found no KV cache"),
+        "kv_unknown_input": ([relu, "--kv", "nope=y", "--prompt-len", "2"], "has no input 'nope'"),
+        "kv_no_token_input": ([relu, "--kv", "x=y", "--prompt-len", "2"], "found no token input"),
+        "kv_garbage": ([relu, "--kv", "=", "--prompt-len", "2"], "PAST=PRESENT"),
+        "prompt_f32": ([relu, "--prompt", f32_prompt], "int64 token ids"),
+        "no_prompt": ([relu], "--prompt-len"),
+        "tokens_zero": ([relu, "--prompt-len", "2", "--tokens", "0"], "--tokens"),
+        "save_logits_not_npy": ([relu, "--prompt-len", "2", "--save-logits", "{W}/l.txt"], ".npy"),
+    }
+    for label, (args, frag) in generate.items():
+        cp.case("args/generate_" + label, "args", ["generate"] + args, stderr=[frag])
 
 
 def output_cases(cp):

@@ -1,0 +1,346 @@
+#include "app/workbench/generation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "app/workbench/backends.h"
+#include "app/workbench/model_source.h"
+#include "core/base/error.h"
+#include "core/base/strings.h"
+#include "core/exec/session.h"
+#include "core/models/onnx_import.h"
+#include "profiler/stats.h"
+
+namespace fusebox::workbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millis_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+const models::OnnxValueInfo* find_value(const std::vector<models::OnnxValueInfo>& values, const std::string& name) {
+  for (const auto& v : values)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool is_number(const std::string& d) {
+  return !d.empty() && std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+std::string dims_text(const std::vector<std::string>& dims) { return "[" + join(dims, ", ") + "]"; }
+
+// Optimum's names first, then past* -> present* with the same rest.
+std::vector<std::pair<std::string, std::string>> pairs_by_name(const models::OnnxInspection& m, std::string* how) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& in : m.inputs)
+    if (in.name.starts_with("past_key_values")) {
+      const std::string present = "present" + in.name.substr(std::string("past_key_values").size());
+      if (!find_value(m.outputs, present))
+        throw Error(m.path + ": input '" + in.name + "' has no output '" + present +
+                    "' to feed it from; give the pairs with --kv PAST=PRESENT");
+      pairs.emplace_back(in.name, present);
+    }
+  if (!pairs.empty()) {
+    *how = "Hugging Face / Optimum names (past_key_values.* -> present.*)";
+    return pairs;
+  }
+  for (const auto& in : m.inputs)
+    if (in.name.starts_with("past")) {
+      const std::string present = "present" + in.name.substr(4);
+      if (find_value(m.outputs, present)) pairs.emplace_back(in.name, present);
+    }
+  if (pairs.size() == 1)
+    *how = "one stacked cache tensor ('" + pairs[0].first + "' -> '" + pairs[0].second + "')";
+  else if (!pairs.empty())
+    *how = "past* -> present* names";
+  return pairs;
+}
+
+void require_onnx(const std::string& model) {
+  if (!is_model_file(model))
+    throw Error("generate needs a decoder exported to ONNX (MODEL.onnx) with its KV cache as inputs and outputs; '" +
+                model + "' is a builtin model");
+}
+
+KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::pair<std::string, std::string>>& given) {
+  const std::string& model = m.path;
+  KvMapping k;
+  if (!given.empty()) {
+    k.how = "given by --kv";
+    for (const auto& [past, present] : given) {
+      if (!find_value(m.inputs, past))
+        throw Error("--kv " + past + "=" + present + ": " + model + " has no input '" + past + "'");
+      if (!find_value(m.outputs, present))
+        throw Error("--kv " + past + "=" + present + ": " + model + " has no output '" + present + "'");
+      k.pairs.emplace_back(past, present);
+    }
+  } else {
+    k.pairs = pairs_by_name(m, &k.how);
+  }
+  if (k.pairs.empty())
+    throw Error(model + ": found no KV cache (no input named past_key_values.* or past* with a present* output "
+                "of the same rest); give the pairs with --kv PAST=PRESENT");
+
+  // The other inputs: the token ids, and optionally the mask and the positions.
+  std::set<std::string> pasts;
+  for (const auto& p : k.pairs) pasts.insert(p.first);
+  std::vector<std::string> others;
+  for (const auto& in : m.inputs) {
+    if (pasts.count(in.name)) continue;
+    if (in.name == "attention_mask") k.attention_mask = in.name;
+    else if (in.name == "position_ids") k.position_ids = in.name;
+    else others.push_back(in.name);
+  }
+  const auto ids_it = std::find(others.begin(), others.end(), "input_ids");
+  if (ids_it != others.end()) others.erase(ids_it), k.ids = "input_ids";
+  else if (others.size() == 1 && find_value(m.inputs, others[0])->type == "INT64") k.ids = others[0], others.clear();
+  if (k.ids.empty())
+    throw Error(model + ": found no token input (an INT64 input named input_ids, or the one input besides the cache)");
+  if (!others.empty())
+    throw Error(model + ": generate does not know what to feed input" + (others.size() > 1 ? "s '" : " '") +
+                join(others, "', '") + "' (it feeds input_ids, the cache, attention_mask and position_ids)");
+  const models::OnnxValueInfo& ids = *find_value(m.inputs, k.ids);
+  if (ids.type != "INT64" || ids.dims.size() != 2)
+    throw Error(model + ": token input '" + k.ids + "' is " + ids.type + " " + dims_text(ids.dims) +
+                "; generate feeds INT64 [batch, seq]");
+
+  // Each past's cache-length axis: its one named or unknown dim that is not the batch (ids' dim 0).
+  for (const auto& [past, present] : k.pairs) {
+    const models::OnnxValueInfo& p = *find_value(m.inputs, past);
+    if (p.type != "FLOAT")
+      throw Error(model + ": cache input '" + past + "' is " + p.type + "; generate feeds FLOAT caches");
+    std::vector<int> axes;
+    for (size_t a = 0; a < p.dims.size(); ++a)
+      if (!is_number(p.dims[a]) && !(p.dims[a] == ids.dims[0] && p.dims[a] != "?")) axes.push_back(static_cast<int>(a));
+    if (axes.size() != 1)
+      throw Error(model + ": cannot tell which axis of cache input '" + past + "' " + dims_text(p.dims) +
+                  " is the cache length: it must be the one dynamic dim other than the batch ('" + ids.dims[0] + "')");
+    k.axis.push_back(axes[0]);
+  }
+  const models::OnnxValueInfo* logits = find_value(m.outputs, "logits");
+  if (!logits)
+    for (const auto& out : m.outputs)
+      if (std::none_of(k.pairs.begin(), k.pairs.end(), [&](const auto& p) { return p.second == out.name; })) {
+        logits = &out;
+        break;
+      }
+  if (!logits) throw Error(model + ": found no logits output (named logits, or one besides the presents)");
+  k.logits = logits->name;
+  return k;
+}
+
+}  // namespace
+
+KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given) {
+  require_onnx(model);
+  return kv_mapping_of(models::inspect_onnx_file(model), given);
+}
+
+namespace {
+
+// The tensors of one step, by input name: ids [1, seq], each past, and the mask and positions.
+struct StepInputs {
+  std::map<std::string, ir::Shape> shapes;
+  std::map<std::string, ir::Tensor> values;  // the caches (present of the step before)
+};
+
+// The dims a step's shapes bind: every dynamic dim of the file, by its name in the dims setting.
+std::map<std::string, int64_t> step_dims(const std::string& model, const std::vector<OnnxDim>& file_dims,
+                                         const std::map<std::string, ir::Shape>& shapes) {
+  std::map<std::string, int64_t> dims;
+  for (const OnnxDim& d : file_dims) {
+    if (!d.dynamic) continue;
+    const ir::Shape& s = shapes.at(d.input);
+    if (d.index >= s.size()) throw Error(model + ": input '" + d.input + "' has more dims than generate feeds it");
+    const auto [it, fresh] = dims.emplace(d.name, s[d.index]);
+    if (!fresh && it->second != s[d.index])
+      throw Error(model + ": dim '" + d.name + "' would be " + std::to_string(it->second) + " and " +
+                  std::to_string(s[d.index]) + " in one step (input '" + d.input + "'); the inputs do not fit " +
+                  "generate's reading of them (--kv sets the cache pairs by hand)");
+  }
+  return dims;
+}
+
+exec::SessionOptions session_options(const Settings& s) {
+  exec::SessionOptions o;
+  o.backend = s.backend;
+  o.executor = s.executor;
+  o.threads = s.threads;
+  o.isa = s.isa;
+  o.precision = s.precision;
+  const std::vector<std::string> on = s.passes_on();
+  o.passes = on.empty() ? "none" : join(on, ",");
+  o.disabled_patterns = s.patterns_off;
+  o.planner = s.planner;
+  return o;
+}
+
+}  // namespace
+
+Generation generate(const GenerateOptions& opt, const std::function<void(const GenerationStep&)>& on_step) {
+  const Settings& s = opt.settings;
+  if (opt.tokens < 1) throw Error("--tokens must be at least 1, got " + std::to_string(opt.tokens));
+  if (opt.prompt.empty()) throw Error("the prompt is empty: give at least one token");
+  Generation g;
+  g.model = s.model;
+  g.prompt = opt.prompt;
+  require_onnx(s.model);
+  register_backends();
+  if (!s.consts.empty()) throw Error("consts: generate does not take constant inputs yet");
+  const models::OnnxModel onnx(s.model);  // read and parsed once; each step imports its shape
+  const models::OnnxInspection file = onnx.inspect();
+  g.mapping = kv_mapping_of(file, opt.kv);
+  const KvMapping& k = g.mapping;
+  const std::vector<OnnxDim> file_dims = onnx_dims(file);
+  models::OnnxImportOptions import;
+  import.evaluator = &constant_evaluator();  // folds the shape arithmetic, as load_model does
+
+  // Step 0's caches: the file's fixed dims, the batch 1 and the cache length 0.
+  std::map<std::string, ir::Tensor> cache;
+  for (size_t i = 0; i < k.pairs.size(); ++i) {
+    const models::OnnxValueInfo& p = *find_value(file.inputs, k.pairs[i].first);
+    ir::Shape shape;
+    for (size_t a = 0; a < p.dims.size(); ++a)
+      shape.push_back(static_cast<int>(a) == k.axis[i] ? 0 : is_number(p.dims[a]) ? parse_int(p.dims[a], "dim") : 1);
+    cache[k.pairs[i].first] = ir::Tensor(ir::DType::f32, shape);
+  }
+
+  std::vector<int64_t> ids = opt.prompt;
+  int64_t past = 0;
+  std::vector<double> setups, decodes;
+  while (static_cast<int>(g.tokens.size()) < opt.tokens) {
+    GenerationStep step;
+    step.phase = g.steps.empty() ? "prefill" : "decode";
+    step.past = past;
+    step.seq = static_cast<int64_t>(ids.size());
+    std::map<std::string, ir::Shape> shapes;
+    shapes[k.ids] = {1, step.seq};
+    for (const auto& [name, t] : cache) shapes[name] = t.shape();
+    if (!k.attention_mask.empty()) shapes[k.attention_mask] = {1, past + step.seq};
+    if (!k.position_ids.empty()) shapes[k.position_ids] = {1, step.seq};
+
+    import.dims = step_dims(s.model, file_dims, shapes);
+    const Clock::time_point t0 = Clock::now();
+    exec::Session session(onnx.import(import), session_options(s));
+
+    std::vector<ir::Tensor> inputs;
+    for (const std::string& name : session.original_graph().inputs) {
+      const ir::TensorInfo& info = session.original_graph().tensor(name);
+      if (cache.count(name)) {
+        inputs.push_back(cache.at(name));
+        continue;
+      }
+      ir::Tensor t(info.dtype, shapes.at(name));
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const int64_t v = name == k.ids ? ids[static_cast<size_t>(i)] : name == k.position_ids ? past + i : 1;
+        if (info.dtype == ir::DType::i64) t.data<int64_t>()[i] = v;
+        else t.data<float>()[i] = static_cast<float>(v);
+      }
+      inputs.push_back(std::move(t));
+    }
+    // The outputs are allocated once, outside the runs (a fresh 3 MB of logits page-faults its way
+    // through 8 ms on this machine), and a fresh plan's first run, which first-touches its arena,
+    // is setup: the run timed is the engine's (1.6 ms for a 16-token prefill of the GPT export).
+    std::vector<ir::Tensor> outputs;
+    std::vector<const void*> in_ptrs;
+    std::vector<void*> out_ptrs;
+    for (const ir::Tensor& t : inputs) in_ptrs.push_back(t.bytes());
+    for (const std::string& name : session.graph().outputs) {
+      const ir::TensorInfo& info = session.graph().tensor(name);
+      outputs.emplace_back(info.dtype, info.shape);
+      out_ptrs.push_back(outputs.back().bytes());
+    }
+    session.run_raw(in_ptrs.data(), out_ptrs.data());
+    step.setup_ms = millis_since(t0);
+    const Clock::time_point t1 = Clock::now();
+    session.run_raw(in_ptrs.data(), out_ptrs.data());
+    step.run_ms = millis_since(t1);
+
+    const std::vector<std::string>& names = session.original_graph().outputs;
+    std::map<std::string, ir::Tensor> out;
+    for (size_t i = 0; i < names.size() && i < outputs.size(); ++i) out[names[i]] = std::move(outputs[i]);
+    const ir::Tensor& logits = out.at(k.logits);
+    const ir::Shape& ls = logits.shape();
+    if (ls.size() < 2 || ls.back() < 1 || logits.numel() % ls.back() != 0)
+      throw Error(s.model + ": logits '" + k.logits + "' are " + ir::shape_str(ls) + "; expected [.., vocab]");
+    g.vocab = ls.back();
+    const float* last = logits.data<float>() + (logits.numel() - g.vocab);  // the last position's row
+    g.logits.insert(g.logits.end(), last, last + g.vocab);
+    step.token = std::max_element(last, last + g.vocab) - last;
+
+    for (size_t i = 0; i < k.pairs.size(); ++i) {
+      ir::Tensor& present = out.at(k.pairs[i].second);
+      const int axis = k.axis[i];
+      if (present.shape().size() != cache.at(k.pairs[i].first).shape().size() ||
+          present.shape()[static_cast<size_t>(axis)] != past + step.seq)
+        throw Error(s.model + ": present '" + k.pairs[i].second + "' is " + ir::shape_str(present.shape()) +
+                    " after a step from cache length " + std::to_string(past) + " over " + std::to_string(step.seq) +
+                    " tokens; expected its axis " + std::to_string(axis) + " to be " + std::to_string(past + step.seq));
+      step.kv_bytes += static_cast<int64_t>(present.nbytes());
+      cache[k.pairs[i].first] = std::move(present);
+    }
+    past += step.seq;
+    ids = {step.token};
+    g.tokens.push_back(step.token);
+    setups.push_back(step.setup_ms);
+    if (step.phase == "decode") decodes.push_back(step.run_ms);
+    g.steps.push_back(step);
+    if (on_step) on_step(g.steps.back());
+  }
+
+  g.ttft_ms = g.steps.front().run_ms;
+  g.setup_median_ms = profiler::percentile(setups, 0.5);
+  if (!decodes.empty()) {
+    g.decode_median_ms = profiler::percentile(decodes, 0.5);
+    g.decode_p10_ms = profiler::percentile(decodes, 0.1);
+    g.decode_p90_ms = profiler::percentile(decodes, 0.9);
+    double sum = 0;
+    for (double d : decodes) sum += d;
+    g.tokens_per_s = sum > 0 ? 1000.0 * static_cast<double>(decodes.size()) / sum : 0;
+  }
+  return g;
+}
+
+std::string Generation::text() const {
+  std::ostringstream o;
+  char buf[256];
+  o << "model      " << model << "\n";
+  o << "kv cache   " << mapping.how << ": " << mapping.pairs.size() << " pair" << (mapping.pairs.size() == 1 ? "" : "s")
+    << ", e.g. '" << mapping.pairs[0].first << "' -> '" << mapping.pairs[0].second << "' (cache length on axis "
+    << mapping.axis[0] << ")\n";
+  o << "tokens     " << prompt.size() << " in the prompt, " << tokens.size() << " generated (greedy), vocabulary "
+    << vocab << "\n";
+  std::snprintf(buf, sizeof buf, "prefill    %lld tokens in %.3f ms: time to first token %.3f ms\n",
+                static_cast<long long>(steps.front().seq), steps.front().run_ms, ttft_ms);
+  o << buf;
+  if (steps.size() > 1) {
+    std::snprintf(buf, sizeof buf,
+                  "decode     %zu steps: per token median %.3f ms (p10 %.3f ms, p90 %.3f ms), %.1f tokens/s\n",
+                  steps.size() - 1, decode_median_ms, decode_p10_ms, decode_p90_ms, tokens_per_s);
+    o << buf;
+  }
+  const GenerationStep& lastep = steps.back();
+  const int64_t positions = lastep.past + lastep.seq;
+  o << "kv bytes   " << format_bytes(static_cast<double>(lastep.kv_bytes) / static_cast<double>(positions))
+    << " per token; " << format_bytes(static_cast<double>(steps.front().kv_bytes)) << " after the prefill, "
+    << format_bytes(static_cast<double>(lastep.kv_bytes)) << " at the end (" << positions << " positions)\n";
+  std::snprintf(buf, sizeof buf,
+                "setup      median %.1f ms a step, not in the figures above: the cache length changes every step, "
+                "and fusebox imports, plans and first runs each shape before the run timed\n",
+                setup_median_ms);
+  o << buf;
+  std::vector<std::string> ids;
+  for (int64_t t : tokens) ids.push_back(std::to_string(t));
+  o << "generated  " << join(ids, " ") << "\n";
+  return o.str();
+}
+
+}  // namespace fusebox::workbench

@@ -1,0 +1,83 @@
+#pragma once
+// Greedy generation with a KV cache, over a decoder export whose cache is inputs and outputs
+// (Hugging Face Optimum's "decoder with past"): a prefill over the prompt, then one decode step per
+// token, each step's present fed back as the next step's past.
+//
+//   find_kv_mapping (which input is which: ids, past -> present, mask, positions)
+//     -> step 0, prefill: ids = the prompt [1, P], every past empty (cache length 0)
+//     -> step k, decode:  ids = the last token [1, 1], past = step k-1's present
+//   Each step's token is the argmax of the logits at its last position (greedy).
+//
+// fusebox plans a graph for one shape, and the cache length changes every step, so each step is
+// imported and planned for its own shape (its dims bound from the tensors it is given), and run
+// once untimed (a fresh plan's first run first-touches its arena), before the run that is timed;
+// that setup is timed apart and reported on its own, not hidden in the run figures. A cache
+// preallocated at its final length, which would let one plan serve every step, is the next step.
+// The phases are named as profiler/phases.h names a serving trace's: prefill, decode.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/workbench/settings.h"
+#include "core/ir/tensor.h"
+
+namespace fusebox::workbench {
+
+// How a decoder export's inputs and outputs are used by generation.
+struct KvMapping {
+  std::string how;  // how the pairs were found, for the report
+  std::string ids;  // the token input (i64 [batch, seq])
+  std::vector<std::pair<std::string, std::string>> pairs;  // past input -> present output
+  std::vector<int> axis;       // per pair: the past's axis that is the cache length
+  std::string logits;          // the output whose last position gives the next token
+  std::string attention_mask;  // optional input, [batch, past + seq] of ones
+  std::string position_ids;    // optional input, [batch, seq]: past .. past + seq - 1
+};
+
+// Reads `model` (a .onnx file) and finds the mapping: `given` pairs (--kv PAST=PRESENT) when there
+// are any, else Optimum's names (past_key_values.* -> present.*), else inputs named past* whose
+// outputs are present* with the same rest (one stacked past/present tensor among them). Throws
+// fusebox::Error naming the file and what is missing or ambiguous.
+KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given);
+
+struct GenerateOptions {
+  Settings settings;                 // the model and how it runs (dims and inputs are set per step)
+  std::vector<int64_t> prompt;       // the prompt's token ids
+  int tokens = 32;                   // tokens to generate, >= 1
+  std::vector<std::pair<std::string, std::string>> kv;  // --kv pairs; empty: found from the names
+};
+
+struct GenerationStep {
+  std::string phase;  // "prefill" | "decode"
+  int64_t past = 0;   // cache length before the step
+  int64_t seq = 0;    // tokens the step takes
+  double setup_ms = 0;  // setup: import, plan and an untimed first run of this step's shape
+  double run_ms = 0;    // the run itself
+  int64_t token = 0;    // the token it made
+  int64_t kv_bytes = 0;  // bytes of the present cache it returned
+};
+
+struct Generation {
+  KvMapping mapping;
+  std::string model;
+  std::vector<int64_t> prompt, tokens;  // tokens: the generated ones
+  std::vector<GenerationStep> steps;    // steps[0] is the prefill
+  std::vector<float> logits;            // [steps][vocab]: each step's last-position logits
+  int64_t vocab = 0;
+  // Summaries of the runs (setup apart): time to first token (the prefill's run), the
+  // decode steps' per-token latency (median, p10, p90) and tokens per second (decode tokens over
+  // their summed run time), the median setup per step.
+  double ttft_ms = 0, decode_median_ms = 0, decode_p10_ms = 0, decode_p90_ms = 0, tokens_per_s = 0;
+  double setup_median_ms = 0;
+  std::string text() const;
+};
+
+// Runs the generation. `on_step` (may be empty) sees each step as it ends. Throws fusebox::Error
+// for a model that is not a decoder export with a KV cache, a prompt token out of the vocabulary,
+// or anything the import or the run refuses.
+Generation generate(const GenerateOptions& options,
+                    const std::function<void(const GenerationStep&)>& on_step = {});
+
+}  // namespace fusebox::workbench
