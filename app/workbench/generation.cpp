@@ -19,20 +19,14 @@ namespace fusebox::workbench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double millis_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+double elapsed_ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 const models::OnnxValueInfo* find_value(const std::vector<models::OnnxValueInfo>& values, const std::string& name) {
   for (const auto& v : values)
     if (v.name == name) return &v;
   return nullptr;
-}
-
-bool is_number(const std::string& d) {
-  return !d.empty() && std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 std::string dims_text(const std::vector<std::string>& dims) { return "[" + join(dims, ", ") + "]"; }
@@ -119,7 +113,8 @@ KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::
       throw Error(model + ": cache input '" + past + "' is " + p.type + "; generate feeds FLOAT caches");
     std::vector<int> axes;
     for (size_t a = 0; a < p.dims.size(); ++a)
-      if (!is_number(p.dims[a]) && !(p.dims[a] == ids.dims[0] && p.dims[a] != "?")) axes.push_back(static_cast<int>(a));
+      if (!fixed_dim(p.dims[a]) && !(p.dims[a] == ids.dims[0] && p.dims[a] != "?"))
+        axes.push_back(static_cast<int>(a));
     if (axes.size() != 1)
       throw Error(model + ": cannot tell which axis of cache input '" + past + "' " + dims_text(p.dims) +
                   " is the cache length: it must be the one dynamic dim other than the batch ('" + ids.dims[0] + "')");
@@ -145,12 +140,6 @@ KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<
 }
 
 namespace {
-
-// The tensors of one step, by input name: ids [1, seq], each past, and the mask and positions.
-struct StepInputs {
-  std::map<std::string, ir::Shape> shapes;
-  std::map<std::string, ir::Tensor> values;  // the caches (present of the step before)
-};
 
 // The dims a step's shapes bind: every dynamic dim of the file, by its name in the dims setting.
 std::map<std::string, int64_t> step_dims(const std::string& model, const std::vector<OnnxDim>& file_dims,
@@ -209,7 +198,9 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     const models::OnnxValueInfo& p = *find_value(file.inputs, k.pairs[i].first);
     ir::Shape shape;
     for (size_t a = 0; a < p.dims.size(); ++a)
-      shape.push_back(static_cast<int>(a) == k.axis[i] ? 0 : is_number(p.dims[a]) ? parse_int(p.dims[a], "dim") : 1);
+      shape.push_back(static_cast<int>(a) == k.axis[i] ? 0
+                      : fixed_dim(p.dims[a])           ? parse_int(p.dims[a], "dim")
+                                                       : 1);
     cache[k.pairs[i].first] = ir::Tensor(ir::DType::f32, shape);
   }
 
@@ -228,7 +219,7 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     if (!k.position_ids.empty()) shapes[k.position_ids] = {1, step.seq};
 
     import.dims = step_dims(s.model, file_dims, shapes);
-    const Clock::time_point t0 = Clock::now();
+    const auto t0 = std::chrono::steady_clock::now();
     exec::Session session(onnx.import(import), session_options(s));
 
     std::vector<ir::Tensor> inputs;
@@ -259,10 +250,10 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
       out_ptrs.push_back(outputs.back().bytes());
     }
     session.run_raw(in_ptrs.data(), out_ptrs.data());
-    step.setup_ms = millis_since(t0);
-    const Clock::time_point t1 = Clock::now();
+    step.setup_ms = elapsed_ms(t0);
+    const auto t1 = std::chrono::steady_clock::now();
     session.run_raw(in_ptrs.data(), out_ptrs.data());
-    step.run_ms = millis_since(t1);
+    step.run_ms = elapsed_ms(t1);
 
     const std::vector<std::string>& names = session.original_graph().outputs;
     std::map<std::string, ir::Tensor> out;

@@ -23,12 +23,6 @@ bool is_model_file(const std::string& model) {
 
 namespace {
 
-// A dim the file declares as a number ("1"), not a name ("seq") or nothing ("?").
-bool fixed_dim(const std::string& d) {
-  return !d.empty() &&
-         std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
 std::vector<OnnxDim> dims_of(const std::vector<models::OnnxValueInfo>& inputs) {
   std::vector<OnnxDim> out;
   for (const auto& input : inputs) {
@@ -55,6 +49,11 @@ void check_dim_names(const std::string& path, const std::vector<OnnxDim>& model_
 }
 
 }  // namespace
+
+bool fixed_dim(const std::string& d) {
+  return !d.empty() &&
+         std::all_of(d.begin(), d.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
 
 std::vector<OnnxDim> onnx_dims(const models::OnnxInspection& inspection) {
   return dims_of(inspection.inputs);

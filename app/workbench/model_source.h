@@ -27,6 +27,8 @@ struct OnnxDim {
 std::vector<OnnxDim> onnx_dims(const std::string& path);
 // The same, from a file already inspected.
 std::vector<OnnxDim> onnx_dims(const models::OnnxInspection& inspection);
+// Whether a dim as the file declares it is a number ("1"), not a name ("seq") or nothing ("?").
+bool fixed_dim(const std::string& declared);
 
 // Throws fusebox::Error naming the model and what is wrong. A model ending in ".onnx" is imported
 // (core/models/onnx_import.h) with `dims` giving values to its dynamic dims (the `dims` setting),

@@ -27,7 +27,7 @@ Tensor make_data(DType dtype, const Shape& shape, std::mt19937& rng) {
   return dtype == DType::f32 ? random_f32(shape, rng) : random_i64(shape, rng, -9, 9);
 }
 
-std::vector<double> values(const Tensor& t) {
+std::vector<double> as_doubles(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = at(t, i);
   return v;
@@ -35,7 +35,7 @@ std::vector<double> values(const Tensor& t) {
 
 // ONNX's ScatterND: output[indices[t]] = f(output[indices[t]], updates[t]) for t in order.
 std::vector<double> scatter_nd_ref(const Tensor& data, const Tensor& idx, const Tensor& upd, const std::string& r) {
-  std::vector<double> out = values(data);
+  std::vector<double> out = as_doubles(data);
   const Shape& ds = data.shape();
   const int64_t k = idx.shape().back();
   int64_t slice = 1;
@@ -59,7 +59,7 @@ std::vector<double> scatter_nd_ref(const Tensor& data, const Tensor& idx, const 
 // ONNX's ScatterElements: output[u with u[axis] = indices[u]] = f(.., updates[u]) for u in order.
 std::vector<double> scatter_elements_ref(const Tensor& data, const Tensor& idx, const Tensor& upd, int axis,
                                          const std::string& r) {
-  std::vector<double> out = values(data);
+  std::vector<double> out = as_doubles(data);
   for (int64_t u = 0; u < idx.numel(); ++u) {
     std::vector<int64_t> coord = unravel(u, idx.shape());
     int64_t v = idx.data<int64_t>()[u];
