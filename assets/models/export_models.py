@@ -23,6 +23,7 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
                                  cache as inputs and outputs under Optimum's names; gpt_small.prompt.npy,
                                  and PyTorch's 16 greedy tokens and each step's logits for it
                                  (gpt_small.tokens.npy, gpt_small.logits.npy)
+  gpt_small_stacked_opset17.onnx the same model with its cache as one tensor (past -> present)
   swin_attn_opset17.onnx         torchvision's ShiftedWindowAttention (Swin's masked attention: dim 32,
                                  window 4 x 4, shift 2 x 2, 2 heads) on [2, 10, 10, 32], padded to
                                  12 x 12; the shift mask is built with slice assignments (ScatterND)
@@ -220,6 +221,34 @@ def export_gpt_small():
     print(f"gpt_small_opset17.onnx: tokens {tokens}")
 
 
+class StackedCache(nn.Module):
+    """A Gpt whose cache is one tensor, [2 * layers, batch, heads, past, head_dim] (each layer's
+    key, then value), in as `past` and out as `present`: the other layout generate recognises."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, input_ids, past):
+        logits, *present = self.gpt(input_ids, *past.unbind(0))
+        return logits, torch.stack(present)
+
+
+def export_gpt_small_stacked():
+    """gpt_small_stacked_opset17.onnx: gpt_small's weights with the stacked cache."""
+    model = StackedCache(gpt_small().eval()).eval()
+    path = os.path.join(HERE, "gpt_small_stacked_opset17.onnx")
+    g = model.gpt
+    past = torch.zeros(2 * g.layers, 1, g.heads, 2, g.wte.embedding_dim // g.heads)
+    torch.onnx.export(model, (torch.zeros(1, 3, dtype=torch.long), past), path,
+                      input_names=["input_ids", "past"], output_names=["logits", "present"],
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"},
+                                    "past": {1: "batch", 3: "past"}, "present": {1: "batch", 3: "past+seq"}},
+                      opset_version=17, do_constant_folding=True)
+    onnx.checker.check_model(path)
+    print("gpt_small_stacked_opset17.onnx")
+
+
 def export_gpt(model, path, opset=17):
     """Exports a Gpt with dynamic batch, seq and past (dim names batch, seq, past, past+seq) and
     Optimum's input and output names; returns those names."""
@@ -388,6 +417,7 @@ def main():
     only = set(sys.argv[1:])
     if not only or "gpt_small" in only:  # its inputs are the ids and the cache, not one x
         export_gpt_small()
+        export_gpt_small_stacked()
         only.discard("gpt_small")
         if not only and len(sys.argv) > 1:
             return

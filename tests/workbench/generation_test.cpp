@@ -1,6 +1,7 @@
 // Generation with a KV cache (app/workbench/generation.h) against PyTorch's greedy loop over the
 // same module: assets/models/gpt_small_opset17.onnx with the tokens and per-step logits PyTorch
-// made for its prompt (export_models.py's export_gpt_small). The same check at GPT-2's vocabulary
+// made for its prompt (export_models.py's export_gpt_small), and the same weights with a stacked
+// cache (gpt_small_stacked_opset17.onnx). The same check at GPT-2's vocabulary
 // is tests/onnx/generate_test.py (CTest generate_gpt, where python3-torch is installed).
 #include "app/workbench/generation.h"
 
@@ -68,6 +69,18 @@ TEST(Generation, MatchesPyTorchsGreedyLoopTokenForTokenAndStepForStep) {
     EXPECT_LE(g.decode_p10_ms, g.decode_median_ms);
     EXPECT_LE(g.decode_median_ms, g.decode_p90_ms);
   }
+}
+
+// The same weights with the cache as one tensor [2 * layers, batch, heads, past, head_dim]: found
+// by its names, its cache length on axis 3, and the same tokens.
+TEST(Generation, AStackedCacheTensorIsFoundAndGivesTheSameTokens) {
+  GenerateOptions o = small(1);
+  o.settings.model = kDir + "gpt_small_stacked_opset17.onnx";
+  const Generation g = generate(o);
+  EXPECT_EQ(g.mapping.how, "one stacked cache tensor ('past' -> 'present')");
+  EXPECT_EQ(g.mapping.axis, std::vector<int>{3});
+  EXPECT_EQ(g.tokens, ids_of("gpt_small.tokens.npy"));
+  EXPECT_EQ(g.steps.back().kv_bytes, (g.steps.back().past + 1) * 2 * 2 * 2 * 16 * 4);
 }
 
 TEST(Generation, CachePairsGivenByHandMustNameTheModelsInputsAndOutputs) {
