@@ -1,7 +1,7 @@
 // 1 thread against 2 (or any two counts), model by model, in interleaved rounds: is the second
 // thread ever a loss? Every builtin model (at its defaults and at the small sizes where a
-// fork/join costs more than the op it splits) and every .onnx file in assets/models; or the
-// MODELs given (builtin specs or .onnx files).
+// fork/join costs more than the op it splits) and every .onnx file in assets/models with no
+// dynamic dims; or the MODELs given (builtin specs or .onnx files).
 //
 //   build/tests/bench/fusebox_bench_threads [--rounds 15] [--ms 20] [--threads 1,2]
 //       [--assets DIR] [--busy N] [--json] [--check] [MODEL...]
@@ -168,8 +168,18 @@ int main_impl(int argc, char** argv) {
     models = kBuiltins;
     std::vector<std::string> files;
     if (std::filesystem::is_directory(assets))
-      for (const auto& e : std::filesystem::directory_iterator(assets))
-        if (e.path().extension() == ".onnx") files.push_back(e.path().string());
+      for (const auto& e : std::filesystem::directory_iterator(assets)) {
+        if (e.path().extension() != ".onnx") continue;
+        // A file with dynamic dims (the decoders with a KV cache) has no one shape to race.
+        const auto dims = workbench::onnx_dims(e.path().string());
+        if (std::any_of(dims.begin(), dims.end(),
+                        [](const workbench::OnnxDim& d) { return d.dynamic; })) {
+          std::cerr << "skipped " << e.path().filename().string()
+                    << ": dynamic dims (give it with its dims)\n";
+          continue;
+        }
+        files.push_back(e.path().string());
+      }
     std::sort(files.begin(), files.end());
     models.insert(models.end(), files.begin(), files.end());
   }
