@@ -4,13 +4,11 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "app/cli/commands.h"
 #include "app/workbench/generation.h"
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/ir/npy.h"
 

@@ -182,16 +182,17 @@ ir::Graph load_model(const std::string& model, uint64_t seed,
   if (is_model_file(model)) {
     models::OnnxImportOptions options;
     options.dims = dims;
-    if (!dims.empty() || !inputs.empty() || !consts.empty()) {
-      // The file's inputs, read once for the three settings that name them.
-      const std::vector<models::OnnxValueInfo> info = models::inspect_onnx_file(model).inputs;
-      const std::vector<OnnxDim> model_dims = dims_of(info);
-      if (!dims.empty()) check_dim_names(model, model_dims, dims);
-      if (!consts.empty()) options.constant_inputs = const_inputs(model, info, consts, inputs);
-      if (!inputs.empty()) options.dims = bind_input_dims(model_dims, dims, inputs);
-    }
     options.evaluator = &constant_evaluator();  // folds shape arithmetic
-    return models::import_onnx_file(model, options);
+    if (dims.empty() && inputs.empty() && consts.empty())
+      return models::import_onnx_file(model, options);
+    // The file's inputs, for the three settings that name them, from the parse the import uses.
+    const models::OnnxModel onnx(model);
+    const std::vector<models::OnnxValueInfo> info = onnx.inspect().inputs;
+    const std::vector<OnnxDim> model_dims = dims_of(info);
+    if (!dims.empty()) check_dim_names(model, model_dims, dims);
+    if (!consts.empty()) options.constant_inputs = const_inputs(model, info, consts, inputs);
+    if (!inputs.empty()) options.dims = bind_input_dims(model_dims, dims, inputs);
+    return onnx.import(options);
   }
   if (!consts.empty())
     throw Error("consts: only a .onnx model has inputs to make constant ('" + model +
