@@ -1152,8 +1152,9 @@ void text_findings(std::ostringstream& os, const std::vector<GpuFinding>& findin
 
 std::string gpu_analysis_text(const GpuAnalysis& a) {
   std::ostringstream os;
-  if (!a.has_gpu) {
+  if (!a.has_gpu) {  // a CPU recording can still have phases (fusebox generate --out)
     os << "no GPU activity in this recording\n";
+    if (!a.phases.steps.empty()) os << phases_text(a.phases);
     return os.str();
   }
   for (const std::string& w : a.warnings) os << "warning: " << w << "\n";

@@ -65,8 +65,9 @@ std::optional<Match> sglang_rule(const std::string& n) {
 // Rule 3: a range named prefill... or decode....
 std::optional<Match> named_rule(const std::string& n) {
   const std::string l = to_lower(n);
-  if (l.rfind("prefill", 0) == 0) return Match{"prefill", -1};
-  if (l.rfind("decode", 0) == 0) return Match{"decode", -1};
+  const int64_t toks = number_after(l, "toks=").value_or(-1);
+  if (l.rfind("prefill", 0) == 0) return Match{"prefill", toks};
+  if (l.rfind("decode", 0) == 0) return Match{"decode", toks};
   return std::nullopt;
 }
 
@@ -151,6 +152,19 @@ std::vector<PhaseStep> find_steps(const Recording& r, std::string* rule) {
   return {};
 }
 
+// A step's work on a recording without GPU work: the op spans starting in [start, end), as
+// (name, duration) pairs. `spans` is ordered by start (Recording's invariant).
+std::vector<std::pair<std::string, int64_t>> ops_in(const std::vector<Span>& spans, int64_t start,
+                                                    int64_t end) {
+  std::vector<std::pair<std::string, int64_t>> ops;
+  auto it = std::lower_bound(spans.begin(), spans.end(), start,
+                             [](const Span& s, int64_t t) { return s.start_ns < t; });
+  for (; it != spans.end() && it->start_ns < end; ++it)
+    if (it->kind == SpanKind::Op)
+      ops.emplace_back(it->name.str(), std::max<int64_t>(0, it->end_ns - it->start_ns));
+  return ops;
+}
+
 }  // namespace
 
 Phases analyze_phases(const Recording& r) {
@@ -163,6 +177,8 @@ Phases analyze_phases(const Recording& r) {
     work.push_back(index.in(s.start_ns, s.end_ns));
     s.gpu_end_ns = work.back().work.empty() ? s.start_ns : work.back().last_ns;
   }
+  const bool cpu = r.device.empty();
+  if (cpu) out.work = "cpu";
   static const char* const order[] = {"prefill", "decode", "mixed", "idle"};
   for (const char* name : order) {
     Phase p;
@@ -177,15 +193,20 @@ Phases analyze_phases(const Recording& r) {
       if (p.tokens >= 0) p.tokens = s.tokens >= 0 ? p.tokens + s.tokens : -1;
       const StepWork& w = work[i];
       p.step_ns += std::max(s.end_ns, w.work.empty() ? s.end_ns : w.last_ns) - s.start_ns;
-      for (const DeviceActivity* k : w.kernels) {
+      auto add = [&](const std::string& name, int64_t ns) {
         p.kernel_count += 1;
-        p.kernel_ns += dur(*k);
-        if (is_kv_write(k->name)) p.kv_write_count += 1, p.kv_write_ns += dur(*k);
-        PhaseKernel& g = by[k->name];
-        g.name = k->name;
+        p.kernel_ns += ns;
+        PhaseKernel& g = by[name];
+        g.name = name;
         g.count += 1;
-        g.total_ns += dur(*k);
+        g.total_ns += ns;
+      };
+      for (const DeviceActivity* k : w.kernels) {
+        add(k->name, dur(*k));
+        if (is_kv_write(k->name)) p.kv_write_count += 1, p.kv_write_ns += dur(*k);
       }
+      if (cpu)
+        for (const auto& [name, ns] : ops_in(r.spans, s.start_ns, s.end_ns)) add(name, ns);
     }
     if (p.steps == 0) continue;
     if (p.tokens >= 0 && p.step_ns > 0)
@@ -208,20 +229,29 @@ std::string phases_text(const Phases& p) {
     return os.str();
   }
   char line[512];
-  os << "\nphases (by " << p.rule << "; step: its host range to the end of the GPU work it "
-        "launched, per step)\n";
+  const bool cpu = p.work == "cpu";
+  if (cpu)
+    os << "\nphases (by " << p.rule
+       << "; no GPU work: a step is its range, its work the ops in it, "
+          "per step)\n";
+  else
+    os << "\nphases (by " << p.rule
+       << "; step: its host range to the end of the GPU work it "
+          "launched, per step)\n";
   std::snprintf(line, sizeof line, "%-8s %6s %11s %11s %11s %11s %9s %11s\n", "phase", "steps",
-                "host", "step", "GPU", "KV writes", "tokens", "tokens/s");
+                "host", "step", cpu ? "ops" : "GPU", "KV writes", "tokens", "tokens/s");
   os << line;
   for (const Phase& ph : p.phases) {
-    std::snprintf(line, sizeof line, "%-8s %6lld %11s %11s %11s %11s %9s %11s\n", ph.name.c_str(),
-                  static_cast<long long>(ph.steps),
-                  format_duration_ns(static_cast<double>(ph.host_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(ph.step_ns) / static_cast<double>(ph.steps)).c_str(),
-                  format_duration_ns(static_cast<double>(ph.kernel_ns)).c_str(),
-                  format_duration_ns(static_cast<double>(ph.kv_write_ns)).c_str(),
-                  ph.tokens >= 0 ? std::to_string(ph.tokens).c_str() : "-",
-                  ph.tokens >= 0 ? std::to_string(static_cast<long long>(ph.tokens_per_s + 0.5)).c_str() : "-");
+    std::snprintf(
+        line, sizeof line, "%-8s %6lld %11s %11s %11s %11s %9s %11s\n", ph.name.c_str(),
+        static_cast<long long>(ph.steps),
+        format_duration_ns(static_cast<double>(ph.host_ns)).c_str(),
+        format_duration_ns(static_cast<double>(ph.step_ns) / static_cast<double>(ph.steps)).c_str(),
+        format_duration_ns(static_cast<double>(ph.kernel_ns)).c_str(),
+        cpu ? "-" : format_duration_ns(static_cast<double>(ph.kv_write_ns)).c_str(),
+        ph.tokens >= 0 ? std::to_string(ph.tokens).c_str() : "-",
+        ph.tokens >= 0 ? std::to_string(static_cast<long long>(ph.tokens_per_s + 0.5)).c_str()
+                       : "-");
     os << line;
     for (const PhaseKernel& k : ph.top_kernels) {
       const std::string n = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
@@ -257,7 +287,7 @@ nlohmann::json phases_json(const Phases& p) {
   for (const PhaseStep& s : p.steps)
     steps.push_back({{"phase", s.phase}, {"annotation", s.annotation}, {"start_ns", s.start_ns},
                      {"end_ns", s.end_ns}, {"gpu_end_ns", s.gpu_end_ns}, {"tokens", s.tokens}});
-  return {{"rule", p.rule}, {"phases", phases}, {"steps", steps}};
+  return {{"rule", p.rule}, {"work", p.work}, {"phases", phases}, {"steps", steps}};
 }
 
 }  // namespace fusebox::profiler

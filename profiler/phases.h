@@ -13,7 +13,9 @@
 //         (chunked prefill riding with decodes) when both; <tokens> scheduled tokens.
 //      2. SGLang's "step[<MODE> bs=<B> toks=<T>]": EXTEND or PREFILL -> prefill, DECODE ->
 //         decode, MIXED -> mixed, IDLE -> idle; T tokens.
-//      3. a range named "prefill..." or "decode..." (any case; a user's own annotation).
+//      3. a range named "prefill..." or "decode..." (any case; a user's own annotation), its
+//         tokens counted where the name says "toks=<T>" as SGLang's step ranges do (fusebox
+//         generate's ranges: "prefill toks=16", "decode toks=1").
 //      4. Hugging Face generate: each top-level forward of a causal LM (PyTorch's module range
 //         "nn.Module: <Name>ForCausalLM_<n>", recorded with with_modules) inside a call of
 //         generate (the Python range "...: generate", recorded with with_stack) is a step; by
@@ -30,6 +32,10 @@
 //    after its range closes; the clocks are first aligned, clock_skew.h).
 //  - Tokens per second: a phase's tokens over its steps' time, where every step of the phase
 //    gives its token count.
+//  - A recording with no GPU work (fusebox's own, on the CPU backend: `fusebox generate --out`)
+//    has its steps' work in its op spans: a step's work is then the op spans that start inside
+//    its range (their kernels ran on the CPU), the "kernel" figures count those ops, and KV-cache
+//    writes are not told apart (0). `Phases::work` says which.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,7 +56,7 @@ struct Phase {
   int64_t steps = 0;
   int64_t host_ns = 0;      // sum of the steps' host ranges
   int64_t step_ns = 0;      // sum of the steps' times (to their GPU work's end)
-  int64_t kernel_count = 0, kernel_ns = 0;  // kernels the steps launched
+  int64_t kernel_count = 0, kernel_ns = 0;  // kernels the steps launched (CPU: their ops)
   int64_t kv_write_count = 0, kv_write_ns = 0;
   int64_t tokens = -1;      // -1: not every step says
   double tokens_per_s = 0;  // 0 when tokens < 0
@@ -67,6 +73,7 @@ struct PhaseStep {
 
 struct Phases {
   std::string rule;  // which rule decided ("vLLM/SGLang execute_ annotation", ...; "none")
+  std::string work = "gpu";      // "gpu": the kernels the steps launched; "cpu": their op spans
   std::vector<PhaseStep> steps;  // in time order
   std::vector<Phase> phases;     // prefill, decode, mixed, idle: those present
 };

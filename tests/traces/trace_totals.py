@@ -182,9 +182,11 @@ def totals(items, calls):
 def kineto_phases(path, shift):
     """Per phase (profiler/phases.h): steps, kernels launched inside the steps' ranges (count,
     time, KV-cache writes), tokens, and the steps' time to their GPU work's end, with the host
-    shifted by fusebox's reported clock offset. Rules 1 and 2 (the engines' annotations)."""
+    shifted by fusebox's reported clock offset. Rules 1, 2 (the engines' annotations) and 3
+    (ranges named prefill*/decode*, tokens from "toks=<T>"). With no GPU work at all (fusebox's
+    own CPU recordings), a step's work is the cpu_op spans starting inside its range."""
     _, events = load_kineto(path)
-    calls, gpu, rules = {}, [], ([], [])
+    calls, gpu, ops, rules = {}, [], [], ([], [], [])
     for e in events:
         if e.get("ph") != "X" or e.get("dur", -1) < 0:
             continue
@@ -194,6 +196,8 @@ def kineto_phases(path, shift):
             calls.setdefault(args["correlation"], start + shift)
         elif KINETO_CATS.get(cat) in ("kernel", "memcpy", "memset"):
             gpu.append((KINETO_CATS[cat], start, end, name, args.get("correlation", 0)))
+        elif cat == "cpu_op":
+            ops.append((start + shift, end + shift))
         elif cat in ("user_annotation", "gpu_user_annotation", "python_function"):
             m = re.match(r"execute_(\d+)_context_(\d+)\(.*?\)_generation_(\d+)", name)
             if m and (int(m[2]) or int(m[3])):
@@ -206,6 +210,10 @@ def kineto_phases(path, shift):
                          "MIXED": "mixed", "IDLE": "idle"}[m[1]]
                 t = re.search(r"toks=(\d+)", name)
                 rules[1].append((start + shift, end + shift, phase, int(t[1]) if t else -1))
+            m = re.match(r"(prefill|decode)", name.lower())
+            if m:
+                t = re.search(r"toks=(\d+)", name.lower())
+                rules[2].append((start + shift, end + shift, m[1], int(t[1]) if t else -1))
     steps = next((r for r in rules if r), [])
     steps.sort(key=lambda x: (x[0], -x[1]))
     outer = []
@@ -232,6 +240,11 @@ def kineto_phases(path, shift):
             if any(k in f for k in ("reshape_and_cache", "store_kvcache", "set_kv_buffer",
                                     "kv_cache", "copy_blocks")):
                 p["kv_write_ns"] += we - ws
+        if not gpu:
+            for os_, oe in ops:
+                if s0 <= os_ < e0:
+                    p["kernel_count"] += 1
+                    p["kernel_ns"] += oe - os_
         p["step_ns"] += last - s0
     return phases
 
