@@ -1,6 +1,8 @@
 // fusebox generate MODEL.onnx: greedy generation with a KV cache over a decoder export whose cache
 // is inputs and outputs (app/workbench/generation.h): a prefill over the prompt, then one decode
-// step per token; reports time to first token, per-token latency and KV bytes.
+// step per token; reports time to first token, per-token latency and KV bytes. With --out DIR,
+// each step's run is recorded and DIR gets the recording (profile.json) and its Chrome trace
+// (trace.json), each step inside a prefill or decode range that `fusebox trace` reads as phases.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 #include <random>
 
 #include "app/cli/commands.h"
+#include "app/workbench/exports.h"
 #include "app/workbench/generation.h"
 #include "core/base/error.h"
 #include "core/ir/npy.h"
@@ -23,6 +26,7 @@ struct GenerateArgs {
   int tokens = 32;
   std::vector<std::string> kv;
   std::string save_logits;
+  std::string out;
   bool json = false;
 };
 
@@ -86,7 +90,15 @@ void run(const GenerateArgs& a) {
   }
   if (!a.save_logits.empty() && !a.save_logits.ends_with(".npy"))
     throw Error("--save-logits: expected a .npy file name, got \"" + a.save_logits + "\"");
+  if (!a.out.empty())
+    check_output_dir(a.out, "--out", workbench::is_profile_file);  // before the run
+  o.record = !a.out.empty();
   const workbench::Generation g = workbench::generate(o);
+  if (!a.out.empty())
+    write_output_dir(a.out, "--out", workbench::is_profile_file, [&](const std::string& tmp) {
+      g.recording->save(tmp + "/profile.json");
+      profiler::write_chrome_trace(*g.recording, tmp + "/trace.json");
+    });
   if (!a.save_logits.empty()) {
     ir::Tensor t(ir::DType::f32, {static_cast<int64_t>(g.steps.size()), g.vocab});
     std::copy(g.logits.begin(), g.logits.end(), t.data<float>());
@@ -96,6 +108,12 @@ void run(const GenerateArgs& a) {
     std::cout << generation_json(g).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     std::cout << g.text();
+  if (!a.out.empty() && !a.json)
+    std::cout << "wrote " << a.out << "/profile.json (the recording) and " << a.out
+              << "/trace.json (Chrome trace: fusebox trace, fusebox-ui open=, ui.perfetto.dev), "
+                 "each step's "
+                 "run inside its prefill or decode range; the run times above include the "
+                 "recorder's hooks\n";
 }
 
 void generate_options(CLI::App& cmd, GenerateArgs& a) {
@@ -108,6 +126,10 @@ void generate_options(CLI::App& cmd, GenerateArgs& a) {
   cmd.add_option("--tokens", a.tokens, "tokens to generate")->capture_default_str();
   cmd.add_option("--kv", a.kv, "a cache pair PAST=PRESENT (repeatable): the input fed from the output");
   cmd.add_option("--save-logits", a.save_logits, "write each step's last-position logits, [steps, vocab], as .npy");
+  cmd.add_option(
+      "--out", a.out,
+      "record each step's run: DIR gets profile.json and trace.json, the steps as prefill and "
+      "decode ranges");
   cmd.add_flag("--json", a.json, "print the generation as one JSON object (generated ids under tokens)");
 }
 

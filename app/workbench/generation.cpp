@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -219,6 +220,7 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
 
     import.dims = step_dims(s.model, file_dims, shapes);
     const auto t0 = std::chrono::steady_clock::now();
+    const int64_t setup_start_ns = profiler::now_ns();  // the recording's clock
     exec::Session session(onnx.import(import), session_options(s));
 
     std::vector<ir::Tensor> inputs;
@@ -250,9 +252,26 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     }
     session.run_raw(in_ptrs.data(), out_ptrs.data());
     step.setup_ms = elapsed_ms(t0);
+    const int64_t setup_end_ns = profiler::now_ns();
+    std::optional<profiler::Recorder> recorder;
+    if (opt.record) {  // as Pipeline::record traces a run: its ops, and its workers' spans
+      recorder.emplace(2 * session.graph().nodes.size() + 16);
+      recorder->attach(session, s.model);
+      session.set_observer(&*recorder);
+      session.backend().take_activity();  // what the untimed run left
+      session.backend().take_worker_spans();
+      session.backend().record_workers(true);
+    }
     const auto t1 = std::chrono::steady_clock::now();
     session.run_raw(in_ptrs.data(), out_ptrs.data());
     step.run_ms = elapsed_ms(t1);
+    std::optional<profiler::Recording> step_recording;
+    if (recorder) {
+      session.backend().record_workers(false);
+      session.set_observer(nullptr);
+      step_recording = recorder->finish(session.backend().take_activity(),
+                                        session.backend().take_worker_spans());
+    }
 
     const std::vector<std::string>& names = session.original_graph().outputs;
     std::map<std::string, ir::Tensor> out;
@@ -283,6 +302,12 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     setups.push_back(step.setup_ms);
     if (step.phase == "decode") decodes.push_back(step.run_ms);
     g.steps.push_back(step);
+    if (step_recording) {
+      if (!g.recording) g.recording.emplace();
+      append_step_recording(*g.recording, *step_recording, step,
+                            static_cast<int64_t>(g.steps.size()) - 1,
+                            {setup_start_ns, setup_end_ns});
+    }
     if (on_step) on_step(g.steps.back());
   }
 
@@ -297,6 +322,61 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     g.tokens_per_s = sum > 0 ? 1000.0 * static_cast<double>(decodes.size()) / sum : 0;
   }
   return g;
+}
+
+const char* const kSetupStage = "setup: import, plan, first run";
+
+std::string step_range_name(const GenerationStep& step) {
+  return step.phase + " toks=" + std::to_string(step.seq);
+}
+
+void append_step_recording(profiler::Recording& all, const profiler::Recording& rec,
+                           const GenerationStep& step, int64_t index,
+                           std::pair<int64_t, int64_t> setup) {
+  using profiler::Span;
+  using profiler::SpanKind;
+  if (index == 0) {  // the configuration, and the clock origin exports count from
+    all = rec;
+    all.label += " generate";
+    all.spans.clear(), all.nodes.clear(), all.arena_live.clear(), all.device.clear(),
+        all.collectives.clear();
+  }
+  const auto run = std::find_if(rec.spans.begin(), rec.spans.end(),
+                                [](const Span& s) { return s.kind == SpanKind::Run; });
+  if (run == rec.spans.end())
+    throw Error("generate: step " + std::to_string(index) + "'s recording holds no run");
+  if (setup.second > setup.first) {  // the untimed part of the step, shown, not hidden
+    Span stage;
+    stage.name = kSetupStage;
+    stage.kind = SpanKind::Stage;
+    stage.start_ns = setup.first;
+    stage.end_ns = std::min(setup.second, run->start_ns);
+    stage.tid = run->tid;
+    all.spans.push_back(stage);
+  }
+  Span range;
+  range.name = step_range_name(step);
+  range.kind = SpanKind::Range;
+  range.start_ns = run->start_ns;
+  range.end_ns = run->end_ns;
+  range.tid = run->tid;
+  all.spans.push_back(range);
+  const auto offset = static_cast<int32_t>(all.nodes.size());
+  for (Span s : rec.spans) {
+    if (s.node >= 0) s.node += offset;
+    if (s.run >= 0) s.run = index;
+    if (s.kind == SpanKind::Run) s.name = profiler::run_range_name(index);
+    if (s.tid == range.tid) s.depth += 1;
+    all.spans.push_back(s);
+  }
+  all.nodes.insert(all.nodes.end(), rec.nodes.begin(), rec.nodes.end());
+  all.arena_live.insert(all.arena_live.end(), rec.arena_live.begin(), rec.arena_live.end());
+  all.device.insert(all.device.end(), rec.device.begin(), rec.device.end());
+  for (const auto& t : rec.thread_names)
+    if (std::find(all.thread_names.begin(), all.thread_names.end(), t) == all.thread_names.end())
+      all.thread_names.push_back(t);
+  all.arena_bytes = std::max(all.arena_bytes, rec.arena_bytes);  // the longest step's
+  all.node_count = rec.node_count;
 }
 
 std::string Generation::text() const {

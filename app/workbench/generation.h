@@ -14,14 +14,22 @@
 // that setup is timed apart and reported on its own, not hidden in the run figures. A cache
 // preallocated at its final length, which would let one plan serve every step, is the next step.
 // The phases are named as profiler/phases.h names a serving trace's: prefill, decode.
+//
+// Recorded (GenerateOptions::record), each step's timed run is traced as `fusebox profile`
+// traces a run (profiler/recorder.h: its ops, its workers), and the steps make one recording:
+// each inside a range named for its phase and tokens ("prefill toks=16", "decode toks=1"), which
+// is how profiler/phases.h splits a trace into phases (rule 3), so `fusebox trace` and the window
+// read a generation as they read a serving engine's trace.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "app/workbench/settings.h"
 #include "core/ir/tensor.h"
+#include "profiler/recorder.h"
 
 namespace fusebox::workbench {
 
@@ -47,6 +55,9 @@ struct GenerateOptions {
   std::vector<int64_t> prompt;       // the prompt's token ids
   int tokens = 32;                   // tokens to generate, >= 1
   std::vector<std::pair<std::string, std::string>> kv;  // --kv pairs; empty: found from the names
+  // Record each step's timed run into Generation::recording. The run times then include the
+  // recorder's hooks (two timestamps an op).
+  bool record = false;
 };
 
 struct GenerationStep {
@@ -71,6 +82,9 @@ struct Generation {
   // their summed run time), the median setup per step.
   double ttft_ms = 0, decode_median_ms = 0, decode_p10_ms = 0, decode_p90_ms = 0, tokens_per_s = 0;
   double setup_median_ms = 0;
+  // With GenerateOptions::record: every step's run, each inside its phase's range, its nodes
+  // (with their shapes at that step) after the previous step's, its run numbered by the step.
+  std::optional<profiler::Recording> recording;
   std::string text() const;
 };
 
@@ -79,5 +93,18 @@ struct Generation {
 // or anything the import or the run refuses.
 Generation generate(const GenerateOptions& options,
                     const std::function<void(const GenerationStep&)>& on_step = {});
+
+// The range a recorded step runs inside: "<phase> toks=<tokens it took>".
+std::string step_range_name(const GenerationStep& step);
+
+// Appends step `index`'s recording (one run of its own session) to `all`, as the header says:
+// its spans inside one range (step_range_name) on the thread that ran it, its nodes renumbered
+// after `all`'s, its run numbered `index`. `setup` (start, end on the recording's clock; nothing
+// when end <= start) becomes a stage span before the range, named kSetupStage: the step's import,
+// plan and untimed first run. The first step's also gives `all` its configuration.
+extern const char* const kSetupStage;  // "setup: import, plan, first run"
+void append_step_recording(profiler::Recording& all, const profiler::Recording& step_recording,
+                           const GenerationStep& step, int64_t index,
+                           std::pair<int64_t, int64_t> setup = {});
 
 }  // namespace fusebox::workbench

@@ -6,13 +6,18 @@
 #include "app/workbench/generation.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/ir/npy.h"
+#include "profiler/exporters.h"
+#include "profiler/phases.h"
+#include "profiler/trace_import.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -81,6 +86,91 @@ TEST(Generation, AStackedCacheTensorIsFoundAndGivesTheSameTokens) {
   EXPECT_EQ(g.mapping.axis, std::vector<int>{3});
   EXPECT_EQ(g.tokens, ids_of("gpt_small.tokens.npy"));
   EXPECT_EQ(g.steps.back().kv_bytes, (g.steps.back().past + 1) * 2 * 2 * 2 * 16 * 4);
+}
+
+// A recorded generation is one trace: each step's run inside a range named for its phase and
+// tokens, its ops inside the run, and profiler/phases.h splits it back into a prefill of the
+// prompt's tokens and a decode step a token, the ops of each step its work. The same after a
+// round trip through the Chrome trace `fusebox generate --out` writes.
+TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
+  GenerateOptions o = small(2);
+  o.tokens = 5;
+  o.record = true;
+  const Generation g = generate(o);
+  const std::vector<int64_t> want = ids_of("gpt_small.tokens.npy");
+  EXPECT_EQ(g.tokens, std::vector<int64_t>(want.begin(), want.begin() + 5));
+  ASSERT_TRUE(g.recording.has_value());
+  const profiler::Recording& r = *g.recording;
+  EXPECT_EQ(profiler::check_recording(r), "");
+  EXPECT_EQ(r.run_count(), 5);
+  std::vector<std::string> ranges;
+  int64_t ops = 0, setups = 0, op_ns[2] = {0, 0};  // prefill, decode
+  std::string phase;
+  int32_t step_first = -1,
+          previous_last = -1;  // each step's ops name its own nodes, after the last step's
+  for (const profiler::Span& s : r.spans) {
+    if (s.kind == profiler::SpanKind::Stage) {  // each step's setup, before its range
+      EXPECT_EQ(s.name.str(), kSetupStage);
+      EXPECT_EQ(s.depth, 0);
+      ++setups;
+    }
+    if (s.kind == profiler::SpanKind::Range) {
+      EXPECT_EQ(setups, static_cast<int64_t>(ranges.size()) + 1);
+      ranges.push_back(phase = s.name.str());
+      EXPECT_EQ(s.depth, 0);
+      step_first = -1;
+    }
+    if (s.kind != profiler::SpanKind::Op) continue;
+    ++ops;
+    EXPECT_EQ(s.depth, 2);  // range > run > op
+    ASSERT_LT(static_cast<size_t>(s.node), r.nodes.size());
+    if (step_first < 0) {
+      EXPECT_GT(s.node, previous_last) << r.nodes[static_cast<size_t>(s.node)].name;
+      step_first = s.node;
+    }
+    EXPECT_GE(s.node, step_first);
+    previous_last = std::max(previous_last, s.node);
+    op_ns[phase.starts_with("decode")] += s.end_ns - s.start_ns;
+  }
+  EXPECT_EQ(ranges, (std::vector<std::string>{"prefill toks=6", "decode toks=1", "decode toks=1",
+                                              "decode toks=1", "decode toks=1"}));
+  EXPECT_GT(ops, 5 * 10);
+  // The last decode step's nodes carry its own shapes: the cache grew to 6 + 3 positions before it.
+  bool saw_cache = false;
+  for (size_t n = r.nodes.size() - r.node_count; n < r.nodes.size(); ++n)
+    for (size_t i = 0; i < r.nodes[n].inputs.size(); ++i)
+      if (r.nodes[n].inputs[i] == "past_key_values.0.key") {
+        EXPECT_EQ(r.nodes[n].input_shapes[i], (std::vector<int64_t>{1, 2, 9, 16}));
+        saw_cache = true;
+      }
+  EXPECT_TRUE(saw_cache);
+
+  const std::string file =
+      ::testing::TempDir() + "generation_trace_" + std::to_string(getpid()) + ".json";
+  profiler::write_chrome_trace(r, file);
+  const profiler::Recording back = profiler::import_trace(file);
+  std::filesystem::remove(file);
+  for (const profiler::Recording* rec : {&r, &back}) {
+    const profiler::Phases p = profiler::analyze_phases(*rec);
+    EXPECT_EQ(p.rule, "ranges named prefill*/decode*");
+    EXPECT_EQ(p.work, "cpu");
+    ASSERT_EQ(p.phases.size(), 2u);
+    EXPECT_EQ(p.phases[0].name, "prefill");
+    EXPECT_EQ(p.phases[0].steps, 1);
+    EXPECT_EQ(p.phases[0].tokens, 6);
+    EXPECT_EQ(p.phases[1].name, "decode");
+    EXPECT_EQ(p.phases[1].steps, 4);
+    EXPECT_EQ(p.phases[1].tokens, 4);
+    EXPECT_EQ(p.phases[0].kernel_count + p.phases[1].kernel_count, ops);
+    // The ops' time, to the microsecond the Chrome trace keeps of each.
+    EXPECT_NEAR(static_cast<double>(p.phases[0].kernel_ns), static_cast<double>(op_ns[0]),
+                1e3 * ops);
+    EXPECT_NEAR(static_cast<double>(p.phases[1].kernel_ns), static_cast<double>(op_ns[1]),
+                1e3 * ops);
+    EXPECT_GT(p.phases[1].tokens_per_s, 0);
+    ASSERT_FALSE(p.phases[1].top_kernels.empty());
+    EXPECT_EQ(p.phases[1].top_kernels[0].count, 4);  // one node, once a decode step
+  }
 }
 
 TEST(Generation, CachePairsGivenByHandMustNameTheModelsInputsAndOutputs) {
