@@ -88,11 +88,16 @@ void GpuTable::level_lines(const profiler::GpuAnalysis& a) {
          std::to_string(static_cast<int>(100 * a.comm.overlap_fraction() + 0.5)) +
          "% overlapped): " + groups);
   }
+  const bool cpu = a.phases.work == "cpu";
   for (const profiler::Phase& p : a.phases.phases)
     line(p.name + ": " + std::to_string(p.steps) + (p.steps == 1 ? " step, " : " steps, ") +
-         ns_text(p.step_ns / std::max<int64_t>(1, p.steps)) + " a step, GPU " + ns_text(p.kernel_ns) +
-         ", KV-cache writes " + ns_text(p.kv_write_ns) +
-         (p.tokens >= 0 ? ", " + std::to_string(static_cast<long long>(p.tokens_per_s + 0.5)) + " tokens/s" : ""));
+         ns_text(p.step_ns / std::max<int64_t>(1, p.steps)) + " a step, " +
+         (cpu ? "ops " + ns_text(p.kernel_ns) +
+                    (p.top_kernels.empty() ? "" : ", most " + p.top_kernels[0].name)
+              : "GPU " + ns_text(p.kernel_ns) + ", KV-cache writes " + ns_text(p.kv_write_ns)) +
+         (p.tokens >= 0
+              ? ", " + std::to_string(static_cast<long long>(p.tokens_per_s + 0.5)) + " tokens/s"
+              : ""));
 }
 
 // Several ranks: each one's figures over the common steps (profiler/ranks.h), the straggler
@@ -197,6 +202,7 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   if (trace.ranks) rank_rows(trace);
   if (!a.has_gpu) {
     ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
+    level_lines(a);  // a CPU recording's phases (fusebox generate --out): its ops are the work
     return;
   }
   for (const profiler::DeviceSplit& d : a.devices) device_bar(d);

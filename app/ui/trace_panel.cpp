@@ -213,6 +213,13 @@ void TracePanel::rebuild(const profiler::Recording& rec, const workbench::Opened
                          const void* source, uint64_t sequence) {
   built_for_ = source;
   built_sequence_ = sequence;
+  // An opened file is shown whole (fusebox's own export read back holds runs: a generation's
+  // steps, a profile's calls; trace.run= still picks one); back to a model, its median run.
+  if (trace)
+    mode_ = RunMode::All;
+  else if (whole_)
+    mode_ = RunMode::Median;
+  whole_ = trace != nullptr;
   range_.reset();  // another recording: its times are not the range's
   range_computed_.reset();
   if (trace && !trace->slices.empty()) {

@@ -182,6 +182,7 @@ struct TracePanel {
 
   // The view.
   RunMode mode_ = RunMode::Median;
+  bool whole_ = false;  // the timeline is an opened trace file's (rebuild says what follows)
   int64_t run_choice_ = 0;              // with RunMode::One
   double range_t0_ = 0, range_t1_ = 1;  // the displayed run(s)
   double bound_t0_ = 0, bound_t1_ = 1;  // the range plus a margin: how far the view may go
