@@ -346,6 +346,10 @@ void append_step_recording(profiler::Recording& all, const profiler::Recording& 
   if (run == rec.spans.end())
     throw Error("generate: step " + std::to_string(index) + "'s recording holds no run");
   if (setup.second > setup.first) {  // the untimed part of the step, shown, not hidden
+    if (setup.first < all.origin_ns) {  // exports count from the origin: begin with the setup
+      all.origin_utc_ns -= all.origin_ns - setup.first;
+      all.origin_ns = setup.first;
+    }
     Span stage;
     stage.name = kSetupStage;
     stage.kind = SpanKind::Stage;

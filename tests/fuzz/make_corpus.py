@@ -881,6 +881,8 @@ def args_cases(cp):
         "no_prompt": ([relu], "--prompt-len"),
         "tokens_zero": ([relu, "--prompt-len", "2", "--tokens", "0"], "--tokens"),
         "save_logits_not_npy": ([relu, "--prompt-len", "2", "--save-logits", "{W}/l.txt"], ".npy"),
+        # --out is checked before the run: an existing file (the model itself) is no folder.
+        "out_is_a_file": ([relu, "--prompt-len", "2", "--out", relu], "not a directory"),
     }
     for label, (args, frag) in generate.items():
         cp.case("args/generate_" + label, "args", ["generate"] + args, stderr=[frag])

@@ -151,6 +151,13 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
   const profiler::Recording back = profiler::import_trace(file);
   std::filesystem::remove(file);
   for (const profiler::Recording* rec : {&r, &back}) {
+    // Every span from the origin exports count from on: the first setup too, and it reads back.
+    int64_t stages = 0;
+    for (const profiler::Span& s : rec->spans) {
+      EXPECT_GE(s.start_ns, rec->origin_ns) << s.name.str();
+      stages += s.kind == profiler::SpanKind::Stage && s.name.str() == kSetupStage;
+    }
+    EXPECT_EQ(stages, 5);
     const profiler::Phases p = profiler::analyze_phases(*rec);
     EXPECT_EQ(p.rule, "ranges named prefill*/decode*");
     EXPECT_EQ(p.work, "cpu");
