@@ -12,7 +12,7 @@
 
 #include "core/base/error.h"
 #include "core/base/strings.h"
-#include "core/ir/elementwise_program.h"
+#include "core/ir/op_schema.h"
 #include "core/ir/shape.h"
 #include "profiler/stats.h"
 
@@ -167,91 +167,11 @@ const char* below_reason_name(BelowReason r) {
 
 namespace {
 
-// Gelu's two forms: erf (approximate="none", the default) and tanh.
-std::vector<std::string> gelu_math(const ir::Node& n) {
-  return {n.attrs.get_string("approximate", "none") == "tanh" ? "tanh" : "erf"};
-}
-
-// A FusedElementwise program's transcendental instructions, in order, without repeats.
-std::vector<std::string> program_math(const ir::Node& n) {
-  std::vector<std::string> out;
-  auto add = [&](const char* f) {
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  };
-  for (const ir::EwInstr& i : ir::parse_ew_program(n.attrs.get_strings("program"),
-                                                   static_cast<int>(n.inputs.size()))) {
-    switch (i.op) {
-      case ir::EwOp::Tanh:
-      case ir::EwOp::GeluTanh: add("tanh"); break;
-      case ir::EwOp::Erf:
-      case ir::EwOp::Gelu: add("erf"); break;
-      case ir::EwOp::Exp: add("exp"); break;
-      case ir::EwOp::Sigmoid: add("sigmoid"); break;
-      default: break;
-    }
-  }
-  return out;
-}
-
-// LSTM, GRU, RNN: the transcendental ones among its activations (attribute activations, else the
-// op's defaults: sigmoid and tanh, tanh for an RNN).
-std::vector<std::string> recurrent_math(const ir::Node& node) {
-  std::vector<std::string> names = node.attrs.get_strings("activations", {});
-  if (names.empty()) names = node.op == "RNN" ? std::vector<std::string>{"tanh"} : std::vector<std::string>{"sigmoid", "tanh"};
-  std::vector<std::string> out;
-  auto add = [&](const char* f) {
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  };
-  for (std::string n : names) {
-    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (n == "sigmoid") add("sigmoid");
-    if (n == "tanh" || n == "scaledtanh") add("tanh");
-    if (n == "elu" || n == "softplus") add("exp");
-  }
-  return out;
-}
-
-// Op type -> the transcendental functions it evaluates per element. Pow is not here: its
-// exponent is an input, and the 2 and 3 that exporters emit take a multiply fast path.
-using MathFn = std::function<std::vector<std::string>(const ir::Node&)>;
-const std::map<std::string, MathFn>& math_table() {
-  auto fixed = [](const char* f) { return MathFn([f](const ir::Node&) { return std::vector<std::string>{f}; }); };
-  // Never destroyed, like the registries: a Runner that gave up waiting leaves its worker to end
-  // on its own thread (runner.h), and that worker may still read this after main returns; a
-  // destructor run at exit raced with it (ThreadSanitizer, Runner.GoesWithinASecond...).
-  static const auto* const table = new std::map<std::string, MathFn>{
-      {"Tanh", fixed("tanh")},
-      {"Erf", fixed("erf")},
-      {"Exp", fixed("exp")},
-      {"Sigmoid", fixed("sigmoid")},
-      {"Gelu", gelu_math},
-      {"Softmax", fixed("exp")},
-      {"Attention", fixed("exp")},  // its softmax
-      {"FusedBiasGelu", gelu_math},
-      {"FusedBiasTanh", fixed("tanh")},
-      {"FusedBiasSigmoid", fixed("sigmoid")},
-      {"FusedElementwise", program_math},
-      {"LSTM", recurrent_math},
-      {"GRU", recurrent_math},
-      {"RNN", recurrent_math},
-  };
-  return *table;
-}
-
 std::string pct(double fraction) { return fmt("%.0f", 100 * fraction) + "%"; }
 
 }  // namespace
 
-std::vector<std::string> transcendental_math(const ir::Node& node) {
-  const auto& table = math_table();
-  const auto it = table.find(node.op);
-  if (it == table.end()) return {};
-  try {
-    return it->second(node);
-  } catch (const Error&) {  // a malformed program: the verifier names it; no math claimed here
-    return {};
-  }
-}
+std::vector<std::string> transcendental_math(const ir::Node& node) { return ir::node_transcendentals(node); }
 
 std::string OpRow::label() const {
   if (bound == Bound::Memory && !memory_level.empty() && memory_level != "memory") return memory_level + "-bound";

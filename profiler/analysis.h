@@ -85,10 +85,10 @@ const char* bound_name(Bound b);  // "compute-bound", "memory-bound", "overhead-
 enum class BelowReason : uint8_t { None, Transcendental, Latency, Vectorisation, Unexplained };
 const char* below_reason_name(BelowReason r);  // "", "transcendental", "latency", ...
 
-// The transcendental functions `node` evaluates per output element, from its op type and
-// attributes: {"tanh"} for Tanh, FusedBiasTanh and a tanh-approximated (FusedBias)Gelu, {"erf"}
-// for the erf one, {"exp"} for Exp, Softmax and Attention's softmax, {"sigmoid"}, and a
-// FusedElementwise program's, in program order without repeats. Empty for the rest.
+// The transcendental functions `node` evaluates per output element: its op schema's
+// (core/ir/op_schema.h: MathClass, each family declaring its ops'), e.g. {"tanh"} for Tanh and a
+// tanh-approximated (FusedBias)Gelu, {"exp", "log"} for LogSoftmax, {"sigmoid"} for a Conv with a
+// fused sigmoid, a FusedElementwise program's in program order without repeats. Empty for the rest.
 std::vector<std::string> transcendental_math(const ir::Node& node);
 
 struct OpRow {

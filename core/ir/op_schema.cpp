@@ -6,6 +6,39 @@
 
 namespace fusebox::ir {
 
+const char* math_class_name(MathClass c) {
+  switch (c) {
+    case MathClass::Unset: return "unset";
+    case MathClass::Data: return "data";
+    case MathClass::Arithmetic: return "arithmetic";
+    case MathClass::Transcendental: return "transcendental";
+  }
+  return "unset";
+}
+
+MathFn fixed_math(std::vector<std::string> functions) {
+  return [functions = std::move(functions)](const Node&) { return functions; };
+}
+
+std::vector<std::string> node_transcendentals(const Node& node) {
+  const OpSchema* s = OpRegistry::instance().find(node.op);
+  if (!s || !s->transcendentals) return {};
+  try {
+    return s->transcendentals(node);
+  } catch (const Error&) {  // a malformed program or activation: the verifier names it
+    return {};
+  }
+}
+
+void set_math(OpRegistry& r, MathClass math, std::initializer_list<const char*> ops, const MathFn& transcendentals) {
+  for (const char* op : ops) {
+    OpSchema* s = r.find(op);
+    if (!s) throw Error(std::string("set_math: no op '") + op + "' is registered");
+    s->math = math;
+    s->transcendentals = transcendentals;
+  }
+}
+
 OpRegistry& OpRegistry::instance() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();

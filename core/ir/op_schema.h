@@ -30,6 +30,24 @@ using BytesFn = FlopsFn;
 using ScratchFn =
     std::function<size_t(const Node&, const std::vector<TensorType>&, const std::vector<TensorType>&)>;
 
+// What an op's kernel computes per element, for the roofline's reasons (profiler/analysis.h:
+// an op below both roofs is held back by its transcendentals when it evaluates any). Every
+// registered op declares it (test_ir: OpSchemas.EveryOpDeclaresItsMath).
+enum class MathClass : uint8_t {
+  Unset,           // not declared: a registration to mend
+  Data,            // copies, moves, gathers or indexes data: no per-element arithmetic to speak of
+  Arithmetic,      // adds, multiplies, compares, min/max, divides, square roots: the FMA units' work
+  Transcendental,  // evaluates exp, log, tanh, erf, sin...: a vector-math polynomial an element
+};
+const char* math_class_name(MathClass c);  // "unset", "data", "arithmetic", "transcendental"
+
+// The transcendental functions a node evaluates an element ({"exp", "log"} for LogSoftmax), in
+// order without repeats, from its attributes where they choose (Gelu's approximation, a Conv's
+// fused activation, a FusedElementwise program, a recurrent op's activations).
+using MathFn = std::function<std::vector<std::string>(const Node&)>;
+// A MathFn that always names `functions`.
+MathFn fixed_math(std::vector<std::string> functions);
+
 struct OpSchema {
   std::string name;
   std::string doc;  // one line
@@ -43,7 +61,13 @@ struct OpSchema {
   FlopsFn flops;             // may be empty: 0 FLOPs
   BytesFn bytes;             // may be empty: every input and output moves once, whole
   ScratchFn scratch_bytes;   // may be empty: no scratch
+  MathClass math = MathClass::Unset;
+  MathFn transcendentals;    // set for Transcendental ops, and for others whose attributes may add some
 };
+
+// The transcendental functions `node` evaluates per output element (its schema's
+// transcendentals; empty for an op without, or unknown). A malformed node claims none.
+std::vector<std::string> node_transcendentals(const Node& node);
 
 struct OpCost {
   double flops = 0;

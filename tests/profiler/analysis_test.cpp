@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/base/machine.h"
+#include "core/ir/conv_params.h"
 #include "core/models/builtin_models.h"
 #include "profiler/analysis.h"
 #include "profiler_test_util.h"
@@ -273,6 +274,18 @@ TEST(Classify, TranscendentalMathComesFromTheOpTypeAndItsEpilogueAttributes) {
                  {"a", "b"}),
             V{});
   EXPECT_EQ(math("FusedElementwise", {{"program", std::vector<std::string>{"Bogus i0"}}}), V{});
+  // What a math table kept beside the schemas had left out (the ops' own records say it now).
+  EXPECT_EQ(math("LogSoftmax"), (V{"exp", "log"}));
+  EXPECT_EQ(math("Softplus"), (V{"exp", "log"}));
+  EXPECT_EQ(math("Elu"), V{"exp"});
+  EXPECT_EQ(math("Log"), V{"log"});
+  EXPECT_EQ(math("Cos"), V{"cos"});
+  EXPECT_EQ(math("Conv", {{"activation", std::string("sigmoid")}}), V{"sigmoid"});
+  EXPECT_EQ(math(ir::channels_last_op("Conv"), {{"activation", std::string("sigmoid")}}), V{"sigmoid"});
+  EXPECT_EQ(math("Conv", {{"activation", std::string("relu")}}), V{});
+  EXPECT_EQ(math("Conv"), V{});
+  EXPECT_EQ(math("LSTM"), (V{"sigmoid", "tanh"}));
+  EXPECT_EQ(math("NoSuchOp"), V{});
 }
 
 // Through a real recording: the transformer's FFN GELU (erf) carries its math into the analysis,

@@ -1,5 +1,9 @@
 #pragma once
 // Registration of the builtin op schemas, one function per family (one file each).
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 #include "core/ir/op_schema.h"
 
 namespace fusebox::ir {
@@ -12,6 +16,15 @@ void register_conv_ops(OpRegistry& registry);           // Conv, ConvTranspose, 
 void register_resize_ops(OpRegistry& registry);         // Resize
 void register_recurrent_ops(OpRegistry& registry);      // LSTM, GRU, RNN
 void register_scatter_ops(OpRegistry& registry);        // ScatterND, ScatterElements
+
+// Declares `math` (and, where given, `transcendentals`) the math of each of `ops`, which must
+// be registered already: a name with no schema throws fusebox::Error (a typo would leave the op
+// undeclared). Each family declares its ops' math after adding them (op_schema.h: MathClass).
+void set_math(OpRegistry& registry, MathClass math, std::initializer_list<const char*> ops,
+              const MathFn& transcendentals = {});
+// Gelu's function by its attribute approximate: {"erf"} (none, the default) or {"tanh"}
+// (Gelu, FusedBiasGelu).
+std::vector<std::string> gelu_math(const Node& node);
 
 inline void register_builtin_ops(OpRegistry& registry) {
   register_elementwise_ops(registry);

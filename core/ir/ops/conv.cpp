@@ -179,6 +179,13 @@ void register_conv_ops(OpRegistry& r) {
                     "count_include_pad"));
   r.add(global_pool_schema("GlobalAveragePool", "mean over all spatial dims: [N, C, ...] -> [N, C, 1, ...]"));
   r.add(global_pool_schema("GlobalMaxPool", "max over all spatial dims: [N, C, ...] -> [N, C, 1, ...]"));
+  // Multiply-adds, compares and means; a Conv's fused sigmoid is its only transcendental. Set
+  // before the channels-last copies below, which take it with the rest of the schema.
+  set_math(r, MathClass::Arithmetic, {"Conv", "ConvTranspose"}, [](const Node& n) {
+    return conv_activation(n).kind == ConvActKind::kSigmoid ? std::vector<std::string>{"sigmoid"}
+                                                             : std::vector<std::string>{};
+  });
+  set_math(r, MathClass::Arithmetic, {"BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
   for (const char* op : {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.add(nhwc_schema(r.get(op), channels_last_op(op)));
 }

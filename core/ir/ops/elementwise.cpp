@@ -1,6 +1,7 @@
 // Element-wise op schemas: unary math and activations, binary arithmetic, Max/Min, comparisons
 // and logic with numpy broadcasting, Cast, Where, and FusedElementwise (a chain of them run as
 // one kernel). Logic results are i64 0/1, as the importer holds ONNX bool.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -85,6 +86,61 @@ void add_activation(OpRegistry& r, const char* name, const char* doc, double flo
 void require_finite(const Node& n, const char* attr, double fallback) {
   double v = n.attrs.get_float(attr, fallback);
   if (!std::isfinite(v)) throw Error(std::string("attribute ") + attr + " must be finite");
+}
+
+// A FusedElementwise program's transcendental instructions, in order, without repeats.
+std::vector<std::string> program_math(const Node& n) {
+  std::vector<std::string> out;
+  auto add = [&](const char* f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (const EwInstr& i : parse_ew_program(n.attrs.get_strings("program"), static_cast<int>(n.inputs.size()))) {
+    switch (i.op) {
+      case EwOp::Tanh:
+      case EwOp::GeluTanh: add("tanh"); break;
+      case EwOp::Erf:
+      case EwOp::Gelu: add("erf"); break;
+      case EwOp::Exp: add("exp"); break;
+      case EwOp::Sigmoid: add("sigmoid"); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> gelu_math(const Node& n) {
+  return {n.attrs.get_string("approximate", "none") == "tanh" ? "tanh" : "erf"};
+}
+
+namespace {
+
+// What each element-wise op computes (op_schema.h: MathClass), declared once they are added.
+void declare_elementwise_math(OpRegistry& r) {
+  set_math(r, MathClass::Arithmetic,
+           {"Add", "Sub", "Mul", "Div", "Relu", "Sqrt", "Neg", "Abs", "HardSwish", "LeakyRelu", "HardSigmoid", "Clip",
+            "PRelu", "Max", "Min", "Equal", "Less", "Greater", "And", "Or", "Not", "Reciprocal", "Floor", "Ceil",
+            "Round", "Sign", "Softsign", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf", "Mod", "GreaterOrEqual",
+            "LessOrEqual", "BitShift", "Xor", "Where"});
+  // Pow's exponent is an input: the 2 and 3 exporters emit take a multiply fast path, so no
+  // transcendental is claimed for it.
+  set_math(r, MathClass::Arithmetic, {"Pow"});
+  set_math(r, MathClass::Data, {"Cast"});
+  set_math(r, MathClass::Transcendental, {"Tanh"}, fixed_math({"tanh"}));
+  set_math(r, MathClass::Transcendental, {"Sigmoid"}, fixed_math({"sigmoid"}));
+  set_math(r, MathClass::Transcendental, {"Exp", "Elu", "Selu", "Celu"}, fixed_math({"exp"}));
+  set_math(r, MathClass::Transcendental, {"Erf"}, fixed_math({"erf"}));
+  set_math(r, MathClass::Transcendental, {"Log"}, fixed_math({"log"}));
+  set_math(r, MathClass::Transcendental, {"Softplus"}, fixed_math({"exp", "log"}));
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
+    std::string f = op;
+    f[0] = static_cast<char>(f[0] - 'A' + 'a');
+    set_math(r, MathClass::Transcendental, {op}, fixed_math({f}));
+  }
+  set_math(r, MathClass::Transcendental, {"Gelu"}, gelu_math);
+  // A program's class is its instructions': arithmetic unless they evaluate a transcendental.
+  set_math(r, MathClass::Arithmetic, {"FusedElementwise"}, program_math);
 }
 
 }  // namespace
@@ -306,6 +362,7 @@ void register_elementwise_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  declare_elementwise_math(r);
 }
 
 }  // namespace fusebox::ir

@@ -324,6 +324,8 @@ void register_layout_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  set_math(r, MathClass::Data, {"Reshape", "Identity", "Flatten", "Unsqueeze", "Squeeze", "Transpose", "Concat",
+                                "Slice", "Gather", "Expand", "Tile", "Pad", "Trilu", "GatherElements"});
 }
 
 }  // namespace fusebox::ir

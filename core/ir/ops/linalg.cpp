@@ -92,6 +92,11 @@ void register_linalg_ops(OpRegistry& r) {
     return static_cast<size_t>(a.batch * (up32(a.skv) * a.d + a.skv * up32(a.dv))) * sizeof(float);
   };
   r.add(std::move(s));
+  set_math(r, MathClass::Arithmetic, {"MatMul", "MatMulAdd", "FusedBiasRelu"});
+  set_math(r, MathClass::Transcendental, {"FusedBiasGelu"}, gelu_math);
+  set_math(r, MathClass::Transcendental, {"FusedBiasTanh"}, fixed_math({"tanh"}));
+  set_math(r, MathClass::Transcendental, {"FusedBiasSigmoid"}, fixed_math({"sigmoid"}));
+  set_math(r, MathClass::Transcendental, {"Attention"}, fixed_math({"exp"}));  // its softmax
 }
 
 }  // namespace fusebox::ir

@@ -153,6 +153,11 @@ void register_normalization_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  // Sums, maxima, means and a square root (LayerNorm's): arithmetic; the softmaxes exponentiate.
+  set_math(r, MathClass::Arithmetic, {"ReduceSum", "ReduceMax", "ReduceProd", "ReduceMin", "ReduceMean", "ArgMax",
+                                      "ArgMin", "Hardmax", "LayerNorm", "SkipLayerNorm"});
+  set_math(r, MathClass::Transcendental, {"Softmax"}, fixed_math({"exp"}));
+  set_math(r, MathClass::Transcendental, {"LogSoftmax"}, fixed_math({"exp", "log"}));
 }
 
 }  // namespace fusebox::ir

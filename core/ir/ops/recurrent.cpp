@@ -1,8 +1,35 @@
 // LSTM, GRU and RNN schemas (ONNX's, every optional input present: core/ir/recurrent_params.h).
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
 #include "core/ir/ops/builtin_ops.h"
 #include "core/ir/recurrent_params.h"
 
 namespace fusebox::ir {
+
+namespace {
+
+// The transcendental functions among a recurrent op's activations (attribute activations, else
+// the op's defaults: sigmoid and tanh, tanh for an RNN).
+std::vector<std::string> recurrent_math(const Node& node) {
+  std::vector<std::string> names = node.attrs.get_strings("activations", {});
+  if (names.empty()) names = node.op == "RNN" ? std::vector<std::string>{"tanh"} : std::vector<std::string>{"sigmoid", "tanh"};
+  std::vector<std::string> out;
+  auto add = [&](const char* f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (std::string n : names) {
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (n == "sigmoid") add("sigmoid");
+    if (n == "tanh" || n == "scaledtanh") add("tanh");
+    if (n == "elu" || n == "softplus") add("exp");
+  }
+  return out;
+}
+
+}  // namespace
 
 void register_recurrent_ops(OpRegistry& r) {
   struct Family {
@@ -34,6 +61,8 @@ void register_recurrent_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  // A GEMM a step, then its gates' activations: the transcendental ones among them.
+  set_math(r, MathClass::Transcendental, {"LSTM", "GRU", "RNN"}, recurrent_math);
 }
 
 }  // namespace fusebox::ir

@@ -27,6 +27,7 @@ void register_resize_ops(OpRegistry& r) {
     return 2.0 * taps * static_cast<double>(numel(out[0].shape));
   };
   r.add(std::move(s));
+  set_math(r, MathClass::Arithmetic, {"Resize"});  // interpolation: weighted sums of taps
 }
 
 }  // namespace fusebox::ir

@@ -31,6 +31,7 @@ void register_scatter_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  set_math(r, MathClass::Data, {"ScatterND", "ScatterElements"});  // copies; a reduction is one op an update
 }
 
 }  // namespace fusebox::ir

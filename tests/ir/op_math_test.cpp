@@ -1,0 +1,40 @@
+// Every op's record says what its kernel computes (core/ir/op_schema.h: MathClass), so the
+// roofline's "transcendental" reason is read from the op, not from a table kept beside it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/ir/op_schema.h"
+
+namespace fusebox::ir {
+namespace {
+
+TEST(OpSchemas, EveryOpDeclaresItsMath) {
+  const OpRegistry& ops = OpRegistry::instance();
+  ASSERT_GT(ops.size(), 100u);
+  for (const auto& [name, schema] : ops.items()) {
+    EXPECT_NE(schema.math, MathClass::Unset) << name << " declares no math class";
+    if (schema.math == MathClass::Transcendental) {
+      EXPECT_TRUE(static_cast<bool>(schema.transcendentals)) << name << " is transcendental but names no function";
+    }
+  }
+}
+
+// A transcendental op names at least one function on its default attributes; the others name
+// none unless their attributes add one (a Conv's fused sigmoid, a program's instructions).
+TEST(OpSchemas, ATranscendentalOpNamesItsFunctions) {
+  for (const auto& [name, schema] : OpRegistry::instance().items()) {
+    Node n;
+    n.op = name;
+    n.inputs = {"x"};
+    const std::vector<std::string> f = node_transcendentals(n);
+    if (schema.math == MathClass::Transcendental) {
+      EXPECT_FALSE(f.empty()) << name;
+    } else {
+      EXPECT_TRUE(f.empty()) << name << " (" << math_class_name(schema.math) << ") names " << f.front();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusebox::ir
