@@ -166,9 +166,9 @@ void box_tooltip(const ir::Graph& g, const workbench::LayoutBox& b, const std::s
 void legend_tooltip() {
   using workbench::NodeKind;
   ImGui::BeginTooltip();
-  for (NodeKind kind :
-       {NodeKind::MatMul, NodeKind::Fused, NodeKind::Elementwise, NodeKind::Normalization,
-        NodeKind::Layout, NodeKind::Other, NodeKind::Input, NodeKind::Output, NodeKind::Scope}) {
+  for (NodeKind kind : {NodeKind::MatMul, NodeKind::Conv, NodeKind::Fused, NodeKind::Elementwise,
+                        NodeKind::Normalization, NodeKind::Layout, NodeKind::Other, NodeKind::Input,
+                        NodeKind::Output, NodeKind::Scope}) {
     const ImVec4 color = ImGui::ColorConvertU32ToFloat4(rgb(workbench::node_kind_rgb(kind)));
     const float side = ImGui::GetTextLineHeight();
     ImGui::ColorButton(workbench::node_kind_name(kind), color,

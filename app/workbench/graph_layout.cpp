@@ -392,6 +392,8 @@ const char* node_kind_name(NodeKind kind) {
   switch (kind) {
     case NodeKind::MatMul:
       return "matmul";
+    case NodeKind::Conv:
+      return "conv";
     case NodeKind::Fused:
       return "fused";
     case NodeKind::Elementwise:
@@ -413,30 +415,21 @@ const char* node_kind_name(NodeKind kind) {
 }
 
 NodeKind node_kind(const std::string& op) {
-  // Ops whose kind the schema flags do not tell (Gelu is element-wise, but it is a pass's fusion).
-  static const std::map<std::string, NodeKind, std::less<>> kByOp = {
-      {"MatMul", NodeKind::MatMul},
-      {"Gemm", NodeKind::MatMul},
-      {"LSTM", NodeKind::MatMul},  // a GEMM per step against R, after one over every step's input
-      {"GRU", NodeKind::MatMul},
-      {"RNN", NodeKind::MatMul},
-      {"MatMulAdd", NodeKind::Fused},
-      {"Attention", NodeKind::Fused},
-      {"LayerNorm", NodeKind::Fused},
-      {"SkipLayerNorm", NodeKind::Fused},
-      {"Gelu", NodeKind::Fused},
-      {"Softmax", NodeKind::Normalization},
-      {"ReduceMean", NodeKind::Normalization},
-      {"Transpose", NodeKind::Layout},
-      {"Concat", NodeKind::Layout},
-      {"Slice", NodeKind::Layout},
-      {"Gather", NodeKind::Layout},
-  };
-  if (auto it = kByOp.find(op); it != kByOp.end()) return it->second;
-  if (op.starts_with("Fused")) return NodeKind::Fused;  // FusedBiasRelu, FusedElementwise, ...
-  if (const ir::OpSchema* schema = ir::OpRegistry::instance().find(op)) {
-    if (schema->view) return NodeKind::Layout;
-    if (schema->elementwise) return NodeKind::Elementwise;
+  switch (ir::op_kind(op)) {  // the op's own record says what it is (core/ir/op_schema.h)
+    case ir::OpKind::MatMul:
+      return NodeKind::MatMul;
+    case ir::OpKind::Conv:
+      return NodeKind::Conv;
+    case ir::OpKind::Fused:
+      return NodeKind::Fused;
+    case ir::OpKind::Elementwise:
+      return NodeKind::Elementwise;
+    case ir::OpKind::Normalization:
+      return NodeKind::Normalization;
+    case ir::OpKind::Layout:
+      return NodeKind::Layout;
+    case ir::OpKind::Unset:
+      break;
   }
   return NodeKind::Other;
 }
@@ -445,6 +438,8 @@ uint32_t node_kind_rgb(NodeKind kind) {
   switch (kind) {
     case NodeKind::MatMul:
       return 0x9ecae1;  // blue
+    case NodeKind::Conv:
+      return 0x80cdc1;  // teal: the other dense products
     case NodeKind::Fused:
       return 0xfdae6b;  // orange: what the passes made
     case NodeKind::Elementwise:

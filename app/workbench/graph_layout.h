@@ -36,18 +36,19 @@
 
 namespace fusebox::workbench {
 
-// What a box is, for colouring. Node kinds come from a table of op names, then the op schema's
-// flags (see node_kind).
+// What a box is, for colouring: an op node's kind is its op schema's (core/ir/op_schema.h:
+// OpKind), the rest are the graph's own boxes.
 enum class NodeKind : uint8_t {
-  MatMul,         // MatMul, Gemm
+  MatMul,         // MatMul, LSTM, GRU, RNN
+  Conv,           // Conv, ConvTranspose
   Fused,          // what the passes create: Fused*, Attention, LayerNorm, SkipLayerNorm, Gelu, ...
-  Elementwise,    // schema `elementwise`
-  Normalization,  // Softmax, ReduceMean
-  Layout,         // schema `view`, Transpose, Concat, Slice, Gather
-  Other,
-  Input,   // a graph input box
-  Output,  // a graph output box
-  Scope,   // a folded name scope: one box for the nodes in it (see graph_scopes.h)
+  Elementwise,    // Add, Relu, Cast, ...
+  Normalization,  // Softmax, BatchNorm, Reduce*, pools
+  Layout,         // views, Transpose, Concat, Slice, Gather, Scatter*, Resize
+  Other,          // an op no schema names
+  Input,          // a graph input box
+  Output,         // a graph output box
+  Scope,          // a folded name scope: one box for the nodes in it (see graph_scopes.h)
 };
 const char* node_kind_name(NodeKind kind);  // "matmul", "fused", ..., "input", "output"
 // The kind of a node with this op type (never Input or Output; Other for an unknown op).

@@ -16,6 +16,47 @@ const char* math_class_name(MathClass c) {
   return "unset";
 }
 
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::Unset:
+      return "unset";
+    case OpKind::MatMul:
+      return "matmul";
+    case OpKind::Conv:
+      return "conv";
+    case OpKind::Fused:
+      return "fused";
+    case OpKind::Elementwise:
+      return "elementwise";
+    case OpKind::Normalization:
+      return "normalization";
+    case OpKind::Layout:
+      return "layout";
+  }
+  return "unset";
+}
+
+OpKind op_kind(std::string_view op) {
+  const OpSchema* s = OpRegistry::instance().find(op);
+  return s ? s->kind : OpKind::Unset;
+}
+
+void set_kind(OpRegistry& r, OpKind kind, std::initializer_list<const char*> ops) {
+  for (const char* op : ops) {
+    OpSchema* s = r.find(op);
+    if (!s) throw Error(std::string("set_kind: no op '") + op + "' is registered");
+    s->kind = kind;
+  }
+}
+
+void set_kind_from(OpRegistry& r, size_t first, OpKind kind) {
+  const std::vector<std::string> names = r.names();
+  for (size_t i = first; i < names.size(); ++i) {
+    OpSchema* s = r.find(names[i]);
+    if (s->kind == OpKind::Unset) s->kind = kind;
+  }
+}
+
 MathFn fixed_math(std::vector<std::string> functions) {
   return [functions = std::move(functions)](const Node&) { return functions; };
 }

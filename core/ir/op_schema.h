@@ -7,12 +7,13 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/registry.h"
+#include "core/ir/dtype.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
-#include "core/ir/dtype.h"
 #include "core/ir/shape.h"
 
 namespace fusebox::ir {
@@ -48,6 +49,22 @@ using MathFn = std::function<std::vector<std::string>(const Node&)>;
 // A MathFn that always names `functions`.
 MathFn fixed_math(std::vector<std::string> functions);
 
+// What an op is, for drawing and grouping: the graph's box colours, the arena's and the op
+// table's swatches (app/workbench/graph_layout.h: NodeKind). Every registered op declares it
+// (test_ir: OpSchemas.EveryOpDeclaresItsKind).
+enum class OpKind : uint8_t {
+  Unset,          // not declared: a registration to mend
+  MatMul,         // matrix products, and the recurrent ops (a GEMM a step against R)
+  Conv,           // convolutions
+  Fused,          // what the passes make: Fused*, MatMulAdd, Attention, LayerNorm, Gelu, ...
+  Elementwise,    // an output element from the same elements of the inputs
+  Normalization,  // softmaxes, batch norm, reductions and pools: an output from many inputs
+  Layout,         // views, copies, gathers, scatters, pads, resizes: moves bytes
+};
+const char* op_kind_name(OpKind k);  // "unset", "matmul", "conv", "fused", "elementwise", ...
+// The kind of an op type: its schema's, Unset for an op no schema names.
+OpKind op_kind(std::string_view op);
+
 struct OpSchema {
   std::string name;
   std::string doc;  // one line
@@ -61,6 +78,7 @@ struct OpSchema {
   FlopsFn flops;             // may be empty: 0 FLOPs
   BytesFn bytes;             // may be empty: every input and output moves once, whole
   ScratchFn scratch_bytes;   // may be empty: no scratch
+  OpKind kind = OpKind::Unset;
   MathClass math = MathClass::Unset;
   MathFn transcendentals;    // set for Transcendental ops, and for others whose attributes may add some
 };

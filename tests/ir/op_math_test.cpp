@@ -20,6 +20,20 @@ TEST(OpSchemas, EveryOpDeclaresItsMath) {
   }
 }
 
+// Every op says what it is (the graph's colours, the op table's swatches), and the passes' own
+// ops say they are a fusion.
+TEST(OpSchemas, EveryOpDeclaresItsKind) {
+  for (const auto& [name, schema] : OpRegistry::instance().items())
+    EXPECT_NE(schema.kind, OpKind::Unset) << name << " declares no kind";
+  for (const char* op :
+       {"FusedElementwise", "FusedBiasGelu", "MatMulAdd", "Attention", "LayerNorm", "Gelu"})
+    EXPECT_EQ(op_kind(op), OpKind::Fused) << op;
+  EXPECT_EQ(op_kind("Conv"), OpKind::Conv);
+  EXPECT_EQ(op_kind("Add"), OpKind::Elementwise);
+  EXPECT_EQ(op_kind("NoSuchOp"), OpKind::Unset);
+  EXPECT_STREQ(op_kind_name(OpKind::Normalization), "normalization");
+}
+
 // A transcendental op names at least one function on its default attributes; the others name
 // none unless their attributes add one (a Conv's fused sigmoid, a program's instructions).
 TEST(OpSchemas, ATranscendentalOpNamesItsFunctions) {

@@ -19,6 +19,7 @@
 
 #include "app/workbench/pipeline.h"
 #include "core/base/error.h"
+#include "core/ir/conv_params.h"
 #include "core/models/builtin_models.h"
 #include "core/passes/pass_manager.h"
 #include "tests/support/small_graphs.h"
@@ -136,8 +137,17 @@ TEST(GraphLayout, SmallGraphHasABoxPerNodeInputAndOutput) {
   EXPECT_EQ(l.box_at(-100, -100), std::nullopt);
 }
 
-TEST(GraphLayout, KindsComeFromTheOpTableAndSchemaFlags) {
+// A box's kind is its op schema's (test_ir checks every op declares one).
+TEST(GraphLayout, KindsComeFromTheOpSchemas) {
   EXPECT_EQ(node_kind("MatMul"), NodeKind::MatMul);
+  EXPECT_EQ(node_kind("LSTM"), NodeKind::MatMul);
+  EXPECT_EQ(node_kind("Conv"), NodeKind::Conv);
+  EXPECT_EQ(node_kind("ConvTranspose"), NodeKind::Conv);
+  EXPECT_EQ(node_kind(ir::channels_last_op("Conv")), NodeKind::Conv) << "the NHWC copy keeps it";
+  EXPECT_EQ(node_kind("MaxPool"), NodeKind::Normalization);
+  EXPECT_EQ(node_kind("BatchNorm"), NodeKind::Normalization);
+  EXPECT_EQ(node_kind("LayerNorm"), NodeKind::Fused);
+  EXPECT_EQ(node_kind("ScatterND"), NodeKind::Layout);
   EXPECT_EQ(node_kind("Attention"), NodeKind::Fused);
   EXPECT_EQ(node_kind("FusedBiasRelu"), NodeKind::Fused);
   EXPECT_EQ(node_kind("FusedElementwise"), NodeKind::Fused);
@@ -150,6 +160,7 @@ TEST(GraphLayout, KindsComeFromTheOpTableAndSchemaFlags) {
   EXPECT_EQ(node_kind("NoSuchOp"), NodeKind::Other);
   EXPECT_STREQ(node_kind_name(NodeKind::Fused), "fused");
   EXPECT_NE(node_kind_rgb(NodeKind::Fused), node_kind_rgb(NodeKind::MatMul));
+  EXPECT_NE(node_kind_rgb(NodeKind::Conv), node_kind_rgb(NodeKind::MatMul));
 }
 
 TEST(GraphLayout, WithoutEdgeLabelsTheEdgesHaveNoLabelPosition) {

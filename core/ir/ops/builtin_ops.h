@@ -22,6 +22,11 @@ void register_scatter_ops(OpRegistry& registry);        // ScatterND, ScatterEle
 // undeclared). Each family declares its ops' math after adding them (op_schema.h: MathClass).
 void set_math(OpRegistry& registry, MathClass math, std::initializer_list<const char*> ops,
               const MathFn& transcendentals = {});
+// Declares `kind` the kind of each of `ops`, registered already, as set_math does.
+void set_kind(OpRegistry& registry, OpKind kind, std::initializer_list<const char*> ops);
+// Declares `kind` for each op added from position `first` on (a family's own, in the order
+// added) that has not declared one: a family's common kind, after its exceptions.
+void set_kind_from(OpRegistry& registry, size_t first, OpKind kind);
 // Gelu's function by its attribute approximate: {"erf"} (none, the default) or {"tanh"}
 // (Gelu, FusedBiasGelu).
 std::vector<std::string> gelu_math(const Node& node);

@@ -186,6 +186,9 @@ void register_conv_ops(OpRegistry& r) {
                                                              : std::vector<std::string>{};
   });
   set_math(r, MathClass::Arithmetic, {"BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
+  set_kind(r, OpKind::Conv, {"Conv", "ConvTranspose"});
+  set_kind(r, OpKind::Normalization,
+           {"BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
   for (const char* op : {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.add(nhwc_schema(r.get(op), channels_last_op(op)));
 }

@@ -146,6 +146,7 @@ void declare_elementwise_math(OpRegistry& r) {
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
+  const size_t first = r.size();
   add_binary(r, "Add", "a + b, numpy broadcasting", true);
   add_binary(r, "Sub", "a - b, numpy broadcasting", true);
   add_binary(r, "Mul", "a * b, numpy broadcasting", true);
@@ -363,6 +364,8 @@ void register_elementwise_ops(OpRegistry& r) {
     r.add(std::move(s));
   }
   declare_elementwise_math(r);
+  set_kind(r, OpKind::Fused, {"Gelu", "FusedElementwise"});  // what the fusion passes make
+  set_kind_from(r, first, OpKind::Elementwise);
 }
 
 }  // namespace fusebox::ir

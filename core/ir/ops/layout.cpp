@@ -60,6 +60,7 @@ Shape reshape_shape(const Node& n, const Shape& in) {
 }  // namespace
 
 void register_layout_ops(OpRegistry& r) {
+  const size_t first = r.size();
   r.add(view_op("Reshape", "same bytes, new shape (attribute shape; 0 copies a dim, -1 infers one)",
                 reshape_shape));
   r.add(view_op("Identity", "same tensor under another name", [](const Node&, const Shape& in) { return in; }));
@@ -326,6 +327,7 @@ void register_layout_ops(OpRegistry& r) {
   }
   set_math(r, MathClass::Data, {"Reshape", "Identity", "Flatten", "Unsqueeze", "Squeeze", "Transpose", "Concat",
                                 "Slice", "Gather", "Expand", "Tile", "Pad", "Trilu", "GatherElements"});
+  set_kind_from(r, first, OpKind::Layout);
 }
 
 }  // namespace fusebox::ir

@@ -97,6 +97,10 @@ void register_linalg_ops(OpRegistry& r) {
   set_math(r, MathClass::Transcendental, {"FusedBiasTanh"}, fixed_math({"tanh"}));
   set_math(r, MathClass::Transcendental, {"FusedBiasSigmoid"}, fixed_math({"sigmoid"}));
   set_math(r, MathClass::Transcendental, {"Attention"}, fixed_math({"exp"}));  // its softmax
+  set_kind(r, OpKind::MatMul, {"MatMul"});
+  set_kind(r, OpKind::Fused,
+           {"MatMulAdd", "FusedBiasRelu", "FusedBiasGelu", "FusedBiasTanh", "FusedBiasSigmoid",
+            "Attention"});
 }
 
 }  // namespace fusebox::ir

@@ -51,6 +51,7 @@ void add_reduce(OpRegistry& r, const char* name, const char* doc) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry& r) {
+  const size_t first = r.size();
   add_reduce(r, "ReduceSum", "sum over axes (attributes axes, default all; keepdims, default 1)");
   add_reduce(r, "ReduceMax",
              "max over axes (attributes axes, default all; keepdims, default 1); -inf over none");
@@ -158,6 +159,8 @@ void register_normalization_ops(OpRegistry& r) {
                                       "ArgMin", "Hardmax", "LayerNorm", "SkipLayerNorm"});
   set_math(r, MathClass::Transcendental, {"Softmax"}, fixed_math({"exp"}));
   set_math(r, MathClass::Transcendental, {"LogSoftmax"}, fixed_math({"exp", "log"}));
+  set_kind(r, OpKind::Fused, {"LayerNorm", "SkipLayerNorm"});  // what the fusion passes make
+  set_kind_from(r, first, OpKind::Normalization);
 }
 
 }  // namespace fusebox::ir

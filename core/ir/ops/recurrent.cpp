@@ -63,6 +63,7 @@ void register_recurrent_ops(OpRegistry& r) {
   }
   // A GEMM a step, then its gates' activations: the transcendental ones among them.
   set_math(r, MathClass::Transcendental, {"LSTM", "GRU", "RNN"}, recurrent_math);
+  set_kind(r, OpKind::MatMul, {"LSTM", "GRU", "RNN"});
 }
 
 }  // namespace fusebox::ir

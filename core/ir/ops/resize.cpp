@@ -28,6 +28,7 @@ void register_resize_ops(OpRegistry& r) {
   };
   r.add(std::move(s));
   set_math(r, MathClass::Arithmetic, {"Resize"});  // interpolation: weighted sums of taps
+  set_kind(r, OpKind::Layout, {"Resize"});         // but what it does to a tensor is reshape it
 }
 
 }  // namespace fusebox::ir
