@@ -211,11 +211,10 @@ Phases analyze_phases(const Recording& r) {
     if (p.steps == 0) continue;
     if (p.tokens >= 0 && p.step_ns > 0)
       p.tokens_per_s = static_cast<double>(p.tokens) * 1e9 / static_cast<double>(p.step_ns);
-    for (auto& [n, g] : by) p.top_kernels.push_back(std::move(g));
-    std::sort(p.top_kernels.begin(), p.top_kernels.end(), [](const PhaseKernel& a, const PhaseKernel& b) {
+    for (auto& [n, g] : by) p.kernels.push_back(std::move(g));
+    std::sort(p.kernels.begin(), p.kernels.end(), [](const PhaseKernel& a, const PhaseKernel& b) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
-    if (p.top_kernels.size() > 3) p.top_kernels.resize(3);
     out.phases.push_back(std::move(p));
   }
   return out;
@@ -253,7 +252,8 @@ std::string phases_text(const Phases& p) {
         ph.tokens >= 0 ? std::to_string(static_cast<long long>(ph.tokens_per_s + 0.5)).c_str()
                        : "-");
     os << line;
-    for (const PhaseKernel& k : ph.top_kernels) {
+    for (size_t i = 0; i < std::min<size_t>(3, ph.kernels.size()); ++i) {
+      const PhaseKernel& k = ph.kernels[i];
       const std::string n = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
       std::snprintf(line, sizeof line, "           %-60s %6lld %11s\n", n.c_str(),
                     static_cast<long long>(k.count),
@@ -268,9 +268,9 @@ nlohmann::json phases_json(const Phases& p) {
   using nlohmann::json;
   json phases = json::array();
   for (const Phase& ph : p.phases) {
-    json top = json::array();
-    for (const PhaseKernel& k : ph.top_kernels)
-      top.push_back({{"name", k.name}, {"count", k.count}, {"total_ns", k.total_ns}});
+    json kernels = json::array();
+    for (const PhaseKernel& k : ph.kernels)
+      kernels.push_back({{"name", k.name}, {"count", k.count}, {"total_ns", k.total_ns}});
     phases.push_back({{"name", ph.name},
                       {"steps", ph.steps},
                       {"host_ns", ph.host_ns},
@@ -281,7 +281,7 @@ nlohmann::json phases_json(const Phases& p) {
                       {"kv_write_ns", ph.kv_write_ns},
                       {"tokens", ph.tokens},
                       {"tokens_per_s", ph.tokens_per_s},
-                      {"top_kernels", top}});
+                      {"kernels", kernels}});
   }
   json steps = json::array();
   for (const PhaseStep& s : p.steps)

@@ -32,6 +32,8 @@
 //    after its range closes; the clocks are first aligned, clock_skew.h).
 //  - Tokens per second: a phase's tokens over its steps' time, where every step of the phase
 //    gives its token count.
+//  - A phase's kernels: those its steps launched, grouped by name, most time first (the text
+//    prints the first 3; `--json` lists them all under the phase's "kernels").
 //  - A recording with no GPU work (fusebox's own, on the CPU backend: `fusebox generate --out`)
 //    has its steps' work in its op spans: a step's work is then the op spans that start inside
 //    its range (their kernels ran on the CPU), the "kernel" figures count those ops, and KV-cache
@@ -60,7 +62,7 @@ struct Phase {
   int64_t kv_write_count = 0, kv_write_ns = 0;
   int64_t tokens = -1;      // -1: not every step says
   double tokens_per_s = 0;  // 0 when tokens < 0
-  std::vector<PhaseKernel> top_kernels;  // by time, at most 3
+  std::vector<PhaseKernel> kernels;  // by name (CPU: by op), most time first: the phase's op table
 };
 
 struct PhaseStep {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -54,6 +55,36 @@ void device_bar(const profiler::DeviceSplit& d) {
                       static_cast<long long>(d.streams), d.streams == 1 ? "" : "s");
 }
 
+// A phase's op table (profiler/phases.h: Phase::kernels) as kernel rows, each with its share of
+// the phase's kernel time; `phase` "" merges every phase's.
+std::vector<profiler::KernelGroup> phase_groups(const profiler::Phases& phases,
+                                                const std::string& phase) {
+  std::map<std::string, profiler::KernelGroup> by;
+  int64_t total = 0;
+  for (const profiler::Phase& p : phases.phases) {
+    if (!phase.empty() && p.name != phase) continue;
+    total += p.kernel_ns;
+    for (const profiler::PhaseKernel& k : p.kernels) {
+      profiler::KernelGroup& g = by[k.name];
+      g.key = k.name;
+      g.count += k.count;
+      g.total_ns += k.total_ns;
+    }
+  }
+  std::vector<profiler::KernelGroup> out;
+  for (auto& [name, g] : by) {
+    g.mean_ns =
+        static_cast<double>(g.total_ns) / static_cast<double>(std::max<int64_t>(1, g.count));
+    g.share = total > 0 ? static_cast<double>(g.total_ns) / static_cast<double>(total) : 0;
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const profiler::KernelGroup& a, const profiler::KernelGroup& b) {
+              return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.key < b.key;
+            });
+  return out;
+}
+
 std::string ns_text(int64_t ns) {
   return format_ns(static_cast<double>(ns));
 }
@@ -93,7 +124,7 @@ void GpuTable::level_lines(const profiler::GpuAnalysis& a) {
     line(p.name + ": " + std::to_string(p.steps) + (p.steps == 1 ? " step, " : " steps, ") +
          ns_text(p.step_ns / std::max<int64_t>(1, p.steps)) + " a step, " +
          (cpu ? "ops " + ns_text(p.kernel_ns) +
-                    (p.top_kernels.empty() ? "" : ", most " + p.top_kernels[0].name)
+                    (p.kernels.empty() ? "" : ", most " + p.kernels[0].name)
               : "GPU " + ns_text(p.kernel_ns) + ", KV-cache writes " + ns_text(p.kv_write_ns)) +
          (p.tokens >= 0
               ? ", " + std::to_string(static_cast<long long>(p.tokens_per_s + 0.5)) + " tokens/s"
@@ -195,46 +226,29 @@ void GpuTable::kernel_figures(const workbench::KernelLevel& level, const profile
   ImGui::TextWrapped("%s", profiler::kernel_figures_text(f, false).c_str());
 }
 
-void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
-  drawn = {};
-  const profiler::GpuAnalysis& a = trace.analysis;
-  ImGui::TextUnformatted(trace.summary().c_str());
-  if (trace.ranks) rank_rows(trace);
-  if (!a.has_gpu) {
-    ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
-    level_lines(a);  // a CPU recording's phases (fusebox generate --out): its ops are the work
-    return;
+void GpuTable::phase_picker(const Frame& frame, const profiler::Phases& phases) {
+  if (phases.phases.empty()) return;
+  ImGui::TextUnformatted("phase:");
+  auto choice = [&](const std::string& label, const std::string& value) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(label.c_str(), phase == value))
+      frame.command("ops.phase=" + (value.empty() ? "all" : value));
+    ++drawn.phase_choices;
+  };
+  choice("all", "");
+  for (const profiler::Phase& p : phases.phases) choice(p.name, p.name);
+  if (!phase.empty() && std::none_of(phases.phases.begin(), phases.phases.end(),
+                                     [&](const profiler::Phase& p) { return p.name == phase; })) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(no %s steps in this trace)", phase.c_str());
   }
-  for (const profiler::DeviceSplit& d : a.devices) device_bar(d);
-  for (const std::string& w : a.warnings) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
-    ImGui::TextWrapped("warning: %s", w.c_str());
-    ImGui::PopStyleColor();
-    ++drawn.warnings;
-  }
+}
 
-  if (ImGui::CollapsingHeader("findings, by time lost", ImGuiTreeNodeFlags_DefaultOpen)) {
-    for (const profiler::GpuFinding& f : a.findings) {
-      ImGui::Bullet();
-      ImGui::TextWrapped("%s", f.sentence.c_str());
-      ++drawn.findings;
-    }
-    if (a.findings.empty()) ImGui::TextDisabled("no findings");
-  }
-  level_lines(a);
-
-  if (ImGui::RadioButton("kernels by name", !by_launcher)) frame.command("ops.group=type");
-  ImGui::SameLine();
-  if (ImGui::RadioButton("by launching host range", by_launcher)) frame.command("ops.group=node");
-  item_tooltip("The innermost host op or NVTX range on the launching thread around each launch call.");
-  const auto& groups = by_launcher ? a.kernels_by_launcher : a.kernels_by_name;
+void GpuTable::kernel_table(const Frame& frame, const std::vector<profiler::KernelGroup>& groups,
+                            const char* header, bool selectable) {
   // The kernel level beside the trace: each kernel row's limiter, and the selected one's figures.
   const workbench::KernelLevel* level = frame.kernels;
-  const bool limiters = level && !by_launcher;
-  if (level) {
-    ImGui::TextDisabled("kernel level: %s: %s", level->path.c_str(), level->summary().c_str());
-    ++drawn.kernel_level_lines;
-  }
+  const bool limiters = level && selectable;
   const profiler::KernelLink* chosen = level && !frame.selection.kernel.empty() ? level->by_name(frame.selection.kernel)
                                                                                   : nullptr;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
@@ -242,17 +256,18 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   const float table_h = std::max(ImGui::GetContentRegionAvail().y * (chosen ? 0.22f : 0.6f), ImGui::GetFontSize() * 6);
   if (ImGui::BeginTable("gpu_kernels", limiters ? 6 : 5, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn(by_launcher ? "launched by" : "kernel", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthStretch);
     for (const char* c : {"count", "total", "mean", "share"}) ImGui::TableSetupColumn(c, ImGuiTableColumnFlags_WidthFixed);
     if (limiters) ImGui::TableSetupColumn("limiter (ncu)", ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
     for (const profiler::KernelGroup& g : groups) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      if (by_launcher) {
+      if (!selectable) {
         ImGui::TextUnformatted(g.key.c_str());
-      } else if (ImGui::Selectable(g.key.c_str(), g.key == frame.selection.kernel,
-                                   ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
+      } else if (ImGui::Selectable(
+                     g.key.c_str(), g.key == frame.selection.kernel,
+                     ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
         frame.command("kernel=" + (g.key == frame.selection.kernel ? std::string() : g.key));
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", g.key.c_str());
@@ -278,6 +293,60 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
     }
     ImGui::EndTable();
   }
+}
+
+void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
+  drawn = {};
+  const profiler::GpuAnalysis& a = trace.analysis;
+  ImGui::TextUnformatted(trace.summary().c_str());
+  if (trace.ranks) rank_rows(trace);
+  if (!a.has_gpu) {
+    ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
+    level_lines(a);  // a CPU recording's phases (fusebox generate --out): its ops are the work
+    if (a.phases.phases.empty()) return;
+    phase_picker(frame, a.phases);
+    kernel_table(frame, phase_groups(a.phases, phase),
+                 phase.empty() ? "op, every phase" : ("op in " + phase).c_str(), false);
+    return;
+  }
+  for (const profiler::DeviceSplit& d : a.devices) device_bar(d);
+  for (const std::string& w : a.warnings) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+    ImGui::TextWrapped("warning: %s", w.c_str());
+    ImGui::PopStyleColor();
+    ++drawn.warnings;
+  }
+
+  if (ImGui::CollapsingHeader("findings, by time lost", ImGuiTreeNodeFlags_DefaultOpen)) {
+    for (const profiler::GpuFinding& f : a.findings) {
+      ImGui::Bullet();
+      ImGui::TextWrapped("%s", f.sentence.c_str());
+      ++drawn.findings;
+    }
+    if (a.findings.empty()) ImGui::TextDisabled("no findings");
+  }
+  level_lines(a);
+
+  if (ImGui::RadioButton("kernels by name", !by_launcher)) frame.command("ops.group=type");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("by launching host range", by_launcher)) frame.command("ops.group=node");
+  item_tooltip(
+      "The innermost host op or NVTX range on the launching thread around each launch call.");
+  phase_picker(frame, a.phases);
+  const workbench::KernelLevel* level = frame.kernels;
+  if (level) {
+    ImGui::TextDisabled("kernel level: %s: %s", level->path.c_str(), level->summary().c_str());
+    ++drawn.kernel_level_lines;
+  }
+  // A phase picked: the kernels its steps launched, by name; else all, by name or by launcher.
+  if (!phase.empty() && !a.phases.phases.empty()) {
+    kernel_table(frame, phase_groups(a.phases, phase), ("kernel in " + phase).c_str(), true);
+  } else {
+    kernel_table(frame, by_launcher ? a.kernels_by_launcher : a.kernels_by_name,
+                 by_launcher ? "launched by" : "kernel", !by_launcher);
+  }
+  const profiler::KernelLink* chosen =
+      level && !frame.selection.kernel.empty() ? level->by_name(frame.selection.kernel) : nullptr;
   if (chosen) kernel_figures(*level, *chosen);
   else if (level && !frame.selection.kernel.empty())
     ImGui::TextDisabled("%s: no profiled launch of this kernel in %s", frame.selection.kernel.c_str(), level->path.c_str());

@@ -194,9 +194,22 @@ void row_tooltip(const profiler::OpRow& row) {
 
 std::vector<PanelSwitch> OpTablePanel::switches() {
   return {
-      {"group", {"type", "node"}, "", "one row per op type, or one per node",
+      {"group",
+       {"type", "node"},
+       "",
+       "one row per op type, or one per node",
        [this](const std::string& v, const workbench::RunResult*) {
          by_node = v == "node";
+         return std::string();
+       }},
+      {"phase",
+       {"all", "prefill", "decode", "mixed", "idle"},
+       "",
+       "an opened serving or generation trace: the kernels (a CPU recording's ops) its steps of "
+       "one phase "
+       "launched, or all",
+       [this](const std::string& v, const workbench::RunResult*) {
+         gpu.phase = v == "all" ? "" : v;
          return std::string();
        }},
   };

@@ -52,8 +52,15 @@ TEST(Phases, VllmExecuteAnnotationsSplitPrefillDecodeAndMixed) {
   EXPECT_EQ(p.phases[1].tokens, 16);
   EXPECT_EQ(p.phases[2].name, "mixed");
   EXPECT_EQ(p.phases[2].tokens, 100);
-  EXPECT_EQ(p.phases[0].top_kernels.at(0).name, "gemm");
+  EXPECT_EQ(p.phases[0].kernels.at(0).name, "gemm");
+  for (const Phase& ph : p.phases) {  // a phase's op table adds up to the phase's figures
+    int64_t count = 0, ns = 0;
+    for (const PhaseKernel& k : ph.kernels) count += k.count, ns += k.total_ns;
+    EXPECT_EQ(count, ph.kernel_count) << ph.name;
+    EXPECT_EQ(ns, ph.kernel_ns) << ph.name;
+  }
   EXPECT_NE(phases_json(p)["phases"][1]["name"].get<std::string>(), "");
+  EXPECT_EQ(phases_json(p)["phases"][0]["kernels"].size(), p.phases[0].kernels.size());
 }
 
 TEST(Phases, SglangStepsAndTheOutermostAnnotationWins) {

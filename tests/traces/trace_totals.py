@@ -197,7 +197,7 @@ def kineto_phases(path, shift):
         elif KINETO_CATS.get(cat) in ("kernel", "memcpy", "memset"):
             gpu.append((KINETO_CATS[cat], start, end, name, args.get("correlation", 0)))
         elif cat == "cpu_op":
-            ops.append((start + shift, end + shift))
+            ops.append((start + shift, end + shift, name))
         elif cat in ("user_annotation", "gpu_user_annotation", "python_function"):
             m = re.match(r"execute_(\d+)_context_(\d+)\(.*?\)_generation_(\d+)", name)
             if m and (int(m[2]) or int(m[3])):
@@ -220,8 +220,9 @@ def kineto_phases(path, shift):
     for st in steps:
         if not outer or st[0] >= outer[-1][1]:
             outer.append(st)
-    phases = {}
+    phases, names = {}, {}
     for s0, e0, phase, tokens in outer:
+        by = names.setdefault(phase, {})
         p = phases.setdefault(phase, {"steps": 0, "kernel_count": 0, "kernel_ns": 0,
                                       "kv_write_ns": 0, "tokens": 0, "step_ns": 0})
         p["steps"] += 1
@@ -236,16 +237,22 @@ def kineto_phases(path, shift):
                 continue
             p["kernel_count"] += 1
             p["kernel_ns"] += we - ws
+            by[name] = by.get(name, 0) + we - ws
             f = function_name(name).lower()
             if any(k in f for k in ("reshape_and_cache", "store_kvcache", "set_kv_buffer",
                                     "kv_cache", "copy_blocks")):
                 p["kv_write_ns"] += we - ws
         if not gpu:
-            for os_, oe in ops:
+            for os_, oe, name in ops:
                 if s0 <= os_ < e0:
                     p["kernel_count"] += 1
                     p["kernel_ns"] += oe - os_
+                    by[name] = by.get(name, 0) + oe - os_
         p["step_ns"] += last - s0
+    # The phase's op table: how many names, and the time of the one holding the most.
+    for phase, by in names.items():
+        phases[phase]["kernel_names_count"] = len(by)
+        phases[phase]["top_kernel_ns"] = max(by.values(), default=0)
     return phases
 
 
@@ -272,6 +279,9 @@ def main():
             print(f"{path}: phases: fusebox {sorted(got)}, python {sorted(ph)}", file=sys.stderr)
             return 1
         for name, p in ph.items():
+            kernels = got[name]["kernels"]
+            got[name]["kernel_names_count"] = len(kernels)
+            got[name]["top_kernel_ns"] = kernels[0]["total_ns"] if kernels else 0
             for key, want in p.items():
                 ours[f"{name}_{key}"] = want
                 theirs[f"{name}_{key}"] = got[name][key]

@@ -392,6 +392,49 @@ TEST_F(UiTest, ARecordedGpuTraceOpensInTheTraceAndOpPanels) {
   EXPECT_NE(app_->command("trace.gap=0"), "") << "no gaps without a trace";
 }
 
+// A generation's op table per phase (ops.phase=): every phase's ops, then one phase's alone. A
+// CPU recording (fusebox generate --out writes such ranges) and a GPU serving trace alike.
+TEST_F(UiTest, TheOpTableListsOnePhasesKernelsOrOps) {
+  start("mlp");
+  const std::string path = fusebox::test::process_temp_dir() + "/phases_trace.json";
+  {
+    std::ofstream f(path);
+    f << R"({"traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "prefill toks=4", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "cpu_op", "name": "MatMul", "ts": 10, "dur": 50, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "cpu_op", "name": "Softmax", "ts": 70, "dur": 20, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "user_annotation", "name": "decode toks=1", "ts": 200, "dur": 100, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "cpu_op", "name": "MatMul", "ts": 210, "dur": 30, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "cpu_op", "name": "Add", "ts": 250, "dur": 10, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "user_annotation", "name": "decode toks=1", "ts": 400, "dur": 100, "pid": 1, "tid": 1},
+      {"ph": "X", "cat": "cpu_op", "name": "MatMul", "ts": 410, "dur": 30, "pid": 1, "tid": 1}]})";
+  }
+  run("open=" + path + "; panel=ops");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.phase_choices, 3u) << "all, prefill, decode";
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_rows, 3u) << "MatMul, Softmax, Add over every phase";
+  run("ops.phase=decode");
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_rows, 2u) << "MatMul, Add";
+  run("ops.phase=mixed");
+  frame();
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_rows, 0u) << "no mixed steps here";
+  EXPECT_NE(app_->command("ops.phase=warmup"), "") << "not a phase";
+
+  // SGLang's prefill on an MI300X: the kernels its prefill step launched, as the analysis counts
+  // (here every kernel of the trace; the CPU recording above is the one whose phases differ).
+  run("ops.phase=prefill; open=" + std::string(FUSEBOX_SOURCE_DIR) +
+      "/tests/data/traces/mi300x_sglang_qwen3_8b_prefilldecode.json.gz");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  const profiler::Phases& phases = app_->opened_trace()->analysis.phases;
+  ASSERT_FALSE(phases.phases.empty());
+  EXPECT_EQ(app_->ops.gpu.drawn.kernel_rows, phases.phases[0].kernels.size());
+  EXPECT_EQ(app_->ops.gpu.drawn.phase_choices, 2u) << "all, prefill";
+  run("ops.phase=all");
+}
+
 // vLLM's piecewise HIP graphs on an MI300X: the op table warns of the clock offset it corrected
 // and gives the graph replays their line; AlexNet (no replays, no NCCL, no phases) gets none.
 TEST_F(UiTest, AGraphReplayTraceShowsItsReplaysAndTheClockWarning) {

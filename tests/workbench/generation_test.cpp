@@ -175,8 +175,8 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
     EXPECT_NEAR(static_cast<double>(p.phases[1].kernel_ns), static_cast<double>(op_ns[1]),
                 1e3 * ops);
     EXPECT_GT(p.phases[1].tokens_per_s, 0);
-    ASSERT_FALSE(p.phases[1].top_kernels.empty());
-    EXPECT_EQ(p.phases[1].top_kernels[0].count, 4);  // one node, once a decode step
+    ASSERT_FALSE(p.phases[1].kernels.empty());
+    EXPECT_EQ(p.phases[1].kernels[0].count, 4);  // one node, once a decode step
   }
 }
 
