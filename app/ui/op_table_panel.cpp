@@ -71,27 +71,61 @@ void breakdown_bar(const profiler::Breakdown& b) {
       100 * b.gap_fraction(), 100 * b.edge_fraction(), static_cast<long long>(b.ops_per_run));
 }
 
-// The table's columns; the first names the rows (op types or nodes). The figures' columns are as
-// wide as their header (with room for the sort arrow) or their widest usual value, whichever is
-// wider, so no header is clipped; the names and the bound class share what is left.
-void setup_columns(bool by_node) {
-  auto fixed = [](const char* header, const char* widest, ImGuiTableColumnFlags flags) {
-    const float w = std::max(ImGui::CalcTextSize(header).x + ImGui::GetFontSize(), ImGui::CalcTextSize(widest).x);
-    ImGui::TableSetupColumn(header, flags | ImGuiTableColumnFlags_WidthFixed, w);
-  };
-  const ImGuiTableColumnFlags desc = ImGuiTableColumnFlags_PreferSortDescending;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn(by_node ? "node" : "op", ImGuiTableColumnFlags_WidthStretch, 2.6f);
-  fixed("calls", "999", 0);  // per run
-  fixed("median", "99.9 us", ImGuiTableColumnFlags_DefaultSort | desc);  // per run
-  fixed("p10-p90", "99.9 us - 999 us", desc);
-  fixed("%run", "99.9", desc);
-  fixed("/call", "99.9 us", desc);
-  fixed("GFLOP/s", "9999.9", desc);
-  fixed("GB/s", "999.9", desc);
-  fixed("%comp", "100%", desc);
-  fixed("%mem", "100%", desc);
-  ImGui::TableSetupColumn("bound", ImGuiTableColumnFlags_WidthStretch, 2.4f);
+// The figures' columns: each as wide as its header (with room for the sort arrow) or its widest
+// usual value, whichever is wider, so no header is clipped.
+struct FigureColumn {
+  const char* header;
+  const char* widest;
+  ImGuiTableColumnFlags flags;
+};
+constexpr ImGuiTableColumnFlags kDesc = ImGuiTableColumnFlags_PreferSortDescending;
+constexpr FigureColumn kFigureColumns[] = {
+    {"calls", "999", 0},                                               // per run
+    {"median", "99.9 us", ImGuiTableColumnFlags_DefaultSort | kDesc},  // per run
+    {"p10-p90", "99.9 us - 999 us", kDesc},
+    {"%run", "99.9", kDesc},
+    {"/call", "99.9 us", kDesc},
+    {"GFLOP/s", "9999.9", kDesc},
+    {"GB/s", "999.9", kDesc},
+    {"%comp", "100%", kDesc},
+    {"%mem", "100%", kDesc},
+};
+float figure_width(const FigureColumn& c) {
+  return std::max(ImGui::CalcTextSize(c.header).x + ImGui::GetFontSize(),
+                  ImGui::CalcTextSize(c.widest).x);
+}
+// What the names and the bound class need to be read: below it, the table scrolls sideways.
+float names_min_width() {
+  return ImGui::CalcTextSize("NhwcGlobalAveragePool").x + ImGui::CalcTextSize("memory-bound").x;
+}
+
+// Whether the figures leave the names and the bound class too little of `width` to be read.
+bool table_too_narrow(float width) {
+  float figures = 0;
+  for (const FigureColumn& c : kFigureColumns)
+    figures += figure_width(c) + 2 * ImGui::GetStyle().CellPadding.x;
+  return width - figures < names_min_width();
+}
+
+// The table's columns; the first names the rows (op types or nodes), the figures follow, and the
+// names and the bound class share what is left. In a panel too narrow for that (`scroll`), the
+// names and bound get the width they need, the table scrolls sideways and the names stay put.
+void setup_columns(bool by_node, bool scroll) {
+  ImGui::TableSetupScrollFreeze(scroll ? 1 : 0, 1);
+  const char* name = by_node ? "node" : "op";
+  if (scroll)
+    ImGui::TableSetupColumn(
+        name, ImGuiTableColumnFlags_WidthFixed,
+        ImGui::CalcTextSize("NhwcGlobalAveragePool").x + ImGui::GetFontSize());  // and its swatch
+  else
+    ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch, 2.6f);
+  for (const FigureColumn& c : kFigureColumns)
+    ImGui::TableSetupColumn(c.header, c.flags | ImGuiTableColumnFlags_WidthFixed, figure_width(c));
+  if (scroll)
+    ImGui::TableSetupColumn("bound", ImGuiTableColumnFlags_WidthFixed,
+                            ImGui::CalcTextSize("memory-bound").x);
+  else
+    ImGui::TableSetupColumn("bound", ImGuiTableColumnFlags_WidthStretch, 2.4f);
   ImGui::TableHeadersRow();
 }
 
@@ -261,11 +295,14 @@ void OpTablePanel::draw_table(const Frame& frame, const workbench::RunResult& r,
                               const profiler::Analysis& a) {
   std::vector<const profiler::OpRow*> rows;
   for (const auto& row : by_node ? a.by_node : a.by_type) rows.push_back(&row);
-  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  const bool scroll = table_too_narrow(ImGui::GetContentRegionAvail().x);
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+      ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+      (scroll ? ImGuiTableFlags_ScrollX : ImGuiTableFlags_SizingStretchProp);
   if (!ImGui::BeginTable("ops", kColumns, flags)) return;
-  setup_columns(by_node);
+  drawn.scrolls_sideways = scroll;
+  setup_columns(by_node, scroll);
   sort_rows(rows);
   // The selected node's op type, for the by-type table.
   std::string selected_op;

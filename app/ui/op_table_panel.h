@@ -29,6 +29,7 @@ struct OpTablePanel {
   GpuTable gpu;           // what it draws for an opened GPU trace
   struct Drawn {
     size_t rows = 0;
+    bool scrolls_sideways = false;       // too narrow for the names beside the figures: ScrollX
     std::optional<ImRect> selected_row;  // screen rect of the selected node's row (or its type's)
   } drawn;
 

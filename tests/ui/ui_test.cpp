@@ -152,6 +152,18 @@ TEST_F(UiTest, TheIsaSwitchFlipsLiveAndTheStatusLineNamesTheLevel) {
   }
 }
 
+// The op table's figures take a fixed width; where they leave its names and bound class too
+// little room (a walkthrough beside it takes half the row), the table scrolls sideways with its
+// names kept wide enough to read and frozen at the left, instead of squeezing them to a letter.
+TEST_F(UiTest, ANarrowOpTableScrollsSidewaysWithItsNamesReadable) {
+  start("transformer");
+  EXPECT_GT(app_->ops.drawn.rows, 0u);
+  EXPECT_FALSE(app_->ops.drawn.scrolls_sideways) << "room for names, figures and bound at 1600x1000";
+  run("scenario=" + std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/fusion.json");
+  EXPECT_GT(app_->ops.drawn.rows, 0u);
+  EXPECT_TRUE(app_->ops.drawn.scrolls_sideways) << "the walkthrough takes half the row";
+}
+
 TEST_F(UiTest, ASelectedNodeLightsUpInEveryPanel) {
   start("transformer");
   // The first MatMul-like node: it has buffers, spans and a row.
