@@ -371,19 +371,21 @@ std::string counted(size_t n, const std::string& what) {
 
 // ---- the reader --------------------------------------------------------------------------------
 
-using Place = std::tuple<int64_t, int64_t, int64_t>;  // (pid, tid, ts in ns) of an event
+// A host or GPU thread of the file, (pid, tid); the reader numbers them as it meets them, so a
+// record or a flow names its thread in 4 bytes.
+struct Where {
+  int64_t pid = 0, tid = 0;
+  auto operator<=>(const Where&) const = default;
+};
+
+// Where an event sits: (its thread's number, ts in ns). Flows point at places.
+using Place = std::pair<uint32_t, int64_t>;
 
 struct Meta {
   std::string name;  // process_name, process_labels or thread_name
   int64_t pid = 0;
   int32_t tid = 0;
   std::string text;  // args "name" or "labels"
-};
-
-// Where a device record sits in the file (flows point there), kept beside the records so that the
-// records themselves become the recording's without a copy.
-struct Where {
-  int64_t pid = 0, tid = 0;
 };
 
 class KinetoReader {
@@ -399,6 +401,9 @@ class KinetoReader {
     metadata();
     correlate_through_flows();
     separate_processes();
+    flows_ = {};  // the flows have said what they could
+    flow_start_ = {};
+    flow_end_ = {};
     nest_spans();
     keep_device_by_start();
     pick_main_tid();
@@ -633,7 +638,7 @@ class KinetoReader {
         collectives_.emplace_back(acts_.size(), collective_args(args));
     }
     acts_.push_back(std::move(a));
-    where_.push_back({pid, tid});
+    where_.push_back(thread(pid, tid));
   }
 
   // PyTorch's record of a collective with its kernel; a size it cannot read is left 0.
@@ -701,11 +706,9 @@ class KinetoReader {
     auto pid = int_value(e.pid), tid = int_value(e.tid);
     auto ts = micros_to_ns(number(e.ts));
     if (!pid || !tid || !ts || !e.id) return;
-    const Place at{*pid, *tid, *ts};
-    if (start)
-      flows_.push_back({at, flow_key(*e.id), 0, true});
-    else
-      flows_.push_back({at, flow_key(*e.id), as_correlation(e.id), false});
+    const FlowKey key = flow_key(*e.id);
+    flows_.push_back(
+        {*ts, key.value, thread(*pid, *tid), start ? 0 : as_correlation(e.id), key.kind, start});
   }
 
   void header(const json& top) {
@@ -826,15 +829,12 @@ class KinetoReader {
 
   // GPU events without args "correlation": the flow ending at them starts at their launch.
   void correlate_through_flows() {
-    if (std::none_of(acts_.begin(), acts_.end(), [](const exec::DeviceActivity& a) {
-          return a.kind != exec::ActivityKind::Runtime && !a.correlation_id;
-        }))
-      return;
-    index_flows();
-    std::map<Place, size_t> runtime_at;
+    std::set<Place> uncorrelated;
     for (size_t i = 0; i < acts_.size(); ++i)
-      if (acts_[i].kind == exec::ActivityKind::Runtime)
-        runtime_at.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, i);
+      if (acts_[i].kind != exec::ActivityKind::Runtime && !acts_[i].correlation_id)
+        uncorrelated.insert(place(i));
+    if (uncorrelated.empty()) return;
+    const std::map<Place, size_t> runtime_at = index_flows(uncorrelated);
     size_t orphans = 0;
     for (size_t i = 0; i < acts_.size(); ++i) {
       exec::DeviceActivity& a = acts_[i];
@@ -848,7 +848,7 @@ class KinetoReader {
   }
 
   uint32_t correlation_by_flow(size_t i, const std::map<Place, size_t>& runtime_at) {
-    auto f = flow_end_.find(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns});
+    auto f = flow_end_.find(place(i));
     if (f == flow_end_.end()) return 0;
     const uint32_t id = f->second.correlation;
     auto s = flow_start_.find(f->second.key);
@@ -889,14 +889,13 @@ class KinetoReader {
     for (const auto& [id, c] : calls) {
       if (c.size() < 2) continue;
       shared.insert(id);
-      for (size_t k : c) one_process = one_process && where_[k].pid == where_[c.front()].pid;
+      for (size_t k : c) one_process = one_process && pid(k) == pid(c.front());
     }
-    index_flows();
-    std::map<Place, size_t>
-        runtime_at;  // where a launch call sits -> its index (flows start there)
+    std::set<Place> sharing;  // where the GPU events with a shared id sit
     for (size_t i = 0; i < acts_.size(); ++i)
-      if (acts_[i].kind == exec::ActivityKind::Runtime)
-        runtime_at.emplace(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns}, i);
+      if (acts_[i].kind != exec::ActivityKind::Runtime && shared.count(acts_[i].correlation_id))
+        sharing.insert(place(i));
+    const std::map<Place, size_t> runtime_at = index_flows(sharing);
     // The launch call, or else the launching process, of each GPU event with a shared id.
     std::vector<std::optional<size_t>> call_of(acts_.size());
     std::vector<std::optional<int64_t>> launcher(acts_.size());
@@ -907,15 +906,15 @@ class KinetoReader {
       const auto c = calls.find(g.correlation_id);
       if (c == calls.end()) continue;
       if (!shared.count(g.correlation_id)) {
-        launcher[i] = where_[c->second.front()].pid;
+        launcher[i] = pid(c->second.front());
       } else if (auto by_flow = call_by_flow(i, runtime_at);
                  by_flow && acts_[*by_flow].correlation_id == g.correlation_id) {
         call_of[i] = by_flow;
-        launcher[i] = where_[*by_flow].pid;
+        launcher[i] = pid(*by_flow);
       } else {
         std::set<int64_t> before;
         for (size_t k : c->second)
-          if (acts_[k].start_ns <= g.start_ns) before.insert(where_[k].pid);
+          if (acts_[k].start_ns <= g.start_ns) before.insert(pid(k));
         if (before.size() == 1) launcher[i] = *before.begin();
       }
       if (launcher[i]) device_callers[g.device].insert(*launcher[i]);
@@ -931,13 +930,14 @@ class KinetoReader {
       exec::DeviceActivity& g = acts_[i];
       if (!shared.count(g.correlation_id) || g.kind == exec::ActivityKind::Runtime) continue;
       std::optional<size_t> call = call_of[i];
-      std::optional<int64_t> pid = launcher[i];
-      if (const auto d = device_callers.find(g.device); !pid && d != device_callers.end() && d->second.size() == 1)
-        pid = *d->second.begin();
-      if (!call && pid) {  // the process's only call with the id
+      std::optional<int64_t> process = launcher[i];
+      if (const auto d = device_callers.find(g.device);
+          !process && d != device_callers.end() && d->second.size() == 1)
+        process = *d->second.begin();
+      if (!call && process) {  // the process's only call with the id
         size_t found = 0;
         for (size_t k : calls[g.correlation_id])
-          if (where_[k].pid == *pid) call = found++ == 0 ? std::optional<size_t>(k) : std::nullopt;
+          if (pid(k) == *process) call = found++ == 0 ? std::optional<size_t>(k) : std::nullopt;
         if (found != 1) call.reset();
       }
       if (call) {
@@ -961,7 +961,7 @@ class KinetoReader {
 
   // The launch call (index into acts_) the flow ending at record `i` starts at, if any.
   std::optional<size_t> call_by_flow(size_t i, const std::map<Place, size_t>& runtime_at) {
-    auto f = flow_end_.find(Place{where_[i].pid, where_[i].tid, acts_[i].start_ns});
+    auto f = flow_end_.find(place(i));
     if (f == flow_end_.end()) return std::nullopt;
     auto s = flow_start_.find(f->second.key);
     if (s == flow_start_.end()) return std::nullopt;
@@ -1032,7 +1032,17 @@ class KinetoReader {
   Recording r_;
   std::vector<Span> spans_;
   std::vector<exec::DeviceActivity> acts_;  // file order until keep_device_by_start
-  std::vector<Where> where_;                 // parallel to acts_
+  std::vector<uint32_t> where_;             // parallel to acts_: its thread (index into threads_)
+  std::vector<Where> threads_;              // the file's threads, numbered as met
+  std::map<Where, uint32_t> thread_numbers_;
+  uint32_t thread(int64_t pid, int64_t tid) {
+    const auto [it, fresh] =
+        thread_numbers_.try_emplace(Where{pid, tid}, static_cast<uint32_t>(threads_.size()));
+    if (fresh) threads_.push_back(Where{pid, tid});
+    return it->second;
+  }
+  Place place(size_t i) const { return {where_[i], acts_[i].start_ns}; }  // of device record i
+  int64_t pid(size_t i) const { return threads_[where_[i]].pid; }         // of device record i
   std::vector<std::pair<size_t, CollectiveArgs>> collectives_;  // (index into acts_, its arguments)
   NodeTable nodes_;                                             // our own export's nodes, by index
   std::vector<Meta> meta_;
@@ -1054,22 +1064,38 @@ class KinetoReader {
     FlowKey key;
     uint32_t correlation = 0;
   };
-  // The flow events as read, indexed only when a GPU event needs them (most kineto 2.x events
-  // carry their correlation id in args).
+  // The flow events as read: 32 bytes each, as a trace holds two per kernel. Only the few a GPU
+  // event needs are indexed (most kineto 2.x events carry their correlation id in args).
   struct Flow {
-    Place at;
-    FlowKey key;               // flow_key of its id
+    int64_t ts = 0;
+    uint64_t key_value = 0;    // flow_key of its id, in two fields to keep the record small
+    uint32_t thread = 0;       // index into threads_
     uint32_t correlation = 0;  // an end's id read as a correlation id
+    FlowKey::Kind key_kind = FlowKey::NonNegative;
     bool start = false;
+    Place at() const { return {thread, ts}; }
+    FlowKey key() const { return {key_value, key_kind}; }
   };
+  static_assert(sizeof(Flow) == 32, "a flow's size is a budget: see above");
   std::vector<Flow> flows_;
-  void index_flows() {
-    for (Flow& f : flows_)
-      if (f.start)
-        flow_start_[f.key] = f.at;  // the last start of an id counts, the first end at a place
-      else
-        flow_end_.emplace(f.at, FlowId{f.key, f.correlation});
-    flows_ = {};
+  // Indexes the flows ending at `ends` and the starts of their ids (the last start of an id
+  // counts, the first end at a place), and returns where the launch calls at those starts sit.
+  // Called again with other places, it adds theirs: the answer is the same as one index of all.
+  std::map<Place, size_t> index_flows(const std::set<Place>& ends) {
+    std::set<FlowKey> keys;
+    for (const Flow& f : flows_)
+      if (!f.start && ends.count(f.at()) &&
+          flow_end_.emplace(f.at(), FlowId{f.key(), f.correlation}).second)
+        keys.insert(f.key());
+    for (const Flow& f : flows_)
+      if (f.start && keys.count(f.key())) flow_start_[f.key()] = f.at();
+    std::set<Place> starts;
+    for (const auto& [key, at] : flow_start_) starts.insert(at);
+    std::map<Place, size_t> runtime_at;  // where a launch call sits -> its index
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind == exec::ActivityKind::Runtime && starts.count(place(i)))
+        runtime_at.emplace(place(i), i);
+    return runtime_at;
   }
   std::map<FlowKey, Place> flow_start_;      // flow id -> where it starts
   std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
