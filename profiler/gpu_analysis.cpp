@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <span>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
@@ -549,10 +551,12 @@ bool is_kernel_launch_call(const std::string& n) {
   return contains(n, "LaunchKernel") || contains(n, "LaunchCooperativeKernel");
 }
 
-// A launch call and the kernels it started (in record order).
+// A launch call and the kernels it started (in record order): a view into one flat array shared
+// by every call, as a trace holds millions of calls of one kernel each (a vector apiece cost 64
+// bytes a call).
 struct CallKernels {
   const DeviceActivity* call = nullptr;
-  std::vector<const DeviceActivity*> kernels;
+  std::span<const DeviceActivity* const> kernels;
   int64_t first_start() const {
     int64_t t = kernels.front()->start_ns;
     for (const DeviceActivity* k : kernels) t = std::min(t, k->start_ns);
@@ -583,8 +587,9 @@ void add_replay(GraphReplays& g, const CallKernels& c, std::vector<double>& per_
 
 // Stream captures: kernel launch calls between a thread's BeginCapture and EndCapture launch
 // nothing (they are recorded into a graph); instantiations are counted with their time.
-void count_captures(GraphReplays& g, const Activities& dev,
-                    const std::unordered_map<uint32_t, size_t>& launched) {
+// `launched(x)`: launch call x started kernels.
+template <typename Launched>
+void count_captures(GraphReplays& g, const Activities& dev, const Launched& launched) {
   std::map<uint32_t, std::vector<const DeviceActivity*>> by_thread;
   for (const DeviceActivity& x : dev) {
     if (x.kind != ActivityKind::Runtime) continue;
@@ -603,7 +608,7 @@ void count_captures(GraphReplays& g, const Activities& dev,
       } else if (contains(x->name, "EndCapture")) {
         capturing = false;
       } else if (capturing && is_kernel_launch_call(x->name) &&
-                 (x->correlation_id == 0 || !launched.count(x->correlation_id))) {
+                 (x->correlation_id == 0 || !launched(*x))) {
         g.captured_launch_calls += 1;
       }
     }
@@ -616,8 +621,13 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
                                                          const HostCalls& h) {
   LauncherIndex launchers(r);
   std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
-  std::unordered_map<uint32_t, size_t> call_index;  // correlation id -> calls[i]
-  std::vector<CallKernels> calls;
+  // The launch calls in the order of their first kernel, and each kernel's call (kNone: none),
+  // then every call's kernels side by side in one array (a counting sort, record order kept).
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> call_at(r.device.size(), kNone);  // by a launch call's record index
+  std::vector<uint32_t> call_of_kernel;
+  std::vector<const DeviceActivity*> call_record;
+  std::vector<uint32_t> kernel_count;
   for (const DeviceActivity& x : r.device) {
     if (x.kind != ActivityKind::Kernel) continue;
     a.launch.kernels += 1;
@@ -625,15 +635,35 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
     const DeviceActivity* launch = h.launch_of(x);
     if (!launch) {
       add_to_group(by_launcher, "(no host range)", dur(x));
+      call_of_kernel.push_back(kNone);
       continue;
     }
     a.launch.correlated += 1;
     const Span* sp = launchers.at(static_cast<int32_t>(launch->thread_id), launch->start_ns);
     add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
-    auto [it, fresh] = call_index.try_emplace(x.correlation_id, calls.size());
-    if (fresh) calls.push_back({launch, {}});
-    calls[it->second].kernels.push_back(&x);
+    uint32_t& slot = call_at[static_cast<size_t>(launch - r.device.data())];
+    if (slot == kNone) {
+      slot = static_cast<uint32_t>(call_record.size());
+      call_record.push_back(launch);
+      kernel_count.push_back(0);
+    }
+    kernel_count[slot] += 1;
+    call_of_kernel.push_back(slot);
   }
+  std::vector<size_t> next(call_record.size() + 1, 0);  // where each call's kernels begin
+  for (size_t c = 0; c < call_record.size(); ++c) next[c + 1] = next[c] + kernel_count[c];
+  kernel_count = {};
+  std::vector<const DeviceActivity*> by_call(next.back());
+  std::vector<CallKernels> calls(call_record.size());
+  for (size_t c = 0; c < calls.size(); ++c)
+    calls[c] = {call_record[c], std::span(by_call).subspan(next[c], next[c + 1] - next[c])};
+  call_record = {};
+  size_t k = 0;
+  for (const DeviceActivity& x : r.device)
+    if (x.kind == ActivityKind::Kernel)
+      if (const uint32_t c = call_of_kernel[k++]; c != kNone) by_call[next[c]++] = &x;
+  call_of_kernel = {};
+  next = {};
   std::vector<double> launch_delays, queue_delays, call_durs, per_replay, spans;
   std::map<uint32_t, std::vector<Launch>> per_thread;
   std::vector<std::pair<int64_t, int64_t>> bound;  // launch-bound calls: call, kernels' time
@@ -666,7 +696,10 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
   g.replay_span_ns = delay_stats(std::move(spans));
   g.host_ns_per_kernel =
       g.kernels ? static_cast<double>(g.launch_call_ns) / static_cast<double>(g.kernels) : 0;
-  count_captures(g, r.device, call_index);
+  count_captures(g, r.device, [&](const DeviceActivity& x) {
+    const DeviceActivity* call = h.launch_of(x);  // the call its id names, as kernels find theirs
+    return call && call_at[static_cast<size_t>(call - r.device.data())] != kNone;
+  });
   a.launch.launch_delay = delay_stats(std::move(launch_delays));
   a.launch.queue_delay = delay_stats(std::move(queue_delays));
   a.launch.call_duration = delay_stats(std::move(call_durs));
