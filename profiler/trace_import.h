@@ -47,9 +47,10 @@ struct ImportReport {
 constexpr size_t kMaxTraceBytes = size_t{4} << 30;
 
 // What one event may cost resident, for the budget an import checks as it counts events (before
-// the memory is spent, not after): measured 212 B at 200k events of make_big_trace.py's shape and
-// 160 B at 10M (the large_trace_memory test bounds it at 300); 400 leaves room for real traces'
-// longer names. A trace with more than memory_budget() / this many events is
+// the memory is spent, not after): the peak of a whole `fusebox trace` run measured 235 B at 200k
+// events of make_big_trace.py's shape (huge pages round a small trace's arrays up: 180 B without)
+// and 94 B at 10M (the large_trace_memory test bounds it at 300); 400 leaves room for real
+// traces' longer names. A trace with more than memory_budget() / this many events is
 // refused at the event that passes it, naming the budget.
 constexpr size_t kResidentBytesPerEvent = 400;
 

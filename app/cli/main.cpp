@@ -13,12 +13,16 @@
 #include "app/workbench/settings.h"
 #include "core/base/address_space.h"
 #include "core/base/error.h"
+#include "core/base/huge_pages.h"
 #include "core/base/utf8.h"
 
 namespace {
 
 // Before any shared library's constructor (core/base/address_space.h says why).
-void preinit(int, char**, char**) { fusebox::check_address_space("fusebox"); }
+void preinit(int, char** argv, char** envp) {
+  fusebox::check_address_space("fusebox");
+  fusebox::use_huge_pages(argv, envp);  // core/base/huge_pages.h: re-executes once
+}
 [[gnu::used, gnu::section(".preinit_array")]] void (*preinit_entry)(int, char**, char**) = &preinit;
 
 // "run mlp --iters 1": what the user asked for, to name in an out-of-memory message.

@@ -11,10 +11,10 @@
 #include <GLFW/glfw3.h>
 
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <chrono>
-#include <filesystem>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <new>
@@ -29,6 +29,7 @@
 #include "app/workbench/scenario.h"
 #include "core/base/address_space.h"
 #include "core/base/error.h"
+#include "core/base/huge_pages.h"
 #include "core/base/utf8.h"
 
 namespace {
@@ -36,7 +37,10 @@ namespace {
 using namespace fusebox;
 
 // Before any shared library's constructor (core/base/address_space.h says why).
-void preinit(int, char**, char**) { check_address_space("fusebox-ui"); }
+void preinit(int, char** argv, char** envp) {
+  check_address_space("fusebox-ui");
+  use_huge_pages(argv, envp);  // core/base/huge_pages.h: re-executes once
+}
 [[gnu::used, gnu::section(".preinit_array")]] void (*preinit_entry)(int, char**, char**) = &preinit;
 
 // With no display: the report `fusebox run` prints for the same settings, or for a scenario

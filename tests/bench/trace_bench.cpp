@@ -20,6 +20,7 @@
 #include "app/ui/app.h"
 #include "app/ui/window.h"
 #include "app/workbench/opened_trace.h"
+#include "core/base/huge_pages.h"
 #include "ops/cpu/cpu_backend.h"
 #include "profiler/gpu_analysis.h"
 #include "profiler/saved_trace.h"
@@ -29,6 +30,12 @@ using namespace fusebox;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// As fusebox and fusebox-ui do (core/base/huge_pages.h); FUSEBOX_HUGE_PAGES=0 measures without.
+void preinit(int, char** argv, char** envp) {
+  fusebox::use_huge_pages(argv, envp);
+}
+[[gnu::used, gnu::section(".preinit_array")]] void (*preinit_entry)(int, char**, char**) = &preinit;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
