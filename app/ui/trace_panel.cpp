@@ -36,6 +36,8 @@ constexpr float kTrackGapPx = 5;
 constexpr ImU32 kTrackBgOdd = IM_COL32(255, 255, 255, 8);
 constexpr ImU32 kGridColor = IM_COL32(255, 255, 255, 20);
 constexpr ImU32 kLabelText = IM_COL32(220, 220, 220, 255);
+constexpr ImU32 kFoldText =
+    IM_COL32(140, 180, 230, 255);  // "+9 levels" under a folded track's label
 constexpr ImU32 kSeparator = IM_COL32(255, 255, 255, 35);
 constexpr ImU32 kGroupBg = IM_COL32(70, 90, 130, 110);
 constexpr ImU32 kSpanEdge = IM_COL32(0, 0, 0, 120);
@@ -233,6 +235,7 @@ void TracePanel::rebuild(const profiler::Recording& rec, const workbench::Opened
     group_titles_.push_back(rank_title(trace, g) + "   (host threads: trace.hosts=" + std::to_string(g.rank) + ")");
   // Several ranks: each shows its GPU streams and launches; host threads on request.
   hosts_shown_.assign(timeline_.groups.size(), timeline_.groups.size() < 2);
+  fold_tracks();
   const std::vector<profiler::NodeInfo>& nodes = rec.nodes;
   node_color_.resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n)
@@ -419,6 +422,43 @@ std::string TracePanel::set_hosts(const std::string& value) {
   return "hosts: no rank " + value + " (valid: none, all, " + ranks + ")";
 }
 
+size_t TracePanel::rows_shown(size_t t) const {
+  const size_t rows = timeline_.tracks[t].rows.size();
+  return t < rows_shown_.size() ? std::min(rows, rows_shown_[t]) : rows;
+}
+
+void TracePanel::unfold(size_t t) {
+  if (t < rows_shown_.size()) rows_shown_[t] = SIZE_MAX;
+}
+
+void TracePanel::fold_tracks() {
+  rows_shown_.assign(timeline_.tracks.size(), SIZE_MAX);
+  for (size_t t = 0; t < timeline_.tracks.size(); ++t) {
+    const profiler::TrackKind kind = timeline_.tracks[t].kind;
+    if (kind == profiler::TrackKind::Nvtx || kind == profiler::TrackKind::Cpu)
+      rows_shown_[t] = depth_;
+  }
+}
+
+std::string TracePanel::set_depth(const std::string& value) {
+  if (value == "all") {
+    depth_ = SIZE_MAX;
+  } else {
+    size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || n < 1)
+      return "depth: '" + value + "' is not all or a number of rows from 1";
+    depth_ = static_cast<size_t>(n);
+  }
+  fold_tracks();
+  return "";
+}
+
 bool TracePanel::hidden(size_t t) const {
   const profiler::TimelineTrack& track = timeline_.tracks[t];
   return track.group >= 0 && !hosts_shown_[static_cast<size_t>(track.group)] &&
@@ -427,36 +467,67 @@ bool TracePanel::hidden(size_t t) const {
 
 std::vector<PanelSwitch> TracePanel::switches() {
   return {
-      {"run", {}, "median | all | <n>",
+      {"run",
+       {},
+       "median | all | <n>",
        "which recorded run(s) to show (the view fits the new range)",
        [this](const std::string& v, const workbench::RunResult* r) { return set_run(v, r); }},
-      {"zoom", {}, "fit | <factor>",
+      {"zoom",
+       {},
+       "fit | <factor>",
        "show the whole range, or zoom in (> 1) or out around the centre",
        [this](const std::string& v, const workbench::RunResult*) { return set_zoom(v); }},
-      {"pan", {}, "<fraction>", "move the view by a fraction of its width (0.25 right)",
+      {"pan",
+       {},
+       "<fraction>",
+       "move the view by a fraction of its width (0.25 right)",
        [this](const std::string& v, const workbench::RunResult*) { return set_pan(v); }},
-      {"select", {}, "none | <host span name> | <kernel name prefix>",
+      {"select",
+       {},
+       "none | <host span name> | <kernel name prefix>",
        "with a GPU trace open: pick a host span or kernel; what it is tied to lights up (a "
        "collective: on every rank)",
        [this](const std::string& v, const workbench::RunResult*) { return set_select(v); }},
-      {"hosts", {}, "none | all | <rank>",
+      {"hosts",
+       {},
+       "none | all | <rank>",
        "with several ranks open: whose host threads to show under their GPU tracks",
        [this](const std::string& v, const workbench::RunResult*) { return set_hosts(v); }},
-      {"gap", {}, "none | <n>",
+      {"depth",
+       {},
+       "all | <n>",
+       "the rows each host track (NVTX, CPU) shows: its outermost n nesting levels (4 at first), "
+       "or all; a click on a track's label folds or unfolds it",
+       [this](const std::string& v, const workbench::RunResult*) { return set_depth(v); }},
+      {"gap",
+       {},
+       "none | <n>",
        "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
        [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
-      {"find", {}, "<text>",
+      {"find",
+       {},
+       "<text>",
        "mark every span and kernel whose name contains the text (any case) and show the next "
        "(empty: close)",
        [this](const std::string& v, const workbench::RunResult*) { return set_find(v); }},
-      {"match", {}, "next | prev | <n>", "show the n-th match of find= (from 1)",
+      {"match",
+       {},
+       "next | prev | <n>",
+       "show the n-th match of find= (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_match(v); }},
-      {"histogram", {"show", "hide"}, "",
+      {"histogram",
+       {"show", "hide"},
+       "",
        "the durations of find='s matches in log-spaced bins, under the find bar",
        [this](const std::string& v, const workbench::RunResult*) { return set_histogram(v); }},
-      {"bin", {}, "none | <n>", "keep only the matches in the histogram's n-th bin (from 1)",
+      {"bin",
+       {},
+       "none | <n>",
+       "keep only the matches in the histogram's n-th bin (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_bin(v); }},
-      {"range", {}, "none | view | <t0>,<t1> (us)",
+      {"range",
+       {},
+       "none | view | <t0>,<t1> (us)",
        "select a time range (or shift+drag on the timeline): each track's items and busy share "
        "in it, and the names taking its time",
        [this](const std::string& v, const workbench::RunResult*) { return set_range(v); }},
@@ -752,7 +823,7 @@ void TracePanel::handle_input(const Canvas& c) {
   const ImGuiIO& io = ImGui::GetIO();
   float content_h = 0;
   for (size_t t = 0; t < timeline_.tracks.size(); ++t)
-    content_h += (hidden(t) ? 0 : static_cast<float>(timeline_.tracks[t].rows.size()) * c.row_h + kTrackGapPx) +
+    content_h += (hidden(t) ? 0 : static_cast<float>(rows_shown(t)) * c.row_h + kTrackGapPx) +
                  (starts_group(t) ? c.row_h : 0);
   if (!timeline_.counter.empty()) content_h += c.counter_h + kTrackGapPx;
   const float max_scroll = std::max(0.0f, content_h - c.plot.GetHeight());
@@ -933,19 +1004,34 @@ float TracePanel::draw_tracks(const Canvas& c, Hover& hover) {
       ++drawn.folded;
       continue;
     }
-    const float h = static_cast<float>(track.rows.size()) * c.row_h;
+    const size_t shown = rows_shown(t);
+    const float h = static_cast<float>(shown) * c.row_h;
     track_top_.push_back(y);
     if (t % 2 == 1)
       dl->AddRectFilled(ImVec2(c.canvas.Min.x, y), ImVec2(c.canvas.Max.x, y + h), kTrackBgOdd);
     dl->PushClipRect(c.plot.Min, c.plot.Max, true);
-    for (size_t r = 0; r < track.rows.size(); ++r)
+    for (size_t r = 0; r < shown; ++r)
       draw_row(c, track.rows[r], y + static_cast<float>(r) * c.row_h + 1, hover);
     dl->PopClipRect();
     const ImVec4 label_clip(c.canvas.Min.x, y, c.plot.Min.x - 4, y + h);
-    const std::string label = track_label(track);
+    std::string label = track_label(track);
     if (track.kind == profiler::TrackKind::Worker) drawn.worker_tracks.push_back(label);
+    // Folded levels: said under the label (beside it on a one-row track); a click toggles.
+    std::string fold;
+    if (shown < track.rows.size()) {
+      const size_t more = track.rows.size() - shown;
+      fold = "+" + std::to_string(more) + (more == 1 ? " level" : " levels");
+      drawn.folded_rows += more;
+    } else if (depth_ < track.rows.size() && t < rows_shown_.size() && rows_shown_[t] > depth_) {
+      fold = "- fold";
+    }
+    if (!fold.empty() && shown < 2) label += "  " + std::exchange(fold, "");
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y + 3),
                 kLabelText, label.c_str(), nullptr, 0, &label_clip);
+    if (!fold.empty())
+      dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(),
+                  ImVec2(c.canvas.Min.x + 6, y + 3 + c.row_h), kFoldText, fold.c_str(), nullptr, 0,
+                  &label_clip);
     y += h + kTrackGapPx;
     dl->AddLine(ImVec2(c.canvas.Min.x, y - kTrackGapPx / 2),
                 ImVec2(c.canvas.Max.x, y - kTrackGapPx / 2), kSeparator);
@@ -1037,6 +1123,7 @@ std::string TracePanel::track_label(const profiler::TimelineTrack& track) const 
 
 // One selected item's outline; false when it is out of sight.
 bool TracePanel::outline(const Canvas& c, const profiler::TimelineItemRef& ref) {
+  if (ref.row >= rows_shown(ref.track)) return false;  // in a folded level
   {
     const profiler::TimelineItem& it = timeline_.item(ref);
     if (it.t1 < c.lo || it.t0 > c.hi) return false;
@@ -1066,7 +1153,7 @@ void TracePanel::draw_hover_edge(const Canvas& c, const Hover& hover) const {
   const float hy = ImGui::GetIO().MousePos.y;
   for (size_t t = 0; t < timeline_.tracks.size(); ++t) {
     const float top = track_top_[t];
-    const float h = static_cast<float>(timeline_.tracks[t].rows.size()) * c.row_h;
+    const float h = static_cast<float>(rows_shown(t)) * c.row_h;
     if (hy < top || hy >= top + h) continue;
     const float ry = top + std::floor((hy - top) / c.row_h) * c.row_h + 1;
     c.dl->AddRect(ImVec2(x0, ry), ImVec2(x1, ry + c.row_h - 2), kHoverEdge, 0, 0, 1.5f);
@@ -1074,7 +1161,9 @@ void TracePanel::draw_hover_edge(const Canvas& c, const Hover& hover) const {
 }
 
 float TracePanel::item_y(const Canvas& c, const profiler::TimelineItemRef& ref) const {
-  return track_top_[ref.track] + (static_cast<float>(ref.row) + 0.5f) * c.row_h;
+  // An item in a folded level: its track's last row shown, which holds its outer items.
+  const size_t row = std::min<size_t>(ref.row, std::max<size_t>(rows_shown(ref.track), 1) - 1);
+  return track_top_[ref.track] + (static_cast<float>(row) + 0.5f) * c.row_h;
 }
 
 // Launch -> kernel lines, from the API call's start to the GPU work's start.
@@ -1144,6 +1233,7 @@ void TracePanel::draw_tooltip(const Hover& hover, double counter_value) const {
 
 // A bar with a node selects it, empty space clears the selection.
 void TracePanel::pick(const profiler::TimelineItemRef& ref) {
+  if (ref.row >= rows_shown(ref.track)) unfold(ref.track);
   picked_ = ref;
   linked_ = profiler::linked_items(timeline_, *rec_, ref);
 }
@@ -1187,6 +1277,16 @@ std::string TracePanel::set_select(const std::string& value) {
 
 void TracePanel::handle_click(const Frame& frame, const Canvas& c, const Hover& hover) {
   if (!c.released || dragging_) return;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x < c.plot.Min.x && mouse.y >= c.plot.Min.y) {  // a track's label: fold or unfold it
+    for (size_t t = 0; t < track_top_.size() && t < rows_shown_.size(); ++t) {
+      const size_t rows = timeline_.tracks[t].rows.size();
+      const float top = track_top_[t], h = static_cast<float>(rows_shown(t)) * c.row_h;
+      if (top < -1e6f || mouse.y < top || mouse.y >= top + h || depth_ >= rows) continue;
+      rows_shown_[t] = rows_shown(t) < rows ? SIZE_MAX : depth_;
+      return;
+    }
+  }
   if (frame.trace) {  // no nodes: the item itself is picked, with what it is tied to
     if (hover.item && hover.merged == 1) {
       if (auto ref = profiler::find_item(timeline_, hover.item)) pick(*ref);
@@ -1511,7 +1611,7 @@ void TracePanel::draw_find_marks(const Canvas& c) {
     const auto col = static_cast<size_t>(std::clamp(x0 - c.plot.Min.x, 0.0f, c.plot_w));
     ticked[std::min(col, ticked.size() - 1)] = 1;
     const float top = track_top_[it->track];
-    if (top < -1e6f) continue;  // a folded track
+    if (top < -1e6f || it->row >= rows_shown(it->track)) continue;  // a folded track or level
     const float y0 = top + static_cast<float>(it->row) * c.row_h + 1, y1 = y0 + c.row_h - 2;
     if (y1 < c.plot.Min.y || y0 > c.plot.Max.y) continue;
     const uint64_t key = (uint64_t{it->track} << 32) | it->row;
@@ -1531,6 +1631,11 @@ void TracePanel::draw_find_marks(const Canvas& c) {
   if (std::exchange(reveal_match_, false) && match_index_ >= 0 &&
       static_cast<size_t>(match_index_) < matches_.size()) {
     const profiler::TimelineItemRef& ref = matches_[static_cast<size_t>(match_index_)];
+    if (ref.row >= rows_shown(ref.track)) {  // in a folded level: unfold, place it next frame
+      unfold(ref.track);
+      reveal_match_ = true;
+      return;
+    }
     const float top = track_top_[ref.track];
     const float y = top + static_cast<float>(ref.row) * c.row_h;
     if (top > -1e6f && (y < c.plot.Min.y || y + c.row_h > c.plot.Max.y))

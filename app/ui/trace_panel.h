@@ -1,13 +1,14 @@
 #pragma once
 // The trace panel: the recorded runs as a timeline, nsys style. It draws profiler::Timeline
-// (profiler/timeline.h: tracks, rows, run ranges, the median run), built once per result. One track per source, labelled
-// on the left: NVTX-style ranges (runs and stages), each CPU thread (nested spans by depth: the
-// run on top, its ops below), each intra-op worker thread under them ("worker 0" is the thread
-// that runs the ops, "worker 1".. the pool's; each labelled with its utilisation, busy / wall
-// time of the shown run, or of all recorded runs with run=all; spans in their op's colour, a
-// click selects that op), each GPU stream and the CUDA API calls when the backend reported
-// device activity, and the arena's live bytes as a counter. Shows the median run by default.
-// Wheel zooms around the cursor, drag pans, double-click fits; click an op to select its node.
+// (profiler/timeline.h: tracks, rows, run ranges, the median run), built once per result. One track
+// per source, labelled on the left: NVTX-style ranges (runs and stages), each CPU thread (nested
+// spans by depth: the run on top, its ops below), each intra-op worker thread under them ("worker
+// 0" is the thread that runs the ops, "worker 1".. the pool's; each labelled with its utilisation,
+// busy / wall time of the shown run, or of all recorded runs with run=all; spans in their op's
+// colour, a click selects that op), each GPU stream and the CUDA API calls when the backend
+// reported device activity, and the arena's live bytes as a counter. Shows the median run by
+// default. Wheel zooms around the cursor, drag pans, double-click fits; click an op to select its
+// node.
 //
 // Commands ("trace.<key>=<value>", run by the App through command()):
 //   run=median|all|<n>    which recorded run(s) to show (the view fits the new range)
@@ -24,6 +25,10 @@
 // with its step, computation, communication, idle and wait, GPU streams first; with two ranks
 // or more, their host threads are folded away until asked for:
 //   hosts=none|all|<rank>  whose host threads (NVTX, CPU) to show
+// A recorded trace's host threads nest deep (Python stacks, module annotations): each NVTX or
+// CPU track shows its outermost kFoldDepth rows and says "+N levels" under its label; a click on
+// the label, or a match or pick in a folded row, shows them all (a click again folds them):
+//   depth=<n>|all         the rows each host track shows (all: every level)
 // Find (ctrl+f over the panel, or the "find" button with a trace open), Tracy and Perfetto style:
 //   find=<text>           every item of the shown range whose name contains the text, any case:
 //                         outlined on the timeline (one mark per pixel a row), ticked along the
@@ -73,6 +78,7 @@ struct TracePanel {
     size_t tracks = 0;
     size_t groups = 0;  // rank headers drawn (several ranks open)
     size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
+    size_t folded_rows = 0;  // host tracks' nesting levels folded under their outer rows
     size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
     size_t find_matches = 0;  // items matching trace.find= in the shown range (0: no search)
     size_t find_marked = 0;   // of them, outlined on screen (one mark per pixel of a row)
@@ -151,6 +157,11 @@ struct TracePanel {
   size_t bin_of(double duration) const;  // the histogram bin of a match's duration
   void draw_find_marks(const Canvas& c);
   bool hidden(size_t t) const;  // a rank's host track folded away
+  // The rows track t shows: all, or its outermost ones while its deeper levels are folded.
+  size_t rows_shown(size_t t) const;
+  void unfold(size_t t);  // every level of track t shown
+  void fold_tracks();     // each host track folded to depth_ rows (depth=)
+  std::string set_depth(const std::string& value);
   void pick(const profiler::TimelineItemRef& ref);
   ImU32 color_of(const profiler::TimelineItem& it) const;
   // A track's label; worker tracks add their utilisation in the shown run (all runs with run=all).
@@ -170,6 +181,9 @@ struct TracePanel {
   std::vector<ImU32> node_color_;  // per node, by its op kind
   std::vector<std::string> group_titles_;  // per timeline group (rank): its header line
   std::vector<char> hosts_shown_;          // per group: its host threads drawn (trace.hosts=)
+  static constexpr size_t kFoldDepth = 4;
+  size_t depth_ = kFoldDepth;       // host tracks' rows shown (depth=; SIZE_MAX: all)
+  std::vector<size_t> rows_shown_;  // per track
   // An opened trace's longest GPU-idle gaps (all devices, longest first; times relative to the
   // timeline's base); empty for a live run. gap_choice_ indexes the selected one, or -1.
   std::vector<profiler::IdleGap> gaps_;

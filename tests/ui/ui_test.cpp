@@ -485,6 +485,35 @@ TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank
   EXPECT_NE(app_->command("trace.select=no_such_kernel"), "");
 }
 
+// A recorded trace's host threads nest deep (vLLM's Python stacks: over 40 levels): each NVTX and
+// CPU track shows its outer levels and folds the rest under its label; depth= and a match in a
+// folded level unfold them.
+TEST_F(UiTest, DeepHostStacksAreFoldedUnderTheirLabelAndUnfoldOnAsk) {
+  start("mlp");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) +
+      "/tests/data/traces/mi300x_vllm_prefilldecode_piecewise.json.gz; panel=trace");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  const size_t folded = app_->trace.drawn.folded_rows;
+  EXPECT_GE(folded, 40u) << "the NVTX and CPU tracks' levels past the fourth";
+  run("trace.depth=2");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.folded_rows, folded + 4) << "two more levels on each of two tracks";
+  run("trace.depth=all");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.folded_rows, 0u);
+  EXPECT_NE(app_->command("trace.depth=0"), "");
+  EXPECT_NE(app_->command("trace.depth=deep"), "");
+  run("trace.depth=1");
+  frame();
+  const size_t at_one = app_->trace.drawn.folded_rows;
+  run("trace.find=aten::");  // host ops sit under the Python frames: the first is folded
+  frame();
+  frame();
+  EXPECT_GE(app_->trace.drawn.find_matches, 1u);
+  EXPECT_LT(app_->trace.drawn.folded_rows, at_one) << "the shown match's track unfolded";
+}
+
 // Two recordings compared in the window (HTA's trace_compare pair): pin one, open the other, and
 // the compare panel lists the categories and the kernels that changed; unpin drops it.
 TEST_F(UiTest, ATracePinnedAndAnotherOpenedAreComparedInTheComparePanel) {
