@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "tests/cli/cli_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -34,7 +34,7 @@ std::string trace(const std::string& name) {
 std::string temp_dir() {
   static const std::string d = [] {
     std::string p = ::testing::TempDir() + "/fusebox-trace-cli-" + std::to_string(getpid());
-    mkdir(p.c_str(), 0755);
+    if (mkdir(p.c_str(), 0755) == 0) fusebox::test::remove_at_exit(p);
     return p;
   }();
   return d;

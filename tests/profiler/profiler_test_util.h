@@ -7,17 +7,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
 #include "profiler/recorder.h"
 #include "profiler/roofline.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox::profiler::ptest {
 
@@ -129,7 +129,7 @@ inline std::string tool(const char* env, const char* name) {
 
 inline std::string temp_dir(const std::string& tag) {
   std::string d = "/tmp/fusebox-profiler-test-" + tag + "-" + std::to_string(getpid());
-  mkdir(d.c_str(), 0755);
+  if (mkdir(d.c_str(), 0755) == 0) fusebox::test::remove_at_exit(d);
   return d;
 }
 
