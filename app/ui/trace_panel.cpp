@@ -36,8 +36,7 @@ constexpr float kTrackGapPx = 5;
 constexpr ImU32 kTrackBgOdd = IM_COL32(255, 255, 255, 8);
 constexpr ImU32 kGridColor = IM_COL32(255, 255, 255, 20);
 constexpr ImU32 kLabelText = IM_COL32(220, 220, 220, 255);
-constexpr ImU32 kFoldText =
-    IM_COL32(140, 180, 230, 255);  // "+9 levels" under a folded track's label
+constexpr ImU32 kFoldText = IM_COL32(140, 180, 230, 255);  // "+9 levels" under a label
 constexpr ImU32 kSeparator = IM_COL32(255, 255, 255, 35);
 constexpr ImU32 kGroupBg = IM_COL32(70, 90, 130, 110);
 constexpr ImU32 kSpanEdge = IM_COL32(0, 0, 0, 120);
@@ -467,67 +466,40 @@ bool TracePanel::hidden(size_t t) const {
 
 std::vector<PanelSwitch> TracePanel::switches() {
   return {
-      {"run",
-       {},
-       "median | all | <n>",
+      {"run", {}, "median | all | <n>",
        "which recorded run(s) to show (the view fits the new range)",
        [this](const std::string& v, const workbench::RunResult* r) { return set_run(v, r); }},
-      {"zoom",
-       {},
-       "fit | <factor>",
+      {"zoom", {}, "fit | <factor>",
        "show the whole range, or zoom in (> 1) or out around the centre",
        [this](const std::string& v, const workbench::RunResult*) { return set_zoom(v); }},
-      {"pan",
-       {},
-       "<fraction>",
-       "move the view by a fraction of its width (0.25 right)",
+      {"pan", {}, "<fraction>", "move the view by a fraction of its width (0.25 right)",
        [this](const std::string& v, const workbench::RunResult*) { return set_pan(v); }},
-      {"select",
-       {},
-       "none | <host span name> | <kernel name prefix>",
+      {"select", {}, "none | <host span name> | <kernel name prefix>",
        "with a GPU trace open: pick a host span or kernel; what it is tied to lights up (a "
        "collective: on every rank)",
        [this](const std::string& v, const workbench::RunResult*) { return set_select(v); }},
-      {"hosts",
-       {},
-       "none | all | <rank>",
+      {"hosts", {}, "none | all | <rank>",
        "with several ranks open: whose host threads to show under their GPU tracks",
        [this](const std::string& v, const workbench::RunResult*) { return set_hosts(v); }},
-      {"depth",
-       {},
-       "all | <n>",
+      {"depth", {}, "all | <n>",
        "the rows each host track (NVTX, CPU) shows: its outermost n nesting levels (4 at first), "
        "or all; a click on a track's label folds or unfolds it",
        [this](const std::string& v, const workbench::RunResult*) { return set_depth(v); }},
-      {"gap",
-       {},
-       "none | <n>",
+      {"gap", {}, "none | <n>",
        "with a GPU trace open: select its n-th longest GPU-idle gap (0 = longest) and show it",
        [this](const std::string& v, const workbench::RunResult*) { return set_gap(v); }},
-      {"find",
-       {},
-       "<text>",
+      {"find", {}, "<text>",
        "mark every span and kernel whose name contains the text (any case) and show the next "
        "(empty: close)",
        [this](const std::string& v, const workbench::RunResult*) { return set_find(v); }},
-      {"match",
-       {},
-       "next | prev | <n>",
-       "show the n-th match of find= (from 1)",
+      {"match", {}, "next | prev | <n>", "show the n-th match of find= (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_match(v); }},
-      {"histogram",
-       {"show", "hide"},
-       "",
+      {"histogram", {"show", "hide"}, "",
        "the durations of find='s matches in log-spaced bins, under the find bar",
        [this](const std::string& v, const workbench::RunResult*) { return set_histogram(v); }},
-      {"bin",
-       {},
-       "none | <n>",
-       "keep only the matches in the histogram's n-th bin (from 1)",
+      {"bin", {}, "none | <n>", "keep only the matches in the histogram's n-th bin (from 1)",
        [this](const std::string& v, const workbench::RunResult*) { return set_bin(v); }},
-      {"range",
-       {},
-       "none | view | <t0>,<t1> (us)",
+      {"range", {}, "none | view | <t0>,<t1> (us)",
        "select a time range (or shift+drag on the timeline): each track's items and busy share "
        "in it, and the names taking its time",
        [this](const std::string& v, const workbench::RunResult*) { return set_range(v); }},
