@@ -443,14 +443,9 @@ std::string TracePanel::set_depth(const std::string& value) {
   if (value == "all") {
     depth_ = SIZE_MAX;
   } else {
-    size_t used = 0;
     int n = 0;
-    try {
-      n = std::stoi(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != value.size() || n < 1)
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || n < 1)
       return "depth: '" + value + "' is not all or a number of rows from 1";
     depth_ = static_cast<size_t>(n);
   }
