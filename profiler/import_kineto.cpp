@@ -1035,11 +1035,15 @@ class KinetoReader {
   std::vector<uint32_t> where_;             // parallel to acts_: its thread (index into threads_)
   std::vector<Where> threads_;              // the file's threads, numbered as met
   std::map<Where, uint32_t> thread_numbers_;
+  uint32_t last_thread_ = 0;  // index of the thread thread() returned last
   uint32_t thread(int64_t pid, int64_t tid) {
+    // Events come in runs on one thread: the last one asked for first, then the map.
+    if (!threads_.empty() && threads_[last_thread_].pid == pid && threads_[last_thread_].tid == tid)
+      return last_thread_;
     const auto [it, fresh] =
         thread_numbers_.try_emplace(Where{pid, tid}, static_cast<uint32_t>(threads_.size()));
     if (fresh) threads_.push_back(Where{pid, tid});
-    return it->second;
+    return last_thread_ = it->second;
   }
   Place place(size_t i) const { return {where_[i], acts_[i].start_ns}; }  // of device record i
   int64_t pid(size_t i) const { return threads_[where_[i]].pid; }         // of device record i
