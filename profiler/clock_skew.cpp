@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 #include "core/base/checked.h"
 #include "core/base/strings.h"
+#include "profiler/correlation.h"
 #include "profiler/intervals.h"
 
 namespace fusebox::profiler {
@@ -23,9 +23,7 @@ int64_t diff(int64_t a, int64_t b) { return saturating_sub(a, b); }
 
 ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
   ClockSkew s;
-  std::unordered_map<uint32_t, const DeviceActivity*> call_of;
-  for (const DeviceActivity& x : device)
-    if (x.kind == ActivityKind::Runtime && x.correlation_id) call_of.try_emplace(x.correlation_id, &x);
+  const CorrelationIndex calls(device);
   // GPU work per device in start order, to know which kernels start a busy period.
   std::map<int32_t, std::vector<const DeviceActivity*>> work;
   for (const DeviceActivity& x : device)
@@ -41,29 +39,31 @@ ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
     CoverIndex busy;
     for (const DeviceActivity* x : items) busy.add(x->start_ns, x->end_ns);
     busy.build();
-    std::stable_sort(items.begin(), items.end(), [](const DeviceActivity* a, const DeviceActivity* b) {
+    const auto by_start = [](const DeviceActivity* a, const DeviceActivity* b) {
       return a->start_ns < b->start_ns;
-    });
+    };
+    if (!std::is_sorted(items.begin(), items.end(), by_start))  // an importer's order already
+      std::stable_sort(items.begin(), items.end(), by_start);
     int64_t busy_until = std::numeric_limits<int64_t>::min();
     for (const DeviceActivity* x : items) {
       const bool idle_start = x->start_ns >= busy_until;
       busy_until = std::max(busy_until, x->end_ns);
       if (x->kind != ActivityKind::Kernel || !x->correlation_id) continue;
-      const auto c = call_of.find(x->correlation_id);
-      if (c == call_of.end()) continue;
-      const int64_t before = diff(x->start_ns, c->second->start_ns);
+      const DeviceActivity* call = calls.launch_of(*x);
+      if (!call) continue;
+      const int64_t before = diff(x->start_ns, call->start_ns);
       if (before < 0) {
         s.before_call += 1;
         s.worst_before_ns = std::min(s.worst_before_ns, before);
       }
       // The device idle between the call's return and the kernel's start: a kernel waits in
       // the queue only while work ahead of it runs.
-      const int64_t from = std::max(c->second->end_ns, trace_start);
+      const int64_t from = std::max(call->end_ns, trace_start);
       if (x->start_ns > from)
         s.most_idle_wait_ns = std::max(s.most_idle_wait_ns,
                                        (x->start_ns - from) - busy.covered(from, x->start_ns));
       if (idle_start) {
-        const int64_t q = diff(x->start_ns, c->second->end_ns);
+        const int64_t q = diff(x->start_ns, call->end_ns);
         s.least_idle_start_ns = any_idle_start ? std::min(s.least_idle_start_ns, q) : q;
         any_idle_start = true;
         s.idle_starts += 1;

@@ -40,7 +40,9 @@ std::string kernel_function_name(const std::string& kernel) {
   return space == std::string::npos ? head : head.substr(space + 1);
 }
 
-bool is_communication_kernel(const std::string& kernel) {
+namespace {
+
+bool communication_name(const std::string& kernel) {
   const std::string f = to_lower(kernel_function_name(kernel));
   static const char* const parts[] = {"nccl",           "rccl",          "multimem_",
                                       "all_reduce",     "allreduce",     "all_gather",
@@ -49,6 +51,13 @@ bool is_communication_kernel(const std::string& kernel) {
   for (const char* p : parts)
     if (has(f, p)) return true;
   return false;
+}
+
+}  // namespace
+
+bool is_communication_kernel(const Name& kernel) {
+  thread_local NameMemo<bool> memo(&communication_name);
+  return memo(kernel);
 }
 
 std::string collective_of(const std::string& kernel) {

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/backend/device_activity.h"
+#include "core/base/name.h"
 
 namespace fusebox::profiler {
 
@@ -43,7 +44,8 @@ struct CollectiveArgs;
 
 // The function name of a (demangled) kernel name: "void ns::f<T>(int)" -> "ns::f".
 std::string kernel_function_name(const std::string& kernel);
-bool is_communication_kernel(const std::string& kernel);
+// Worked out once per distinct name and thread: analyses ask it of every kernel record.
+bool is_communication_kernel(const Name& kernel);
 // "allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "sendrecv",
 // "other" (from the name alone).
 std::string collective_of(const std::string& kernel);

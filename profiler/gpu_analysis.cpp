@@ -12,6 +12,7 @@
 
 #include "core/base/checked.h"
 #include "core/base/strings.h"
+#include "profiler/correlation.h"
 #include "profiler/intervals.h"
 
 namespace fusebox::profiler {
@@ -157,11 +158,17 @@ bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o,
                    GraphCandidate& out) {
   const size_t n = ls.size();
   if (n < o.min_sequence || o.min_sequence == 0) return false;
-  std::unordered_map<std::string, uint32_t> name_id;
+  std::unordered_map<const std::string*, uint32_t> name_id;  // by interned text
   std::vector<uint32_t> ids(n);
   for (size_t i = 0; i < n; ++i)
-    ids[i] =
-        name_id.emplace(ls[i].kernel->name, static_cast<uint32_t>(name_id.size())).first->second;
+    ids[i] = name_id.emplace(&ls[i].kernel->name.str(), static_cast<uint32_t>(name_id.size()))
+                 .first->second;
+  // Prefix sums of the calls' and kernels' times: a window's totals in two subtractions.
+  std::vector<int64_t> call_sum(n + 1, 0), kernel_sum(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    call_sum[i + 1] = call_sum[i] + dur(*ls[i].call);
+    kernel_sum[i + 1] = kernel_sum[i] + dur(*ls[i].kernel);
+  }
   // breaks[i] = number of non-back-to-back steps among steps 0..i-1 (step j: launch j -> j+1).
   std::vector<int64_t> breaks(n, 0);
   for (size_t i = 1; i < n; ++i)
@@ -182,23 +189,24 @@ bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o,
     if (k != best_k) return k > best_k;
     return e.launch_ns > best.launch_ns;
   };
-  for (size_t k = o.min_sequence; k <= std::min(o.max_sequence, n); ++k) {
+  // hash[i]: the window of length k starting at i, its names hashed in order; one more name
+  // mixed in per k.
+  std::vector<uint64_t> hash(n, 0);
+  for (size_t k = 1; k <= std::min(o.max_sequence, n); ++k) {
+    for (size_t i = 0; i + k <= n; ++i)
+      hash[i] = mix(hash[i] ^ (static_cast<uint64_t>(ids[i + k - 1]) + ((k - 1) << 40)));
+    if (k < o.min_sequence) continue;
     std::unordered_map<uint64_t, Entry> seen;
-    seen.reserve(n);
     for (size_t i = 0; i + k <= n; ++i) {
       if (breaks[i + k - 1] - breaks[i] != 0) continue;  // not back to back
-      uint64_t h = k;
-      for (size_t j = 0; j < k; ++j) h = mix(h ^ (static_cast<uint64_t>(ids[i + j]) + (j << 40)));
-      auto [it, fresh] = seen.try_emplace(h);
+      auto [it, fresh] = seen.try_emplace(hash[i]);
       Entry& e = it->second;
       if (fresh) e.first = i;
       if (i < e.next_free && !fresh) continue;
       e.reps += 1;
       e.next_free = i + k;
-      for (size_t j = 0; j < k; ++j) {
-        e.launch_ns += dur(*ls[i + j].call);
-        e.kernel_ns += dur(*ls[i + j].kernel);
-      }
+      e.launch_ns += call_sum[i + k] - call_sum[i];
+      e.kernel_ns += kernel_sum[i + k] - kernel_sum[i];
       e.calls += static_cast<int64_t>(k);
     }
     for (const auto& [h, e] : seen) {
@@ -226,8 +234,10 @@ bool best_sequence(const std::vector<Launch>& ls, const GpuAnalysisOptions& o,
   return true;
 }
 
-std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGroup>& m,
-                                       int64_t kernel_total) {
+// Kernel groups by their key's interned text (a pointer: one per distinct key).
+using Groups = std::unordered_map<const std::string*, KernelGroup>;
+
+std::vector<KernelGroup> finish_groups(Groups& m, int64_t kernel_total) {
   std::vector<KernelGroup> v;
   v.reserve(m.size());
   for (auto& [k, g] : m) {
@@ -242,12 +252,11 @@ std::vector<KernelGroup> finish_groups(std::unordered_map<std::string, KernelGro
   return v;
 }
 
-void add_to_group(std::unordered_map<std::string, KernelGroup>& m, const std::string& key,
-                  int64_t d) {
-  auto [it, fresh] = m.try_emplace(key);
+void add_to_group(Groups& m, const Name& key, int64_t d) {
+  auto [it, fresh] = m.try_emplace(&key.str());
   KernelGroup& g = it->second;
   if (fresh) {
-    g.key = key;
+    g.key = key.str();
     g.min_ns = g.max_ns = d;
   }
   g.count += 1;
@@ -275,24 +284,21 @@ using WorkItems = std::vector<const DeviceActivity*>;
 
 // Runtime calls by correlation id, and the host-wide sync / copy call indexes.
 struct HostCalls {
-  std::unordered_map<uint32_t, const DeviceActivity*> call_of;
+  explicit HostCalls(const Activities& dev) : calls(dev) {}
+  CorrelationIndex calls;
   CoverIndex async_copy_calls;
   std::vector<const DeviceActivity*> sync_calls, sync_recs;
   int64_t sync_memcpy_calls = 0, sync_memcpy_ns = 0, sync_api_calls = 0, sync_api_ns = 0;
   int64_t sync_record_count = 0, sync_record_ns = 0;
 
   // The runtime call that launched x, or nullptr.
-  const DeviceActivity* launch_of(const DeviceActivity& x) const {
-    const auto c = x.correlation_id ? call_of.find(x.correlation_id) : call_of.end();
-    return c == call_of.end() ? nullptr : c->second;
-  }
+  const DeviceActivity* launch_of(const DeviceActivity& x) const { return calls.launch_of(x); }
 };
 
 HostCalls index_host_calls(const Activities& dev) {
-  HostCalls h;
+  HostCalls h(dev);
   for (const DeviceActivity& x : dev) {
     if (x.kind == ActivityKind::Runtime) {
-      if (x.correlation_id != 0) h.call_of.try_emplace(x.correlation_id, &x);
       if (is_sync_call(x.name)) h.sync_calls.push_back(&x);
       if (is_async_memcpy_call(x.name)) h.async_copy_calls.add(x.start_ns, x.end_ns);
       if (is_sync_memcpy_call(x.name)) {
@@ -317,10 +323,12 @@ std::map<int32_t, WorkItems> work_by_device(const Activities& dev) {
   std::map<int32_t, WorkItems> work;
   for (const DeviceActivity& x : dev)
     if (is_work(x)) work[x.device].push_back(&x);
+  const auto by_start = [](const DeviceActivity* x, const DeviceActivity* y) {
+    return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns < y->end_ns;
+  };
   for (auto& [d, items] : work)
-    std::sort(items.begin(), items.end(), [](const DeviceActivity* x, const DeviceActivity* y) {
-      return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns < y->end_ns;
-    });
+    if (!std::is_sorted(items.begin(), items.end(), by_start))  // an importer's order already
+      std::sort(items.begin(), items.end(), by_start);
   return work;
 }
 
@@ -585,30 +593,47 @@ void add_replay(GraphReplays& g, const CallKernels& c, std::vector<double>& per_
   spans.push_back(static_cast<double>(c.last_end() - c.first_start()));
 }
 
+// What count_captures asks of a runtime call's name (bits), worked out once per name.
+enum CaptureRole : uint8_t {
+  kBeginCapture = 1,
+  kEndCapture = 2,
+  kLaunchCall = 4,
+  kInstantiate = 8
+};
+uint8_t capture_role(const std::string& n) {
+  return static_cast<uint8_t>((contains(n, "BeginCapture") ? kBeginCapture : 0) |
+                              (contains(n, "EndCapture") ? kEndCapture : 0) |
+                              (is_kernel_launch_call(n) ? kLaunchCall : 0) |
+                              (contains(n, "GraphInstantiate") ? kInstantiate : 0));
+}
+
 // Stream captures: kernel launch calls between a thread's BeginCapture and EndCapture launch
 // nothing (they are recorded into a graph); instantiations are counted with their time.
 // `launched(x)`: launch call x started kernels.
 template <typename Launched>
 void count_captures(GraphReplays& g, const Activities& dev, const Launched& launched) {
+  NameMemo<uint8_t> role(&capture_role);
   std::map<uint32_t, std::vector<const DeviceActivity*>> by_thread;
   for (const DeviceActivity& x : dev) {
     if (x.kind != ActivityKind::Runtime) continue;
     by_thread[x.thread_id].push_back(&x);
-    if (contains(x.name, "GraphInstantiate")) g.instantiations += 1, g.instantiate_ns += dur(x);
+    if (role(x.name) & kInstantiate) g.instantiations += 1, g.instantiate_ns += dur(x);
   }
+  const auto by_start = [](const DeviceActivity* a, const DeviceActivity* b) {
+    return a->start_ns < b->start_ns;
+  };
   for (auto& [tid, calls] : by_thread) {
-    std::stable_sort(calls.begin(), calls.end(), [](const DeviceActivity* a, const DeviceActivity* b) {
-      return a->start_ns < b->start_ns;
-    });
+    if (!std::is_sorted(calls.begin(), calls.end(), by_start))  // an importer's order already
+      std::stable_sort(calls.begin(), calls.end(), by_start);
     bool capturing = false;
     for (const DeviceActivity* x : calls) {
-      if (contains(x->name, "BeginCapture")) {
+      const uint8_t r = role(x->name);
+      if (r & kBeginCapture) {
         capturing = true;
         g.captures += 1;
-      } else if (contains(x->name, "EndCapture")) {
+      } else if (r & kEndCapture) {
         capturing = false;
-      } else if (capturing && is_kernel_launch_call(x->name) &&
-                 (x->correlation_id == 0 || !launched(*x))) {
+      } else if (capturing && (r & kLaunchCall) && (x->correlation_id == 0 || !launched(*x))) {
         g.captured_launch_calls += 1;
       }
     }
@@ -620,7 +645,8 @@ void count_captures(GraphReplays& g, const Activities& dev, const Launched& laun
 std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const Recording& r,
                                                          const HostCalls& h) {
   LauncherIndex launchers(r);
-  std::unordered_map<std::string, KernelGroup> by_name, by_launcher;
+  Groups by_name, by_launcher;
+  const Name no_range("(no host range)");
   // The launch calls in the order of their first kernel, and each kernel's call (kNone: none),
   // then every call's kernels side by side in one array (a counting sort, record order kept).
   constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
@@ -634,13 +660,13 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
     add_to_group(by_name, x.name, dur(x));
     const DeviceActivity* launch = h.launch_of(x);
     if (!launch) {
-      add_to_group(by_launcher, "(no host range)", dur(x));
+      add_to_group(by_launcher, no_range, dur(x));
       call_of_kernel.push_back(kNone);
       continue;
     }
     a.launch.correlated += 1;
     const Span* sp = launchers.at(static_cast<int32_t>(launch->thread_id), launch->start_ns);
-    add_to_group(by_launcher, sp ? sp->name : "(no host range)", dur(x));
+    add_to_group(by_launcher, sp ? sp->name : no_range, dur(x));
     uint32_t& slot = call_at[static_cast<size_t>(launch - r.device.data())];
     if (slot == kNone) {
       slot = static_cast<uint32_t>(call_record.size());
@@ -715,10 +741,12 @@ std::map<uint32_t, std::vector<Launch>> analyze_launches(GpuAnalysis& a, const R
 
 void find_graph_candidates(GpuAnalysis& a, std::map<uint32_t, std::vector<Launch>>& per_thread,
                            const GpuAnalysisOptions& o) {
+  const auto by_call = [](const Launch& x, const Launch& y) {
+    return x.call->start_ns < y.call->start_ns;
+  };
   for (auto& [tid, ls] : per_thread) {
-    std::stable_sort(ls.begin(), ls.end(), [](const Launch& x, const Launch& y) {
-      return x.call->start_ns < y.call->start_ns;
-    });
+    if (!std::is_sorted(ls.begin(), ls.end(), by_call))  // kernel record order often is
+      std::stable_sort(ls.begin(), ls.end(), by_call);
     GraphCandidate g;
     if (best_sequence(ls, o, g) && g.saving_ns > 0) a.graph_candidates.push_back(std::move(g));
   }

@@ -84,7 +84,7 @@
 //    themselves a shorter sequence repeated. Saving model: a graph replaces the k launch calls of
 //    each repetition by one graph launch costing about one mean launch call, so
 //    saving = sum of those launch calls' durations - repetitions * mean launch call duration.
-//    Bounded: O(n * max_sequence^2) hashing per thread.
+//    Bounded: O(n * max_sequence) hashing per thread.
 //  - Findings (nsys rules, thresholds lowered for short traces): GPU idle (with its main cause),
 //    long gaps (gpu_gaps, > gap_threshold_ns rather than 500 ms), pageable copies, synchronous
 //    copies, synchronisation calls, launch-bound kernels and the graph candidate, each with the

@@ -6,7 +6,7 @@
 namespace fusebox::profiler {
 
 Intervals merged(Intervals iv) {
-  std::sort(iv.begin(), iv.end());
+  if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
   Intervals out;
   for (const Interval& x : iv) {
     if (x.second <= x.first) continue;

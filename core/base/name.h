@@ -17,6 +17,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace fusebox {
 
@@ -92,6 +93,34 @@ class Name {
   static const std::string* intern(std::string_view text);
   static const std::string* empty_text();
   const std::string* s_;
+};
+
+// A property of names worked out once per distinct name: an analysis asks it (is this kernel a
+// collective, is this call a launch) of millions of records that hold a few thousand names. Keyed
+// by the interned text, so a lookup hashes a pointer and not the text, and a repeat of the last
+// name (records of one name come in runs) skips even that. `compute` is called with the text.
+// Not shared between threads: keep one per analysis, or one per thread (thread_local).
+template <class T>
+class NameMemo {
+ public:
+  using Compute = T (*)(const std::string&);
+  explicit NameMemo(Compute compute) : compute_(compute) {}
+
+  const T& operator()(const Name& n) {
+    const std::string* key = &n.str();
+    if (key == last_key_) return *last_;
+    auto [it, fresh] = memo_.try_emplace(key);
+    if (fresh) it->second = compute_(*key);
+    last_key_ = key;
+    last_ = &it->second;  // node-based: stays valid as the map grows
+    return *last_;
+  }
+
+ private:
+  Compute compute_;
+  std::unordered_map<const std::string*, T> memo_;
+  const std::string* last_key_ = nullptr;
+  const T* last_ = nullptr;
 };
 
 }  // namespace fusebox

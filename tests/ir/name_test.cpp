@@ -12,6 +12,7 @@
 #include <vector>
 
 using fusebox::Name;
+using fusebox::NameMemo;
 
 TEST(Name, EqualTextsAreOneCopy) {
   const std::string text = "void at::native::vectorized_elementwise_kernel<4, float>(int, float*)";
@@ -77,4 +78,26 @@ TEST(Name, InterningFromManyThreadsGivesOneCopyEach) {
     });
   for (std::thread& th : threads) th.join();
   for (int t = 1; t < 4; ++t) EXPECT_EQ(seen[t], seen[0]) << "thread " << t;
+}
+
+namespace {
+int memo_calls = 0;
+size_t counted_length(const std::string& s) {
+  memo_calls += 1;
+  return s.size();
+}
+}  // namespace
+
+TEST(NameMemo, WorksOutEachDistinctNameOnce) {
+  memo_calls = 0;
+  NameMemo<size_t> length(&counted_length);
+  const Name a("ampere_sgemm_128x64_tn"), b("gelu_kernel"),
+      a_again(std::string("ampere_sgemm_") + "128x64_tn");
+  EXPECT_EQ(length(a), 22u);
+  EXPECT_EQ(length(a), 22u);
+  EXPECT_EQ(length(b), 11u);
+  EXPECT_EQ(length(a_again), 22u);  // one text, one entry
+  EXPECT_EQ(length(b), 11u);
+  EXPECT_EQ(length(Name()), 0u);
+  EXPECT_EQ(memo_calls, 3);
 }
