@@ -131,9 +131,12 @@ class Builder {
         TimelineRow& row = t_.tracks[t].rows[r];
         std::stable_sort(row.items.begin(), row.items.end(),
                          [](const TimelineItem& a, const TimelineItem& b) { return a.t0 < b.t0; });
+        double reach = -INFINITY;  // the latest end so far
         for (size_t i = 0; i < row.items.size(); ++i) {
           const TimelineItem& it = row.items[i];
           row.max_len = std::max(row.max_len, it.t1 - it.t0);
+          if (it.t0 < reach) row.disjoint = false;
+          reach = std::max(reach, it.t1);
           t_.extent_t0 = std::min(t_.extent_t0, it.t0);
           t_.extent_t1 = std::max(t_.extent_t1, it.t1);
           // Op spans on CPU tracks are what a selection outlines (NVTX holds no ops).

@@ -44,6 +44,10 @@ struct TimelineItem {
 struct TimelineRow {
   std::vector<TimelineItem> items;  // sorted by t0
   double max_len = 0;  // longest item: how far before a time window a visible one can start
+  // No item starts before an earlier one ends (a stream's kernels, one nesting level's spans):
+  // an item ends before the next one starts, so a drawing may jump over a run of them by
+  // binary search (the trace panel's level of detail).
+  bool disjoint = true;
 };
 
 // Worker: one intra-op thread's busy spans (Worker spans), the thread that runs the ops included.

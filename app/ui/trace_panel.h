@@ -71,6 +71,7 @@ struct TracePanel {
   struct Drawn {
     size_t spans = 0;           // spans drawn, those merged into sub-pixel groups included
     size_t covered = 0;         // spans not drawn: under a bar of their row drawn before them
+    size_t visited = 0;         // items the rows' loops looked at (the others jumped over, merged)
     size_t selected_spans = 0;  // op spans of the selected node outlined
     size_t selected_worker_spans = 0;  // and its worker spans outlined
     std::vector<std::string> worker_tracks;  // the worker tracks' labels ("worker 1  48%")

@@ -307,6 +307,27 @@ TEST(Timeline, BusyTimeIsTheUnionOfOverlappingSpans) {
   EXPECT_EQ(t.tracks[1].busy_ns(), 100 + 30 + 10 + 20);
 }
 
+// A row is disjoint when no item starts before an earlier one ends: the trace panel then jumps
+// over a pixel's run of items by binary search, which is wrong for a row whose items overlap.
+TEST(Timeline, ARowIsDisjointOnlyWhenNoItemStartsInsideAnEarlierOne) {
+  Recording rec;
+  // Stream 7: back to back (touching ends count as disjoint). Stream 9: the second kernel starts
+  // inside the first, the third after both.
+  rec.device = {activity(exec::ActivityKind::Kernel, 100, 200, 7),
+                activity(exec::ActivityKind::Kernel, 200, 260, 7),
+                activity(exec::ActivityKind::Kernel, 100, 400, 9),
+                activity(exec::ActivityKind::Kernel, 150, 170, 9),
+                activity(exec::ActivityKind::Kernel, 300, 310, 9)};
+  const Timeline t = build_timeline(rec);
+  ASSERT_EQ(t.tracks.size(), 2u);
+  EXPECT_TRUE(t.tracks[0].rows.at(0).disjoint) << t.tracks[0].label;
+  EXPECT_FALSE(t.tracks[1].rows.at(0).disjoint) << t.tracks[1].label;
+  // Nesting levels of host spans are disjoint rows.
+  const Timeline h = build_timeline(two_threads());
+  for (const TimelineTrack& track : h.tracks)
+    for (const TimelineRow& row : track.rows) EXPECT_TRUE(row.disjoint) << track.label;
+}
+
 TEST(Timeline, TextHasOneLinePerTrackAndTheRuns) {
   const std::string text = timeline_text(build_timeline(two_threads()));
   EXPECT_NE(text.find("timeline: 3 tracks, 3 runs, median run 2 (20 ns)"), std::string::npos)

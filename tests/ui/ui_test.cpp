@@ -696,6 +696,36 @@ TEST_F(UiTest, SpansStackedOnOnePixelAreDrawnOnceAndCounted) {
   EXPECT_LE(app_->trace.drawn.find_marked, 10u);
 }
 
+// A stream of 100,000 kernels, each narrower than a pixel when the trace is fitted: a row's
+// loop jumps over each pixel's run of them (level of detail), so a frame looks at a few items a
+// pixel and not at every one, and still accounts for each.
+TEST_F(UiTest, AFittedStreamOfTinyKernelsCostsItsPixelsNotItsKernels) {
+  start("mlp");
+  const std::string path = fusebox::test::process_temp_dir() + "/tiny_kernels.json";
+  const int kernels = 100000;
+  {
+    std::ofstream out(path);
+    out << "{\"traceEvents\": [\n";
+    for (int i = 0; i < kernels; ++i)
+      out << (i ? ",\n" : "")
+          << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" << 2 * i
+          << R"(, "dur": 1, "args": {"device": 0, "stream": 7}})";
+    out << "]}\n";
+  }
+  ASSERT_EQ(app_->command("open=" + path), "");
+  ASSERT_NE(app_->opened_trace(), nullptr);
+  frame();
+  EXPECT_EQ(app_->trace.drawn.spans + app_->trace.drawn.covered, static_cast<size_t>(kernels));
+  EXPECT_LT(app_->trace.drawn.visited, 10000u) << "a frame looks at a few kernels a pixel";
+  run("trace.zoom=8");  // an eighth of them in view, still many a pixel
+  EXPECT_NEAR(static_cast<double>(app_->trace.drawn.spans + app_->trace.drawn.covered),
+              kernels / 8.0, kernels / 80.0);
+  EXPECT_LT(app_->trace.drawn.visited, 10000u);
+  run("trace.zoom=1000");  // a few dozen, each wider than a pixel: each looked at and drawn
+  EXPECT_GT(app_->trace.drawn.spans, 0u);
+  EXPECT_GE(app_->trace.drawn.visited, app_->trace.drawn.spans + app_->trace.drawn.covered);
+}
+
 TEST_F(UiTest, BadCommandsSayWhatIsWrongAndChangeNothing) {
   start("mlp");
   const auto before = app_->settings();
