@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <unordered_map>
 
 #include "core/base/strings.h"
 
@@ -129,8 +128,11 @@ class Builder {
     for (size_t t = 0; t < t_.tracks.size(); ++t) {
       for (size_t r = 0; r < t_.tracks[t].rows.size(); ++r) {
         TimelineRow& row = t_.tracks[t].rows[r];
-        std::stable_sort(row.items.begin(), row.items.end(),
-                         [](const TimelineItem& a, const TimelineItem& b) { return a.t0 < b.t0; });
+        const auto by_start = [](const TimelineItem& a, const TimelineItem& b) {
+          return a.t0 < b.t0;
+        };
+        if (!std::is_sorted(row.items.begin(), row.items.end(), by_start))  // records in time order
+          std::stable_sort(row.items.begin(), row.items.end(), by_start);
         double reach = -INFINITY;  // the latest end so far
         for (size_t i = 0; i < row.items.size(); ++i) {
           const TimelineItem& it = row.items[i];
@@ -162,10 +164,14 @@ class Builder {
     if (!std::isfinite(t_.extent_t0)) t_.extent_t0 = t_.extent_t1 = 0;
   }
 
-  // Pairs each API call with the GPU work of the same correlation id (0 is "none").
+  // Pairs each API call with the GPU work of the same correlation id (0 is "none"): the first
+  // call with an id (by track, then time) launched every item carrying it. In launch order.
   void flows() {
-    std::unordered_map<uint32_t, TimelineItemRef> launches;
-    std::vector<std::pair<uint32_t, TimelineItemRef>> targets;
+    struct Tagged {
+      uint32_t id;
+      TimelineItemRef ref;
+    };
+    std::vector<Tagged> calls, targets;
     for (size_t t = 0; t < t_.tracks.size(); ++t) {
       const TimelineTrack& track = t_.tracks[t];
       if (track.kind != TrackKind::CudaApi && track.kind != TrackKind::GpuStream) continue;
@@ -174,17 +180,28 @@ class Builder {
         const exec::DeviceActivity& a = rec_.device[static_cast<size_t>(items[i].index)];
         if (a.correlation_id == 0 || a.kind == exec::ActivityKind::Sync) continue;
         const TimelineItemRef ref{static_cast<uint32_t>(t), 0, static_cast<uint32_t>(i)};
-        if (track.kind == TrackKind::CudaApi)
-          launches.emplace(a.correlation_id, ref);
-        else
-          targets.push_back({a.correlation_id, ref});
+        (track.kind == TrackKind::CudaApi ? calls : targets).push_back({a.correlation_id, ref});
       }
     }
-    for (const auto& [corr, target] : targets)
-      if (auto it = launches.find(corr); it != launches.end()) t_.flows.push_back({it->second, target});
-    std::sort(t_.flows.begin(), t_.flows.end(), [&](const TimelineFlow& a, const TimelineFlow& b) {
+    // The targets by id, each id's in track and time order; a call finds its id's by search.
+    const auto by_id = [](const Tagged& a, const Tagged& b) { return a.id < b.id; };
+    if (!std::is_sorted(targets.begin(), targets.end(), by_id))
+      std::stable_sort(targets.begin(), targets.end(), by_id);
+    std::vector<bool> claimed(targets.size());  // by an id's first target: a call took them
+    for (const Tagged& c : calls) {
+      auto it = std::lower_bound(targets.begin(), targets.end(), c, by_id);
+      if (it == targets.end() || it->id != c.id) continue;
+      const auto first = static_cast<size_t>(it - targets.begin());
+      if (claimed[first]) continue;  // a later call repeating the id
+      claimed[first] = true;
+      for (; it != targets.end() && it->id == c.id; ++it) t_.flows.push_back({c.ref, it->ref});
+    }
+    // One API track gives them in order already; several are merged by launch time.
+    const auto by_launch = [&](const TimelineFlow& a, const TimelineFlow& b) {
       return t_.item(a.launch).t0 < t_.item(b.launch).t0;
-    });
+    };
+    if (!std::is_sorted(t_.flows.begin(), t_.flows.end(), by_launch))
+      std::stable_sort(t_.flows.begin(), t_.flows.end(), by_launch);
   }
 
   void counter() {

@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "profiler/analysis.h"
+#include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
 namespace {
@@ -248,6 +253,53 @@ TEST(Timeline, FlowsTieEachLaunchToWhatItLaunched) {
 // A picked host op lights up its launch calls and their kernels; a picked kernel its call and the
 // innermost op around it; a call its kernel and that op. Calls on another thread, or outside the
 // op, are not its.
+// The flows of every shipped trace against a plain reading: each GPU item with a correlation id
+// tied to the first API call carrying it (by track, then time), and the flows in launch order.
+TEST(Timeline, FlowsOfEveryShippedTraceAreEachTargetsFirstCallInLaunchOrder) {
+  size_t traces = 0, flows = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/traces")) {
+    const std::string path = e.path().string();
+    if (!looks_like_trace(path)) continue;
+    const Recording rec = import_trace(path, nullptr);
+    const Timeline t = build_timeline(rec);
+    using Pair =
+        std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;        // launch track, item; target's
+    std::map<uint32_t, std::pair<uint32_t, uint32_t>> first_call;  // by id: its first call
+    for (uint32_t c = 0; c < t.tracks.size(); ++c) {
+      if (t.tracks[c].kind != TrackKind::CudaApi) continue;
+      const std::vector<TimelineItem>& calls = t.tracks[c].rows[0].items;
+      for (uint32_t j = 0; j < calls.size(); ++j)
+        if (const uint32_t id = rec.device[static_cast<size_t>(calls[j].index)].correlation_id)
+          first_call.emplace(id, std::make_pair(c, j));
+    }
+    std::vector<Pair> want, got;
+    for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+      if (t.tracks[k].kind != TrackKind::GpuStream) continue;
+      const std::vector<TimelineItem>& items = t.tracks[k].rows[0].items;
+      for (uint32_t i = 0; i < items.size(); ++i) {
+        const exec::DeviceActivity& a = rec.device[static_cast<size_t>(items[i].index)];
+        if (a.correlation_id == 0 || a.kind == exec::ActivityKind::Sync) continue;
+        if (auto c = first_call.find(a.correlation_id); c != first_call.end())
+          want.emplace_back(c->second.first, c->second.second, k, i);
+      }
+    }
+    for (size_t f = 0; f < t.flows.size(); ++f) {
+      const TimelineFlow& x = t.flows[f];
+      got.emplace_back(x.launch.track, x.launch.item, x.target.track, x.target.item);
+      if (f > 0) {
+        EXPECT_LE(t.item(t.flows[f - 1].launch).t0, t.item(x.launch).t0) << path << " flow " << f;
+      }
+    }
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << path;
+    traces += 1, flows += got.size();
+  }
+  EXPECT_GE(traces, 20u);
+  EXPECT_GT(flows, 10000u);
+}
+
 TEST(Timeline, LinkedItemsTieHostOpsLaunchesAndKernels) {
   Recording rec;
   rec.spans.push_back(span(SpanKind::Range, "step", 50, 400, 1, 0));
