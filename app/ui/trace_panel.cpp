@@ -1018,6 +1018,8 @@ float TracePanel::draw_tracks(const Canvas& c, Hover& hover) {
     } else if (depth_ < track.rows.size() && t < rows_shown_.size() && rows_shown_[t] > depth_) {
       fold = "- fold";
     }
+    if (!fold.empty())
+      drawn.fold_labels.push_back(ImRect(c.canvas.Min.x, y, c.plot.Min.x - 4, y + h));
     if (!fold.empty() && shown < 2) label += "  " + std::exchange(fold, "");
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y + 3),
                 kLabelText, label.c_str(), nullptr, 0, &label_clip);

@@ -80,6 +80,7 @@ struct TracePanel {
     size_t groups = 0;  // rank headers drawn (several ranks open)
     size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
     size_t folded_rows = 0;  // host tracks' nesting levels folded under their outer rows
+    std::vector<ImRect> fold_labels;  // labels of tracks a click folds or unfolds
     size_t linked = 0;  // with a trace open: items outlined with the picked one (its kernels...)
     size_t find_matches = 0;  // items matching trace.find= in the shown range (0: no search)
     size_t find_marked = 0;   // of them, outlined on screen (one mark per pixel of a row)

@@ -3,6 +3,7 @@
 // rectangle per buffer, the selected node lit up in every panel (down to the pixels), errors
 // shown with the last good result kept. Without a display every test skips, saying why.
 #include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,8 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "app/ui/app.h"
 #include "app/ui/widgets.h"
@@ -512,6 +513,34 @@ TEST_F(UiTest, DeepHostStacksAreFoldedUnderTheirLabelAndUnfoldOnAsk) {
   frame();
   EXPECT_GE(app_->trace.drawn.find_matches, 1u);
   EXPECT_LT(app_->trace.drawn.folded_rows, at_one) << "the shown match's track unfolded";
+}
+
+// A click on a folded track's label unfolds its levels; a second click folds them again. The
+// mouse is GLFW's: its cursor moved there, and a press as its callback reports one.
+TEST_F(UiTest, AClickOnAFoldedTracksLabelUnfoldsItAndAnotherFoldsIt) {
+  start("mlp");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) +
+      "/tests/data/traces/mi300x_vllm_prefilldecode_piecewise.json.gz; panel=trace");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  frame();
+  const size_t folded = app_->trace.drawn.folded_rows;
+  ASSERT_GT(folded, 0u);
+  ASSERT_FALSE(app_->trace.drawn.fold_labels.empty());
+  const ImVec2 at = app_->trace.drawn.fold_labels.front().GetCenter();
+  GLFWwindow* w = window_->handle();
+  auto click = [&] {  // as GLFW reports a press: the backend sees the button down for a frame
+    ImGui_ImplGlfw_CursorEnterCallback(w, GLFW_TRUE);
+    glfwSetCursorPos(w, at.x, at.y);
+    frame();
+    ImGui_ImplGlfw_MouseButtonCallback(w, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
+    frame();
+    frame();  // released
+    frame();
+  };
+  click();
+  EXPECT_LT(app_->trace.drawn.folded_rows, folded) << "the clicked track's levels are shown";
+  click();
+  EXPECT_EQ(app_->trace.drawn.folded_rows, folded) << "and folded again";
 }
 
 // Two recordings compared in the window (HTA's trace_compare pair): pin one, open the other, and
