@@ -70,6 +70,21 @@ constexpr uint32_t kSelectionRgb = 0xFFC800;  // kSelectionColor
 
 size_t boxes_of(const ir::Graph& g) { return g.nodes.size() + g.inputs.size() + g.outputs.size(); }
 
+// A kineto trace of `kernels` 1 us kernels on GPU 0's stream 7, the i-th at step * i us (step 0:
+// all at 1 us, each with correlation id 1), written in the process's temp folder; its path.
+std::string kernel_stream_trace(const std::string& file, int kernels, int step) {
+  const std::string path = fusebox::test::process_temp_dir() + "/" + file;
+  std::ofstream out(path);
+  out << "{\"traceEvents\": [\n";
+  for (int i = 0; i < kernels; ++i)
+    out << (i ? ",\n" : "")
+        << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )"
+        << (step ? step * i : 1) << R"(, "dur": 1, "args": {)"
+        << (step ? "" : R"("correlation": 1, )") << R"("device": 0, "stream": 7}})";
+  out << "]}\n";
+  return path;
+}
+
 TEST_F(UiTest, EveryModelDrawsOneBoxPerNodeAndOneRectanglePerBuffer) {
   for (const std::string& model : std::vector<std::string>{
            "transformer", "mlp", "stack:layers=2", std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/mlp_opset17.onnx"}) {
@@ -487,8 +502,8 @@ TEST_F(UiTest, AFolderOfRankTracesShowsEachRankAsAGroupAndACollectiveOnEveryRank
 }
 
 // A recorded trace's host threads nest deep (vLLM's Python stacks: over 40 levels): each NVTX and
-// CPU track shows its outer levels and folds the rest under its label; depth= and a match in a
-// folded level unfold them.
+// CPU track shows its outer levels and folds the rest under its label; a click on the label,
+// depth= and a match in a folded level unfold them.
 TEST_F(UiTest, DeepHostStacksAreFoldedUnderTheirLabelAndUnfoldOnAsk) {
   start("mlp");
   run("open=" + std::string(FUSEBOX_SOURCE_DIR) +
@@ -497,34 +512,8 @@ TEST_F(UiTest, DeepHostStacksAreFoldedUnderTheirLabelAndUnfoldOnAsk) {
   frame();
   const size_t folded = app_->trace.drawn.folded_rows;
   EXPECT_GE(folded, 40u) << "the NVTX and CPU tracks' levels past the fourth";
-  run("trace.depth=2");
-  frame();
-  EXPECT_EQ(app_->trace.drawn.folded_rows, folded + 4) << "two more levels on each of two tracks";
-  run("trace.depth=all");
-  frame();
-  EXPECT_EQ(app_->trace.drawn.folded_rows, 0u);
-  EXPECT_NE(app_->command("trace.depth=0"), "");
-  EXPECT_NE(app_->command("trace.depth=deep"), "");
-  run("trace.depth=1");
-  frame();
-  const size_t at_one = app_->trace.drawn.folded_rows;
-  run("trace.find=aten::");  // host ops sit under the Python frames: the first is folded
-  frame();
-  frame();
-  EXPECT_GE(app_->trace.drawn.find_matches, 1u);
-  EXPECT_LT(app_->trace.drawn.folded_rows, at_one) << "the shown match's track unfolded";
-}
-
-// A click on a folded track's label unfolds its levels; a second click folds them again. The
-// mouse is GLFW's: its cursor moved there, and a press as its callback reports one.
-TEST_F(UiTest, AClickOnAFoldedTracksLabelUnfoldsItAndAnotherFoldsIt) {
-  start("mlp");
-  run("open=" + std::string(FUSEBOX_SOURCE_DIR) +
-      "/tests/data/traces/mi300x_vllm_prefilldecode_piecewise.json.gz; panel=trace");
-  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
-  frame();
-  const size_t folded = app_->trace.drawn.folded_rows;
-  ASSERT_GT(folded, 0u);
+  // A click on a folded track's label unfolds it, another folds it again. The mouse is GLFW's:
+  // its cursor moved there, and a press as its callback reports one.
   ASSERT_FALSE(app_->trace.drawn.fold_labels.empty());
   const ImVec2 at = app_->trace.drawn.fold_labels.front().GetCenter();
   GLFWwindow* w = window_->handle();
@@ -541,6 +530,22 @@ TEST_F(UiTest, AClickOnAFoldedTracksLabelUnfoldsItAndAnotherFoldsIt) {
   EXPECT_LT(app_->trace.drawn.folded_rows, folded) << "the clicked track's levels are shown";
   click();
   EXPECT_EQ(app_->trace.drawn.folded_rows, folded) << "and folded again";
+  run("trace.depth=2");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.folded_rows, folded + 4) << "two more levels on each of two tracks";
+  run("trace.depth=all");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.folded_rows, 0u);
+  EXPECT_NE(app_->command("trace.depth=0"), "");
+  EXPECT_NE(app_->command("trace.depth=deep"), "");
+  run("trace.depth=1");
+  frame();
+  const size_t at_one = app_->trace.drawn.folded_rows;
+  run("trace.find=aten::");  // host ops sit under the Python frames: the first is folded
+  frame();
+  frame();
+  EXPECT_GE(app_->trace.drawn.find_matches, 1u);
+  EXPECT_LT(app_->trace.drawn.folded_rows, at_one) << "the shown match's track unfolded";
 }
 
 // Two recordings compared in the window (HTA's trace_compare pair): pin one, open the other, and
@@ -698,16 +703,8 @@ TEST_F(UiTest, FindsHistogramBinsTheMatchesAndABinKeepsOnlyItsCalls) {
 // pixel shows: the first bar, the rest counted as covered.
 TEST_F(UiTest, SpansStackedOnOnePixelAreDrawnOnceAndCounted) {
   start("mlp");
-  const std::string path = fusebox::test::process_temp_dir() + "/stacked_kernels.json";
   const int kernels = 50000;
-  {
-    std::ofstream out(path);
-    out << "{\"traceEvents\": [\n";
-    for (int i = 0; i < kernels; ++i)
-      out << (i ? ",\n" : "") << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, )"
-          << R"("dur": 1, "args": {"correlation": 1, "device": 0, "stream": 7}})";
-    out << "]}\n";
-  }
+  const std::string path = kernel_stream_trace("stacked_kernels.json", kernels, 0);
   ASSERT_EQ(app_->command("open=" + path), "");
   ASSERT_NE(app_->opened_trace(), nullptr);
   const auto f0 = std::chrono::steady_clock::now();
@@ -730,17 +727,8 @@ TEST_F(UiTest, SpansStackedOnOnePixelAreDrawnOnceAndCounted) {
 // pixel and not at every one, and still accounts for each.
 TEST_F(UiTest, AFittedStreamOfTinyKernelsCostsItsPixelsNotItsKernels) {
   start("mlp");
-  const std::string path = fusebox::test::process_temp_dir() + "/tiny_kernels.json";
   const int kernels = 100000;
-  {
-    std::ofstream out(path);
-    out << "{\"traceEvents\": [\n";
-    for (int i = 0; i < kernels; ++i)
-      out << (i ? ",\n" : "")
-          << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" << 2 * i
-          << R"(, "dur": 1, "args": {"device": 0, "stream": 7}})";
-    out << "]}\n";
-  }
+  const std::string path = kernel_stream_trace("tiny_kernels.json", kernels, 2);
   ASSERT_EQ(app_->command("open=" + path), "");
   ASSERT_NE(app_->opened_trace(), nullptr);
   frame();
