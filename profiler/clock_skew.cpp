@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/base/checked.h"
+#include "core/base/sorted.h"
 #include "core/base/strings.h"
 #include "profiler/correlation.h"
 #include "profiler/intervals.h"
@@ -42,8 +43,7 @@ ClockSkew detect_clock_skew(const std::vector<DeviceActivity>& device) {
     const auto by_start = [](const DeviceActivity* a, const DeviceActivity* b) {
       return a->start_ns < b->start_ns;
     };
-    if (!std::is_sorted(items.begin(), items.end(), by_start))  // an importer's order already
-      std::stable_sort(items.begin(), items.end(), by_start);
+    stable_sort_unless_sorted(items.begin(), items.end(), by_start);
     int64_t busy_until = std::numeric_limits<int64_t>::min();
     for (const DeviceActivity* x : items) {
       const bool idle_start = x->start_ns >= busy_until;

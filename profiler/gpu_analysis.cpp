@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/base/checked.h"
+#include "core/base/sorted.h"
 #include "core/base/strings.h"
 #include "profiler/correlation.h"
 #include "profiler/intervals.h"
@@ -326,9 +327,7 @@ std::map<int32_t, WorkItems> work_by_device(const Activities& dev) {
   const auto by_start = [](const DeviceActivity* x, const DeviceActivity* y) {
     return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns < y->end_ns;
   };
-  for (auto& [d, items] : work)
-    if (!std::is_sorted(items.begin(), items.end(), by_start))  // an importer's order already
-      std::sort(items.begin(), items.end(), by_start);
+  for (auto& [d, items] : work) sort_unless_sorted(items.begin(), items.end(), by_start);
   return work;
 }
 
@@ -623,8 +622,7 @@ void count_captures(GraphReplays& g, const Activities& dev, const Launched& laun
     return a->start_ns < b->start_ns;
   };
   for (auto& [tid, calls] : by_thread) {
-    if (!std::is_sorted(calls.begin(), calls.end(), by_start))  // an importer's order already
-      std::stable_sort(calls.begin(), calls.end(), by_start);
+    stable_sort_unless_sorted(calls.begin(), calls.end(), by_start);
     bool capturing = false;
     for (const DeviceActivity* x : calls) {
       const uint8_t r = role(x->name);
@@ -745,8 +743,7 @@ void find_graph_candidates(GpuAnalysis& a, std::map<uint32_t, std::vector<Launch
     return x.call->start_ns < y.call->start_ns;
   };
   for (auto& [tid, ls] : per_thread) {
-    if (!std::is_sorted(ls.begin(), ls.end(), by_call))  // kernel record order often is
-      std::stable_sort(ls.begin(), ls.end(), by_call);
+    stable_sort_unless_sorted(ls.begin(), ls.end(), by_call);
     GraphCandidate g;
     if (best_sequence(ls, o, g) && g.saving_ns > 0) a.graph_candidates.push_back(std::move(g));
   }

@@ -1,12 +1,15 @@
 #include "profiler/intervals.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+
+#include "core/base/sorted.h"
 
 namespace fusebox::profiler {
 
 Intervals merged(Intervals iv) {
-  if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
+  sort_unless_sorted(iv.begin(), iv.end(), std::less<>());
   Intervals out;
   for (const Interval& x : iv) {
     if (x.second <= x.first) continue;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/base/sorted.h"
 #include "core/base/strings.h"
 
 namespace fusebox::profiler {
@@ -131,8 +132,7 @@ class Builder {
         const auto by_start = [](const TimelineItem& a, const TimelineItem& b) {
           return a.t0 < b.t0;
         };
-        if (!std::is_sorted(row.items.begin(), row.items.end(), by_start))  // records in time order
-          std::stable_sort(row.items.begin(), row.items.end(), by_start);
+        stable_sort_unless_sorted(row.items.begin(), row.items.end(), by_start);
         double reach = -INFINITY;  // the latest end so far
         for (size_t i = 0; i < row.items.size(); ++i) {
           const TimelineItem& it = row.items[i];
@@ -185,8 +185,7 @@ class Builder {
     }
     // The targets by id, each id's in track and time order; a call finds its id's by search.
     const auto by_id = [](const Tagged& a, const Tagged& b) { return a.id < b.id; };
-    if (!std::is_sorted(targets.begin(), targets.end(), by_id))
-      std::stable_sort(targets.begin(), targets.end(), by_id);
+    stable_sort_unless_sorted(targets.begin(), targets.end(), by_id);
     std::vector<bool> claimed(targets.size());  // by an id's first target: a call took them
     for (const Tagged& c : calls) {
       auto it = std::lower_bound(targets.begin(), targets.end(), c, by_id);
@@ -200,8 +199,7 @@ class Builder {
     const auto by_launch = [&](const TimelineFlow& a, const TimelineFlow& b) {
       return t_.item(a.launch).t0 < t_.item(b.launch).t0;
     };
-    if (!std::is_sorted(t_.flows.begin(), t_.flows.end(), by_launch))
-      std::stable_sort(t_.flows.begin(), t_.flows.end(), by_launch);
+    stable_sort_unless_sorted(t_.flows.begin(), t_.flows.end(), by_launch);
   }
 
   void counter() {
