@@ -4,13 +4,14 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/base/atomic_file.h"
+#include "core/base/bounded_queue.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "profiler/trace_import.h"
@@ -40,57 +42,69 @@ bool is_gzip(const std::string& bytes) {
 // takes chunks (next()); the strict one pulls characters through `Iterator`. Either way an
 // inflated trace is never whole in memory.
 //
-// A gzip stream's size is not known until it has been inflated, and the events built from it are
-// what take the memory. So once the text passes kMeasureAfter, a copy of the inflater runs to the
-// end of the stream on a thread of its own, counting into a scratch buffer. A stream that inflates
-// past kMaxTraceBytes (a gzip bomb, or a real 10 GB recording) is refused while what has been
-// built is still small: the reader does not go past kWaitAt before the count is in.
+// Inflating is a third of the import of a large trace (4 of 8 s for the 1.2 GB of text of the
+// 10M-event benchmark trace), so a thread of its own inflates ahead of the reader, into kChunks
+// buffers of kChunkBytes that the two hand back and forth: the reader parses one chunk while the
+// next ones are inflated. An error the inflater meets (corrupt or truncated gzip, the size or
+// ratio limits below) is thrown by next() after the chunks inflated before it, where a reader
+// inflating for itself would have met it. Where no thread can be started (a process at its
+// RLIMIT_NPROC), the reader inflates each chunk itself.
 //
-// A stream that, past kMeasureAfter, has inflated more than kMaxInflateRatio times the gzip bytes
-// it read is refused as a decompression bomb at once, by either reader: Apache POI's
-// ZipSecureFile rule (a minimum inflate ratio of 0.01). Real kineto traces inflate 10-19 times
-// (the gzip'd recordings in shared/traces); a run of spaces or of one repeated event, 250-1000
-// times, which zlib would otherwise take seconds to inflate to the 4 GiB limit.
+// A stream that, past kRatioAfter, has inflated more than kMaxInflateRatio times the gzip bytes
+// it read is refused as a decompression bomb at once: Apache POI's ZipSecureFile rule (a minimum
+// inflate ratio of 0.01). Real kineto traces inflate 10-19 times (the gzip'd recordings in
+// shared/traces); a run of spaces or of one repeated event, 250-1000 times, which zlib would
+// otherwise take seconds to inflate to the 4 GiB limit. A stream of a real trace's ratio that
+// inflates past kMaxTraceBytes (a 10 GB recording) is refused when the inflater gets there; what
+// the reader built from the text before it is bounded by the event budget (EventBudget).
 class TextSource {
  public:
-  static constexpr size_t kMeasureAfter = size_t{64} << 20;
-  static constexpr size_t kWaitAt = size_t{512} << 20;
+  static constexpr size_t kRatioAfter = size_t{64} << 20;
   static constexpr size_t kMaxInflateRatio = 100;
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  static constexpr size_t kChunks = 8;
 
   TextSource(std::string path, std::string bytes) : path_(std::move(path)), in_(std::move(bytes)) {
     gzip_ = is_gzip(in_);
-    if (gzip_) {
-      if (inflateInit2(&z_.z, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
-      buf_.resize(size_t{1} << 20);
+    if (!gzip_) return;
+    if (inflateInit2(&z_.z, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");
+    buffers_.resize(kChunks);
+    for (std::vector<char>& b : buffers_) {
+      b.resize(kChunkBytes);
+      free_.push(&b);
+    }
+    try {
+      inflater_ = std::thread([this] {
+        while (inflate_one()) {
+        }
+      });
+    } catch (const std::system_error&) {
+      inline_ = true;  // no thread to be had: next() inflates each chunk itself
     }
   }
   ~TextSource() {
-    stop_ = true;
-    if (measurer_.joinable()) measurer_.join();
+    free_.cancel();
+    ready_.cancel();
+    if (inflater_.joinable()) inflater_.join();
     if (gzip_) inflateEnd(&z_.z);
   }
   TextSource(const TextSource&) = delete;
   TextSource& operator=(const TextSource&) = delete;
 
-  // The next chunk of text, [begin, end); empty at the end. Throws Error naming the file for
-  // corrupt or truncated gzip, or text past kMaxTraceBytes.
+  // The next chunk of text, [begin, end), valid until the next call; empty at the end. Throws
+  // Error naming the file for corrupt or truncated gzip, or text past kMaxTraceBytes.
   std::pair<const char*, const char*> next() {
     if (!gzip_) {
       if (done_) return {nullptr, nullptr};
       done_ = true;
       return {in_.data(), in_.data() + in_.size()};
     }
-    while (!done_) {
-      const size_t got = inflate_some(z_, buf_, &done_);
-      text_ += got;
-      check_size(text_);
-      check_ratio(text_, z_);
-      if (!measuring_ && text_ > kMeasureAfter) start_measuring();
-      if (measuring_ && (text_ > kWaitAt || done_) && measurer_.joinable()) measurer_.join();
-      if (over_) throw Error(measure_error_);
-      if (got > 0) return {buf_.data(), buf_.data() + got};
-    }
-    return {nullptr, nullptr};
+    if (held_) free_.push(std::exchange(held_, nullptr));
+    if (inline_ && !inflated_all_) inflated_all_ = !inflate_one();
+    const std::optional<Chunk> c = ready_.pop();
+    if (!c) return {nullptr, nullptr};
+    held_ = c->buffer;
+    return {c->buffer->data(), c->buffer->data() + c->size};
   }
 
   // An input iterator over the characters (what nlohmann's iterator input adapter reads).
@@ -131,6 +145,36 @@ class TextSource {
     z_stream z{};
     size_t fed = 0;  // bytes of in_ handed to zlib
   };
+  struct Chunk {
+    std::vector<char>* buffer;
+    size_t size;
+  };
+
+  // Inflates the next chunk into a free buffer and queues it for next(). False when there is no
+  // more to do: the stream's end (the queue closed), an error (the queue failed with it, for
+  // next() to throw after the chunks before it), or the reader gone (the queues cancelled). Runs
+  // on one thread only, the inflater's or, when inline_, the reader's: the zlib state and text_
+  // are that thread's alone.
+  bool inflate_one() {
+    const std::optional<std::vector<char>*> buffer = free_.pop();
+    if (!buffer) return false;
+    try {
+      size_t got = 0;
+      bool done = false;
+      while (got == 0 && !done) {
+        got = inflate_some(z_, **buffer, &done);
+        text_ += got;
+        check_size(text_);
+        check_ratio(text_, z_);
+      }
+      if (got > 0 ? !ready_.push({*buffer, got}) : !free_.push(*buffer)) return false;
+      if (done) ready_.close();
+      return !done;
+    } catch (...) {  // Error, or bad_alloc building its message
+      ready_.fail(std::current_exception());
+      return false;
+    }
+  }
 
   void check_size(size_t text) const {
     if (text > kMaxTraceBytes)
@@ -140,36 +184,11 @@ class TextSource {
 
   void check_ratio(size_t text, const Inflater& s) const {
     const size_t read = s.fed - s.z.avail_in;  // gzip bytes inflated so far
-    if (text > kMeasureAfter && text / kMaxInflateRatio > read)
+    if (text > kRatioAfter && text / kMaxInflateRatio > read)
       throw Error(path_ + ": inflates more than " + std::to_string(kMaxInflateRatio) +
                   " times its size (" + format_bytes(static_cast<double>(text)) +
                   " from the first " + format_bytes(static_cast<double>(read)) +
                   " of gzip): refused as a decompression bomb; real traces inflate 10-20 times");
-  }
-
-  // Starts inflating a copy of the stream to its end, counting the text without keeping it; sets
-  // over_ (and measure_error_) when the whole would pass kMaxTraceBytes or is corrupt.
-  void start_measuring() {
-    measuring_ = true;
-    auto copy = std::make_unique<Inflater>();
-    copy->fed = z_.fed;
-    if (inflateCopy(&copy->z, &z_.z) != Z_OK) throw Error(path_ + ": zlib: inflateCopy failed");
-    measurer_ = std::thread([this, copy = std::move(copy), total = text_]() mutable {
-      std::vector<char> scratch(buf_.size());
-      bool done = false;
-      try {
-        while (!done && !stop_) {
-          total += inflate_some(*copy, scratch, &done);
-          check_size(total);
-          check_ratio(total, *copy);
-        }
-      } catch (const std::exception& e) {  // Error, or bad_alloc for the scratch buffer
-        measure_error_ =
-            e.what();  // written before over_ is set: next() reads it once it sees over_
-        over_ = true;
-      }
-      inflateEnd(&copy->z);
-    });
   }
 
   // Inflates into `out` from where `s` stands: the bytes written (0 is possible), `*done` set at
@@ -208,13 +227,17 @@ class TextSource {
 
   std::string path_;
   std::string in_;  // the file's bytes
-  bool gzip_ = false, done_ = false, measuring_ = false;
+  bool gzip_ = false;
+  bool done_ = false;          // plain text: handed out
+  bool inline_ = false;        // no inflater thread: next() inflates
+  bool inflated_all_ = false;  // inline_: the stream has ended (or failed)
   Inflater z_;
-  std::thread measurer_;
-  std::atomic<bool> stop_{false}, over_{false};
-  std::string measure_error_;  // written by the measurer before over_
-  std::vector<char> buf_;
   size_t text_ = 0;  // text inflated so far
+  std::vector<std::vector<char>> buffers_;  // kChunks of kChunkBytes, handed back and forth:
+  BoundedQueue<std::vector<char>*> free_{kChunks};  // to inflate into
+  BoundedQueue<Chunk> ready_{kChunks};              // inflated, in order
+  std::vector<char>* held_ = nullptr;               // the reader's chunk, until its next call
+  std::thread inflater_;
 };
 
 // ---- the strict reader ---------------------------------------------------------------------------
@@ -370,18 +393,22 @@ json read_strict(const std::string& path, const OnTraceEvent& on_event, size_t* 
 
 // ---- the fast reader -----------------------------------------------------------------------------
 
+// A batch of the events array's text: "[" and whole events, the "]" not yet added.
+struct EventBatch {
+  std::string text;
+  bool at_comma = false;  // cut at one of the array's commas (more events follow)
+};
+
+struct Cancelled {};  // the splitter's way out when the reader has gone
+
 // Cuts the text into the top level (everything but the events array's contents, kept whole) and
 // the events, parsed by simdjson a batch at a time. Valid JSON only is split where JSON splits
 // it; for anything else some batch or the top level fails to parse, and that is NotFast: the
 // pieces put back together are the file's text, so if each parses, the whole did.
 class FastSplitter {
  public:
-  FastSplitter(const std::string& path, const OnTraceEvent& on_event)
-      : budget_(path), on_event_(on_event) {
-    batch_ = "[";
-    // The batch's array is a level: its events nest as deep as the strict reader takes them.
-    if (parser_.allocate(kBatchBytes + simdjson::SIMDJSON_PADDING, kMaxEventDepth + 1) != simdjson::SUCCESS)
-      throw Error(path + ": cannot allocate the JSON parser");
+  explicit FastSplitter(std::function<void(EventBatch&&)> emit) : emit_(std::move(emit)) {
+    start_batch();
   }
 
   void feed(const char* p, const char* end) {
@@ -399,10 +426,9 @@ class FastSplitter {
     return top;
   }
 
-  size_t events() const { return count_; }
+  static constexpr size_t kBatchBytes = size_t{1} << 20;
 
  private:
-  static constexpr size_t kBatchBytes = size_t{1} << 20;
   static constexpr size_t kMaxEventBytes = size_t{64} << 20;  // past it, the strict reader reads
   static bool space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -531,40 +557,25 @@ class FastSplitter {
     return end;
   }
 
-  // Parses "[" + the batch's events + "]" and hands each over. A batch after a cut comma holds
-  // an event: "[a, b, ]" cut after b would otherwise read as two good arrays.
+  // Hands the batch on to be parsed, and starts the next.
   void flush(bool at_comma) {
-    const size_t size = batch_.size() + 1;
-    batch_.push_back(']');
-    batch_.append(simdjson::SIMDJSON_PADDING, ' ');
-    simdjson::dom::element doc;
-    if (parser_.parse(batch_.data(), size, /*realloc_if_needed=*/false).get(doc) != simdjson::SUCCESS)
-      throw NotFast("a batch of events simdjson does not take");
-    simdjson::dom::array array;
-    if (doc.get_array().get(array) != simdjson::SUCCESS) throw NotFast("a batch is not an array");
-    if (after_cut_ && array.size() == 0) throw NotFast("a comma before the events array's end");
-    after_cut_ = at_comma;
-    for (simdjson::dom::element e : array) {
-      ++count_;
-      budget_.count(unit_);
-      on_event_(&e);
-    }
-    batch_.assign("[");
+    emit_(EventBatch{std::move(batch_), at_comma});
+    start_batch();
+  }
+  void start_batch() {
+    batch_.clear();
+    batch_.reserve(kBatchBytes + 4096);
+    batch_.push_back('[');
   }
 
-  EventBudget budget_;
-  const std::string unit_ = "events";
-  const OnTraceEvent& on_event_;
-  simdjson::dom::parser parser_;
-  std::string top_;    // the text outside the events array's contents
-  std::string batch_;  // "[" and the events read since the last flush
-  size_t count_ = 0;
-  bool after_cut_ = false;   // the last batch ended at a comma
-  int depth_ = 0;            // containers open
-  int events_depth_ = 0;     // the depth inside the events array
+  std::function<void(EventBatch&&)> emit_;
+  std::string top_;       // the text outside the events array's contents
+  std::string batch_;     // "[" and the events read since the last flush
+  int depth_ = 0;         // containers open
+  int events_depth_ = 0;  // the depth inside the events array
   bool in_string_ = false, escaped_ = false;
-  bool started_ = false;     // the top-level value has begun
-  bool bare_ = false;        // the top level is the events array itself
+  bool started_ = false;  // the top-level value has begun
+  bool bare_ = false;     // the top level is the events array itself
   bool seen_events_ = false, in_events_ = false;
   bool expect_key_ = false;  // at depth 1 of an object, the next string is a key
   std::string key_;          // the key being read at depth 1
@@ -572,12 +583,94 @@ class FastSplitter {
   bool events_value_next_ = false;  // after "traceEvents": the next value is the events
 };
 
+// Parses batches of events, "[" + events + "]", with simdjson, and hands each event over.
+class BatchReader {
+ public:
+  BatchReader(const std::string& path, const OnTraceEvent& on_event)
+      : budget_(path), on_event_(on_event) {
+    // The batch's array is a level: its events nest as deep as the strict reader takes them.
+    if (parser_.allocate(FastSplitter::kBatchBytes + simdjson::SIMDJSON_PADDING,
+                         kMaxEventDepth + 1) != simdjson::SUCCESS)
+      throw Error(path + ": cannot allocate the JSON parser");
+  }
+
+  // A batch after a cut comma holds an event: "[a, b, ]" cut after b would otherwise read as two
+  // good arrays.
+  void read(EventBatch& b) {
+    const size_t size = b.text.size() + 1;
+    b.text.push_back(']');
+    b.text.append(simdjson::SIMDJSON_PADDING, ' ');
+    simdjson::dom::element doc;
+    if (parser_.parse(b.text.data(), size, /*realloc_if_needed=*/false).get(doc) !=
+        simdjson::SUCCESS)
+      throw NotFast("a batch of events simdjson does not take");
+    simdjson::dom::array array;
+    if (doc.get_array().get(array) != simdjson::SUCCESS) throw NotFast("a batch is not an array");
+    if (after_cut_ && array.size() == 0) throw NotFast("a comma before the events array's end");
+    after_cut_ = b.at_comma;
+    for (simdjson::dom::element e : array) {
+      ++count_;
+      budget_.count(unit_);
+      on_event_(&e);
+    }
+  }
+  size_t events() const { return count_; }
+
+ private:
+  EventBudget budget_;
+  const std::string unit_ = "events";
+  const OnTraceEvent& on_event_;
+  simdjson::dom::parser parser_;
+  size_t count_ = 0;
+  bool after_cut_ = false;  // the last batch ended at a comma
+};
+
+// The fast reader runs as a pipeline over three threads, each stage in order: the text source's
+// inflater, a splitter thread cutting the text into batches, and the caller's thread parsing
+// them and building the events (on_event). On the 10M-event benchmark trace those take about
+// 1, 1.5 and 4 s of work, so the import takes about the time of the last. At most kBatches
+// batches wait between the splitter and the parser. Whatever either thread throws reaches the
+// caller in the order one thread would have met it; the caller leaving early stops the others.
+// Where no thread can be started, the caller splits for itself.
 json read_fast(const std::string& path, const OnTraceEvent& on_event, size_t* events) {
+  constexpr size_t kBatches = 4;
   TextSource text(path, read_file(path, kMaxTraceBytes));
-  FastSplitter splitter(path, on_event);
-  for (auto [p, end] = text.next(); p != end; std::tie(p, end) = text.next()) splitter.feed(p, end);
-  json top = splitter.finish();
-  *events = splitter.events();
+  BatchReader reader(path, on_event);
+  json top;
+  const auto split = [&](const std::function<void(EventBatch &&)>& emit) {
+    FastSplitter splitter(emit);
+    for (auto [p, end] = text.next(); p != end; std::tie(p, end) = text.next())
+      splitter.feed(p, end);
+    top = splitter.finish();
+  };
+  BoundedQueue<EventBatch> batches(kBatches);
+  std::thread splitting;
+  try {
+    splitting = std::thread([&] {
+      try {
+        split([&](EventBatch&& b) {
+          if (!batches.push(std::move(b))) throw Cancelled();
+        });
+        batches.close();
+      } catch (const Cancelled&) {
+      } catch (...) {
+        batches.fail(std::current_exception());
+      }
+    });
+  } catch (const std::system_error&) {
+    split([&](EventBatch&& b) { reader.read(b); });
+    *events = reader.events();
+    return top;
+  }
+  try {
+    while (std::optional<EventBatch> b = batches.pop()) reader.read(*b);
+  } catch (...) {
+    batches.cancel();
+    splitting.join();
+    throw;
+  }
+  splitting.join();
+  *events = reader.events();
   return top;
 }
 

@@ -217,3 +217,49 @@ TEST(KinetoJson, AGzipStreamPast64MiBIsRefusedOnlyWhenItInflatesOver100Times) {
     EXPECT_NE(m.find("refused as a decompression bomb"), std::string::npos) << m;
   }
 }
+
+// The fast reader is a pipeline (an inflater thread, a splitter thread, the caller's thread
+// parsing). What stops it early reaches the caller as one thread would have met it: the caller's
+// own exception from on_event, unchanged and without waiting for the rest of the file; a corrupt
+// gzip stream as its error, after the events inflated before the damage.
+TEST(KinetoJson, APipelineStoppedEarlyHandsOverWhatCameBeforeAndTheError) {
+  const std::string dir = ptest::temp_dir("kineto-json-stop");
+  std::string text = "{\"traceEvents\": [\n";
+  for (size_t i = 0; i < 40000; ++i)
+    text += (i ? ",\n" : "") + event(i, "kernel_" + std::to_string(i % 97));
+  text += "\n]}\n";
+  ASSERT_GT(text.size(), size_t{8} << 20) << "more batches and inflate chunks than the queues hold";
+  const std::string path = dir + "/t.json";
+  write_file_atomically(path, text);
+  const std::string gz = gzip(path);
+
+  struct Enough {};
+  for (const std::string& file : {path, gz}) {
+    size_t seen = 0, count = 0;
+    EXPECT_THROW(read_trace_events(
+                     file, JsonReader::Fast,
+                     [&](const simdjson::dom::element*) {
+                       if (++seen == 10) throw Enough{};
+                     },
+                     &count),
+                 Enough)
+        << file;
+    EXPECT_EQ(seen, 10u) << file;
+  }
+
+  // Cut the gzip stream at two thirds: the events before the cut, then the error naming the file.
+  const std::string bytes = read_file(gz, size_t{1} << 30);
+  const std::string cut = dir + "/cut.json.gz";
+  write_file_atomically(cut, bytes.substr(0, bytes.size() * 2 / 3));
+  size_t before = 0, count = 0;
+  try {
+    read_trace_events(
+        cut, JsonReader::Fast, [&](const simdjson::dom::element*) { ++before; }, &count);
+    ADD_FAILURE() << "a truncated stream was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.json.gz: truncated gzip stream"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_GT(before, 10000u) << "the events before the cut (less the batch it cut) come first";
+  EXPECT_LT(before, 40000u);
+}
