@@ -171,9 +171,16 @@ json chrome_trace(const Recording& r) {
   json events = json::array();
   add_process_metadata(events, r);
   for (const Span& s : r.spans) events.push_back(span_event(r, s));
-  for (const CounterSample& c : r.arena_live)
-    events.push_back({{"ph", "C"}, {"name", "arena live bytes"}, {"pid", r.pid}, {"tid", c.tid},
-                      {"ts", us(c.t_ns - r.origin_ns)}, {"args", {{"bytes", c.value}}}});
+  for (const CounterSample& c :
+       r.counters) {  // a bytes track's series is "bytes", another's "value"
+    const CounterTrack& t = r.counter_tracks[static_cast<size_t>(c.track)];
+    events.push_back({{"ph", "C"},
+                      {"name", t.name},
+                      {"pid", r.pid},
+                      {"tid", c.tid},
+                      {"ts", us(c.t_ns - r.origin_ns)},
+                      {"args", {{t.bytes ? "bytes" : "value", c.value}}}});
+  }
   std::set<int32_t> devices;
   std::set<std::pair<int32_t, int32_t>> streams;
   add_device_events(events, r, devices, streams);

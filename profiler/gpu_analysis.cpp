@@ -1006,6 +1006,7 @@ void shift_host(Recording& r, int64_t shift) {
   for (DeviceActivity& x : r.device)
     if (x.kind == ActivityKind::Runtime || x.kind == ActivityKind::Sync)
       x.start_ns = shifted(x.start_ns, shift), x.end_ns = shifted(x.end_ns, shift);
+  for (CounterSample& c : r.counters) c.t_ns = shifted(c.t_ns, shift);  // sampled on the host
 }
 
 GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
@@ -1018,6 +1019,7 @@ GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
   a.copies = copy_groups(r.device);
   a.collectives = collective_groups(r);
   a.phases = analyze_phases(r);
+  a.counters = summarize_counters(r);
   add_findings(a, r, calls, long_gaps, o);
   return a;
 }
@@ -1213,6 +1215,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   if (!a.has_gpu) {  // a CPU recording can still have phases (fusebox generate --out)
     os << "no GPU activity in this recording\n";
     if (!a.phases.steps.empty()) os << phases_text(a.phases);
+    os << counters_text(a.counters);
     return os.str();
   }
   for (const std::string& w : a.warnings) os << "warning: " << w << "\n";
@@ -1222,6 +1225,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   text_graphs(os, a.graphs);
   text_comm(os, a);
   os << phases_text(a.phases);
+  os << counters_text(a.counters);
   text_groups(os, "kernels by name", a.kernels_by_name);
   text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
   text_copies(os, a.copies);
@@ -1418,6 +1422,7 @@ nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   j["collectives"] = json_collectives(a.collectives);
   j["analysis_warnings"] = a.warnings;
   j["phases"] = phases_json(a.phases);
+  j["counters"] = counters_json(a.counters);
   j["kernels_by_name"] = json_groups(a.kernels_by_name);
   j["kernels_by_launcher"] = json_groups(a.kernels_by_launcher);
   j["copies"] = json_copies(a.copies);

@@ -94,13 +94,13 @@
 //    kernel time for launch-bound kernels, and the modelled saving for a graph. nsys's
 //    gpu_time_util is covered by the idle finding.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "profiler/clock_skew.h"
 #include "profiler/communication.h"
+#include "profiler/counters.h"
 #include "profiler/phases.h"
 #include "profiler/recorder.h"
 
@@ -237,6 +237,7 @@ struct GpuAnalysis {
   std::vector<CommGroup> collectives;   // communication kernels by collective
   std::vector<std::string> warnings;    // what the figures had to correct for (clock skew)
   Phases phases;                        // LLM serving phases (phases.h), where annotated
+  std::vector<CounterSummary> counters;  // the counter tracks (counters.h): memory, KV cache
   std::vector<KernelGroup> kernels_by_name;      // by total, largest first
   std::vector<KernelGroup> kernels_by_launcher;  // by total, largest first
   std::vector<CopyGroup> copies;                 // by total time, largest first

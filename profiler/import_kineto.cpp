@@ -13,8 +13,9 @@
 //     model, label and node table), so exporting it again writes the same file.
 // Skipped, and counted per kind in the report's warnings: the "Trace" span (the whole profile's
 // envelope), cuda_profiler_range (CUPTI range-profiler kernel replays with counters, on the GPU's
-// pid: not a timeline), other categories, instant events, other counters, events without a usable
-// ts or dur (missing, negative, not finite, beyond int64 nanoseconds) and malformed events.
+// pid: not a timeline), other categories, instant events but PyTorch's "[memory]" (counter tracks
+// of allocated and reserved memory per device), counters without numeric args, events without a
+// usable ts or dur (missing, negative, not finite, beyond int64 nanoseconds) and malformed events.
 //
 // Times: ts and dur are microseconds, integers or fractions; they become integer nanoseconds
 // exactly (integer part * 1000 plus the rounded fraction: kineto's epoch microseconds times 1000
@@ -26,6 +27,8 @@
 // result always passes check_recording. A GPU event without args "correlation" takes its launch's
 // correlation through the flow pair (s on the runtime call, f on the GPU event, same id); one with
 // neither keeps correlation 0 and is counted in a warning.
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -34,7 +37,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -46,6 +48,7 @@
 
 #include "core/base/checked.h"
 #include "core/base/error.h"
+#include "core/base/sorted.h"
 #include "profiler/kineto_json.h"
 #include "profiler/trace_import.h"
 
@@ -406,6 +409,9 @@ class KinetoReader {
     flow_end_ = {};
     nest_spans();
     keep_device_by_start();
+    stable_sort_unless_sorted(
+        r_.counters.begin(), r_.counters.end(),
+        [](const CounterSample& a, const CounterSample& b) { return a.t_ns < b.t_ns; });
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
@@ -497,7 +503,7 @@ class KinetoReader {
       else if (ph == "s" || ph == "f")
         flow(f, ph == "s");
       else if (ph == "i" || ph == "I")
-        skip("of phase 'i' (instant events: markers, memory), skipped");
+        instant(f);
       else
         skip("of phase '" + std::string(ph) + "', skipped");
     } catch (const json::exception& x) {
@@ -683,19 +689,86 @@ class KinetoReader {
     }
   }
 
+  // A counter event ("ph": "C"): each numeric member of its args is a series, on a track named
+  // for the event ("bytes": the event's name, in bytes; "value": the event's name, a number; any
+  // other key: "<name> <key>", a number), as Chrome's trace viewer draws them.
   void counter(const Fields& e) {
-    const std::string_view name = text_field(e.name, "name");
-    if (name != "arena live bytes") return skip("of counter '" + std::string(name) + "', skipped");
+    const std::string name(text_field(e.name, "name"));
     int64_t pid = 0, tid = 0;
     if (!place(e, &pid, &tid)) return;
-    auto t = micros_to_ns(number(e.ts));
-    const Number bytes = e.args ? number(field(*e.args, "bytes")) : Number{};
-    if (!t || bytes.kind == Number::None)
-      return skip("of counter 'arena live bytes' without ts or bytes, skipped");
-    const double v = bytes.kind == Number::Unsigned ? static_cast<double>(bytes.u)
-                     : bytes.kind == Number::Signed ? static_cast<double>(bytes.i)
-                                                    : bytes.d;
-    r_.arena_live.push_back({*t, id32(tid), v});
+    const auto t = micros_to_ns(number(e.ts));
+    simdjson::dom::object args;
+    if (!t || !e.args || e.args->get_object().get(args) != simdjson::SUCCESS)
+      return skip("of a counter without ts or args, skipped");
+    bool any = false;
+    for (simdjson::dom::key_value_pair kv : args) {
+      const std::optional<double> v = as_double(number(Value(kv.value)));
+      if (!v) continue;
+      const std::string_view key = kv.key;
+      const bool bytes = key == "bytes";
+      sample(bytes || key == "value" ? name : name + " " + std::string(key), bytes, *t, tid, *v);
+      any = true;
+    }
+    if (!any) skip("of a counter with no numeric series, skipped");
+  }
+
+  // PyTorch's memory events (profile_memory=True: instant events named "[memory]", one per
+  // allocation or free, args "Total Allocated" and "Total Reserved" after it, "Device Type" as
+  // c10::DeviceType and "Device Id"): counter tracks "memory allocated (<device>)" and, but for
+  // the CPU, "memory reserved (<device>)", in bytes. Other instant events are skipped.
+  void instant(const Fields& e) {
+    if (text_field(e.name, "name") != "[memory]")
+      return skip("of phase 'i' (instant events: markers), skipped");
+    int64_t pid = 0, tid = 0;
+    if (!place(e, &pid, &tid)) return;
+    const auto t = micros_to_ns(number(e.ts));
+    const auto type = e.args ? int_arg(*e.args, "Device Type") : std::nullopt;
+    const auto allocated =
+        e.args ? as_double(number(field(*e.args, "Total Allocated"))) : std::nullopt;
+    if (!t || !type || !allocated)
+      return skip("of a memory event without ts, Device Type or Total Allocated, skipped");
+    const std::string device = device_label(*type, int_arg(*e.args, "Device Id").value_or(-1));
+    sample("memory allocated (" + device + ")", true, *t, tid, *allocated);
+    const auto reserved = as_double(number(field(*e.args, "Total Reserved")));
+    if (reserved && *type != 0)  // the CPU allocator caches nothing: PyTorch writes 0
+      sample("memory reserved (" + device + ")", true, *t, tid, *reserved);
+  }
+
+  // c10::DeviceType as PyTorch prints a device: cpu, cuda:0, hip:0 (ROCm), else its number.
+  static std::string device_label(int64_t type, int64_t id) {
+    const std::string index = id >= 0 ? ":" + std::to_string(id) : "";
+    switch (type) {
+      case 0:
+        return "cpu";
+      case 1:
+        return "cuda" + index;
+      case 6:
+        return "hip" + index;
+      default:
+        return "device type " + std::to_string(type) + index;
+    }
+  }
+
+  static std::optional<double> as_double(const Number& n) {
+    switch (n.kind) {
+      case Number::Unsigned:
+        return static_cast<double>(n.u);
+      case Number::Signed:
+        return static_cast<double>(n.i);
+      case Number::Float:
+        if (std::isfinite(n.d)) return n.d;
+        return std::nullopt;
+      case Number::None:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  void sample(const std::string& track, bool bytes, int64_t t, int64_t tid, double v) {
+    auto [it, fresh] =
+        counter_track_.emplace(track, static_cast<int32_t>(r_.counter_tracks.size()));
+    if (fresh) r_.counter_tracks.push_back({track, bytes});
+    r_.counters.push_back({t, id32(tid), it->second, v});
   }
 
   // Flow ends of the launch -> GPU arrows (ac2g in kineto 2.x, async_gpu in 1.x); other flows
@@ -1103,6 +1176,7 @@ class KinetoReader {
   }
   std::map<FlowKey, Place> flow_start_;      // flow id -> where it starts
   std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
+  std::map<std::string, int32_t> counter_track_;  // counter track name -> index
   std::map<std::string, size_t> skips_;      // why -> how many events
   std::map<std::string, size_t> notes_;      // warnings about events that were kept
   size_t skipped_ = 0;

@@ -72,6 +72,18 @@ MergedRanks merge_ranks(std::vector<Recording>&& ranks) {
       out.device.push_back(std::move(a));
     }
     s.device_end = out.device.size();
+    s.counter_begin = out.counters.size();
+    const auto first_track = static_cast<int32_t>(out.counter_tracks.size());
+    for (CounterTrack t : r.counter_tracks) {
+      t.name = s.label + " " + t.name;
+      out.counter_tracks.push_back(std::move(t));
+    }
+    for (CounterSample c : r.counters) {
+      c.tid = tids(c.tid);
+      c.track += first_track;
+      out.counters.push_back(c);
+    }
+    s.counter_end = out.counters.size();
     for (auto& [tid, name] : r.thread_names) out.thread_names.push_back({tids(tid), s.label + " " + name});
     for (GpuInfo g : r.gpus) {
       g.device = devices(g.device);
@@ -110,6 +122,19 @@ Recording slice_recording(const Recording& merged, const RankSlice& s) {
       c.activity -= s.device_begin;
       part.collectives.push_back(std::move(c));
     }
+  std::map<int32_t, int32_t> tracks;  // the merged track -> the part's, its rank's name again
+  const std::string prefix = s.label + " ";
+  for (size_t i = s.counter_begin; i < s.counter_end && i < merged.counters.size(); ++i) {
+    CounterSample c = merged.counters[i];
+    auto [it, fresh] = tracks.emplace(c.track, static_cast<int32_t>(part.counter_tracks.size()));
+    if (fresh) {
+      CounterTrack t = merged.counter_tracks[static_cast<size_t>(c.track)];
+      if (t.name.starts_with(prefix)) t.name.erase(0, prefix.size());
+      part.counter_tracks.push_back(std::move(t));
+    }
+    c.track = it->second;
+    part.counters.push_back(c);
+  }
   return part;
 }
 

@@ -26,6 +26,8 @@ struct RankSlice {
   std::string label;  // "rank 3"
   size_t span_begin = 0, span_end = 0;
   size_t device_begin = 0, device_end = 0;
+  size_t counter_begin = 0,
+         counter_end = 0;  // its counters' samples, tracks named "<label> <name>"
 };
 
 struct MergedRanks {

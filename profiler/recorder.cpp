@@ -206,6 +206,7 @@ Recording Recorder::finish(std::vector<exec::DeviceActivity> device,
   r.origin_ns = origin_ns_;
   r.origin_utc_ns = origin_utc_ns_;
   r.device = std::move(device);
+  r.counter_tracks = {{kArenaCounter, true}};  // track 0
   struct Open {
     size_t span;
   };
@@ -237,7 +238,7 @@ Recording Recorder::finish(std::vector<exec::DeviceActivity> device,
             break;
           }
         if (idx < r.nodes.size())
-          r.arena_live.push_back({e.t, e.tid, static_cast<double>(r.nodes[idx].live_bytes)});
+          r.counters.push_back({e.t, e.tid, 0, static_cast<double>(r.nodes[idx].live_bytes)});
       }
       stack.push_back(r.spans.size());
       r.spans.push_back(std::move(s));
@@ -255,7 +256,7 @@ Recording Recorder::finish(std::vector<exec::DeviceActivity> device,
         stack.resize(k);
         break;
       }
-      if (kind == SpanKind::Run) r.arena_live.push_back({e.t, e.tid, 0.0});
+      if (kind == SpanKind::Run) r.counters.push_back({e.t, e.tid, 0, 0.0});
     }
   }
   // Spans still open (a run in progress): end them at their last child's end or their start.
@@ -366,6 +367,11 @@ std::string check_recording(const Recording& r) {
              "' on thread " + std::to_string(s.tid) + " without nesting inside it";
     stack.push_back(&s);
   }
+  for (size_t i = 0; i < r.counters.size(); ++i)
+    if (r.counters[i].track < 0 ||
+        static_cast<size_t>(r.counters[i].track) >= r.counter_tracks.size())
+      return "counter sample " + std::to_string(i) + " names track " +
+             std::to_string(r.counters[i].track) + " of " + std::to_string(r.counter_tracks.size());
   return "";
 }
 
@@ -375,7 +381,8 @@ nlohmann::json Recording::to_json() const {
   using nlohmann::json;
   json j;
   j["format"] = "fusebox-recording";
-  j["version"] = 1;
+  j["version"] =
+      2;  // 2: named counter tracks ("counters"); 1 held the arena's alone ("arena_live")
   j["source"] = source;
   j["model"] = model;
   j["label"] = label;
@@ -405,9 +412,12 @@ nlohmann::json Recording::to_json() const {
   for (const Span& s : spans)
     sj.push_back({static_cast<int>(s.kind), s.name, s.start_ns, s.end_ns, s.tid, s.run, s.node, s.depth});
   j["spans"] = sj;
-  json cj = json::array();
-  for (const CounterSample& c : arena_live) cj.push_back({c.t_ns, c.tid, c.value});
-  j["arena_live"] = cj;
+  json tj = json::array();
+  for (const CounterTrack& t : counter_tracks) tj.push_back({{"name", t.name}, {"bytes", t.bytes}});
+  j["counter_tracks"] = tj;
+  json cj = json::array();  // [t_ns, tid, value, track]
+  for (const CounterSample& c : counters) cj.push_back({c.t_ns, c.tid, c.value, c.track});
+  j["counters"] = cj;
   json dj = json::array();
   for (const exec::DeviceActivity& a : device)
     dj.push_back({{"kind", static_cast<int>(a.kind)}, {"name", a.name}, {"start_ns", a.start_ns},
@@ -544,9 +554,18 @@ Recording Recording::from_json(const nlohmann::json& j) {
     header_from_json(r, j);
     for (const auto& n : j.at("nodes")) r.nodes.push_back(node_from_json(n));
     for (const auto& s : j.at("spans")) r.spans.push_back(span_from_json(s, r.nodes.size()));
-    for (const auto& c : j.at("arena_live"))
-      r.arena_live.push_back(
-          {c.at(0).get<int64_t>(), c.at(1).get<int32_t>(), c.at(2).get<double>()});
+    if (j.contains("arena_live")) {  // written before counters had names: the arena's alone
+      r.counter_tracks = {{kArenaCounter, true}};
+      for (const auto& c : j.at("arena_live"))
+        r.counters.push_back(
+            {c.at(0).get<int64_t>(), c.at(1).get<int32_t>(), 0, c.at(2).get<double>()});
+    } else {
+      for (const auto& t : j.at("counter_tracks"))
+        r.counter_tracks.push_back({t.at("name").get<std::string>(), t.at("bytes").get<bool>()});
+      for (const auto& c : j.at("counters"))
+        r.counters.push_back({c.at(0).get<int64_t>(), c.at(1).get<int32_t>(),
+                              c.at(3).get<int32_t>(), c.at(2).get<double>()});
+    }
     for (const auto& d : j.value("device", nlohmann::json::array()))
       r.device.push_back(device_activity_from_json(d));
     for (const auto& g : j.value("gpus", nlohmann::json::array()))

@@ -67,11 +67,19 @@ struct Span {
 };
 static_assert(sizeof(Span) == 48, "a span's size is a budget: see above");
 
+// A counter: a value over time, as the arena's live bytes, a device's allocated memory, a
+// generation's KV cache or a queue's depth. Each sample holds from t_ns to the track's next.
+struct CounterTrack {
+  std::string name;
+  bool bytes = true;  // the values count bytes (else they are plain numbers)
+};
 struct CounterSample {
   int64_t t_ns = 0;
   int32_t tid = 0;
+  int32_t track = 0;  // index into Recording::counter_tracks
   double value = 0;
 };
+inline constexpr const char* kArenaCounter = "arena live bytes";  // the recorder's track
 
 // A GPU the recording ran on, as its trace describes it (kineto's deviceProperties, nsys's
 // TARGET_INFO_GPU). Zero where the trace does not say.
@@ -112,7 +120,10 @@ struct Recording {
   size_t node_count = 0;          // graph nodes after passes
   std::vector<NodeInfo> nodes;    // parallel to the session's graph nodes
   std::vector<Span> spans;        // ordered by start time, parents before children
-  std::vector<CounterSample> arena_live;  // counter track "arena live bytes"
+  // Counter tracks, and every sample of them, each track's in time order. A recording of ours
+  // has kArenaCounter; a trace has what it records (import_kineto.cpp).
+  std::vector<CounterTrack> counter_tracks;
+  std::vector<CounterSample> counters;
   std::vector<exec::DeviceActivity> device;  // from Backend::take_activity() or a trace file
   std::vector<GpuInfo> gpus;                 // what the trace says about its GPUs
   std::vector<CollectiveArgs> collectives;   // by activity index; what the trace says of them

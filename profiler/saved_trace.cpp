@@ -82,6 +82,7 @@ Recording small_fields(const Recording& r) {
   m.origin_utc_ns = r.origin_utc_ns;
   m.arena_bytes = r.arena_bytes;
   m.node_count = r.node_count;
+  m.counter_tracks = r.counter_tracks;
   m.nodes = r.nodes;
   m.gpus = r.gpus;
   m.rank = r.rank;
@@ -121,10 +122,11 @@ std::string payload_of(const Recording& r, const ImportReport& report) {
   w.column<int32_t>(r.spans, [](const Span& s) { return s.node; });
   w.column<int32_t>(r.spans, [](const Span& s) { return s.depth; });
 
-  w.put(static_cast<uint64_t>(r.arena_live.size()));
-  w.column<int64_t>(r.arena_live, [](const CounterSample& c) { return c.t_ns; });
-  w.column<int32_t>(r.arena_live, [](const CounterSample& c) { return c.tid; });
-  w.column<double>(r.arena_live, [](const CounterSample& c) { return c.value; });
+  w.put(static_cast<uint64_t>(r.counters.size()));
+  w.column<int64_t>(r.counters, [](const CounterSample& c) { return c.t_ns; });
+  w.column<int32_t>(r.counters, [](const CounterSample& c) { return c.tid; });
+  w.column<int32_t>(r.counters, [](const CounterSample& c) { return c.track; });
+  w.column<double>(r.counters, [](const CounterSample& c) { return c.value; });
 
   using exec::DeviceActivity;
   w.put(static_cast<uint64_t>(r.device.size()));
@@ -304,10 +306,16 @@ Recording load_saved_trace(const std::string& path, ImportReport* report) {
   in.column<int32_t>(r.spans, [](Span& s, int32_t v) { s.node = v; });
   in.column<int32_t>(r.spans, [](Span& s, int32_t v) { s.depth = v; });
 
-  r.arena_live.resize(in.count(8 + 4 + 8, "counter samples"));
-  in.column<int64_t>(r.arena_live, [](CounterSample& c, int64_t v) { c.t_ns = v; });
-  in.column<int32_t>(r.arena_live, [](CounterSample& c, int32_t v) { c.tid = v; });
-  in.column<double>(r.arena_live, [](CounterSample& c, double v) { c.value = v; });
+  r.counters.resize(in.count(8 + 4 + 4 + 8, "counter samples"));
+  in.column<int64_t>(r.counters, [](CounterSample& c, int64_t v) { c.t_ns = v; });
+  in.column<int32_t>(r.counters, [](CounterSample& c, int32_t v) { c.tid = v; });
+  in.column<int32_t>(r.counters, [&](CounterSample& c, int32_t v) {
+    if (v < 0 || static_cast<size_t>(v) >= r.counter_tracks.size())
+      in.fail("counter track " + std::to_string(v) + " of " +
+              std::to_string(r.counter_tracks.size()));
+    c.track = v;
+  });
+  in.column<double>(r.counters, [](CounterSample& c, double v) { c.value = v; });
 
   using exec::DeviceActivity;
   r.device.resize(in.count(1 + 4 + 8 + 8 + 4 * 4 + 4 * 6 + 4 + 4 + 8 + 3 + 4, "device records"));

@@ -23,7 +23,7 @@
 namespace fusebox::profiler {
 
 constexpr char kSavedTraceMagic[] = "FBXTRACE";  // 8 bytes, no NUL in the file
-constexpr uint32_t kSavedTraceVersion = 1;
+constexpr uint32_t kSavedTraceVersion = 2;       // 2: counter tracks have names
 
 // Writes `r` (and the report of the import that made it) to `path`.
 void save_trace(const Recording& r, const ImportReport& report, const std::string& path);

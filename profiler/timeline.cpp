@@ -202,14 +202,26 @@ class Builder {
     stable_sort_unless_sorted(t_.flows.begin(), t_.flows.end(), by_launch);
   }
 
-  void counter() {
-    t_.counter_max = std::max(1.0, static_cast<double>(rec_.arena_bytes));
-    for (const CounterSample& c : rec_.arena_live) {
-      t_.counter.push_back({rel(c.t_ns), c.value});
-      t_.counter_max = std::max(t_.counter_max, c.value);
+  void counters() {
+    for (const CounterTrack& track : rec_.counter_tracks) {
+      TimelineCounter c;
+      c.name = track.name;
+      c.bytes = track.bytes;
+      c.max =
+          track.name == kArenaCounter ? std::max(1.0, static_cast<double>(rec_.arena_bytes)) : 0.0;
+      t_.counters.push_back(std::move(c));
     }
-    std::stable_sort(t_.counter.begin(), t_.counter.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const CounterSample& s : rec_.counters) {
+      TimelineCounter& c = t_.counters[static_cast<size_t>(s.track)];
+      c.samples.push_back({rel(s.t_ns), s.value});
+      c.max = std::max(c.max, s.value);
+    }
+    for (TimelineCounter& c : t_.counters) {
+      if (c.max <= 0) c.max = 1;
+      stable_sort_unless_sorted(c.samples.begin(), c.samples.end(),
+                                [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    std::erase_if(t_.counters, [](const TimelineCounter& c) { return c.samples.empty(); });
   }
 
   void runs() {
@@ -407,7 +419,7 @@ Timeline build_from(const Recording& recording, int64_t base_ns) {
   b.device_tracks();
   b.index_items();
   b.flows();
-  b.counter();
+  b.counters();
   b.runs();
   return t;
 }
@@ -467,6 +479,10 @@ Timeline build_timeline(const Recording& recording, const std::vector<RankSlice>
       f.target.track += first_track;
       out.flows.push_back(f);
     }
+    for (TimelineCounter& c : part.counters) {  // named for their rank, as its threads are
+      c.name = s.label + " " + c.name;
+      out.counters.push_back(std::move(c));
+    }
     if (!part.tracks.empty()) {
       out.extent_t0 = std::min(out.extent_t0, part.extent_t0);
       out.extent_t1 = std::max(out.extent_t1, part.extent_t1);
@@ -497,9 +513,10 @@ std::string timeline_text(const Timeline& t) {
     }
     out += "\n";
   }
-  if (!t.counter.empty()) {
-    std::snprintf(line, sizeof line, "  %-24s counter %zu samples, top of scale %s\n", "arena live",
-                  t.counter.size(), format_bytes(t.counter_max).c_str());
+  for (const TimelineCounter& c : t.counters) {
+    std::snprintf(line, sizeof line, "  %-24s counter %zu samples, top of scale %s\n",
+                  c.name == kArenaCounter ? "arena live" : c.name.c_str(), c.samples.size(),
+                  counter_value_text(c, c.max).c_str());
     out += line;
   }
   if (!t.flows.empty()) out += "  " + std::to_string(t.flows.size()) + " flows from API calls to the GPU work they launched\n";
@@ -558,6 +575,13 @@ RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double 
       [](const RangeStats::Top& a, const RangeStats::Top& b) { return a.time_ns > b.time_ns; });
   if (out.top.size() > top) out.top.resize(top);
   return out;
+}
+
+std::string counter_value_text(const TimelineCounter& c, double v) {
+  if (c.bytes) return format_bytes(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 }  // namespace fusebox::profiler

@@ -8,7 +8,8 @@
 //               its op, the thread that runs the ops first; labelled "worker <k>", with its
 //               utilisation), one per GPU (device, stream), one per host thread's CUDA API
 //               calls; each track's rows are its nesting depths, those with no span left out
-//   t.counter   arena live bytes, sorted by time
+//   t.counters  each counter track (arena live bytes, a device's memory, a KV cache), its samples
+//               sorted by time
 //   t.runs      each recorded run's range and op count, by start time; t.median_run indexes it
 //   t.flows     each API call tied (by correlation id) to the GPU work it launched
 //   t.groups    several ranks in one recording: the tracks of each (TimelineTrack::group)
@@ -87,11 +88,21 @@ struct RunRange {
   double duration() const { return t1 - t0; }
 };
 
+// A counter track: its samples, each holding until the next.
+struct TimelineCounter {
+  std::string name;
+  bool bytes = true;
+  std::vector<std::pair<double, double>> samples;  // (t, value), sorted by t
+  double max = 1;  // the top of its scale: the peak sample (the arena's: at least the plan's size)
+};
+
+// A value of the counter for people: bytes as "1.2 MB", a number as it is ("%.6g").
+std::string counter_value_text(const TimelineCounter& c, double v);
+
 struct Timeline {
   int64_t base_ns = 0;
   std::vector<TimelineTrack> tracks;
-  std::vector<std::pair<double, double>> counter;  // (t, arena live bytes), sorted by t
-  double counter_max = 1;                          // the plan's arena size or the peak sample
+  std::vector<TimelineCounter> counters;           // in the recording's track order
   std::vector<RunRange> runs;                      // by start time
   size_t median_run = 0;                           // index into runs (when there are any)
   double extent_t0 = 0, extent_t1 = 0;             // every item

@@ -614,8 +614,8 @@ void TracePanel::draw(const Frame& frame) {
   Hover hover;
   c.dl->PushClipRect(ImVec2(c.canvas.Min.x, c.plot.Min.y), c.canvas.Max, true);  // tracks
   const float counter_y = draw_tracks(c, hover);
-  const double counter_value = draw_counter(c, counter_y);
-  drawn.tracks = timeline_.tracks.size() + (timeline_.counter.empty() ? 0 : 1);
+  const CounterHover counter_hover = draw_counters(c, counter_y);
+  drawn.tracks = timeline_.tracks.size() + timeline_.counters.size();
   c.dl->PushClipRect(c.plot.Min, c.plot.Max, true);
   draw_gaps(c);
   draw_flows(c, hover);
@@ -626,7 +626,7 @@ void TracePanel::draw(const Frame& frame) {
   c.dl->PopClipRect();
   c.dl->PopClipRect();  // tracks
   c.dl->PopClipRect();  // canvas
-  draw_tooltip(hover, counter_value);
+  draw_tooltip(hover, counter_hover);
   handle_click(frame, c, hover);
 }
 
@@ -795,7 +795,7 @@ void TracePanel::handle_input(const Canvas& c) {
   for (size_t t = 0; t < timeline_.tracks.size(); ++t)
     content_h += (hidden(t) ? 0 : static_cast<float>(rows_shown(t)) * c.row_h + kTrackGapPx) +
                  (starts_group(t) ? c.row_h : 0);
-  if (!timeline_.counter.empty()) content_h += c.counter_h + kTrackGapPx;
+  content_h += static_cast<float>(timeline_.counters.size()) * (c.counter_h + kTrackGapPx);
   const float max_scroll = std::max(0.0f, content_h - c.plot.GetHeight());
 
   if (c.hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
@@ -1034,24 +1034,37 @@ float TracePanel::draw_tracks(const Canvas& c, Hover& hover) {
   return y;
 }
 
-// The arena counter: live bytes as a step area, one bar per pixel column at most.
-double TracePanel::draw_counter(const Canvas& c, float y) const {
-  const auto& counter = timeline_.counter;
-  if (counter.empty()) return -1;
+// The counter tracks, one under another below the tracks.
+TracePanel::CounterHover TracePanel::draw_counters(const Canvas& c, float y) {
+  CounterHover hover;
+  drawn.counters.clear();
+  for (const profiler::TimelineCounter& counter : timeline_.counters) {
+    const CounterHover h = draw_counter(c, counter, y);
+    if (h.counter) hover = h;
+    y += c.counter_h + kTrackGapPx;
+  }
+  return hover;
+}
+
+// A counter: its values as a step area on the scale of its peak, one bar per pixel column at
+// most (the column's highest value).
+TracePanel::CounterHover TracePanel::draw_counter(const Canvas& c,
+                                                  const profiler::TimelineCounter& track, float y) {
+  const auto& counter = track.samples;
   ImDrawList* dl = c.dl;
   const float y0 = y, y1 = y + c.counter_h - 2;
   const ImVec4 label_clip(c.canvas.Min.x, y0, c.plot.Min.x - 4, y1);
   ImFont* font = ImGui::GetFont();
-  dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3), kLabelText,
-              "arena live", nullptr, 0, &label_clip);
-  const std::string peak = format_bytes(timeline_.counter_max);
+  const char* label = track.name == profiler::kArenaCounter ? "arena live" : track.name.c_str();
+  dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3), kLabelText, label,
+              nullptr, 0, &label_clip);
+  const std::string peak = profiler::counter_value_text(track, track.max);
+  drawn.counters.push_back(std::string(label) + " " + peak);
   dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3 + c.line_h),
               kAxisText, peak.c_str(), nullptr, 0, &label_clip);
-  if (c.lo > c.hi || y1 < c.plot.Min.y || y0 > c.plot.Max.y) return -1;
+  if (counter.empty() || c.lo > c.hi || y1 < c.plot.Min.y || y0 > c.plot.Max.y) return {};
   dl->PushClipRect(c.plot.Min, c.plot.Max, true);
-  auto y_of = [&](double v) {
-    return y1 - static_cast<float>(v / timeline_.counter_max) * (y1 - y0 - 2);
-  };
+  auto y_of = [&](double v) { return y1 - static_cast<float>(v / track.max) * (y1 - y0 - 2); };
   auto bar = [&](float x0, float x1, double v) {
     if (v <= 0) return;
     dl->AddRectFilled(ImVec2(x0, y_of(v)), ImVec2(x1, y1), kCounterFill);
@@ -1080,11 +1093,12 @@ double TracePanel::draw_counter(const Canvas& c, float y) const {
   if (open) bar(bx0, std::max(bx1, bx0 + 1), bmax);
   dl->PopClipRect();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (!c.mouse_in_plot || mouse.y < y0 || mouse.y >= y1) return -1;
+  if (!c.mouse_in_plot || mouse.y < y0 || mouse.y >= y1) return {};
   const double t = c.view_t0 + (mouse.x - c.plot.Min.x) / c.plot_w * c.view_w;
   auto at = std::upper_bound(counter.begin(), counter.end(), t,
                              [](double v, const auto& s) { return v < s.first; });
-  return at != counter.begin() && t >= c.lo && t <= c.hi ? std::prev(at)->second : -1;
+  if (at == counter.begin() || t < c.lo || t > c.hi) return {};
+  return {&track, std::prev(at)->second};
 }
 
 // The selected node's op spans in the displayed range, outlined on top.
@@ -1206,11 +1220,12 @@ void TracePanel::draw_gaps(const Canvas& c) const {
   }
 }
 
-void TracePanel::draw_tooltip(const Hover& hover, double counter_value) const {
+void TracePanel::draw_tooltip(const Hover& hover, const CounterHover& counter) const {
   if (dragging_) return;
   if (!hover.item) {
-    if (counter_value >= 0)
-      ImGui::SetTooltip("arena live bytes: %s", format_bytes(counter_value).c_str());
+    if (counter.counter)
+      ImGui::SetTooltip("%s: %s", counter.counter->name.c_str(),
+                        profiler::counter_value_text(*counter.counter, counter.value).c_str());
     return;
   }
   const profiler::TimelineItem& it = *hover.item;

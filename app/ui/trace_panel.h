@@ -77,6 +77,7 @@ struct TracePanel {
     std::vector<std::string> worker_tracks;  // the worker tracks' labels ("worker 1  48%")
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
+    std::vector<std::string> counters;  // the counter tracks drawn: "<label> <peak>"
     size_t groups = 0;  // rank headers drawn (several ranks open)
     size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
     size_t folded_rows = 0;  // host tracks' nesting levels folded under their outer rows
@@ -133,7 +134,13 @@ struct TracePanel {
                   float y0) const;
   void draw_row(const Canvas& c, const profiler::TimelineRow& row, float y0, Hover& hover);
   float draw_tracks(const Canvas& c, Hover& hover);
-  double draw_counter(const Canvas& c, float y) const;  // the hovered value, or -1
+  // A counter track under the mouse, and its value there.
+  struct CounterHover {
+    const profiler::TimelineCounter* counter = nullptr;
+    double value = 0;
+  };
+  CounterHover draw_counters(const Canvas& c, float y);  // every track, from y down
+  CounterHover draw_counter(const Canvas& c, const profiler::TimelineCounter& counter, float y);
   void draw_selection(const Canvas& c);
   bool outline(const Canvas& c, const profiler::TimelineItemRef& ref);
   void draw_hover_edge(const Canvas& c, const Hover& hover) const;
@@ -141,7 +148,7 @@ struct TracePanel {
   void draw_gaps(const Canvas& c) const;
   std::string set_gap(const std::string& value);
   float item_y(const Canvas& c, const profiler::TimelineItemRef& ref) const;  // row's middle
-  void draw_tooltip(const Hover& hover, double counter_value) const;
+  void draw_tooltip(const Hover& hover, const CounterHover& counter) const;
   void handle_click(const Frame& frame, const Canvas& c, const Hover& hover);
   std::string set_select(const std::string& value);
   std::string set_hosts(const std::string& value);

@@ -325,6 +325,19 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
 }
 
 const char* const kSetupStage = "setup: import, plan, first run";
+const char* const kKvCacheCounter = "kv cache bytes";
+
+namespace {
+
+// The index of the track named as `track` in `r`, added when it has none.
+int32_t counter_track(profiler::Recording& r, const profiler::CounterTrack& track) {
+  for (size_t i = 0; i < r.counter_tracks.size(); ++i)
+    if (r.counter_tracks[i].name == track.name) return static_cast<int32_t>(i);
+  r.counter_tracks.push_back(track);
+  return static_cast<int32_t>(r.counter_tracks.size() - 1);
+}
+
+}  // namespace
 
 std::string step_range_name(const GenerationStep& step) {
   return step.phase + " toks=" + std::to_string(step.seq);
@@ -338,7 +351,7 @@ void append_step_recording(profiler::Recording& all, const profiler::Recording& 
   if (index == 0) {  // the configuration, and the clock origin exports count from
     all = rec;
     all.label += " generate";
-    all.spans.clear(), all.nodes.clear(), all.arena_live.clear(), all.device.clear(),
+    all.spans.clear(), all.nodes.clear(), all.counters.clear(), all.device.clear(),
         all.collectives.clear();
   }
   const auto run = std::find_if(rec.spans.begin(), rec.spans.end(),
@@ -374,7 +387,16 @@ void append_step_recording(profiler::Recording& all, const profiler::Recording& 
     all.spans.push_back(s);
   }
   all.nodes.insert(all.nodes.end(), rec.nodes.begin(), rec.nodes.end());
-  all.arena_live.insert(all.arena_live.end(), rec.arena_live.begin(), rec.arena_live.end());
+  for (const profiler::CounterSample& c : rec.counters) {
+    profiler::CounterSample s = c;
+    s.track = counter_track(all, rec.counter_tracks[static_cast<size_t>(c.track)]);
+    all.counters.push_back(s);
+  }
+  // The cache the step returns (present) exists from its end: the KV cache track, a step up a
+  // step, from nothing before the prefill.
+  const int32_t kv = counter_track(all, {kKvCacheCounter, true});
+  if (index == 0) all.counters.push_back({range.start_ns, range.tid, kv, 0.0});
+  all.counters.push_back({range.end_ns, range.tid, kv, static_cast<double>(step.kv_bytes)});
   all.device.insert(all.device.end(), rec.device.begin(), rec.device.end());
   for (const auto& t : rec.thread_names)
     if (std::find(all.thread_names.begin(), all.thread_names.end(), t) == all.thread_names.end())

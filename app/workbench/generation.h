@@ -103,6 +103,9 @@ std::string step_range_name(const GenerationStep& step);
 // when end <= start) becomes a stage span before the range, named kSetupStage: the step's import,
 // plan and untimed first run. The first step's also gives `all` its configuration.
 extern const char* const kSetupStage;  // "setup: import, plan, first run"
+// The counter track of the cache each step returns, in bytes: 0 at the prefill's start, then at
+// each step's end its present's bytes (GenerationStep::kv_bytes).
+extern const char* const kKvCacheCounter;  // "kv cache bytes"
 void append_step_recording(profiler::Recording& all, const profiler::Recording& step_recording,
                            const GenerationStep& step, int64_t index,
                            std::pair<int64_t, int64_t> setup = {});

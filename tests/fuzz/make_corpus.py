@@ -634,9 +634,9 @@ def trace_cases(cp):
         # fusebox trace --save's form (profiler/saved_trace.h): garbage after the header, a
         # version we do not write, and a zstd frame that claims 2^40 bytes (refused by the memory
         # budget before anything is allocated).
-        "t_saved_garbage.fbx": b"FBXTRACE\x01\x00\x00\x00" + bytes(rng.randrange(256) for _ in range(3000)),
+        "t_saved_garbage.fbx": b"FBXTRACE\x02\x00\x00\x00" + bytes(rng.randrange(256) for _ in range(3000)),
         "t_saved_version.fbx": b"FBXTRACE\x09\x00\x00\x00" + b"x" * 16,
-        "t_saved_bomb.fbx": b"FBXTRACE\x01\x00\x00\x00" + b"\x28\xb5\x2f\xfd\xe0" + (1 << 40).to_bytes(8, "little")
+        "t_saved_bomb.fbx": b"FBXTRACE\x02\x00\x00\x00" + b"\x28\xb5\x2f\xfd\xe0" + (1 << 40).to_bytes(8, "little")
         + b"\x00" * 64,
     }
     # An own-format op naming node 16,777,215: the node table would be 3.8 GB for a 1 KB file.

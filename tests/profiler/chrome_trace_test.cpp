@@ -23,7 +23,7 @@ TEST(ChromeTrace, RealRecordingPassesStrictChecker) {
     EXPECT_GT(ops, 0u);
     EXPECT_EQ(annotations + ops, r.spans.size());  // runs and stages are annotations
     EXPECT_GE(annotations, 3u + 4u);
-    EXPECT_EQ(counters, r.arena_live.size());
+    EXPECT_EQ(counters, r.counters.size());
   }
 }
 

@@ -433,6 +433,10 @@ TEST(Ranks, MergedForOneWindowEachRankKeepsItsOwnLaunchesAndACollectiveReachesTh
   std::vector<Recording> ranks;
   ranks.push_back(rank_trace(0, 2, 50000, 40000));
   ranks.push_back(rank_trace(1, 2, 80000, 10000));
+  for (Recording& r : ranks) {  // each rank's GPU memory, under the same name
+    r.counter_tracks = {{"memory allocated (cuda:0)", true}};
+    r.counters = {{1000, r.main_tid, 0, 100.0 + r.rank}, {2000, r.main_tid, 0, 200.0 + r.rank}};
+  }
   const size_t n0 = ranks[0].device.size();
   const MergedRanks m = merge_ranks(std::move(ranks));
   ASSERT_EQ(m.slices.size(), 2u);
@@ -476,6 +480,16 @@ TEST(Ranks, MergedForOneWindowEachRankKeepsItsOwnLaunchesAndACollectiveReachesTh
   const Recording back = slice_recording(m.recording, m.slices[1]);
   EXPECT_EQ(back.device.size(), m.recording.device.size() - n0);
   EXPECT_EQ(back.rank, 1);
+  // Counters: a track per rank, named for it, in the merged window; the rank's own in its slice.
+  ASSERT_EQ(tl.counters.size(), 2u);
+  EXPECT_EQ(tl.counters[0].name, "rank 0 memory allocated (cuda:0)");
+  EXPECT_EQ(tl.counters[1].name, "rank 1 memory allocated (cuda:0)");
+  EXPECT_EQ(tl.counters[1].max, 201);
+  ASSERT_EQ(back.counter_tracks.size(), 1u);
+  EXPECT_EQ(back.counter_tracks[0].name, "memory allocated (cuda:0)");
+  ASSERT_EQ(back.counters.size(), 2u);
+  EXPECT_EQ(back.counters[1].value, 201);
+  EXPECT_EQ(check_recording(back), "");
 }
 
 // Aligning the clock moves the recording's host side itself, so what the window draws is what

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "profiler/counters.h"
 #include "profiler/exporters.h"
 #include "profiler/trace_import.h"
 #include "profiler_test_util.h"
@@ -469,7 +471,13 @@ TEST(ImportKineto, OurExportReadsBackToTheRecordingItCameFrom) {
       EXPECT_EQ(b.output_offsets, a.output_offsets);
       EXPECT_EQ(b.live_bytes, a.live_bytes);
     }
-  ASSERT_EQ(back.arena_live.size(), r.arena_live.size());
+  ASSERT_EQ(back.counters.size(), r.counters.size());
+  ASSERT_EQ(back.counter_tracks.size(), r.counter_tracks.size());
+  for (size_t i = 0; i < r.counters.size(); ++i) {
+    EXPECT_EQ(back.counter_tracks[static_cast<size_t>(back.counters[i].track)].name,
+              r.counter_tracks[static_cast<size_t>(r.counters[i].track)].name);
+    EXPECT_EQ(back.counters[i].value, r.counters[i].value);
+  }
   ASSERT_EQ(back.device.size(), r.device.size());
   for (size_t i = 0; i < r.device.size(); ++i) {
     const exec::DeviceActivity &a = r.device[i], &b = back.device[i];
@@ -940,5 +948,90 @@ TEST(ImportKineto, OneIdOnTwoThreadsOfOneProcessIsNeverPairedAcrossGpus) {
         EXPECT_EQ(call_thread[a.correlation_id], 20u + static_cast<uint32_t>(a.device));
       }
     }
+  }
+}
+
+// ---- counters -----------------------------------------------------------------------------------
+
+// PyTorch's memory events (profile_memory=True) become counter tracks per device, a counter
+// event a track per numeric series; both sorted by time, other instant events skipped. Exported
+// and read back, the tracks and their samples are the same.
+TEST(ImportKineto, MemoryEventsAndCountersBecomeNamedCounterTracks) {
+  const std::string dir = ptest::temp_dir("kineto-counters");
+  auto memory = [](double ts, int type, int id, int64_t allocated, int64_t reserved) {
+    return nlohmann::json{{"ph", "i"},
+                          {"cat", "cpu_instant_event"},
+                          {"s", "t"},
+                          {"name", "[memory]"},
+                          {"pid", 10},
+                          {"tid", 11},
+                          {"ts", ts},
+                          {"args",
+                           {{"Total Reserved", reserved},
+                            {"Total Allocated", allocated},
+                            {"Bytes", 512},
+                            {"Device Id", id},
+                            {"Device Type", type}}}};
+  };
+  const std::string path = write_trace(
+      dir, "t.json",
+      {op("forward", 1, 100),
+       memory(20, 1, 0, 3000, 8192),
+       memory(10, 1, 0, 1000, 8192),
+       memory(15, 0, -1, 64, 0),
+       memory(30, 6, 1, 7, 9),
+       {{"ph", "C"},
+        {"name", "queue"},
+        {"pid", 10},
+        {"tid", 11},
+        {"ts", 40},
+        {"args", {{"depth", 3}, {"name", "x"}}}},
+       {{"ph", "C"},
+        {"name", "pool"},
+        {"pid", 10},
+        {"tid", 11},
+        {"ts", 41},
+        {"args", {{"bytes", 4096}}}},
+       {{"ph", "i"}, {"name", "marker"}, {"pid", 10}, {"tid", 11}, {"ts", 50}, {"s", "t"}}});
+  ImportReport report;
+  const Recording r = import_kineto(path, &report);
+  EXPECT_EQ(check_recording(r), "");
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> tracks;
+  for (const CounterSample& c : r.counters)
+    tracks[r.counter_tracks[static_cast<size_t>(c.track)].name].push_back({c.t_ns, c.value});
+  using Samples = std::vector<std::pair<int64_t, double>>;
+  EXPECT_EQ(tracks["memory allocated (cuda:0)"], (Samples{{10000, 1000}, {20000, 3000}}))
+      << "by time";
+  EXPECT_EQ(tracks["memory reserved (cuda:0)"], (Samples{{10000, 8192}, {20000, 8192}}));
+  EXPECT_EQ(tracks["memory allocated (cpu)"], (Samples{{15000, 64}}));
+  EXPECT_EQ(tracks.count("memory reserved (cpu)"), 0u) << "the CPU allocator reserves nothing";
+  EXPECT_EQ(tracks["memory allocated (hip:1)"], (Samples{{30000, 7}}));
+  EXPECT_EQ(tracks["queue depth"], (Samples{{40000, 3}}))
+      << "a numeric series; the string one is not";
+  EXPECT_EQ(tracks["pool"], (Samples{{41000, 4096}}));
+  EXPECT_EQ(tracks.size(), 7u);
+  for (const CounterTrack& t : r.counter_tracks)
+    EXPECT_EQ(t.bytes, t.name != "queue depth") << t.name;
+  EXPECT_NE(warning_about(report, "of phase 'i' (instant events: markers), skipped"), "");
+
+  const std::vector<CounterSummary> sums = summarize_counters(r);
+  ASSERT_EQ(sums.size(), 7u);
+  EXPECT_EQ(sums[0].name, "memory allocated (cuda:0)");
+  EXPECT_EQ(sums[0].samples, 2u);
+  EXPECT_EQ(sums[0].first, 1000);
+  EXPECT_EQ(sums[0].peak, 3000);
+  EXPECT_EQ(sums[0].peak_ns, 20000);
+  EXPECT_EQ(sums[0].last, 3000);
+  EXPECT_NE(counters_text(sums).find("memory allocated (cuda:0)"), std::string::npos);
+
+  write_chrome_trace(r, dir + "/back.json");
+  const Recording back = import_kineto(dir + "/back.json");
+  ASSERT_EQ(back.counters.size(), r.counters.size());
+  for (size_t i = 0; i < r.counters.size(); ++i) {
+    const CounterTrack &a = r.counter_tracks[static_cast<size_t>(r.counters[i].track)],
+                       &b = back.counter_tracks[static_cast<size_t>(back.counters[i].track)];
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.bytes, a.bytes);
+    EXPECT_EQ(back.counters[i].value, r.counters[i].value);
   }
 }

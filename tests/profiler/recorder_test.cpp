@@ -47,7 +47,9 @@ TEST(Recorder, RecordsStagesRunsAndOpsNested) {
     }
   EXPECT_TRUE(matmul);
   // Counter track: one sample per op plus a zero at each run end.
-  EXPECT_EQ(r.arena_live.size(), ops + 3);
+  EXPECT_EQ(r.counters.size(), ops + 3);
+  ASSERT_EQ(r.counter_tracks.size(), 1u);
+  EXPECT_EQ(r.counter_tracks[0].name, kArenaCounter);
 }
 
 TEST(Recorder, SaveLoadRoundTrip) {

@@ -106,13 +106,22 @@ TEST(SavedTrace, DamagedOrForeignFilesAreRefusedNamingWhatIsWrong) {
     EXPECT_NE(e.find(expect), std::string::npos) << name << ": " << e;
   };
   std::string version = bytes;
-  version[8] = 2;
-  refused("version.fbx", version, "a saved trace of version 2; this fusebox reads version 1");
+  version[8] = static_cast<char>(kSavedTraceVersion + 1);
+  refused("version.fbx", version,
+          "a saved trace of version " + std::to_string(kSavedTraceVersion + 1) +
+              "; this fusebox reads version " + std::to_string(kSavedTraceVersion));
+  std::string old = bytes;
+  old[8] = 1;  // counters without names
+  refused("version1.fbx", old, "a saved trace of version 1; this fusebox reads version");
   refused("cut.fbx", bytes.substr(0, bytes.size() / 2), "corrupt saved trace");
   std::string flipped = bytes;
   flipped[bytes.size() / 2] ^= 0x40;
   refused("flipped.fbx", flipped, "corrupt saved trace");
-  refused("no_frame.fbx", std::string(kSavedTraceMagic, 8) + std::string("\1\0\0\0", 4) + "not zstd", "no zstd frame");
+  const uint32_t v = kSavedTraceVersion;
+  refused("no_frame.fbx",
+          std::string(kSavedTraceMagic, 8) + std::string(reinterpret_cast<const char*>(&v), 4) +
+              "not zstd",
+          "no zstd frame");
   refused("trailing.fbx", bytes + "garbage", "corrupt saved trace");
 
   // Payloads that decompress but lie.
@@ -133,5 +142,9 @@ TEST(SavedTrace, DamagedOrForeignFilesAreRefusedNamingWhatIsWrong) {
   backwards.put(int64_t{-1}).put(int32_t{-1}).put(int32_t{0});
   backwards.put(uint64_t{0}).put(uint64_t{0}).put(uint64_t{0});
   refused("backwards.fbx", framed(backwards.bytes), "not a saved trace we can read");
+  Payload counter_track = Payload::header();        // a sample of a track the header does not name
+  counter_track.put(uint64_t{0}).put(uint64_t{0});  // no names, no spans
+  counter_track.put(uint64_t{1}).put(int64_t{5}).put(int32_t{1}).put(int32_t{3}).put(1.0);
+  refused("counter_track.fbx", framed(counter_track.bytes), "counter track 3 of 0");
   refused("short.fbx", framed(Payload::header().put(uint64_t{0}).bytes), "cut short");
 }

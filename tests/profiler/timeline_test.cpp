@@ -64,7 +64,12 @@ Recording two_threads() {
   // A worker thread nobody named, spans only at depth 3: one row, not four.
   r.spans.push_back(span(SpanKind::Op, "helper", 1210, 1215, 200, 3, 0, -1));
   r.arena_bytes = 64;
-  r.arena_live = {{1250, 100, 32}, {1201, 100, 96}, {1300, 100, 0}};
+  r.counter_tracks = {{kArenaCounter, true}, {"queue depth", false}};
+  r.counters = {{1250, 100, 0, 32},
+                {1201, 100, 0, 96},
+                {1300, 100, 0, 0},
+                {1220, 100, 1, 3},
+                {1210, 100, 1, 5}};
   return r;
 }
 
@@ -141,13 +146,31 @@ TEST(Timeline, OpSpansPerNodeByStartTime) {
   }
 }
 
-TEST(Timeline, ArenaCounterSortedWithItsScale) {
-  const Timeline t = build_timeline(two_threads());
-  ASSERT_EQ(t.counter.size(), 3u);
-  EXPECT_EQ(t.counter[0].first, 201);
-  EXPECT_EQ(t.counter[0].second, 96);
-  EXPECT_EQ(t.counter[2].first, 300);
-  EXPECT_EQ(t.counter_max, 96);  // the peak sample is above the arena's 64 bytes
+// Each counter track apart, in the recording's order, its samples by time, its scale its peak
+// (the arena's at least the plan's size); a track without samples is left out.
+TEST(Timeline, CounterTracksSortedWithTheirScales) {
+  Recording r = two_threads();
+  r.counter_tracks.push_back({"never sampled", true});
+  const Timeline t = build_timeline(r);
+  ASSERT_EQ(t.counters.size(), 2u);
+  const TimelineCounter& arena = t.counters[0];
+  EXPECT_EQ(arena.name, kArenaCounter);
+  ASSERT_EQ(arena.samples.size(), 3u);
+  EXPECT_EQ(arena.samples[0].first, 201);
+  EXPECT_EQ(arena.samples[0].second, 96);
+  EXPECT_EQ(arena.samples[2].first, 300);
+  EXPECT_EQ(arena.max, 96);  // the peak sample is above the arena's 64 bytes
+  EXPECT_EQ(counter_value_text(arena, 96), "96 B");
+  const TimelineCounter& queue = t.counters[1];
+  EXPECT_EQ(queue.name, "queue depth");
+  EXPECT_FALSE(queue.bytes);
+  ASSERT_EQ(queue.samples.size(), 2u);
+  EXPECT_EQ(queue.samples[0], (std::pair<double, double>{210, 5}));
+  EXPECT_EQ(queue.max, 5);
+  EXPECT_EQ(counter_value_text(queue, 5), "5");
+  r.arena_bytes = 1000;
+  EXPECT_EQ(build_timeline(r).counters[0].max, 1000)
+      << "the arena's scale is at least the plan's size";
 }
 
 // A recorded GPU trace: device activity only, no spans. Stream 7: kernels [500, 600) (node 2) and

@@ -256,6 +256,50 @@ def kineto_phases(path, shift):
     return phases
 
 
+def device_label(device_type, device_id):
+    """c10::DeviceType as PyTorch prints a device: cpu, cuda:0, hip:0."""
+    index = f":{device_id}" if device_id >= 0 else ""
+    return {0: "cpu", 1: "cuda" + index, 6: "hip" + index}.get(device_type, f"device type {device_type}{index}")
+
+
+def kineto_counters(path, shift):
+    """Per counter track: samples, first, last, low, peak and the peak's time (its first
+    occurrence, the host shifted by `shift`). Tracks: PyTorch's "[memory]" instant events
+    (profile_memory=True) give "memory allocated (<device>)" from "Total Allocated" and, but for
+    the CPU, "memory reserved (<device>)" from "Total Reserved"; a counter event ("ph": "C") gives
+    one track per numeric arg: its name for "bytes" or "value", else "<name> <key>"."""
+    _, events = load_kineto(path)
+    samples = {}
+    for e in events:
+        ph, args = e.get("ph"), e.get("args")
+        if not isinstance(args, dict) or not isinstance(e.get("ts"), (int, float)):
+            continue
+        if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
+            continue
+        t = ns(e["ts"]) + shift
+        if ph in ("i", "I") and e.get("name") == "[memory]":
+            dtype, allocated = args.get("Device Type"), args.get("Total Allocated")
+            if not isinstance(dtype, int) or not isinstance(allocated, (int, float)):
+                continue
+            dev = device_label(dtype, args.get("Device Id", -1))
+            samples.setdefault(f"memory allocated ({dev})", []).append((t, allocated))
+            if dtype != 0 and isinstance(args.get("Total Reserved"), (int, float)):
+                samples.setdefault(f"memory reserved ({dev})", []).append((t, args["Total Reserved"]))
+        elif ph == "C":
+            for key, v in args.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    track = e["name"] if key in ("bytes", "value") else f"{e['name']} {key}"
+                    samples.setdefault(track, []).append((t, v))
+    out = {}
+    for track, vs in samples.items():
+        vs.sort(key=lambda x: x[0])  # stable: equal times keep file order
+        values = [v for _, v in vs]
+        peak = max(values)
+        out[track] = {"samples": len(vs), "first": values[0], "last": values[-1], "low": min(values),
+                      "peak": peak, "peak_ns": next(t for t, v in vs if v == peak)}
+    return out
+
+
 def main():
     fusebox, path = sys.argv[1], sys.argv[2]
     with open(path, "rb") as f:
@@ -285,6 +329,15 @@ def main():
             for key, want in p.items():
                 ours[f"{name}_{key}"] = want
                 theirs[f"{name}_{key}"] = got[name][key]
+        counters = kineto_counters(path, report["clock_skew"]["host_shift_ns"])
+        got = {c["name"]: c for c in report["counters"]}
+        if set(counters) != set(got):
+            print(f"{path}: counters: fusebox {sorted(got)}, python {sorted(counters)}", file=sys.stderr)
+            return 1
+        for name, c in counters.items():
+            for key, want in c.items():
+                ours[f"counter[{name}]_{key}"] = want
+                theirs[f"counter[{name}]_{key}"] = got[name][key]
     if "--print" in sys.argv:
         print(json.dumps({"python": ours, "fusebox": theirs}, indent=2))
     bad = []
@@ -292,7 +345,7 @@ def main():
         got = theirs.get(key)
         if got is None:
             bad.append(f"{key}: missing from fusebox's totals")
-        elif key.endswith(("_count", "_steps", "_tokens")) or key in (
+        elif key.endswith(("_count", "_steps", "_tokens", "_samples", "_peak_ns")) or key in (
                 "memcpy_bytes", "graph_kernels", "graph_replays"):
             if got != want:
                 bad.append(f"{key}: fusebox {got}, python {want}")

@@ -384,6 +384,24 @@ TEST_F(UiTest, AnNcuExportBesideATraceGivesKernelRowsTheirLimiterAndFigures) {
   EXPECT_EQ(app_->kernel_level(), nullptr);
 }
 
+// A trace's counters are tracks of their own below the others, each named and scaled to its
+// peak: the GPU memory PyTorch recorded (profile_memory=True) in a real H100 trace; a hover on
+// one names it and its value there.
+TEST_F(UiTest, ATracesMemoryCountersAreTracksNamedAndScaledToTheirPeak) {
+  start("mlp");
+  run("open=" + std::string(FUSEBOX_SOURCE_DIR) +
+      "/tests/data/traces/kineto_h100_hf_bert_small.json.gz");
+  ASSERT_NE(app_->opened_trace(), nullptr) << app_->last_command_error();
+  run("trace.zoom=fit");
+  frame();
+  EXPECT_EQ(app_->trace.drawn.counters,
+            (std::vector<std::string>{"memory allocated (cuda:0) 96.61 MiB",
+                                      "memory reserved (cuda:0) 116.00 MiB",
+                                      "memory allocated (cpu) 16 B"}));
+  EXPECT_GE(app_->trace.drawn.tracks, 3u + 2u)
+      << "the counters are tracks beside the GPU's and the host's";
+}
+
 // A real A100 trace opened in the window: the trace panel gets the host thread, the CUDA API
 // calls and the GPU streams with flows from launches to kernels; the op table the GPU analysis;
 // the panels that draw a graph say there is none. A gap can be picked; a failed open keeps the

@@ -177,6 +177,22 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
     EXPECT_GT(p.phases[1].tokens_per_s, 0);
     ASSERT_FALSE(p.phases[1].kernels.empty());
     EXPECT_EQ(p.phases[1].kernels[0].count, 4);  // one node, once a decode step
+    // The KV cache's track: nothing at the prefill's start, then each step's present from its
+    // end, growing by a position's bytes a decode step; beside the arena's live bytes.
+    std::vector<double> kv;
+    int32_t arena = 0;
+    for (const profiler::CounterSample& c : rec->counters) {
+      const std::string& name = rec->counter_tracks[static_cast<size_t>(c.track)].name;
+      if (name == kKvCacheCounter) kv.push_back(c.value);
+      arena += name == profiler::kArenaCounter;
+    }
+    std::vector<double> want_kv = {0};
+    for (const GenerationStep& step : g.steps)
+      want_kv.push_back(static_cast<double>(step.kv_bytes));
+    EXPECT_EQ(kv, want_kv);
+    EXPECT_EQ(want_kv[2] - want_kv[1], 2 * 2 * 2 * 16 * 4.0)
+        << "k and v, 2 layers, 2 heads of 16 floats";
+    EXPECT_GT(arena, ops);
   }
 }
 
