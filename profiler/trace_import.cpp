@@ -14,6 +14,10 @@
 #include "profiler/saved_trace.h"
 #include "profiler/trace_import.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace fusebox::profiler {
 
 namespace {
@@ -126,6 +130,12 @@ Recording import_trace(const std::string& path, ImportReport* report) {
                   "fusebox trace --save wrote)");
   }
   check_times(r, path);
+#ifdef __GLIBC__
+  // What the import freed goes back to the system: its transient blocks (text chunks, batches,
+  // the growing arrays' old copies) sit under a small live one in the heap, where glibc does not
+  // trim them; on the 1M-event benchmark trace, 97 MB resident after the import, 53 MB trimmed.
+  malloc_trim(0);
+#endif
   return r;
 }
 
