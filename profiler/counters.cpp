@@ -8,6 +8,13 @@
 
 namespace fusebox::profiler {
 
+std::string counter_value_text(bool bytes, double v) {
+  if (bytes) return format_bytes(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 std::vector<CounterSummary> summarize_counters(const Recording& r) {
   std::vector<CounterSummary> out(r.counter_tracks.size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -33,17 +40,6 @@ std::vector<CounterSummary> summarize_counters(const Recording& r) {
   return out;
 }
 
-namespace {
-
-std::string value_text(const CounterSummary& s, double v) {
-  if (s.bytes) return format_bytes(v);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::string counters_text(const std::vector<CounterSummary>& counters) {
   if (counters.empty()) return "";
   std::ostringstream os;
@@ -54,8 +50,9 @@ std::string counters_text(const std::vector<CounterSummary>& counters) {
   os << line;
   for (const CounterSummary& s : counters) {
     std::snprintf(line, sizeof line, "%-34s %9zu %12s %12s %12s\n", s.name.c_str(), s.samples,
-                  value_text(s, s.first).c_str(), value_text(s, s.peak).c_str(),
-                  value_text(s, s.last).c_str());
+                  counter_value_text(s.bytes, s.first).c_str(),
+                  counter_value_text(s.bytes, s.peak).c_str(),
+                  counter_value_text(s.bytes, s.last).c_str());
     os << line;
   }
   return os.str();

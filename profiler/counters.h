@@ -29,6 +29,9 @@ struct CounterSummary {
   int64_t peak_ns = 0;  // on the recording's clock (a kineto trace's: its own timestamps, in ns)
 };
 
+// A counter's value for people: bytes as "1.2 MiB", a plain number as it is ("%.6g").
+std::string counter_value_text(bool bytes, double v);
+
 // In the recording's track order; tracks without samples are left out.
 std::vector<CounterSummary> summarize_counters(const Recording& r);
 // A table, one line per track; "" when there are none.

@@ -8,6 +8,7 @@
 
 #include "core/base/sorted.h"
 #include "core/base/strings.h"
+#include "profiler/counters.h"
 
 namespace fusebox::profiler {
 
@@ -516,7 +517,7 @@ std::string timeline_text(const Timeline& t) {
   for (const TimelineCounter& c : t.counters) {
     std::snprintf(line, sizeof line, "  %-24s counter %zu samples, top of scale %s\n",
                   c.name == kArenaCounter ? "arena live" : c.name.c_str(), c.samples.size(),
-                  counter_value_text(c, c.max).c_str());
+                  counter_value_text(c.bytes, c.max).c_str());
     out += line;
   }
   if (!t.flows.empty()) out += "  " + std::to_string(t.flows.size()) + " flows from API calls to the GPU work they launched\n";
@@ -575,13 +576,6 @@ RangeStats range_stats(const Timeline& t, const Recording& r, double t0, double 
       [](const RangeStats::Top& a, const RangeStats::Top& b) { return a.time_ns > b.time_ns; });
   if (out.top.size() > top) out.top.resize(top);
   return out;
-}
-
-std::string counter_value_text(const TimelineCounter& c, double v) {
-  if (c.bytes) return format_bytes(v);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 }  // namespace fusebox::profiler

@@ -96,9 +96,6 @@ struct TimelineCounter {
   double max = 1;  // the top of its scale: the peak sample (the arena's: at least the plan's size)
 };
 
-// A value of the counter for people: bytes as "1.2 MB", a number as it is ("%.6g").
-std::string counter_value_text(const TimelineCounter& c, double v);
-
 struct Timeline {
   int64_t base_ns = 0;
   std::vector<TimelineTrack> tracks;

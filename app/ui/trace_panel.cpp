@@ -1,5 +1,7 @@
 #include "app/ui/trace_panel.h"
 
+#include <GLFW/glfw3.h>  // key codes: the ImGui GLFW backend's key indices are GLFW's
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -13,14 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include <GLFW/glfw3.h>  // key codes: the ImGui GLFW backend's key indices are GLFW's
-
 #include "app/ui/plot.h"
 #include "app/ui/widgets.h"
 #include "app/workbench/graph_layout.h"
 #include "app/workbench/opened_trace.h"
 #include "core/backend/device_activity.h"
 #include "core/base/strings.h"
+#include "profiler/counters.h"
 #include "profiler/recorder.h"
 #include "profiler/timeline.h"
 
@@ -1058,7 +1059,7 @@ TracePanel::CounterHover TracePanel::draw_counter(const Canvas& c,
   const char* label = track.name == profiler::kArenaCounter ? "arena live" : track.name.c_str();
   dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3), kLabelText, label,
               nullptr, 0, &label_clip);
-  const std::string peak = profiler::counter_value_text(track, track.max);
+  const std::string peak = profiler::counter_value_text(track.bytes, track.max);
   drawn.counters.push_back(std::string(label) + " " + peak);
   dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3 + c.line_h),
               kAxisText, peak.c_str(), nullptr, 0, &label_clip);
@@ -1224,8 +1225,9 @@ void TracePanel::draw_tooltip(const Hover& hover, const CounterHover& counter) c
   if (dragging_) return;
   if (!hover.item) {
     if (counter.counter)
-      ImGui::SetTooltip("%s: %s", counter.counter->name.c_str(),
-                        profiler::counter_value_text(*counter.counter, counter.value).c_str());
+      ImGui::SetTooltip(
+          "%s: %s", counter.counter->name.c_str(),
+          profiler::counter_value_text(counter.counter->bytes, counter.value).c_str());
     return;
   }
   const profiler::TimelineItem& it = *hover.item;

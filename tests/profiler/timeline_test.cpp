@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profiler/analysis.h"
+#include "profiler/counters.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {
@@ -160,14 +161,14 @@ TEST(Timeline, CounterTracksSortedWithTheirScales) {
   EXPECT_EQ(arena.samples[0].second, 96);
   EXPECT_EQ(arena.samples[2].first, 300);
   EXPECT_EQ(arena.max, 96);  // the peak sample is above the arena's 64 bytes
-  EXPECT_EQ(counter_value_text(arena, 96), "96 B");
+  EXPECT_EQ(counter_value_text(arena.bytes, 96), "96 B");
   const TimelineCounter& queue = t.counters[1];
   EXPECT_EQ(queue.name, "queue depth");
   EXPECT_FALSE(queue.bytes);
   ASSERT_EQ(queue.samples.size(), 2u);
   EXPECT_EQ(queue.samples[0], (std::pair<double, double>{210, 5}));
   EXPECT_EQ(queue.max, 5);
-  EXPECT_EQ(counter_value_text(queue, 5), "5");
+  EXPECT_EQ(counter_value_text(queue.bytes, 5), "5");
   r.arena_bytes = 1000;
   EXPECT_EQ(build_timeline(r).counters[0].max, 1000)
       << "the arena's scale is at least the plan's size";
