@@ -412,6 +412,10 @@ class KinetoReader {
     stable_sort_unless_sorted(
         r_.counters.begin(), r_.counters.end(),
         [](const CounterSample& a, const CounterSample& b) { return a.t_ns < b.t_ns; });
+    name_counter_tracks();
+    if (dropped_samples_)
+      notes_[std::to_string(dropped_samples_) + " counter samples of tracks past the first " +
+             std::to_string(kMaxCounterTracks) + ", dropped"] = dropped_samples_;
     pick_main_tid();
     std::string bad = check_recording(r_);
     if (!bad.empty()) throw Error(path_ + ": the trace does not make a valid recording: " + bad);
@@ -706,7 +710,8 @@ class KinetoReader {
       if (!v) continue;
       const std::string_view key = kv.key;
       const bool bytes = key == "bytes";
-      sample(bytes || key == "value" ? name : name + " " + std::string(key), bytes, *t, tid, *v);
+      sample(bytes || key == "value" ? name : name + " " + std::string(key), bytes, *t, pid, tid,
+             *v);
       any = true;
     }
     if (!any) skip("of a counter with no numeric series, skipped");
@@ -728,10 +733,10 @@ class KinetoReader {
     if (!t || !type || !allocated)
       return skip("of a memory event without ts, Device Type or Total Allocated, skipped");
     const std::string device = device_label(*type, int_arg(*e.args, "Device Id").value_or(-1));
-    sample("memory allocated (" + device + ")", true, *t, tid, *allocated);
+    sample("memory allocated (" + device + ")", true, *t, pid, tid, *allocated);
     const auto reserved = as_double(number(field(*e.args, "Total Reserved")));
     if (reserved && *type != 0)  // the CPU allocator caches nothing: PyTorch writes 0
-      sample("memory reserved (" + device + ")", true, *t, tid, *reserved);
+      sample("memory reserved (" + device + ")", true, *t, pid, tid, *reserved);
   }
 
   // c10::DeviceType as PyTorch prints a device: cpu, cuda:0, hip:0 (ROCm), else its number.
@@ -764,11 +769,33 @@ class KinetoReader {
     return std::nullopt;
   }
 
-  void sample(const std::string& track, bool bytes, int64_t t, int64_t tid, double v) {
-    auto [it, fresh] =
-        counter_track_.emplace(track, static_cast<int32_t>(r_.counter_tracks.size()));
-    if (fresh) r_.counter_tracks.push_back({track, bytes});
+  // A track per counter name and process: two processes' totals of one device are two tracks
+  // (named apart by name_counter_tracks). At most kMaxCounterTracks: a real trace has a few,
+  // and each is a row of the window; the samples of any more are dropped and counted (one event
+  // can give two samples).
+  static constexpr size_t kMaxCounterTracks = 1024;
+  void sample(const std::string& track, bool bytes, int64_t t, int64_t pid, int64_t tid, double v) {
+    const std::pair<std::string, int64_t> key{track, pid};
+    auto it = counter_track_.find(key);
+    if (it == counter_track_.end()) {
+      if (r_.counter_tracks.size() >= kMaxCounterTracks) {
+        ++dropped_samples_;
+        return;
+      }
+      it = counter_track_.emplace(key, static_cast<int32_t>(r_.counter_tracks.size())).first;
+      r_.counter_tracks.push_back({track, bytes});
+    }
     r_.counters.push_back({t, id32(tid), it->second, v});
+  }
+
+  // A name that more than one process's tracks have gets the process: "<name>, pid <pid>".
+  void name_counter_tracks() {
+    std::map<std::string, int> processes;
+    for (const auto& [key, index] : counter_track_) ++processes[key.first];
+    for (const auto& [key, index] : counter_track_)
+      if (processes[key.first] > 1)
+        r_.counter_tracks[static_cast<size_t>(index)].name =
+            key.first + ", pid " + std::to_string(key.second);
   }
 
   // Flow ends of the launch -> GPU arrows (ac2g in kineto 2.x, async_gpu in 1.x); other flows
@@ -1176,7 +1203,8 @@ class KinetoReader {
   }
   std::map<FlowKey, Place> flow_start_;      // flow id -> where it starts
   std::map<Place, FlowId> flow_end_;         // where a flow ends -> its id
-  std::map<std::string, int32_t> counter_track_;  // counter track name -> index
+  std::map<std::pair<std::string, int64_t>, int32_t> counter_track_;  // (name, pid) -> track
+  size_t dropped_samples_ = 0;               // of counter tracks past kMaxCounterTracks
   std::map<std::string, size_t> skips_;      // why -> how many events
   std::map<std::string, size_t> notes_;      // warnings about events that were kept
   size_t skipped_ = 0;

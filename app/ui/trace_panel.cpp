@@ -1054,6 +1054,7 @@ TracePanel::CounterHover TracePanel::draw_counter(const Canvas& c,
   const auto& counter = track.samples;
   ImDrawList* dl = c.dl;
   const float y0 = y, y1 = y + c.counter_h - 2;
+  if (y1 < c.plot.Min.y || y0 > c.plot.Max.y) return {};  // scrolled out of view: not drawn
   const ImVec4 label_clip(c.canvas.Min.x, y0, c.plot.Min.x - 4, y1);
   ImFont* font = ImGui::GetFont();
   const char* label = track.name == profiler::kArenaCounter ? "arena live" : track.name.c_str();
@@ -1063,7 +1064,7 @@ TracePanel::CounterHover TracePanel::draw_counter(const Canvas& c,
   drawn.counters.push_back(std::string(label) + " " + peak);
   dl->AddText(font, ImGui::GetFontSize(), ImVec2(c.canvas.Min.x + 6, y0 + 3 + c.line_h),
               kAxisText, peak.c_str(), nullptr, 0, &label_clip);
-  if (counter.empty() || c.lo > c.hi || y1 < c.plot.Min.y || y0 > c.plot.Max.y) return {};
+  if (counter.empty() || c.lo > c.hi) return {};
   dl->PushClipRect(c.plot.Min, c.plot.Max, true);
   auto y_of = [&](double v) { return y1 - static_cast<float>(v / track.max) * (y1 - y0 - 2); };
   auto bar = [&](float x0, float x1, double v) {

@@ -77,7 +77,7 @@ struct TracePanel {
     std::vector<std::string> worker_tracks;  // the worker tracks' labels ("worker 1  48%")
     std::vector<ImRect> selected_rects;
     size_t tracks = 0;
-    std::vector<std::string> counters;  // the counter tracks drawn: "<label> <peak>"
+    std::vector<std::string> counters;  // the counter tracks drawn (in view): "<label> <peak>"
     size_t groups = 0;  // rank headers drawn (several ranks open)
     size_t folded = 0;  // a rank's host tracks folded away (trace.hosts= shows them)
     size_t folded_rows = 0;  // host tracks' nesting levels folded under their outer rows

@@ -1035,3 +1035,65 @@ TEST(ImportKineto, MemoryEventsAndCountersBecomeNamedCounterTracks) {
     EXPECT_EQ(back.counters[i].value, r.counters[i].value);
   }
 }
+
+// A file of more counter names than a window has rows for keeps the first 1024 tracks and says
+// how many samples it dropped.
+TEST(ImportKineto, CounterTracksPastTheFirst1024AreDroppedAndCounted) {
+  const std::string dir = ptest::temp_dir("kineto-many-counters");
+  nlohmann::json events = nlohmann::json::array();
+  for (int i = 0; i < 1030; ++i)
+    events.push_back({{"ph", "C"},
+                      {"name", "c" + std::to_string(i)},
+                      {"pid", 10},
+                      {"tid", 11},
+                      {"ts", i},
+                      {"args", {{"value", i}}}});
+  events.push_back({{"ph", "C"},
+                    {"name", "c3"},
+                    {"pid", 10},
+                    {"tid", 11},
+                    {"ts", 2000},
+                    {"args", {{"value", 7}}}});
+  ImportReport report;
+  const Recording r = import_kineto(write_trace(dir, "t.json", events), &report);
+  EXPECT_EQ(r.counter_tracks.size(), 1024u);
+  EXPECT_EQ(r.counters.size(), 1025u) << "a known track still takes samples";
+  EXPECT_NE(warning_about(report, "6 counter samples of tracks past the first 1024, dropped"), "");
+  EXPECT_EQ(check_recording(r), "");
+}
+
+// Two processes' totals of one device are two tracks, each named for its process; a name only
+// one process has keeps its name.
+TEST(ImportKineto, TwoProcessesCountersOfOneNameAreTwoTracksNamedForTheirProcess) {
+  const std::string dir = ptest::temp_dir("kineto-counter-pids");
+  auto memory = [](int pid, double ts, int64_t allocated) {
+    return nlohmann::json{
+        {"ph", "i"},
+        {"name", "[memory]"},
+        {"pid", pid},
+        {"tid", pid},
+        {"ts", ts},
+        {"s", "t"},
+        {"args", {{"Total Allocated", allocated}, {"Device Id", 0}, {"Device Type", 1}}}};
+  };
+  ImportReport report;
+  const Recording r = import_kineto(write_trace(dir, "t.json",
+                                                {op("forward", 1, 100),
+                                                 memory(10, 5, 100),
+                                                 memory(20, 6, 900),
+                                                 memory(10, 7, 300),
+                                                 {{"ph", "C"},
+                                                  {"name", "queue"},
+                                                  {"pid", 20},
+                                                  {"tid", 20},
+                                                  {"ts", 8},
+                                                  {"args", {{"value", 2}}}}}),
+                                    &report);
+  std::map<std::string, std::vector<double>> tracks;
+  for (const CounterSample& c : r.counters)
+    tracks[r.counter_tracks[static_cast<size_t>(c.track)].name].push_back(c.value);
+  EXPECT_EQ(tracks["memory allocated (cuda:0), pid 10"], (std::vector<double>{100, 300}));
+  EXPECT_EQ(tracks["memory allocated (cuda:0), pid 20"], (std::vector<double>{900}));
+  EXPECT_EQ(tracks["queue"], (std::vector<double>{2}));
+  EXPECT_EQ(tracks.size(), 3u);
+}

@@ -267,7 +267,8 @@ def kineto_counters(path, shift):
     occurrence, the host shifted by `shift`). Tracks: PyTorch's "[memory]" instant events
     (profile_memory=True) give "memory allocated (<device>)" from "Total Allocated" and, but for
     the CPU, "memory reserved (<device>)" from "Total Reserved"; a counter event ("ph": "C") gives
-    one track per numeric arg: its name for "bytes" or "value", else "<name> <key>"."""
+    one track per numeric arg: its name for "bytes" or "value", else "<name> <key>". A track is a
+    name in one process; a name more than one process has is "<name>, pid <pid>" each."""
     _, events = load_kineto(path)
     samples = {}
     for e in events:
@@ -282,16 +283,20 @@ def kineto_counters(path, shift):
             if not isinstance(dtype, int) or not isinstance(allocated, (int, float)):
                 continue
             dev = device_label(dtype, args.get("Device Id", -1))
-            samples.setdefault(f"memory allocated ({dev})", []).append((t, allocated))
+            samples.setdefault((f"memory allocated ({dev})", e["pid"]), []).append((t, allocated))
             if dtype != 0 and isinstance(args.get("Total Reserved"), (int, float)):
-                samples.setdefault(f"memory reserved ({dev})", []).append((t, args["Total Reserved"]))
+                samples.setdefault((f"memory reserved ({dev})", e["pid"]), []).append((t, args["Total Reserved"]))
         elif ph == "C":
             for key, v in args.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     track = e["name"] if key in ("bytes", "value") else f"{e['name']} {key}"
-                    samples.setdefault(track, []).append((t, v))
+                    samples.setdefault((track, e["pid"]), []).append((t, v))
+    pids = {}
+    for name, pid in samples:
+        pids[name] = pids.get(name, 0) + 1
     out = {}
-    for track, vs in samples.items():
+    for (name, pid), vs in samples.items():
+        track = f"{name}, pid {pid}" if pids[name] > 1 else name
         vs.sort(key=lambda x: x[0])  # stable: equal times keep file order
         values = [v for _, v in vs]
         peak = max(values)
