@@ -726,17 +726,20 @@ class KinetoReader {
       return skip("of phase 'i' (instant events: markers), skipped");
     int64_t pid = 0, tid = 0;
     if (!place(e, &pid, &tid)) return;
-    const auto t = micros_to_ns(number(e.ts));
-    const auto type = e.args ? int_arg(*e.args, "Device Type") : std::nullopt;
-    const auto allocated =
-        e.args ? as_double(number(field(*e.args, "Total Allocated"))) : std::nullopt;
-    if (!t || !type || !allocated)
-      return skip("of a memory event without ts, Device Type or Total Allocated, skipped");
-    const std::string device = device_label(*type, int_arg(*e.args, "Device Id").value_or(-1));
-    sample("memory allocated (" + device + ")", true, *t, pid, tid, *allocated);
-    const auto reserved = as_double(number(field(*e.args, "Total Reserved")));
-    if (reserved && *type != 0)  // the CPU allocator caches nothing: PyTorch writes 0
-      sample("memory reserved (" + device + ")", true, *t, pid, tid, *reserved);
+    const char* const incomplete =
+        "of a memory event without ts, Device Type or Total Allocated, skipped";
+    if (!e.args) return skip(incomplete);
+    const std::optional<int64_t> t = micros_to_ns(number(e.ts));
+    const std::optional<int64_t> type = int_arg(*e.args, "Device Type");
+    const std::optional<double> allocated = as_double(number(field(*e.args, "Total Allocated")));
+    if (!t || !type || !allocated) return skip(incomplete);
+    const int64_t device_type = type.value(), at = t.value();
+    const std::string device =
+        device_label(device_type, int_arg(*e.args, "Device Id").value_or(-1));
+    sample("memory allocated (" + device + ")", true, at, pid, tid, allocated.value());
+    const std::optional<double> reserved = as_double(number(field(*e.args, "Total Reserved")));
+    if (reserved && device_type != 0)  // the CPU allocator caches nothing: PyTorch writes 0
+      sample("memory reserved (" + device + ")", true, at, pid, tid, reserved.value());
   }
 
   // c10::DeviceType as PyTorch prints a device: cpu, cuda:0, hip:0 (ROCm), else its number.
