@@ -112,6 +112,10 @@ void App::apply_look_at() {
       const std::string error = run_command(std::string("ops.group=") + (l.group == "name" ? "type" : "node"));
       if (!error.empty()) command_error_ = error;
     }
+    if (!l.phase.empty() && look_at_gap_tries_ == 0) {
+      const std::string error = run_command("ops.phase=" + l.phase);
+      if (!error.empty()) command_error_ = error;
+    }
     if (l.gap >= 0) {
       // The trace panel lists the gaps once it has drawn the trace: wait a few frames for it.
       const std::string error = run_command("trace.gap=" + std::to_string(l.gap));

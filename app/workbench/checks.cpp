@@ -310,6 +310,91 @@ CheckResult trace_total(const CheckInput& in) {
   return {&c, false, "no total " + c.key};
 }
 
+// phase_total's keys, over one serving phase of the trace (profiler/phases.h), in the order the
+// schema lists them. The top kernel is the phase's op table's first row (most time).
+const std::vector<std::pair<std::string, std::function<double(const profiler::Phase&)>>>&
+phase_totals() {
+  using P = profiler::Phase;
+  static const std::vector<std::pair<std::string, std::function<double(const P&)>>> t = {
+      {"steps", [](const P& p) { return static_cast<double>(p.steps); }},
+      {"tokens", [](const P& p) { return static_cast<double>(p.tokens); }},
+      {"host_ms", [](const P& p) { return ms(p.host_ns); }},
+      {"step_ms", [](const P& p) { return ms(p.step_ns); }},
+      {"kernel_count", [](const P& p) { return static_cast<double>(p.kernel_count); }},
+      {"kernel_ms", [](const P& p) { return ms(p.kernel_ns); }},
+      {"kv_write_ms", [](const P& p) { return ms(p.kv_write_ns); }},
+      {"tokens_per_s", [](const P& p) { return p.tokens_per_s; }},
+      {"top_kernel_count",
+       [](const P& p) {
+         return p.kernels.empty() ? 0.0 : static_cast<double>(p.kernels[0].count);
+       }},
+      {"top_kernel_ms",
+       [](const P& p) { return p.kernels.empty() ? 0.0 : ms(p.kernels[0].total_ns); }},
+  };
+  return t;
+}
+
+// counter's keys, over one counter track's samples in the window (profiler/counters.h).
+const std::vector<std::pair<std::string, std::function<double(const profiler::CounterSummary&)>>>&
+counter_totals() {
+  using C = profiler::CounterSummary;
+  static const std::vector<std::pair<std::string, std::function<double(const C&)>>> t = {
+      {"samples", [](const C& c) { return static_cast<double>(c.samples); }},
+      {"first", [](const C& c) { return c.first; }},
+      {"last", [](const C& c) { return c.last; }},
+      {"low", [](const C& c) { return c.low; }},
+      {"peak", [](const C& c) { return c.peak; }},
+  };
+  return t;
+}
+
+template <typename T>
+CheckResult keyed_total(
+    const Check& c, const std::string& subject,
+    const std::vector<std::pair<std::string, std::function<double(const T&)>>>& keys, const T& of) {
+  for (const auto& [key, read] : keys) {
+    if (key != c.key) continue;
+    const double got = read(of);
+    return {&c, within(got, *c.value, c.tolerance),
+            subject + " " + c.key +
+                fmt(" = %.10g (want %.10g within %g%%)", got, *c.value, c.tolerance * 100)};
+  }
+  return {&c, false, "no total " + c.key};
+}
+
+CheckResult phase_total(const CheckInput& in) {
+  const Check& c = in.check;
+  const profiler::Phases& phases = analysis_of(in).phases;
+  std::vector<std::string> names;
+  for (const profiler::Phase& p : phases.phases) {
+    names.push_back(p.name);
+    if (p.name != c.phase) continue;
+    CheckResult r = keyed_total(c, c.phase, phase_totals(), p);
+    if (c.top_kernel.empty()) return r;
+    const std::string top = p.kernels.empty() ? "" : p.kernels[0].name;
+    r.passed = r.passed && top.find(c.top_kernel) != std::string::npos;
+    r.figures += "; its top " + std::string(phases.work == "cpu" ? "op" : "kernel") + ": " +
+                 (top.empty() ? "none" : top);
+    return r;
+  }
+  return {&c, false,
+          "no " + c.phase + " phase in this trace (" +
+              (names.empty() ? "it has none: " + phases.rule : "it has " + join(names, ", ")) +
+              ")"};
+}
+
+CheckResult counter(const CheckInput& in) {
+  const Check& c = in.check;
+  std::vector<std::string> names;
+  for (const profiler::CounterSummary& s : analysis_of(in).counters) {
+    names.push_back(s.name);
+    if (s.name == c.counter) return keyed_total(c, "'" + c.counter + "'", counter_totals(), s);
+  }
+  return {&c, false,
+          "no counter track '" + c.counter + "' (" +
+              (names.empty() ? "the trace has none" : join(names, ", ")) + ")"};
+}
+
 CheckResult gap(const CheckInput& in) {
   const Check& c = in.check;
   const auto gaps = sorted_gaps(analysis_of(in));
@@ -529,6 +614,38 @@ Registry<CheckKind> make_registry() {
        },
        true};
   kinds.add("trace_total", k);
+  k = {{"phase", "key", "equals"},
+       {"tolerance", "top_kernel"},
+       false,
+       "a total of one serving phase (prefill, decode, mixed, idle: profiler/phases.h) equals "
+       "this, within "
+       "tolerance (relative); with top_kernel, the phase's top kernel (or op) also has it in its "
+       "name",
+       no_rule,
+       phase_total,
+       [](const Check& c) {
+         return param("phase", c.phase) + param("key", c.key) +
+                param("equals", fmt("%.10g", *c.value)) +
+                param("tolerance", fmt("%g", c.tolerance)) +
+                (c.top_kernel.empty() ? "" : param("top_kernel", c.top_kernel));
+       },
+       true};
+  kinds.add("phase_total", k);
+  k = {{"counter", "key", "equals"},
+       {"tolerance"},
+       false,
+       "a figure of one counter track's samples (first, last, low, peak, samples: "
+       "profiler/counters.h) "
+       "equals this, within tolerance (relative)",
+       no_rule,
+       counter,
+       [](const Check& c) {
+         return param("counter", c.counter) + param("key", c.key) +
+                param("equals", fmt("%.10g", *c.value)) +
+                param("tolerance", fmt("%g", c.tolerance));
+       },
+       true};
+  kinds.add("counter", k);
   k = {{"gap"},
        {"cause", "host"},
        false,
@@ -600,6 +717,24 @@ const std::vector<std::string>& trace_total_keys() {
     std::vector<std::string> k;
     for (const auto& [key, read] : totals()) k.push_back(key);
     for (const auto& [key, read] : rank_totals()) k.push_back(key);
+    return k;
+  }();
+  return keys;
+}
+
+const std::vector<std::string>& phase_total_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [key, read] : phase_totals()) k.push_back(key);
+    return k;
+  }();
+  return keys;
+}
+
+const std::vector<std::string>& counter_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [key, read] : counter_totals()) k.push_back(key);
     return k;
   }();
   return keys;

@@ -132,6 +132,15 @@ std::string valid_op(const std::string& op, const Where& w) {
   w.fail("unknown op '" + op + "' (" + (guess.empty() ? "not an op fusebox knows" : "did you mean '" + guess + "'?") + ")");
 }
 
+// A serving phase's name, as profiler/phases.h names them.
+std::string serving_phase(const json& v, const Where& w) {
+  const std::string phase = get_string(v, w);
+  const std::vector<std::string> phases = {"prefill", "decode", "mixed", "idle"};
+  if (std::find(phases.begin(), phases.end(), phase) == phases.end())
+    w.fail("unknown phase '" + phase + "' (" + suggest(phase, phases) + ")");
+  return phase;
+}
+
 Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_scenario) {
   if (!j.is_object()) w.fail("expected a check object {\"check\": \"node_count\", ...}, got " + shown(j));
   if (!j.contains("check")) w.fail("missing \"check\" (one of: " + join(check_kinds(), ", ") + ")");
@@ -193,11 +202,16 @@ Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_s
     else if (key == "time_lost_ms") c.time_lost_ms = get_number(v, at, 0, 1e12);
     else if (key == "key") {
       c.key = get_string(v, at);
-      const bool figure = c.kind == "kernel_figure";
-      const auto& keys_ok = figure ? kernel_figure_keys() : trace_total_keys();
+      const auto& keys_ok = c.kind == "kernel_figure" ? kernel_figure_keys()
+                            : c.kind == "phase_total" ? phase_total_keys()
+                            : c.kind == "counter"     ? counter_keys()
+                                                      : trace_total_keys();
+      const std::string what = c.kind == "kernel_figure" ? "kernel figure"
+                               : c.kind == "phase_total" ? "phase total"
+                               : c.kind == "counter"     ? "counter figure"
+                                                         : "trace total";
       if (std::find(keys_ok.begin(), keys_ok.end(), c.key) == keys_ok.end())
-        at.fail(std::string(figure ? "unknown kernel figure '" : "unknown trace total '") + c.key + "' (" +
-                suggest(c.key, keys_ok) + ")");
+        at.fail("unknown " + what + " '" + c.key + "' (" + suggest(c.key, keys_ok) + ")");
     } else if (key == "kernel") {
       c.kernel = get_nonempty_string(v, at);
     } else if (key == "item") {
@@ -210,7 +224,14 @@ Check parse_check(const json& j, const Where& w, size_t step_index, bool trace_s
       const std::vector<std::string> units = {"SM", "L1/TEX", "L2", "DRAM"};
       if (std::find(units.begin(), units.end(), c.unit) == units.end())
         at.fail("unknown unit '" + c.unit + "' (" + suggest(c.unit, units) + ")");
-    } else if (key == "gap") c.gap = static_cast<int>(get_int(v, at, 0, 1000));
+    } else if (key == "phase") {
+      c.phase = serving_phase(v, at);
+    } else if (key == "top_kernel")
+      c.top_kernel = get_nonempty_string(v, at);
+    else if (key == "counter")
+      c.counter = get_nonempty_string(v, at);
+    else if (key == "gap")
+      c.gap = static_cast<int>(get_int(v, at, 0, 1000));
     else if (key == "cause") {
       c.cause = get_string(v, at);
       const std::vector<std::string> causes = {"host_bound", "sync", "copy_wait", "other"};
@@ -334,7 +355,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
       step.settings = current;
       if (js.contains("look_at")) {
         const Where wl = w.at("look_at");
-        check_keys(js["look_at"], wl, {"panel", "node", "op", "gap", "group", "kernel"});
+        check_keys(js["look_at"], wl, {"panel", "node", "op", "gap", "group", "kernel", "phase"});
         const json& l = js["look_at"];
         if (l.contains("panel")) {
           step.look_at.panel = get_string(l["panel"], wl.at("panel"));
@@ -347,8 +368,11 @@ Scenario parse_scenario(const json& j, const std::string& path) {
         }
         for (const char* k : {"node", "op"})
           if (is_trace && l.contains(k)) wl.at(k).fail(std::string("a recorded trace has no graph, so no ") + k + " to select (gap and group do)");
-        for (const char* k : {"gap", "group"})
-          if (!is_trace && l.contains(k)) wl.at(k).fail(std::string(k) + " is for a trace scenario (\"trace\": FILE): a model run's idle gaps are not analysed");
+        for (const char* k : {"gap", "group", "phase"})
+          if (!is_trace && l.contains(k))
+            wl.at(k).fail(std::string(k) +
+                          " is for a trace scenario (\"trace\": FILE): a model run has no idle "
+                          "gaps, kernel groups or serving phases");
         if (l.contains("gap")) step.look_at.gap = static_cast<int>(get_int(l["gap"], wl.at("gap"), 0, 1000));
         if (l.contains("group")) {
           step.look_at.group = get_string(l["group"], wl.at("group"));
@@ -360,6 +384,7 @@ Scenario parse_scenario(const json& j, const std::string& path) {
           if (sc.kernels.empty()) wl.at("kernel").fail("a kernel to select needs the scenario's \"kernels\" (an Nsight Compute export)");
           step.look_at.kernel = get_nonempty_string(l["kernel"], wl.at("kernel"));
         }
+        if (l.contains("phase")) step.look_at.phase = serving_phase(l["phase"], wl.at("phase"));
         if (l.contains("node")) step.look_at.node = get_string(l["node"], wl.at("node"));
         if (l.contains("op")) step.look_at.op = valid_op(get_string(l["op"], wl.at("op")), wl.at("op"));
       }
@@ -429,6 +454,14 @@ void validate_look_at(const Scenario& scenario, size_t step, const OpenedTrace& 
   if (!l.kernel.empty() && trace_kernel_named(trace, l.kernel).empty())
     throw Error(scenario.path + ": /steps/" + std::to_string(step) + "/look_at/kernel: no kernel of " + trace.path +
                 " has '" + l.kernel + "' in its name");
+  if (!l.phase.empty()) {
+    std::vector<std::string> names;
+    for (const auto& p : trace.analysis.phases.phases) names.push_back(p.name);
+    if (std::find(names.begin(), names.end(), l.phase) == names.end())
+      throw Error(scenario.path + ": /steps/" + std::to_string(step) + "/look_at/phase: no " +
+                  l.phase + " phase in " + trace.path + " (" +
+                  (names.empty() ? "it has none" : "it has " + join(names, ", ")) + ")");
+  }
   if (l.gap < 0) return;
   size_t gaps = 0;
   for (const auto& d : trace.analysis.devices) gaps += d.longest_gaps.size();

@@ -59,6 +59,10 @@ struct Check {
   std::string kernel;  // kernel_figure, kernel_finding, kernel_limiter: a part of the launch's name
   std::string item;    // kernel_finding: a fine-grained item (profiler::kernel_finding_items())
   std::string unit;    // kernel_limiter: SM, L1/TEX, L2 or DRAM
+  // Phase and counter checks (over the trace's serving phases and counter tracks):
+  std::string phase;        // phase_total: prefill, decode, mixed or idle (profiler/phases.h)
+  std::string top_kernel;   // phase_total: a part of the phase's top kernel's (or op's) name
+  std::string counter;      // counter: a counter track's name ("kv cache bytes", ...)
   bool trace() const;       // evaluated over a trace scenario's analysis, not a model run
   bool measured() const;    // faster_than and op_bound depend on timing
   std::string describe() const;  // "node_count at_most 12"
@@ -69,6 +73,9 @@ const std::vector<std::string>& finding_kinds();
 const std::vector<std::string>& trace_total_keys();
 // The figures of one profiled launch `kernel_figure` can check (checks.cpp).
 const std::vector<std::string>& kernel_figure_keys();
+// The totals of one serving phase `phase_total` can check, and the figures of a counter track.
+const std::vector<std::string>& phase_total_keys();
+const std::vector<std::string>& counter_keys();
 
 struct LookAt {
   std::string panel;  // "" or a panel name (graph, arena, trace, ops, compare, passes)
@@ -81,6 +88,8 @@ struct LookAt {
   // With "kernels": the trace's kernel whose name holds this, selected in the op table (its
   // fine-grained figures shown).
   std::string kernel;
+  // A trace scenario's: the serving phase whose ops the op table shows (ops.phase=NAME).
+  std::string phase;
 };
 
 struct ScenarioStep {

@@ -1,13 +1,15 @@
 // Scenarios: loading with errors that name the file, the JSON Pointer and the closest valid
 // name; steps resolved relative to each other; checks that pass and fail on figures computed
 // here from the results, not by the code under test.
+#include "app/workbench/scenario.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "app/workbench/checks.h"
-#include "app/workbench/scenario.h"
 #include "app/workbench/walkthrough.h"
 #include "core/base/error.h"
 #include "tests/support/temp_dir.h"
@@ -299,6 +301,28 @@ TEST(Scenario, TheSchemasCheckKindsAreTheRegistrys) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(kind.validate && kind.evaluate && kind.describe) << "every kind carries all three";
   }
+}
+
+// The keys a keyed check takes are listed in the schema's branch for it and in checks.cpp's
+// table of figures: the two must be the same list, in the same order.
+TEST(Scenario, TheSchemasCheckKeysAreTheTables) {
+  const nlohmann::json schema =
+      read_json_file(std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/scenario.schema.json", "schema");
+  std::map<std::string, std::vector<std::string>> keys;
+  for (const auto& branch : schema.at("$defs").at("check").at("oneOf")) {
+    const nlohmann::json& props = branch.at("properties");
+    if (!props.at("check").contains("const") || !props.contains("key")) continue;
+    const nlohmann::json* key = &props.at("key");
+    const std::string prefix = "#/$defs/";
+    if (key->contains("$ref"))
+      key = &schema.at("$defs").at(key->at("$ref").get<std::string>().substr(prefix.size()));
+    keys[props.at("check").at("const").get<std::string>()] =
+        key->at("enum").get<std::vector<std::string>>();
+  }
+  EXPECT_EQ(keys["trace_total"], trace_total_keys());
+  EXPECT_EQ(keys["kernel_figure"], kernel_figure_keys());
+  EXPECT_EQ(keys["phase_total"], phase_total_keys());
+  EXPECT_EQ(keys["counter"], counter_keys());
 }
 
 TEST(Scenario, SavedSettingsLoadBackAsTheSameSettings) {

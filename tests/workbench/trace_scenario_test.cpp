@@ -51,9 +51,12 @@ TEST(TraceScenario, ParsingErrorsNameThePointer) {
   EXPECT_EQ(error_of(R"({"name": "x", "trace": "nope.sqlite"})").rfind(p + "/trace: no such file 'nope.sqlite'", 0), 0u);
   EXPECT_EQ(error_of(clover(R"([{"title": "a", "set": {"iters": 2}}])")),
             p + "/steps/0/set: a trace scenario's steps change no settings: there is nothing to run (look_at and checks only)");
-  EXPECT_EQ(error_of(clover(R"([{"title": "a", "checks": [{"check": "node_count", "equals": 3}]}])")),
-            p + "/steps/0/checks/0/check: node_count checks a model run, and this scenario replays a trace "
-                "(checks here: finding, trace_total, gap, kernel_figure, kernel_finding, kernel_limiter)");
+  EXPECT_EQ(
+      error_of(clover(R"([{"title": "a", "checks": [{"check": "node_count", "equals": 3}]}])")),
+      p + "/steps/0/checks/0/check: node_count checks a model run, and this scenario replays a "
+          "trace "
+          "(checks here: finding, trace_total, phase_total, counter, gap, kernel_figure, "
+          "kernel_finding, kernel_limiter)");
   EXPECT_EQ(error_of(R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "checks": [{"check": "finding", "kind": "gpu_idle"}]}]})")
                 .find(p + "/steps/0/checks/0/check: finding checks a recorded trace, and this scenario runs a model"),
             0u);
@@ -154,6 +157,97 @@ TEST(TraceScenario, KernelChecksReadTheNcuExportBesideTheTrace) {
   EXPECT_NE(r[6].figures.find("several profiled kernels"), std::string::npos) << "two GEMVs: " << r[6].figures;
   EXPECT_NE(r[7].figures.find("no profiled launch"), std::string::npos) << r[7].figures;
   EXPECT_THROW(evaluate_checks(*sc, 0, {}, run.trace.get(), nullptr), Error) << "no export, no kernel checks";
+}
+
+// fusebox's own generate recording (GPT, 64 prompt tokens then 15 decode steps, on the CPU): the
+// phase and counter checks pass on Python's figures (trace_totals.py's kineto_phases and
+// kineto_counters over the file) and fail off them; bad names are located.
+std::string generate(const std::string& steps) {
+  return R"({"name": "g", "trace": ")" + kTraces + R"(cpu_gpt_generate.json.gz", "steps": )" +
+         steps + "}";
+}
+
+TEST(TraceScenario, PhaseAndCounterChecksEvaluate) {
+  const std::string p = fusebox::test::process_temp_dir() + "/bad_trace_scenario.json: ";
+  EXPECT_EQ(
+      error_of(generate(
+          R"([{"title": "a", "checks": [{"check": "phase_total", "phase": "decod", "key": "steps", "equals": 1}]}])")),
+      p + "/steps/0/checks/0/phase: unknown phase 'decod' (did you mean 'decode'?)");
+  EXPECT_EQ(
+      error_of(
+          generate(
+              R"([{"title": "a", "checks": [{"check": "phase_total", "phase": "decode", "key": "step", "equals": 1}]}])"))
+          .rfind(p + "/steps/0/checks/0/key: unknown phase total 'step'", 0),
+      0u);
+  EXPECT_EQ(
+      error_of(
+          generate(
+              R"([{"title": "a", "checks": [{"check": "counter", "counter": "kv cache bytes", "key": "max", "equals": 1}]}])"))
+          .rfind(p + "/steps/0/checks/0/key: unknown counter figure 'max'", 0),
+      0u);
+  EXPECT_EQ(
+      error_of(generate(
+          R"([{"title": "a", "checks": [{"check": "phase_total", "key": "steps", "equals": 1}]}])")),
+      p + "/steps/0/checks/0: phase_total needs \"phase\"");
+  EXPECT_EQ(error_of(generate(R"([{"title": "a", "look_at": {"phase": "prefil"}}])")),
+            p + "/steps/0/look_at/phase: unknown phase 'prefil' (did you mean 'prefill'?)");
+  EXPECT_EQ(
+      error_of(
+          R"({"name": "x", "model": "mlp", "steps": [{"title": "a", "look_at": {"phase": "decode"}}]})")
+          .rfind(p + "/steps/0/look_at/phase: phase is for a trace scenario", 0),
+      0u);
+
+  const Scenario sc =
+      load_scenario(write("generate_checks.json", generate(R"([{"title": "a", "checks": [
+      {"check": "phase_total", "phase": "prefill", "key": "steps", "equals": 1, "tolerance": 0},
+      {"check": "phase_total", "phase": "decode", "key": "tokens", "equals": 15, "tolerance": 0},
+      {"check": "phase_total", "phase": "decode", "key": "kernel_count", "equals": 435, "tolerance": 0},
+      {"check": "phase_total", "phase": "decode", "key": "top_kernel_ms", "equals": 24.486985, "tolerance": 0.001, "top_kernel": "lm_head"},
+      {"check": "phase_total", "phase": "decode", "key": "top_kernel_count", "equals": 15, "top_kernel": "attn"},
+      {"check": "phase_total", "phase": "prefill", "key": "kernel_ms", "equals": 11, "tolerance": 0.01},
+      {"check": "phase_total", "phase": "mixed", "key": "steps", "equals": 0},
+      {"check": "counter", "counter": "kv cache bytes", "key": "last", "equals": 161792, "tolerance": 0},
+      {"check": "counter", "counter": "kv cache bytes", "key": "samples", "equals": 17, "tolerance": 0},
+      {"check": "counter", "counter": "arena live bytes", "key": "peak", "equals": 13029632, "tolerance": 0},
+      {"check": "counter", "counter": "kv cache bytes", "key": "first", "equals": 1},
+      {"check": "counter", "counter": "gpu memory", "key": "peak", "equals": 1}]}])")));
+  const auto trace = open_trace(sc.trace);
+  const std::vector<CheckResult> r = evaluate_checks(sc, 0, {}, trace.get());
+  ASSERT_EQ(r.size(), 12u);
+  const std::vector<bool> want = {true,  true, true, true, false, false,
+                                  false, true, true, true, false, false};
+  for (size_t i = 0; i < r.size(); ++i)
+    EXPECT_EQ(r[i].passed, want[i]) << i << ": " << r[i].figures;
+  EXPECT_EQ(r[0].figures, "prefill steps = 1 (want 1 within 0%)");
+  EXPECT_NE(r[3].figures.find("its top op: MatMul"), std::string::npos) << r[3].figures;
+  EXPECT_NE(r[3].figures.find("lm_head"), std::string::npos) << r[3].figures;
+  EXPECT_NE(r[4].figures.find("top_kernel_count = 15"), std::string::npos)
+      << "the count is right, the name not: " << r[4].figures;
+  EXPECT_NE(r[6].figures.find("no mixed phase in this trace (it has prefill, decode)"),
+            std::string::npos)
+      << r[6].figures;
+  EXPECT_EQ(r[7].figures, "'kv cache bytes' last = 161792 (want 161792 within 0%)");
+  EXPECT_NE(r[11].figures.find("no counter track 'gpu memory' ("), std::string::npos)
+      << r[11].figures;
+  EXPECT_NE(r[11].figures.find("kv cache bytes"), std::string::npos) << r[11].figures;
+  EXPECT_FALSE(sc.steps[0].checks[0].measured()) << "a recording's figures are fixed";
+
+  // A look_at phase the trace lacks is an error naming the pointer when the trace is open.
+  auto sc2 = std::make_shared<const Scenario>(load_scenario(
+      write("generate_mixed.json",
+            generate(R"([{"title": "a", "look_at": {"panel": "ops", "phase": "mixed"}}])"))));
+  Walkthrough walk(sc2);
+  Pipeline pipeline(test::fixed_roofline);
+  try {
+    walk.play(pipeline);
+    FAIL() << "no mixed phase";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/steps/0/look_at/phase: no mixed phase in"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(it has prefill, decode)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TraceScenario, TheWalkthroughPlaysATraceScenarioOverOneOpenedTrace) {
