@@ -14,7 +14,9 @@ side by side and the straggler's file's own. A scenario with "kernels" (an Nsigh
 each kernel check's launch (the one whose name holds the check's `kernel`) read by ncu_figures.py
 from the CSV, its figure, Speed Of Light limiter and FP32 roof point. A scenario's trace_total,
 finding time_lost_ms, gap host and kernel_figure / kernel_limiter checks must agree within the
-scenario's own tolerance. Exit 0 when they all do, 1 otherwise."""
+scenario's own tolerance. A kineto trace's serving phases and counter tracks (trace_totals.py's
+kineto_phases and kineto_counters) give the phase_total checks' figures and top kernels and the
+counter checks'. Exit 0 when they all do, 1 otherwise."""
 import collections
 import json
 import pathlib
@@ -51,7 +53,7 @@ def common(items_and_calls):
     f = {"kernel_count": t["kernel_count"], "kernel_ms": t["kernel_ns"] / 1e6,
          "memcpy_count": t["memcpy_count"], "memcpy_ms": t["memcpy_ns"] / 1e6,
          "memcpy_mb": t["memcpy_bytes"] / 1e6, "idle_ms": t["idle_ns"] / 1e6,
-         "idle_percent": 100 * t["idle_ns"] / window}
+         "idle_percent": 100 * t["idle_ns"] / window if window else 0}
     syncs = [(s, e) for kind, _, s, e, *_ in items if kind == "sync"]
     f["sync_count"] = len(syncs)
     f["sync_ms"] = sum(e - s for s, e in syncs) / 1e6
@@ -187,7 +189,7 @@ def kernel_check(c, launches):
 
 def main():
     folder = pathlib.Path(sys.argv[1])
-    cache, bad, checked = {}, [], 0
+    cache, phase_cache, bad, checked = {}, {}, [], 0
     for path in sorted(folder.glob("*.json")):
         sc = json.loads(path.read_text())
         if not isinstance(sc, dict) or "trace" not in sc:
@@ -204,6 +206,13 @@ def main():
             if "--print" in sys.argv:
                 print(trace.name, json.dumps(cache[trace][:2], indent=1))
         figures, findings, gap_hosts = cache[trace]
+        if trace not in phase_cache:
+            # A kineto file's serving phases and counter tracks, the host unshifted: the phase
+            # checks run over fusebox's CPU recordings, whose host and work share one clock.
+            kineto_file = not trace.is_dir() and trace.read_bytes()[:16] != b"SQLite format 3\x00"
+            phase_cache[trace] = (tt.kineto_phases(str(trace), 0), tt.kineto_counters(str(trace), 0)) \
+                if kineto_file else ({}, {})
+        phases, counters = phase_cache[trace]
         launches = kernel_launches(path.parent / sc["kernels"]) if "kernels" in sc else []
         for i, step in enumerate(sc["steps"]):
             for k, c in enumerate(step.get("checks", [])):
@@ -219,7 +228,25 @@ def main():
                     elif c["check"] == "kernel_figure" and (got[0] is None or abs(got[0] - got[1]) > tol * abs(got[1]) + 1e-9):
                         bad.append(f"{where}: kernel_figure {c['key']}: python {got[0]}, the scenario says {got[1]}")
                     continue
-                if c["check"] == "trace_total" and c["key"] in figures:
+                if c["check"] == "phase_total":
+                    p = phases.get(c["phase"])
+                    if p is None:
+                        bad.append(f"{where}: python finds no {c['phase']} phase")
+                        continue
+                    if "top_kernel" in c and c["top_kernel"] not in p["top_kernel_name"]:
+                        checked += 1
+                        bad.append(f"{where}: python's top kernel is {p['top_kernel_name']}, not *{c['top_kernel']}*")
+                        continue
+                    key = c["key"][:-3] + "_ns" if c["key"].endswith("_ms") else c["key"]
+                    if key not in p:
+                        continue  # host_ms, tokens_per_s: not computed here
+                    got, want = p[key] / 1e6 if key.endswith("_ns") else p[key], c["equals"]
+                elif c["check"] == "counter":
+                    if c["counter"] not in counters:
+                        bad.append(f"{where}: python finds no counter track '{c['counter']}'")
+                        continue
+                    got, want = counters[c["counter"]][c["key"]], c["equals"]
+                elif c["check"] == "trace_total" and c["key"] in figures:
                     got, want = figures[c["key"]], c["equals"]
                 elif c["check"] == "finding" and "time_lost_ms" in c and c["kind"] in findings:
                     got, want = findings[c["kind"]], c["time_lost_ms"]

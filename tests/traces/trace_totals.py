@@ -237,7 +237,7 @@ def kineto_phases(path, shift):
                 continue
             p["kernel_count"] += 1
             p["kernel_ns"] += we - ws
-            by[name] = by.get(name, 0) + we - ws
+            by[name] = [by.get(name, [0, 0])[0] + we - ws, by.get(name, [0, 0])[1] + 1]
             f = function_name(name).lower()
             if any(k in f for k in ("reshape_and_cache", "store_kvcache", "set_kv_buffer",
                                     "kv_cache", "copy_blocks")):
@@ -247,12 +247,16 @@ def kineto_phases(path, shift):
                 if s0 <= os_ < e0:
                     p["kernel_count"] += 1
                     p["kernel_ns"] += oe - os_
-                    by[name] = by.get(name, 0) + oe - os_
+                    by[name] = [by.get(name, [0, 0])[0] + oe - os_, by.get(name, [0, 0])[1] + 1]
         p["step_ns"] += last - s0
-    # The phase's op table: how many names, and the time of the one holding the most.
+    # The phase's op table: how many names, and the one holding the most time (its name, time
+    # and count of launches).
     for phase, by in names.items():
+        top = max(by, key=lambda n: by[n][0], default=None)
         phases[phase]["kernel_names_count"] = len(by)
-        phases[phase]["top_kernel_ns"] = max(by.values(), default=0)
+        phases[phase]["top_kernel_ns"] = by[top][0] if top else 0
+        phases[phase]["top_kernel_count"] = by[top][1] if top else 0
+        phases[phase]["top_kernel_name"] = top or ""
     return phases
 
 
@@ -331,6 +335,8 @@ def main():
             kernels = got[name]["kernels"]
             got[name]["kernel_names_count"] = len(kernels)
             got[name]["top_kernel_ns"] = kernels[0]["total_ns"] if kernels else 0
+            got[name]["top_kernel_count"] = kernels[0]["count"] if kernels else 0
+            got[name]["top_kernel_name"] = kernels[0]["name"] if kernels else ""
             for key, want in p.items():
                 ours[f"{name}_{key}"] = want
                 theirs[f"{name}_{key}"] = got[name][key]
@@ -350,7 +356,7 @@ def main():
         got = theirs.get(key)
         if got is None:
             bad.append(f"{key}: missing from fusebox's totals")
-        elif key.endswith(("_count", "_steps", "_tokens", "_samples", "_peak_ns")) or key in (
+        elif isinstance(want, str) or key.endswith(("_count", "_steps", "_tokens", "_samples", "_peak_ns")) or key in (
                 "memcpy_bytes", "graph_kernels", "graph_replays"):
             if got != want:
                 bad.append(f"{key}: fusebox {got}, python {want}")

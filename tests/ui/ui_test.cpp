@@ -874,6 +874,31 @@ TEST_F(UiTest, AKernelLevelScenarioOpensItsExportAndSelectsEachStepsKernel) {
   EXPECT_EQ(app_->walkthrough.drawn.passed, app_->walkthrough.drawn.checks) << app_->walkthrough.drawn.error;
 }
 
+// The prefill-against-decode scenario (fusebox's own CPU recording of a generation): each step's
+// look_at phase sets the op table's phase, and the phase and counter checks pass live.
+TEST_F(UiTest, AGenerationScenarioShowsEachStepsPhaseInTheOpTable) {
+  start("mlp");
+  run("scenario=" + std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/generation_phases.json");
+  ASSERT_TRUE(app_->playing()) << app_->last_command_error();
+  frame();
+  EXPECT_EQ(app_->ops.gpu.phase, "");
+  EXPECT_EQ(app_->walkthrough.drawn.passed, app_->walkthrough.drawn.checks)
+      << app_->walkthrough.drawn.error;
+  run("step=1");
+  frame();
+  EXPECT_EQ(app_->focus(), PanelId::Ops);
+  EXPECT_EQ(app_->ops.gpu.phase, "prefill") << app_->last_command_error();
+  run("step=2");
+  frame();
+  EXPECT_EQ(app_->ops.gpu.phase, "decode") << app_->last_command_error();
+  EXPECT_EQ(app_->walkthrough.drawn.checks, 4u);
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 4u) << app_->walkthrough.drawn.error;
+  run("step=3");
+  frame();
+  EXPECT_EQ(app_->walkthrough.drawn.passed, 4u)
+      << "the counter checks: " << app_->walkthrough.drawn.error;
+}
+
 TEST_F(UiTest, ATraceScenarioOpensItsTraceAndStepsThroughIt) {
   start("mlp");
   const auto before = app_->runner().result();
