@@ -301,7 +301,8 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
   ImGui::TextUnformatted(trace.summary().c_str());
   if (trace.ranks) rank_rows(trace);
   if (!a.has_gpu) {
-    ImGui::TextDisabled("no GPU activity in this trace (no kernels, copies or memsets)");
+    ImGui::TextDisabled(a.phases.phases.empty() ? "no GPU activity in this trace (no kernels, copies or memsets)"
+                                                : "no GPU activity: each step's work is its CPU ops");
     level_lines(a);  // a CPU recording's phases (fusebox generate --out): its ops are the work
     if (a.phases.phases.empty()) return;
     phase_picker(frame, a.phases);

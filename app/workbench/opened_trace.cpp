@@ -28,6 +28,7 @@ std::string OpenedTrace::summary() const {
   if (ranks) s = std::to_string(slices.size()) + " ranks, ";
   s += report.format + " trace" + (ranks ? "s, " : ", ") + std::to_string(report.events) + " events";
   if (report.skipped) s += " (" + std::to_string(report.skipped) + " skipped)";
+  if (gpus == 0 && kernels == 0 && copies == 0) return s + ": no GPU work (a CPU recording)";
   s += ": " + std::to_string(kernels) + " kernels, " + std::to_string(copies) + " copies on " +
        std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
   return s;

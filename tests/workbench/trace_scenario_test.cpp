@@ -213,6 +213,7 @@ TEST(TraceScenario, PhaseAndCounterChecksEvaluate) {
       {"check": "counter", "counter": "gpu memory", "key": "peak", "equals": 1}]}])")));
   const auto trace = open_trace(sc.trace);
   const std::vector<CheckResult> r = evaluate_checks(sc, 0, {}, trace.get());
+  EXPECT_EQ(trace->summary(), "kineto trace, 1489 events: no GPU work (a CPU recording)");
   ASSERT_EQ(r.size(), 12u);
   const std::vector<bool> want = {true,  true, true, true, false, false,
                                   false, true, true, true, false, false};
