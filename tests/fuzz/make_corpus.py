@@ -729,6 +729,11 @@ def limits_cases(cp):
     ranks = os.path.join(cp.src, "tests", "data", "traces", "a100_2rank_nccl")
     cp.case("limits/ranks_under_nofile_4", "limits", ["trace", ranks], stderr=["Too many open files"],
             rlimits={"nofile": 4})
+    # No descriptor free at all: the dynamic loader could not open one library ("Error 24", exit
+    # 127, before main). The static launcher (app/launcher) says it, for the CLI and the window.
+    for tool in ("fusebox", "fusebox-ui"):
+        cp.case("limits/%s_under_nofile_3" % tool, "limits", ["trace", ranks] if tool == "fusebox" else ["mlp"],
+                tool=tool, stderr=["open-file limit is 3", "ulimit -n", "at least 4"], rlimits={"nofile": 3})
     # 30,000 nodes side by side: past dot's caps (the SVG is drawn from the simple layout, where
     # dot ran for minutes) and past the gap-searching planners' cap (a sentence naming naive).
     n = 30000
