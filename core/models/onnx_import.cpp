@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -200,8 +201,20 @@ void keep_output_names(ir::Graph& g, const onnx::GraphProto& gp) {
   }
 }
 
+}  // namespace
+
+struct OnnxModel::Initializers {
+  std::mutex mutex;
+  std::map<std::string, ir::Tensor> decoded;
+};
+
+namespace {
+
+// `kept`, when given, holds the initializers an earlier import of the same model decoded; those it
+// lacks are decoded and added.
 ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::string& name,
-                  const OnnxImportOptions& options, const std::string& model_dir) {
+                  const OnnxImportOptions& options, const std::string& model_dir,
+                  OnnxModel::Initializers* kept = nullptr) {
   const onnx::GraphProto& gp = model->graph();
   int64_t opset = default_opset(*model, name);
   for (const auto& o : model->opset_import())
@@ -225,11 +238,21 @@ ir::Graph convert(const std::shared_ptr<onnx::ModelProto>& model, const std::str
   ImportContext ctx(g, opset, options.evaluator, model, model_dir);
   try {
     std::set<std::string> initializer_names;
+    std::unique_lock<std::mutex> lock;
+    if (kept) lock = std::unique_lock<std::mutex>(kept->mutex);
     for (const auto& t : gp.initializer()) {
       if (t.name().empty()) throw Error("an initializer has no name");
-      ctx.define_constant(t.name(), onnx_import::tensor_from_proto(t, model, model_dir, "initializer '" + t.name() + "'"));
+      auto decode = [&] { return onnx_import::tensor_from_proto(t, model, model_dir, "initializer '" + t.name() + "'"); };
+      if (!kept) {
+        ctx.define_constant(t.name(), decode());
+      } else {
+        auto it = kept->decoded.find(t.name());
+        if (it == kept->decoded.end()) it = kept->decoded.emplace(t.name(), decode()).first;
+        ctx.define_constant(t.name(), it->second);
+      }
       initializer_names.insert(t.name());
     }
+    if (lock.owns_lock()) lock.unlock();
     if (gp.sparse_initializer_size() > 0) throw Error("sparse initializers are not supported");
     size_t initializer_bytes = 0;
     for (const auto& t : gp.initializer()) initializer_bytes += ctx.type_of(t.name()).nbytes();
@@ -363,13 +386,13 @@ OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& nam
   return inspect_model(parse_model(bytes, name), name);
 }
 
-OnnxModel::OnnxModel(const std::string& path) : path_(path) {
+OnnxModel::OnnxModel(const std::string& path) : path_(path), initializers_(std::make_shared<Initializers>()) {
   std::string bytes = read_model_file(path);
   model_ = parse_model(bytes, path);
 }
 
 ir::Graph OnnxModel::import(const OnnxImportOptions& options) const {
-  ir::Graph g = convert(model_, path_, options, dir_of(path_));
+  ir::Graph g = convert(model_, path_, options, dir_of(path_), initializers_.get());
   g.name = stem_of(path_);
   return g;
 }

@@ -86,6 +86,10 @@ OnnxInspection inspect_onnx_bytes(std::string_view bytes, const std::string& nam
 // A .onnx file read and parsed once, then imported as often as asked, e.g. with other dims
 // (generation imports each step's shape: app/workbench/generation.h). Weights stay views of the
 // parsed file where aligned. Throws fusebox::Error as import_onnx_file does.
+//
+// The initializers are decoded on the first import and shared by the later ones: a weight that
+// protobuf left unaligned is copied once, not once per import (each step of a generation read the
+// GPT export's 51 MB of weights again). The graphs share those bytes; weights are never written.
 class OnnxModel {
  public:
   explicit OnnxModel(const std::string& path);
@@ -93,9 +97,12 @@ class OnnxModel {
   OnnxInspection inspect() const;
   const std::string& path() const { return path_; }
 
+  struct Initializers;  // name -> decoded tensor, behind a mutex (onnx_import.cpp)
+
  private:
   std::string path_;
   std::shared_ptr<onnx::ModelProto> model_;
+  std::shared_ptr<Initializers> initializers_;
 };
 
 // A file as Netron would draw it, read even when the import refuses: every node with its op,

@@ -652,5 +652,31 @@ TEST(OnnxOutline, RefusesMalformedFilesWithTheImportersSentence) {
   EXPECT_EQ(outline_error(no_default.bytes()), error_of(no_default.bytes()));
 }
 
+TEST(OnnxImport, AModelImportedAgainWithOtherDimsSharesTheWeightsItDecoded) {
+  // fusebox generate imports its export once a step, each with that step's cache length: the
+  // weights are decoded (copied out of protobuf's unaligned buffer) on the first import only.
+  const std::string path = std::string(FUSEBOX_SOURCE_DIR) + "/assets/models/gpt_small_opset17.onnx";
+  const models::OnnxModel model(path);
+  auto with_past = [&](int64_t past) {
+    auto opt = options();
+    opt.dims = {{"batch", 1}, {"seq", past == 0 ? 6 : 1}, {"past", past}};
+    return model.import(opt);
+  };
+  const ir::Graph prefill = with_past(0), decode = with_past(6);
+  EXPECT_EQ(decode.tensor("past_key_values.0.key").shape, (ir::Shape{1, 2, 6, 16}));
+  int shared = 0;
+  onnx::ModelProto file;
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(file.ParseFromIstream(&in));
+  for (const onnx::TensorProto& init : file.graph().initializer()) {
+    const std::string& name = init.name();
+    if (!prefill.has_tensor(name) || !decode.has_tensor(name)) continue;  // folded into a constant
+    ASSERT_TRUE(prefill.tensor(name).value && decode.tensor(name).value) << name;
+    EXPECT_EQ(prefill.tensor(name).value->bytes(), decode.tensor(name).value->bytes()) << name;
+    ++shared;
+  }
+  EXPECT_GE(shared, 10) << "wte, wpe, and each block's layer norms, projections and MLP";
+}
+
 }  // namespace
 }  // namespace fusebox
