@@ -216,7 +216,7 @@ void ArenaPanel::draw(const Frame& frame) {
             kHeadroom;
   p.dl = ImGui::GetWindowDrawList();
   p.dl->PushClipRect(p.canvas.Min, p.canvas.Max, true);
-  p.dl->AddRectFilled(p.plot.Min, p.plot.Max, kPlotBg);
+  draw_plot_background(p.dl, p.plot.Min, p.plot.Max);
   draw_axes(p);
   p.dl->PushClipRect(p.plot.Min, p.plot.Max, true);
   const int sel_node = selected_node(frame, graph);

@@ -610,7 +610,7 @@ void TracePanel::draw(const Frame& frame) {
 
   c.dl = ImGui::GetWindowDrawList();
   c.dl->PushClipRect(c.canvas.Min, c.canvas.Max, true);
-  c.dl->AddRectFilled(c.plot.Min, c.plot.Max, kPlotBg);
+  draw_plot_background(c.dl, c.plot.Min, c.plot.Max);
   draw_axis(c);
   Hover hover;
   c.dl->PushClipRect(ImVec2(c.canvas.Min.x, c.plot.Min.y), c.canvas.Max, true);  // tracks
@@ -1568,7 +1568,7 @@ void TracePanel::draw_histogram(const Frame& frame) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float label_w = ImGui::CalcTextSize("00000 calls").x, axis_h = line;
   const ImRect plot(ImVec2(p0.x + label_w, p0.y + 2), ImVec2(p0.x + size.x, p0.y + size.y - axis_h));
-  dl->AddRectFilled(plot.Min, plot.Max, kPlotBg);
+  draw_plot_background(dl, plot.Min, plot.Max);
   const size_t most = *std::max_element(hist_counts_.begin(), hist_counts_.end());
   const float bw = plot.GetWidth() / static_cast<float>(hist_counts_.size());
   int under = -1;

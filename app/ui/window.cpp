@@ -6,6 +6,9 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb/stb_image_write.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -94,7 +97,50 @@ void Window::set_title(const std::string& title) {
   glfwSetWindowTitle(window_, title.c_str());
 }
 
+void Window::fill_opaque(ImDrawList* dl, const ImVec2& min, const ImVec2& max, ImU32 color) {
+  GLFWwindow* current = glfwGetCurrentContext();
+  Window* w = current ? from(current) : nullptr;
+  if (!w || (color & IM_COL32_A_MASK) != IM_COL32_A_MASK) {
+    dl->AddRectFilled(min, max, color);
+    return;
+  }
+  w->fills_.push_back(Fill{min, max, color});
+  dl->AddCallback(&Window::clear_fill, reinterpret_cast<void*>(static_cast<uintptr_t>(w->fills_.size() - 1)));
+}
+
+void Window::clear_fill(const ImDrawList*, const ImDrawCmd* cmd) {
+  GLFWwindow* current = glfwGetCurrentContext();
+  Window* w = current ? from(current) : nullptr;
+  const auto i = reinterpret_cast<uintptr_t>(cmd->UserCallbackData);
+  if (!w || i >= w->fills_.size()) return;
+  const Fill& f = w->fills_[i];
+  const ImDrawData* dd = ImGui::GetDrawData();
+  const ImVec2 off = dd->DisplayPos, scale = dd->FramebufferScale;
+  const int fb_height = static_cast<int>(dd->DisplaySize.y * scale.y);
+  // The pixels two triangles from `min` to `max` cover: those whose centres lie inside (GL's
+  // rasterization rule), rows counted from the top.
+  auto first = [](float v) { return static_cast<int>(std::ceil(v - 0.5f)); };
+  int x0 = first((f.min.x - off.x) * scale.x), x1 = first((f.max.x - off.x) * scale.x);
+  int y0 = first((f.min.y - off.y) * scale.y), y1 = first((f.max.y - off.y) * scale.y);
+  // Within the command's clip rectangle, computed as imgui_impl_opengl3 computes its scissor.
+  const ImVec2 clip_min((cmd->ClipRect.x - off.x) * scale.x, (cmd->ClipRect.y - off.y) * scale.y);
+  const ImVec2 clip_max((cmd->ClipRect.z - off.x) * scale.x, (cmd->ClipRect.w - off.y) * scale.y);
+  if (clip_max.x <= clip_min.x || clip_max.y <= clip_min.y) return;
+  const int sx = static_cast<int>(clip_min.x), sw = static_cast<int>(clip_max.x - clip_min.x);
+  const int sy = static_cast<int>(static_cast<float>(fb_height) - clip_max.y);  // GL rows, from the bottom
+  const int sh = static_cast<int>(clip_max.y - clip_min.y);
+  x0 = std::max(x0, sx);
+  x1 = std::min(x1, sx + sw);
+  int gy0 = std::max(fb_height - y1, sy), gy1 = std::min(fb_height - y0, sy + sh);
+  if (x1 <= x0 || gy1 <= gy0) return;
+  glScissor(x0, gy0, x1 - x0, gy1 - gy0);  // the backend enabled the scissor test, and resets it per command
+  const ImVec4 c = ImGui::ColorConvertU32ToFloat4(f.color);
+  glClearColor(c.x, c.y, c.z, c.w);
+  glClear(GL_COLOR_BUFFER_BIT);
+}
+
 void Window::begin_frame(double wait_seconds) {
+  fills_.clear();  // the last frame's draw lists, and their callbacks, are gone
   if (wait_seconds > 0) glfwWaitEventsTimeout(wait_seconds);
   else glfwPollEvents();
   ImGui_ImplOpenGL3_NewFrame();

@@ -1525,5 +1525,51 @@ TEST(UiPanels, TheScenarioSchemaListsTheWindowsPanels) {
             nlohmann::json(panels));
 }
 
+
+// Window::fill_opaque (the plots' backgrounds) clears the framebuffer instead of drawing two
+// triangles: the pixels must be the triangles' own, at fractional edges and under a clip rectangle
+// that cuts it, and a colour with alpha is still blended as a rectangle.
+TEST_F(UiTest, AnOpaqueFillByClearHasTheSamePixelsAsItsTriangles) {
+  start("mlp", 1);
+  const ImU32 color = IM_COL32(26, 27, 31, 255), translucent = IM_COL32(255, 255, 255, 8);
+  const ImVec2 offset(0, 300);  // the triangles' copy, below the cleared one
+  window_->begin_frame();
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImVec2(1600, 1000));
+  ImGui::Begin("fills", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoBackground);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto both = [&](ImVec2 a, ImVec2 b, ImU32 c, ImVec2 clip_a, ImVec2 clip_b) {
+    dl->PushClipRect(clip_a, clip_b, true);
+    Window::fill_opaque(dl, a, b, c);
+    dl->PopClipRect();
+    dl->PushClipRect(ImVec2(clip_a.x + offset.x, clip_a.y + offset.y), ImVec2(clip_b.x + offset.x, clip_b.y + offset.y),
+                     true);
+    dl->AddRectFilled(ImVec2(a.x + offset.x, a.y + offset.y), ImVec2(b.x + offset.x, b.y + offset.y), c);
+    dl->PopClipRect();
+  };
+  both(ImVec2(100.4f, 100.6f), ImVec2(300.5f, 180.49f), color, ImVec2(0, 0), ImVec2(1600, 1000));
+  both(ImVec2(400, 100), ImVec2(600, 200), color, ImVec2(450.7f, 120.2f), ImVec2(530.3f, 170.8f));  // clipped
+  both(ImVec2(700, 100), ImVec2(900, 200), translucent, ImVec2(0, 0), ImVec2(1600, 1000));
+  ImGui::End();
+  window_->end_frame(true);
+  const auto& px = window_->captured();
+  const float s = window_->framebuffer_scale();
+  int differing = 0, filled = 0;
+  for (int y = static_cast<int>(90 * s); y < static_cast<int>(210 * s); ++y)
+    for (int x = static_cast<int>(90 * s); x < static_cast<int>(910 * s); ++x) {
+      const uint32_t cleared = px.at(x, y), drawn = px.at(x, y + static_cast<int>(offset.y * s));
+      differing += cleared != drawn;
+      filled += cleared == 0x1A1B1Fu;
+    }
+  EXPECT_EQ(differing, 0);
+  // At scale 1 (Xvfb): the first rectangle's pixels whose centres lie inside, columns 100-299 and
+  // rows 101-179 (200 x 79); of the second, the clip as imgui_impl_opengl3 truncates it, columns
+  // from 450, (int)79.6 wide, and rows from 121, (int)50.6 high (79 x 50).
+  if (s == 1) {
+    EXPECT_EQ(filled, 200 * 79 + 79 * 50);
+  }
+  EXPECT_GT(filled, 0);
+}
+
 }  // namespace
 }  // namespace fusebox::ui
