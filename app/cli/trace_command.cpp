@@ -75,7 +75,10 @@ void run_one(const TraceArgs& a, const std::string& path) {
   } else {
     std::cout << path << ": " << report.format << " trace, " << report.events << " events";
     if (report.skipped) std::cout << " (" << report.skipped << " skipped)";
-    if (r.rank >= 0) std::cout << ", rank " << r.rank << " of " << r.world_size;
+    if (r.rank >= 0) {  // world_size 0: the trace names its rank but not the job's size
+      std::cout << ", rank " << r.rank;
+      if (r.world_size > 0) std::cout << " of " << r.world_size;
+    }
     std::cout << "\n" << profiler::gpu_analysis_text(opened->analysis);
     if (!a.kernels.empty()) std::cout << "\n" << profiler::kernel_links_text(links, ncu);
     if (a.timeline) std::cout << profiler::timeline_text(profiler::build_timeline(r));
