@@ -67,7 +67,7 @@
 #include <vector>
 
 #include "core/ir/node.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 #include "profiler/roofline.h"
 
 namespace fusebox::profiler {

@@ -8,7 +8,7 @@
 #include "core/base/checked.h"
 #include "core/base/strings.h"
 #include "profiler/intervals.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

@@ -102,7 +102,7 @@
 #include "profiler/communication.h"
 #include "profiler/counters.h"
 #include "profiler/phases.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

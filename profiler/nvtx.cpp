@@ -3,7 +3,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "profiler/recorder.h"
+#include "core/exec/session.h"
+#include "profiler/recording.h"
 
 // The one place NVTX is switched: four calls, real or empty.
 #if FUSEBOX_HAVE_NVTX

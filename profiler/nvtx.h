@@ -9,7 +9,13 @@
 #include <vector>
 
 #include "core/backend/observer.h"
-#include "core/exec/session.h"
+
+namespace fusebox::ir {
+class Graph;
+}
+namespace fusebox::exec {
+class Session;  // the ranges attach to one; the exporters read the colours alone
+}
 
 namespace fusebox::profiler {
 

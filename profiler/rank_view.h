@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

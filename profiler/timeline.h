@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "profiler/rank_view.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

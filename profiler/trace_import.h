@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/base/machine.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler {
 

@@ -22,7 +22,7 @@
 #include "core/backend/device_activity.h"
 #include "core/base/strings.h"
 #include "profiler/counters.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 #include "profiler/timeline.h"
 
 namespace fusebox::ui {

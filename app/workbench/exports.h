@@ -8,7 +8,7 @@
 #include "app/workbench/run_result.h"
 #include "profiler/analysis.h"
 #include "profiler/exporters.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::workbench {
 

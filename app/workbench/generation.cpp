@@ -13,6 +13,7 @@
 #include "core/base/strings.h"
 #include "core/exec/session.h"
 #include "core/models/onnx_import.h"
+#include "profiler/recorder.h"
 #include "profiler/stats.h"
 
 namespace fusebox::workbench {

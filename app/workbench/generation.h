@@ -29,7 +29,7 @@
 
 #include "app/workbench/settings.h"
 #include "core/ir/tensor.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::workbench {
 

@@ -15,6 +15,7 @@
 #include "app/workbench/noise.h"
 #include "core/base/error.h"
 #include "core/planner/plan_index.h"
+#include "profiler/recorder.h"
 #include "profiler/nvtx.h"
 
 namespace fusebox::workbench {

@@ -15,7 +15,7 @@
 #include "core/planner/plan.h"
 #include "core/planner/plan_index.h"
 #include "profiler/analysis.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::workbench {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 
 namespace fusebox::profiler::ptest {
 

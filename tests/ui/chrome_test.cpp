@@ -19,7 +19,7 @@
 #include "app/workbench/model_options.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
-#include "profiler/recorder.h"
+#include "profiler/recording.h"
 #include "tests/support/temp_dir.h"
 #include "tests/ui/window_test.h"
 #include "tests/workbench/workbench_test_util.h"
