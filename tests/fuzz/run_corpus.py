@@ -167,10 +167,15 @@ def main():
         bins["fusebox-ui"] = os.path.abspath(args.ui)
     skipped = [c for c in cases if c["tool"] not in bins]
     cases = [c for c in cases if c["tool"] in bins and (not args.only or args.only in c["name"])]
-    try:  # a sanitized build gets longer timeouts (not the 3 s of the special files: they do not run)
-        sanitized = "libasan" in subprocess.run(["ldd", bins["fusebox"]], capture_output=True, text=True).stdout
-    except OSError:
-        sanitized = False
+    # A sanitized build gets longer timeouts (not the 3 s of the special files: they do not run).
+    # `fusebox` is the static launcher (app/launcher); the program it starts, fusebox-bin beside
+    # it, is the one built with the sanitizers.
+    sanitized = False
+    for b in (bins["fusebox"], bins["fusebox"] + "-bin"):
+        try:
+            sanitized = sanitized or "libasan" in subprocess.run(["ldd", b], capture_output=True, text=True).stdout
+        except OSError:
+            pass
 
     work_root = args.work or tempfile.mkdtemp(prefix="fusebox-fuzz-")
     os.makedirs(work_root, exist_ok=True)
