@@ -14,27 +14,28 @@
 
 namespace fusebox::passes {
 
-// Builtin passes, one file each, in pipeline order: a new pass is its file and a row in each list.
-void register_absorb_matmul(PassRegistry& registry);
-void register_constant_fold(PassRegistry& registry);
-void register_fuse_patterns(PassRegistry& registry);
-void register_channels_last(PassRegistry& registry);
-void register_winograd(PassRegistry& registry);
-void register_absorb_layout(PassRegistry& registry);
-void register_fuse_elementwise(PassRegistry& registry);
-void register_dce(PassRegistry& registry);
+// Builtin passes, one file each, in pipeline order: a new pass is its file (which defines
+// register_<name>(PassRegistry&)) and a row here.
+#define FUSEBOX_BUILTIN_PASSES(X) \
+  X(absorb_matmul)                \
+  X(constant_fold)                \
+  X(fuse_patterns)                \
+  X(channels_last)                \
+  X(winograd)                     \
+  X(absorb_layout)                \
+  X(fuse_elementwise)             \
+  X(dce)
+
+#define FUSEBOX_DECLARE_PASS(name) void register_##name(PassRegistry& registry);
+FUSEBOX_BUILTIN_PASSES(FUSEBOX_DECLARE_PASS)
+#undef FUSEBOX_DECLARE_PASS
 
 PassRegistry& PassRegistry::instance() {
   static PassRegistry* registry = [] {
     auto* r = new PassRegistry();
-    register_absorb_matmul(*r);
-    register_constant_fold(*r);
-    register_fuse_patterns(*r);
-    register_channels_last(*r);
-    register_winograd(*r);
-    register_absorb_layout(*r);
-    register_fuse_elementwise(*r);
-    register_dce(*r);
+#define FUSEBOX_REGISTER_PASS(name) register_##name(*r);
+    FUSEBOX_BUILTIN_PASSES(FUSEBOX_REGISTER_PASS)
+#undef FUSEBOX_REGISTER_PASS
     return r;
   }();
   return *registry;
