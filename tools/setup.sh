@@ -17,6 +17,7 @@ packages=(
   zlib1g-dev                 # reading gzip'd PyTorch profiler (kineto) traces
   libsimdjson-dev            # the kineto importer's fast JSON reader
   libzstd-dev                # saved traces (fusebox trace --save)
+  libhwy-dev                 # Highway: the CPU kernels' vector code, written once for every ISA
   libgraphviz-dev            # graph layout
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core  # the workbench
   xvfb xauth libgl1-mesa-dri # headless UI tests

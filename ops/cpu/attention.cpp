@@ -42,6 +42,7 @@
 #include "ops/cpu/math.h"
 #include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vec_math.h"
 
 namespace fusebox::cpu {
 
@@ -183,12 +184,12 @@ FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int
     const __m512 vm = _mm512_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
     __m512 vsum = _mm512_setzero_ps();
     for (int64_t j = 0; j < full; j += 16) {
-      const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(srow + j), vm));
+      const __m512 e = N_AVX3::Exp(kF32x16, V16{_mm512_sub_ps(_mm512_loadu_ps(srow + j), vm)}).raw;
       _mm512_storeu_ps(srow + j, e);
       vsum = _mm512_add_ps(vsum, e);
     }
     if (tail) {
-      const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, srow + full), vm));
+      const __m512 e = N_AVX3::Exp(kF32x16, V16{_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, srow + full), vm)}).raw;
       _mm512_mask_storeu_ps(srow + full, tail, e);
       vsum = _mm512_mask_add_ps(vsum, tail, vsum, e);
     }
@@ -216,12 +217,12 @@ FUSEBOX_AVX2 void softmax_chunk_avx2(float* s, int64_t rows, int64_t kc, int64_t
     const __m256 vm = _mm256_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
     __m256 vsum = _mm256_setzero_ps();
     for (int64_t j = 0; j < full; j += 8) {
-      const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(srow + j), vm));
+      const __m256 e = N_AVX2::Exp(kF32x8, V8{_mm256_sub_ps(_mm256_loadu_ps(srow + j), vm)}).raw;
       _mm256_storeu_ps(srow + j, e);
       vsum = _mm256_add_ps(vsum, e);
     }
     if (rest) {
-      const __m256 e = exp256(_mm256_sub_ps(_mm256_maskload_ps(srow + full, tail), vm));
+      const __m256 e = N_AVX2::Exp(kF32x8, V8{_mm256_sub_ps(_mm256_maskload_ps(srow + full, tail), vm)}).raw;
       _mm256_maskstore_ps(srow + full, tail, e);
       vsum = _mm256_add_ps(vsum, _mm256_and_ps(e, _mm256_castsi256_ps(tail)));
     }

@@ -1,9 +1,11 @@
 #include "ops/cpu/isa.h"
 
+#include <hwy/targets.h>
+
 #include <cstdlib>
 
 #include "core/base/error.h"
-#include "core/base/machine.h"
+#include "core/base/machine.h"  // cpu_model_name
 #include "core/base/strings.h"
 #include "core/backend/kernel.h"
 
@@ -55,10 +57,12 @@ const char* isa_name(Isa isa) {
 
 bool cpu_runs(Isa isa) {
   switch (isa) {
+    // Highway's detection (CPUID and what the OS saves) of the targets the vector code is compiled
+    // for (vec_math-inl.h; avx512.h and avx2.h use the same feature lists).
     case Isa::kAvx512:
-      return cpu_has_avx512();
+      return (hwy::SupportedTargets() & HWY_AVX3) != 0;
     case Isa::kAvx2:
-      return cpu_has_avx2_fma();
+      return (hwy::SupportedTargets() & HWY_AVX2) != 0;
     case Isa::kPortable:
       break;
   }

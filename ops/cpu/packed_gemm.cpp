@@ -43,6 +43,7 @@
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vec_math.h"
 #include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
@@ -154,16 +155,7 @@ FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const fl
       __m512 x = acc[0][r][v];
       if (beta != 0.0f) x = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, cr + 16 * v), x);
       if (bias) x = _mm512_add_ps(x, vbias[v]);
-      if constexpr (ACT == GemmAct::kRelu)  // x < 0 -> 0; NaN stays NaN (max_ps would give 0)
-        x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), zero);
-      else if constexpr (ACT == GemmAct::kGelu)
-        x = gelu_erf512(x);
-      else if constexpr (ACT == GemmAct::kGeluTanh)
-        x = gelu_tanh512(x);
-      else if constexpr (ACT == GemmAct::kTanh)
-        x = tanh512(x);
-      else if constexpr (ACT == GemmAct::kSigmoid)
-        x = sigmoid512(x);
+      x = N_AVX3::Activate<ACT>(kF32x16, V16{x}).raw;
       _mm512_mask_storeu_ps(cr + 16 * v, mask, x);
     }
   }
@@ -268,16 +260,7 @@ FUSEBOX_AVX2 void micro_kernel_avx2(int64_t kc, const float* __restrict a, int64
         x = _mm256_fmadd_ps(vbeta, old, x);
       }
       if (bias) x = _mm256_add_ps(x, vbias[v]);
-      if constexpr (ACT == GemmAct::kRelu)
-        x = relu256(x);
-      else if constexpr (ACT == GemmAct::kGelu)
-        x = gelu_erf256(x);
-      else if constexpr (ACT == GemmAct::kGeluTanh)
-        x = gelu_tanh256(x);
-      else if constexpr (ACT == GemmAct::kTanh)
-        x = tanh256(x);
-      else if constexpr (ACT == GemmAct::kSigmoid)
-        x = sigmoid256(x);
+      x = N_AVX2::Activate<ACT>(kF32x8, V8{x}).raw;
       if (masked)
         _mm256_maskstore_ps(cr + 8 * v, mask, x);
       else

@@ -1,8 +1,8 @@
 #pragma once
 // Element-wise math over spans of floats on a kernel's instruction-set level (isa.h): the
-// activations the GEMM applies in its store and the element-wise ops share, and exp. Each level's
-// vector code is in its own header (avx512.h, avx2.h); the portable one is math.h's scalar
-// definitions, which the vector forms mirror.
+// activations the GEMM applies in its store and the element-wise ops share, and exp. The vector
+// levels run vec_math-inl.h's functions, written once over Highway and compiled for AVX-512 and
+// AVX2; the portable one is math.h's scalar definitions, which they mirror.
 #include <cstdint>
 
 #include "ops/cpu/isa.h"
@@ -15,7 +15,7 @@ enum class GemmAct : uint8_t { kNone, kRelu, kGelu, kGeluTanh, kTanh, kSigmoid }
 // y[i] = act(x[i]) for n floats (in place is fine) on `isa`'s vector code: the epilogue as a
 // pass, for results the GEMM could not finish in registers and for the element-wise ops.
 void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n);
-// y[i] = exp(x[i]) (exp_f32 of math.h; exp512 / exp256 on the vector paths), in place is fine.
+// y[i] = exp(x[i]) (exp_f32 of math.h; vec_math-inl.h's Exp on the vector levels), in place is fine.
 void exp_span(Isa isa, const float* x, float* y, int64_t n);
 
 }  // namespace fusebox::cpu

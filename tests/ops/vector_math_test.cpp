@@ -1,4 +1,4 @@
-// The vector math of every Isa this CPU runs (avx512.h, avx2.h: exp, Gelu in both forms, tanh,
+// The vector math of every Isa this CPU runs (vec_math-inl.h: exp, Gelu in both forms, tanh,
 // sigmoid, ReLU, reached through exp_span / gemm_act_span, the entry points the kernels use)
 // against double-precision std:: references over a dense sweep, against the scalar definitions
 // of math.h (same polynomials: a few ulp apart, see close_ulps), and on the edge cases: NaN, +-inf, +-0,
