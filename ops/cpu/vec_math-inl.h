@@ -2,8 +2,8 @@
 // the activations the GEMM applies in its store (relu, gelu in its erf and tanh forms, tanh,
 // sigmoid), and a span map. math.h has the same functions one float at a time; these are the
 // same polynomials, the same order of operations and the same NaN / inf / underflow behaviour,
-// Lanes(d) floats at a time (tests/ops/math_test.cpp holds both to double-precision references,
-// and to each other on every level).
+// Lanes(d) floats at a time (tests/ops/vector_math_test.cpp holds both to double-precision
+// references, and to each other on every level).
 //
 // A Highway "-inl" header: included once per target by a file that compiles itself for several
 // (foreach_target.h, with HWY_TARGET_INCLUDE naming the file), it defines the functions below in
