@@ -67,21 +67,17 @@ HWY_INLINE V Scale2n(D d, V y, V fn) {
   const V f2 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::Sub(m, h), k)));
   return hn::Mul(hn::Mul(y, f1), f2);
 }
-#endif
 
-// exp without its last two selects: below ln(FLT_MIN) it gives about exp(ln FLT_MIN) instead of
-// 0, and for NaN exp(89) = inf. For callers in which neither changes the result (GeluTanh on
-// AVX2: x / (1 + e) is the same for e = 0 and 1.2e-38, and NaN for a NaN x either way).
+// exp without Exp's last two selects: below ln(FLT_MIN) it gives about exp(ln FLT_MIN) instead of
+// 0, and for NaN exp(89) = inf. For callers in which neither changes the result (GeluTanh: x /
+// (1 + e) is the same for e = 0 and 1.2e-38, and NaN for a NaN x either way).
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ExpUnfixed(D d, V x) {
   V fn;
   const V y = ExpParts(d, x, fn);
-#if HWY_TARGET <= HWY_AVX3
-  return V{_mm512_scalef_ps(y.raw, fn.raw)};  // see Exp
-#else
   return Scale2n(d, y, fn);
-#endif
 }
+#endif
 
 // exp: 0 below ln(FLT_MIN) (no denormals: softmax over masked scores would hit them constantly,
 // ~100x slower on x86), NaN in, NaN out.
@@ -177,12 +173,18 @@ HWY_INLINE V GeluTanh(D d, V x) {
 // The activation ACT of a vector (kNone: x itself).
 template <GemmAct ACT, class D, class V = hn::Vec<D>>
 HWY_INLINE V Activate(D d, V x) {
-  if constexpr (ACT == GemmAct::kRelu) return Relu(d, x);
-  else if constexpr (ACT == GemmAct::kGelu) return GeluErf(d, x);
-  else if constexpr (ACT == GemmAct::kGeluTanh) return GeluTanh(d, x);
-  else if constexpr (ACT == GemmAct::kTanh) return Tanh(d, x);
-  else if constexpr (ACT == GemmAct::kSigmoid) return Sigmoid(d, x);
-  else return x;
+  if constexpr (ACT == GemmAct::kRelu)
+    return Relu(d, x);
+  else if constexpr (ACT == GemmAct::kGelu)
+    return GeluErf(d, x);
+  else if constexpr (ACT == GemmAct::kGeluTanh)
+    return GeluTanh(d, x);
+  else if constexpr (ACT == GemmAct::kTanh)
+    return Tanh(d, x);
+  else if constexpr (ACT == GemmAct::kSigmoid)
+    return Sigmoid(d, x);
+  else
+    return x;
 }
 
 // y[i] = f(d, x[i]) for n floats, a whole vector at a time and the tail masked (in place is
