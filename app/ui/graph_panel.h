@@ -63,8 +63,13 @@ struct GraphPanel {
   // The same switches as a table: the App's dispatch, help and "waits for the run" come from it.
   std::vector<PanelSwitch> switches();
   // A command changed what the panel draws and the next frame has not drawn it yet (a fold's
-  // new layout not asked for, a search jump not made): App::idle() waits for it.
-  bool settling() const { return folds_changed_ || jump_pending_; }
+  // new layout not asked for, a search jump not made, a graph.view not resolved into a graph
+  // whose layout is asked for): App::idle() waits for it.
+  bool settling() const {
+    const bool view_changed =
+        view_.result && (view_.pass != view_pass_ || view_.before != view_before_);
+    return folds_changed_ || jump_pending_ || view_changed;
+  }
 
   // What the last frame drew, in screen coordinates (tests assert on it).
   struct Drawn {
