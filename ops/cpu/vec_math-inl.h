@@ -88,8 +88,8 @@ HWY_INLINE V Exp(D d, V x) {
 #if HWY_TARGET <= HWY_AVX3
   // Target-specific: AVX-512's vscalefps applies 2^n in one instruction (no split for n = 128);
   // Highway has no generic op for it. Zero-masked, so lanes below ln(FLT_MIN) are never scaled:
-  // a denormal result costs a microcode assist (a GEMM epilogue ran 1.7x slower on Zen 5 when the
-  // scaling was done first and the lanes zeroed after).
+  // a denormal result costs a microcode assist (a GEMM epilogue ran 1.7x slower on an AVX-512
+  // Xeon when the scaling was done first and the lanes zeroed after).
   const auto keep = hn::Not(hn::Lt(x, hn::Set(d, -87.33654475f)));
   const V res{_mm512_maskz_scalef_ps(keep.raw, y.raw, fn.raw)};
 #else
