@@ -611,7 +611,7 @@ std::vector<const OpCase*> selftest_cases_for(const std::string& op,
 std::vector<Row> run_selftest(const SelftestArgs& args, exec::Backend& backend) {
   std::vector<Row> rows;
   const std::set<std::string> without(args.without_case.begin(), args.without_case.end());
-  std::vector<std::string> ops = backend.kernels().ops();
+  std::vector<std::string> ops = backend.kernels().names();
   std::sort(ops.begin(), ops.end());
   exec::SessionOptions op_target;
   op_target.backend = args.backend;

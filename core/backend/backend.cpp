@@ -8,11 +8,14 @@
 
 namespace fusebox::exec {
 
-std::vector<std::string> KernelTable::ops() const {
-  std::vector<std::string> out;
-  for (const auto& [op, _] : kernels_) out.push_back(op);
-  std::sort(out.begin(), out.end());
-  return out;
+bool Backend::supports(const std::string& op, const std::vector<ir::TensorType>& /*inputs*/) const {
+  return kernels().contains(op);
+}
+
+size_t Backend::scratch_bytes(const KernelContext& ctx) const {
+  const KernelDef* k = kernels().find(ctx.node.op);
+  if (!k) throw Error("backend '" + name() + "' has no kernel for op '" + ctx.node.op + "'");
+  return k->scratch ? k->scratch(ctx) : ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
 }
 
 void Backend::select_isa(const std::string& isa) {

@@ -43,14 +43,16 @@ class Backend {
 
   // What this backend can run, asked by the passes (no rewrite creates an op the target cannot
   // run) and the planner (arena alignment, scratch regions), like ggml's supports_op.
-  // Whether it runs `op` on inputs of these types.
-  virtual bool supports(const std::string& op, const std::vector<ir::TensorType>& inputs) const = 0;
+  // Whether it runs `op` on inputs of these types. The default: it has a kernel for `op`, whose
+  // prepare() names whatever it then refuses.
+  virtual bool supports(const std::string& op, const std::vector<ir::TensorType>& inputs) const;
   // Alignment, in bytes, of allocate()'s memory and of every buffer the planner places in an arena.
   virtual size_t alignment() const = 0;
   // Scratch bytes its kernel for ctx.node needs (ctx.scratch_bytes is not read): the planner
-  // places that much in the arena and the kernel gets it as KernelArgs::scratch. Throws
+  // places that much in the arena and the kernel gets it as KernelArgs::scratch. The default: the
+  // kernel's own size (KernelDef::scratch) where it has one, else the op schema's. Throws
   // fusebox::Error for an op it has no kernel for.
-  virtual size_t scratch_bytes(const KernelContext& ctx) const = 0;
+  virtual size_t scratch_bytes(const KernelContext& ctx) const;
 
   // Op events: every executor tells the backend when the kernel of graph node `node_index`
   // begins and ends (views, which do no work, get none), so a GPU backend can tag what it

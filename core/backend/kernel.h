@@ -7,16 +7,17 @@
 //    every decision was made in prepare(). The one exception it may throw is fusebox::Error for
 //    input data it cannot compute on (a Gather index out of range), checked on the calling thread
 //    before any work is split across threads.
-// A KernelTable maps op names to kernels; each backend owns one (the kernel table keyed by
+// A KernelTable maps op names to kernels: a Registry (core/base/registry.h) like every other
+// table, so find/get/names read the same. Each backend owns one (the kernel table keyed by
 // (op, backend) is the set of backends' tables).
 #include <cstdint>
 #include <functional>
 #include <utility>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "core/base/registry.h"
 #include "core/ir/node.h"
 #include "core/ir/op_schema.h"
 #include "core/ir/tensor.h"
@@ -75,17 +76,8 @@ struct KernelDef {
   ScratchSizeFn scratch;  // may be empty: the op schema's scratch_bytes
 };
 
-class KernelTable {
- public:
-  void add(const std::string& op, KernelDef def) { kernels_[op] = std::move(def); }
-  const KernelDef* find(const std::string& op) const {
-    auto it = kernels_.find(op);
-    return it == kernels_.end() ? nullptr : &it->second;
-  }
-  std::vector<std::string> ops() const;
-
- private:
-  std::unordered_map<std::string, KernelDef> kernels_;
+struct KernelTable : Registry<KernelDef> {
+  KernelTable() : Registry<KernelDef>("kernel") {}
 };
 
 // Helper for prepare functions: wraps a state value into the shared pointer prepare returns.

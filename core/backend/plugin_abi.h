@@ -21,7 +21,11 @@
  *
  * Version 4: KernelDef (the entries of a backend's kernel table, which the core reads) gained its
  * scratch function: a plugin built against version 3 would hand the core entries of another
- * size. */
+ * size.
+ *
+ * Version 5: KernelTable became a Registry (entries in the order added, found through a name
+ * index), and the CUDA plugin's own scratch map went into KernelDef::scratch: a plugin built
+ * against version 4 would hand the core a table of another layout. */
 #ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 #define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 
@@ -31,7 +35,7 @@
 extern "C" {
 #endif
 
-#define FUSEBOX_PLUGIN_ABI_VERSION 4u
+#define FUSEBOX_PLUGIN_ABI_VERSION 5u
 #define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
 
 typedef struct FuseboxPluginInfo {

@@ -44,18 +44,9 @@ class CpuBackend final : public exec::Backend {
   }
   const exec::KernelTable& kernels() const override { return table_; }
 
-  // Every op it has a kernel for, on whatever the kernel's prepare() accepts (it names what it
-  // refuses then). Scratch: the kernel's own size where it has one (the convs: no room to pack a
-  // weight that is a constant), else the op schema's.
-  bool supports(const std::string& op, const std::vector<ir::TensorType>& /*inputs*/) const override {
-    return table_.find(op) != nullptr;
-  }
+  // supports() and scratch_bytes() are Backend's: every op in the table (the convs size their own
+  // scratch, with no room to pack a weight that is a constant).
   size_t alignment() const override { return ir::kAlignment; }
-  size_t scratch_bytes(const exec::KernelContext& ctx) const override {
-    const exec::KernelDef* k = table_.find(ctx.node.op);
-    if (!k) throw Error("backend 'cpu' has no kernel for op '" + ctx.node.op + "'");
-    return k->scratch ? k->scratch(ctx) : ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
-  }
 
   // OpenMP's thread count is per calling thread (its nthreads ICV), and our kernels size their
   // teams from omp_get_max_threads(). The OpenMP build of OpenBLAS follows the same ICV at each

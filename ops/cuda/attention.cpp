@@ -112,8 +112,8 @@ size_t attention_scratch(const exec::KernelContext&) {
 
 }  // namespace
 
-void add_attention_kernels(CudaKernels& k) {
-  k.add("Attention", {prepare_attention, run_attention}, attention_scratch);
+void add_attention_kernels(exec::KernelTable& k) {
+  k.add("Attention", {prepare_attention, run_attention, attention_scratch});
 }
 
 }  // namespace fusebox::cuda

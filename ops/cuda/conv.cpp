@@ -283,9 +283,9 @@ void run_global_pool(const exec::KernelArgs& args) {
 
 }  // namespace
 
-void add_conv_kernels(CudaKernels& k) {
-  k.add("Conv", {prepare_conv, run_conv}, conv_scratch);
-  k.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose}, conv_transpose_scratch);
+void add_conv_kernels(exec::KernelTable& k) {
+  k.add("Conv", {prepare_conv, run_conv, conv_scratch});
+  k.add("ConvTranspose", {prepare_conv_transpose, run_conv_transpose, conv_transpose_scratch});
   k.add("BatchNorm", {prepare_batch_norm, run_batch_norm});
   k.add("MaxPool",
         {[](const exec::KernelContext& ctx) { return prepare_pool(ctx, true); }, run_pool});

@@ -174,17 +174,11 @@ class CudaBackend final : public exec::Backend {
     d += recording_.note().empty() ? ", CUPTI activity on recorded runs" : ", " + recording_.note();
     return d;
   }
-  const exec::KernelTable& kernels() const override { return kernels_.table; }
+  const exec::KernelTable& kernels() const override { return kernels_; }
 
-  bool supports(const std::string& op, const std::vector<ir::TensorType>& /*inputs*/) const override {
-    return kernels_.table.find(op) != nullptr;
-  }
+  // supports() and scratch_bytes() are Backend's: every op in the table, with the kernel's own
+  // scratch size where it differs from the schema's (the CPU's need).
   size_t alignment() const override { return kDeviceAlignment; }
-  size_t scratch_bytes(const exec::KernelContext& ctx) const override {
-    if (!kernels_.table.find(ctx.node.op)) throw Error("backend 'cuda' has no kernel for op '" + ctx.node.op + "'");
-    auto it = kernels_.scratch.find(ctx.node.op);
-    return it != kernels_.scratch.end() ? it->second(ctx) : ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
-  }
   // Host threads do not speed up a GPU: the count is checked and otherwise not used.
   void bind_threads(int threads) const override {
     if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
@@ -311,7 +305,7 @@ class CudaBackend final : public exec::Backend {
     return v;
   }
 
-  CudaKernels kernels_;
+  exec::KernelTable kernels_;
   CudaShared shared_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;

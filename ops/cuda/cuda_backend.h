@@ -11,36 +11,22 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <unordered_map>
 
 #include "core/backend/backend.h"
 #include "core/backend/kernel.h"
 
 namespace fusebox::cuda {
 
-// Scratch a CUDA kernel needs, when it differs from what the op's schema says (the CPU's need).
-using ScratchFn = size_t (*)(const exec::KernelContext&);
-
-// The backend's kernels: the table every executor reads, and per-op scratch sizes.
-struct CudaKernels {
-  exec::KernelTable table;
-  std::unordered_map<std::string, ScratchFn> scratch;
-  void add(const std::string& op, exec::KernelDef def, ScratchFn scratch_fn = nullptr) {
-    table.add(op, std::move(def));
-    if (scratch_fn) scratch[op] = scratch_fn;
-  }
-};
-
 // Makes the backend on device 0. Throws fusebox::Error naming the CUDA call that failed.
 std::unique_ptr<exec::Backend> make_backend();
 
 // Kernel families, one file each (the same split as ops/cpu).
-void add_matmul_kernels(CudaKernels& k);       // MatMul, MatMulAdd, FusedBias{Relu,Gelu,Tanh,Sigmoid}: cuBLAS(Lt)
-void add_elementwise_kernels(CudaKernels& k);  // unary/binary math, Gelu, Cast, Where
-void add_fused_elementwise_kernels(CudaKernels& k);  // FusedElementwise
-void add_normalization_kernels(CudaKernels& k);      // Softmax, LayerNorm, SkipLayerNorm, ReduceMean
-void add_layout_kernels(CudaKernels& k);       // Transpose, Concat, Slice, Gather, view copies
-void add_attention_kernels(CudaKernels& k);    // Attention
-void add_conv_kernels(CudaKernels& k);         // Conv, ConvTranspose (cuBLAS), BatchNorm, the pools
+void add_matmul_kernels(exec::KernelTable& k);       // MatMul, MatMulAdd, FusedBias{Relu,Gelu,Tanh,Sigmoid}: cuBLAS(Lt)
+void add_elementwise_kernels(exec::KernelTable& k);  // unary/binary math, Gelu, Cast, Where
+void add_fused_elementwise_kernels(exec::KernelTable& k);  // FusedElementwise
+void add_normalization_kernels(exec::KernelTable& k);      // Softmax, LayerNorm, SkipLayerNorm, ReduceMean
+void add_layout_kernels(exec::KernelTable& k);       // Transpose, Concat, Slice, Gather, view copies
+void add_attention_kernels(exec::KernelTable& k);    // Attention
+void add_conv_kernels(exec::KernelTable& k);         // Conv, ConvTranspose (cuBLAS), BatchNorm, the pools
 
 }  // namespace fusebox::cuda

@@ -158,7 +158,7 @@ std::shared_ptr<const void> prepare_where(const exec::KernelContext& ctx) {
 
 }  // namespace
 
-void add_elementwise_kernels(CudaKernels& k) {
+void add_elementwise_kernels(exec::KernelTable& k) {
   k.add("Add", binary_kernel(EwBinaryOp::Add, true));
   k.add("Sub", binary_kernel(EwBinaryOp::Sub, true));
   k.add("Mul", binary_kernel(EwBinaryOp::Mul, true));

@@ -49,7 +49,7 @@ void run_fused(const exec::KernelArgs& args) {
 
 }  // namespace
 
-void add_fused_elementwise_kernels(CudaKernels& k) {
+void add_fused_elementwise_kernels(exec::KernelTable& k) {
   k.add("FusedElementwise", exec::KernelDef{prepare_fused, run_fused});
 }
 

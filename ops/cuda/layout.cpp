@@ -163,7 +163,7 @@ std::shared_ptr<const void> prepare_gather(const exec::KernelContext& ctx) {
 
 }  // namespace
 
-void add_layout_kernels(CudaKernels& k) {
+void add_layout_kernels(exec::KernelTable& k) {
   for (const char* op : {"Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze"})
     k.add(op, exec::KernelDef{prepare_view_copy, run_view_copy});
   k.add("Transpose", exec::KernelDef{prepare_transpose, run_strided_copy});

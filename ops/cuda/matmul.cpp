@@ -278,7 +278,7 @@ exec::KernelDef matmul_kernel(Epilogue epilogue, EpilogueAct act = EpilogueAct::
 
 }  // namespace
 
-void add_matmul_kernels(CudaKernels& k) {
+void add_matmul_kernels(exec::KernelTable& k) {
   k.add("MatMul", matmul_kernel(Epilogue::None));
   k.add("MatMulAdd", matmul_kernel(Epilogue::Add));
   k.add("FusedBiasRelu", matmul_kernel(Epilogue::AddAct, EpilogueAct::kRelu));

@@ -115,7 +115,7 @@ void run_reduce_mean(const exec::KernelArgs& args) {
 
 }  // namespace
 
-void add_normalization_kernels(CudaKernels& k) {
+void add_normalization_kernels(exec::KernelTable& k) {
   k.add("Softmax", {prepare_softmax, run_softmax});
   k.add("LayerNorm", {prepare_layer_norm, run_layer_norm});
   k.add("SkipLayerNorm", {prepare_skip_layer_norm, run_layer_norm});

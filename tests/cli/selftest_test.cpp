@@ -24,7 +24,7 @@ using fusebox::test::run_cli;
 
 std::vector<std::string> cpu_kernel_ops() {
   auto backend = fusebox::cpu::make_backend();
-  return backend->kernels().ops();
+  return backend->kernels().names();
 }
 
 TEST(Selftest, CpuPassesWithARowForEveryKernelOpAndEveryBuiltinModel) {

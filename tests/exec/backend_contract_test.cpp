@@ -89,7 +89,7 @@ bool matmul_family(const std::string& op) {
 class TestBackend final : public exec::Backend {
  public:
   explicit TestBackend(TestConfig c) : config_(std::move(c)), cpu_(cpu::make_backend()) {
-    for (const auto& op : cpu_->kernels().ops()) {
+    for (const auto& op : cpu_->kernels().names()) {
       const exec::KernelDef inner = *cpu_->kernels().find(op);
       exec::KernelDef def;
       def.prepare = [inner](const exec::KernelContext& ctx) -> std::shared_ptr<const void> {

@@ -1,5 +1,6 @@
 // Stand-ins for a backend plugin, built three ways (tests/CMakeLists.txt) to drive the core's
-// loader through each answer without CUDA: FAKE_ABI=<n> answers with that ABI version,
+// loader through each answer without CUDA: FAKE_ABI=<n> answers with that ABI version (without
+// it, the host's),
 // FAKE_AVAILABLE says the device works and makes a backend (linking libfusebox_core.so, as the real
 // plugin does), FAKE_NO_ENTRY exports no entry point.
 #include <cstdio>
@@ -7,6 +8,10 @@
 #include <cstring>
 
 #include "core/backend/plugin_abi.h"
+
+#ifndef FAKE_ABI
+#define FAKE_ABI FUSEBOX_PLUGIN_ABI_VERSION
+#endif
 
 #ifdef FAKE_AVAILABLE
 // The plugin's backend is the core's own stand-in, made by the one copy of core the host loaded:
