@@ -34,8 +34,6 @@
 #include <vector>
 
 #include "core/ir/attention_layout.h"
-#include "ops/cpu/avx2.h"
-#include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
@@ -145,7 +143,9 @@ Packed packed_head(const AttentionState& st, float* scratch, int64_t b) {
 // One chunk of the online softmax over `rows` score rows of `kc` floats (ld apart): folds the
 // chunk's maxima into row_max, writes P = exp(S - row_max) over S, adds its sums to row_sum, and
 // returns in correction[i] the factor rows accumulated so far must be scaled by, exp(old max -
-// new max) (1 for the first chunk).
+// new max) (1 for the first chunk). The portable level's; the vector levels run the same steps
+// written once over Highway (vec_math-inl.h: SoftmaxChunk), with tree reductions where GCC's
+// vectorised loops here end each row in a serial horizontal add.
 void softmax_chunk(float* s, int64_t rows, int64_t kc, int64_t ld, float* row_max, float* row_sum,
                    float* correction) {
   for (int64_t i = 0; i < rows; ++i) {
@@ -164,70 +164,6 @@ void softmax_chunk(float* s, int64_t rows, int64_t kc, int64_t ld, float* row_ma
     }
     correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
     row_sum[i] = row_sum[i] * correction[i] + sum;
-    row_max[i] = m;
-  }
-}
-
-// The same with AVX-512: GCC turns the loops above into fully masked vector loops that end in a
-// serial 16-step horizontal add per row; here the reductions are trees.
-FUSEBOX_AVX512 void softmax_chunk_avx512(float* s, int64_t rows, int64_t kc, int64_t ld,
-                                         float* row_max, float* row_sum, float* correction) {
-  const int64_t full = kc / 16 * 16;
-  const __mmask16 tail = static_cast<__mmask16>((1u << (kc - full)) - 1);
-  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t i = 0; i < rows; ++i) {
-    float* srow = s + i * ld;
-    __m512 vmax = _mm512_set1_ps(row_max[i]);
-    for (int64_t j = 0; j < full; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(srow + j));
-    if (tail) vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(neg_inf, tail, srow + full));
-    const float m = hmax512(vmax);
-    const __m512 vm = _mm512_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
-    __m512 vsum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < full; j += 16) {
-      const __m512 e = N_AVX3::Exp(kF32x16, V16{_mm512_sub_ps(_mm512_loadu_ps(srow + j), vm)}).raw;
-      _mm512_storeu_ps(srow + j, e);
-      vsum = _mm512_add_ps(vsum, e);
-    }
-    if (tail) {
-      const __m512 e = N_AVX3::Exp(kF32x16, V16{_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, srow + full), vm)}).raw;
-      _mm512_mask_storeu_ps(srow + full, tail, e);
-      vsum = _mm512_mask_add_ps(vsum, tail, vsum, e);
-    }
-    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
-    row_sum[i] = row_sum[i] * correction[i] + hsum512(vsum);
-    row_max[i] = m;
-  }
-}
-
-// The same with AVX2 (8 lanes, masked tail).
-FUSEBOX_AVX2 void softmax_chunk_avx2(float* s, int64_t rows, int64_t kc, int64_t ld,
-                                     float* row_max, float* row_sum, float* correction) {
-  const int64_t full = kc / 8 * 8;
-  const int64_t rest = kc - full;
-  const __m256i tail = tail_mask256(rest);
-  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t i = 0; i < rows; ++i) {
-    float* srow = s + i * ld;
-    __m256 vmax = _mm256_set1_ps(row_max[i]);
-    for (int64_t j = 0; j < full; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(srow + j));
-    if (rest)
-      vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(neg_inf, _mm256_maskload_ps(srow + full, tail),
-                                                  _mm256_castsi256_ps(tail)));
-    const float m = hmax256(vmax);
-    const __m256 vm = _mm256_set1_ps(m == -std::numeric_limits<float>::infinity() ? 0.0f : m);
-    __m256 vsum = _mm256_setzero_ps();
-    for (int64_t j = 0; j < full; j += 8) {
-      const __m256 e = N_AVX2::Exp(kF32x8, V8{_mm256_sub_ps(_mm256_loadu_ps(srow + j), vm)}).raw;
-      _mm256_storeu_ps(srow + j, e);
-      vsum = _mm256_add_ps(vsum, e);
-    }
-    if (rest) {
-      const __m256 e = N_AVX2::Exp(kF32x8, V8{_mm256_sub_ps(_mm256_maskload_ps(srow + full, tail), vm)}).raw;
-      _mm256_maskstore_ps(srow + full, tail, e);
-      vsum = _mm256_add_ps(vsum, _mm256_and_ps(e, _mm256_castsi256_ps(tail)));
-    }
-    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
-    row_sum[i] = row_sum[i] * correction[i] + hsum256(vsum);
     row_max[i] = m;
   }
 }
@@ -272,10 +208,10 @@ void attend_block(const AttentionState& st, const Packed& p, const float* q, con
     if (mask || st.causal) mask_scores(st, mask, s, kChunk, b, i0, rows, c0, kc);
     switch (st.isa) {
       case Isa::kAvx512:
-        softmax_chunk_avx512(s, rows, kc, kChunk, row_max, row_sum, correction);
+        N_AVX3::SoftmaxChunk(s, rows, kc, kChunk, row_max, row_sum, correction);
         break;
       case Isa::kAvx2:
-        softmax_chunk_avx2(s, rows, kc, kChunk, row_max, row_sum, correction);
+        N_AVX2::SoftmaxChunk(s, rows, kc, kChunk, row_max, row_sum, correction);
         break;
       case Isa::kPortable:
         softmax_chunk(s, rows, kc, kChunk, row_max, row_sum, correction);

@@ -20,13 +20,12 @@
 
 #include "core/ir/normalization_params.h"
 #include "core/ir/shape.h"
-#include "ops/cpu/avx2.h"
-#include "ops/cpu/avx512.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/strided.h"
+#include "ops/cpu/vec_math.h"
 #include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
@@ -173,7 +172,9 @@ void run_softmax(const exec::KernelArgs& args) {
 // one row loop; with a skip input the row sum is written to the output row first and normalized
 // there, in place, while it is in L1.
 //
-// A row is three passes, each a per-level function (LnRow):
+// A row is three passes, each a per-level function (LnRow): the portable loops below, and the
+// same passes written once over Highway for the vector levels (vec_math-inl.h: LnSum, LnSqDev,
+// LnNorm):
 //   sum      sum of the row in double (with skip: y = x + skip is stored, and its floats summed)
 //   sq_dev   sum of (x - mean)^2 in double: two passes, no cancellation, unlike E[x^2] - E[x]^2
 //   norm     y = ((x - m) - m_lo) * inv_std * scale + bias, dense scale and bias only
@@ -216,205 +217,11 @@ void ln_norm_portable(const float* x, float m, float m_lo, float s, const float*
   }
 }
 
-// AVX2: 8 floats become two vectors of 4 doubles; 16 floats a step into four accumulators (the
-// double adds' latency, not their throughput, would bound one chain). Tails are masked loads,
-// which read zeros past d.
-FUSEBOX_AVX2 inline double hsum4_pd(__m256d a) {
-  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-}
-
-FUSEBOX_AVX2 double ln_sum_avx2(const float* x, const float* skip, float* y, int64_t d) {
-  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 16 <= d; i += 16) {
-    __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
-    if (skip) {
-      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(skip + i));
-      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(skip + i + 8));
-      _mm256_storeu_ps(y + i, v0);
-      _mm256_storeu_ps(y + i + 8, v1);
-    }
-    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v0)));
-    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)));
-    a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(v1)));
-    a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)));
-  }
-  for (; i < d; i += 8) {
-    const __m256i m = tail_mask256(d - i);  // all lanes set while 8 or more remain
-    __m256 v = _mm256_maskload_ps(x + i, m);
-    if (skip) {
-      v = _mm256_add_ps(v, _mm256_maskload_ps(skip + i, m));
-      _mm256_maskstore_ps(y + i, m, v);
-    }
-    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-  }
-  const __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
-  return hsum4_pd(a);
-}
-
-// (x - mean)^2 in double: x converted exactly, the difference and square in double as in the
-// portable loop.
-FUSEBOX_AVX2 double ln_sq_dev_avx2(const float* x, double mean, int64_t d) {
-  const __m256d mu = _mm256_set1_pd(mean);
-  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 16 <= d; i += 16) {
-    const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
-    const __m256d t0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v0)), mu);
-    const __m256d t1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1)), mu);
-    const __m256d t2 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v1)), mu);
-    const __m256d t3 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1)), mu);
-    a0 = _mm256_fmadd_pd(t0, t0, a0);
-    a1 = _mm256_fmadd_pd(t1, t1, a1);
-    a2 = _mm256_fmadd_pd(t2, t2, a2);
-    a3 = _mm256_fmadd_pd(t3, t3, a3);
-  }
-  for (; i < d; i += 8) {
-    const __m256i m = tail_mask256(d - i);
-    const __m256 v = _mm256_maskload_ps(x + i, m);
-    // Lanes past d would add mean^2: zero their differences.
-    const __m256d keep_lo = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(m)));
-    const __m256d keep_hi =
-        _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(m, 1)));
-    const __m256d t0 = _mm256_and_pd(
-        _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mu), keep_lo);
-    const __m256d t1 = _mm256_and_pd(
-        _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), mu), keep_hi);
-    a0 = _mm256_fmadd_pd(t0, t0, a0);
-    a1 = _mm256_fmadd_pd(t1, t1, a1);
-  }
-  const __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
-  return hsum4_pd(a);
-}
-
-FUSEBOX_AVX2 void ln_norm_avx2(const float* x, float m, float m_lo, float s, const float* scale,
-                               const float* bias, float* y, int64_t d) {
-  const __m256 vm = _mm256_set1_ps(m), vlo = _mm256_set1_ps(m_lo), vs = _mm256_set1_ps(s);
-  int64_t i = 0;
-  for (; i + 8 <= d; i += 8) {
-    const __m256 t = _mm256_mul_ps(
-        _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vlo), vs);
-    const __m256 g = _mm256_loadu_ps(scale + i);
-    _mm256_storeu_ps(y + i, bias ? _mm256_fmadd_ps(t, g, _mm256_loadu_ps(bias + i))
-                                 : _mm256_mul_ps(t, g));
-  }
-  if (i < d) {
-    const __m256i mk = tail_mask256(d - i);
-    const __m256 t = _mm256_mul_ps(
-        _mm256_sub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, mk), vm), vlo), vs);
-    const __m256 g = _mm256_maskload_ps(scale + i, mk);
-    _mm256_maskstore_ps(y + i, mk,
-                        bias ? _mm256_fmadd_ps(t, g, _mm256_maskload_ps(bias + i, mk))
-                             : _mm256_mul_ps(t, g));
-  }
-}
-
-// AVX-512: the same with 16 floats -> two vectors of 8 doubles, 32 floats a step, __mmask16
-// tails (masked loads read zeros, masked lanes add nothing). The halves are taken with the
-// zero-masking forms: GCC 12's plain casts and conversions start from _mm512_undefined_*, which
-// trips -Wmaybe-uninitialized.
-FUSEBOX_AVX512 inline __m512d lo_pd(__m512 v) {
-  return _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, v, 0));
-}
-FUSEBOX_AVX512 inline __m512d hi_pd(__m512 v) {
-  return _mm512_maskz_cvtps_pd(0xFF, _mm512_maskz_extractf32x8_ps(0xFF, v, 1));
-}
-FUSEBOX_AVX512 inline double hsum8_pd(__m512d a) {
-  const __m256d h = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, a, 0),
-                                  _mm512_maskz_extractf64x4_pd(0xF, a, 1));
-  const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
-}
-
-FUSEBOX_AVX512 double ln_sum_avx512(const float* x, const float* skip, float* y, int64_t d) {
-  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 32 <= d; i += 32) {
-    __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
-    if (skip) {
-      v0 = _mm512_add_ps(v0, _mm512_loadu_ps(skip + i));
-      v1 = _mm512_add_ps(v1, _mm512_loadu_ps(skip + i + 16));
-      _mm512_storeu_ps(y + i, v0);
-      _mm512_storeu_ps(y + i + 16, v1);
-    }
-    a0 = _mm512_add_pd(a0, lo_pd(v0));
-    a1 = _mm512_add_pd(a1, hi_pd(v0));
-    a2 = _mm512_add_pd(a2, lo_pd(v1));
-    a3 = _mm512_add_pd(a3, hi_pd(v1));
-  }
-  for (; i < d; i += 16) {
-    const int64_t left = std::min<int64_t>(d - i, 16);
-    const __mmask16 m = static_cast<__mmask16>((1u << left) - 1);
-    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    if (skip) {
-      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, skip + i));
-      _mm512_mask_storeu_ps(y + i, m, v);
-    }
-    a0 = _mm512_add_pd(a0, lo_pd(v));
-    a1 = _mm512_add_pd(a1, hi_pd(v));
-  }
-  return hsum8_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
-}
-
-FUSEBOX_AVX512 double ln_sq_dev_avx512(const float* x, double mean, int64_t d) {
-  const __m512d mu = _mm512_set1_pd(mean);
-  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 32 <= d; i += 32) {
-    const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
-    const __m512d t0 = _mm512_sub_pd(lo_pd(v0), mu);
-    const __m512d t1 = _mm512_sub_pd(hi_pd(v0), mu);
-    const __m512d t2 = _mm512_sub_pd(lo_pd(v1), mu);
-    const __m512d t3 = _mm512_sub_pd(hi_pd(v1), mu);
-    a0 = _mm512_fmadd_pd(t0, t0, a0);
-    a1 = _mm512_fmadd_pd(t1, t1, a1);
-    a2 = _mm512_fmadd_pd(t2, t2, a2);
-    a3 = _mm512_fmadd_pd(t3, t3, a3);
-  }
-  for (; i < d; i += 16) {
-    const int64_t left = std::min<int64_t>(d - i, 16);
-    const __mmask16 m = static_cast<__mmask16>((1u << left) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    // Lanes past d would add mean^2: their differences are zeroed (maskz).
-    const __m512d t0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(m & 0xFF),
-                                           lo_pd(v), mu);
-    const __m512d t1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(m >> 8),
-                                           hi_pd(v), mu);
-    a0 = _mm512_fmadd_pd(t0, t0, a0);
-    a1 = _mm512_fmadd_pd(t1, t1, a1);
-  }
-  return hsum8_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
-}
-
-FUSEBOX_AVX512 void ln_norm_avx512(const float* x, float m, float m_lo, float s,
-                                   const float* scale, const float* bias, float* y, int64_t d) {
-  const __m512 vm = _mm512_set1_ps(m), vlo = _mm512_set1_ps(m_lo), vs = _mm512_set1_ps(s);
-  int64_t i = 0;
-  for (; i + 16 <= d; i += 16) {
-    const __m512 t = _mm512_mul_ps(
-        _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vlo), vs);
-    const __m512 g = _mm512_loadu_ps(scale + i);
-    _mm512_storeu_ps(y + i, bias ? _mm512_fmadd_ps(t, g, _mm512_loadu_ps(bias + i))
-                                 : _mm512_mul_ps(t, g));
-  }
-  if (i < d) {
-    const __mmask16 mk = static_cast<__mmask16>((1u << (d - i)) - 1);
-    const __m512 t = _mm512_mul_ps(
-        _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + i), vm), vlo), vs);
-    const __m512 g = _mm512_maskz_loadu_ps(mk, scale + i);
-    _mm512_mask_storeu_ps(y + i, mk,
-                          bias ? _mm512_fmadd_ps(t, g, _mm512_maskz_loadu_ps(mk, bias + i))
-                               : _mm512_mul_ps(t, g));
-  }
-}
-
 // Indexed by Isa (isa.h: kPortable 0, kAvx2 1, kAvx512 2).
 constexpr LnRow kLnRows[] = {
     {ln_sum_portable, ln_sq_dev_portable, ln_norm_portable},
-    {ln_sum_avx2, ln_sq_dev_avx2, ln_norm_avx2},
-    {ln_sum_avx512, ln_sq_dev_avx512, ln_norm_avx512},
+    {N_AVX2::LnSum, N_AVX2::LnSqDev, N_AVX2::LnNorm},
+    {N_AVX3::LnSum, N_AVX3::LnSqDev, N_AVX3::LnNorm},
 };
 
 struct LayerNormState {

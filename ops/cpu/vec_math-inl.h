@@ -3,12 +3,15 @@
 // sigmoid), and a span map. math.h has the same functions one float at a time; these are the
 // same polynomials, the same order of operations and the same NaN / inf / underflow behaviour,
 // Lanes(d) floats at a time (tests/ops/vector_math_test.cpp holds both to double-precision
-// references, and to each other on every level).
+// references, and to each other on every level). Then the row reductions built on them:
+// attention's online softmax and LayerNorm's three passes (their kernels' tests hold them to
+// double-precision loops on every level).
 //
 // A Highway "-inl" header: included once per target by a file that compiles itself for several
 // (foreach_target.h, with HWY_TARGET_INCLUDE naming the file), it defines the functions below in
-// fusebox::cpu::N_AVX3, N_AVX2, ... . vector_math.cpp runs them over spans; packed_gemm.cpp and
-// attention.cpp call them on registers from their own intrinsic code (avx512.h, avx2.h say how).
+// fusebox::cpu::N_AVX3, N_AVX2, ... . vector_math.cpp runs them over spans; packed_gemm.cpp
+// calls them on registers from its own intrinsic code (avx512.h, avx2.h say how); attention.cpp
+// and normalization.cpp call the row functions per row.
 //
 // Min and Max are x86's here: for a NaN first operand they return the second, which the clamps
 // below rely on to keep the float-to-int conversion defined (the NaN is put back at the end).
@@ -25,7 +28,9 @@
 #include <hwy/highway.h>
 
 #include <cstdint>
+#include <limits>
 
+#include "ops/cpu/math.h"         // exp_f32, for the softmax's scalar correction
 #include "ops/cpu/vector_math.h"  // GemmAct
 
 HWY_BEFORE_NAMESPACE();
@@ -209,6 +214,168 @@ HWY_INLINE void MapSpan(const float* x, float* y, int64_t n, F f) {
     hn::BlendedStore(f(d, hn::MaskedLoad(m, d, x + i)), m, d, y + i);
   }
 }
+
+
+// ---- Row reductions: the online softmax of attention and LayerNorm's three passes ----
+// Plain inline functions, not HWY_INLINE: a kernel file's untargeted code calls them per row
+// (N_AVX2::LnSum), which GCC refuses for an always-inline function of another target. Vector
+// targets only: the portable level is the kernel file's own scalar loop.
+#if HWY_TARGET != HWY_SCALAR
+
+// The sum and the maximum of v's lanes, halving the vector until 128 bits are left: the same
+// order of adds as the hand-written hsum256/hsum512 had, with no lane-crossing shuffle on a full
+// 256 or 512-bit vector (Highway's SumOfLanes broadcasts the result to every lane first).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE hn::TFromD<D> HorizontalSum(D d, V v) {
+  if constexpr (hn::MaxLanes(D()) * sizeof(hn::TFromD<D>) > 16) {
+    const hn::Half<D> dh;
+    return HorizontalSum(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    return hn::GetLane(hn::SumOfLanes(d, v));
+  }
+}
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE hn::TFromD<D> HorizontalMax(D d, V v) {
+  if constexpr (hn::MaxLanes(D()) * sizeof(hn::TFromD<D>) > 16) {
+    const hn::Half<D> dh;
+    return HorizontalMax(dh, hn::Max(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else {
+    return hn::GetLane(hn::MaxOfLanes(d, v));
+  }
+}
+
+// One chunk of attention's online softmax (attention.cpp) over `rows` score rows of `kc` floats,
+// ld apart: folds the chunk's maxima into row_max, writes P = exp(S - row_max) over S, adds its
+// sums to row_sum, and returns in correction[i] the factor the rows accumulated so far must be
+// scaled by, exp(old max - new max) (1 for the first chunk). The tail is masked: its lanes take
+// no part in the max (-inf) or the sum (zero).
+inline void SoftmaxChunk(float* s, int64_t rows, int64_t kc, int64_t ld, float* row_max, float* row_sum,
+                         float* correction) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t full = kc / lanes * lanes;
+  const auto tail = hn::FirstN(d, static_cast<size_t>(kc - full));
+  const V neg_inf = hn::Set(d, kNegInf);
+  for (int64_t i = 0; i < rows; ++i) {
+    float* srow = s + i * ld;
+    V vmax = hn::Set(d, row_max[i]);
+    for (int64_t j = 0; j < full; j += lanes) vmax = hn::Max(vmax, hn::LoadU(d, srow + j));
+    if (full < kc) vmax = hn::Max(vmax, hn::IfThenElse(tail, hn::MaskedLoad(tail, d, srow + full), neg_inf));
+    const float m = HorizontalMax(d, vmax);
+    // Every key so far masked (-inf): exp against 0 instead of -inf, which gives P = 0, not NaN.
+    const V vm = hn::Set(d, m == kNegInf ? 0.0f : m);
+    V vsum = hn::Zero(d);
+    for (int64_t j = 0; j < full; j += lanes) {
+      const V e = Exp(d, hn::Sub(hn::LoadU(d, srow + j), vm));
+      hn::StoreU(e, d, srow + j);
+      vsum = hn::Add(vsum, e);
+    }
+    if (full < kc) {
+      const V e = Exp(d, hn::Sub(hn::MaskedLoad(tail, d, srow + full), vm));
+      hn::BlendedStore(e, tail, d, srow + full);
+      vsum = hn::Add(vsum, hn::IfThenElseZero(tail, e));
+    }
+    correction[i] = row_sum[i] == 0.0f ? 1.0f : exp_f32(row_max[i] - m);
+    row_sum[i] = row_sum[i] * correction[i] + HorizontalSum(d, vsum);
+    row_max[i] = m;
+  }
+}
+
+// LayerNorm's three passes over a row of n floats (normalization.cpp says why they are in double
+// and why the mean comes in as a float pair m + m_lo):
+//   LnSum    the row's sum in double (with skip: y = x + skip is stored, and its floats summed)
+//   LnSqDev  the sum of (x - mean)^2 in double, the difference and square in double
+//   LnNorm   y = ((x - m) - m_lo) * s * scale + bias (no bias: without the add)
+// A vector of floats is two of doubles, and two vectors a step feed four accumulators: the double
+// adds' latency, not their throughput, would bound one chain. Tails are masked loads, which read
+// zeros past n.
+inline double LnSum(const float* x, const float* skip, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const hn::Half<decltype(d)> dh;
+  const hn::Repartition<double, decltype(d)> dd;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto a0 = hn::Zero(dd), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + lanes);
+    if (skip) {
+      v0 = hn::Add(v0, hn::LoadU(d, skip + i));
+      v1 = hn::Add(v1, hn::LoadU(d, skip + i + lanes));
+      hn::StoreU(v0, d, y + i);
+      hn::StoreU(v1, d, y + i + lanes);
+    }
+    a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LowerHalf(dh, v0)));
+    a1 = hn::Add(a1, hn::PromoteTo(dd, hn::UpperHalf(dh, v0)));
+    a2 = hn::Add(a2, hn::PromoteTo(dd, hn::LowerHalf(dh, v1)));
+    a3 = hn::Add(a3, hn::PromoteTo(dd, hn::UpperHalf(dh, v1)));
+  }
+  for (; i < n; i += lanes) {
+    const auto m = hn::FirstN(d, static_cast<size_t>(n - i));  // every lane while `lanes` remain
+    auto v = hn::MaskedLoad(m, d, x + i);
+    if (skip) {
+      v = hn::Add(v, hn::MaskedLoad(m, d, skip + i));
+      hn::BlendedStore(v, m, d, y + i);
+    }
+    a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
+    a1 = hn::Add(a1, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
+  }
+  return HorizontalSum(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+}
+
+inline double LnSqDev(const float* x, double mean, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const hn::Half<decltype(d)> dh;
+  const hn::Repartition<double, decltype(d)> dd;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto mu = hn::Set(dd, mean);
+  auto a0 = hn::Zero(dd), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + lanes);
+    const auto t0 = hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, v0)), mu);
+    const auto t1 = hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, v0)), mu);
+    const auto t2 = hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, v1)), mu);
+    const auto t3 = hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, v1)), mu);
+    a0 = hn::MulAdd(t0, t0, a0);
+    a1 = hn::MulAdd(t1, t1, a1);
+    a2 = hn::MulAdd(t2, t2, a2);
+    a3 = hn::MulAdd(t3, t3, a3);
+  }
+  for (; i < n; i += lanes) {
+    const size_t left = static_cast<size_t>(n - i);
+    const size_t half = static_cast<size_t>(lanes / 2);
+    const auto v = hn::MaskedLoad(hn::FirstN(d, left), d, x + i);
+    // Lanes past n would add mean^2: their differences are zeroed.
+    const auto t0 = hn::IfThenElseZero(hn::FirstN(dd, left), hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, v)), mu));
+    const auto t1 = hn::IfThenElseZero(hn::FirstN(dd, left > half ? left - half : 0),
+                                       hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, v)), mu));
+    a0 = hn::MulAdd(t0, t0, a0);
+    a1 = hn::MulAdd(t1, t1, a1);
+  }
+  return HorizontalSum(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+}
+
+inline void LnNorm(const float* x, float m, float m_lo, float s, const float* scale, const float* bias, float* y,
+                   int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vm = hn::Set(d, m), vlo = hn::Set(d, m_lo), vs = hn::Set(d, s);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto t = hn::Mul(hn::Sub(hn::Sub(hn::LoadU(d, x + i), vm), vlo), vs);
+    const auto g = hn::LoadU(d, scale + i);
+    hn::StoreU(bias ? hn::MulAdd(t, g, hn::LoadU(d, bias + i)) : hn::Mul(t, g), d, y + i);
+  }
+  if (i < n) {
+    const auto mk = hn::FirstN(d, static_cast<size_t>(n - i));
+    const auto t = hn::Mul(hn::Sub(hn::Sub(hn::MaskedLoad(mk, d, x + i), vm), vlo), vs);
+    const auto g = hn::MaskedLoad(mk, d, scale + i);
+    hn::BlendedStore(bias ? hn::MulAdd(t, g, hn::MaskedLoad(mk, d, bias + i)) : hn::Mul(t, g), mk, d, y + i);
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
 
 }  // namespace fusebox::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
