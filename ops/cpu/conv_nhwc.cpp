@@ -39,6 +39,7 @@
 #include "ops/cpu/conv_common.h"
 #include "ops/cpu/conv_winograd.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/depthwise_row.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
@@ -295,17 +296,9 @@ void nhwc_conv_tile(const NhwcConvState& st, const float* x, const float* bias, 
 
 // ---- Depthwise ---------------------------------------------------------------------------------
 //
-// Output row (od, oh) of one image: the kernel rows inside the input are listed once (rows[i]
-// the input row, tap0[i] the index of its first tap), then each output column sums its taps, a
-// vector of channels at a time. Columns [lo, hi) have every tap inside the input: the vector paths
-// take four of them per step, sharing each weight load; the others take their in-input taps only.
-
-struct DwRow {
-  const float* rows[ir::kDepthwiseMaxKernelRows];
-  int64_t tap0[ir::kDepthwiseMaxKernelRows];
-  int64_t count = 0;
-  int64_t lo = 0, hi = 0;  // output columns whose window lies inside the input's width
-};
+// Output row (od, oh) of one image (depthwise_row.h says how it is walked): the vector levels'
+// row is written once over Highway (depthwise_row.cpp), the portable level's is the plain loop
+// below.
 
 DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
   const Dims& d = st.d;
@@ -323,13 +316,6 @@ DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
   r.hi = d.w - 1 - span + d.pw < 0 ? 0 : std::min(d.ow, (d.w - 1 - span + d.pw) / d.sw + 1);
   r.hi = std::max(r.hi, r.lo);
   return r;
-}
-
-// Taps [k0, k1) of output column ow that read inside the input's width.
-inline void dw_cols(const Dims& d, int64_t ow, int64_t* k0, int64_t* k1) {
-  const int64_t base = ow * d.sw - d.pw;
-  *k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
-  *k1 = std::max(*k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
 }
 
 // The plain loop: one output column at a time, the channels innermost (the compiler vectorizes
@@ -352,115 +338,6 @@ void dw_row_plain(const NhwcConvState& st, const DwRow& r, const float* w, const
   }
 }
 
-// AVX-512: 16 channels a vector, the last one masked.
-FUSEBOX_AVX512 void dw_row_avx512(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
-                                  float* y) {
-  const Dims& d = st.d;
-  const int64_t C = st.c_out, step = d.sw * C, tap_step = d.dw * C;
-  for (int64_t c = 0; c < C; c += 16) {
-    const __mmask16 m = C - c >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (C - c)) - 1);
-    const __m512 b = _mm512_maskz_loadu_ps(m, bias + c);
-    int64_t ow = 0;
-    while (ow < d.ow) {
-      const int64_t base = (ow * d.sw - d.pw) * C + c;
-      if (ow >= r.lo && ow + 4 <= r.hi) {  // four columns, every tap inside
-        __m512 a0 = b, a1 = b, a2 = b, a3 = b;
-        for (int64_t i = 0; i < r.count; ++i) {
-          const float* xs = r.rows[i] + base;
-          const float* ws = w + r.tap0[i] * C + c;
-          for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
-            const __m512 wv = _mm512_maskz_loadu_ps(m, ws);
-            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs), wv, a0);
-            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + step), wv, a1);
-            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + 2 * step), wv, a2);
-            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xs + 3 * step), wv, a3);
-          }
-        }
-        float* out = y + ow * C + c;
-        _mm512_mask_storeu_ps(out, m, a0);
-        _mm512_mask_storeu_ps(out + C, m, a1);
-        _mm512_mask_storeu_ps(out + 2 * C, m, a2);
-        _mm512_mask_storeu_ps(out + 3 * C, m, a3);
-        ow += 4;
-        continue;
-      }
-      int64_t k0, k1;
-      dw_cols(d, ow, &k0, &k1);
-      __m512 a = b;
-      for (int64_t i = 0; i < r.count; ++i)
-        for (int64_t kw = k0; kw < k1; ++kw)
-          a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r.rows[i] + (base + kw * tap_step)),
-                              _mm512_maskz_loadu_ps(m, w + (r.tap0[i] + kw) * C + c), a);
-      _mm512_mask_storeu_ps(y + ow * C + c, m, a);
-      ++ow;
-    }
-  }
-}
-
-// AVX2: 8 channels a vector. Only the last vector of a row is masked (kFull false): with every
-// load and store a vmaskmovps the loop ran 1.8x slower on a Zen 4 (depthwise 3x3 64 at 56x56: 228
-// against 125 us), slower than the channels-first kernel.
-template <bool kFull>
-FUSEBOX_AVX2 inline __m256 load_avx2(const float* p, __m256i m) {
-  if constexpr (kFull) return _mm256_loadu_ps(p);
-  else return _mm256_maskload_ps(p, m);
-}
-template <bool kFull>
-FUSEBOX_AVX2 inline void store_avx2(float* p, __m256i m, __m256 v) {
-  if constexpr (kFull) _mm256_storeu_ps(p, v);
-  else _mm256_maskstore_ps(p, m, v);
-}
-
-template <bool kFull>
-FUSEBOX_AVX2 void dw_channels_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias, float* y,
-                                   int64_t c, __m256i m) {
-  const Dims& d = st.d;
-  const int64_t C = st.c_out, step = d.sw * C, tap_step = d.dw * C;
-  const __m256 b = load_avx2<kFull>(bias + c, m);
-  int64_t ow = 0;
-  while (ow < d.ow) {
-    const int64_t base = (ow * d.sw - d.pw) * C + c;
-    if (ow >= r.lo && ow + 4 <= r.hi) {
-      __m256 a0 = b, a1 = b, a2 = b, a3 = b;
-      for (int64_t i = 0; i < r.count; ++i) {
-        const float* xs = r.rows[i] + base;
-        const float* ws = w + r.tap0[i] * C + c;
-        for (int64_t kw = 0; kw < d.kw; ++kw, xs += tap_step, ws += C) {
-          const __m256 wv = load_avx2<kFull>(ws, m);
-          a0 = _mm256_fmadd_ps(load_avx2<kFull>(xs, m), wv, a0);
-          a1 = _mm256_fmadd_ps(load_avx2<kFull>(xs + step, m), wv, a1);
-          a2 = _mm256_fmadd_ps(load_avx2<kFull>(xs + 2 * step, m), wv, a2);
-          a3 = _mm256_fmadd_ps(load_avx2<kFull>(xs + 3 * step, m), wv, a3);
-        }
-      }
-      float* out = y + ow * C + c;
-      store_avx2<kFull>(out, m, a0);
-      store_avx2<kFull>(out + C, m, a1);
-      store_avx2<kFull>(out + 2 * C, m, a2);
-      store_avx2<kFull>(out + 3 * C, m, a3);
-      ow += 4;
-      continue;
-    }
-    int64_t k0, k1;
-    dw_cols(d, ow, &k0, &k1);
-    __m256 a = b;
-    for (int64_t i = 0; i < r.count; ++i)
-      for (int64_t kw = k0; kw < k1; ++kw)
-        a = _mm256_fmadd_ps(load_avx2<kFull>(r.rows[i] + (base + kw * tap_step), m), load_avx2<kFull>(w + (r.tap0[i] + kw) * C + c, m), a);
-    store_avx2<kFull>(y + ow * C + c, m, a);
-    ++ow;
-  }
-}
-
-FUSEBOX_AVX2 void dw_row_avx2(const NhwcConvState& st, const DwRow& r, const float* w, const float* bias,
-                              float* y) {
-  const int64_t C = st.c_out;
-  for (int64_t c = 0; c < C; c += 8) {
-    if (C - c >= 8) dw_channels_avx2<true>(st, r, w, bias, y, c, tail_mask256(8));
-    else dw_channels_avx2<false>(st, r, w, bias, y, c, tail_mask256(C - c));
-  }
-}
-
 void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w, const float* bias, float* y) {
   const Dims& d = st.d;
   const int64_t out_rows = st.c.g.batch * d.rows();
@@ -470,8 +347,8 @@ void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w,
       const int64_t n = row / d.rows(), orow = row % d.rows();
       const DwRow r = dw_row(st, x + n * st.x_image, orow / d.oh, orow % d.oh);
       float* out = y + (n * st.positions + orow * d.ow) * st.c_out;
-      if (st.isa == Isa::kAvx512) dw_row_avx512(st, r, w, bias, out);
-      else if (st.isa == Isa::kAvx2) dw_row_avx2(st, r, w, bias, out);
+      if (st.isa == Isa::kAvx512) N_AVX3::DwRowChannelsLast(st.d, st.c_out, r, w, bias, out);
+      else if (st.isa == Isa::kAvx2) N_AVX2::DwRowChannelsLast(st.d, st.c_out, r, w, bias, out);
       else dw_row_plain(st, r, w, bias, out);
       apply_activation(st.act, st.isa, out, d.ow * st.c_out);
     }
@@ -589,7 +466,7 @@ FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& row
         }
       }
     }
-  // Whole vectors stored plainly (masked stores are slow on AMD, see dw_channels_avx2).
+  // Whole vectors stored plainly (masked stores are slow on AMD, see depthwise_row.cpp).
   if (_mm256_movemask_ps(_mm256_castsi256_ps(last2)) == 0xFF) {
     for (int r = 0; r < R; ++r) {
       _mm256_storeu_ps(y + r * st.c_out, acc[r][0]);
