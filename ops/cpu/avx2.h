@@ -18,20 +18,6 @@ FUSEBOX_AVX2 inline __m256i tail_mask256(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes);
 }
 
-// Tree reductions of 8 lanes.
-FUSEBOX_AVX2 inline float hmax256(__m256 v) {
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_max_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
-FUSEBOX_AVX2 inline float hsum256(__m256 v) {
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
-
 // An 8 x 8 block read in place and transposed in registers: on return out[c] holds column c,
 // i.e. out[c][i] = src[i * ld + c] for i, c < 8. Each register starts as the same 4 columns of
 // two rows four apart (row i in the low 128-bit lane, row i + 4 in the high one: the lane

@@ -16,22 +16,6 @@
 
 namespace fusebox::cpu {
 
-// Tree reductions of 16 lanes (GCC 12's _mm512_reduce_* trip -Wmaybe-uninitialized).
-FUSEBOX_AVX512 inline float hmax512(__m512 v) {
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  v = _mm512_max_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_max_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm512_cvtss_f32(v);
-}
-FUSEBOX_AVX512 inline float hsum512(__m512 v) {
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  v = _mm512_add_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm512_cvtss_f32(v);
-}
-
 // In-register transpose: on return r[p] holds what was column p of the 16 x 16 block r[0..15].
 // Stages: 32-bit unpacks pair rows, 64-bit shuffles make 4-row groups per 128-bit lane, two
 // rounds of 128-bit lane shuffles put the four groups of each column side by side.

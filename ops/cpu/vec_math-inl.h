@@ -222,9 +222,10 @@ HWY_INLINE void MapSpan(const float* x, float* y, int64_t n, F f) {
 // targets only: the portable level is the kernel file's own scalar loop.
 #if HWY_TARGET != HWY_SCALAR
 
-// The sum and the maximum of v's lanes, halving the vector until 128 bits are left: the same
-// order of adds as the hand-written hsum256/hsum512 had, with no lane-crossing shuffle on a full
-// 256 or 512-bit vector (Highway's SumOfLanes broadcasts the result to every lane first).
+// The sum and the maximum of v's lanes, halving the vector until 128 bits are left: the order
+// of adds of the hand-written AVX2 and AVX-512 reductions these replaced (so results stayed
+// bit-identical), and no lane-crossing shuffle on a whole 256 or 512-bit vector (Highway's
+// SumOfLanes broadcasts the result to every lane first).
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE hn::TFromD<D> HorizontalSum(D d, V v) {
   if constexpr (hn::MaxLanes(D()) * sizeof(hn::TFromD<D>) > 16) {
