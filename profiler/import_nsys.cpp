@@ -27,7 +27,7 @@
 #include "core/base/checked.h"
 #include "core/base/error.h"
 #include "profiler/exporters.h"
-#include "profiler/nvtx.h"
+#include "profiler/nvtx_names.h"
 #include "profiler/trace_import.h"
 
 namespace fusebox::profiler {

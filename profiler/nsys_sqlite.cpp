@@ -16,7 +16,7 @@
 #include "core/base/error.h"
 #include "core/base/symbols.h"
 #include "profiler/exporters.h"
-#include "profiler/nvtx.h"
+#include "profiler/nvtx_names.h"
 
 namespace fusebox::profiler {
 

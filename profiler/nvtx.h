@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend/observer.h"
+#include "profiler/nvtx_names.h"  // the domain and colours, shared with the exporters
 
 namespace fusebox::ir {
 class Graph;
@@ -19,14 +20,7 @@ class Session;  // the ranges attach to one; the exporters read the colours alon
 
 namespace fusebox::profiler {
 
-bool nvtx_available();            // compiled with NVTX3
-const char* nvtx_domain_name();   // "fusebox"
-
-// ARGB colors shared by NVTX ranges and the NVTXT export: one per op type (stable hash into a
-// palette), one for runs, one for stages.
-uint32_t op_color(const std::string& op_type);
-uint32_t run_color();
-uint32_t stage_color();
+bool nvtx_available();  // compiled with NVTX3
 
 class NvtxRanges final : public exec::ExecutionObserver {
  public:

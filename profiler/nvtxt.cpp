@@ -8,7 +8,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "profiler/exporters.h"
-#include "profiler/nvtx.h"
+#include "profiler/nvtx_names.h"
 
 namespace fusebox::profiler {
 

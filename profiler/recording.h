@@ -5,7 +5,8 @@
 // says of its GPUs and collectives. The Recorder (recorder.h) fills one from a Session; the
 // importers (trace_import.h) from a kineto or nsys file; the analyses, exporters, the saved form
 // and the window read it. This header includes nothing of the runtime (core/exec), so a reader of
-// trace files needs none of it.
+// trace files needs none of it: the library it is in, fusebox_trace, links fusebox_base alone
+// (profiler/CMakeLists.txt).
 #include <cstdint>
 #include <string>
 #include <utility>
