@@ -202,7 +202,11 @@ std::string disassembly(const std::string& demangled) {
   char buf[512];
   while (fgets(buf, sizeof buf, p)) {
     line = buf;
-    if (line.find(">:") != std::string::npos) in = line.find("<" + demangled) != std::string::npos;
+    // A symbol's header, "0000000000abcdef <name>:", starts the line; an instruction's line starts
+    // with a space, and its comment may name a symbol with ">:" in it ("<...from_json_fn>::value").
+    const bool header = line.size() > 3 && line[0] != ' ' && line.find(" <") != std::string::npos &&
+                        line.compare(line.size() - 3, 3, ">:\n") == 0;
+    if (header) in = line.find("<" + demangled) != std::string::npos;
     if (in) out += line;
   }
   pclose(p);
