@@ -1,6 +1,5 @@
 #include "core/backend/backend.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "core/base/error.h"
