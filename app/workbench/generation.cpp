@@ -65,7 +65,8 @@ void require_onnx(const std::string& model) {
                 model + "' is a builtin model");
 }
 
-KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::pair<std::string, std::string>>& given) {
+KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::pair<std::string, std::string>>& given,
+                        const std::set<std::string>& consts) {
   const std::string& model = m.path;
   KvMapping k;
   if (!given.empty()) {
@@ -84,12 +85,19 @@ KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::
     throw Error(model + ": found no KV cache (no input named past_key_values.* or past* with a present* output "
                 "of the same rest); give the pairs with --kv PAST=PRESENT");
 
-  // The other inputs: the token ids, and optionally the mask and the positions.
+  // The other inputs: the token ids, and optionally the mask and the positions; what `consts`
+  // fixes (a flag such as Silero's `sr` or a merged decoder's branch switch) is the graph's.
   std::set<std::string> pasts;
   for (const auto& p : k.pairs) pasts.insert(p.first);
+  for (const std::string& c : consts)  // a name the model lacks is refused with the value's checks
+    if (find_value(m.inputs, c) &&
+        (pasts.count(c) || c == "input_ids" || c == "attention_mask" || c == "position_ids"))
+      throw Error("consts." + c + ": generate feeds input '" + c + "' itself at every step (" +
+                  (pasts.count(c) ? "a cache input" : c == "input_ids" ? "the token ids" : "its length grows") +
+                  "); a constant is for the model's other inputs");
   std::vector<std::string> others;
   for (const auto& in : m.inputs) {
-    if (pasts.count(in.name)) continue;
+    if (pasts.count(in.name) || consts.count(in.name)) continue;
     if (in.name == "attention_mask") k.attention_mask = in.name;
     else if (in.name == "position_ids") k.position_ids = in.name;
     else others.push_back(in.name);
@@ -101,7 +109,8 @@ KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::
     throw Error(model + ": found no token input (an INT64 input named input_ids, or the one input besides the cache)");
   if (!others.empty())
     throw Error(model + ": generate does not know what to feed input" + (others.size() > 1 ? "s '" : " '") +
-                join(others, "', '") + "' (it feeds input_ids, the cache, attention_mask and position_ids)");
+                join(others, "', '") + "' (it feeds input_ids, the cache, attention_mask and position_ids; " +
+                "fix the others with consts, --const NAME=VALUE)");
   const models::OnnxValueInfo& ids = *find_value(m.inputs, k.ids);
   if (ids.type != "INT64" || ids.dims.size() != 2)
     throw Error(model + ": token input '" + k.ids + "' is " + ids.type + " " + dims_text(ids.dims) +
@@ -135,9 +144,10 @@ KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::
 
 }  // namespace
 
-KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given) {
+KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given,
+                          const std::set<std::string>& consts) {
   require_onnx(model);
-  return kv_mapping_of(models::inspect_onnx_file(model), given);
+  return kv_mapping_of(models::inspect_onnx_file(model), given, consts);
 }
 
 namespace {
@@ -184,14 +194,17 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
   g.prompt = opt.prompt;
   require_onnx(s.model);
   register_backends();
-  if (!s.consts.empty()) throw Error("consts: generate does not take constant inputs yet");
   const models::OnnxModel onnx(s.model);  // read and parsed once; each step imports its shape
   const models::OnnxInspection file = onnx.inspect();
-  g.mapping = kv_mapping_of(file, opt.kv);
+  std::set<std::string> consts;
+  for (const auto& [name, value] : s.consts) consts.insert(name);
+  g.mapping = kv_mapping_of(file, opt.kv, consts);
   const KvMapping& k = g.mapping;
   const std::vector<OnnxDim> file_dims = onnx_dims(file);
   models::OnnxImportOptions import;
   import.evaluator = &constant_evaluator();  // folds the shape arithmetic, as load_model does
+  // The same constants every step, folded into each step's graph as load_model folds them.
+  import.constant_inputs = constant_inputs(s.model, file.inputs, s.consts);
 
   // Step 0's caches: the file's fixed dims, the batch 1 and the cache length 0.
   std::map<std::string, ir::Tensor> cache;
@@ -218,6 +231,7 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     for (const auto& [name, t] : cache) shapes[name] = t.shape();
     if (!k.attention_mask.empty()) shapes[k.attention_mask] = {1, past + step.seq};
     if (!k.position_ids.empty()) shapes[k.position_ids] = {1, step.seq};
+    for (const auto& [name, t] : import.constant_inputs) shapes[name] = t.shape();  // binds their dims
 
     import.dims = step_dims(s.model, file_dims, shapes);
     const auto t0 = std::chrono::steady_clock::now();

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,12 +47,15 @@ struct KvMapping {
 
 // Reads `model` (a .onnx file) and finds the mapping: `given` pairs (--kv PAST=PRESENT) when there
 // are any, else Optimum's names (past_key_values.* -> present.*), else inputs named past* whose
-// outputs are present* with the same rest (one stacked past/present tensor among them). Throws
+// outputs are present* with the same rest (one stacked past/present tensor among them). The inputs
+// named in `consts` (the `consts` setting) are the graph's constants, fed by nobody; one naming an
+// input generate feeds (the ids, a cache, the mask, the positions) is refused. Throws
 // fusebox::Error naming the file and what is missing or ambiguous.
-KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given);
+KvMapping find_kv_mapping(const std::string& model, const std::vector<std::pair<std::string, std::string>>& given,
+                          const std::set<std::string>& consts = {});
 
 struct GenerateOptions {
-  Settings settings;                 // the model and how it runs (dims and inputs are set per step)
+  Settings settings;  // the model and how it runs (dims and inputs are set per step; consts hold)
   std::vector<int64_t> prompt;       // the prompt's token ids
   int tokens = 32;                   // tokens to generate, >= 1
   std::vector<std::pair<std::string, std::string>> kv;  // --kv pairs; empty: found from the names

@@ -117,14 +117,12 @@ std::optional<ir::Tensor> filled(const std::string& text, ir::DType dtype, const
   return t;
 }
 
-// The values `consts` gives the inputs `info` of the .onnx model at `path`: a .npy file as read
-// (its dtype and rank the input's, its fixed dims equal), or a number filling an input whose dims
-// are all fixed. An input that is not the model's, is also fed from a file (`inputs`), or that the
-// value does not fit, is refused naming `consts.NAME`.
-std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
-                                               const std::vector<models::OnnxValueInfo>& info,
-                                               const std::map<std::string, std::string>& consts,
-                                               const std::map<std::string, std::string>& inputs) {
+}  // namespace
+
+std::map<std::string, ir::Tensor> constant_inputs(
+    const std::string& path, const std::vector<models::OnnxValueInfo>& info,
+    const std::map<std::string, std::string>& consts,
+    const std::map<std::string, std::string>& inputs) {
   std::map<std::string, ir::Tensor> out;
   for (const auto& [name, value] : consts) {
     const std::string where = "consts." + name + ": ";
@@ -173,8 +171,6 @@ std::map<std::string, ir::Tensor> const_inputs(const std::string& path,
   return out;
 }
 
-}  // namespace
-
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims,
                      const std::map<std::string, std::string>& inputs,
@@ -190,7 +186,7 @@ ir::Graph load_model(const std::string& model, uint64_t seed,
     const std::vector<models::OnnxValueInfo> info = onnx.inspect().inputs;
     const std::vector<OnnxDim> model_dims = dims_of(info);
     if (!dims.empty()) check_dim_names(model, model_dims, dims);
-    if (!consts.empty()) options.constant_inputs = const_inputs(model, info, consts, inputs);
+    if (!consts.empty()) options.constant_inputs = constant_inputs(model, info, consts, inputs);
     if (!inputs.empty()) options.dims = bind_input_dims(model_dims, dims, inputs);
     return onnx.import(options);
   }

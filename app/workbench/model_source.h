@@ -38,11 +38,20 @@ bool fixed_dim(const std::string& declared);
 // Messages name the setting (`dims`, `inputs.x`), not a flag: the value may have come from a
 // JSON file or the window.
 // `consts` (input name -> a .npy file or a number, the `consts` setting) makes those inputs
-// constants of the graph before the passes (const_inputs).
+// constants of the graph before the passes (constant_inputs).
 ir::Graph load_model(const std::string& model, uint64_t seed,
                      const std::map<std::string, int64_t>& dims = {},
                      const std::map<std::string, std::string>& inputs = {},
                      const std::map<std::string, std::string>& consts = {});
+
+// The values `consts` gives the inputs `info` of the .onnx model at `path`: a .npy file as read
+// (its dtype and rank the input's, its fixed dims equal), or a number filling an input whose dims
+// are all fixed. An input that is not the model's, is also fed from a file (`inputs`), or that the
+// value does not fit, is refused naming `consts.NAME`. For OnnxImportOptions::constant_inputs.
+std::map<std::string, ir::Tensor> constant_inputs(const std::string& path,
+                                                  const std::vector<models::OnnxValueInfo>& info,
+                                                  const std::map<std::string, std::string>& consts,
+                                                  const std::map<std::string, std::string>& inputs = {});
 
 // `dims` with the dynamic dims of `model_dims` that the files of `inputs` fix. A dim fixed twice
 // to different sizes, by two files or by a file and `dims`, is refused naming both; so is a file

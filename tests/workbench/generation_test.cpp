@@ -6,10 +6,13 @@
 #include "app/workbench/generation.h"
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "profiler/exporters.h"
 #include "profiler/phases.h"
 #include "profiler/trace_import.h"
+#include "tests/support/temp_dir.h"
 
 namespace fusebox::workbench {
 namespace {
@@ -220,6 +224,147 @@ TEST(Generation, CachePairsGivenByHandMustNameTheModelsInputsAndOutputs) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A toy decoder with one input besides its cache, as Silero VAD has `sr` and Optimum's merged
+// decoders `use_cache_branch`: logits = W[ids] * scale, present = past ++ each position's mean of
+// W[id], with W[i][j] = (i + 2j) mod 5 (each row a permutation of 0..4, so no ties). A positive
+// and a negative scale make different greedy tokens, so a constant that did not reach the graph
+// shows.
+float scaled_lm_weight(int64_t i, int64_t j) {
+  return static_cast<float>((i + 2 * j) % 5);
+}
+
+std::string write_scaled_lm() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("scaled_lm");
+  auto value = [](onnx::ValueInfoProto* v, const std::string& name, int type,
+                  const std::vector<std::string>& dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (const std::string& d : dims) {
+      auto* dim = tt->mutable_shape()->add_dim();
+      if (std::isdigit(static_cast<unsigned char>(d[0])))
+        dim->set_dim_value(std::stoll(d));
+      else
+        dim->set_dim_param(d);
+    }
+  };
+  value(g->add_input(), "input_ids", onnx::TensorProto::INT64, {"batch", "seq"});
+  value(g->add_input(), "past", onnx::TensorProto::FLOAT, {"batch", "past_len", "1"});
+  value(g->add_input(), "scale", onnx::TensorProto::FLOAT, {"1"});
+  value(g->add_output(), "logits", onnx::TensorProto::FLOAT, {"batch", "seq", "5"});
+  value(g->add_output(), "present", onnx::TensorProto::FLOAT, {"batch", "total", "1"});
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(5);
+  w->add_dims(5);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 5; ++j) w->add_float_data(scaled_lm_weight(i, j));
+  auto node = [&](const std::string& op, const std::vector<std::string>& in,
+                  const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (const std::string& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto int_attr = [](onnx::NodeProto* n, const std::string& name, int64_t v, bool list) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(list ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT);
+    if (list)
+      a->add_ints(v);
+    else
+      a->set_i(v);
+  };
+  node("Gather", {"W", "input_ids"}, "emb");
+  node("Mul", {"emb", "scale"}, "logits");
+  auto* mean = node("ReduceMean", {"emb"}, "mean");
+  int_attr(mean, "axes", 2, true);
+  int_attr(mean, "keepdims", 1, false);
+  int_attr(node("Concat", {"past", "mean"}, "present"), "axis", 1, false);
+  const std::string path = fusebox::test::process_temp_dir() + "/scaled_lm.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+// The greedy tokens of the toy decoder, from its definition: argmax_j W[last][j] * scale.
+std::vector<int64_t> scaled_lm_tokens(int64_t last, int n, double scale) {
+  std::vector<int64_t> out;
+  for (int t = 0; t < n; ++t) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < 5; ++j)
+      if (scaled_lm_weight(last, j) * scale > scaled_lm_weight(last, best) * scale) best = j;
+    out.push_back(last = best);
+  }
+  return out;
+}
+
+std::string generate_error(const GenerateOptions& o) {
+  try {
+    generate(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// An input generate does not feed is refused, pointing at consts; given as a constant, it is
+// folded into every step's graph, and the tokens are the ones its value makes.
+TEST(Generation, AConstantFixesAnInputGenerateDoesNotFeed) {
+  GenerateOptions o;
+  o.settings.model = write_scaled_lm();
+  o.settings.threads = 1;
+  o.prompt = {1, 3};
+  o.tokens = 5;
+  const std::string refused = generate_error(o);
+  EXPECT_NE(refused.find("does not know what to feed input 'scale'"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("--const NAME=VALUE"), std::string::npos) << refused;
+
+  const std::vector<int64_t> up = scaled_lm_tokens(3, 5, 1.0), down = scaled_lm_tokens(3, 5, -1.0);
+  ASSERT_NE(up, down);  // the check below tells the two values apart
+  for (const auto& [value, want] : {std::pair{"1", up}, std::pair{"-1", down}}) {
+    SCOPED_TRACE(std::string("scale ") + value);
+    o.settings.consts = {{"scale", value}};
+    const Generation g = generate(o);
+    EXPECT_EQ(g.tokens, want);
+    EXPECT_EQ(g.mapping.how, "one stacked cache tensor ('past' -> 'present')");
+    ASSERT_EQ(g.steps.size(), 5u);
+    // The prompt's 2 tokens, then the 3 tokens fed back before the last step; its present is
+    // [1, 6, 1] f32.
+    EXPECT_EQ(g.steps.back().past, 5);
+    EXPECT_EQ(g.steps.back().kv_bytes, 6 * 4);
+  }
+}
+
+// A constant for an input generate feeds every step, or for no input, is refused by name.
+TEST(Generation, AConstantForAnInputGenerateFeedsOrForNoInputIsRefused) {
+  GenerateOptions o;
+  o.settings.model = write_scaled_lm();
+  o.prompt = {1};
+  o.tokens = 2;
+  o.settings.consts = {{"scale", "1"}, {"input_ids", "0"}};
+  std::string e = generate_error(o);
+  EXPECT_NE(e.find("consts.input_ids: generate feeds input 'input_ids' itself at every step (the "
+                   "token ids)"),
+            std::string::npos)
+      << e;
+  o.settings.consts = {{"scale", "1"}, {"past", "0"}};
+  e = generate_error(o);
+  EXPECT_NE(e.find("consts.past: generate feeds input 'past' itself at every step (a cache input)"),
+            std::string::npos)
+      << e;
+  o.settings.consts = {{"scale", "1"}, {"nope", "0"}};
+  e = generate_error(o);
+  EXPECT_NE(e.find("consts.nope: "), std::string::npos) << e;
+  EXPECT_NE(e.find("has no input 'nope'"), std::string::npos) << e;
 }
 
 }  // namespace
