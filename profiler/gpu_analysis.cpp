@@ -767,10 +767,11 @@ std::vector<CopyGroup> copy_groups(const Activities& dev) {
     g.count += 1;
     g.bytes = saturating_add(g.bytes, x.bytes);  // file-given sizes: no wrap
     g.total_ns += dur(x);
+    if (x.bytes > 0) g.sized += 1, g.sized_ns += dur(x);
   }
   std::vector<CopyGroup> out;
   for (auto& [k, g] : copies) {
-    g.gbs = g.total_ns > 0 ? static_cast<double>(g.bytes) / static_cast<double>(g.total_ns) : 0;
+    g.gbs = g.sized_ns > 0 ? static_cast<double>(g.bytes) / static_cast<double>(g.sized_ns) : 0;
     out.push_back(g);
   }
   std::stable_sort(out.begin(), out.end(),
@@ -923,16 +924,16 @@ void add_gap_findings(GpuAnalysis& a, const std::vector<IdleGap>& long_gaps,
 
 // pageable_copy: copies from or to pageable host memory.
 void add_copy_findings(GpuAnalysis& a) {
-  int64_t n = 0, t = 0;
+  int64_t n = 0, t = 0, sized_t = 0;
   uint64_t b = 0;
   for (const CopyGroup& g : a.copies)
-    if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes;
+    if (g.pageable) n += g.count, t += g.total_ns, b += g.bytes, sized_t += g.sized_ns;
+  const std::string rate =  // over the sized copies only (the header's definition)
+      sized_t > 0 ? " at " + fmt("%.1f", static_cast<double>(b) / static_cast<double>(sized_t)) + " GB/s" : "";
   if (n > 0)
     add_finding(a,
                 std::to_string(n) + " copies from pageable memory took " +
-                    format_duration_ns(static_cast<double>(t)) + " at " +
-                    fmt("%.1f", t > 0 ? static_cast<double>(b) / static_cast<double>(t) : 0) +
-                    " GB/s: pin the host buffers",
+                    format_duration_ns(static_cast<double>(t)) + rate + ": pin the host buffers",
                 t, "pageable_copy");
 }
 
@@ -1168,10 +1169,12 @@ void text_copies(std::ostringstream& os, const std::vector<CopyGroup>& copies) {
   os << line;
   for (const CopyGroup& g : copies) {
     std::string kinds = g.src + " -> " + g.dst;
-    std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9.2f %s\n", g.direction.c_str(),
+    // A group without one sized copy has neither bytes nor a rate: "-", not "0 B" and 0 GB/s.
+    std::snprintf(line, sizeof line, "%-6s %-26s %7lld %11s %11s %9s %s\n", g.direction.c_str(),
                   kinds.c_str(), static_cast<long long>(g.count),
-                  fmt_bytes(static_cast<double>(g.bytes)).c_str(), dur_text(g.total_ns).c_str(),
-                  g.gbs, g.pageable ? "pageable" : "");
+                  g.sized ? fmt_bytes(static_cast<double>(g.bytes)).c_str() : "-",
+                  dur_text(g.total_ns).c_str(), g.sized ? fmt("%.2f", g.gbs).c_str() : "-",
+                  g.pageable ? "pageable" : "");
     os << line;
   }
 }
@@ -1371,8 +1374,10 @@ json json_copies(const std::vector<CopyGroup>& v) {
                       {"dst", g.dst},
                       {"pageable", g.pageable},
                       {"count", g.count},
+                      {"sized", g.sized},
                       {"bytes", g.bytes},
                       {"total_ns", g.total_ns},
+                      {"sized_ns", g.sized_ns},
                       {"gbs", g.gbs}});
   return copies;
 }

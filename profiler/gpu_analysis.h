@@ -73,8 +73,10 @@
 //  - A kernel's launcher is the innermost host span (Op or Range) on the runtime call's thread
 //    that contains the call's start; kernels without one are grouped as "(no host range)".
 //  - Copies are grouped by direction (copy kind) and source -> destination memory kinds;
-//    achieved GB/s = bytes / duration (ns). A copy from or to pageable memory is flagged (nsys
-//    cuda_memcpy_async "pageable").
+//    achieved GB/s = bytes / duration (ns), over the copies whose size the trace records: a copy
+//    without one (a record with no "bytes", or 0) counts in the group's count and time, not in its
+//    rate, and a group with no sized copy has no rate ("-"), not 0 GB/s. A copy from or to
+//    pageable memory is flagged (nsys cuda_memcpy_async "pageable").
 //  - CUDA graph candidates: per host thread, the kernel launches in order of their runtime call;
 //    a window of k consecutive launches (min_sequence <= k <= max_sequence) counts when every
 //    host gap inside it (next call start - previous call end) is at most `max_launch_gap_ns`
@@ -190,9 +192,11 @@ struct CopyGroup {
   std::string src, dst;   // memory kind names: "pageable", "device"...
   bool pageable = false;
   int64_t count = 0;
+  int64_t sized = 0;  // copies whose size the trace records (bytes > 0)
   uint64_t bytes = 0;
   int64_t total_ns = 0;
-  double gbs = 0;  // bytes / ns
+  int64_t sized_ns = 0;  // the time of those
+  double gbs = 0;        // bytes / sized_ns; 0 when no copy is sized
 };
 
 struct GraphCandidate {

@@ -363,11 +363,13 @@ void GpuTable::draw(const Frame& frame, const workbench::OpenedTrace& trace) {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(c.count));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_bytes(static_cast<double>(c.bytes)).c_str());
+      // No sized copy (the trace left the size off): "-", as the text report says it.
+      ImGui::TextUnformatted(c.sized ? format_bytes(static_cast<double>(c.bytes)).c_str() : "-");
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format_ns(static_cast<double>(c.total_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f", c.gbs);
+      if (c.sized) ImGui::Text("%.1f", c.gbs);
+      else ImGui::TextUnformatted("-");
       ++drawn.copy_rows;
     }
     ImGui::EndTable();

@@ -2,7 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "profiler/gpu_analysis.h"
 #include "tests/profiler/device_records.h"
@@ -247,6 +251,41 @@ TEST(GpuAnalysis, CopiesGroupByDirectionAndMemoryKindsWithPageableFlaggedAndGBs)
       EXPECT_NE(f.sentence.find("12.0 GB/s"), std::string::npos) << f.sentence;
     }
   EXPECT_TRUE(found);
+}
+
+// A copy whose size the trace leaves off (ROCm's GPU copy records carry none) counts in its
+// group's count and time, not in its rate; a group with no sized copy has no rate at all, where it
+// once read "0 B" at "0.00 GB/s".
+TEST(GpuAnalysis, CopiesWithoutASizeCountInTimeButNotInTheRate) {
+  Recording r = trace();
+  auto& d = r.device;
+  // HtoD pageable -> device: 1e6 B in 100 us, and one unsized copy of 300 us: 10 GB/s, not 2.5.
+  d.push_back(copy(0, 100000, 1000000, 1, 1, 3));
+  d.push_back(copy(200000, 500000, 0, 1, 1, 3));
+  // DtoH device -> device: unsized only.
+  d.push_back(copy(600000, 650000, 0, 2, 3, 3));
+  const GpuAnalysis a = analyze_gpu(r);
+  ASSERT_EQ(a.copies.size(), 2u);
+  EXPECT_EQ(a.copies[0].count, 2);
+  EXPECT_EQ(a.copies[0].sized, 1);
+  EXPECT_EQ(a.copies[0].total_ns, 400000);
+  EXPECT_EQ(a.copies[0].sized_ns, 100000);
+  EXPECT_DOUBLE_EQ(a.copies[0].gbs, 10.0);
+  EXPECT_EQ(a.copies[1].sized, 0);
+  EXPECT_EQ(a.copies[1].gbs, 0);
+  const std::string text = gpu_analysis_text(a);
+  // The DtoH row, word by word: no bytes, no rate.
+  const size_t row = text.find("\nDtoH ");
+  ASSERT_NE(row, std::string::npos) << text;
+  std::istringstream words(text.substr(row + 1, text.find('\n', row + 1) - row - 1));
+  const std::vector<std::string> got{std::istream_iterator<std::string>(words), {}};
+  EXPECT_EQ(got, (std::vector<std::string>{"DtoH", "device", "->", "device", "1", "-", "50.0", "us", "-"})) << text;
+  EXPECT_EQ(text.find("0.00 GB/s"), std::string::npos) << text;
+  for (const GpuFinding& f : a.findings)
+    if (f.kind == "pageable_copy") {
+      EXPECT_NE(f.sentence.find("2 copies from pageable memory took 400.0 us at 10.0 GB/s"), std::string::npos)
+          << f.sentence;
+    }
 }
 
 TEST(GpuAnalysis, GapListIsLongestFirstCappedWithTheHostActivityDuringIt) {
