@@ -93,7 +93,7 @@ KvMapping kv_mapping_of(const models::OnnxInspection& m, const std::vector<std::
     if (find_value(m.inputs, c) &&
         (pasts.count(c) || c == "input_ids" || c == "attention_mask" || c == "position_ids"))
       throw Error("consts." + c + ": generate feeds input '" + c + "' itself at every step (" +
-                  (pasts.count(c) ? "a cache input" : c == "input_ids" ? "the token ids" : "its length grows") +
+                  (pasts.count(c) ? "a cache input" : c == "input_ids" ? "the token ids" : "it changes with every step") +
                   "); a constant is for the model's other inputs");
   std::vector<std::string> others;
   for (const auto& in : m.inputs) {
