@@ -9,7 +9,6 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +20,7 @@
 #include "profiler/exporters.h"
 #include "profiler/phases.h"
 #include "profiler/trace_import.h"
+#include "tests/support/onnx_values.h"
 #include "tests/support/temp_dir.h"
 
 namespace fusebox::workbench {
@@ -241,19 +241,7 @@ std::string write_scaled_lm() {
   m.add_opset_import()->set_version(17);
   auto* g = m.mutable_graph();
   g->set_name("scaled_lm");
-  auto value = [](onnx::ValueInfoProto* v, const std::string& name, int type,
-                  const std::vector<std::string>& dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    for (const std::string& d : dims) {
-      auto* dim = tt->mutable_shape()->add_dim();
-      if (std::isdigit(static_cast<unsigned char>(d[0])))
-        dim->set_dim_value(std::stoll(d));
-      else
-        dim->set_dim_param(d);
-    }
-  };
+  auto value = fusebox::test::onnx_tensor_value;
   value(g->add_input(), "input_ids", onnx::TensorProto::INT64, {"batch", "seq"});
   value(g->add_input(), "past", onnx::TensorProto::FLOAT, {"batch", "past_len", "1"});
   value(g->add_input(), "scale", onnx::TensorProto::FLOAT, {"1"});

@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/ir/npy.h"
 #include "core/models/onnx_import.h"
+#include "tests/support/onnx_values.h"
 #include "tests/support/temp_dir.h"
 #include "tests/workbench/workbench_test_util.h"
 
@@ -82,18 +83,8 @@ std::string write_dynamic_model() {
   auto* g = m.mutable_graph();
   g->set_name("dynamic");
   auto add_value = [](onnx::ValueInfoProto* v, const std::string& name,
-                      std::vector<std::string> dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (const auto& d : dims) {
-      auto* dim = tt->mutable_shape()->add_dim();
-      if (d.empty()) continue;  // neither a value nor a name
-      if (std::isdigit(static_cast<unsigned char>(d[0])))
-        dim->set_dim_value(std::stoll(d));
-      else
-        dim->set_dim_param(d);
-    }
+                      const std::vector<std::string>& dims) {
+    fusebox::test::onnx_tensor_value(v, name, onnx::TensorProto::FLOAT, dims);
   };
   add_value(g->add_input(), "x", {"p2o.DynamicDimension.0", "", "3"});
   add_value(g->add_input(), "y", {"p2o.DynamicDimension.0", "1", "3"});
@@ -169,16 +160,9 @@ std::string write_if_on_input_model() {
   m.add_opset_import()->set_version(17);
   auto* g = m.mutable_graph();
   g->set_name("if_on_input");
-  auto value = [](onnx::ValueInfoProto* v, const std::string& name, int type,
-                  std::vector<int64_t> dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    tt->mutable_shape();  // a scalar has a shape of no dims
-    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  value(g->add_input(), "x", onnx::TensorProto::FLOAT, {2});
-  value(g->add_input(), "sr", onnx::TensorProto::INT64, {});
+  auto value = fusebox::test::onnx_tensor_value;
+  value(g->add_input(), "x", onnx::TensorProto::FLOAT, {"2"});
+  value(g->add_input(), "sr", onnx::TensorProto::INT64, {});  // a scalar
   auto* rate = g->add_initializer();
   rate->set_name("rate");
   rate->set_data_type(onnx::TensorProto::INT64);
@@ -212,9 +196,9 @@ std::string write_if_on_input_model() {
     mul->add_input("x");
     mul->add_input(factor);
     mul->add_output(std::string(attr) + "/y");
-    value(b->add_output(), std::string(attr) + "/y", onnx::TensorProto::FLOAT, {2});
+    value(b->add_output(), std::string(attr) + "/y", onnx::TensorProto::FLOAT, {"2"});
   }
-  value(g->add_output(), "y", onnx::TensorProto::FLOAT, {2});
+  value(g->add_output(), "y", onnx::TensorProto::FLOAT, {"2"});
   const std::string path = fusebox::test::process_temp_dir() + "/if_on_input.onnx";
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
   return path;
