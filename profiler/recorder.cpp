@@ -182,14 +182,14 @@ std::map<int32_t, std::string> add_worker_spans(Recording& r,
 
 }  // namespace
 
-Recording Recorder::finish(std::vector<exec::DeviceActivity> device,
-                           const std::vector<exec::WorkerSpan>& workers) const {
+Recording Recorder::finish(exec::BackendActivity activity) const {
+  const std::vector<exec::WorkerSpan>& workers = activity.workers;
   Recording r = base_;
   r.pid = static_cast<int32_t>(getpid());
   r.main_tid = r.pid;
   r.origin_ns = origin_ns_;
   r.origin_utc_ns = origin_utc_ns_;
-  r.device = std::move(device);
+  r.device = std::move(activity.device);
   r.counter_tracks = {{kArenaCounter, true}};  // track 0
   struct Open {
     size_t span;

@@ -44,13 +44,13 @@ class Recorder final : public exec::ExecutionObserver {
   // The same from the pieces: the graph that runs, its plan, and the configuration (`config`'s
   // model, label, backend, executor, passes, planner and threads; its other fields are ignored).
   void attach(const ir::Graph& graph, const planner::ExecutionPlan& plan, const Recording& config);
-  // Builds the recording from everything seen so far and device activity, if any was given, and
-  // worker spans (Backend::take_worker_spans()): each becomes a Worker span tied to the op span
+  // Builds the recording from everything seen so far and what the backend noted over the same runs
+  // (Backend::end_recording, or BackendRecording::finish): its device activity, and its worker
+  // spans, each of which becomes a Worker span tied to the op span
   // around its region's start on the thread that forked it; those outside every recorded op (a
   // region of another thread, or outside a run) are left out. Worker threads other than the
   // ops' own are named "fusebox worker <k>" (k: their index in the team).
-  Recording finish(std::vector<exec::DeviceActivity> device = {},
-                   const std::vector<exec::WorkerSpan>& workers = {}) const;
+  Recording finish(exec::BackendActivity activity = {}) const;
   void clear();  // forgets events (keeps the node table)
   size_t event_count() const { return events_.size(); }
 

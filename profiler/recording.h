@@ -113,7 +113,7 @@ struct Recording {
   // has kArenaCounter; a trace has what it records (import_kineto.cpp).
   std::vector<CounterTrack> counter_tracks;
   std::vector<CounterSample> counters;
-  std::vector<exec::DeviceActivity> device;  // from Backend::take_activity() or a trace file
+  std::vector<exec::DeviceActivity> device;  // from Backend::end_recording() or a trace file
   std::vector<GpuInfo> gpus;                 // what the trace says about its GPUs
   std::vector<CollectiveArgs> collectives;   // by activity index; what the trace says of them
   // The process's place in a distributed job (kineto's distributedInfo): -1 / 0 when unknown.

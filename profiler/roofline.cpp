@@ -125,9 +125,7 @@ std::string machine_key(const std::string& backend, const std::string& isa) {
 std::string resolved_isa(const std::string& backend, const std::string& isa) {
   // Only the CPU has levels; another backend is not created (a GPU context) just to say so.
   if (backend != "cpu" && isa == "auto") return "";
-  auto be = exec::BackendRegistry::instance().create(backend);
-  be->select_isa(isa);
-  return be->isa();
+  return exec::BackendRegistry::instance().create(backend)->resolve(exec::CompileOptions{isa}).isa;
 }
 
 double Roofline::peak_gflops(int threads) const {

@@ -52,7 +52,7 @@ struct Roofline {
 
 struct RooflineOptions {
   std::string backend = "cpu";
-  std::string isa = "auto";        // the backend's level (Backend::select_isa)
+  std::string isa = "auto";        // the backend's level (CompileOptions::isa)
   int max_threads = 0;             // 0: hardware threads
   int gemm_n = 512;
   double bandwidth_min_bytes = 0;  // 0: 4x the last-level cache, at least 64 MiB

@@ -546,9 +546,9 @@ void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
   try {
     exec::Session s(graph, target);
     s.run(inputs);
-    s.backend().take_activity();
+    exec::BackendRecording recording(s.backend());
     s.run(inputs);
-    const std::vector<exec::DeviceActivity> activity = s.backend().take_activity();
+    const std::vector<exec::DeviceActivity> activity = recording.finish().device;
     if (activity.empty()) {
       row.status = "n/a";
       row.detail = "not applicable: backend '" + target.backend +
@@ -568,7 +568,7 @@ void check_trace(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
 // The model at precision=tf32 against the same backend at fp32 (both compiled, all passes).
 void compare_tf32(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs,
                   const exec::SessionOptions& target, const exec::Backend& backend, Row& row) {
-  const std::vector<std::string> offered = backend.precisions();
+  const std::vector<std::string> offered = backend.caps().precisions;
   if (std::find(offered.begin(), offered.end(), "tf32") == offered.end()) {
     row.status = "n/a";
     row.detail = "not applicable: backend '" + target.backend + "' has no TF32 math (it computes in fp32)";

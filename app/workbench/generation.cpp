@@ -269,23 +269,20 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     step.setup_ms = elapsed_ms(t0);
     const int64_t setup_end_ns = profiler::now_ns();
     std::optional<profiler::Recorder> recorder;
-    if (opt.record) {  // as Pipeline::record traces a run: its ops, and its workers' spans
+    std::optional<exec::BackendRecording> noted;
+    if (opt.record) {  // as Pipeline::record traces a run: its ops, and what the backend notes
       recorder.emplace(2 * session.graph().nodes.size() + 16);
       recorder->attach(session, s.model);
       session.set_observer(&*recorder);
-      session.backend().take_activity();  // what the untimed run left
-      session.backend().take_worker_spans();
-      session.backend().record_workers(true);
+      noted.emplace(session.backend());  // drops what the untimed run left
     }
     const auto t1 = std::chrono::steady_clock::now();
     session.run_raw(in_ptrs.data(), out_ptrs.data());
     step.run_ms = elapsed_ms(t1);
     std::optional<profiler::Recording> step_recording;
     if (recorder) {
-      session.backend().record_workers(false);
       session.set_observer(nullptr);
-      step_recording = recorder->finish(session.backend().take_activity(),
-                                        session.backend().take_worker_spans());
+      step_recording = recorder->finish(noted->finish());
     }
 
     const std::vector<std::string>& names = session.original_graph().outputs;

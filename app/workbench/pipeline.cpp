@@ -227,9 +227,10 @@ bool Pipeline::prepare(Run& r) {
   // Optimize: constant folding evaluates on the CPU whatever the target; the passes ask the
   // target what it supports.
   exec::Backend& be = *(r.be = &backend(s.backend));
-  be.select_isa(s.isa);  // refuses a level this machine cannot run, before any work
-  result.isa = be.isa();
-  be.select_precision(s.precision);  // refuses tf32 on a backend without it (the CPU), before any work
+  // Refuses a level this machine cannot run, or tf32 on a backend without it (the CPU), before
+  // any work; "auto" becomes the level it picks.
+  const exec::CompileOptions compile_options = be.resolve(exec::CompileOptions{s.isa, s.precision});
+  result.isa = compile_options.isa;
   const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
   result.optimized = r.stage(Stage::Optimize, caches_->optimize.find(ok), executions_, [&]() -> auto& {
     exec::OptimizeOptions o;
@@ -266,10 +267,10 @@ bool Pipeline::prepare(Run& r) {
 
   // Compile.
   result.backend_description = be.description();
-  const CompileKey ck{ok, s.backend, result.isa, s.precision};
+  const CompileKey ck{ok, s.backend, compile_options.isa, compile_options.precision};
   std::shared_ptr<const exec::Compiled> compiled =
       r.stage(Stage::Compile, caches_->compile.find(ck), executions_, [&]() -> auto& {
-        return caches_->compile.put(ck, exec::compile(result.optimized, be));
+        return caches_->compile.put(ck, exec::compile(result.optimized, be, compile_options));
       });
   if (r.last == Stage::Compile) return false;
 
@@ -348,25 +349,17 @@ void Pipeline::record(Run& r, const void* const* in, void* const* out) {
   config.planner = result.plan->strategy;
   config.threads = s.threads;
   recorder.attach(g, *result.plan, config);
-  be.take_activity();  // drop what the unrecorded calls produced
   exec::Executor& executor = *r.bound->executor;
-  // Each intra-op thread's busy spans, for the recorded runs only (one flag read per parallel
-  // region otherwise).
-  be.take_worker_spans();
-  be.record_workers(true);
-  try {
-    for (int i = 0; i < s.profile_runs; ++i) {
-      r.step();
-      tee.on_run_begin(i);
-      executor.run(in, out, &tee);
-      tee.on_run_end(i);
-    }
-  } catch (...) {
-    be.record_workers(false);
-    throw;
+  // What the backend notes itself (device activity, each intra-op thread's busy spans), for the
+  // recorded runs only: what the unrecorded calls left is dropped.
+  exec::BackendRecording noted(be);
+  for (int i = 0; i < s.profile_runs; ++i) {
+    r.step();
+    tee.on_run_begin(i);
+    executor.run(in, out, &tee);
+    tee.on_run_end(i);
   }
-  be.record_workers(false);
-  result.recording = recorder.finish(be.take_activity(), be.take_worker_spans());
+  result.recording = recorder.finish(noted.finish());
   result.analysis = profiler::analyze(*result.recording, roof);
 }
 

@@ -1,5 +1,6 @@
 #include "core/backend/backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/base/error.h"
@@ -17,17 +18,26 @@ size_t Backend::scratch_bytes(const KernelContext& ctx) const {
   return k->scratch ? k->scratch(ctx) : ir::node_scratch_bytes(ctx.node, ctx.inputs, ctx.outputs);
 }
 
-void Backend::select_isa(const std::string& isa) {
-  if (isa != "auto")
-    throw Error("backend '" + name() + "' has one instruction-set level: isa must be auto, got '" + isa + "'");
-}
-
-void Backend::select_precision(const std::string& precision) {
-  if (precision == "fp32") return;
-  if (precision == "tf32")
+CompileOptions Backend::resolve(const CompileOptions& options) const {
+  CompileOptions out = options;
+  const std::vector<std::string>& levels = caps_.isa_levels;
+  if (levels.empty()) {
+    if (!options.isa.empty() && options.isa != "auto")
+      throw Error("backend '" + name() + "' has one instruction-set level: isa must be auto, got '" + options.isa +
+                  "'");
+    out.isa = "";
+  } else if (options.isa == "auto" || options.isa.empty()) {
+    out.isa = levels.front();
+  } else if (std::find(levels.begin(), levels.end(), options.isa) == levels.end()) {
+    throw Error("isa '" + options.isa + "': backend '" + name() + "' runs " + join(levels, " | ") + " here");
+  }
+  const std::vector<std::string>& offered = caps_.precisions;
+  if (std::find(offered.begin(), offered.end(), options.precision) != offered.end()) return out;
+  if (options.precision == "tf32")
     throw Error("backend '" + name() + "' has no TF32 math: precision=tf32 is for GPU tensor cores (the cuda "
                 "backend); '" + name() + "' computes every GEMM in fp32, so use precision=fp32");
-  throw Error("precision must be fp32 or tf32, got '" + precision + "'");
+  throw Error("precision must be " + join(offered, " or ") + " on backend '" + name() + "', got '" +
+              options.precision + "'");
 }
 
 void Backend::begin_capture() {

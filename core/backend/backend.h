@@ -18,6 +18,15 @@
 
 namespace fusebox::exec {
 
+// What a backend noted itself during a recording (Backend::begin_recording/end_recording): its
+// device activity (CUPTI's kernel, copy and memset records on CUDA) and its intra-op workers'
+// busy spans (the CPU's threads). The op spans come from the executors (ExecutionObserver); the
+// profiler's Recorder joins the two.
+struct BackendActivity {
+  std::vector<DeviceActivity> device;
+  std::vector<WorkerSpan> workers;
+};
+
 // A run a backend captured (a CUDA graph): replay() launches again, on the same device pointers,
 // the work that was launched between Backend::begin_capture() and end_capture().
 class CapturedRun {
@@ -28,15 +37,36 @@ class CapturedRun {
   virtual std::string describe() const { return ""; }
 };
 
+// What a backend can do, as data (like ggml's device properties): asked by the passes, the
+// executors, constant folding and the settings bar, and filled once by the backend when it is made.
+struct BackendCaps {
+  // Its memory is the host's (allocate() returns host pointers, kernels read host memory): the
+  // CPU. evaluate_node (constant folding) runs only on such a backend.
+  bool host_memory = false;
+  // It wants op events (on_op_begin/on_op_end around every kernel), which executors read once when
+  // they are made: a backend that wants none (the CPU) costs nothing.
+  bool op_events = false;
+  // It can capture a run and replay it (begin_capture/end_capture: CUDA graphs).
+  bool capture = false;
+  // Instruction-set levels, for a backend whose kernels have several paths (the CPU: "avx512",
+  // "avx2", "portable"): the ones this machine runs, best first; empty for a backend with one.
+  std::vector<std::string> isa_levels;
+  // Precisions of the float GEMMs it offers (CompileOptions::precision).
+  std::vector<std::string> precisions = {"fp32"};
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;         // "cpu", "cuda"
   virtual std::string description() const = 0;  // "CPU: OpenBLAS 0.3.21 ..."
   virtual const KernelTable& kernels() const = 0;
-  // Whether its memory is the host's (allocate() returns host pointers, kernels read host
-  // memory): the CPU. evaluate_node (constant folding) runs only on such a backend.
-  bool host_memory() const { return host_memory_; }
+  const BackendCaps& caps() const { return caps_; }
+
+  // The settings a run on this backend uses (what compile() takes): "auto" made the level it picks
+  // ("" for a backend with one), each value checked against caps(). Throws fusebox::Error naming
+  // what it offers instead. Nothing in the backend changes: the result goes to compile().
+  virtual CompileOptions resolve(const CompileOptions& options) const;
 
   // What kernels run with (KernelArgs::context): stream, library handles. Owned by the backend.
   const ExecContext* context() const { return &context_; }
@@ -56,17 +86,14 @@ class Backend {
 
   // Op events: every executor tells the backend when the kernel of graph node `node_index`
   // begins and ends (views, which do no work, get none), so a GPU backend can tag what it
-  // launches in between (CUPTI external correlation ids). Only when wants_op_events(), which
-  // executors read once when they are made: a backend that wants none (the CPU) costs nothing.
-  bool wants_op_events() const { return wants_op_events_; }
+  // launches in between (CUPTI external correlation ids). Only when caps().op_events.
   virtual void on_op_begin(size_t /*node_index*/) {}
   virtual void on_op_end(size_t /*node_index*/) {}
 
-  // Capture and replay (CUDA graphs). When can_capture(), the compiled executor may call
+  // Capture and replay (CUDA graphs). When caps().capture, the compiled executor may call
   // begin_capture(), run its kernels once (they are recorded, not necessarily run), then
   // end_capture(), and from then on replay the result instead of launching each kernel.
   // The defaults say no: begin_capture() and end_capture() throw fusebox::Error.
-  virtual bool can_capture() const { return false; }
   virtual void begin_capture();
   virtual std::unique_ptr<CapturedRun> end_capture();
 
@@ -76,25 +103,6 @@ class Backend {
   // each other's. Throws fusebox::Error for threads < 1.
   virtual void bind_threads(int threads) const = 0;
 
-  // Instruction-set levels, for a backend whose kernels have several paths (the CPU: "avx512",
-  // "avx2", "portable"): the ones this machine runs, best first; empty for a backend with one.
-  virtual std::vector<std::string> isa_levels() const { return {}; }
-  // Kernels prepared from now on use `isa` ("auto": the best this machine runs); kernels
-  // prepared before keep theirs. Throws fusebox::Error naming what this machine runs when it
-  // cannot run that level. The default takes only "auto".
-  virtual void select_isa(const std::string& isa);
-  // The level select_isa chose ("avx2"); "" for a backend with one.
-  virtual std::string isa() const { return ""; }
-
-  // Precision of the float GEMMs (the MatMul family): "fp32" (IEEE single throughout) or "tf32"
-  // (inputs rounded to TF32's 10-bit mantissa on tensor cores, fp32 accumulation: faster, about
-  // 1e-3 relative error). The ones this backend offers; the default offers fp32 only.
-  virtual std::vector<std::string> precisions() const { return {"fp32"}; }
-  // Kernels prepared from now on use `precision`; kernels prepared before keep theirs. Throws
-  // fusebox::Error for one this backend does not offer, saying what it computes instead.
-  virtual void select_precision(const std::string& precision);
-  virtual std::string precision() const { return "fp32"; }
-
   // Device memory, 64-byte aligned; freed when the returned pointer's last copy goes.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
   // Makes a weight available on the device; the result stays valid while it is held.
@@ -103,19 +111,44 @@ class Backend {
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void synchronize() {}
-  // Activity records collected since the last call (GPU backends; empty on CPU).
-  virtual std::vector<DeviceActivity> take_activity() { return {}; }
-  // Worker activity (a host backend's intra-op threads): while at least one caller has said
-  // record_workers(true) (and not yet false), every parallel region notes each thread's busy
-  // span; take_worker_spans() returns and forgets what was noted, from every thread. Not
-  // recording costs one flag read per parallel region. The defaults record nothing.
-  virtual void record_workers(bool /*on*/) {}
-  virtual std::vector<WorkerSpan> take_worker_spans() { return {}; }
+
+  // Profiling: one channel for what a backend notes itself. begin_recording() drops whatever was
+  // noted before and starts noting; end_recording() stops and hands over what was noted since
+  // (BackendActivity). Outside a recording a backend notes nothing and pays for nothing beyond a
+  // flag read per parallel region (the CPU) or per run (CUPTI is off on CUDA). A failed run may
+  // end a recording early (CUDA); end_recording() then returns nothing. BackendRecording (below)
+  // ends one an exception leaves open. The defaults note nothing.
+  virtual void begin_recording() {}
+  virtual BackendActivity end_recording() { return {}; }
 
  protected:
-  ExecContext context_;           // what context() hands out; a device backend fills it
-  bool wants_op_events_ = false;  // set by a backend that wants on_op_begin/on_op_end
-  bool host_memory_ = false;      // set by a backend whose memory is the host's
+  ExecContext context_;  // what context() hands out; a device backend fills it
+  BackendCaps caps_;     // what caps() hands out; filled by the backend when it is made
+};
+
+// A recording on a backend for as long as this lives: begun when made, ended by finish(), which
+// returns what the backend noted, or by the destructor (what was noted is dropped) when an
+// exception leaves first.
+class BackendRecording {
+ public:
+  explicit BackendRecording(Backend& backend) : backend_(&backend) { backend.begin_recording(); }
+  ~BackendRecording() {
+    if (!backend_) return;
+    try {
+      backend_->end_recording();
+    } catch (...) {  // already unwinding from the run's own error, which is the one to report
+    }
+  }
+  BackendRecording(const BackendRecording&) = delete;
+  BackendRecording& operator=(const BackendRecording&) = delete;
+  BackendActivity finish() {
+    Backend* b = backend_;
+    backend_ = nullptr;
+    return b ? b->end_recording() : BackendActivity{};
+  }
+
+ private:
+  Backend* backend_;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

@@ -7,7 +7,7 @@ namespace fusebox::exec {
 
 std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& node,
                                       const std::vector<ir::Tensor>& inputs) {
-  if (!backend.host_memory())
+  if (!backend.caps().host_memory)
     throw Error("node '" + node.name + "': cannot evaluate on backend '" + backend.name() +
                 "': its memory is not the host's (constant folding evaluates on the CPU backend)");
   std::vector<ir::TensorType> in_types;

@@ -10,7 +10,7 @@
 namespace fusebox::exec {
 
 // Throws fusebox::Error when the backend has no kernel for the op or the shapes are wrong, and
-// when the backend's memory is not the host's (Backend::host_memory): constant folding always
+// when the backend's memory is not the host's (BackendCaps::host_memory): constant folding always
 // evaluates on the CPU, whatever backend the graph will run on.
 std::vector<ir::Tensor> evaluate_node(const Backend& backend, const ir::Node& node,
                                       const std::vector<ir::Tensor>& inputs);

@@ -36,6 +36,23 @@ struct ExecContext {
   void* backend_data = nullptr;  // anything else the backend's own kernels share
 };
 
+// How one compiled run is configured: passed to compile() as an argument and on to every
+// kernel's prepare() (KernelContext::options), never set on a backend, so two runs on one backend
+// with different settings never change each other's. Backend::resolve() checks a set against what
+// the backend offers (BackendCaps) and makes "auto" the level it picks.
+// A backend plugin only reads these, through KernelContext::options, and never makes one: a new
+// setting is appended at the end, where it moves none of the fields an older plugin reads, so
+// adding one changes no plugin ABI (plugin_abi.h, version 6).
+struct CompileOptions {
+  // Instruction-set level of a backend with several (BackendCaps::isa_levels): "auto", or one of
+  // them; resolved, the level itself, or "" for a backend with one.
+  std::string isa = "auto";
+  // Precision of the float GEMMs (the MatMul family), one of BackendCaps::precisions: "fp32" (IEEE
+  // single throughout) or "tf32" (inputs rounded to TF32's 10-bit mantissa on tensor cores, fp32
+  // accumulation: faster, about 1e-3 relative error).
+  std::string precision = "fp32";
+};
+
 struct KernelArgs {
   const void* const* inputs = nullptr;  // one pointer per node input (device memory)
   void* const* outputs = nullptr;       // one pointer per node output
@@ -55,10 +72,13 @@ struct KernelContext {
   // prepare time: a kernel may repack a weight once here (e.g. GEMM panels) and keep the packed
   // copy in its state. May be null altogether (e.g. when folding constants).
   const std::vector<const ir::Tensor*>* constants = nullptr;
-  // What the kernel will run with (its backend's context()), for choices made once in prepare:
-  // the CPU backend's says which instruction-set level to use (ops/cpu/isa.h). May be null
-  // (constant folding, tests): a kernel then takes its backend's default.
+  // What the kernel will run with (its backend's context()): device facts a kernel sizes itself
+  // by in prepare (a GPU's shared-memory limit). May be null (constant folding, tests).
   const ExecContext* context = nullptr;
+  // The run's settings, resolved (Backend::resolve): the CPU kernels' instruction-set level, the
+  // GPU GEMMs' precision, fixed once in prepare. May be null (constant folding, tests): a kernel
+  // then takes the backend's default.
+  const CompileOptions* options = nullptr;
 };
 
 using PrepareFn = std::function<std::shared_ptr<const void>(const KernelContext&)>;

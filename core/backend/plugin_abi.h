@@ -25,7 +25,18 @@
  *
  * Version 5: KernelTable became a Registry (entries in the order added, found through a name
  * index), and the CUDA plugin's own scratch map went into KernelDef::scratch: a plugin built
- * against version 4 would hand the core a table of another layout. */
+ * against version 4 would hand the core a table of another layout.
+ *
+ * Version 6: configuration as arguments, capabilities as data, profiling as one channel. The
+ * Backend class lost select_isa / isa / select_precision / precision and the capability
+ * functions (isa_levels, precisions, can_capture, wants_op_events, host_memory) for one
+ * BackendCaps struct and resolve(CompileOptions), and take_activity / record_workers /
+ * take_worker_spans for begin_recording / end_recording; kernels read the run's settings from
+ * KernelContext::options. A new
+ * setting is a field appended to CompileOptions, which a plugin only reads (the CUDA plugin keeps
+ * the core's Backend::resolve, so it never copies one): it moves nothing an older plugin reads,
+ * so settings stop changing this version. A plugin that overrides resolve() copies the struct
+ * and is rebuilt with the core. */
 #ifndef FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 #define FUSEBOX_CORE_EXEC_PLUGIN_ABI_H_
 
@@ -35,7 +46,7 @@
 extern "C" {
 #endif
 
-#define FUSEBOX_PLUGIN_ABI_VERSION 5u
+#define FUSEBOX_PLUGIN_ABI_VERSION 6u
 #define FUSEBOX_PLUGIN_ENTRY "fusebox_plugin_open"
 
 typedef struct FuseboxPluginInfo {

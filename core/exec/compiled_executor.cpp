@@ -20,7 +20,6 @@ class CompiledExecutor final : public Executor {
   CompiledExecutor(const Program& p, const planner::ExecutionPlan& plan, bool capture)
       : program_(p),
         binding_(bind_arena(p, plan)),
-        op_events_(p.backend->wants_op_events()),
         capture_(capture) {
     const ExecContext* context = p.backend->context();
     // Pointer arrays live in two flat vectors sized up front, so Step::args can point into them.
@@ -77,15 +76,14 @@ class CompiledExecutor final : public Executor {
 
  private:
   // One pass over the steps. The plain loop (no observer, a backend that wants no op events) has
-  // no hook in it: the flag was read once, when the executor was made.
+  // no hook in it.
   void walk(Backend& backend, ExecutionObserver* observer) const {
-    if (observer || op_events_) {
+    const OpHooks hooks(observer, backend);
+    if (hooks.any()) {
       for (const Step& s : steps_) {
-        if (observer) observer->on_op_begin(s.node_index);
-        if (op_events_) backend.on_op_begin(s.node_index);
+        hooks.begin(s.node_index);
         s.fn(s.args);
-        if (op_events_) backend.on_op_end(s.node_index);
-        if (observer) observer->on_op_end(s.node_index);
+        hooks.end(s.node_index);
       }
     } else {
       for (const Step& s : steps_) s.fn(s.args);
@@ -94,7 +92,6 @@ class CompiledExecutor final : public Executor {
 
   const Program& program_;
   ArenaBinding binding_;
-  const bool op_events_;
   const bool capture_;
   std::unique_ptr<CapturedRun> captured_;
   std::vector<const void*> in_ptrs_;
@@ -106,7 +103,7 @@ class CompiledExecutor final : public Executor {
 
 std::unique_ptr<Executor> make_compiled_executor(const Program& program,
                                                  const planner::ExecutionPlan& plan, bool capture) {
-  if (capture && !program.backend->can_capture())
+  if (capture && !program.backend->caps().capture)
     throw Error("capture asked of backend '" + program.backend->name() + "', which cannot capture a run");
   return std::make_unique<CompiledExecutor>(program, plan, capture);
 }

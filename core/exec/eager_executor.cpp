@@ -24,7 +24,7 @@ class EagerExecutor final : public Executor {
   void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) override {
     const ir::Graph& g = *program_.graph;
     Backend& backend = *program_.backend;
-    const bool op_events = backend.wants_op_events();
+    const OpHooks hooks(observer, backend);
     std::unordered_map<std::string, std::shared_ptr<const void>> live;
     for (const auto& [name, ptr] : program_.weights) live[name] = std::shared_ptr<const void>(ptr, [](const void*) {});
     for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -39,10 +39,10 @@ class EagerExecutor final : public Executor {
       if (pn.view) {
         live[node.outputs[0]] = live.at(node.inputs[0]);  // shares the bytes: no work, no hook
       } else {
-        if (observer) observer->on_op_begin(i);
-        if (op_events) backend.on_op_begin(i);
+        hooks.begin(i);
         const KernelDef* kernel = backend.kernels().find(node.op);
-        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants, backend.context()};
+        KernelContext ctx{node,          pn.inputs,         pn.outputs,       pn.scratch_bytes,
+                          &pn.constants, backend.context(), &program_.options};
         std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
         std::vector<const void*> ins;
         for (const auto& t : node.inputs) ins.push_back(live.at(t).get());
@@ -54,8 +54,7 @@ class EagerExecutor final : public Executor {
         }
         std::shared_ptr<void> scratch = pn.scratch_bytes ? backend.allocate(pn.scratch_bytes) : nullptr;
         kernel->run(KernelArgs{ins.data(), outs.data(), scratch.get(), state.get(), backend.context()});
-        if (op_events) backend.on_op_end(i);
-        if (observer) observer->on_op_end(i);
+        hooks.end(i);
       }
       for (const auto& t : node.inputs) {
         auto it = last_use_.find(t);

@@ -33,7 +33,7 @@ std::unique_ptr<Executor> make_executor(const std::string& name, const Program& 
 }
 
 std::string capture_unavailable_reason(const std::string& executor, const Backend& backend) {
-  if (!backend.can_capture())
+  if (!backend.caps().capture)
     return "backend '" + backend.name() + "' cannot capture a run (it has no graph capture)";
   if (executor != "compiled")
     return "the " + executor + " executor does not capture (only the compiled executor replays a captured run)";

@@ -5,12 +5,11 @@
 //  - interpreted: planned arena. Each op still looks up its kernel and its tensors by name.
 //  - compiled:    every lookup done once: a flat array of (kernel, bound pointers); a run is
 //                 one loop. No allocation during a run.
-// Their difference is the dispatch overhead the workbench teaches. All three call the observer's
-// op hooks, and the backend's op events when it wants them (Backend::wants_op_events), for the
-// same nodes: every node with a kernel (views do no work and get no hook). Every kernel gets the
-// backend's execution context (KernelArgs::context).
+// Their difference is the dispatch overhead the workbench teaches. All three announce the same
+// nodes through OpHooks (every node with a kernel: views do no work and get no hook), and every
+// kernel gets the backend's execution context (KernelArgs::context).
 //
-// Capture (ExecutorOptions::capture): the compiled executor, on a backend that can_capture(),
+// Capture (ExecutorOptions::capture): the compiled executor, on a backend whose caps().capture,
 // records its first run as one captured run (a CUDA graph) and replays it on every later run.
 // A replayed run launches no kernel itself, so it calls no op hook or op event.
 #include <functional>
@@ -24,6 +23,24 @@
 #include "core/planner/plan.h"
 
 namespace fusebox::exec {
+
+// Where an executor announces each op it runs: the run's observer (profiler spans, NVTX ranges)
+// and the backend, when it wants op events (BackendCaps::op_events: CUPTI correlation). The
+// backend's hooks nest inside the observer's, so its records fall inside the op's span.
+struct OpHooks {
+  ExecutionObserver* observer = nullptr;
+  Backend* backend = nullptr;  // null unless it wants op events
+  OpHooks(ExecutionObserver* o, Backend& b) : observer(o), backend(b.caps().op_events ? &b : nullptr) {}
+  bool any() const { return observer || backend; }
+  void begin(size_t node_index) const {
+    if (observer) observer->on_op_begin(node_index);
+    if (backend) backend->on_op_begin(node_index);
+  }
+  void end(size_t node_index) const {
+    if (backend) backend->on_op_end(node_index);
+    if (observer) observer->on_op_end(node_index);
+  }
+};
 
 struct ExecutorOptions {
   bool capture = false;  // capture one run and replay it (see capture_unavailable_reason)

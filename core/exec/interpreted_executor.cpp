@@ -19,21 +19,19 @@ class InterpretedExecutor final : public Executor {
     Backend& backend = *program_.backend;
     binding_.copy_inputs(backend, inputs);
     const KernelTable& table = backend.kernels();
-    const bool op_events = backend.wants_op_events();
+    const OpHooks hooks(observer, backend);
     for (size_t i = 0; i < program_.nodes.size(); ++i) {
       const PreparedNode& pn = program_.nodes[i];
       if (pn.view) continue;
       const ir::Node& node = *pn.node;
-      if (observer) observer->on_op_begin(i);
-      if (op_events) backend.on_op_begin(i);
+      hooks.begin(i);
       const KernelDef* kernel = table.find(node.op);  // lookup by op name
       ins_.clear();
       outs_.clear();
       for (const auto& t : node.inputs) ins_.push_back(binding_.address.at(t));  // lookup by tensor name
       for (const auto& t : node.outputs) outs_.push_back(binding_.address.at(t));
       kernel->run(KernelArgs{ins_.data(), outs_.data(), binding_.scratch[i], pn.state.get(), backend.context()});
-      if (op_events) backend.on_op_end(i);
-      if (observer) observer->on_op_end(i);
+      hooks.end(i);
     }
     backend.synchronize();
     binding_.copy_outputs(backend, outputs);

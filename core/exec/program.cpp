@@ -13,10 +13,11 @@ std::vector<const ir::Tensor*> constants_of(const ir::Graph& graph, const ir::No
   return out;
 }
 
-Program build_program(const ir::Graph& graph, Backend& backend) {
+Program build_program(const ir::Graph& graph, Backend& backend, const CompileOptions& options) {
   Program p;
   p.graph = &graph;
   p.backend = &backend;
+  p.options = backend.resolve(options);
   for (const auto& [name, info] : graph.tensors()) {
     if (info.kind != ir::TensorKind::Weight) continue;
     auto held = backend.upload(*info.value);
@@ -42,7 +43,8 @@ Program build_program(const ir::Graph& graph, Backend& backend) {
       try {
         // The same question the planner asked (memory_rules), so the region it placed fits.
         pn.scratch_bytes = backend.scratch_bytes(KernelContext{node, pn.inputs, pn.outputs, 0, &pn.constants});
-        KernelContext ctx{node, pn.inputs, pn.outputs, pn.scratch_bytes, &pn.constants, backend.context()};
+        KernelContext ctx{node,          pn.inputs,         pn.outputs, pn.scratch_bytes, &pn.constants,
+                          backend.context(), &p.options};
         if (pn.kernel->prepare) pn.state = pn.kernel->prepare(ctx);
       } catch (const Error& e) {
         throw Error("node '" + node.name + "' (" + node.op + "): " + e.what());

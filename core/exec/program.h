@@ -26,6 +26,7 @@ struct PreparedNode {
 struct Program {
   const ir::Graph* graph = nullptr;
   Backend* backend = nullptr;
+  CompileOptions options;  // resolved by the backend; what every kernel was prepared with
   std::vector<PreparedNode> nodes;  // parallel to graph->nodes
   // Weights made available on the device once, by root tensor name.
   std::unordered_map<std::string, const void*> weights;
@@ -36,8 +37,9 @@ struct Program {
 // prepare() and the scratch question get as KernelContext::constants.
 std::vector<const ir::Tensor*> constants_of(const ir::Graph& graph, const ir::Node& node);
 
-// Finds and prepares every kernel and uploads every weight. Throws fusebox::Error naming the
-// node when the backend has no kernel for its op or the kernel refuses the shapes.
-Program build_program(const ir::Graph& graph, Backend& backend);
+// Finds and prepares every kernel, with `options` (Backend::resolve), and uploads every weight.
+// Throws fusebox::Error for options the backend does not offer, and naming the node when the
+// backend has no kernel for its op or the kernel refuses the shapes.
+Program build_program(const ir::Graph& graph, Backend& backend, const CompileOptions& options = {});
 
 }  // namespace fusebox::exec

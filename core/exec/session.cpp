@@ -31,8 +31,8 @@ Session::Session(ir::Graph model, SessionOptions options)
     throw Error("unknown executor '" + options_.executor + "' (valid: " + join(executors().names(), ", ") + ")");
   ExecutionObserver* obs = options_.observer;
   backend_ = BackendRegistry::instance().create(options_.backend);
-  backend_->select_isa(options_.isa);
-  backend_->select_precision(options_.precision);
+  // Refuses a level or precision the backend does not offer before any work.
+  const CompileOptions compile_options = backend_->resolve(CompileOptions{options_.isa, options_.precision});
   if (backend_->name() != "cpu") cpu_evaluator_ = BackendRegistry::instance().create("cpu");
 
   OptimizeOptions opt;
@@ -44,7 +44,7 @@ Session::Session(ir::Graph model, SessionOptions options)
   std::shared_ptr<const Compiled> compiled;
   stage(stages_, obs, "optimize", [&] { optimized_ = optimize(original_, opt); });
   stage(stages_, obs, "plan", [&] { plan_ = plan_memory(*optimized_, options_.planner, *backend_); });
-  stage(stages_, obs, "compile", [&] { compiled = compile(optimized_, *backend_); });
+  stage(stages_, obs, "compile", [&] { compiled = compile(optimized_, *backend_, compile_options); });
   capture_note_ = options_.capture ? capture_unavailable_reason(options_.executor, *backend_) : "";
   stage(stages_, obs, "bind", [&] {
     bound_ = bind_executor(compiled, plan_, options_.executor, ExecutorOptions{options_.capture});

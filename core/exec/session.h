@@ -26,10 +26,10 @@ struct SessionOptions {
   std::string backend = "cpu";
   std::string executor = "compiled";
   int threads = 1;
-  // Instruction-set level of the backend's kernels (Backend::select_isa): "auto" | "avx512" |
+  // Instruction-set level of the backend's kernels (CompileOptions::isa): "auto" | "avx512" |
   // "avx2" | "portable" on the CPU.
   std::string isa = "auto";
-  // Float GEMM precision (Backend::select_precision): "fp32" | "tf32" (refused where the backend
+  // Float GEMM precision (CompileOptions::precision): "fp32" | "tf32" (refused where the backend
   // has no TF32, as on the CPU).
   std::string precision = "fp32";
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"

@@ -61,10 +61,11 @@ std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& 
       planner::make_plan(optimized.graph, strategy, memory_rules(backend, optimized.graph)));
 }
 
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend) {
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend,
+                                        const CompileOptions& options) {
   auto out = std::make_shared<Compiled>();
   out->optimized = std::move(optimized);
-  out->program = build_program(out->optimized->graph, backend);
+  out->program = build_program(out->optimized->graph, backend, options);
   return out;
 }
 

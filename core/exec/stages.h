@@ -57,12 +57,15 @@ planner::MemoryRules memory_rules(const Backend& backend, const ir::Graph& graph
 std::shared_ptr<const planner::ExecutionPlan> plan_memory(const OptimizedGraph& optimized,
                                                          const std::string& strategy, const Backend& backend);
 
-// Kernels prepared and weights uploaded on `backend`; holds the optimized graph it points into.
+// Kernels prepared with `options` and weights uploaded on `backend`; holds the optimized graph
+// it points into. The options are an argument: compiling changes nothing in the backend, so two
+// programs on one backend may run at different levels or precisions (program.options says which).
 struct Compiled {
   std::shared_ptr<const OptimizedGraph> optimized;
   Program program;
 };
-std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend);
+std::shared_ptr<const Compiled> compile(std::shared_ptr<const OptimizedGraph> optimized, Backend& backend,
+                                        const CompileOptions& options = {});
 
 // An executor over a compiled program and a plan of the same optimized graph; holds both.
 struct Bound {

@@ -22,9 +22,9 @@ namespace {
 class CpuBackend final : public exec::Backend {
  public:
   CpuBackend() {
-    host_memory_ = true;  // kernels get null stream and handles; backend_data: the ISA level
-    config_.isa = auto_isa();
-    context_.backend_data = &config_;
+    // Kernels get a null stream and handles, and read the level from KernelContext::options.
+    caps_.host_memory = true;
+    caps_.isa_levels = cpu::isa_levels();
     add_matmul_kernels(table_);
     add_elementwise_kernels(table_);
     add_fused_elementwise_kernels(table_);
@@ -40,7 +40,7 @@ class CpuBackend final : public exec::Backend {
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return std::string("CPU (") + isa_name(config_.isa) + "): " + openblas_get_config();
+    return "CPU (runs " + join(caps_.isa_levels, " | ") + "): " + openblas_get_config();
   }
   const exec::KernelTable& kernels() const override { return table_; }
 
@@ -71,14 +71,28 @@ class CpuBackend final : public exec::Backend {
     omp_set_num_threads(threads);
   }
 
-  // Worker spans from the kernels' parallel regions (ops/cpu/parallel.h).
-  void record_workers(bool on) override { cpu::record_workers(on); }
-  std::vector<exec::WorkerSpan> take_worker_spans() override { return cpu::take_worker_spans(); }
+  // Worker spans from the kernels' parallel regions (ops/cpu/parallel.h); no device activity.
+  void begin_recording() override {
+    if (recording_) cpu::record_workers(false);
+    (void)cpu::take_worker_spans();  // what an earlier recording left
+    cpu::record_workers(true);
+    recording_ = true;
+  }
+  exec::BackendActivity end_recording() override {
+    if (!recording_) return {};
+    cpu::record_workers(false);
+    recording_ = false;
+    return {{}, cpu::take_worker_spans()};
+  }
 
-  // Kernels read the level in prepare (kernel_isa) and keep it in their state.
-  std::vector<std::string> isa_levels() const override { return cpu::isa_levels(); }
-  void select_isa(const std::string& isa) override { config_.isa = parse_isa(isa); }
-  std::string isa() const override { return isa_name(config_.isa); }
+  // Kernels read the level in prepare (kernel_isa) and keep it in their state. "auto" is
+  // auto_isa(): the best this CPU runs, or FUSEBOX_ISA's; a level it lacks is refused with the CPU
+  // named (parse_isa).
+  exec::CompileOptions resolve(const exec::CompileOptions& options) const override {
+    exec::CompileOptions out = options;
+    out.isa = isa_name(parse_isa(options.isa.empty() ? "auto" : options.isa));
+    return Backend::resolve(out);
+  }
 
   std::shared_ptr<void> allocate(size_t bytes) override {
     size_t padded = (bytes + ir::kAlignment - 1) / ir::kAlignment * ir::kAlignment;
@@ -100,7 +114,7 @@ class CpuBackend final : public exec::Backend {
 
  private:
   exec::KernelTable table_;
-  CpuContext config_;  // what context_.backend_data points at
+  bool recording_ = false;  // between begin_recording and end_recording (worker recording nests)
 };
 
 }  // namespace

@@ -99,8 +99,7 @@ Isa parse_isa(const std::string& text) {
 }
 
 Isa kernel_isa(const exec::KernelContext& ctx) {
-  if (ctx.context && ctx.context->backend_data)
-    return static_cast<const CpuContext*>(ctx.context->backend_data)->isa;
+  if (ctx.options && !ctx.options->isa.empty()) return parse_isa(ctx.options->isa);
   return auto_isa();
 }
 

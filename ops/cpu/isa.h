@@ -37,14 +37,9 @@ Isa auto_isa();
 // user can act on for an unknown name or a level this CPU does not run ("isa 'avx512': this CPU
 // (AMD EPYC 7B13) has no AVX-512; it runs avx2 | portable").
 Isa parse_isa(const std::string& text);
-// The level a kernel being prepared uses: its backend's (ExecContext::backend_data of the CPU
-// backend points at an Isa), or auto_isa() when the kernel is prepared without a backend
-// context (constant folding, tests calling prepare directly).
+// The level a kernel being prepared uses: its run's (KernelContext::options, resolved by the
+// backend), or auto_isa() when the kernel is prepared without options (constant folding, tests
+// calling prepare directly).
 Isa kernel_isa(const exec::KernelContext& ctx);
-
-// What the CPU backend's ExecContext::backend_data points at.
-struct CpuContext {
-  Isa isa = Isa::kPortable;
-};
 
 }  // namespace fusebox::cpu

@@ -74,10 +74,7 @@ std::shared_ptr<const void> prepare_conv(const exec::KernelContext& ctx) {
     fail(ctx, "needs " + std::to_string(need) + " scratch bytes for its im2col, the plan gives " +
                   std::to_string(ctx.scratch_bytes) +
                   " (plan it with the cuda backend's memory rules)");
-  // No context (tests, constant folding): fp32, the backend's default.
-  if (ctx.context && ctx.context->backend_data)
-    st.compute =
-        cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
+  st.compute = gemm_compute_of(ctx);
   return exec::make_state(std::move(st));
 }
 
@@ -160,9 +157,7 @@ std::shared_ptr<const void> prepare_conv_transpose(const exec::KernelContext& ct
     fail(ctx,
          "needs " + std::to_string(need) + " scratch bytes for its col matrix, the plan gives " +
              std::to_string(ctx.scratch_bytes) + " (plan it with the cuda backend's memory rules)");
-  if (ctx.context && ctx.context->backend_data)
-    st.compute =
-        cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
+  st.compute = gemm_compute_of(ctx);
   return exec::make_state(std::move(st));
 }
 

@@ -112,7 +112,7 @@ class CudaBackend final : public exec::Backend {
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     device_name_ = prop.name;
     sm_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    sm_major_ = prop.major;
+    shared_.sm_major = prop.major;
     shared_.sm_count = prop.multiProcessorCount;
     shared_.max_shared_per_block = static_cast<int>(prop.sharedMemPerBlockOptin);
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -134,8 +134,10 @@ class CudaBackend final : public exec::Backend {
     context_.stream = stream_;
     context_.blas = blas_;
     context_.backend_data = &shared_;
-    wants_op_events_ = true;  // CUPTI external correlation ids tie kernels to ops
-    host_memory_ = false;
+    caps_.op_events = true;  // CUPTI external correlation ids tie kernels to ops
+    caps_.host_memory = false;
+    caps_.capture = true;    // CUDA graphs: begin_capture / end_capture
+    caps_.precisions = gemm_precision_names();
 
     add_matmul_kernels(kernels_);
     add_elementwise_kernels(kernels_);
@@ -161,12 +163,6 @@ class CudaBackend final : public exec::Backend {
  public:
 
   std::string name() const override { return "cuda"; }
-  std::vector<std::string> precisions() const override { return gemm_precision_names(); }
-  void select_precision(const std::string& precision) override {
-    precision_ = parse_gemm_precision(precision);
-    shared_.gemm_compute = gemm_compute(precision_, sm_major_);
-  }
-  std::string precision() const override { return gemm_precision_name(precision_); }
 
   std::string description() const override {
     std::string d = "CUDA: " + device_name_ + " (" + sm_ + ", " + std::to_string(shared_.sm_count) + " SMs), cuBLAS " +
@@ -198,7 +194,6 @@ class CudaBackend final : public exec::Backend {
                        cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
   }
 
-  bool can_capture() const override { return true; }
   void begin_capture() override {
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   }
@@ -263,12 +258,16 @@ class CudaBackend final : public exec::Backend {
     std::lock_guard<std::mutex> lock(staging_mu_);
     sync_locked();
   }
-  // CUPTI is on only around recorded runs: from one take_activity() to the next
-  // (host/recording_switch.h says why that is every recording caller's protocol).
-  std::vector<exec::DeviceActivity> take_activity() override {
+  // CUPTI is on only around recorded runs (host/recording_switch.h).
+  void begin_recording() override {
     std::lock_guard<std::mutex> lock(staging_mu_);
     CuptiCalls calls;
-    return recording_.take_activity(calls);
+    recording_.begin(calls);
+  }
+  exec::BackendActivity end_recording() override {
+    std::lock_guard<std::mutex> lock(staging_mu_);
+    CuptiCalls calls;
+    return {recording_.end(calls), {}};
   }
 
  private:
@@ -293,7 +292,7 @@ class CudaBackend final : public exec::Backend {
       failures_.record(GatherSites::instance().describe(f.site, f.element, f.index));
     }
     if (failures_.any()) {
-      // A failed run ends its recording: the caller's closing take_activity() will not come.
+      // A failed run ends its recording: the caller's end_recording() may not come.
       CuptiCalls calls;
       recording_.abandon(calls);
     }
@@ -310,9 +309,7 @@ class CudaBackend final : public exec::Backend {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::string device_name_, sm_;
-  int sm_major_ = 0;
-  GemmPrecision precision_ = GemmPrecision::kFp32;
-  RecordingSwitch recording_;  // CUPTI on between the two take_activity() calls of a recording
+  RecordingSwitch recording_;  // CUPTI on from begin_recording() to end_recording()
   FirstFailure failures_;
   GatherFault* gather_fault_host_ = nullptr;  // host-mapped; the device writes it
   std::mutex staging_mu_;

@@ -35,9 +35,7 @@ struct CudaShared {
   size_t workspace_bytes = 0;
   int sm_count = 1;                // multiprocessors on the device (elementwise_geometry)
   int max_shared_per_block = 48 * 1024;  // bytes of shared memory a block may use (opt-in limit)
-  // The MatMul family's cuBLAS compute type (the `precision` setting), read when kernels are
-  // prepared: kernels prepared before a change keep theirs.
-  GemmCompute gemm_compute = GemmCompute::k32F;
+  int sm_major = 0;                // compute capability's major number (TF32 needs sm_80 and up)
   // What run() cannot throw, raised by the backend's next synchronize: the first failed library
   // status (cuBLAS, cuBLASLt) and the device's first out-of-range Gather index (the device view
   // of a host-mapped record).
@@ -54,6 +52,14 @@ inline cublasComputeType_t cublas_compute(GemmCompute c) {
       break;
   }
   return CUBLAS_COMPUTE_32F;
+}
+
+// The cuBLAS compute type of a GEMM being prepared: its run's precision (KernelContext::options)
+// on this device; fp32, the backend's default, without options or a context (tests, folding).
+inline cublasComputeType_t gemm_compute_of(const exec::KernelContext& ctx) {
+  if (!ctx.options || !ctx.context || !ctx.context->backend_data) return CUBLAS_COMPUTE_32F;
+  const int sm_major = static_cast<const CudaShared*>(ctx.context->backend_data)->sm_major;
+  return cublas_compute(gemm_compute(parse_gemm_precision(ctx.options->precision), sm_major));
 }
 
 inline cudaStream_t stream_of(const exec::KernelArgs& a) { return static_cast<cudaStream_t>(a.context->stream); }

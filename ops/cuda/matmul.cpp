@@ -20,7 +20,7 @@
 //  - otherwise (any broadcast C, batched GEMMs, no heuristic result): the cuBLAS GEMM, then one
 //    pass out = act(out + broadcast(C)) (matmul_kernels.cu).
 // FP32 compute by default (CUBLAS_COMPUTE_32F: no TF32), so results stay within float rounding of
-// the CPU's; with precision=tf32 (the backend's select_precision, read in prepare()) both the
+// the CPU's; with precision=tf32 (the run's CompileOptions, read in prepare()) both the
 // cuBLAS and the cuBLASLt path take CUBLAS_COMPUTE_32F_FAST_TF32 (host/gemm_precision.h).
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -164,9 +164,7 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ep
   st.op_a = ms.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   st.op_b = ms.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   st.alpha = static_cast<float>(ms.alpha);
-  // No context (tests, constant folding): fp32, the backend's default.
-  if (ctx.context && ctx.context->backend_data)
-    st.compute = cublas_compute(static_cast<const CudaShared*>(ctx.context->backend_data)->gemm_compute);
+  st.compute = gemm_compute_of(ctx);
   st.out_numel = ms.out_numel();
   if (st.out_numel != ir::numel(ctx.outputs[0].shape))
     fail(ctx, "output " + ir::shape_str(ctx.outputs[0].shape) + " does not match the product");

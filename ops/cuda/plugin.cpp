@@ -1,4 +1,4 @@
-// libfusebox_cuda.so's entry point (plugin ABI 4): says whether CUDA works here and, when it does not, why, in
+// libfusebox_cuda.so's entry point (plugin ABI 6): says whether CUDA works here and, when it does not, why, in
 // one sentence, checking in the order a user would fix things: is there a driver at all, is it
 // the toolkit's stub, is it older than the runtime this plugin carries, what does the runtime
 // say, and does a kernel actually run. Only this symbol is exported (hidden visibility); the

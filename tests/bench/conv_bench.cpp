@@ -48,8 +48,8 @@ struct Layer {
 
   // op "NhwcConv": the same layer channels-last (x given channels-first, stored [N, H, W, C]);
   // winograd: with the winograd pass's mark (Winograd F(2x2, 3x3)).
-  Layer(exec::Backend& backend, const std::string& op, std::string n, ir::Shape x, ir::Shape w, int64_t group,
-        int64_t pad, int64_t stride = 1, bool winograd = false)
+  Layer(exec::Backend& backend, const exec::CompileOptions& options, const std::string& op, std::string n, ir::Shape x,
+        ir::Shape w, int64_t group, int64_t pad, int64_t stride = 1, bool winograd = false)
       : name(std::move(n)) {
     if (op == "NhwcConv") x = ir::channels_last(x);
     std::mt19937 rng(1);
@@ -77,7 +77,8 @@ struct Layer {
     const size_t scratch_bytes = backend.scratch_bytes(exec::KernelContext{node, in_types, out_types, 0, &constants});
     scratch = ir::Tensor(ir::DType::f32, {static_cast<int64_t>(scratch_bytes / 4 + 16)});
     kernel = backend.kernels().find(op);
-    state = kernel->prepare(exec::KernelContext{node, in_types, out_types, scratch_bytes, &constants, backend.context()});
+    state = kernel->prepare(
+        exec::KernelContext{node, in_types, out_types, scratch_bytes, &constants, backend.context(), &options});
     flops = ir::node_cost(node, in_types, out_types).flops;
   }
   void run() {
@@ -122,7 +123,7 @@ int main_(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--isa")) isa = argv[i + 1];
   }
   auto backend = make_backend();
-  if (isa != "auto") backend->select_isa(isa);
+  const exec::CompileOptions options = backend->resolve(exec::CompileOptions{isa});
   backend->bind_threads(threads);
   // Each layer channels-first (Conv) and channels-last (NhwcConv, the channels_last pass's), in turn.
   struct Spec {
@@ -150,13 +151,13 @@ int main_(int argc, char** argv) {
   std::vector<Layer> layers;
   for (const Spec& sp : specs) {
     for (const char* op : {"Conv", "NhwcConv"})
-      layers.emplace_back(*backend, op, std::string(sp.name) + (op[0] == 'N' ? " nhwc" : " nchw"), sp.x, sp.w,
+      layers.emplace_back(*backend, options, op, std::string(sp.name) + (op[0] == 'N' ? " nhwc" : " nchw"), sp.x, sp.w,
                           sp.group, sp.pad, sp.stride);
     if (sp.group == 1 && sp.stride == 1 && sp.w[2] == 3)  // what the winograd pass marks
-      layers.emplace_back(*backend, "NhwcConv", std::string(sp.name) + " wino", sp.x, sp.w, sp.group, sp.pad,
+      layers.emplace_back(*backend, options, "NhwcConv", std::string(sp.name) + " wino", sp.x, sp.w, sp.group, sp.pad,
                           sp.stride, true);
   }
-  const Isa level = parse_isa(backend->isa());
+  const Isa level = parse_isa(options.isa);
   std::vector<Gemm> gemms;
   gemms.emplace_back(level, "GEMM 3136x576x64 (3x3)", 3136, 576, 64);
   gemms.emplace_back(level, "GEMM 3136x64x64 (1x1)", 3136, 64, 64);
@@ -170,7 +171,7 @@ int main_(int argc, char** argv) {
     for (auto& g : gemms)
       for (int rep = 0; rep < 5; ++rep) g.run();
   }
-  std::printf("Conv on %s, %d thread(s), %d interleaved rounds of 5 runs each (median):\n", backend->isa().c_str(),
+  std::printf("Conv on %s, %d thread(s), %d interleaved rounds of 5 runs each (median):\n", options.isa.c_str(),
               threads, rounds);
   for (auto& l : layers) {
     std::sort(l.seconds.begin(), l.seconds.end());

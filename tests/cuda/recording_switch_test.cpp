@@ -1,6 +1,7 @@
 // The CUDA backend's CUPTI on/off protocol (ops/cuda/host/recording_switch.h), with a fake
-// collector: collection runs from one take_activity() to the next only, a failed begin leaves it
-// off and says why, and abandon() (a failed run, the backend's destructor) ends an open one.
+// collector: collection runs from begin() to end() only, a failed begin leaves it off and says
+// why, a second begin drops what the first left open, and abandon() (a failed run, the backend's
+// destructor) ends an open one.
 #include <gtest/gtest.h>
 
 #include "ops/cuda/host/recording_switch.h"
@@ -31,40 +32,53 @@ struct FakeCollector : RecordingSwitch::Collector {
   }
 };
 
-TEST(RecordingSwitch, CollectsOnlyBetweenTwoTakes) {
+TEST(RecordingSwitch, CollectsOnlyFromBeginToEnd) {
   FakeCollector c;
   RecordingSwitch s;
   EXPECT_FALSE(s.recording());
-  EXPECT_TRUE(s.take_activity(c).empty()) << "the first take starts collecting and has nothing";
+  EXPECT_TRUE(s.end(c).empty()) << "nothing open: nothing to end";
+  EXPECT_EQ(c.takes + c.ends, 0);
+  s.begin(c);
   EXPECT_TRUE(c.on);
   EXPECT_TRUE(s.recording());
-  EXPECT_EQ(s.take_activity(c).size(), 3u) << "the second returns what was collected";
+  EXPECT_EQ(s.end(c).size(), 3u) << "end returns what was collected";
   EXPECT_FALSE(c.on) << "and stops collecting";
   EXPECT_FALSE(s.recording());
+  EXPECT_TRUE(s.end(c).empty()) << "a second end has nothing";
   EXPECT_EQ(c.begins, 1);
   EXPECT_EQ(c.takes, 1);
   EXPECT_EQ(c.ends, 1);
   // The next recording begins again.
-  s.take_activity(c);
-  EXPECT_TRUE(c.on);
-  EXPECT_EQ(s.take_activity(c).size(), 3u);
+  s.begin(c);
+  EXPECT_EQ(s.end(c).size(), 3u);
   EXPECT_EQ(c.begins, 2);
   EXPECT_EQ(c.ends, 2);
+}
+
+TEST(RecordingSwitch, ASecondBeginDropsWhatTheFirstLeftOpen) {
+  FakeCollector c;
+  RecordingSwitch s;
+  s.begin(c);
+  s.begin(c);
+  EXPECT_EQ(c.ends, 1) << "the open one ended, untaken";
+  EXPECT_EQ(c.takes, 0);
+  EXPECT_TRUE(c.on);
+  EXPECT_EQ(s.end(c).size(), 3u);
+  EXPECT_EQ(c.begins, 2);
 }
 
 TEST(RecordingSwitch, AFailedBeginLeavesItOffAndSaysWhy) {
   FakeCollector c;
   c.refuse = "CUPTI tracing unavailable: libcupti.so.13 was not found";
   RecordingSwitch s;
-  EXPECT_TRUE(s.take_activity(c).empty());
+  s.begin(c);
   EXPECT_FALSE(s.recording());
   EXPECT_EQ(s.note(), c.refuse);
-  EXPECT_TRUE(s.take_activity(c).empty()) << "nothing to take: it tries to begin again";
-  EXPECT_EQ(c.begins, 2);
+  EXPECT_TRUE(s.end(c).empty()) << "nothing was collected";
   EXPECT_EQ(c.takes, 0);
   EXPECT_EQ(c.ends, 0);
   c.refuse.clear();
-  s.take_activity(c);
+  s.begin(c);
   EXPECT_TRUE(s.recording());
   EXPECT_EQ(s.note(), "");
 }
@@ -74,13 +88,15 @@ TEST(RecordingSwitch, AbandonEndsAnOpenRecordingOnly) {
   RecordingSwitch s;
   s.abandon(c);
   EXPECT_EQ(c.ends, 0) << "nothing open";
-  s.take_activity(c);
+  s.begin(c);
   s.abandon(c);
   EXPECT_EQ(c.ends, 1);
   EXPECT_FALSE(c.on);
   EXPECT_FALSE(s.recording());
-  EXPECT_TRUE(s.take_activity(c).empty()) << "after an abandoned recording, the next take begins a new one";
-  EXPECT_TRUE(c.on);
+  EXPECT_TRUE(s.end(c).empty()) << "an abandoned recording's end has nothing";
+  EXPECT_EQ(c.takes, 0);
+  s.begin(c);
+  EXPECT_TRUE(c.on) << "the next begin starts a new one";
 }
 
 }  // namespace

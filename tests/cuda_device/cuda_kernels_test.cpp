@@ -57,7 +57,7 @@ exec::Backend* cuda_backend(std::string& why) {
 // Runs `op` through the CUDA backend: inputs copied to device memory, outputs filled with a
 // marker first (0xFF bytes: NaN / -1) so unwritten elements show, then copied back.
 std::vector<Tensor> run_cuda(exec::Backend& gpu, const std::string& op, const std::vector<Tensor>& inputs,
-                             const ir::Attributes& attrs = {}) {
+                             const ir::Attributes& attrs = {}, const exec::CompileOptions& options = {}) {
   ir::Node node = make_node(op, inputs.size(), 1, attrs);
   std::vector<ir::TensorType> in_types;
   for (const auto& t : inputs) in_types.push_back({t.dtype(), t.shape()});
@@ -65,9 +65,10 @@ std::vector<Tensor> run_cuda(exec::Backend& gpu, const std::string& op, const st
   const exec::KernelDef* kernel = gpu.kernels().find(op);
   if (!kernel) throw Error("no CUDA kernel for " + op);
   const size_t scratch_bytes = gpu.scratch_bytes(exec::KernelContext{node, in_types, out_types});
-  // The backend's context, as in a real run: prepare() reads the device's shared-memory limit and
-  // the GEMM precision from it.
-  exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, nullptr, gpu.context()};
+  // The backend's context and the run's options, as in a real run: prepare() reads the device's
+  // shared-memory limit from the one and the GEMM precision from the other.
+  const exec::CompileOptions resolved = gpu.resolve(options);
+  exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, nullptr, gpu.context(), &resolved};
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
   std::vector<std::shared_ptr<void>> keep;
@@ -129,14 +130,15 @@ void expect_same(const Tensor& gpu, const Tensor& cpu, const std::string& what, 
 }
 
 void compare(exec::Backend& gpu, const std::string& op, const std::vector<Tensor>& inputs,
-             const ir::Attributes& attrs = {}, float rtol = 2e-6f, float atol = 1e-6f) {
+             const ir::Attributes& attrs = {}, float rtol = 2e-6f, float atol = 1e-6f,
+             const exec::CompileOptions& options = {}) {
   const std::string what = op + " " + attrs.to_string() + " on " + [&] {
     std::string s;
     for (const auto& t : inputs) s += ir::shape_str(t.shape()) + " ";
     return s;
   }();
   Tensor want = run1(op, inputs, attrs);
-  Tensor got = run_cuda(gpu, op, inputs, attrs)[0];
+  Tensor got = run_cuda(gpu, op, inputs, attrs, options)[0];
   expect_same(got, want, what, rtol, atol);
 }
 
@@ -499,21 +501,19 @@ TEST(CudaAttention, TileEdgesAndHeadDims) {
 
 // precision=tf32: MatMul and a cuBLASLt-epilogue FusedBiasRelu through TF32 tensor cores stay
 // within TF32's rounding of the CPU (about 1e-3 relative for K = 256), and fp32 again afterwards
-// is back within float rounding (a kernel prepared after the switch takes the new precision).
+// is back within float rounding (each kernel takes the precision of the options it is prepared with).
 TEST(CudaMatMul, Tf32PrecisionIsOptIn) {
   REQUIRE_GPU();
   std::mt19937 rng(61);
   const int64_t m = 64, k = 256, n = 96;
   Tensor a = random_f32({m, k}, rng, -1, 1), w = random_f32({k, n}, rng, -1, 1), bias = random_f32({n}, rng, -1, 1);
-  gpu->select_precision("tf32");
-  EXPECT_EQ(gpu->precision(), "tf32");
-  compare(*gpu, "MatMul", {a, w}, {}, 1e-2f, 3e-2f);
-  compare(*gpu, "FusedBiasRelu", {a, w, bias}, {}, 1e-2f, 3e-2f);
-  gpu->select_precision("fp32");
-  EXPECT_EQ(gpu->precision(), "fp32");
+  const exec::CompileOptions tf32{"auto", "tf32"};
+  EXPECT_EQ(gpu->resolve(tf32).precision, "tf32");
+  compare(*gpu, "MatMul", {a, w}, {}, 1e-2f, 3e-2f, tf32);
+  compare(*gpu, "FusedBiasRelu", {a, w, bias}, {}, 1e-2f, 3e-2f, tf32);
   compare(*gpu, "MatMul", {a, w}, {}, 1e-4f, 1e-4f);
   compare(*gpu, "FusedBiasRelu", {a, w, bias}, {}, 1e-4f, 1e-4f);
-  EXPECT_THROW(gpu->select_precision("fp16"), Error);
+  EXPECT_THROW(gpu->resolve(exec::CompileOptions{"auto", "fp16"}), Error);
 }
 
 // ---- Softmax and ReduceMean away from the last axis ------------------------------------------
@@ -643,10 +643,9 @@ TEST(CudaConv, Tf32PrecisionIsOptIn) {
   const Tensor x = random_f32({1, 32, 12, 12}, rng, -1, 1), w = random_f32({48, 32, 3, 3}, rng, -1, 1);
   const Tensor pw = random_f32({48, 32, 1, 1}, rng, -1, 1), bias = random_f32({48}, rng, -1, 1);
   const ir::Attributes pads = attrs_of({{"pads", Ints{1, 1, 1, 1}}});
-  gpu->select_precision("tf32");
-  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-2f, 3e-2f);
-  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-2f, 3e-2f);
-  gpu->select_precision("fp32");
+  const exec::CompileOptions tf32{"auto", "tf32"};
+  compare(*gpu, "Conv", {x, w, bias}, pads, 1e-2f, 3e-2f, tf32);
+  compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-2f, 3e-2f, tf32);
   compare(*gpu, "Conv", {x, w, bias}, pads, 1e-4f, 1e-4f);
   compare(*gpu, "Conv", {x, pw, bias}, {}, 1e-4f, 1e-4f);
 }

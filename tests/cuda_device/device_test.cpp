@@ -119,8 +119,8 @@ TEST(CudaDevice, AReplayedGraphTakesNewInputs) {
 }
 
 // CUPTI: the run's input copies are HtoD records of the inputs' bytes, and every kernel is tied to
-// an op of the graph. Collection runs from one take_activity() to the next only: a run after that
-// leaves no record.
+// an op of the graph. Collection runs from begin_recording() to end_recording() only: a run
+// outside leaves no record.
 TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
   REQUIRE_CUDA(be);
   const ir::Graph g = models::build_model("mlp", 3);
@@ -129,11 +129,12 @@ TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
   o.backend = "cuda";
   exec::Session s(g, o);
   s.run(inputs);
-  EXPECT_TRUE(s.backend().take_activity().empty()) << "nothing is recorded before a recording starts";
+  EXPECT_TRUE(s.backend().end_recording().device.empty()) << "nothing is recorded before a recording starts";
+  exec::BackendRecording recording(s.backend());
   if (s.backend().description().find("CUPTI activity on recorded runs") == std::string::npos)
     FUSEBOX_SKIP_OR_FAIL("CUPTI is not collecting here: " + s.backend().description());
   s.run(inputs);
-  const std::vector<exec::DeviceActivity> a = s.backend().take_activity();
+  const std::vector<exec::DeviceActivity> a = recording.finish().device;
   uint64_t in_bytes = 0, want_in = 0;
   for (const auto& t : inputs) want_in += t.nbytes();
   for (const auto& x : a)
@@ -142,8 +143,7 @@ TEST(CudaDevice, CuptiRecordsCopiesAndKernelsTiedToOps) {
   const exec::KernelCorrelation c = exec::check_kernel_correlation(a, s.graph().nodes.size());
   EXPECT_TRUE(c.ok()) << c.summary();
   s.run(inputs);  // not recorded: CUPTI is off again
-  EXPECT_TRUE(s.backend().take_activity().empty()) << "a run outside a recording leaves no record";
-  s.backend().take_activity();  // ends the recording the last call started
+  EXPECT_TRUE(s.backend().end_recording().device.empty()) << "a run outside a recording leaves no record";
 }
 
 // Every builtin model, all passes, against the CPU (the self-test does this too; here a failure

@@ -16,6 +16,7 @@
 #include "core/ir/op_schema.h"
 #include "core/models/builtin_models.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/isa.h"
 #include "tests/support/graph_eval.h"
 
 namespace fusebox {
@@ -28,6 +29,8 @@ struct TestConfig {
   size_t extra_scratch = 0;       // added to every MatMul-family kernel's scratch (a "workspace")
   bool op_events = true;
   bool capture = true;
+  std::vector<std::string> isa_levels;          // BackendCaps::isa_levels (the CPU kernels run at auto)
+  std::vector<std::string> precisions{"fp32"};  // BackendCaps::precisions
 };
 
 // What the test backend's "stream" saw: every kernel launch, whether it was recorded for a
@@ -44,6 +47,7 @@ struct TestStream {
   std::vector<std::string> events;       // "begin 3", "end 3"
   int64_t direct = 0, replayed = 0;
   std::set<const exec::ExecContext*> contexts_seen;
+  std::vector<std::string> prepared_with;  // per prepare(): its options' "isa/precision" ("-": none)
 };
 
 // A wrapped kernel's state: the CPU kernel and its own state.
@@ -92,16 +96,22 @@ class TestBackend final : public exec::Backend {
     for (const auto& op : cpu_->kernels().names()) {
       const exec::KernelDef inner = *cpu_->kernels().find(op);
       exec::KernelDef def;
-      def.prepare = [inner](const exec::KernelContext& ctx) -> std::shared_ptr<const void> {
-        return exec::make_state(Wrapped{inner.run, inner.prepare ? inner.prepare(ctx) : nullptr});
+      def.prepare = [inner, stream = &stream_](const exec::KernelContext& ctx) -> std::shared_ptr<const void> {
+        stream->prepared_with.push_back(ctx.options ? ctx.options->isa + "/" + ctx.options->precision : "-");
+        exec::KernelContext cpu_ctx = ctx;
+        cpu_ctx.options = nullptr;  // the CPU kernels at their default level: this backend's are not theirs
+        return exec::make_state(Wrapped{inner.run, inner.prepare ? inner.prepare(cpu_ctx) : nullptr});
       };
       def.run = wrapped_run;
       table_.add(op, def);
     }
     context_.stream = &stream_;
     context_.blas = &blas_handle_;
-    wants_op_events_ = config_.op_events;
-    // host_memory_ stays false: a device backend's memory is not the host's (even though this
+    caps_.op_events = config_.op_events;
+    caps_.capture = config_.capture;
+    caps_.isa_levels = config_.isa_levels;
+    caps_.precisions = config_.precisions;
+    // caps_.host_memory stays false: a device backend's memory is not the host's (even though this
     // one's happens to be), so evaluate_node must refuse it.
   }
   std::string name() const override { return config_.name; }
@@ -122,7 +132,6 @@ class TestBackend final : public exec::Backend {
     stream_.events.push_back("end " + std::to_string(node));
     stream_.open_node = -1;
   }
-  bool can_capture() const override { return config_.capture; }
   void begin_capture() override {
     if (!config_.capture) exec::Backend::begin_capture();
     stream_.capturing = true;
@@ -232,7 +241,7 @@ TEST(BackendContract, NoOpEventsToABackendThatWantsNone) {
     EXPECT_TRUE(test_backend(s).stream().events.empty()) << executor;
     EXPECT_GT(test_backend(s).stream().direct, 0) << executor;
   }
-  EXPECT_FALSE(cpu::make_backend()->wants_op_events());
+  EXPECT_FALSE(cpu::make_backend()->caps().op_events);
 }
 
 TEST(BackendContract, CompiledExecutorCapturesOneRunAndReplaysIt) {
@@ -455,6 +464,83 @@ TEST(BackendContract, ConstantFoldingEvaluatesOnTheCpuWhateverTheBackend) {
   EXPECT_EQ(device.stream().direct, 0);
   std::vector<ir::Tensor> inputs = testing::random_inputs(g, 5);
   expect_close(s.run(inputs), cpu_outputs(g, inputs, "none"), "folded");
+}
+
+// Configuration is an argument: compile() hands every kernel's prepare() the options the backend
+// resolved, and sets nothing on the backend, so two programs compiled on one backend with
+// different settings each keep their own, and the eager executor, which prepares again at every
+// run, uses its program's.
+TEST(BackendContract, EachProgramIsPreparedWithItsOwnOptions) {
+  TestConfig config;
+  config.name = "contract_options";
+  config.isa_levels = {"wide", "narrow"};
+  config.precisions = {"fp32", "tf32"};
+  TestBackend b(config);
+  cpu::register_backend();
+  const ir::Graph g = models::build_model("mlp", 3);
+  exec::Session cpu_session(g, exec::SessionOptions{});
+  auto optimized = std::make_shared<const exec::OptimizedGraph>(exec::OptimizedGraph{cpu_session.graph(), {}});
+  size_t kernels = 0;
+  for (const auto& node : optimized->graph.nodes) kernels += ir::OpRegistry::instance().get(node.op).view ? 0 : 1;
+  ASSERT_GT(kernels, 0u);
+
+  auto wide = exec::compile(optimized, b, exec::CompileOptions{"auto", "fp32"});
+  auto narrow = exec::compile(optimized, b, exec::CompileOptions{"narrow", "tf32"});
+  EXPECT_EQ(wide->program.options.isa, "wide") << "auto: the backend's best level, its first";
+  EXPECT_EQ(narrow->program.options.isa, "narrow");
+  EXPECT_EQ(narrow->program.options.precision, "tf32");
+  std::vector<std::string> want(kernels, "wide/fp32");
+  want.insert(want.end(), kernels, "narrow/tf32");
+  EXPECT_EQ(b.stream().prepared_with, want);
+
+  auto plan = exec::plan_memory(*optimized, "greedy_by_size", b);
+  auto eager = exec::bind_executor(wide, plan, "eager");
+  const std::vector<ir::Tensor> inputs = testing::random_inputs(g, 7);
+  std::vector<const void*> in;
+  for (const auto& t : inputs) in.push_back(t.bytes());
+  std::vector<ir::Tensor> outputs;
+  std::vector<void*> out;
+  for (const auto& name : g.outputs) outputs.emplace_back(g.tensor(name).dtype, g.tensor(name).shape);
+  for (auto& t : outputs) out.push_back(t.bytes());
+  b.stream().prepared_with.clear();
+  eager->executor->run(in.data(), out.data(), nullptr);
+  EXPECT_EQ(b.stream().prepared_with, std::vector<std::string>(kernels, "wide/fp32"))
+      << "the eager executor prepares with its program's options, whatever was compiled since";
+  expect_close(outputs, cpu_outputs(g, inputs), "eager on the wide program");
+}
+
+// resolve() checks the options against the backend's caps, naming what it offers instead.
+TEST(BackendContract, ResolveRefusesWhatTheCapsDoNotOffer) {
+  auto message = [](const exec::Backend& b, const exec::CompileOptions& o) -> std::string {
+    try {
+      b.resolve(o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  TestConfig levels;
+  levels.name = "contract_levels";
+  levels.isa_levels = {"wide", "narrow"};
+  levels.precisions = {"fp32", "tf32"};
+  TestBackend two(levels);
+  EXPECT_EQ(message(two, {"avx2", "fp32"}), "isa 'avx2': backend 'contract_levels' runs wide | narrow here");
+  EXPECT_EQ(message(two, {"auto", "fp16"}),
+            "precision must be fp32 or tf32 on backend 'contract_levels', got 'fp16'");
+  EXPECT_EQ(two.resolve({"narrow", "tf32"}).isa, "narrow");
+
+  TestConfig plain;
+  plain.name = "contract_plain";
+  TestBackend one(plain);
+  EXPECT_EQ(one.resolve({}).isa, "") << "a backend with one level resolves auto to none";
+  EXPECT_EQ(message(one, {"wide", "fp32"}),
+            "backend 'contract_plain' has one instruction-set level: isa must be auto, got 'wide'");
+  EXPECT_NE(message(one, {"auto", "tf32"}).find("has no TF32 math"), std::string::npos);
+
+  // The CPU's auto is auto_isa(): the best level it runs, or FUSEBOX_ISA's.
+  auto cpu = cpu::make_backend();
+  EXPECT_EQ(cpu->resolve({}).isa, cpu::isa_name(cpu::auto_isa()));
+  EXPECT_EQ(cpu->resolve({"portable"}).isa, "portable");
 }
 
 }  // namespace

@@ -124,9 +124,8 @@ inline Tensor run_with_constant_weight(const std::vector<Tensor>& inputs, const 
   constants[1] = &inputs[1];
   const size_t scratch_bytes = cpu_backend().scratch_bytes(exec::KernelContext{node, in_types, out_types, 0, &constants});
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes, &constants};
-  exec::ExecContext exec_ctx;
-  cpu::CpuContext cpu_ctx;
-  apply_test_isa(ctx, exec_ctx, cpu_ctx);
+  exec::CompileOptions options;
+  apply_test_isa(ctx, options);
   std::shared_ptr<const void> state = kernel->prepare(ctx);
   Tensor out(DType::f32, out_types[0].shape);
   fill_marker(out);

@@ -64,7 +64,7 @@ inline void fill_marker(Tensor& t) {
 
 // The Isa kernels are prepared with (ops/cpu/isa.h): by default none is given, so kernels take
 // auto_isa() (the best this CPU runs, or FUSEBOX_ISA). A ScopedIsa makes run_op and prepare_only
-// hand the kernels a CPU context with that level, as the backend does, for tests that loop over
+// hand the kernels options with that level, as compile() does, for tests that loop over
 // every path the CPU runs.
 inline std::optional<cpu::Isa>& test_isa() {
   static std::optional<cpu::Isa> isa;
@@ -87,13 +87,11 @@ inline std::vector<cpu::Isa> runnable_isas() {
     if (cpu::cpu_runs(isa)) out.push_back(isa);
   return out;
 }
-// Points ctx at a CPU context for test_isa(), when one is set (the two contexts must outlive it).
-inline void apply_test_isa(exec::KernelContext& ctx, exec::ExecContext& exec_ctx,
-                           cpu::CpuContext& cpu_ctx) {
+// Points ctx at options naming test_isa(), when one is set (the options must outlive it).
+inline void apply_test_isa(exec::KernelContext& ctx, exec::CompileOptions& options) {
   if (!test_isa()) return;
-  cpu_ctx.isa = *test_isa();
-  exec_ctx.backend_data = &cpu_ctx;
-  ctx.context = &exec_ctx;
+  options.isa = cpu::isa_name(*test_isa());
+  ctx.options = &options;
 }
 
 // Runs `op` on `inputs` with the CPU backend at `threads` threads and returns its outputs.
@@ -108,9 +106,8 @@ inline std::vector<Tensor> run_op(const std::string& op, const std::vector<Tenso
   if (!kernel) throw Error("no CPU kernel for " + op);
   const size_t scratch_bytes = ir::node_scratch_bytes(node, in_types, out_types);
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
-  exec::ExecContext exec_ctx;
-  cpu::CpuContext cpu_ctx;
-  apply_test_isa(ctx, exec_ctx, cpu_ctx);
+  exec::CompileOptions options;
+  apply_test_isa(ctx, options);
   std::shared_ptr<const void> state = kernel->prepare ? kernel->prepare(ctx) : nullptr;
 
   std::vector<Tensor> outputs;
@@ -146,9 +143,8 @@ inline void prepare_only(const std::string& op, const std::vector<ir::TensorType
   const exec::KernelDef* kernel = cpu_backend().kernels().find(op);
   if (!kernel) throw Error("no CPU kernel for " + op);
   exec::KernelContext ctx{node, in_types, out_types, scratch_bytes};
-  exec::ExecContext exec_ctx;
-  cpu::CpuContext cpu_ctx;
-  apply_test_isa(ctx, exec_ctx, cpu_ctx);
+  exec::CompileOptions options;
+  apply_test_isa(ctx, options);
   if (kernel->prepare) kernel->prepare(ctx);
 }
 

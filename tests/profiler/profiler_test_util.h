@@ -110,11 +110,9 @@ inline Recording record_workers(const std::string& spec, int runs, int threads,
   exec::Session s(models::build_model(spec, 1), opt);
   rec.attach(s, spec);
   auto in = ones_inputs(s.graph());
-  s.backend().take_worker_spans();
-  s.backend().record_workers(true);
+  exec::BackendRecording noted(s.backend());
   for (int i = 0; i < runs; ++i) s.run(in);
-  s.backend().record_workers(false);
-  return rec.finish({}, s.backend().take_worker_spans());
+  return rec.finish(noted.finish());
 }
 
 // A GEMM-heavy model whose every GEMM splits at 2 threads (under FUSEBOX_FORK_JOIN_NS=0).

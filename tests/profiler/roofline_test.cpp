@@ -189,7 +189,7 @@ TEST(FmaPeak, EveryThreadCountGivesAFigure) {
 namespace {
 std::vector<std::string> cpu_levels() {
   ptest::register_cpu();
-  return exec::BackendRegistry::instance().create("cpu")->isa_levels();
+  return exec::BackendRegistry::instance().create("cpu")->caps().isa_levels;
 }
 
 // The disassembly of one function of this test binary (objdump), "" when objdump is missing.

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "core/base/error.h"
 #include "ops/cpu/parallel.h"
 #include "profiler/exporters.h"
 #include "profiler/recorder.h"
@@ -116,19 +117,18 @@ TEST(Workers, SteppedDownTeamsShowTheOneThreadThatRan) {
   auto in = ptest::ones_inputs(s.graph());
   s.run(in);  // kernels warm
   rec.clear();
-  s.backend().take_worker_spans();
   // A window of team regions that took 20x the work their threads did: the detector steps the
   // teams down to one thread for 100 ms, and the recorded run must show only worker 0.
   cpu::reset_contention();
   const int64_t busy[1] = {cpu::kContentionWindowNs / 20}, items[1] = {1};
   cpu::detail::note_team(cpu::kContentionWindowNs, busy, items, 1);
   ASSERT_TRUE(cpu::stepped_down());
-  s.backend().record_workers(true);
+  exec::BackendRecording noted(s.backend());
   s.run(in);
-  s.backend().record_workers(false);
+  exec::BackendActivity activity = noted.finish();
   const bool still = cpu::stepped_down();
   cpu::reset_contention();
-  const Recording r = rec.finish({}, s.backend().take_worker_spans());
+  const Recording r = rec.finish(std::move(activity));
   if (!still) GTEST_SKIP() << "the run outlasted the 100 ms step-down on this machine";
   const std::set<int32_t> tids = worker_tids(r);
   ASSERT_EQ(tids.size(), 1u);
@@ -146,15 +146,23 @@ TEST(Workers, NothingIsNotedWhenNoOneRecords) {
   opt.threads = 2;
   exec::Session s(models::build_model(ptest::kGemmModel, 1), opt);
   auto in = ptest::ones_inputs(s.graph());
-  s.backend().take_worker_spans();
+  (void)cpu::take_worker_spans();
   s.run(in);
-  EXPECT_TRUE(s.backend().take_worker_spans().empty());
-  s.backend().record_workers(true);
+  EXPECT_TRUE(cpu::take_worker_spans().empty()) << "no one records";
+  exec::BackendRecording noted(s.backend());
   s.run(in);
-  s.backend().record_workers(false);
-  EXPECT_FALSE(s.backend().take_worker_spans().empty());
+  EXPECT_FALSE(noted.finish().workers.empty());
   s.run(in);
-  EXPECT_TRUE(s.backend().take_worker_spans().empty()) << "recording stopped";
+  EXPECT_TRUE(cpu::take_worker_spans().empty()) << "recording stopped";
+  EXPECT_TRUE(s.backend().end_recording().workers.empty()) << "no recording is open";
+  // A recording an exception leaves is ended on the way out.
+  try {
+    exec::BackendRecording left(s.backend());
+    throw Error("the run failed");
+  } catch (const Error&) {
+  }
+  s.run(in);
+  EXPECT_TRUE(cpu::take_worker_spans().empty()) << "the recording the exception left ended";
 }
 
 TEST(Workers, TimelineHasATrackPerWorkerWithItsUtilisation) {

@@ -147,7 +147,7 @@ TEST_F(UiTest, FlipsThroughTheCommandFunctionRedrawTheNewResult) {
 // why in the status line.
 TEST_F(UiTest, TheIsaSwitchFlipsLiveAndTheStatusLineNamesTheLevel) {
   start("mlp:batch=16");
-  const auto levels = exec::BackendRegistry::instance().create("cpu")->isa_levels();
+  const auto levels = exec::BackendRegistry::instance().create("cpu")->caps().isa_levels;
   for (const auto& level : levels) {
     run("isa=" + level);
     EXPECT_EQ(result().isa, level);

@@ -71,7 +71,7 @@ TEST(Pipeline, EveryIsaLevelThisCpuRunsAgreesAndSaysWhichRan) {
   auto portable = p.run(s);
   EXPECT_EQ(portable->isa, "portable");
   EXPECT_NE(report_text(*portable).find("backend    cpu (portable)"), std::string::npos) << report_text(*portable);
-  auto levels = exec::BackendRegistry::instance().create("cpu")->isa_levels();
+  auto levels = exec::BackendRegistry::instance().create("cpu")->caps().isa_levels;
   ASSERT_FALSE(levels.empty());
   EXPECT_EQ(levels.back(), "portable");
   for (const std::string level : {"avx512", "avx2"}) {

@@ -1,6 +1,6 @@
 #pragma once
 // Where the CUPTI collector (ops/cuda/cupti_collector.cpp) keeps what CUPTI's buffer callbacks
-// hand over until Backend::take_activity() takes it, as plain logic over CUPTI's record types
+// hand over until Backend::end_recording() takes it, as plain logic over CUPTI's record types
 // (tested with records built by hand in tests/cuda/activity_store_test.cpp):
 //  - every record is converted when it arrives (a kernel's name lives in CUPTI's buffer, which is
 //    freed once read); one that does not convert is counted as dropped, never thrown (the

@@ -1,10 +1,9 @@
 #pragma once
-// When the CUDA backend's CUPTI collection is on: only around recorded runs. Every caller that
-// records does it the same way (app/workbench/pipeline.cpp, the self-test's trace row, the device
-// tests): one Backend::take_activity() to drop what came before, the runs, one take_activity()
-// for theirs. So the first call begins collecting (and returns nothing) and the second returns
-// what was collected and ends it; an unrecorded run pays nothing for CUPTI and piles up no
-// records. A failed run, or the backend going, ends a recording left open (abandon).
+// When the CUDA backend's CUPTI collection is on: only around recorded runs, from
+// Backend::begin_recording() to end_recording(), so an unrecorded run pays nothing for CUPTI and
+// piles up no records. begin() drops what an earlier recording left open; end() returns what was
+// collected and stops. A failed run, or the backend going, ends a recording left open
+// (abandon), and its end() then returns nothing.
 // Plain logic over the collector's three calls, tested with a fake in
 // tests/cuda/recording_switch_test.cpp.
 #include <string>
@@ -25,12 +24,16 @@ class RecordingSwitch {
     virtual void end() = 0;
   };
 
-  std::vector<exec::DeviceActivity> take_activity(Collector& c) {
-    if (!recording_) {
-      note_ = c.begin();
-      recording_ = note_.empty();
-      return {};
-    }
+  // Starts collecting; a recording still open is ended first and its records dropped.
+  void begin(Collector& c) {
+    abandon(c);
+    note_ = c.begin();
+    recording_ = note_.empty();
+  }
+  // What was collected since begin(), and stops; nothing when no recording is open (begin failed,
+  // or a failed run abandoned it).
+  std::vector<exec::DeviceActivity> end(Collector& c) {
+    if (!recording_) return {};
     std::vector<exec::DeviceActivity> a = c.take();
     c.end();
     recording_ = false;
