@@ -160,8 +160,10 @@ TEST_F(SettingsTest, PassesTextSaysAllNoneOrTheOnesOnInPipelineOrder) {
   const auto names = passes::PassRegistry::instance().names();
   s.passes_off = {names.begin(), names.end()};
   EXPECT_EQ(s.passes_text(), "none");
-  s.passes_off = {"constant_fold", "fuse_patterns", "channels_last", "winograd", "absorb_layout", "fuse_elementwise"};
-  EXPECT_EQ(s.passes_text(), "absorb_matmul,dce");
+  s.passes_off = {names.begin(), names.end()};
+  s.passes_off.erase("dce");
+  s.passes_off.erase("absorb_matmul");
+  EXPECT_EQ(s.passes_text(), "absorb_matmul,dce") << "in pipeline order";
   EXPECT_TRUE(s.pass_on("dce"));
   EXPECT_FALSE(s.pass_on("constant_fold"));
 }
