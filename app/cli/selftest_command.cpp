@@ -182,6 +182,8 @@ std::span<const OpCase> op_cases() {
       {"ReduceMax", {f32({2, 5, 16})}, R"({"axes": [-1], "keepdims": 1})"},
       {"ReduceMin", {f32({2, 5, 16})}, R"({"axes": [0, 2], "keepdims": 1})"},
       {"ArgMax", {f32({3, 5, 7})}, R"({"axis": 1, "keepdims": 0})"},
+      {"CumSum", {f32({3, 5, 7})}, R"({"axis": 1})"},
+      {"CumSum", {i64({4, 9}, -50, 50)}, R"({"axis": 1, "exclusive": 1, "reverse": 1})"},
       {"Abs", {f32({3, 41})}},
       {"HardSwish", {f32({3, 41}, -5.0, 5.0)}},
       {"LeakyRelu", {f32({3, 41})}, R"({"alpha": 0.1})"},

@@ -1,5 +1,5 @@
 // Softmax and LogSoftmax, LayerNorm (and SkipLayerNorm), ReduceMean, ReduceSum/Prod/Max/Min, ArgMax
-// and ArgMin.
+// and ArgMin, CumSum.
 //
 // All three reduce along some dims. The shapes are reduced in prepare() to [outer, n, inner]
 // (ReduceMean: the general case keeps a strided walk). With inner == 1 the reduced elements are
@@ -21,6 +21,7 @@
 #include "core/ir/normalization_params.h"
 #include "core/ir/shape.h"
 #include "ops/cpu/cpu_backend.h"
+#include "ops/cpu/ew_ops.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
@@ -601,6 +602,61 @@ void run_argmax(const exec::KernelArgs& args) {
   else argmax_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
 }
 
+// ---- CumSum --------------------------------------------------------------------------------
+
+struct CumSumState {
+  int64_t outer = 1, n = 1, inner = 1;
+  bool exclusive = false;  // each output the sum of the elements before it
+  bool reverse = false;    // summed from the end of the axis
+  bool f32 = true;
+};
+
+// Each line along the axis summed in order (from its end when reverse). Float sums accumulate in
+// double, as the reductions here and PyTorch's CPU cumsum do, so a long axis keeps its digits;
+// i64 wraps on overflow (ew_ops.h). Each element is read before its output is written, so x and y
+// may be one buffer.
+template <typename T>
+void cumsum_impl(const CumSumState& st, const T* x, T* y) {
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
+  parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(st.n, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t u = begin; u < end; ++u) {
+                   const int64_t base = (u / st.inner) * st.n * st.inner + u % st.inner;
+                   Acc acc = 0;
+                   for (int64_t j = 0; j < st.n; ++j) {
+                     const int64_t at = base + (st.reverse ? st.n - 1 - j : j) * st.inner;
+                     Acc next;
+                     if constexpr (std::is_same_v<T, float>) next = acc + static_cast<double>(x[at]);
+                     else next = AddOp{}(acc, x[at]);
+                     y[at] = static_cast<T>(st.exclusive ? acc : next);
+                     acc = next;
+                   }
+                 }
+               });
+}
+
+std::shared_ptr<const void> prepare_cumsum(const exec::KernelContext& ctx) {
+  require_arity(ctx, 1, 1);
+  const ir::Shape& x = ctx.inputs[0].shape;
+  CumSumState st;
+  const int axis = or_fail(ctx, [&] {
+    return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), ctx.node.op + " axis");
+  });
+  for (int d = 0; d < static_cast<int>(x.size()); ++d)
+    (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
+  st.exclusive = ctx.node.attrs.get_int("exclusive", 0) != 0;
+  st.reverse = ctx.node.attrs.get_int("reverse", 0) != 0;
+  st.f32 = ctx.inputs[0].dtype == ir::DType::f32;
+  return exec::make_state(st);
+}
+
+void run_cumsum(const exec::KernelArgs& args) {
+  const auto& st = state_of<CumSumState>(args);
+  if (st.outer * st.n * st.inner == 0) return;
+  if (st.f32) cumsum_impl(st, input_ptr<float>(args, 0), output_ptr<float>(args, 0));
+  else cumsum_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
+}
+
 // ---- Hardmax -------------------------------------------------------------------------------
 
 // Hardmax: 1 at the first maximum along the axis (ArgMax's walk, NaN counting as the maximum),
@@ -644,6 +700,7 @@ void add_normalization_kernels(exec::KernelTable& table) {
   table.add("ReduceProd", reduce_kernel<ProdR>());
   table.add("ArgMax", {prepare_argmax, run_argmax});
   table.add("ArgMin", {prepare_argmax, run_argmax});
+  table.add("CumSum", {prepare_cumsum, run_cumsum});
   table.add("LogSoftmax", {prepare_softmax, run_softmax});
   table.add("Hardmax", {prepare_hardmax, run_hardmax});
   table.add("Softmax", {prepare_softmax, run_softmax});

@@ -105,6 +105,35 @@ TEST(OnnxMoreOpsImport, TriluKMustBeKnownAtLoadTime) {
   EXPECT_NE(e.find("known at load time"), std::string::npos) << e;
 }
 
+// CumSum's axis is an input: an initializer (int32 here, as ONNX allows) imports as the attribute,
+// negative counting from the end; one computed at run time is refused, naming the node.
+TEST(OnnxMoreOpsImport, CumSumTakesItsAxisFromAConstant) {
+  Model model(14);
+  model.input("x", {2, 5});
+  auto* t = model.g->add_initializer();
+  t->set_name("axis");
+  t->set_data_type(onnx::TensorProto::INT32);
+  t->add_int32_data(-1);
+  Model::i(model.node("CumSum", {"x", "axis"}, {"y"}), "reverse", 1);
+  ir::Graph g = models::import_onnx_bytes(model.bytes(), "m", options());
+  const std::vector<ir::Tensor> in = testing::random_inputs(g, 9);
+  const ir::Tensor y = testing::evaluate_graph(g, in)[0];
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 5; ++c) {
+      double s = 0;
+      for (int k = c; k < 5; ++k) s += in[0].data<float>()[r * 5 + k];
+      EXPECT_NEAR(y.data<float>()[r * 5 + c], s, 1e-6) << r << " " << c;
+    }
+
+  Model computed(14);
+  computed.input("x", {2, 5});
+  computed.input("axis", {1});
+  computed.node("CumSum", {"x", "axis"}, {"y"});
+  const std::string e = error_of(computed);
+  EXPECT_NE(e.find("CumSum_1"), std::string::npos) << e;
+  EXPECT_NE(e.find("known at load time"), std::string::npos) << e;
+}
+
 TEST(OnnxMoreOpsImport, GatherElementsConstantIndexOutOfRangeIsRefused) {
   Model model(13);
   model.input("x", {2, 3});

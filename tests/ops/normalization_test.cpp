@@ -382,6 +382,50 @@ TEST(ArgMax, AxisKeepdimsAndTies) {
   EXPECT_THROW(run1("ArgMax", {Tensor(DType::f32, {3, 0})}, attrs_of({{"axis", int64_t{1}}})), Error);
 }
 
+// CumSum against a double-precision running sum, over ranks, every axis (negative too), and
+// exclusive and reverse; i64 exactly, wrapping at the top of its range.
+TEST(CumSum, EveryAxisExclusiveAndReverseMatchDoubleLoops) {
+  std::mt19937 rng(41);
+  for (const Shape& xs : {Shape{9}, Shape{3, 5}, Shape{2, 3, 17}, Shape{4, 1, 300}, Shape{0, 3}, Shape{2, 0}}) {
+    for (DType dt : {DType::f32, DType::i64}) {
+      const Tensor x = dt == DType::f32 ? random_f32(xs, rng) : random_i64(xs, rng, -1000, 1000);
+      for (int axis = -static_cast<int>(xs.size()); axis < static_cast<int>(xs.size()); ++axis) {
+        const size_t ax = static_cast<size_t>(axis < 0 ? axis + static_cast<int>(xs.size()) : axis);
+        for (bool exclusive : {false, true})
+          for (bool reverse : {false, true}) {
+            std::vector<double> want(static_cast<size_t>(x.numel()));
+            for (int64_t i = 0; i < x.numel(); ++i) {
+              const std::vector<int64_t> idx = unravel(i, xs);
+              double sum = 0;
+              for (int64_t k = 0; k < xs[ax]; ++k) {
+                const bool before = reverse ? k > idx[ax] : k < idx[ax];
+                if (!before && !(k == idx[ax] && !exclusive)) continue;
+                std::vector<int64_t> j = idx;
+                j[ax] = k;
+                sum += at(x, ravel(j, xs));
+              }
+              want[static_cast<size_t>(i)] = sum;
+            }
+            const Tensor y = run1("CumSum", {x}, attrs_of({{"axis", int64_t{axis}}, {"exclusive", int64_t{exclusive}},
+                                                          {"reverse", int64_t{reverse}}}));
+            const std::string what = "CumSum " + shape_str(xs) + " " + dtype_name(dt) + " axis " +
+                                     std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                                     (reverse ? " reverse" : "");
+            ASSERT_EQ(y.dtype(), dt) << what;
+            if (dt == DType::i64) expect_equal(y, xs, want, what);
+            else expect_close(y, xs, want, 1e-6, 1e-6, what);
+          }
+      }
+    }
+  }
+  // i64 wraps, as every i64 sum here does (no undefined behaviour on overflow).
+  Tensor big(DType::i64, {2});
+  big.data<int64_t>()[0] = std::numeric_limits<int64_t>::max();
+  big.data<int64_t>()[1] = 1;
+  EXPECT_EQ(run1("CumSum", {big}, {}).data<int64_t>()[1], std::numeric_limits<int64_t>::min());
+  EXPECT_THROW(run1("CumSum", {random_f32({3, 4}, rng)}, attrs_of({{"axis", int64_t{2}}})), Error);
+}
+
 TEST(NormalizationPrepare, RejectsBadInputs) {
   EXPECT_THROW(prepare_only("Softmax", {{DType::i64, {3}}}, {{DType::i64, {3}}}), Error);
   EXPECT_THROW(prepare_only("Softmax", {{DType::f32, {3}}}, {{DType::f32, {3}}},

@@ -82,6 +82,20 @@ void register_normalization_ops(OpRegistry& r) {
     };
     r.add(std::move(s));
   }
+  {
+    OpSchema s;
+    s.name = "CumSum";
+    s.doc = "running sum along attribute axis (default 0); exclusive (default 0: each element's own value "
+            "included), reverse (default 0: from the start of the axis)";
+    s.infer = [](const Node& n, const std::vector<TensorType>& in) {
+      normalize_axis(n.attrs.get_int("axis", 0), in[0].shape.size(), "CumSum axis");
+      return std::vector<TensorType>{in[0]};
+    };
+    s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      return static_cast<double>(numel(in[0].shape));
+    };
+    r.add(std::move(s));
+  }
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     OpSchema s;
     s.name = op;
@@ -156,7 +170,7 @@ void register_normalization_ops(OpRegistry& r) {
   }
   // Sums, maxima, means and a square root (LayerNorm's): arithmetic; the softmaxes exponentiate.
   set_math(r, MathClass::Arithmetic, {"ReduceSum", "ReduceMax", "ReduceProd", "ReduceMin", "ReduceMean", "ArgMax",
-                                      "ArgMin", "Hardmax", "LayerNorm", "SkipLayerNorm"});
+                                      "ArgMin", "CumSum", "Hardmax", "LayerNorm", "SkipLayerNorm"});
   set_math(r, MathClass::Transcendental, {"Softmax"}, fixed_math({"exp"}));
   set_math(r, MathClass::Transcendental, {"LogSoftmax"}, fixed_math({"exp", "log"}));
   set_kind(r, OpKind::Fused, {"LayerNorm", "SkipLayerNorm"});  // what the fusion passes make

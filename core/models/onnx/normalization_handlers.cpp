@@ -1,7 +1,7 @@
 // ONNX Softmax (opset < 13: 2-D coercion at axis; >= 13: one axis), LayerNormalization (with its
 // optional Mean and InvStdDev outputs), ReduceMean/Max/Min (axes attribute < 18, input >= 18),
 // ReduceSum (input from 13), ReduceProd and the composite reductions (ReduceL1, ReduceL2,
-// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin; LogSoftmax and Hardmax like Softmax; InstanceNormalization,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp), ArgMax and ArgMin, CumSum; LogSoftmax and Hardmax like Softmax; InstanceNormalization,
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss built from simpler ops.
 #include <utility>
 
@@ -234,6 +234,21 @@ void add_normalization_handlers(HandlerRegistry& r) {
            ctx.emit(node, "Reshape", {node.input(2)}, attrs_of({{"shape", per_channel}}), {bc}, "_bias_shape");
            ctx.emit(node, "Mul", {n, sc}, {}, {scaled}, "_scale");
            ctx.emit(node, "Add", {scaled, bc}, {}, {y}, "_bias");
+         }});
+
+  // CumSum: its axis is an input (a scalar or one-element tensor), which must be known at load time,
+  // as Reduce*'s axes are; HF decoders' exports compute position ids with it.
+  r.add({"CumSum", 11, 21, {"exclusive", "reverse"}, [](ImportContext& ctx, const OnnxNode& node) {
+           if (node.input(0).empty() || node.input(1).empty()) throw Error(node.where() + ": takes x and axis");
+           const std::vector<int64_t> axis = ctx.constant_ints(node.input(1), node, "axis");
+           if (axis.size() != 1)
+             throw Error(node.where() + ": axis must hold one value, got " + std::to_string(axis.size()));
+           const ir::Shape x = ctx.type_of(node.input(0)).shape;
+           const int a = ir::normalize_axis(axis[0], x.size(), node.where() + " axis");
+           ir::Attributes attrs = attrs_of({{"axis", int64_t{a}},
+                                            {"exclusive", int64_t{node.get_int("exclusive", 0) != 0}},
+                                            {"reverse", int64_t{node.get_int("reverse", 0) != 0}}});
+           ctx.emit(node, "CumSum", {node.input(0)}, std::move(attrs), {node.output(0)});
          }});
 
   for (const char* arg : {"ArgMax", "ArgMin"})
