@@ -176,6 +176,7 @@ exec::SessionOptions session_options(const Settings& s) {
   o.threads = s.threads;
   o.isa = s.isa;
   o.precision = s.precision;
+  o.gemm = s.gemm;
   const std::vector<std::string> on = s.passes_on();
   o.passes = on.empty() ? "none" : join(on, ",");
   o.disabled_patterns = s.patterns_off;

@@ -48,6 +48,7 @@ struct CompileKey {
   std::string backend;
   std::string isa;  // kernels fix their instruction-set level (and weight packing) in prepare
   std::string precision;  // and their GEMM precision (cuBLAS compute type)
+  std::string gemm;       // and their GEMM path (packed weights or a plain BLAS call)
   bool operator==(const CompileKey&) const = default;
 };
 struct BindKey {
@@ -229,7 +230,7 @@ bool Pipeline::prepare(Run& r) {
   exec::Backend& be = *(r.be = &backend(s.backend));
   // Refuses a level this machine cannot run, or tf32 on a backend without it (the CPU), before
   // any work; "auto" becomes the level it picks.
-  const exec::CompileOptions compile_options = be.resolve(exec::CompileOptions{s.isa, s.precision});
+  const exec::CompileOptions compile_options = be.resolve(exec::CompileOptions{s.isa, s.precision, s.gemm});
   result.isa = compile_options.isa;
   const OptimizeKey ok{lk, s.passes_off, s.patterns_off, s.backend};
   result.optimized = r.stage(Stage::Optimize, caches_->optimize.find(ok), executions_, [&]() -> auto& {
@@ -267,7 +268,7 @@ bool Pipeline::prepare(Run& r) {
 
   // Compile.
   result.backend_description = be.description();
-  const CompileKey ck{ok, s.backend, compile_options.isa, compile_options.precision};
+  const CompileKey ck{ok, s.backend, compile_options.isa, compile_options.precision, compile_options.gemm};
   std::shared_ptr<const exec::Compiled> compiled =
       r.stage(Stage::Compile, caches_->compile.find(ck), executions_, [&]() -> auto& {
         return caches_->compile.put(ck, exec::compile(result.optimized, be, compile_options));

@@ -4,7 +4,7 @@
 //   load      model, dims, seed, inputs (and the files' modification times)
 //   optimize  load + passes and patterns off
 //   plan      optimize + planner
-//   compile   optimize + backend + isa + precision (kernels prepared, weights uploaded, packed)
+//   compile   optimize + backend + isa + precision + gemm (kernels prepared, weights uploaded, packed)
 //   bind      compile + plan + executor    (the executor and its arena)
 //   measure   always: threads, warmup, iters, profile_runs
 //

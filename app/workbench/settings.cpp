@@ -443,6 +443,12 @@ const std::vector<FieldDef>& fields() {
                            "relative error; cuda backend only)",
                            &Settings::precision, "precision",
                            [] { return std::vector<std::string>{"fp32", "tf32"}; }));
+    t.push_back(name_field("gemm",
+                           "the MatMul family's GEMMs: auto (the backend's own kernels; on the CPU, "
+                           "micro-kernels on weights packed at compile time, bias and activation in "
+                           "registers) or blas (OpenBLAS on the weight as stored; CPU only)",
+                           &Settings::gemm, "gemm",
+                           [] { return std::vector<std::string>{"auto", "blas"}; }));
     t.push_back(switches_field("passes", "the passes that run (see `fusebox passes`)",
                                &Settings::passes_off, "pass", pass_names));
     t.push_back(switches_field("patterns", "the fusion patterns fuse_patterns tries",
@@ -652,6 +658,7 @@ std::string Settings::label() const {
                   " backend=" + backend;
   if (isa != "auto") s += " isa=" + isa;
   if (precision != "fp32") s += " precision=" + precision;
+  if (gemm != "auto") s += " gemm=" + gemm;
   if (!patterns_off.empty()) s += " patterns_off=" + join(patterns_off, ",");
   if (capture) s += " capture=on";
   return s;

@@ -44,6 +44,9 @@ struct Settings {
   // Float GEMM precision: fp32 | tf32 (TF32 tensor cores, CUDA only). The CPU has no TF32: a run
   // asking it for tf32 is refused when it starts, saying so.
   std::string precision = "fp32";
+  // The MatMul family's GEMMs: auto (the backend's own kernels; on the CPU, micro-kernels on
+  // weights packed at compile time) | blas (OpenBLAS on the weight as stored; CPU only).
+  std::string gemm = "auto";
   std::set<std::string> passes_off;    // passes::PassRegistry names switched off (empty: all on)
   std::set<std::string> patterns_off;  // passes::FusionRegistry pattern names switched off
   std::string planner = "greedy_by_size";  // planner::strategies().names() or planner::kBestPlanner
@@ -62,7 +65,8 @@ struct Settings {
   // "all", "none" or "absorb_matmul,dce" (the enabled ones, in pipeline order).
   std::string passes_text() const;
   // One line: "passes=all executor=compiled threads=1 planner=greedy_by_size backend=cpu", plus
-  // " isa=avx2" when it is not auto, " precision=tf32" when it is not fp32, " patterns_off=attention,gelu" when any pattern is off and
+  // " isa=avx2" when it is not auto, " precision=tf32" when it is not fp32, " gemm=blas" when it is
+  // not auto, " patterns_off=attention,gelu" when any pattern is off and
   // " capture=on" when it is on.
   std::string label() const;
 };
@@ -100,7 +104,7 @@ std::vector<SettingField> setting_fields();
 SettingField setting_field(const std::string& key);
 
 // The field keys in table order: "model", "backend", "executor", "threads", "isa", "precision",
-// "passes", "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs",
+// "gemm", "passes", "patterns", "planner", "capture", "seed", "warmup", "iters", "profile_runs", "inputs",
 // "dims", "consts". They are the JSON keys, the KEY of KEY=VALUE and the names SettingsFlags'
 // `omit` takes.
 std::vector<std::string> settings_keys();

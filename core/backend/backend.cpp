@@ -31,6 +31,9 @@ CompileOptions Backend::resolve(const CompileOptions& options) const {
   } else if (std::find(levels.begin(), levels.end(), options.isa) == levels.end()) {
     throw Error("isa '" + options.isa + "': backend '" + name() + "' runs " + join(levels, " | ") + " here");
   }
+  if (options.gemm != "auto")
+    throw Error("gemm '" + options.gemm + "': backend '" + name() +
+                "' has one GEMM path (its own kernels), so gemm must be auto");
   const std::vector<std::string>& offered = caps_.precisions;
   if (std::find(offered.begin(), offered.end(), options.precision) != offered.end()) return out;
   if (options.precision == "tf32")

@@ -51,6 +51,11 @@ struct CompileOptions {
   // single throughout) or "tf32" (inputs rounded to TF32's 10-bit mantissa on tensor cores, fp32
   // accumulation: faster, about 1e-3 relative error).
   std::string precision = "fp32";
+  // The MatMul family's GEMMs: "auto" (the backend's own kernels: on the CPU, micro-kernels on
+  // weights packed at compile time, bias and activation applied in registers) or "blas" (a plain
+  // BLAS sgemm on the weight as stored, bias and activation as passes over the output: what the
+  // packing and the epilogue buy). Backends with one path take "auto" only.
+  std::string gemm = "auto";
 };
 
 struct KernelArgs {

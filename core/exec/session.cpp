@@ -32,7 +32,7 @@ Session::Session(ir::Graph model, SessionOptions options)
   ExecutionObserver* obs = options_.observer;
   backend_ = BackendRegistry::instance().create(options_.backend);
   // Refuses a level or precision the backend does not offer before any work.
-  const CompileOptions compile_options = backend_->resolve(CompileOptions{options_.isa, options_.precision});
+  const CompileOptions compile_options = backend_->resolve(CompileOptions{options_.isa, options_.precision, options_.gemm});
   if (backend_->name() != "cpu") cpu_evaluator_ = BackendRegistry::instance().create("cpu");
 
   OptimizeOptions opt;

@@ -32,6 +32,9 @@ struct SessionOptions {
   // Float GEMM precision (CompileOptions::precision): "fp32" | "tf32" (refused where the backend
   // has no TF32, as on the CPU).
   std::string precision = "fp32";
+  // The MatMul family's GEMMs (CompileOptions::gemm): "auto" | "blas" (refused where the backend
+  // has one path, as on CUDA).
+  std::string gemm = "auto";
   std::string passes = "all";  // "all", "none" or "absorb_matmul,dce"
   std::set<std::string> disabled_patterns;  // fusion patterns fuse_patterns skips
   std::string planner = "greedy_by_size";

@@ -88,10 +88,17 @@ class CpuBackend final : public exec::Backend {
   // Kernels read the level in prepare (kernel_isa) and keep it in their state. "auto" is
   // auto_isa(): the best this CPU runs, or FUSEBOX_ISA's; a level it lacks is refused with the CPU
   // named (parse_isa).
+  // gemm: auto (the packed micro-kernels; OpenBLAS at the portable level) or blas (OpenBLAS at
+  // every level, ops/cpu/matmul.cpp).
   exec::CompileOptions resolve(const exec::CompileOptions& options) const override {
+    if (options.gemm != "auto" && options.gemm != "blas")
+      throw Error("gemm must be auto or blas, got '" + options.gemm + "'");
     exec::CompileOptions out = options;
     out.isa = isa_name(parse_isa(options.isa.empty() ? "auto" : options.isa));
-    return Backend::resolve(out);
+    out.gemm = "auto";  // the checks every backend makes
+    out = Backend::resolve(out);
+    out.gemm = options.gemm;
+    return out;
   }
 
   std::shared_ptr<void> allocate(size_t bytes) override {

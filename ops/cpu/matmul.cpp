@@ -10,7 +10,8 @@
 // Weights: when B is a weight (known at prepare time) and not batched, it is packed once into
 // the panels of packed_sgemm (packed_gemm.h: the AVX-512 or AVX2 micro-kernel of the kernel's Isa,
 // fixed in prepare; no per-call repacking) and every call multiplies against the packed copy. The
-// portable Isa keeps B where it is and calls OpenBLAS. Activations x activations (attention) stay
+// portable Isa keeps B where it is and calls OpenBLAS, and so does the setting gemm=blas at every
+// level (CompileOptions::gemm: what packing and the epilogue buy, measured at one level). Activations x activations (attention) stay
 // on OpenBLAS. With a packed weight and a bias row ([N]: broadcast over rows), the bias and the
 // activation are the GEMM's epilogue, applied in registers before each tile is stored: no pass over
 // the output before (writing the bias) or after (the activation).
@@ -91,7 +92,8 @@ MatMulState prepare_matmul(const exec::KernelContext& ctx, Epilogue epilogue, Ge
   const ir::Tensor* weight_b =
       ctx.constants && ctx.constants->size() > 1 ? (*ctx.constants)[1] : nullptr;
   st.isa = kernel_isa(ctx);
-  if (weight_b && ir::numel(ms.b_batch) == 1 && st.isa != Isa::kPortable)
+  const bool blas = ctx.options && ctx.options->gemm == "blas";
+  if (weight_b && ir::numel(ms.b_batch) == 1 && st.isa != Isa::kPortable && !blas)
     st.packed_b = std::make_shared<const PackedB>(
         PackedB::pack(st.isa, weight_b->data<float>(), st.k, st.n, st.trans_b));
 

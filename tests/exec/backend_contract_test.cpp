@@ -536,11 +536,15 @@ TEST(BackendContract, ResolveRefusesWhatTheCapsDoNotOffer) {
   EXPECT_EQ(message(one, {"wide", "fp32"}),
             "backend 'contract_plain' has one instruction-set level: isa must be auto, got 'wide'");
   EXPECT_NE(message(one, {"auto", "tf32"}).find("has no TF32 math"), std::string::npos);
+  EXPECT_EQ(message(one, {"auto", "fp32", "blas"}),
+            "gemm 'blas': backend 'contract_plain' has one GEMM path (its own kernels), so gemm must be auto");
 
   // The CPU's auto is auto_isa(): the best level it runs, or FUSEBOX_ISA's.
   auto cpu = cpu::make_backend();
   EXPECT_EQ(cpu->resolve({}).isa, cpu::isa_name(cpu::auto_isa()));
   EXPECT_EQ(cpu->resolve({"portable"}).isa, "portable");
+  EXPECT_EQ(cpu->resolve({"auto", "fp32", "blas"}).gemm, "blas") << "the CPU has OpenBLAS as its second path";
+  EXPECT_EQ(message(*cpu, {"auto", "fp32", "mkl"}), "gemm must be auto or blas, got 'mkl'");
 }
 
 }  // namespace

@@ -211,6 +211,49 @@ TEST(MatMulAdd, PackedWeightWithBiasInTheEpilogue) {
   }
 }
 
+// gemm=blas (CompileOptions::gemm) takes the weight as stored, through OpenBLAS, at every level;
+// auto packs it in prepare. So the two agree with the double-precision product, and only the blas
+// kernel sees a weight changed after prepare (the packed one multiplies its copy).
+TEST(MatMulAdd, GemmBlasMultipliesTheWeightAsStored) {
+  std::mt19937 rng(25);
+  for (const std::string op : {"MatMulAdd", "FusedBiasGelu"}) {
+    Tensor a = random_f32({5, 96}, rng, -1, 1), b = random_f32({96, 40}, rng, -1, 1);
+    Tensor bias = random_f32({40}, rng, -1, 1);
+    ir::Node node = make_node(op, 3, 1, {});
+    std::vector<ir::TensorType> in_types = {
+        {DType::f32, a.shape()}, {DType::f32, b.shape()}, {DType::f32, bias.shape()}};
+    std::vector<ir::TensorType> out_types = ir::infer_node(node, in_types);
+    const exec::KernelDef* k = cpu_backend().kernels().find(op);
+    ASSERT_NE(k, nullptr);
+    for (cpu::Isa isa : runnable_isas()) {
+      for (const std::string gemm : {"auto", "blas"}) {
+        Tensor w = b.clone();
+        exec::CompileOptions options;
+        options.isa = cpu::isa_name(isa);
+        options.gemm = gemm;
+        const std::vector<const Tensor*> constants = {nullptr, &w, nullptr};
+        auto state = k->prepare(exec::KernelContext{node, in_types, out_types, 0, &constants, nullptr, &options});
+        const std::string what = op + " " + options.isa + " gemm=" + gemm;
+        for (int pass = 0; pass < 2; ++pass) {
+          // The second pass doubles the weight's bytes after prepare.
+          const bool sees_new = pass == 1 && (gemm == "blas" || isa == cpu::Isa::kPortable);
+          MatMulRef r = ref_matmul(a, b, false, false, sees_new ? 2.0 : 1.0);
+          std::vector<double> want(r.values.size());
+          for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i)
+            want[i] = activation(op, r.values[i] + at(bias, bcast_index(bias.shape(), r.out, i)));
+          Tensor out(DType::f32, r.out);
+          fill_marker(out);
+          const void* ins[] = {a.bytes(), w.bytes(), bias.bytes()};
+          void* outs[] = {out.bytes()};
+          k->run(exec::KernelArgs{ins, outs, nullptr, state.get()});
+          expect_close(out, r.out, want, 1e-4, 1e-5, what + (pass ? " after the weight changed" : ""));
+          for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 2 * b.data<float>()[i];
+        }
+      }
+    }
+  }
+}
+
 // A planner may run a residual add in place: C and the output share a buffer.
 TEST(MatMulAdd, BiasAliasingOutput) {
   std::mt19937 rng(23);

@@ -57,6 +57,10 @@ TEST(Pipeline, EachFlipRerunsOnlyItsDownstreamStages) {
   EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 1, 1, 1})) << "isa: kernels prepared (weights packed) again";
   s.isa = "auto";
   EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "isa back: its kernels are still cached";
+  s.gemm = "blas";
+  EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 1, 1, 1})) << "gemm: kernels prepared again (weights as stored)";
+  s.gemm = "auto";
+  EXPECT_EQ(delta(p, s), (Counts{0, 0, 0, 0, 1, 1})) << "gemm back: its kernels are still cached";
   s.seed = 7;
   EXPECT_EQ(delta(p, s), (Counts{1, 1, 1, 1, 1, 1})) << "seed: new weights";
 }

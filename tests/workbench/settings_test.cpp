@@ -105,6 +105,7 @@ Settings custom() {
   s.threads = 3;
   s.isa = "portable";
   s.precision = "tf32";
+  s.gemm = "blas";
   s.passes_off = {"constant_fold", "dce"};
   s.patterns_off = {"attention"};
   s.planner = "first_fit";
@@ -183,6 +184,8 @@ TEST_F(SettingsTest, LabelIsOneLineWithPatternsOffOnlyWhenAny) {
   EXPECT_NE(s.label().find(" capture=on"), std::string::npos) << s.label();
   s.isa = "avx2";
   EXPECT_NE(s.label().find(" backend=cpu isa=avx2"), std::string::npos) << s.label();
+  s.gemm = "blas";
+  EXPECT_NE(s.label().find(" isa=avx2 gemm=blas"), std::string::npos) << s.label();
   EXPECT_FALSE(s.pattern_on("gelu"));
   EXPECT_TRUE(s.pattern_on("layernorm"));
 }
@@ -250,7 +253,7 @@ TEST_F(SettingsTest, KeyValueSetsEveryField) {
       "model=model.onnx; dims.batch=4 dims.seq=16 seed=18446744073709551615 "
       "inputs.input.1=x.npy inputs.mask=m.npy backend=settings_test_gpu executor=eager threads=3 "
       "isa=portable "
-      "precision=tf32;"
+      "precision=tf32 gemm=blas;"
       "passes.constant_fold=off passes.dce=0 patterns.attention=false planner=first_fit capture=on "
       "warmup=0 iters=7 profile_runs=2 consts.sr=16000 consts.table=t.npy",
       "--a");
@@ -298,6 +301,8 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                   "portable",
                   "--precision",
                   "tf32",
+                  "--gemm",
+                  "blas",
                   "--passes",
                   "absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,"
                   "fuse_elementwise",
@@ -447,7 +452,7 @@ TEST_F(SettingsTest, JsonErrorsNameThePathAndSuggest) {
             "s.json: /planer: unknown key 'planer' (did you mean 'planner'?)");
   EXPECT_EQ(json_error(R"({"frobnicate": 1})"),
             "s.json: /frobnicate: unknown key 'frobnicate' (valid: model, backend, executor, "
-            "threads, isa, precision, passes, patterns, planner, capture, seed, warmup, iters, "
+            "threads, isa, precision, gemm, passes, patterns, planner, capture, seed, warmup, iters, "
             "profile_runs, inputs, "
             "dims, consts)");
   EXPECT_EQ(json_error(R"({"capture": "yes"})"), "s.json: /capture: expected true or false, got \"yes\"");
