@@ -6,13 +6,16 @@
 
 namespace fusebox::ir {
 
-AxisSplit softmax_split(const Node& node, const Shape& x) {
+AxisSplit split_at(const Shape& x, int axis) {
   AxisSplit s;
-  if (x.empty()) return s;
-  const int axis = normalize_axis(node.attrs.get_int("axis", -1), x.size(), "Softmax");
   for (int d = 0; d < static_cast<int>(x.size()); ++d)
     (d < axis ? s.outer : d == axis ? s.n : s.inner) *= x[d];
   return s;
+}
+
+AxisSplit softmax_split(const Node& node, const Shape& x) {
+  if (x.empty()) return {};
+  return split_at(x, normalize_axis(node.attrs.get_int("axis", -1), x.size(), "Softmax"));
 }
 
 LayerNormSplit layer_norm_split(const Node& node, const std::vector<TensorType>& inputs,

@@ -1,7 +1,8 @@
 #pragma once
-// How Softmax, LayerNorm (SkipLayerNorm) and ReduceMean split their input: one reading of their
-// attributes (axis, epsilon, axes) against the input shape, shared by every backend's kernel
-// (ops/cpu/normalization.cpp, ops/cuda/normalization.cpp), which only maps it onto its own loops.
+// How Softmax, LayerNorm (SkipLayerNorm), ReduceMean, ArgMax and CumSum split their input: one
+// reading of their attributes (axis, epsilon, axes) against the input shape, shared by every
+// backend's kernel (ops/cpu/normalization.cpp, ops/cuda/normalization.cpp), which only maps it onto
+// its own loops.
 // Each function throws fusebox::Error naming the attribute at fault.
 #include <cstdint>
 #include <vector>
@@ -17,6 +18,9 @@ namespace fusebox::ir {
 struct AxisSplit {
   int64_t outer = 1, n = 1, inner = 1;
 };
+
+// x split around `axis`, an index into x's dims (normalized: 0 <= axis < rank).
+AxisSplit split_at(const Shape& x, int axis);
 
 // Softmax's attribute axis (default -1) on x; a scalar is one row of one element.
 AxisSplit softmax_split(const Node& node, const Shape& x);

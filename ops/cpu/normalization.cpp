@@ -586,8 +586,10 @@ std::shared_ptr<const void> prepare_argmax(const exec::KernelContext& ctx) {
   const int axis = or_fail(ctx, [&] {
     return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), ctx.node.op + " axis");
   });
-  for (int d = 0; d < static_cast<int>(x.size()); ++d)
-    (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
+  const ir::AxisSplit split = ir::split_at(x, axis);
+  st.outer = split.outer;
+  st.n = split.n;
+  st.inner = split.inner;
   if (st.n == 0) fail(ctx, ctx.node.op + " over an empty axis has no answer");
   st.min = ctx.node.op == "ArgMin";
   st.last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
@@ -605,7 +607,7 @@ void run_argmax(const exec::KernelArgs& args) {
 // ---- CumSum --------------------------------------------------------------------------------
 
 struct CumSumState {
-  int64_t outer = 1, n = 1, inner = 1;
+  ir::AxisSplit split;     // the lines summed: split.n elements, split.inner apart
   bool exclusive = false;  // each output the sum of the elements before it
   bool reverse = false;    // summed from the end of the axis
   bool f32 = true;
@@ -618,13 +620,14 @@ struct CumSumState {
 template <typename T>
 void cumsum_impl(const CumSumState& st, const T* x, T* y) {
   using Acc = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
-  parallel_for(st.outer * st.inner, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(st.n, 1)),
+  const int64_t n = st.split.n, inner = st.split.inner;
+  parallel_for(st.split.outer * inner, std::max<int64_t>(1, kGrainSimple / std::max<int64_t>(n, 1)),
                [&](int64_t begin, int64_t end) {
                  for (int64_t u = begin; u < end; ++u) {
-                   const int64_t base = (u / st.inner) * st.n * st.inner + u % st.inner;
+                   const int64_t base = (u / inner) * n * inner + u % inner;
                    Acc acc = 0;
-                   for (int64_t j = 0; j < st.n; ++j) {
-                     const int64_t at = base + (st.reverse ? st.n - 1 - j : j) * st.inner;
+                   for (int64_t j = 0; j < n; ++j) {
+                     const int64_t at = base + (st.reverse ? n - 1 - j : j) * inner;
                      Acc next;
                      if constexpr (std::is_same_v<T, float>) next = acc + static_cast<double>(x[at]);
                      else next = AddOp{}(acc, x[at]);
@@ -639,11 +642,9 @@ std::shared_ptr<const void> prepare_cumsum(const exec::KernelContext& ctx) {
   require_arity(ctx, 1, 1);
   const ir::Shape& x = ctx.inputs[0].shape;
   CumSumState st;
-  const int axis = or_fail(ctx, [&] {
+  st.split = ir::split_at(x, or_fail(ctx, [&] {
     return ir::normalize_axis(ctx.node.attrs.get_int("axis", 0), x.size(), ctx.node.op + " axis");
-  });
-  for (int d = 0; d < static_cast<int>(x.size()); ++d)
-    (d < axis ? st.outer : d == axis ? st.n : st.inner) *= x[d];
+  }));
   st.exclusive = ctx.node.attrs.get_int("exclusive", 0) != 0;
   st.reverse = ctx.node.attrs.get_int("reverse", 0) != 0;
   st.f32 = ctx.inputs[0].dtype == ir::DType::f32;
@@ -652,7 +653,7 @@ std::shared_ptr<const void> prepare_cumsum(const exec::KernelContext& ctx) {
 
 void run_cumsum(const exec::KernelArgs& args) {
   const auto& st = state_of<CumSumState>(args);
-  if (st.outer * st.n * st.inner == 0) return;
+  if (st.split.outer * st.split.n * st.split.inner == 0) return;
   if (st.f32) cumsum_impl(st, input_ptr<float>(args, 0), output_ptr<float>(args, 0));
   else cumsum_impl(st, input_ptr<int64_t>(args, 0), output_ptr<int64_t>(args, 0));
 }
