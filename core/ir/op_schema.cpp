@@ -1,5 +1,7 @@
 #include "core/ir/op_schema.h"
 
+#include <algorithm>
+
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/ir/ops/builtin_ops.h"
@@ -49,6 +51,17 @@ void set_kind(OpRegistry& r, OpKind kind, std::initializer_list<const char*> ops
   }
 }
 
+void set_types(OpRegistry& r, const char* types, std::initializer_list<const char*> ops) {
+  const std::string_view t = types;
+  if (t.empty() || t.find_first_not_of("FIT") != std::string_view::npos)
+    throw Error(std::string("set_types: '") + types + "' is not a string of F, I and T");
+  for (const char* op : ops) {
+    OpSchema* s = r.find(op);
+    if (!s) throw Error(std::string("set_types: no op '") + op + "' is registered");
+    s->types = types;
+  }
+}
+
 void set_kind_from(OpRegistry& r, size_t first, OpKind kind) {
   const std::vector<std::string> names = r.names();
   for (size_t i = first; i < names.size(); ++i) {
@@ -89,6 +102,34 @@ OpRegistry& OpRegistry::instance() {
   return *registry;
 }
 
+const char* type_letter_name(char letter) {
+  switch (letter) {
+    case 'F': return "f32";
+    case 'I': return "i64";
+    case 'T': return "f32|i64";
+    default: return "?";
+  }
+}
+
+std::string type_mismatch(std::string_view op, std::string_view types, const std::vector<DType>& inputs) {
+  if (types.empty()) return {};
+  int first_t = -1;  // the first input a T stands for: the others' dtype must be its
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const char letter = types[std::min(i, types.size() - 1)];
+    const std::string is = "input " + std::to_string(i) + " is " + dtype_name(inputs[i]);
+    if (letter == 'F' && inputs[i] != DType::f32) return is + ", but " + std::string(op) + " takes f32 there";
+    if (letter == 'I' && inputs[i] != DType::i64) return is + ", but " + std::string(op) + " takes i64 there";
+    if (letter != 'T') continue;
+    if (first_t < 0) {
+      first_t = static_cast<int>(i);
+    } else if (inputs[i] != inputs[first_t]) {
+      return is + " and input " + std::to_string(first_t) + " " + dtype_name(inputs[first_t]) + ", but " +
+             std::string(op) + " takes one dtype for both";
+    }
+  }
+  return {};
+}
+
 std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs) {
   const OpSchema& s = OpRegistry::instance().get(node.op);
   const std::string where = "node '" + node.name + "' (" + node.op + ")";
@@ -105,6 +146,9 @@ std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorTyp
     throw Error(where + ": expected " + std::to_string(s.min_outputs) + ".." +
                 std::to_string(s.max_outputs) + " outputs, got " + std::to_string(outs));
   }
+  std::vector<DType> dtypes;
+  for (const TensorType& t : inputs) dtypes.push_back(t.dtype);
+  if (std::string why = type_mismatch(node.op, s.types, dtypes); !why.empty()) throw Error(where + ": " + why);
   std::vector<TensorType> result;
   try {
     result = s.infer(node, inputs);

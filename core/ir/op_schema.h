@@ -1,6 +1,6 @@
 #pragma once
-// Op schemas: for every op type, its arity, what its attributes mean, how to infer output
-// types, what it costs (FLOPs, bytes moved), whether it is element-wise (fusable into a
+// Op schemas: for every op type, its arity, the dtypes its inputs take, what its attributes
+// mean, how to infer output types, what it costs (FLOPs, bytes moved), whether it is element-wise (fusable into a
 // FusedElementwise program), whether its output is a view of its first input (Reshape and
 // friends: zero-copy, aliasing in the planner), and how much kernel scratch it needs.
 // Schemas are registered by name in OpRegistry; core/ir/ops/*.cpp register the builtin ones.
@@ -65,6 +65,23 @@ const char* op_kind_name(OpKind k);  // "unset", "matmul", "conv", "fused", "ele
 // The kind of an op type: its schema's, Unset for an op no schema names.
 OpKind op_kind(std::string_view op);
 
+// The dtypes an op's inputs take, ONNX's type constraints written as data: one letter an input,
+// the last repeating for any inputs past it (Concat's, FusedElementwise's):
+//   F  f32
+//   I  i64
+//   T  f32 or i64, one dtype for every T of the node (Add's two inputs, Where's two branches)
+// So "TT" is Add, "ITT" Where, "TI" Gather, "F" Softmax. infer_node checks a node against them
+// before its schema's infer runs, so a model that feeds an op a dtype fusebox has no kernel for
+// is refused at import, naming the node, the input and what the op takes there, and the kernels'
+// own checks are a second line. They are the CPU kernels' (the reference backend); another backend
+// may take fewer and says so at prepare. Every registered op declares them
+// (test_ir: OpSchemas.EveryOpDeclaresItsTypes).
+// Whether `types` (as above) accepts the dtypes `inputs`: empty when it does, else the sentence
+// saying why not ("input 1 is i64, but Softmax takes f32 there"). `op` names the op in it.
+std::string type_mismatch(std::string_view op, std::string_view types, const std::vector<DType>& inputs);
+// What a letter of `types` stands for, for listings: "f32", "i64", "f32|i64".
+const char* type_letter_name(char letter);
+
 struct OpSchema {
   std::string name;
   std::string doc;  // one line
@@ -74,6 +91,7 @@ struct OpSchema {
   int max_outputs = 1;
   bool elementwise = false;  // out[i] depends on in[j][i] only (with broadcasting)
   bool view = false;         // output 0 shares input 0's bytes (no kernel work at all)
+  std::string types;         // the dtypes its inputs take (above); empty: not declared
   InferFn infer;             // throws fusebox::Error on bad shapes or attributes
   FlopsFn flops;             // may be empty: 0 FLOPs
   BytesFn bytes;             // may be empty: every input and output moves once, whole

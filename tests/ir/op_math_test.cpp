@@ -34,6 +34,19 @@ TEST(OpSchemas, EveryOpDeclaresItsKind) {
   EXPECT_STREQ(op_kind_name(OpKind::Normalization), "normalization");
 }
 
+// Every op says which dtypes its inputs take (op_schema.h: OpSchema::types), in the letters the
+// header defines, and no more letters than it has inputs.
+TEST(OpSchemas, EveryOpDeclaresItsTypes) {
+  for (const auto& [name, schema] : OpRegistry::instance().items()) {
+    EXPECT_FALSE(schema.types.empty()) << name << " declares no types";
+    EXPECT_EQ(schema.types.find_first_not_of("FIT"), std::string::npos) << name << ": " << schema.types;
+    EXPECT_LE(schema.types.size(), static_cast<size_t>(schema.max_inputs)) << name << ": " << schema.types;
+  }
+  EXPECT_EQ(OpRegistry::instance().get("Where").types, "ITT");
+  EXPECT_EQ(OpRegistry::instance().get("LSTM").types, "FFFFIFFF");
+  EXPECT_STREQ(type_letter_name('T'), "f32|i64");
+}
+
 // A transcendental op names at least one function on its default attributes; the others name
 // none unless their attributes add one (a Conv's fused sigmoid, a program's instructions).
 TEST(OpSchemas, ATranscendentalOpNamesItsFunctions) {

@@ -415,5 +415,66 @@ TEST(ElementwisePrepare, RejectsBadDtypes) {
                Error);
 }
 
+// The schema's declared dtypes (op_schema.h: OpSchema::types) are what the CPU kernels take, no
+// more and no fewer: for every element-wise op and every assignment of f32 and i64 to its
+// inputs, the schema accepts the node exactly when the kernel prepares it.
+TEST(ElementwiseSchema, DeclaresTheDtypesItsKernelsTake) {
+  int accepted = 0, refused = 0;
+  for (const auto& [name, schema] : ir::OpRegistry::instance().items()) {
+    if (schema.kind != ir::OpKind::Elementwise && name != "Gelu") continue;
+    const ir::Attributes attrs = attrs_of({{"direction", std::string("LEFT")}, {"fmod", int64_t{1}},
+                                           {"to", std::string("f32")}});
+    const size_t n = static_cast<size_t>(schema.min_inputs);
+    for (unsigned mask = 0; mask < (1u << n); ++mask) {
+      std::vector<ir::TensorType> in;
+      std::vector<DType> dtypes;
+      for (size_t i = 0; i < n; ++i) {
+        dtypes.push_back((mask >> i) & 1u ? DType::i64 : DType::f32);
+        in.push_back({dtypes.back(), {4}});
+      }
+      const std::string why = ir::type_mismatch(name, schema.types, dtypes);
+      ir::Node node = make_node(name, n, 1, attrs);
+      std::string combo = name + "(";
+      for (DType d : dtypes) combo += std::string(ir::dtype_name(d)) + " ";
+      combo += ")";
+      if (why.empty()) {
+        ++accepted;
+        const std::vector<ir::TensorType> out = ir::infer_node(node, in);
+        EXPECT_NO_THROW(prepare_only(name, in, out, attrs)) << combo << ": the schema takes it, the kernel not";
+      } else {
+        ++refused;
+        EXPECT_THROW(ir::infer_node(node, in), Error) << combo;
+        EXPECT_THROW(prepare_only(name, in, {{dtypes[n > 1 ? 1 : 0], {4}}}, attrs), Error)
+            << combo << ": the kernel takes it, the schema not (" << why << ")";
+      }
+    }
+  }
+  EXPECT_GT(accepted, 60);
+  EXPECT_GT(refused, 60);
+}
+
+// The refusal names the node, the input and what the op takes there.
+TEST(ElementwiseSchema, ADtypeTheOpDoesNotTakeIsRefusedByName) {
+  auto why = [](const std::string& op, const std::vector<ir::TensorType>& in) -> std::string {
+    try {
+      ir::infer_node(make_node(op, in.size(), 1, {}), in);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(why("Tanh", {{DType::i64, {3}}}), "node 'test_Tanh' (Tanh): input 0 is i64, but Tanh takes f32 there");
+  EXPECT_EQ(why("Add", {{DType::f32, {3}}, {DType::i64, {3}}}),
+            "node 'test_Add' (Add): input 1 is i64 and input 0 f32, but Add takes one dtype for both");
+  EXPECT_EQ(why("Where", {{DType::f32, {3}}, {DType::f32, {3}}, {DType::f32, {3}}}),
+            "node 'test_Where' (Where): input 0 is f32, but Where takes i64 there");
+  // The last letter repeats: Concat's third input shares the first's dtype.
+  EXPECT_EQ(why("Concat", {{DType::i64, {3}}, {DType::i64, {3}}, {DType::f32, {3}}}),
+            "node 'test_Concat' (Concat): input 2 is f32 and input 0 i64, but Concat takes one dtype for both");
+  EXPECT_EQ(why("Gather", {{DType::f32, {3}}, {DType::f32, {1}}}),
+            "node 'test_Gather' (Gather): input 1 is f32, but Gather takes i64 there");
+  EXPECT_EQ(why("Add", {{DType::i64, {3}}, {DType::i64, {3}}}), "accepted");
+}
+
 }  // namespace
 }  // namespace fusebox::optest

@@ -227,7 +227,7 @@ TEST(Scatter, BadShapesAndReductionsAreRefusedByTheSchema) {
                 .find("attribute reduction is 'mean'"),
             std::string::npos);
   EXPECT_NE(message("ScatterND", {data, i64_tensor({1, 1}, {0}), random_i64({1, 3}, rng, 0, 2)}, {})
-                .find("updates are i64 but data is f32"),
+                .find("input 2 is i64 and input 0 f32, but ScatterND takes one dtype for both"),
             std::string::npos);
 }
 

@@ -24,6 +24,9 @@ void set_math(OpRegistry& registry, MathClass math, std::initializer_list<const 
               const MathFn& transcendentals = {});
 // Declares `kind` the kind of each of `ops`, registered already, as set_math does.
 void set_kind(OpRegistry& registry, OpKind kind, std::initializer_list<const char*> ops);
+// Declares `types` (op_schema.h: OpSchema::types, "TT", "F", ...) the dtypes each of `ops`
+// takes, registered already, as set_math does.
+void set_types(OpRegistry& registry, const char* types, std::initializer_list<const char*> ops);
 // Declares `kind` for each op added from position `first` on (a family's own, in the order
 // added) that has not declared one: a family's common kind, after its exceptions.
 void set_kind_from(OpRegistry& registry, size_t first, OpKind kind);

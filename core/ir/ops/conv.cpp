@@ -10,11 +10,6 @@ namespace fusebox::ir {
 
 namespace {
 
-void require_f32(const std::vector<TensorType>& in, const char* op) {
-  for (const auto& t : in)
-    if (t.dtype != DType::f32) throw Error(std::string(op) + ": inputs must be f32, got " + dtype_name(t.dtype));
-}
-
 ConvShape conv_of(const Node& n, const std::vector<TensorType>& in) {
   return conv_shape(n, in[0].shape, in[1].shape, in.size() > 2 ? &in[2].shape : nullptr);
 }
@@ -35,7 +30,6 @@ OpSchema pool_schema(const char* name, const char* doc) {
   s.name = name;
   s.doc = doc;
   s.infer = [name](const Node& n, const std::vector<TensorType>& in) {
-    require_f32(in, name);
     return std::vector<TensorType>{{DType::f32, pooled_shape(pool_geometry(n, in[0].shape, name))}};
   };
   s.flops = [](const Node& n, const std::vector<TensorType>&, const std::vector<TensorType>& out) {
@@ -53,7 +47,6 @@ OpSchema global_pool_schema(const char* name, const char* doc) {
   s.name = name;
   s.doc = doc;
   s.infer = [name](const Node&, const std::vector<TensorType>& in) {
-    require_f32(in, name);
     const Shape& x = in[0].shape;
     if (x.size() < 3)
       throw Error(std::string(name) + ": input " + shape_str(x) + " must be [N, C, spatial...] (rank >= 3)");
@@ -118,7 +111,6 @@ void register_conv_ops(OpRegistry& r) {
     s.min_inputs = 2;
     s.max_inputs = 3;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      require_f32(in, "Conv");
       conv_activation(n);  // a fused activation must be one the kernels apply
       return std::vector<TensorType>{{DType::f32, conv_of(n, in).output_shape()}};
     };
@@ -141,7 +133,6 @@ void register_conv_ops(OpRegistry& r) {
     s.min_inputs = 2;
     s.max_inputs = 3;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      require_f32(in, "ConvTranspose");
       return std::vector<TensorType>{{DType::f32, conv_transpose_of(n, in).output_shape()}};
     };
     // Every input element times every kernel tap of its group's output channels.
@@ -164,7 +155,6 @@ void register_conv_ops(OpRegistry& r) {
     s.min_inputs = 5;
     s.max_inputs = 5;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      require_f32(in, "BatchNormalization");
       batch_norm_shape(n, in[0].shape, {in[1].shape, in[2].shape, in[3].shape, in[4].shape});
       return std::vector<TensorType>{in[0]};
     };
@@ -186,6 +176,8 @@ void register_conv_ops(OpRegistry& r) {
                                                              : std::vector<std::string>{};
   });
   set_math(r, MathClass::Arithmetic, {"BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
+  set_types(r, "F", {"Conv", "ConvTranspose", "BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool",
+                     "GlobalMaxPool"});
   set_kind(r, OpKind::Conv, {"Conv", "ConvTranspose"});
   set_kind(r, OpKind::Normalization,
            {"BatchNorm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});

@@ -23,44 +23,37 @@ FlopsFn per_element(double flops) {
   };
 }
 
-void add_unary(OpRegistry& r, const char* name, const char* doc, double flops, bool f32_only) {
+void add_unary(OpRegistry& r, const char* name, const char* doc, double flops) {
   OpSchema s;
   s.name = name;
   s.doc = doc;
   s.elementwise = true;
-  s.infer = [f32_only](const Node&, const std::vector<TensorType>& in) {
-    if (f32_only && in[0].dtype != DType::f32) throw Error("input must be f32");
-    return std::vector<TensorType>{in[0]};
-  };
+  s.infer = [](const Node&, const std::vector<TensorType>& in) { return std::vector<TensorType>{in[0]}; };
   s.flops = per_element(flops);
   r.add(std::move(s));
 }
 
-void add_binary(OpRegistry& r, const char* name, const char* doc, bool allow_i64) {
+void add_binary(OpRegistry& r, const char* name, const char* doc) {
   OpSchema s;
   s.name = name;
   s.doc = doc;
   s.min_inputs = s.max_inputs = 2;
   s.elementwise = true;
-  s.infer = [allow_i64](const Node&, const std::vector<TensorType>& in) {
-    if (in[0].dtype != in[1].dtype) throw Error("inputs have different dtypes");
-    if (in[0].dtype == DType::i64 && !allow_i64) throw Error("i64 inputs are not supported");
+  s.infer = [](const Node&, const std::vector<TensorType>& in) {
     return std::vector<TensorType>{{in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape)}};
   };
   s.flops = per_element(1);
   r.add(std::move(s));
 }
 
-// Comparisons and logic: same-dtype inputs, an i64 0/1 result.
-void add_predicate(OpRegistry& r, const char* name, const char* doc, bool i64_only) {
+// Comparisons and logic: an i64 0/1 result.
+void add_predicate(OpRegistry& r, const char* name, const char* doc) {
   OpSchema s;
   s.name = name;
   s.doc = doc;
   s.min_inputs = s.max_inputs = 2;
   s.elementwise = true;
-  s.infer = [i64_only](const Node&, const std::vector<TensorType>& in) {
-    if (in[0].dtype != in[1].dtype) throw Error("inputs have different dtypes");
-    if (i64_only && in[0].dtype != DType::i64) throw Error("inputs must be i64 (0 or 1)");
+  s.infer = [](const Node&, const std::vector<TensorType>& in) {
     return std::vector<TensorType>{{DType::i64, broadcast_shapes(in[0].shape, in[1].shape)}};
   };
   s.flops = per_element(1);
@@ -75,7 +68,6 @@ void add_activation(OpRegistry& r, const char* name, const char* doc, double flo
   s.doc = doc;
   s.elementwise = true;
   s.infer = [check](const Node& n, const std::vector<TensorType>& in) {
-    if (in[0].dtype != DType::f32) throw Error("input must be f32");
     if (check) check(n);
     return std::vector<TensorType>{in[0]};
   };
@@ -143,25 +135,40 @@ void declare_elementwise_math(OpRegistry& r) {
   set_math(r, MathClass::Arithmetic, {"FusedElementwise"}, program_math);
 }
 
+// The dtypes each element-wise op takes (op_schema.h: OpSchema::types): the CPU kernels'.
+void declare_elementwise_types(OpRegistry& r) {
+  set_types(r, "TT", {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "Equal", "Less", "Greater", "GreaterOrEqual",
+                      "LessOrEqual"});
+  set_types(r, "FF", {"Pow", "PRelu"});
+  set_types(r, "II", {"And", "Or", "Xor", "BitShift"});
+  set_types(r, "I", {"Not"});
+  set_types(r, "T", {"Neg", "Abs", "Sign", "Clip", "Shrink", "Cast"});
+  set_types(r, "F", {"Relu", "Tanh", "Sigmoid", "Exp", "Erf", "Sqrt", "HardSwish", "LeakyRelu", "Elu", "HardSigmoid",
+                     "Reciprocal", "Floor", "Ceil", "Round", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+                     "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign", "Selu", "Celu",
+                     "ThresholdedRelu", "IsNaN", "IsInf", "Gelu", "FusedElementwise"});
+  set_types(r, "ITT", {"Where"});
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
   const size_t first = r.size();
-  add_binary(r, "Add", "a + b, numpy broadcasting", true);
-  add_binary(r, "Sub", "a - b, numpy broadcasting", true);
-  add_binary(r, "Mul", "a * b, numpy broadcasting", true);
-  add_binary(r, "Div", "a / b, numpy broadcasting (i64: truncating)", true);
-  add_binary(r, "Pow", "a ^ b, numpy broadcasting", false);
+  add_binary(r, "Add", "a + b, numpy broadcasting");
+  add_binary(r, "Sub", "a - b, numpy broadcasting");
+  add_binary(r, "Mul", "a * b, numpy broadcasting");
+  add_binary(r, "Div", "a / b, numpy broadcasting (i64: truncating)");
+  add_binary(r, "Pow", "a ^ b, numpy broadcasting");
 
-  add_unary(r, "Relu", "max(x, 0)", 1, true);
-  add_unary(r, "Tanh", "tanh(x)", 4, true);
-  add_unary(r, "Sigmoid", "1 / (1 + exp(-x))", 4, true);
-  add_unary(r, "Exp", "exp(x)", 4, true);
-  add_unary(r, "Erf", "erf(x)", 8, true);
-  add_unary(r, "Sqrt", "sqrt(x)", 1, true);
-  add_unary(r, "Neg", "-x", 1, false);
-  add_unary(r, "Abs", "|x|", 1, false);
-  add_unary(r, "HardSwish", "x * max(0, min(1, x / 6 + 1/2))", 4, true);
+  add_unary(r, "Relu", "max(x, 0)", 1);
+  add_unary(r, "Tanh", "tanh(x)", 4);
+  add_unary(r, "Sigmoid", "1 / (1 + exp(-x))", 4);
+  add_unary(r, "Exp", "exp(x)", 4);
+  add_unary(r, "Erf", "erf(x)", 8);
+  add_unary(r, "Sqrt", "sqrt(x)", 1);
+  add_unary(r, "Neg", "-x", 1);
+  add_unary(r, "Abs", "|x|", 1);
+  add_unary(r, "HardSwish", "x * max(0, min(1, x / 6 + 1/2))", 4);
   add_activation(r, "LeakyRelu", "x >= 0 ? x : alpha * x (attribute alpha, default 0.01)", 2,
                  [](const Node& n) { require_finite(n, "alpha", 0.01); });
   add_activation(r, "Elu", "x >= 0 ? x : alpha * (exp(x) - 1) (attribute alpha, default 1)", 4,
@@ -193,7 +200,6 @@ void register_elementwise_ops(OpRegistry& r) {
     s.min_inputs = s.max_inputs = 2;
     s.elementwise = true;
     s.infer = [](const Node&, const std::vector<TensorType>& in) {
-      if (in[0].dtype != DType::f32 || in[1].dtype != DType::f32) throw Error("inputs must be f32");
       if (broadcast_shapes(in[0].shape, in[1].shape) != in[0].shape)
         throw Error("slope " + shape_str(in[1].shape) + " does not broadcast to x " +
                     shape_str(in[0].shape));
@@ -202,36 +208,33 @@ void register_elementwise_ops(OpRegistry& r) {
     s.flops = per_element(2);
     r.add(std::move(s));
   }
-  add_binary(r, "Max", "max(a, b), numpy broadcasting (NaN propagates)", true);
-  add_binary(r, "Min", "min(a, b), numpy broadcasting (NaN propagates)", true);
-  add_predicate(r, "Equal", "a == b -> i64 0/1, numpy broadcasting", false);
-  add_predicate(r, "Less", "a < b -> i64 0/1, numpy broadcasting", false);
-  add_predicate(r, "Greater", "a > b -> i64 0/1, numpy broadcasting", false);
-  add_predicate(r, "And", "a != 0 and b != 0 -> i64 0/1, numpy broadcasting", true);
-  add_predicate(r, "Or", "a != 0 or b != 0 -> i64 0/1, numpy broadcasting", true);
+  add_binary(r, "Max", "max(a, b), numpy broadcasting (NaN propagates)");
+  add_binary(r, "Min", "min(a, b), numpy broadcasting (NaN propagates)");
+  add_predicate(r, "Equal", "a == b -> i64 0/1, numpy broadcasting");
+  add_predicate(r, "Less", "a < b -> i64 0/1, numpy broadcasting");
+  add_predicate(r, "Greater", "a > b -> i64 0/1, numpy broadcasting");
+  add_predicate(r, "And", "a != 0 and b != 0 -> i64 0/1, numpy broadcasting");
+  add_predicate(r, "Or", "a != 0 or b != 0 -> i64 0/1, numpy broadcasting");
   {
     OpSchema s;
     s.name = "Not";
     s.doc = "x == 0 -> i64 0/1";
     s.elementwise = true;
-    s.infer = [](const Node&, const std::vector<TensorType>& in) {
-      if (in[0].dtype != DType::i64) throw Error("input must be i64 (0 or 1)");
-      return std::vector<TensorType>{in[0]};
-    };
+    s.infer = [](const Node&, const std::vector<TensorType>& in) { return std::vector<TensorType>{in[0]}; };
     s.flops = per_element(1);
     r.add(std::move(s));
   }
   // Ops added for the ONNX conformance count (issue 25).
-  add_unary(r, "Reciprocal", "1 / x", 1, true);
-  add_unary(r, "Floor", "floor(x)", 1, true);
-  add_unary(r, "Ceil", "ceil(x)", 1, true);
-  add_unary(r, "Round", "x rounded to the nearest integer, halves to even", 1, true);
-  add_unary(r, "Sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)", 1, false);
-  add_unary(r, "Log", "natural log of x", 8, true);
+  add_unary(r, "Reciprocal", "1 / x", 1);
+  add_unary(r, "Floor", "floor(x)", 1);
+  add_unary(r, "Ceil", "ceil(x)", 1);
+  add_unary(r, "Round", "x rounded to the nearest integer, halves to even", 1);
+  add_unary(r, "Sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)", 1);
+  add_unary(r, "Log", "natural log of x", 8);
   for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
-    add_unary(r, op, "the trigonometric or hyperbolic function of x", 10, true);
-  add_unary(r, "Softplus", "log(1 + exp(x))", 8, true);
-  add_unary(r, "Softsign", "x / (1 + |x|)", 3, true);
+    add_unary(r, op, "the trigonometric or hyperbolic function of x", 10);
+  add_unary(r, "Softplus", "log(1 + exp(x))", 8);
+  add_unary(r, "Softsign", "x / (1 + |x|)", 3);
   add_activation(r, "Selu", "gamma * (x > 0 ? x : alpha * (exp(x) - 1)) (attributes alpha, gamma)", 4,
                  [](const Node& n) {
                    require_finite(n, "alpha", 1.67326319217681884765625);
@@ -266,7 +269,6 @@ void register_elementwise_ops(OpRegistry& r) {
                 : "x is +inf (detect_positive, default 1) or -inf (detect_negative, default 1) -> i64 0/1";
     s.elementwise = true;
     s.infer = [](const Node&, const std::vector<TensorType>& in) {
-      if (in[0].dtype != DType::f32) throw Error("input must be f32");
       return std::vector<TensorType>{{DType::i64, in[0].shape}};
     };
     s.flops = per_element(1);
@@ -279,7 +281,6 @@ void register_elementwise_ops(OpRegistry& r) {
     s.min_inputs = s.max_inputs = 2;
     s.elementwise = true;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      if (in[0].dtype != in[1].dtype) throw Error("inputs have different dtypes");
       const int64_t fmod = n.attrs.get_int("fmod", 0);
       if (fmod != 0 && fmod != 1) throw Error("attribute fmod must be 0 or 1, got " + std::to_string(fmod));
       if (in[0].dtype == DType::f32 && fmod == 0) throw Error("float inputs need fmod = 1");
@@ -288,8 +289,8 @@ void register_elementwise_ops(OpRegistry& r) {
     s.flops = per_element(1);
     r.add(std::move(s));
   }
-  add_predicate(r, "GreaterOrEqual", "a >= b -> i64 0/1, numpy broadcasting", false);
-  add_predicate(r, "LessOrEqual", "a <= b -> i64 0/1, numpy broadcasting", false);
+  add_predicate(r, "GreaterOrEqual", "a >= b -> i64 0/1, numpy broadcasting");
+  add_predicate(r, "LessOrEqual", "a <= b -> i64 0/1, numpy broadcasting");
   {
     OpSchema s;
     s.name = "BitShift";
@@ -297,7 +298,6 @@ void register_elementwise_ops(OpRegistry& r) {
     s.min_inputs = s.max_inputs = 2;
     s.elementwise = true;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      if (in[0].dtype != DType::i64 || in[1].dtype != DType::i64) throw Error("inputs must be i64");
       const std::string d = n.attrs.get_string("direction", "");
       if (d != "LEFT" && d != "RIGHT") throw Error("direction must be LEFT or RIGHT, got '" + d + "'");
       return std::vector<TensorType>{{DType::i64, broadcast_shapes(in[0].shape, in[1].shape)}};
@@ -305,7 +305,7 @@ void register_elementwise_ops(OpRegistry& r) {
     s.flops = per_element(1);
     r.add(std::move(s));
   }
-  add_predicate(r, "Xor", "(a != 0) != (b != 0) -> i64 0/1, numpy broadcasting", true);
+  add_predicate(r, "Xor", "(a != 0) != (b != 0) -> i64 0/1, numpy broadcasting");
   {
     OpSchema s;
     s.name = "Gelu";
@@ -314,7 +314,6 @@ void register_elementwise_ops(OpRegistry& r) {
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       std::string a = n.attrs.get_string("approximate", "none");
       if (a != "none" && a != "tanh") throw Error("approximate must be 'none' or 'tanh', got '" + a + "'");
-      if (in[0].dtype != DType::f32) throw Error("input must be f32");
       return std::vector<TensorType>{in[0]};
     };
     s.flops = per_element(10);
@@ -335,8 +334,6 @@ void register_elementwise_ops(OpRegistry& r) {
     s.doc = "cond != 0 ? a : b, numpy broadcasting (cond is i64 0/1)";
     s.min_inputs = s.max_inputs = 3;
     s.infer = [](const Node&, const std::vector<TensorType>& in) {
-      if (in[0].dtype != DType::i64) throw Error("condition must be i64 (0 or 1)");
-      if (in[1].dtype != in[2].dtype) throw Error("branches have different dtypes");
       Shape s = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape), in[2].shape);
       return std::vector<TensorType>{{in[1].dtype, s}};
     };
@@ -352,10 +349,7 @@ void register_elementwise_ops(OpRegistry& r) {
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       auto program = parse_ew_program(n.attrs.get_strings("program"), static_cast<int>(in.size()));
       Shape out;
-      for (const auto& t : in) {
-        if (t.dtype != DType::f32) throw Error("FusedElementwise inputs must be f32");
-        out = broadcast_shapes(out, t.shape);
-      }
+      for (const auto& t : in) out = broadcast_shapes(out, t.shape);
       return std::vector<TensorType>{{DType::f32, out}};
     };
     s.flops = [](const Node& n, const std::vector<TensorType>&, const std::vector<TensorType>& outs) {
@@ -364,6 +358,7 @@ void register_elementwise_ops(OpRegistry& r) {
     r.add(std::move(s));
   }
   declare_elementwise_math(r);
+  declare_elementwise_types(r);
   set_kind(r, OpKind::Fused, {"Gelu", "FusedElementwise"});  // what the fusion passes make
   set_kind_from(r, first, OpKind::Elementwise);
 }

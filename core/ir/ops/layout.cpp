@@ -149,7 +149,6 @@ void register_layout_ops(OpRegistry& r) {
       int axis = normalize_axis(n.attrs.get_int("axis", 0), out.size(), "Concat");
       out[axis] = 0;
       for (const auto& t : in) {
-        if (t.dtype != in[0].dtype) throw Error("inputs have different dtypes");
         if (t.shape.size() != out.size()) throw Error("inputs have different ranks");
         for (size_t i = 0; i < out.size(); ++i)
           if (static_cast<int>(i) != axis && t.shape[i] != in[0].shape[i])
@@ -212,7 +211,6 @@ void register_layout_ops(OpRegistry& r) {
     s.doc = "picks slices of data along attribute axis by i64 indices (embedding lookup)";
     s.min_inputs = s.max_inputs = 2;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      if (in[1].dtype != DType::i64) throw Error("indices must be i64");
       const Shape& x = in[0].shape;
       if (x.empty()) throw Error("data must have rank >= 1");
       int axis = normalize_axis(n.attrs.get_int("axis", 0), x.size(), "Gather");
@@ -272,7 +270,6 @@ void register_layout_ops(OpRegistry& r) {
       if (mode != "constant" && mode != "reflect" && mode != "edge")
         throw Error("mode must be constant, reflect or edge, got '" + mode + "'");
       if (in.size() > 1) {
-        if (in[1].dtype != in[0].dtype) throw Error("constant value has another dtype than x");
         if (numel(in[1].shape) != 1) throw Error("constant value must be one element, got " + shape_str(in[1].shape));
       }
       Shape out(x.size());
@@ -310,7 +307,6 @@ void register_layout_ops(OpRegistry& r) {
             "end) have data's rank and give the output shape";
     s.min_inputs = s.max_inputs = 2;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      if (in[1].dtype != DType::i64) throw Error("indices must be i64");
       const Shape& x = in[0].shape;
       const Shape& idx = in[1].shape;
       if (x.empty()) throw Error("data must have rank >= 1");
@@ -327,6 +323,11 @@ void register_layout_ops(OpRegistry& r) {
   }
   set_math(r, MathClass::Data, {"Reshape", "Identity", "Flatten", "Unsqueeze", "Squeeze", "Transpose", "Concat",
                                 "Slice", "Gather", "Expand", "Tile", "Pad", "Trilu", "GatherElements"});
+  // Any element type: they move elements by their size. Concat's inputs, and Pad's value and x,
+  // share one.
+  set_types(r, "T", {"Reshape", "Identity", "Flatten", "Unsqueeze", "Squeeze", "Transpose", "Concat", "Slice", "Expand",
+                     "Tile", "Pad", "Trilu"});
+  set_types(r, "TI", {"Gather", "GatherElements"});
   set_kind_from(r, first, OpKind::Layout);
 }
 

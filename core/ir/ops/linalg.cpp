@@ -15,7 +15,6 @@ namespace {
 
 // The schema's own checks first (its wording), then the shared reading (matmul_shape.h).
 MatMulShape checked_matmul_shape(const Node& node, const TensorType& a, const TensorType& b) {
-  if (a.dtype != DType::f32 || b.dtype != DType::f32) throw Error("MatMul inputs must be f32");
   if (a.shape.empty() || b.shape.empty()) throw Error("MatMul inputs must have rank >= 1");
   return matmul_shape(node, a.shape, b.shape);
 }
@@ -28,7 +27,6 @@ OpSchema matmul_like(const char* name, const char* doc, int inputs) {
   s.infer = [inputs](const Node& n, const std::vector<TensorType>& in) {
     const MatMulShape d = checked_matmul_shape(n, in[0], in[1]);
     if (inputs == 3) {
-      if (in[2].dtype != DType::f32) throw Error("bias must be f32");
       Shape b = broadcast_shapes(d.out, in[2].shape);
       if (b != d.out)
         throw Error("bias " + shape_str(in[2].shape) + " does not broadcast to " +
@@ -97,6 +95,9 @@ void register_linalg_ops(OpRegistry& r) {
   set_math(r, MathClass::Transcendental, {"FusedBiasTanh"}, fixed_math({"tanh"}));
   set_math(r, MathClass::Transcendental, {"FusedBiasSigmoid"}, fixed_math({"sigmoid"}));
   set_math(r, MathClass::Transcendental, {"Attention"}, fixed_math({"exp"}));  // its softmax
+  // f32 throughout; the mask too (Attention's fourth input, optional).
+  set_types(r, "F", {"MatMul", "MatMulAdd", "FusedBiasRelu", "FusedBiasGelu", "FusedBiasTanh", "FusedBiasSigmoid",
+                     "Attention"});
   set_kind(r, OpKind::MatMul, {"MatMul"});
   set_kind(r, OpKind::Fused,
            {"MatMulAdd", "FusedBiasRelu", "FusedBiasGelu", "FusedBiasTanh", "FusedBiasSigmoid",

@@ -8,10 +8,6 @@
 namespace fusebox::ir {
 
 namespace {
-void require_f32(const TensorType& t, const char* what) {
-  if (t.dtype != DType::f32) throw Error(std::string(what) + " must be f32");
-}
-
 // Checks scale and bias (params) against the block LayerNorm normalizes in x: dims axis.. .
 void check_layer_norm(const Node& n, const Shape& x, const std::vector<TensorType>& params,
                       const char* op) {
@@ -104,7 +100,6 @@ void register_normalization_ops(OpRegistry& r) {
             : name == "LogSoftmax" ? "x - max - log(sum exp(x - max)) over one axis (attribute axis, default -1)"
                                    : "1 at the first maximum along one axis, 0 elsewhere (attribute axis, default -1)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      require_f32(in[0], "input");
       normalize_axis(n.attrs.get_int("axis", -1), std::max<size_t>(in[0].shape.size(), 1), "Softmax");
       return std::vector<TensorType>{in[0]};
     };
@@ -121,7 +116,6 @@ void register_normalization_ops(OpRegistry& r) {
     s.max_inputs = 3;
     s.max_outputs = 3;  // Y, Mean, InvStdDev
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      for (const auto& t : in) require_f32(t, "LayerNorm inputs");
       const Shape& x = in[0].shape;
       check_layer_norm(n, x, {in.begin() + 1, in.end()}, "LayerNorm");
       const int axis = normalize_axis(n.attrs.get_int("axis", -1), x.size(), "LayerNorm");
@@ -143,7 +137,6 @@ void register_normalization_ops(OpRegistry& r) {
     s.min_inputs = 3;
     s.max_inputs = 4;
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      for (const auto& t : in) require_f32(t, "SkipLayerNorm inputs");
       if (in[0].shape != in[1].shape)
         throw Error("x " + shape_str(in[0].shape) + " and skip " + shape_str(in[1].shape) +
                     " differ (SkipLayerNorm does not broadcast)");
@@ -160,7 +153,6 @@ void register_normalization_ops(OpRegistry& r) {
     s.name = "ReduceMean";
     s.doc = "mean over axes (attributes axes, default all; keepdims, default 1)";
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-      require_f32(in[0], "input");
       return std::vector<TensorType>{{DType::f32, reduced_shape(n, in[0].shape)}};
     };
     s.flops = [](const Node&, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
@@ -172,6 +164,8 @@ void register_normalization_ops(OpRegistry& r) {
   set_math(r, MathClass::Arithmetic, {"ReduceSum", "ReduceMax", "ReduceProd", "ReduceMin", "ReduceMean", "ArgMax",
                                       "ArgMin", "CumSum", "Hardmax", "LayerNorm", "SkipLayerNorm"});
   set_math(r, MathClass::Transcendental, {"Softmax"}, fixed_math({"exp"}));
+  set_types(r, "T", {"ReduceSum", "ReduceMax", "ReduceProd", "ReduceMin", "ArgMax", "ArgMin", "CumSum"});
+  set_types(r, "F", {"Softmax", "LogSoftmax", "Hardmax", "LayerNorm", "SkipLayerNorm", "ReduceMean"});
   set_math(r, MathClass::Transcendental, {"LogSoftmax"}, fixed_math({"exp", "log"}));
   set_kind(r, OpKind::Fused, {"LayerNorm", "SkipLayerNorm"});  // what the fusion passes make
   set_kind_from(r, first, OpKind::Normalization);

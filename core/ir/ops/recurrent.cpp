@@ -63,6 +63,9 @@ void register_recurrent_ops(OpRegistry& r) {
   }
   // A GEMM a step, then its gates' activations: the transcendental ones among them.
   set_math(r, MathClass::Transcendental, {"LSTM", "GRU", "RNN"}, recurrent_math);
+  // X, W, R, B f32, sequence_lens i64, the initial states (and LSTM's peepholes P) f32.
+  set_types(r, "FFFFIF", {"GRU", "RNN"});
+  set_types(r, "FFFFIFFF", {"LSTM"});
   set_kind(r, OpKind::MatMul, {"LSTM", "GRU", "RNN"});
 }
 

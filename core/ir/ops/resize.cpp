@@ -13,7 +13,6 @@ void register_resize_ops(OpRegistry& r) {
   s.doc = "samples every dim at scales or to sizes: mode nearest | linear | cubic, coordinate_transformation_mode, "
           "nearest_mode, roi (tf_crop_and_resize)";
   s.infer = [](const Node& n, const std::vector<TensorType>& in) {
-    if (in[0].dtype != DType::f32) throw Error(std::string("input must be f32, got ") + dtype_name(in[0].dtype));
     return std::vector<TensorType>{{DType::f32, resize_params(n, in[0].shape).out}};
   };
   // A multiply-add per tap, taps^k of them for the k dims that change, per output; nearest only
@@ -27,6 +26,7 @@ void register_resize_ops(OpRegistry& r) {
     return 2.0 * taps * static_cast<double>(numel(out[0].shape));
   };
   r.add(std::move(s));
+  set_types(r, "F", {"Resize"});
   set_math(r, MathClass::Arithmetic, {"Resize"});  // interpolation: weighted sums of taps
   set_kind(r, OpKind::Layout, {"Resize"});         // but what it does to a tensor is reshape it
 }

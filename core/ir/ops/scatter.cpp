@@ -32,6 +32,7 @@ void register_scatter_ops(OpRegistry& r) {
     r.add(std::move(s));
   }
   set_math(r, MathClass::Data, {"ScatterND", "ScatterElements"});  // copies; a reduction is one op an update
+  set_types(r, "TIT", {"ScatterND", "ScatterElements"});  // data, indices, updates
   set_kind(r, OpKind::Layout, {"ScatterND", "ScatterElements"});
 }
 
