@@ -74,8 +74,10 @@
 //    that contains the call's start; kernels without one are grouped as "(no host range)".
 //  - Copies are grouped by direction (copy kind) and source -> destination memory kinds;
 //    achieved GB/s = bytes / duration (ns), over the copies whose size the trace records: a copy
-//    without one (a record with no "bytes", or 0) counts in the group's count and time, not in its
-//    rate, and a group with no sized copy has no rate ("-"), not 0 GB/s. A copy from or to
+//    without one (a record with no "bytes", or 0, and no size on its copy call: the kineto
+//    importer takes a ROCm copy's size from its hipMemcpy* call, as newer kineto does) counts in
+//    the group's count and time, not in its rate, and a group with no sized copy has no rate
+//    ("-"), not 0 GB/s. A copy from or to
 //    pageable memory is flagged (nsys cuda_memcpy_async "pageable").
 //  - CUDA graph candidates: per host thread, the kernel launches in order of their runtime call;
 //    a window of k consecutive launches (min_sequence <= k <= max_sequence) counts when every

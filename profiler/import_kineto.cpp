@@ -27,6 +27,12 @@
 // result always passes check_recording. A GPU event without args "correlation" takes its launch's
 // correlation through the flow pair (s on the runtime call, f on the GPU event, same id); one with
 // neither keeps correlation 0 and is counted in a warning.
+//
+// A copy or memset without args "bytes" takes the size its runtime call carries (a *Memcpy* or
+// *Memset* call's args "bytes" or "size", a number or one in a string), joined by correlation id.
+// kineto's ROCm logger writes a copy's size on its hipMemcpy* call only ("size" in older
+// releases, which write none on the GPU record); newer ones make this same join themselves
+// (RoctracerActivity_inl.h: correlationToSize) and write "bytes" on both.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -43,6 +49,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -226,6 +233,19 @@ std::string string_arg(const element& args, const char* key, const std::string& 
   return v && v->get_string().get(s) == simdjson::SUCCESS ? std::string(s) : otherwise;
 }
 
+// A size as a trace writes it: a non-negative integer, or its decimal digits in a string (kineto's
+// ROCm logger quotes a copy call's "size").
+std::optional<uint64_t> size_value(const Value& v) {
+  if (const std::optional<int64_t> n = int_value(v)) {
+    if (*n >= 0) return static_cast<uint64_t>(*n);
+    return std::nullopt;
+  }
+  std::string_view s;
+  if (!v || v->get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
+  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return std::strtoull(std::string(s).c_str(), nullptr, 10);  // 19 digits fit uint64
+}
+
 // An element as a nlohmann document, for the rare fields read whole (our own export's node
 // table). simdjson bounds the depth (1024 levels), so the recursion is bounded too.
 json to_json(const element& v) {
@@ -403,6 +423,7 @@ class KinetoReader {
     r_.nodes = nodes_.take(path_);
     metadata();
     correlate_through_flows();
+    size_copies_by_their_calls();
     separate_processes();
     flows_ = {};  // the flows have said what they could
     flow_start_ = {};
@@ -640,6 +661,13 @@ class KinetoReader {
         std::clamp<int64_t>(int_arg(args, "Node Index").value_or(-1), -1, INT32_MAX));
     if (c == Cat::Runtime) {
       a.thread_id = static_cast<uint32_t>(id32(tid));
+      const std::string_view call = name.view();
+      if (a.correlation_id &&
+          (call.find("Memcpy") != std::string_view::npos || call.find("Memset") != std::string_view::npos)) {
+        std::optional<uint64_t> size = size_value(field(args, "bytes"));
+        if (!size) size = size_value(field(args, "size"));
+        if (size) call_bytes_.try_emplace(a.correlation_id, *size);
+      }
     } else {
       a.device = id32(int_arg(args, "device").value_or(pid));
       a.stream = id32(int_arg(args, "stream").value_or(c == Cat::Sync ? -1 : tid));
@@ -930,6 +958,16 @@ class KinetoReader {
     r_.node_count = r_.nodes.size();
   }
 
+  // Copies and memsets the file gives no size: their call's, where it gives one (the header).
+  void size_copies_by_their_calls() {
+    if (call_bytes_.empty()) return;
+    for (exec::DeviceActivity& a : acts_) {
+      if ((a.kind != exec::ActivityKind::Memcpy && a.kind != exec::ActivityKind::Memset) || a.bytes) continue;
+      if (const auto it = call_bytes_.find(a.correlation_id); it != call_bytes_.end()) a.bytes = it->second;
+    }
+    call_bytes_ = {};
+  }
+
   // GPU events without args "correlation": the flow ending at them starts at their launch.
   void correlate_through_flows() {
     std::set<Place> uncorrelated;
@@ -1135,6 +1173,7 @@ class KinetoReader {
   Recording r_;
   std::vector<Span> spans_;
   std::vector<exec::DeviceActivity> acts_;  // file order until keep_device_by_start
+  std::unordered_map<uint32_t, uint64_t> call_bytes_;  // a copy call's size by correlation id (the header)
   std::vector<uint32_t> where_;             // parallel to acts_: its thread (index into threads_)
   std::vector<Where> threads_;              // the file's threads, numbered as met
   std::map<Where, uint32_t> thread_numbers_;

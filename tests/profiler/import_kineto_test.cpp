@@ -285,6 +285,46 @@ TEST(ImportKineto, OlderLayoutCorrelatesThroughItsFlowsWhenKernelsLackTheArg) {
       << warning_about(report, "correlation 0");
 }
 
+// ROCm's kineto logger writes a copy's size on its hipMemcpy* call, not on the copy: the copy
+// takes it by correlation id. The MI250 trace's two copies each have a call saying "size": "2560"
+// (read with Python's json module); the file's copy records carry no "bytes".
+TEST(ImportKineto, ACopyWithoutASizeTakesItsCallsByCorrelation) {
+  Recording r = import_kineto(trace("kineto_mi250_rocm_train.json.gz"));
+  std::vector<uint64_t> sizes;
+  for (const auto& a : r.device)
+    if (a.kind == ActivityKind::Memcpy) sizes.push_back(a.bytes);
+  EXPECT_EQ(sizes, (std::vector<uint64_t>{2560, 2560}));
+
+  // Only a copy or memset call's size, only a number or digits, and never over the copy's own.
+  auto call = [](const char* name, int corr, nlohmann::json size) {
+    nlohmann::json args = {{"correlation", corr}};
+    if (!size.is_null()) args["size"] = size;
+    return nlohmann::json{{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", name}, {"pid", 1}, {"tid", 1},
+                          {"ts", 10 * corr}, {"dur", 2}, {"args", args}};
+  };
+  auto gpu = [](const char* cat, int corr, nlohmann::json bytes) {
+    nlohmann::json args = {{"correlation", corr}, {"device", 0}, {"stream", 7}};
+    if (!bytes.is_null()) args["bytes"] = bytes;
+    return nlohmann::json{{"ph", "X"}, {"cat", cat}, {"name", "Memcpy HtoD (Host -> Device)"}, {"pid", 0},
+                          {"tid", 7}, {"ts", 10 * corr + 5}, {"dur", 1}, {"args", args}};
+  };
+  nlohmann::json events = nlohmann::json::array({
+      call("hipMemcpyAsync", 1, "4096"), gpu("gpu_memcpy", 1, nullptr),      // takes 4096
+      call("hipMemcpyWithStream", 2, 9), gpu("gpu_memcpy", 2, 100),          // keeps its own 100
+      call("hipLaunchKernel", 3, "5"), gpu("gpu_memset", 3, nullptr),        // not a copy call: 0
+      call("hipMemsetAsync", 4, 64), gpu("gpu_memset", 4, nullptr),          // a memset call: 64
+      call("hipMemcpy", 5, "12abc"), gpu("gpu_memcpy", 5, nullptr),          // not digits: 0
+      call("hipMemcpy", 6, -3), gpu("gpu_memcpy", 6, nullptr),               // negative: 0
+      call("hipMemcpy", 7, nullptr), gpu("gpu_memcpy", 7, nullptr),          // no size at all: 0
+  });
+  const std::string path = ptest::temp_dir("kineto-call-sizes") + "/calls.json";
+  write_file_atomically(path, nlohmann::json{{"traceEvents", events}}.dump());
+  std::map<uint32_t, uint64_t> by_corr;
+  for (const auto& a : import_kineto(path).device)
+    if (a.kind == ActivityKind::Memcpy || a.kind == ActivityKind::Memset) by_corr[a.correlation_id] = a.bytes;
+  EXPECT_EQ(by_corr, (std::map<uint32_t, uint64_t>{{1, 4096}, {2, 100}, {3, 0}, {4, 64}, {5, 0}, {6, 0}, {7, 0}}));
+}
+
 // ---- round trips
 // -----------------------------------------------------------------------------------
 

@@ -66,20 +66,33 @@ def kineto_items(path):
     """(kind, device, start_ns, end_ns, bytes, name, correlation) for each GPU-side event of a
     kineto trace, and the runtime calls' names by correlation id."""
     _, events = load_kineto(path)
-    out, calls = [], {}
+    out, calls, call_bytes = [], {}, {}
     for e in events:
         if e.get("ph") != "X":
             continue
         args = e.get("args", {})
         if e.get("cat") in ("cuda_runtime", "Runtime", "cuda_driver") and "correlation" in args:
             calls.setdefault(args["correlation"], e.get("name", ""))
+            # A copy or memset call's size (kineto's ROCm logger writes it there, as a string).
+            if "Memcpy" in e.get("name", "") or "Memset" in e.get("name", ""):
+                for key in ("bytes", "size"):
+                    v = args.get(key)
+                    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 19:
+                        v = int(v)
+                    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                        call_bytes.setdefault(args["correlation"], v)
+                        break
         kind = KINETO_CATS.get(e.get("cat"))
         if kind is None or e.get("dur", -1) < 0:
             continue
         start, end = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
-        out.append((kind, args.get("device", e.get("pid")), start, end, int(args.get("bytes", 0)),
-                    e.get("name", ""), args.get("correlation", 0)))
-    return out, calls
+        out.append([kind, args.get("device", e.get("pid")), start, end, int(args.get("bytes", 0)),
+                    e.get("name", ""), args.get("correlation", 0)])
+    # A copy or memset the file gives no size takes its call's (profiler/import_kineto.cpp).
+    for item in out:
+        if item[0] in ("memcpy", "memset") and item[4] == 0 and item[6] in call_bytes:
+            item[4] = call_bytes[item[6]]
+    return [tuple(item) for item in out], calls
 
 
 def nsys_items(path):
