@@ -79,7 +79,7 @@ def kineto_items(path):
                     v = args.get(key)
                     if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 19:
                         v = int(v)
-                    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                    if isinstance(v, int) and not isinstance(v, bool) and v >= 0 and args["correlation"]:
                         call_bytes.setdefault(args["correlation"], v)
                         break
         kind = KINETO_CATS.get(e.get("cat"))
