@@ -291,6 +291,7 @@ struct HostCalls {
   std::vector<const DeviceActivity*> sync_calls, sync_recs;
   int64_t sync_memcpy_calls = 0, sync_memcpy_ns = 0, sync_api_calls = 0, sync_api_ns = 0;
   int64_t sync_record_count = 0, sync_record_ns = 0;
+  int64_t hip_calls = 0, cuda_calls = 0;  // runtime calls named hip* and cu*
 
   // The runtime call that launched x, or nullptr.
   const DeviceActivity* launch_of(const DeviceActivity& x) const { return calls.launch_of(x); }
@@ -300,6 +301,8 @@ HostCalls index_host_calls(const Activities& dev) {
   HostCalls h(dev);
   for (const DeviceActivity& x : dev) {
     if (x.kind == ActivityKind::Runtime) {
+      h.hip_calls += x.name.rfind("hip", 0) == 0;
+      h.cuda_calls += x.name.rfind("cu", 0) == 0;
       if (is_sync_call(x.name)) h.sync_calls.push_back(&x);
       if (is_async_memcpy_call(x.name)) h.async_copy_calls.add(x.start_ns, x.end_ns);
       if (is_sync_memcpy_call(x.name)) {
@@ -943,7 +946,8 @@ void add_sync_findings(GpuAnalysis& a, const HostCalls& h) {
     add_finding(a,
                 std::to_string(h.sync_memcpy_calls) + " synchronous memcpy calls held the host " +
                     format_duration_ns(static_cast<double>(h.sync_memcpy_ns)) +
-                    ": use cudaMemcpyAsync on a stream",
+                    ": use " + (a.runtime == "HIP" ? "hipMemcpyAsync" : "cudaMemcpyAsync") +
+                    " on a stream",
                 h.sync_memcpy_ns, "memcpy_sync");
   // Sync records where the trace has them (they are the held time), else the Synchronize calls.
   const int64_t n = h.sync_record_count > 0 ? h.sync_record_count : h.sync_api_calls;
@@ -977,7 +981,7 @@ void add_launch_findings(GpuAnalysis& a) {
   for (const GraphCandidate& g : a.graph_candidates)
     add_finding(a,
                 "the sequence " + sequence_text(g.kernels) + " repeats " +
-                    std::to_string(g.repetitions) + " times: a CUDA graph would save about " +
+                    std::to_string(g.repetitions) + " times: a " + a.runtime + " graph would save about " +
                     format_duration_ns(static_cast<double>(g.saving_ns)) + " of launch time",
                 g.saving_ns, "cuda_graph");
 }
@@ -1013,6 +1017,7 @@ void shift_host(Recording& r, int64_t shift) {
 GpuAnalysis analyze_aligned(const Recording& r, const GpuAnalysisOptions& o) {
   GpuAnalysis a;
   const HostCalls calls = index_host_calls(r.device);
+  if (calls.hip_calls > calls.cuda_calls) a.runtime = "HIP";
   std::vector<IdleGap> long_gaps;
   split_devices(a, r, calls, o, long_gaps);
   std::map<uint32_t, std::vector<Launch>> per_thread = analyze_launches(a, r, calls);
@@ -1195,9 +1200,10 @@ void text_gaps(std::ostringstream& os, const DeviceSplit& s) {
   }
 }
 
-void text_graph_candidates(std::ostringstream& os, const std::vector<GraphCandidate>& v) {
+void text_graph_candidates(std::ostringstream& os, const std::vector<GraphCandidate>& v,
+                           const std::string& runtime) {
   if (v.empty()) return;
-  os << "\nCUDA graph candidates\n";
+  os << "\n" << runtime << " graph candidates\n";
   for (const GraphCandidate& g : v) {
     os << "  thread " << g.thread << ": [" << sequence_text(g.kernels) << "] x" << g.repetitions
        << ", launches " << dur_text(g.launch_ns) << ", saving about " << dur_text(g.saving_ns)
@@ -1233,7 +1239,7 @@ std::string gpu_analysis_text(const GpuAnalysis& a) {
   text_groups(os, "kernels by launching host span", a.kernels_by_launcher);
   text_copies(os, a.copies);
   for (const DeviceSplit& s : a.devices) text_gaps(os, s);
-  text_graph_candidates(os, a.graph_candidates);
+  text_graph_candidates(os, a.graph_candidates, a.runtime);
   text_findings(os, a.findings);
   return os.str();
 }
@@ -1408,6 +1414,7 @@ json json_findings(const std::vector<GpuFinding>& v) {
 nlohmann::json gpu_analysis_json(const GpuAnalysis& a) {
   json j;
   j["has_gpu"] = a.has_gpu;
+  j["runtime"] = a.runtime;
   if (!a.has_gpu) j["message"] = "no GPU activity in this recording";
   j["kernel_count"] = a.kernel_count;
   j["kernel_ns"] = a.kernel_ns;

@@ -230,6 +230,9 @@ struct GpuAnalysisOptions {
 
 struct GpuAnalysis {
   bool has_gpu = false;              // any kernel, memcpy or memset
+  // The runtime the host calls name, for the advice's API names: "HIP" where more runtime calls
+  // start with "hip" than with "cu" (a ROCm trace), else "CUDA".
+  std::string runtime = "CUDA";
   std::vector<DeviceSplit> devices;  // by device id
   int64_t kernel_count = 0, kernel_ns = 0;
   int64_t memcpy_count = 0, memcpy_ns = 0;

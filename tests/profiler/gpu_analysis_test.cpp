@@ -328,12 +328,13 @@ namespace {
 
 // Launches of `names` in order from thread 1: calls of 5 us, `host_gap` apart, each kernel
 // 2 us long starting 1 us after its call ends (on a busy GPU that does not matter).
-Recording launches(const std::vector<std::string>& names, int64_t host_gap = 1000) {
+Recording launches(const std::vector<std::string>& names, int64_t host_gap = 1000,
+                    const char* launch_call = "cudaLaunchKernel") {
   Recording r = trace();
   int64_t t = 0;
   uint32_t corr = 1;
   for (const std::string& n : names) {
-    r.device.push_back(call("cudaLaunchKernel", t, t + 5000, corr));
+    r.device.push_back(call(launch_call, t, t + 5000, corr));
     r.device.push_back(kernel(n, t + 6000, t + 8000, corr));
     ++corr;
     t += 5000 + host_gap;
@@ -368,6 +369,34 @@ TEST(GpuAnalysis, RepeatedKernelSequenceIsAGraphCandidateWithItsSaving) {
       EXPECT_EQ(f.time_lost_ns, 120000);
     }
   EXPECT_TRUE(found);
+}
+
+// The advice names the runtime the trace's calls name: a ROCm trace (hip* calls, as in
+// kineto_mi250_rocm_train) is told hipMemcpyAsync and HIP graphs, not CUDA's.
+TEST(GpuAnalysis, AdviceNamesTheRuntimeTheCallsName) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i)
+    for (const char* n : {"gemm", "relu", "add"}) names.push_back(n);
+  for (const char* launch : {"cudaLaunchKernel", "hipLaunchKernel"}) {
+    const bool hip = launch[0] == 'h';
+    Recording r = launches(names, 1000, launch);
+    r.device.push_back(call(hip ? "hipMemcpy" : "cudaMemcpy", 200000, 210000));
+    const GpuAnalysis a = analyze_gpu(r);
+    EXPECT_EQ(a.runtime, hip ? "HIP" : "CUDA");
+    std::string sync, graph;
+    for (const GpuFinding& f : a.findings) {
+      if (f.kind == "memcpy_sync") sync = f.sentence;
+      if (f.kind == "cuda_graph") graph = f.sentence;
+    }
+    EXPECT_EQ(sync, std::string("1 synchronous memcpy calls held the host 10.0 us: use ") +
+                        (hip ? "hipMemcpyAsync" : "cudaMemcpyAsync") + " on a stream");
+    EXPECT_NE(graph.find(hip ? "a HIP graph would save" : "a CUDA graph would save"),
+              std::string::npos)
+        << graph;
+    EXPECT_NE(gpu_analysis_text(a).find(hip ? "HIP graph candidates" : "CUDA graph candidates"),
+              std::string::npos);
+    EXPECT_EQ(gpu_analysis_json(a)["runtime"], a.runtime);
+  }
 }
 
 TEST(GpuAnalysis, NoGraphCandidateInARandomOrderOrWhenLaunchesAreNotBackToBack) {
