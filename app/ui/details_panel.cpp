@@ -17,6 +17,13 @@ std::string type_of(const ir::TensorInfo& t) {
   return std::string(ir::dtype_name(t.dtype)) + ir::shape_str(t.shape);
 }
 
+// Whether `tensor` is an in-place update's output (OpSchema::in_place), not a view.
+bool made_in_place(const ir::Graph& g, const std::string& tensor) {
+  for (const ir::Node& n : g.nodes)
+    if (!n.outputs.empty() && n.outputs[0] == tensor) return ir::OpRegistry::instance().get(n.op).in_place;
+  return false;
+}
+
 // Where a tensor's bytes live while the graph runs.
 std::string where_of(const workbench::RunResult& r, const std::string& tensor) {
   const ir::Graph& g = r.graph();
@@ -31,7 +38,8 @@ std::string where_of(const workbench::RunResult& r, const std::string& tensor) {
       add("view of weight " + l.root);
     } else {
       add("arena @ " + std::to_string(l.offset));
-      if (l.root != tensor && !l.root.empty()) add("view of " + l.root);
+      if (l.root != tensor && !l.root.empty())
+        add((made_in_place(g, tensor) ? "written in place over " : "view of ") + l.root);
     }
   }
   if (g.is_output(tensor)) add("graph output");

@@ -91,6 +91,9 @@ struct OpSchema {
   int max_outputs = 1;
   bool elementwise = false;  // out[i] depends on in[j][i] only (with broadcasting)
   bool view = false;         // output 0 shares input 0's bytes (no kernel work at all)
+  // Output 0 may take input 0's bytes when nothing reads them after this node (the planner
+  // decides, core/planner/lifetimes.h); the kernel must then work with output 0 == input 0.
+  bool in_place = false;
   std::string types;         // the dtypes its inputs take (above); empty: not declared
   InferFn infer;             // throws fusebox::Error on bad shapes or attributes
   FlopsFn flops;             // may be empty: 0 FLOPs

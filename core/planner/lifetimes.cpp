@@ -31,6 +31,28 @@ Lifetimes analyze_lifetimes(const ir::Graph& g, const MemoryRules& rules) {
     if (it != index.end()) lt.buffers[it->second].last = std::max(lt.buffers[it->second].last, step);
   };
 
+  // Each tensor's last reader (a graph output: past the last step), and the tensors that share
+  // each root's bytes, for the in-place rule.
+  std::unordered_map<std::string, int> last_use;
+  for (int step = 0; step < lt.num_steps; ++step)
+    for (const auto& in : g.nodes[step].inputs) last_use[in] = step;
+  for (const auto& out : g.outputs) last_use[out] = lt.num_steps;
+  std::unordered_map<std::string, std::vector<std::string>> sharing;  // root -> its aliases
+  auto dead_after = [&](const ir::Node& node, int step) {
+    const std::string root = root_of(node.inputs[0]);
+    if (!index.count(root) || g.tensor(root).nbytes() != g.tensor(node.outputs[0]).nbytes()) return false;
+    for (size_t i = 1; i < node.inputs.size(); ++i)
+      if (root_of(node.inputs[i]) == root) return false;
+    auto read_later = [&](const std::string& t) {
+      auto it = last_use.find(t);
+      return it != last_use.end() && it->second > step;
+    };
+    if (read_later(root)) return false;
+    for (const auto& t : sharing[root])
+      if (read_later(t)) return false;
+    return true;
+  };
+
   for (const auto& in : g.inputs) {
     index[in] = lt.buffers.size();
     lt.buffers.push_back({in, aligned(g.tensor(in).nbytes()), 0, 0, false, -1});
@@ -40,10 +62,19 @@ Lifetimes analyze_lifetimes(const ir::Graph& g, const MemoryRules& rules) {
     const ir::OpSchema& schema = ir::OpRegistry::instance().get(node.op);
     for (const auto& in : node.inputs) touch(in, step);
     if (schema.view) {
-      lt.alias_root[node.outputs[0]] = root_of(node.inputs[0]);
+      const std::string root = root_of(node.inputs[0]);
+      lt.alias_root[node.outputs[0]] = root;
+      sharing[root].push_back(node.outputs[0]);
       continue;
     }
+    const bool in_place = schema.in_place && dead_after(node, step);
+    if (in_place) {
+      const std::string root = root_of(node.inputs[0]);
+      lt.alias_root[node.outputs[0]] = root;
+      sharing[root].push_back(node.outputs[0]);
+    }
     for (const auto& out : node.outputs) {
+      if (in_place && out == node.outputs[0]) continue;
       index[out] = lt.buffers.size();
       lt.buffers.push_back({out, aligned(g.tensor(out).nbytes()), step, step, false, -1});
     }

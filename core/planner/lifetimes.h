@@ -4,6 +4,11 @@
 //    node outputs, and kernel scratch (sized by the target backend, live for exactly its step).
 //  - View outputs (Reshape & co) get no buffer: they alias their source's root buffer, and each
 //    use of a view extends the root's life.
+//  - In-place updates (OpSchema::in_place: ScatterND, ScatterElements) write output 0 into input
+//    0's buffer when nothing reads those bytes after the node: every tensor sharing them (the
+//    root, its views, earlier in-place outputs) has its last use there, none is a graph output,
+//    and no other input of the node shares them. A KV cache updated by scatter (Hugging Face's
+//    static cache) is then written where it lies, not copied whole each step.
 //  - Graph outputs live to the last step. Weights live outside the arena and get no buffer.
 //  - The lower bound is the most bytes live at any one step: no plan can use less arena.
 #include <cstddef>

@@ -99,6 +99,43 @@ TEST(Planner, ViewsAliasAndExtendTheirSourcesLife) {
   expect_valid(plan, "views");
 }
 
+// ScatterElements (OpSchema::in_place) writes into its data's buffer when nothing reads the data
+// after it; when something does (a later reader, a view read later, a graph output), or the data
+// is a weight, or the updates share its bytes, it gets a buffer of its own.
+TEST(Planner, AnInPlaceUpdateTakesItsDataBufferOnlyWhenNothingReadsItLater) {
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  ir::Attributes flat;
+  flat.set("shape", std::vector<int64_t>{32});
+  enum Reader { kNone, kLater, kViewReadLater, kOutput, kWeight, kSelfUpdate };
+  for (Reader reader : {kNone, kLater, kViewReadLater, kOutput, kWeight, kSelfUpdate}) {
+    ir::Graph g;
+    std::string data = g.add_input("cache", ir::DType::f32, {4, 8});
+    if (reader == kWeight) {
+      ir::Tensor w(ir::DType::f32, {4, 8});
+      data = "w";
+      g.add_weight(data, std::move(w));
+    }
+    g.add_input("idx", ir::DType::i64, {4, 8});
+    const std::string upd = reader == kSelfUpdate ? data : g.add_input("upd", ir::DType::f32, {4, 8});
+    std::string view = g.add_node("Reshape", {data}, flat);
+    std::string y = g.add_node("ScatterElements", {data, "idx", upd}, axis);
+    std::string out = g.add_node("Relu", {y});
+    g.outputs = {out};
+    if (reader == kLater) g.outputs.push_back(g.add_node("Neg", {data}));
+    if (reader == kViewReadLater) g.outputs.push_back(g.add_node("Neg", {view}));
+    if (reader == kOutput) g.outputs.push_back(data);
+    const planner::ExecutionPlan plan = planner::make_plan(g, "greedy_by_size", cpu_rules());
+    const bool in_place = reader == kNone;
+    EXPECT_EQ(plan.locations.at(y).root, in_place ? data : y) << reader;
+    if (in_place) {
+      EXPECT_EQ(plan.locations.at(y).offset, plan.locations.at(data).offset);
+      for (const auto& p : plan.placements) EXPECT_NE(p.buffer.name, y) << "the update gets no buffer of its own";
+    }
+    expect_valid(plan, "in place " + std::to_string(reader));
+  }
+}
+
 TEST(Planner, AttentionScratchLivesOneStep) {
   ir::Graph g;
   for (const char* n : {"q", "k", "v"}) g.add_input(n, ir::DType::f32, {2, 8, 4});

@@ -19,6 +19,7 @@ void register_scatter_ops(OpRegistry& r) {
     s.name = f.name;
     s.doc = f.doc;
     s.min_inputs = s.max_inputs = 3;
+    s.in_place = true;  // the CPU kernel copies data to its output only when they differ
     s.infer = [](const Node& n, const std::vector<TensorType>& in) {
       scatter_params(n, in);
       return std::vector<TensorType>{in[0]};
