@@ -24,6 +24,11 @@ tests need from them is the exporter's spelling of each op, not the size. Makes,
                                  and PyTorch's 16 greedy tokens and each step's logits for it
                                  (gpt_small.tokens.npy, gpt_small.logits.npy)
   gpt_small_stacked_opset17.onnx the same model with its cache as one tensor (past -> present)
+  gpt_small_static_opset17.onnx  the same model with a static cache (Hugging Face's StaticCache): past
+                                 preallocated [batch, heads, cache, head_dim] by the caller, this
+                                 call's keys and values written into it at cache_position
+                                 (ScatterElements), present of past's shape; no .npy files of its
+                                 own: its greedy tokens and logits must match gpt_small's
   swin_attn_opset17.onnx         torchvision's ShiftedWindowAttention (Swin's masked attention: dim 32,
                                  window 4 x 4, shift 2 x 2, 2 heads) on [2, 10, 10, 32], padded to
                                  12 x 12; the shift mask is built with slice assignments (ScatterND)
@@ -249,6 +254,119 @@ def export_gpt_small_stacked():
     print("gpt_small_stacked_opset17.onnx")
 
 
+class StaticCache(nn.Module):
+    """A Gpt over a preallocated KV cache, as Hugging Face's StaticCache exports one: every past is
+    [batch, heads, cache, head_dim] at a length the caller chose (zeros beyond what was written),
+    and each call writes its keys and values into it at `cache_position` ([seq], the positions of
+    this call's tokens) with a scatter (ScatterElements, axis 2). In the graph present is a new
+    tensor, past with those rows replaced; it has past's shape, so a runtime can write it in place
+    and keep one buffer per past/present pair. Query i sees keys 0 ..
+    cache_position[i]: the mask compares an arange over the cache with cache_position, so the
+    cache length stays dynamic in the export, and the positions for wpe are cache_position itself
+    (the cache's length says nothing about how much of it is written)."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    @staticmethod
+    def attend(attn, x, cache_position, past_k, past_v):
+        b, t, c = x.size()
+        heads = attn.heads
+        q, k, v = attn.c_attn(x).split(c, dim=2)
+        q = q.view(b, t, heads, c // heads).transpose(1, 2)
+        k = k.view(b, t, heads, c // heads).transpose(1, 2)
+        v = v.view(b, t, heads, c // heads).transpose(1, 2)
+        index = cache_position.view(1, 1, t, 1).expand(b, heads, t, c // heads)
+        k = past_k.scatter(2, index, k)
+        v = past_v.scatter(2, index, v)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        # Unwritten slots (j > every cache_position) are masked too: their zeros never count.
+        masked = torch.arange(k.size(2), dtype=torch.long).unsqueeze(0) > cache_position.unsqueeze(1)
+        att = att.masked_fill(masked, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return attn.c_proj(y.transpose(1, 2).contiguous().view(b, t, c)), k, v
+
+    def forward(self, input_ids, cache_position, *past):
+        g = self.gpt
+        x = g.wte(input_ids) + g.wpe(cache_position).unsqueeze(0)
+        present = []
+        for i, blk in enumerate(g.blocks):
+            a, k, v = self.attend(blk.attn, blk.ln_1(x), cache_position, past[2 * i], past[2 * i + 1])
+            x = x + a
+            x = x + blk.mlp(blk.ln_2(x))
+            present += [k, v]
+        return (g.lm_head(g.ln_f(x)), *present)
+
+
+def greedy_static(model, prompt, tokens, cache_len):
+    """greedy() over a StaticCache: the cache starts as zeros [1, heads, cache_len, head_dim] per
+    past, the prompt is prefilled at positions 0 .. P-1, then one token per step at P, P+1, ...;
+    each present is fed back as the past. The generated ids and each step's last-position logits."""
+    g = model.gpt
+    heads, head_dim = g.heads, g.wte.embedding_dim // g.heads
+    past = [torch.zeros(1, heads, cache_len, head_dim) for _ in range(2 * g.layers)]
+    ids = torch.tensor([prompt], dtype=torch.long)
+    position = torch.arange(len(prompt), dtype=torch.long)
+    out, rows = [], []
+    with torch.no_grad():
+        while len(out) < tokens:
+            logits, *past = model(ids, position, *past)
+            rows.append(logits[0, -1].numpy())
+            out.append(int(rows[-1].argmax()))
+            position = position[-1:] + 1
+            ids = torch.tensor([[out[-1]]], dtype=torch.long)
+    return out, np.stack(rows)
+
+
+# The ops gpt_small_static_opset17.onnx may hold: gpt_small's, plus the scatter into the cache and
+# the mask's Range/compare (Identity: the exporter stores identical initializers, the LayerNorms'
+# ones and zeros, once). A new one means the exporter spelled something differently.
+STATIC_OPS = {"Identity", "Gather", "Add", "Mul", "Div", "Sub", "MatMul", "Transpose", "Reshape", "Split",
+              "Slice", "Softmax", "Where", "Equal", "Less", "LessOrEqual", "Greater", "Range", "Unsqueeze",
+              "Expand", "Shape", "Cast", "LayerNormalization", "ReduceMean", "Pow", "Sqrt", "Concat",
+              "ConstantOfShape", "Constant", "Erf", "Tanh", "ScatterElements"}
+
+
+def export_gpt_small_static():
+    """gpt_small_static_opset17.onnx: gpt_small's weights (the same seed) with a static KV cache
+    (StaticCache). Inputs input_ids [batch, seq], cache_position [seq] and past_key_values.{i}.key/
+    .value [batch, heads, cache, head_dim]; outputs logits and present.{i}.key/.value, present under
+    the same dim name as past. Exported with a cache of 8 and 3 ids. No .npy files of its own:
+    PyTorch's greedy loop over it must give gpt_small.tokens.npy exactly and gpt_small.logits.npy
+    within 1e-5 (the growing cache's reference, which export_gpt_small writes) with a cache just
+    long enough (22 = 6 + 16) and a longer one (32), so the tests compare against those."""
+    model = StaticCache(gpt_small().eval()).eval()
+    g = model.gpt
+    path = os.path.join(HERE, "gpt_small_static_opset17.onnx")
+    names_in = ["input_ids", "cache_position"] + [f"past_key_values.{i}.{kv}" for i in range(g.layers)
+                                                  for kv in ("key", "value")]
+    names_out = ["logits"] + [f"present.{i}.{kv}" for i in range(g.layers) for kv in ("key", "value")]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "cache_position": {0: "seq"},
+            "logits": {0: "batch", 1: "seq"}}
+    for n in names_in[2:] + names_out[1:]:
+        axes[n] = {0: "batch", 2: "cache"}
+    past = [torch.zeros(1, g.heads, 8, g.wte.embedding_dim // g.heads) for _ in range(2 * g.layers)]
+    example = (torch.zeros(1, 3, dtype=torch.long), torch.arange(3, dtype=torch.long), *past)
+    torch.onnx.export(model, example, path, input_names=names_in, output_names=names_out,
+                      dynamic_axes=axes, opset_version=17, do_constant_folding=True)
+    onnx.checker.check_model(path)
+    ops = [n.op_type for n in onnx.load(path).graph.node]
+    assert ops.count("ScatterElements") == 2 * g.layers, ops
+    assert set(ops) <= STATIC_OPS, sorted(set(ops) - STATIC_OPS)
+    prompt = np.load(os.path.join(HERE, "gpt_small.prompt.npy")).tolist()
+    want_tokens = np.load(os.path.join(HERE, "gpt_small.tokens.npy")).tolist()
+    want_logits = np.load(os.path.join(HERE, "gpt_small.logits.npy"))
+    for cache_len in (len(prompt) + len(want_tokens), 32):
+        tokens, logits = greedy_static(model, prompt, len(want_tokens), cache_len)
+        diff = float(np.abs(logits - want_logits).max())
+        assert tokens == want_tokens and diff <= 1e-5, (cache_len, tokens, diff)
+        print(f"gpt_small_static_opset17.onnx: cache {cache_len}, tokens {tokens}, "
+              f"max logit diff {diff:.3g}")
+    counts = {op: ops.count(op) for op in sorted(set(ops))}
+    print(f"gpt_small_static_opset17.onnx: {len(ops)} nodes, ops {counts}")
+
+
 def export_gpt(model, path, opset=17):
     """Exports a Gpt with dynamic batch, seq and past (dim names batch, seq, past, past+seq) and
     Optimum's input and output names; returns those names."""
@@ -418,6 +536,7 @@ def main():
     if not only or "gpt_small" in only:  # its inputs are the ids and the cache, not one x
         export_gpt_small()
         export_gpt_small_stacked()
+        export_gpt_small_static()  # after export_gpt_small: it checks itself against its .npy files
         only.discard("gpt_small")
         if not only and len(sys.argv) > 1:
             return

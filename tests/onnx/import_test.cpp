@@ -186,6 +186,23 @@ TEST(OnnxImport, CastToAnUnknownTypeIsRefused) {
   EXPECT_EQ(error_of(ok.bytes()), "");
 }
 
+// A cast to BOOL at run time (torch's masked_fill exports one before Where) is ONNX's "non-zero is
+// true", held as i64 0/1 like every boolean here: -0.0 and 0 are false, NaN and tiny values true.
+TEST(OnnxImport, ACastToBoolAtRunTimeIsTrueWhereNonZero) {
+  Builder b;
+  b.input("x", {6});
+  Builder::attr(b.node("Cast", {"x"}, {"y"}), "to", int64_t{onnx::TensorProto::BOOL});
+  b.output("y");
+  ir::Graph g = models::import_onnx_bytes(b.bytes(), "m", options());
+  ir::Tensor x(ir::DType::f32, {6});
+  const float v[6] = {0.0f, -0.0f, 1e-30f, -2.5f, std::nanf(""), 3.0f};
+  std::copy(v, v + 6, x.data<float>());
+  ir::Tensor y = testing::evaluate_graph(g, {x})[0];
+  ASSERT_EQ(y.dtype(), ir::DType::i64);
+  EXPECT_EQ(std::vector<int64_t>(y.data<int64_t>(), y.data<int64_t>() + 6),
+            (std::vector<int64_t>{0, 0, 1, 1, 1, 1}));
+}
+
 TEST(OnnxImport, ListsEveryUnsupportedOpAtOnce) {
   Builder b(13);
   b.input("x", {2});

@@ -384,6 +384,18 @@ void add_elementwise_handlers(HandlerRegistry& r) {
              ctx.define_constant(node.output(0), cast_constant(ctx.constant(in, node, "input"), to));
              return;
            }
+           if (to == onnx::TensorProto::BOOL) {  // true where non-zero (ONNX's Cast), as i64 0/1
+             const ir::DType from = ctx.type_of(in).dtype;
+             const std::string zero = ctx.fresh(node.output(0) + "_zero");
+             ir::Tensor z(from, {});
+             if (from == ir::DType::f32) z.data<float>()[0] = 0.0f;
+             else z.data<int64_t>()[0] = 0;
+             ctx.define_constant(zero, std::move(z));
+             const std::string is_zero = ctx.fresh(node.output(0) + "_is_zero");
+             ctx.emit(node, "Equal", {in, zero}, {}, {is_zero}, "_is_zero");
+             ctx.emit(node, "Not", {is_zero}, {}, {node.output(0)});
+             return;
+           }
            if (to != onnx::TensorProto::FLOAT && to != onnx::TensorProto::INT64)
              throw Error(node.where() + ": cast to " + onnx_type_name(to) +
                          " at run time is not supported (fusebox computes float32 and int64)");
