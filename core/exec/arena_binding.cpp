@@ -38,11 +38,13 @@ ArenaBinding bind_arena(const Program& p, const planner::ExecutionPlan& plan) {
 }
 
 void ArenaBinding::copy_inputs(Backend& backend, const void* const* host_inputs) const {
-  for (size_t i = 0; i < inputs.size(); ++i) backend.copy_to_device(inputs[i], host_inputs[i], input_bytes[i]);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (host_inputs[i]) backend.copy_to_device(inputs[i], host_inputs[i], input_bytes[i]);
 }
 
 void ArenaBinding::copy_outputs(Backend& backend, void* const* host_outputs) const {
-  for (size_t i = 0; i < outputs.size(); ++i) backend.copy_to_host(host_outputs[i], outputs[i], output_bytes[i]);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (host_outputs[i]) backend.copy_to_host(host_outputs[i], outputs[i], output_bytes[i]);
 }
 
 }  // namespace fusebox::exec

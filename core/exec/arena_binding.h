@@ -19,6 +19,8 @@ struct ArenaBinding {
   std::vector<size_t> input_bytes, output_bytes;
   std::vector<void*> scratch;                      // per node (null when none)
 
+  // A null host pointer copies nothing: the input keeps the bytes the last run left in the arena
+  // (a KV cache written in place stays there between runs), the output stays in the arena.
   void copy_inputs(Backend& backend, const void* const* host_inputs) const;
   void copy_outputs(Backend& backend, void* const* host_outputs) const;
 };

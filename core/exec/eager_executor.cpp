@@ -3,6 +3,7 @@
 // runs it, and frees each tensor after its last use. No plan, no arena: the baseline.
 #include <unordered_map>
 
+#include "core/base/error.h"
 #include "core/exec/executor.h"
 
 namespace fusebox::exec {
@@ -28,6 +29,9 @@ class EagerExecutor final : public Executor {
     std::unordered_map<std::string, std::shared_ptr<const void>> live;
     for (const auto& [name, ptr] : program_.weights) live[name] = std::shared_ptr<const void>(ptr, [](const void*) {});
     for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (!inputs[i])
+        throw Error("input '" + g.inputs[i] + "': the eager executor allocates every tensor per run, so " +
+                    "nothing stays from the last run; give its bytes (or plan: interpreted, compiled)");
       size_t bytes = g.tensor(g.inputs[i]).nbytes();
       std::shared_ptr<void> buf = backend.allocate(bytes);
       backend.copy_to_device(buf.get(), inputs[i], bytes);
@@ -65,7 +69,7 @@ class EagerExecutor final : public Executor {
     }
     backend.synchronize();
     for (size_t i = 0; i < g.outputs.size(); ++i)
-      backend.copy_to_host(outputs[i], live.at(g.outputs[i]).get(), g.tensor(g.outputs[i]).nbytes());
+      if (outputs[i]) backend.copy_to_host(outputs[i], live.at(g.outputs[i]).get(), g.tensor(g.outputs[i]).nbytes());
   }
 
  private:

@@ -56,6 +56,9 @@ class Executor {
   // What the captured run is, once one was captured ("a CUDA graph of 42 nodes"); "" before.
   virtual std::string captured() const { return ""; }
   // Host pointers, one per graph input / output, in graph order. Sizes come from the graph.
+  // A null output is not copied out. A null input is not copied in: the planned executors then
+  // read what the last run left at its arena place (state kept between runs, such as a KV cache
+  // the planner writes in place over its input); the eager one keeps nothing and refuses it.
   virtual void run(const void* const* inputs, void* const* outputs, ExecutionObserver* observer) = 0;
 };
 

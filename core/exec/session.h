@@ -61,7 +61,8 @@ class Session {
   // Runs on the calling thread with options().threads kernel threads (bound at each run).
   // Inputs in graph().inputs order; checks count, dtype and shape (errors name the input).
   std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
-  // The allocation-free path: host pointers in graph order, no checks. For benchmarks.
+  // The allocation-free path: host pointers in graph order, no checks. For benchmarks, and for
+  // state kept in the arena between runs: a null pointer copies nothing (Executor::run).
   void run_raw(const void* const* inputs, void* const* outputs);
 
   const ir::Graph& original_graph() const { return original_; }

@@ -57,6 +57,52 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"stack:layers=2,seq=32,d=64,heads=4,ffn=128", "none"}, Case{"mlp", "all"},
                       Case{"transformer", "all"}, Case{"stack", "all"}));
 
+// A cache updated by scatter is written in place over its input (core/planner/lifetimes.h), so a
+// planned executor given a null pointer for it reads what the last run left there: state kept in
+// the arena between runs, as generate keeps a preallocated KV cache. The eager executor keeps
+// nothing and says so.
+TEST(Session, ANullInputKeepsWhatTheLastRunLeftInTheArena) {
+  cpu::register_backend();
+  ir::Graph g;
+  g.add_input("past", ir::DType::f32, {4});
+  g.add_input("pos", ir::DType::i64, {1});
+  g.add_input("new", ir::DType::f32, {1});
+  ir::Attributes axis;
+  axis.set("axis", int64_t{0});
+  const std::string present = g.add_node("ScatterElements", {"past", "pos", "new"}, axis);
+  g.outputs = {present, g.add_node("Neg", {present})};
+  for (const char* executor : {"interpreted", "compiled", "eager"}) {
+    exec::SessionOptions opt;
+    opt.executor = executor;
+    opt.passes = "none";
+    exec::Session s(g, opt);
+    float past[4] = {0, 0, 0, 0}, value = 1, out[4], neg[4];
+    int64_t pos = 0;
+    const void* in[3] = {past, &pos, &value};
+    void* outs[2] = {out, neg};
+    s.run_raw(in, outs);
+    EXPECT_EQ(std::vector<float>(out, out + 4), (std::vector<float>{1, 0, 0, 0})) << executor;
+    in[0] = nullptr;  // the cache stays where it is
+    pos = 2, value = 3;
+    if (std::string(executor) == "eager") {
+      try {
+        s.run_raw(in, outs);
+        ADD_FAILURE() << "eager took a null input";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("input 'past': the eager executor allocates every tensor per run"),
+                  std::string::npos)
+            << e.what();
+      }
+      continue;
+    }
+    outs[0] = nullptr;  // and nothing is copied out of it
+    std::fill(out, out + 4, -7.0f);
+    s.run_raw(in, outs);
+    EXPECT_EQ(std::vector<float>(neg, neg + 4), (std::vector<float>{-1, 0, -3, 0})) << executor;
+    EXPECT_EQ(out[0], -7.0f) << executor << ": a null output is not written";
+  }
+}
+
 TEST(Session, RejectsBadOptionsAndInputs) {
   cpu::register_backend();
   ir::Graph g = models::build_model("mlp:dims=8-4,batch=2", 1);
