@@ -25,6 +25,7 @@ struct GenerateArgs {
   int64_t prompt_len = 0;
   int tokens = 32;
   std::vector<std::string> kv;
+  std::string kv_cache = "auto";
   std::string save_logits;
   std::string out;
   bool json = false;
@@ -56,7 +57,9 @@ nlohmann::json generation_json(const workbench::Generation& g) {
     pairs.push_back({{"past", g.mapping.pairs[i].first},
                      {"present", g.mapping.pairs[i].second},
                      {"axis", g.mapping.axis[i]}});
-  j["kv"] = {{"mapping", g.mapping.how}, {"pairs", pairs}, {"ids", g.mapping.ids}, {"logits", g.mapping.logits}};
+  j["kv"] = {{"mapping", g.mapping.how}, {"pairs", pairs}, {"ids", g.mapping.ids}, {"logits", g.mapping.logits},
+             {"cache", g.kv_cache}, {"static", g.mapping.static_cache}, {"cache_length", g.cache_length},
+             {"in_place", g.in_place}};
   j["prompt"] = g.prompt;
   j["tokens"] = g.tokens;
   j["vocab"] = g.vocab;
@@ -68,7 +71,10 @@ nlohmann::json generation_json(const workbench::Generation& g) {
                      {"setup_ms", s.setup_ms},
                      {"run_ms", s.run_ms},
                      {"token", s.token},
-                     {"kv_bytes", s.kv_bytes}});
+                     {"kv_bytes", s.kv_bytes},
+                     {"kv_held_bytes", s.kv_held_bytes},
+                     {"kv_copied_bytes", s.kv_copied_bytes},
+                     {"new_plan", s.new_plan}});
   j["steps"] = steps;
   j["ttft_ms"] = g.ttft_ms;
   j["decode_ms"] = {{"median", g.decode_median_ms}, {"p10", g.decode_p10_ms}, {"p90", g.decode_p90_ms}};
@@ -82,6 +88,7 @@ void run(const GenerateArgs& a) {
   o.settings = a.settings->resolve();
   o.prompt = prompt_of(a, o.settings.seed);
   o.tokens = a.tokens;
+  o.kv_cache = a.kv_cache;
   for (const std::string& pair : a.kv) {
     const size_t eq = pair.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
@@ -125,6 +132,12 @@ void generate_options(CLI::App& cmd, GenerateArgs& a) {
   cmd.add_option("--prompt-len", a.prompt_len, "a prompt of P seeded token ids in [0, 256) instead");
   cmd.add_option("--tokens", a.tokens, "tokens to generate")->capture_default_str();
   cmd.add_option("--kv", a.kv, "a cache pair PAST=PRESENT (repeatable): the input fed from the output");
+  cmd.add_option("--kv-cache", a.kv_cache,
+                 "grow | preallocate | auto: the cache allocated at each step's length and copied in and out "
+                 "(grow), or once at its final length and written in place in the decode plan's arena "
+                 "(preallocate: static-cache exports, with a cache_position input); auto: preallocate where "
+                 "the export allows")
+      ->capture_default_str();
   cmd.add_option("--save-logits", a.save_logits, "write each step's last-position logits, [steps, vocab], as .npy");
   cmd.add_option(
       "--out", a.out,

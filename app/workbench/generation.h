@@ -8,11 +8,24 @@
 //     -> step k, decode:  ids = the last token [1, 1], past = step k-1's present
 //   Each step's token is the argmax of the logits at its last position (greedy).
 //
-// fusebox plans a graph for one shape, and the cache length changes every step, so each step is
-// imported and planned for its own shape (its dims bound from the tensors it is given), and run
-// once untimed (a fresh plan's first run first-touches its arena), before the run that is timed;
-// that setup is timed apart and reported on its own, not hidden in the run figures. A cache
-// preallocated at its final length, which would let one plan serve every step, is the next step.
+// fusebox plans a graph for one shape. A step whose shapes no plan was made for is imported and
+// planned for them (its dims bound from the tensors it is given), and run once untimed (a fresh
+// plan's first run first-touches its arena), before the run that is timed; that setup is timed
+// apart and reported on its own, not hidden in the run figures. A step whose shapes an earlier
+// step had reuses that step's plan. How the cache is held (GenerateOptions::kv_cache):
+//   grow         the cache is allocated at each step's length: the past copied into the arena,
+//                present copied out (and, for a static-cache export, the host grows it by a
+//                copy), so every step has new shapes and a plan of its own. What a "decoder with
+//                past" export (present = Concat(past, new)) can only do.
+//   preallocate  for a static-cache export (Hugging Face's StaticCache: a cache_position input,
+//                present of past's shape, written by a scatter): the cache allocated once at its
+//                final length (prompt + tokens - 1 positions), every decode step the same shapes,
+//                so one plan serves them all; the planner writes present in place over past
+//                (core/planner/lifetimes.h), so the cache stays in the decode plan's arena between
+//                steps (a null input pointer, core/exec/executor.h) and no step copies it. The
+//                price: each step attends over the whole preallocated length, masked.
+// Each step's kv bytes are the bytes of the positions written so far: what any cache must hold,
+// the lower bound the held bytes are shown against.
 // The phases are named as profiler/phases.h names a serving trace's: prefill, decode.
 //
 // Recorded (GenerateOptions::record), each step's timed run is traced as `fusebox profile`
@@ -43,6 +56,10 @@ struct KvMapping {
   std::string logits;          // the output whose last position gives the next token
   std::string attention_mask;  // optional input, [batch, past + seq] of ones
   std::string position_ids;    // optional input, [batch, seq]: past .. past + seq - 1
+  std::string cache_position;  // optional input, [seq]: the positions this step writes
+  // A static cache: a cache_position input, and every present's cache axis the past's dim (the
+  // same name): the step writes into the cache it is given rather than returning a longer one.
+  bool static_cache = false;
 };
 
 // Reads `model` (a .onnx file) and finds the mapping: `given` pairs (--kv PAST=PRESENT) when there
@@ -62,6 +79,9 @@ struct GenerateOptions {
   // Record each step's timed run into Generation::recording. The run times then include the
   // recorder's hooks (two timestamps an op).
   bool record = false;
+  // How the cache is held (the header): "grow" | "preallocate" | "auto" (preallocate for a
+  // static-cache export, else grow).
+  std::string kv_cache = "auto";
 };
 
 struct GenerationStep {
@@ -71,11 +91,17 @@ struct GenerationStep {
   double setup_ms = 0;  // setup: import, plan and an untimed first run of this step's shape
   double run_ms = 0;    // the run itself
   int64_t token = 0;    // the token it made
-  int64_t kv_bytes = 0;  // bytes of the present cache it returned
+  int64_t kv_bytes = 0;         // bytes of the cache's positions written so far (the lower bound)
+  int64_t kv_held_bytes = 0;    // bytes of the cache as allocated for the step
+  int64_t kv_copied_bytes = 0;  // cache bytes the timed run copied in and out, and the host's growing copy
+  bool new_plan = false;        // the step's shapes needed a plan of their own (setup_ms > 0)
 };
 
 struct Generation {
   KvMapping mapping;
+  std::string kv_cache;       // "grow" | "preallocate": how it was held
+  int64_t cache_length = 0;   // preallocate: the positions allocated; grow: 0
+  bool in_place = false;      // preallocate: every decode plan wrote present over past
   std::string model;
   std::vector<int64_t> prompt, tokens;  // tokens: the generated ones
   std::vector<GenerationStep> steps;    // steps[0] is the prefill
@@ -107,8 +133,8 @@ std::string step_range_name(const GenerationStep& step);
 // when end <= start) becomes a stage span before the range, named kSetupStage: the step's import,
 // plan and untimed first run. The first step's also gives `all` its configuration.
 extern const char* const kSetupStage;  // "setup: import, plan, first run"
-// The counter track of the cache each step returns, in bytes: 0 at the prefill's start, then at
-// each step's end its present's bytes (GenerationStep::kv_bytes).
+// The counter track of the cache, in bytes: 0 at the prefill's start, then at each step's end the
+// bytes of the positions written (GenerationStep::kv_bytes; a preallocated cache holds more).
 extern const char* const kKvCacheCounter;  // "kv cache bytes"
 void append_step_recording(profiler::Recording& all, const profiler::Recording& step_recording,
                            const GenerationStep& step, int64_t index,

@@ -92,6 +92,65 @@ TEST(Generation, AStackedCacheTensorIsFoundAndGivesTheSameTokens) {
   EXPECT_EQ(g.steps.back().kv_bytes, (g.steps.back().past + 1) * 2 * 2 * 2 * 16 * 4);
 }
 
+// The same weights with Hugging Face's static cache (gpt_small_static_opset17.onnx: a
+// cache_position input, each step's keys and values scattered into a cache of the caller's
+// length). Preallocated, the cache is allocated once at 6 + 16 - 1 = 21 positions, one plan
+// serves every decode step, and the planner writes present over past, so after the first decode
+// step (which takes the prefill's cache into the decode plan) no step copies it. Grown, every step
+// is a new plan and copies it. Both give PyTorch's tokens and logits.
+TEST(Generation, AStaticCacheIsPreallocatedOnceAndWrittenInPlaceWithTheSameTokens) {
+  const ir::Tensor want_logits = ir::read_npy(kDir + "gpt_small.logits.npy");
+  const int64_t per_position = 2 * 2 * 2 * 16 * 4;  // layers x (key, value) x heads x head_dim x 4 bytes
+  for (const char* how : {"auto", "preallocate", "grow"}) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(how) + " threads " + std::to_string(threads));
+      GenerateOptions o = small(threads);
+      o.settings.model = kDir + "gpt_small_static_opset17.onnx";
+      o.kv_cache = how;
+      const Generation g = generate(o);
+      EXPECT_TRUE(g.mapping.static_cache);
+      EXPECT_EQ(g.mapping.cache_position, "cache_position");
+      EXPECT_EQ(g.tokens, ids_of("gpt_small.tokens.npy"));
+      double worst = 0;
+      for (size_t i = 0; i < g.logits.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(g.logits[i] - want_logits.data<float>()[i])));
+      EXPECT_LE(worst, 1e-4);
+      ASSERT_EQ(g.steps.size(), 16u);
+      const bool prealloc = std::string(how) != "grow";
+      EXPECT_EQ(g.kv_cache, prealloc ? "preallocate" : "grow");
+      EXPECT_EQ(g.in_place, prealloc);
+      EXPECT_EQ(g.cache_length, prealloc ? 21 : 0);
+      for (size_t i = 0; i < g.steps.size(); ++i) {
+        const GenerationStep& st = g.steps[i];
+        const int64_t written = st.past + st.seq;
+        EXPECT_EQ(st.kv_bytes, written * per_position) << i;
+        EXPECT_EQ(st.kv_held_bytes, (prealloc ? 21 : written) * per_position) << i;
+        EXPECT_EQ(st.new_plan, !prealloc || i < 2) << i;
+        EXPECT_EQ(st.setup_ms > 0, st.new_plan) << i;
+        int64_t copied;
+        if (prealloc)  // the prefill copies the zeros in and its cache out; the first decode step copies it in
+          copied = i == 0 ? 2 * 21 * per_position : i == 1 ? 21 * per_position : 0;
+        else  // the host grows the past by a copy, then copies it in and the present out
+          copied = (st.past + 2 * written) * per_position;
+        EXPECT_EQ(st.kv_copied_bytes, copied) << i;
+      }
+    }
+  }
+  GenerateOptions growing = small(1);
+  growing.kv_cache = "preallocate";
+  try {
+    generate(growing);
+    ADD_FAILURE() << "a growing export was preallocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--kv-cache preallocate: " + kDir + "gpt_small_opset17.onnx returns a "
+                                         "longer cache each step"),
+              std::string::npos)
+        << e.what();
+  }
+  growing.kv_cache = "stretch";
+  EXPECT_THROW(generate(growing), Error);
+}
+
 // A recorded generation is one trace: each step's run inside a range named for its phase and
 // tokens, its ops inside the run, and profiler/phases.h splits it back into a prefill of the
 // prompt's tokens and a decode step a token, the ops of each step its work. The same after a
