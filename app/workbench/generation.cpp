@@ -226,16 +226,18 @@ std::string shapes_key(const std::map<std::string, ir::Shape>& shapes) {
   return key;
 }
 
-// Whether the plan writes each present over its past (core/planner/lifetimes.h: the scatter in
-// place), so the cache can stay in the arena between runs.
-bool writes_cache_in_place(const exec::Session& s, const KvMapping& k) {
-  if (s.options().executor == "eager") return false;  // it keeps nothing between runs
+// Why the cache cannot stay in the plan's arena between runs, or "" when it can: the plan writes
+// each present over its past (core/planner/lifetimes.h: the scatter in place).
+std::string cache_not_in_place(const exec::Session& s, const KvMapping& k) {
+  if (s.options().executor == "eager") return "the eager executor keeps nothing between runs";
   const auto& loc = s.plan().locations;
   for (const auto& [past, present] : k.pairs) {
     const auto p = loc.find(past), q = loc.find(present);
-    if (p == loc.end() || q == loc.end() || p->second.root != q->second.root) return false;
+    if (p == loc.end() || q == loc.end() || p->second.root != q->second.root)
+      return "the plan could not write '" + present + "' over '" + past + "' (the graph reads the past after " +
+             "writing it)";
   }
-  return true;
+  return "";
 }
 
 // `t` with its `axis` `length` long: the rows it has copied, the rest zeros (the host growing a
@@ -306,7 +308,6 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
   std::vector<double> setups, decodes;
   std::optional<PlannedStep> planned;  // the last plan made, kept while the shapes stay
   bool arena_holds_cache = false;      // planned's arena has the current cache (host `cache` may not)
-  g.in_place = prealloc;
   while (static_cast<int>(g.tokens.size()) < opt.tokens) {
     GenerationStep step;
     step.phase = g.steps.empty() ? "prefill" : "decode";
@@ -339,7 +340,9 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
       PlannedStep p;
       p.key = key;
       p.session = std::make_unique<exec::Session>(onnx.import(import), session_options(s));
-      p.in_place = writes_cache_in_place(*p.session, k);
+      const std::string why_not = cache_not_in_place(*p.session, k);
+      p.in_place = why_not.empty();
+      if (prealloc && step.phase == "decode" && !p.in_place) g.not_in_place = why_not;
       // The outputs are allocated once, outside the runs (a fresh 3 MB of logits page-faults its
       // way through 8 ms on this machine).
       for (const std::string& name : p.session->graph().outputs) {
@@ -347,7 +350,6 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
         p.outputs.emplace_back(info.dtype, info.shape);
       }
       planned.emplace(std::move(p));
-      if (prealloc && step.phase == "decode" && !planned->in_place) g.in_place = false;
     }
     exec::Session& session = *planned->session;
 
@@ -455,7 +457,7 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     }
     if (on_step) on_step(g.steps.back());
   }
-  if (!prealloc) g.in_place = false;
+  g.in_place = prealloc && g.not_in_place.empty();
 
   g.ttft_ms = g.steps.front().run_ms;
   g.setup_median_ms = profiler::percentile(setups, 0.5);
@@ -587,8 +589,7 @@ std::string Generation::text() const {
   if (kv_cache == "preallocate")
     o << "kv cache   preallocated at " << cache_length << " positions ("
       << format_bytes(static_cast<double>(lastep.kv_held_bytes)) << "), "
-      << (in_place ? "written in place in the decode plan's arena" : "but copied each step: the plan could not "
-                                                                     "write present over past")
+      << (in_place ? "written in place in the decode plan's arena" : "but copied each step: " + not_in_place)
       << "; held " << held_ratio(steps.front()) << "x the lower bound after the prefill, "
       << held_ratio(lastep) << "x at the end; a decode step copies "
       << format_bytes(copied_median) << " of it (median)\n";

@@ -102,6 +102,7 @@ struct Generation {
   std::string kv_cache;       // "grow" | "preallocate": how it was held
   int64_t cache_length = 0;   // preallocate: the positions allocated; grow: 0
   bool in_place = false;      // preallocate: every decode plan wrote present over past
+  std::string not_in_place;   // preallocate, not in place: why
   std::string model;
   std::vector<int64_t> prompt, tokens;  // tokens: the generated ones
   std::vector<GenerationStep> steps;    // steps[0] is the prefill
