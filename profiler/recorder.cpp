@@ -89,6 +89,21 @@ void Recorder::attach(exec::Session& session, const std::string& model) {
   attach(g, session.plan(), config);
 }
 
+namespace {
+
+// Whether the executor ran `n` over its input's bytes: the plan gave output 0 input 0's buffer
+// (core/planner/lifetimes.h), and the executor keeps to the plan (eager allocates its own).
+bool written_in_place(const ir::Node& n, const planner::ExecutionPlan& plan, const std::string& executor) {
+  if (executor == "eager" || n.inputs.empty() || n.outputs.empty() || !ir::OpRegistry::instance().get(n.op).in_place)
+    return false;
+  const auto data = plan.locations.find(n.inputs[0]), out = plan.locations.find(n.outputs[0]);
+  return data != plan.locations.end() && out != plan.locations.end() &&
+         data->second.storage == planner::Storage::Arena && out->second.storage == planner::Storage::Arena &&
+         data->second.root == out->second.root;
+}
+
+}  // namespace
+
 void Recorder::attach(const ir::Graph& g, const planner::ExecutionPlan& plan, const Recording& config) {
   base_.model = config.model.empty() ? g.name : config.model;
   base_.backend = config.backend;
@@ -122,7 +137,7 @@ void Recorder::attach(const ir::Graph& g, const planner::ExecutionPlan& plan, co
                                         ? static_cast<int64_t>(it->second.offset)
                                         : -1);
     }
-    ir::OpCost cost = ir::node_cost(n, in, out);
+    ir::OpCost cost = ir::node_cost(n, in, out, written_in_place(n, plan, config.executor));
     info.flops = cost.flops;
     info.bytes = cost.bytes;
     info.live_bytes = i < plan.live_bytes.size() ? plan.live_bytes[i] : 0;

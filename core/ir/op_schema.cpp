@@ -165,11 +165,15 @@ std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorTyp
 }
 
 OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
-                 const std::vector<TensorType>& outputs) {
+                 const std::vector<TensorType>& outputs, bool written_in_place) {
   const OpSchema& s = OpRegistry::instance().get(node.op);
   OpCost cost;
   if (s.view) return cost;  // no bytes move for a view
   if (s.flops) cost.flops = s.flops(node, inputs, outputs);
+  if (written_in_place && s.in_place && s.in_place_bytes) {
+    cost.bytes = s.in_place_bytes(node, inputs, outputs);
+    return cost;
+  }
   if (s.bytes) {
     cost.bytes = s.bytes(node, inputs, outputs);
     return cost;

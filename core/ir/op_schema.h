@@ -98,6 +98,7 @@ struct OpSchema {
   InferFn infer;             // throws fusebox::Error on bad shapes or attributes
   FlopsFn flops;             // may be empty: 0 FLOPs
   BytesFn bytes;             // may be empty: every input and output moves once, whole
+  BytesFn in_place_bytes;    // with in_place: what it moves when the plan wrote it in place
   ScratchFn scratch_bytes;   // may be empty: no scratch
   OpKind kind = OpKind::Unset;
   MathClass math = MathClass::Unset;
@@ -123,8 +124,10 @@ class OpRegistry : public Registry<OpSchema> {
 
 // Infers output types of `node` from its input types, checking arity first. Errors name the node.
 std::vector<TensorType> infer_node(const Node& node, const std::vector<TensorType>& inputs);
+// `written_in_place`: the plan put output 0 over input 0 (OpSchema::in_place), so the kernel moves
+// only what its in_place_bytes says.
 OpCost node_cost(const Node& node, const std::vector<TensorType>& inputs,
-                 const std::vector<TensorType>& outputs);
+                 const std::vector<TensorType>& outputs, bool written_in_place = false);
 // node_cost summed over a graph's nodes, with the types its tensors have.
 OpCost graph_cost(const Graph& graph);
 size_t node_scratch_bytes(const Node& node, const std::vector<TensorType>& inputs,

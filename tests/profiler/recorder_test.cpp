@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/base/error.h"
+#include "core/planner/plan.h"
 #include "profiler/recorder.h"
 #include "profiler_test_util.h"
 
@@ -125,4 +126,35 @@ TEST(Recorder, OverheadPerOpIsSmall) {
   double per_op = (recorded - plain) / 200.0;
   std::printf("recorder overhead: %.1f ns per op (plain %.1f ns/op)\n", per_op, plain / 200.0);
   EXPECT_LT(per_op, 2000.0);
+}
+
+// A scatter the plan writes over its data moves only its indices and updates (and the elements
+// it writes); copied to a buffer of its own, or run by the eager executor, it moves the data too.
+TEST(Recorder, AnUpdateWrittenInPlaceIsChargedOnlyTheBytesItMoves) {
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  for (const bool data_read_later : {false, true}) {
+    ir::Graph g;
+    const std::string data = g.add_input("cache", ir::DType::f32, {4, 64});  // 1024 B
+    g.add_input("idx", ir::DType::i64, {4, 2});                              // 64 B
+    g.add_input("upd", ir::DType::f32, {4, 2});                              // 32 B
+    const std::string y = g.add_node("ScatterElements", {data, "idx", "upd"}, axis, "scatter");
+    g.outputs = {g.add_node("Relu", {y})};
+    if (data_read_later) g.outputs.push_back(g.add_node("Neg", {data}));
+    const planner::MemoryRules rules{64, [](const ir::Node&, const std::vector<ir::TensorType>&,
+                                            const std::vector<ir::TensorType>&) { return size_t{0}; }};
+    const planner::ExecutionPlan plan = planner::make_plan(g, "greedy_by_size", rules);
+    for (const std::string executor : {"interpreted", "compiled", "eager"}) {
+      Recording config;
+      config.executor = executor;
+      Recorder rec;
+      rec.attach(g, plan, config);
+      const Recording r = rec.finish();
+      ASSERT_EQ(r.nodes.at(0).name, "scatter");
+      const bool in_place = !data_read_later && executor != "eager";
+      // In place: indices 64 + updates 32 read, 32 written. Else every input and output whole.
+      EXPECT_EQ(r.nodes[0].bytes, in_place ? 64.0 + 32 + 32 : 1024.0 + 64 + 32 + 1024)
+          << executor << (data_read_later ? ", data read later" : "");
+    }
+  }
 }

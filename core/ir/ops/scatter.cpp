@@ -30,6 +30,14 @@ void register_scatter_ops(OpRegistry& r) {
       if (p.reduction == ScatterReduction::kNone) return 0.0;
       return static_cast<double>(numel(in[2].shape));
     };
+    // In place the data is not copied: the kernel reads the indices and updates and writes an
+    // element per update (reading it first when it reduces).
+    s.in_place_bytes = [](const Node& n, const std::vector<TensorType>& in, const std::vector<TensorType>&) {
+      const ScatterParams p = scatter_params(n, in);
+      const double written = static_cast<double>(in[2].nbytes());
+      return static_cast<double>(in[1].nbytes()) + written +
+             (p.reduction == ScatterReduction::kNone ? written : 2 * written);
+    };
     r.add(std::move(s));
   }
   set_math(r, MathClass::Data, {"ScatterND", "ScatterElements"});  // copies; a reduction is one op an update
