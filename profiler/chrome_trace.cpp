@@ -77,6 +77,7 @@ json span_event(const Recording& r, const Span& s) {
                  {"Bytes", n.bytes},
                  {"Arena Offsets", n.output_offsets},
                  {"Arena Live Bytes", n.live_bytes}};
+    if (n.kv_cache_write) e["args"]["KV Cache Write"] = true;
   } else {
     e["cat"] = "user_annotation";
     e["args"] = {{"Kind", span_kind_name(s.kind)}};

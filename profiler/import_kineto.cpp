@@ -646,6 +646,7 @@ class KinetoReader {
     n.bytes = args.at("Bytes").get<double>();
     n.output_offsets = args.at("Arena Offsets").get<std::vector<int64_t>>();
     n.live_bytes = args.at("Arena Live Bytes").get<size_t>();
+    n.kv_cache_write = args.value("KV Cache Write", false);
     nodes_.at(i) = std::move(n);
   }
 

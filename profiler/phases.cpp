@@ -154,15 +154,19 @@ std::vector<PhaseStep> find_steps(const Recording& r, std::string* rule) {
 
 // A step's work on a recording without GPU work: the op spans starting in [start, end), as
 // (name, duration) pairs. `spans` is ordered by start (Recording's invariant).
-std::vector<std::pair<std::string, int64_t>> ops_in(const std::vector<Span>& spans, int64_t start,
-                                                    int64_t end) {
-  std::vector<std::pair<std::string, int64_t>> ops;
+std::vector<const Span*> ops_in(const std::vector<Span>& spans, int64_t start, int64_t end) {
+  std::vector<const Span*> ops;
   auto it = std::lower_bound(spans.begin(), spans.end(), start,
                              [](const Span& s, int64_t t) { return s.start_ns < t; });
   for (; it != spans.end() && it->start_ns < end; ++it)
-    if (it->kind == SpanKind::Op)
-      ops.emplace_back(it->name.str(), std::max<int64_t>(0, it->end_ns - it->start_ns));
+    if (it->kind == SpanKind::Op) ops.push_back(&*it);
   return ops;
+}
+
+// Whether op span `s` is of a node that writes the KV cache (NodeInfo::kv_cache_write).
+bool writes_kv_cache(const Recording& r, const Span& s) {
+  return s.node >= 0 && static_cast<size_t>(s.node) < r.nodes.size() &&
+         r.nodes[static_cast<size_t>(s.node)].kv_cache_write;
 }
 
 }  // namespace
@@ -178,7 +182,11 @@ Phases analyze_phases(const Recording& r) {
     s.gpu_end_ns = work.back().work.empty() ? s.start_ns : work.back().last_ns;
   }
   const bool cpu = r.device.empty();
-  if (cpu) out.work = "cpu";
+  if (cpu) {
+    out.work = "cpu";
+    out.kv_writes_told =
+        std::any_of(r.nodes.begin(), r.nodes.end(), [](const NodeInfo& n) { return n.kv_cache_write; });
+  }
   static const char* const order[] = {"prefill", "decode", "mixed", "idle"};
   for (const char* name : order) {
     Phase p;
@@ -206,7 +214,11 @@ Phases analyze_phases(const Recording& r) {
         if (is_kv_write(k->name)) p.kv_write_count += 1, p.kv_write_ns += dur(*k);
       }
       if (cpu)
-        for (const auto& [name, ns] : ops_in(r.spans, s.start_ns, s.end_ns)) add(name, ns);
+        for (const Span* op : ops_in(r.spans, s.start_ns, s.end_ns)) {
+          const int64_t ns = std::max<int64_t>(0, op->end_ns - op->start_ns);
+          add(op->name.str(), ns);
+          if (writes_kv_cache(r, *op)) p.kv_write_count += 1, p.kv_write_ns += ns;
+        }
     }
     if (p.steps == 0) continue;
     if (p.tokens >= 0 && p.step_ns > 0)
@@ -247,7 +259,7 @@ std::string phases_text(const Phases& p) {
         format_duration_ns(static_cast<double>(ph.host_ns)).c_str(),
         format_duration_ns(static_cast<double>(ph.step_ns) / static_cast<double>(ph.steps)).c_str(),
         format_duration_ns(static_cast<double>(ph.kernel_ns)).c_str(),
-        cpu ? "-" : format_duration_ns(static_cast<double>(ph.kv_write_ns)).c_str(),
+        p.kv_writes_told ? format_duration_ns(static_cast<double>(ph.kv_write_ns)).c_str() : "-",
         ph.tokens >= 0 ? std::to_string(ph.tokens).c_str() : "-",
         ph.tokens >= 0 ? std::to_string(static_cast<long long>(ph.tokens_per_s + 0.5)).c_str()
                        : "-");
@@ -287,7 +299,8 @@ nlohmann::json phases_json(const Phases& p) {
   for (const PhaseStep& s : p.steps)
     steps.push_back({{"phase", s.phase}, {"annotation", s.annotation}, {"start_ns", s.start_ns},
                      {"end_ns", s.end_ns}, {"gpu_end_ns", s.gpu_end_ns}, {"tokens", s.tokens}});
-  return {{"rule", p.rule}, {"work", p.work}, {"phases", phases}, {"steps", steps}};
+  return {{"rule", p.rule}, {"work", p.work}, {"kv_writes_told", p.kv_writes_told}, {"phases", phases},
+          {"steps", steps}};
 }
 
 }  // namespace fusebox::profiler

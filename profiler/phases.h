@@ -36,8 +36,11 @@
 //    prints the first 3; `--json` lists them all under the phase's "kernels").
 //  - A recording with no GPU work (fusebox's own, on the CPU backend: `fusebox generate --out`)
 //    has its steps' work in its op spans: a step's work is then the op spans that start inside
-//    its range (their kernels ran on the CPU), the "kernel" figures count those ops, and KV-cache
-//    writes are not told apart (0). `Phases::work` says which.
+//    its range (their kernels ran on the CPU), the "kernel" figures count those ops, and its
+//    KV-cache writes are the ops whose node writes a present the next step reads
+//    (NodeInfo::kv_cache_write, which fusebox generate sets). A CPU recording that marks none
+//    does not tell them apart (`Phases::kv_writes_told` false, the text's "-"). `Phases::work`
+//    says which.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +79,7 @@ struct PhaseStep {
 struct Phases {
   std::string rule;  // which rule decided ("vLLM/SGLang execute_ annotation", ...; "none")
   std::string work = "gpu";      // "gpu": the kernels the steps launched; "cpu": their op spans
+  bool kv_writes_told = true;    // "cpu": false when no node is marked as writing the KV cache
   std::vector<PhaseStep> steps;  // in time order
   std::vector<Phase> phases;     // prefill, decode, mixed, idle: those present
 };

@@ -152,6 +152,8 @@ nlohmann::json Recording::to_json() const {
                   {"input_shapes", n.input_shapes}, {"output_shapes", n.output_shapes}, {"flops", n.flops},
                   {"bytes", n.bytes}, {"output_offsets", n.output_offsets}, {"live_bytes", n.live_bytes},
                   {"math", n.math}});
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].kv_cache_write) nj[i]["kv_cache_write"] = true;  // only where set: older files stay as they were
   j["nodes"] = nj;
   // Spans as compact rows: [kind, name, start_ns, end_ns, tid, run, node, depth]
   json sj = json::array();
@@ -226,6 +228,7 @@ NodeInfo node_from_json(const nlohmann::json& n) {
   info.output_offsets = n.at("output_offsets").get<std::vector<int64_t>>();
   info.live_bytes = n.value("live_bytes", size_t{0});
   info.math = n.value("math", std::vector<std::string>{});  // absent in older recordings
+  info.kv_cache_write = n.value("kv_cache_write", false);
   return info;
 }
 

@@ -41,6 +41,9 @@ struct NodeInfo {
   // The transcendental functions it evaluates per element ("tanh", "erf", "exp", "sigmoid"),
   // from its op type and attributes (analysis.h: transcendental_math).
   std::vector<std::string> math;
+  // It writes a KV cache a generation feeds back to the next step (fusebox generate marks the
+  // nodes that make its presents): a phase's "KV writes" on the CPU (phases.h).
+  bool kv_cache_write = false;
 };
 
 // 48 bytes (80 with a std::string name and the kind first): a recording holds millions.

@@ -124,6 +124,7 @@ void GpuTable::level_lines(const profiler::GpuAnalysis& a) {
     line(p.name + ": " + std::to_string(p.steps) + (p.steps == 1 ? " step, " : " steps, ") +
          ns_text(p.step_ns / std::max<int64_t>(1, p.steps)) + " a step, " +
          (cpu ? "ops " + ns_text(p.kernel_ns) +
+                    (a.phases.kv_writes_told ? ", KV-cache writes " + ns_text(p.kv_write_ns) : "") +
                     (p.kernels.empty() ? "" : ", most " + p.kernels[0].name)
               : "GPU " + ns_text(p.kernel_ns) + ", KV-cache writes " + ns_text(p.kv_write_ns)) +
          (p.tokens >= 0

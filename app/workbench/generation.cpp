@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/base/strings.h"
 #include "core/exec/session.h"
+#include "core/ir/op_schema.h"
 #include "core/models/onnx_import.h"
 #include "profiler/recorder.h"
 #include "profiler/stats.h"
@@ -240,6 +241,25 @@ std::string cache_not_in_place(const exec::Session& s, const KvMapping& k) {
   return "";
 }
 
+// Marks the nodes of a step's recording that write a present (NodeInfo::kv_cache_write): its
+// producer, or where that is a view (a Reshape of the Concat), the node whose bytes it views.
+void mark_kv_cache_writes(profiler::Recording& r, const KvMapping& k) {
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < r.nodes.size(); ++i)
+    for (const std::string& out : r.nodes[i].outputs) producer[out] = i;
+  for (const auto& [past, present] : k.pairs) {
+    auto it = producer.find(present);
+    for (size_t hops = 0; it != producer.end() && hops < r.nodes.size(); ++hops) {
+      profiler::NodeInfo& n = r.nodes[it->second];
+      if (!ir::OpRegistry::instance().get(n.op).view || n.inputs.empty()) {
+        n.kv_cache_write = true;
+        break;
+      }
+      it = producer.find(n.inputs[0]);
+    }
+  }
+}
+
 // `t` with its `axis` `length` long: the rows it has copied, the rest zeros (the host growing a
 // static cache by one step).
 ir::Tensor grown(const ir::Tensor& t, int axis, int64_t length) {
@@ -416,6 +436,7 @@ Generation generate(const GenerateOptions& opt, const std::function<void(const G
     if (recorder) {
       session.set_observer(nullptr);
       step_recording = recorder->finish(noted->finish());
+      mark_kv_cache_writes(*step_recording, k);
     }
 
     std::map<std::string, const ir::Tensor*> out;

@@ -105,3 +105,31 @@ TEST(Phases, NoAnnotationNoPhasesAndTheReportSaysSo) {
   EXPECT_TRUE(p.phases.empty());
   EXPECT_NE(phases_text(p).find("phases: none"), std::string::npos);
 }
+
+// On the CPU the KV-cache writes are the ops whose node fusebox generate marked; a recording
+// that marks none does not tell them apart, and says so ("-"), rather than reporting 0.
+TEST(Phases, CpuKvWritesAreTheMarkedNodesOps) {
+  for (const bool marked : {false, true}) {
+    Recording r;
+    r.nodes.resize(2);
+    r.nodes[1].kv_cache_write = marked;
+    r.spans.push_back(range("decode toks=1", 0, 1000));
+    Span matmul = ptest::span(SpanKind::Op, "MatMul.0(mm)", 10, 600);
+    matmul.node = 0;
+    Span concat = ptest::span(SpanKind::Op, "Concat.1(cat)", 600, 680);
+    concat.node = 1;
+    r.spans.push_back(matmul);
+    r.spans.push_back(concat);
+    const Phases p = analyze_phases(r);
+    EXPECT_EQ(p.work, "cpu");
+    EXPECT_EQ(p.kv_writes_told, marked);
+    ASSERT_EQ(p.phases.size(), 1u);
+    EXPECT_EQ(p.phases[0].kernel_count, 2);
+    EXPECT_EQ(p.phases[0].kv_write_count, marked ? 1 : 0);
+    EXPECT_EQ(p.phases[0].kv_write_ns, marked ? 80 : 0);
+    const std::string text = phases_text(p);
+    const std::string row = text.substr(text.find("\ndecode"));
+    EXPECT_NE(row.find(marked ? "80 ns" : " - "), std::string::npos) << text;
+    EXPECT_EQ(phases_json(p)["kv_writes_told"], marked);
+  }
+}

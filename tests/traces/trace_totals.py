@@ -197,7 +197,8 @@ def kineto_phases(path, shift):
     time, KV-cache writes), tokens, and the steps' time to their GPU work's end, with the host
     shifted by fusebox's reported clock offset. Rules 1, 2 (the engines' annotations) and 3
     (ranges named prefill*/decode*, tokens from "toks=<T>"). With no GPU work at all (fusebox's
-    own CPU recordings), a step's work is the cpu_op spans starting inside its range."""
+    own CPU recordings), a step's work is the cpu_op spans starting inside its range, and its
+    KV-cache writes those whose args say "KV Cache Write" (fusebox generate marks them)."""
     _, events = load_kineto(path)
     calls, gpu, ops, rules = {}, [], [], ([], [], [])
     for e in events:
@@ -210,7 +211,7 @@ def kineto_phases(path, shift):
         elif KINETO_CATS.get(cat) in ("kernel", "memcpy", "memset"):
             gpu.append((KINETO_CATS[cat], start, end, name, args.get("correlation", 0)))
         elif cat == "cpu_op":
-            ops.append((start + shift, end + shift, name))
+            ops.append((start + shift, end + shift, name, args.get("KV Cache Write") is True))
         elif cat in ("user_annotation", "gpu_user_annotation", "python_function"):
             m = re.match(r"execute_(\d+)_context_(\d+)\(.*?\)_generation_(\d+)", name)
             if m and (int(m[2]) or int(m[3])):
@@ -256,10 +257,12 @@ def kineto_phases(path, shift):
                                     "kv_cache", "copy_blocks")):
                 p["kv_write_ns"] += we - ws
         if not gpu:
-            for os_, oe, name in ops:
+            for os_, oe, name, kv in ops:
                 if s0 <= os_ < e0:
                     p["kernel_count"] += 1
                     p["kernel_ns"] += oe - os_
+                    if kv:
+                        p["kv_write_ns"] += oe - os_
                     by[name] = [by.get(name, [0, 0])[0] + oe - os_, by.get(name, [0, 0])[1] + 1]
         p["step_ns"] += last - s0
     # The phase's op table: how many names, and the one holding the most time (its name, time

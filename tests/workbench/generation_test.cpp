@@ -168,6 +168,7 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
   EXPECT_EQ(r.run_count(), 5);
   std::vector<std::string> ranges;
   int64_t ops = 0, setups = 0, op_ns[2] = {0, 0};  // prefill, decode
+  int64_t kv_ops[2] = {0, 0}, kv_ns[2] = {0, 0};     // the ops making the presents (Concat here)
   std::string phase;
   int32_t step_first = -1,
           previous_last = -1;  // each step's ops name its own nodes, after the last step's
@@ -194,7 +195,18 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
     EXPECT_GE(s.node, step_first);
     previous_last = std::max(previous_last, s.node);
     op_ns[phase.starts_with("decode")] += s.end_ns - s.start_ns;
+    const profiler::NodeInfo& node = r.nodes[static_cast<size_t>(s.node)];
+    const bool makes_present = std::any_of(node.outputs.begin(), node.outputs.end(),
+                                           [](const std::string& t) { return t.starts_with("present."); });
+    EXPECT_EQ(node.kv_cache_write, makes_present) << node.name;
+    if (makes_present) {
+      EXPECT_EQ(node.op, "Concat") << node.name;
+      kv_ops[phase.starts_with("decode")] += 1;
+      kv_ns[phase.starts_with("decode")] += s.end_ns - s.start_ns;
+    }
   }
+  EXPECT_EQ(kv_ops[0], 4) << "k and v of 2 layers, once in the prefill";
+  EXPECT_EQ(kv_ops[1], 4 * 4) << "and once each decode step";
   EXPECT_EQ(ranges, (std::vector<std::string>{"prefill toks=6", "decode toks=1", "decode toks=1",
                                               "decode toks=1", "decode toks=1"}));
   EXPECT_GT(ops, 5 * 10);
@@ -238,6 +250,14 @@ TEST(Generation, ARecordedGenerationIsOneTraceThatSplitsIntoPrefillAndDecode) {
     EXPECT_NEAR(static_cast<double>(p.phases[1].kernel_ns), static_cast<double>(op_ns[1]),
                 1e3 * ops);
     EXPECT_GT(p.phases[1].tokens_per_s, 0);
+    // The KV-cache writes: the ops that make the presents, told apart on the CPU too.
+    EXPECT_TRUE(p.kv_writes_told);
+    for (int i : {0, 1}) {
+      EXPECT_EQ(p.phases[static_cast<size_t>(i)].kv_write_count, kv_ops[i]);
+      EXPECT_NEAR(static_cast<double>(p.phases[static_cast<size_t>(i)].kv_write_ns), static_cast<double>(kv_ns[i]),
+                  1e3 * static_cast<double>(kv_ops[i]));
+    }
+    EXPECT_NE(profiler::phases_text(p).find("KV writes"), std::string::npos);
     ASSERT_FALSE(p.phases[1].kernels.empty());
     EXPECT_EQ(p.phases[1].kernels[0].count, 4);  // one node, once a decode step
     // The KV cache's track: nothing at the prefill's start, then each step's present from its
