@@ -152,8 +152,8 @@ std::vector<PhaseStep> find_steps(const Recording& r, std::string* rule) {
   return {};
 }
 
-// A step's work on a recording without GPU work: the op spans starting in [start, end), as
-// (name, duration) pairs. `spans` is ordered by start (Recording's invariant).
+// A step's work on a recording without GPU work: the op spans starting in [start, end), in
+// order. `spans` is ordered by start (Recording's invariant).
 std::vector<const Span*> ops_in(const std::vector<Span>& spans, int64_t start, int64_t end) {
   std::vector<const Span*> ops;
   auto it = std::lower_bound(spans.begin(), spans.end(), start,
