@@ -9,8 +9,9 @@
 //   Each step's token is the argmax of the logits at its last position (greedy).
 //
 // fusebox plans a graph for one shape. A step whose shapes no plan was made for is imported and
-// planned for them (its dims bound from the tensors it is given), and run once untimed (a fresh
-// plan's first run first-touches its arena), before the run that is timed; that setup is timed
+// planned for them (its dims bound from the tensors it is given), and run kWarmUpRuns times
+// untimed (a fresh plan's first runs are slower: generation.cpp says by how much), before the run
+// that is timed; that setup is timed
 // apart and reported on its own, not hidden in the run figures. A step whose shapes an earlier
 // step had reuses that step's plan. How the cache is held (GenerateOptions::kv_cache):
 //   grow         the cache is allocated at each step's length: the past copied into the arena,
@@ -88,7 +89,7 @@ struct GenerationStep {
   std::string phase;  // "prefill" | "decode"
   int64_t past = 0;   // cache length before the step
   int64_t seq = 0;    // tokens the step takes
-  double setup_ms = 0;  // setup: import, plan and an untimed first run of this step's shape
+  double setup_ms = 0;  // setup: import, plan and the untimed warm-up runs of this step's shape
   double run_ms = 0;    // the run itself
   int64_t token = 0;    // the token it made
   int64_t kv_bytes = 0;         // bytes of the cache's positions written so far (the lower bound)
@@ -128,12 +129,14 @@ Generation generate(const GenerateOptions& options,
 // The range a recorded step runs inside: "<phase> toks=<tokens it took>".
 std::string step_range_name(const GenerationStep& step);
 
+extern const int kWarmUpRuns;  // a fresh plan's untimed runs before the timed one (2)
+
 // Appends step `index`'s recording (one run of its own session) to `all`, as the header says:
 // its spans inside one range (step_range_name) on the thread that ran it, its nodes renumbered
 // after `all`'s, its run numbered `index`. `setup` (start, end on the recording's clock; nothing
 // when end <= start) becomes a stage span before the range, named kSetupStage: the step's import,
-// plan and untimed first run. The first step's also gives `all` its configuration.
-extern const char* const kSetupStage;  // "setup: import, plan, first run"
+// plan and untimed warm-up runs. The first step's also gives `all` its configuration.
+extern const char* const kSetupStage;  // "setup: import, plan, warm-up runs"
 // The counter track of the cache, in bytes: 0 at the prefill's start, then at each step's end the
 // bytes of the positions written (GenerationStep::kv_bytes; a preallocated cache holds more).
 extern const char* const kKvCacheCounter;  // "kv cache bytes"
