@@ -12,6 +12,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/exec/executor.h"
 #include "core/ir/op_schema.h"
 #include "profiler/analysis.h"
 
@@ -94,7 +95,7 @@ namespace {
 // Whether the executor ran `n` over its input's bytes: the plan gave output 0 input 0's buffer
 // (core/planner/lifetimes.h), and the executor keeps to the plan (eager allocates its own).
 bool written_in_place(const ir::Node& n, const planner::ExecutionPlan& plan, const std::string& executor) {
-  if (executor == "eager" || n.inputs.empty() || n.outputs.empty() || !ir::OpRegistry::instance().get(n.op).in_place)
+  if (!exec::keeps_to_plan(executor) || n.inputs.empty() || n.outputs.empty() || !ir::OpRegistry::instance().get(n.op).in_place)
     return false;
   const auto data = plan.locations.find(n.inputs[0]), out = plan.locations.find(n.outputs[0]);
   return data != plan.locations.end() && out != plan.locations.end() &&

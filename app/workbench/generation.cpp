@@ -12,6 +12,7 @@
 #include "app/workbench/model_source.h"
 #include "core/base/error.h"
 #include "core/base/strings.h"
+#include "core/exec/executor.h"
 #include "core/exec/session.h"
 #include "core/ir/op_schema.h"
 #include "core/models/onnx_import.h"
@@ -230,7 +231,8 @@ std::string shapes_key(const std::map<std::string, ir::Shape>& shapes) {
 // Why the cache cannot stay in the plan's arena between runs, or "" when it can: the plan writes
 // each present over its past (core/planner/lifetimes.h: the scatter in place).
 std::string cache_not_in_place(const exec::Session& s, const KvMapping& k) {
-  if (s.options().executor == "eager") return "the eager executor keeps nothing between runs";
+  if (!exec::keeps_to_plan(s.options().executor))
+    return "the " + s.options().executor + " executor allocates per op and keeps nothing between runs";
   const auto& loc = s.plan().locations;
   for (const auto& [past, present] : k.pairs) {
     const auto p = loc.find(past), q = loc.find(present);

@@ -11,7 +11,8 @@ const Registry<ExecutorDef>& executors() {
     r.add({"eager", "allocates per op, dispatches by op name each run (as eager frameworks do)",
            [](const Program& program, const planner::ExecutionPlan&, const ExecutorOptions&) {
              return make_eager_executor(program);
-           }});
+           },
+           /*keeps_to_plan=*/false});
     r.add({"interpreted", "one arena, dispatches by op name each run",
            [](const Program& program, const planner::ExecutionPlan& plan, const ExecutorOptions&) {
              return make_interpreted_executor(program, plan);
@@ -30,6 +31,11 @@ std::unique_ptr<Executor> make_executor(const std::string& name, const Program& 
                                         const planner::ExecutionPlan& plan, const ExecutorOptions& options) {
   if (const ExecutorDef* def = executors().find(name)) return def->make(program, plan, options);
   throw Error("unknown executor '" + name + "' (valid: " + join(executors().names(), ", ") + ")");
+}
+
+bool keeps_to_plan(const std::string& executor) {
+  const ExecutorDef* def = executors().find(executor);
+  return def && def->keeps_to_plan;
 }
 
 std::string capture_unavailable_reason(const std::string& executor, const Backend& backend) {

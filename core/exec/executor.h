@@ -67,8 +67,13 @@ struct ExecutorDef {
   std::string name;         // "compiled"
   std::string description;  // one line
   std::function<std::unique_ptr<Executor>(const Program&, const planner::ExecutionPlan&, const ExecutorOptions&)> make;
+  // It runs in the plan's arena, so the plan's places hold: an update the planner writes in place
+  // is written there, and the arena keeps its bytes between runs. The eager one allocates per op.
+  bool keeps_to_plan = true;
 };
 const Registry<ExecutorDef>& executors();  // eager, interpreted, compiled
+// executors()' keeps_to_plan for `name`; false for a name it does not know.
+bool keeps_to_plan(const std::string& executor);
 // Binds `plan` (made for program.graph) to the program: the interpreted and compiled executors
 // allocate its arena now; the eager one ignores it (it allocates per op, as eager frameworks do).
 // Both must outlive the executor. Throws fusebox::Error for an unknown name (listing the valid
