@@ -1,4 +1,6 @@
-// Packed-B sgemm with AVX-512 and AVX2 + FMA micro-kernels (Goto/BLIS structure, B packed once).
+// Packed-B sgemm with AVX-512 and AVX2 + FMA micro-kernels (Goto/BLIS structure, B packed once):
+// one micro-kernel, gemm_micro-inl.h, written over Highway and instantiated for each level with
+// the block shapes its registers allow (below).
 //
 // Layout and blocking:
 //  * B (the weight) is packed at prepare time into panels of kNr = 32 columns (two zmm
@@ -39,11 +41,11 @@
 
 #include "ops/cpu/avx2.h"
 #include "ops/cpu/avx512.h"
+#include "ops/cpu/gemm_micro.h"  // first of the Highway headers
 #include "ops/cpu/blas.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
-#include "ops/cpu/vec_math.h"
 #include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
@@ -78,225 +80,55 @@ constexpr int64_t max_kc(int rows, int64_t buf = kABufFloats) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Micro-kernel: C[R x 16 NV] (+)= Abuf[R x kc] * Bpanel[kc x 16 NV].
-// a: A block, row r at a + r * a_stride(R). b: panel rows of 16 NV floats, 64-byte aligned.
-// beta == 0: C is written without being read. last_mask: valid columns of the last vector.
-// The epilogue, applied in registers before the store (callers ask for it with the last K block
-// only): bias (16 NV floats, or null) is added, then the activation ACT. ACT is a template
-// parameter so that the plain kernels stay small: Gelu inlined 28 times makes a kernel 7x larger,
-// and that cost the plain GEMM a few percent when it was a run-time switch.
-template <int R, int NV, GemmAct ACT>
-FUSEBOX_AVX512 void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
-                                 float* __restrict c, int64_t ldc, float beta, __mmask16 last_mask,
-                                 const float* __restrict bias) {
-  constexpr int64_t kW = 16 * NV;
-  constexpr int64_t kAs = a_stride(R);
-  // Independent accumulator sets over K, enough for 8 chains in flight.
-  constexpr int kU = std::max(1, (8 + R * NV - 1) / (R * NV));
-  __m512 acc[kU][R][NV];
-#pragma GCC unroll 64
-  for (int u = 0; u < kU; ++u)
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm512_setzero_ps();
+// The micro-kernels: gemm_micro-inl.h's one template, instantiated per level for the block
+// shapes that level's register budget allows (its header says what the arguments are).
+using KernelFn = void (*)(int64_t kc, const float* a, int64_t a_stride, const float* b,
+                          int64_t ldb, float* c, int64_t ldc, float beta, int last,
+                          const float* bias);
 
-  int64_t p = 0;
-  for (; p + kU <= kc; p += kU) {
-#pragma GCC unroll 8
-    for (int u = 0; u < kU; ++u) {
-      const float* bp = b + (p + u) * kW;
-      __m512 bv[NV];
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bp + 16 * v);
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) {
-        const __m512 av = _mm512_set1_ps(a[r * kAs + p + u]);
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm512_fmadd_ps(av, bv[v], acc[u][r][v]);
-      }
-    }
+// AVX-512: R rows (1..kMr) times one panel of NV zmm (NV = 2, or 1 for a narrow last panel).
+// The A block's row stride and the panel's width are compile-time constants.
+struct Avx512Kernels {
+  template <int R, int NV, GemmAct ACT>
+  static constexpr KernelFn get() {
+    return &N_AVX3::GemmMicroKernel<R, NV, ACT, a_stride(R), 16 * NV>;
   }
-  for (; p < kc; ++p) {
-    const float* bp = b + p * kW;
-    __m512 bv[NV];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bp + 16 * v);
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r * kAs + p]);
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm512_fmadd_ps(av, bv[v], acc[0][r][v]);
-    }
+};
+// AVX2: blocks of 1-2 rows run whole 32-column panels (NV up to 4), wider blocks 16-column halves
+// (NV up to 2); the other combinations would not fit in 16 registers and are never called. The
+// strides are arguments: the BLIS path and the panel path lay A out differently.
+struct Avx2Kernels {
+  template <int R, int NV, GemmAct ACT>
+  static constexpr KernelFn get() {
+    if constexpr (R <= 2 || NV <= 2)
+      return &N_AVX2::GemmMicroKernel<R, NV, ACT, 0, 0>;
+    else
+      return nullptr;
   }
+};
 
-#pragma GCC unroll 8
-  for (int u = 1; u < kU; ++u)
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm512_add_ps(acc[0][r][v], acc[u][r][v]);
-
-  // Interior vectors store all 16 lanes; the last one of the panel may be partial (n % 32).
-  const __m512 vbeta = _mm512_set1_ps(beta);
-  const __m512 zero = _mm512_setzero_ps();
-  __m512 vbias[NV];  // zero when there is no bias (not added then)
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v) {
-    const __mmask16 mask = v == NV - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
-    vbias[v] = bias ? _mm512_maskz_loadu_ps(mask, bias + 16 * v) : zero;
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    float* cr = c + r * ldc;
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) {
-      const __mmask16 mask = v == NV - 1 ? last_mask : static_cast<__mmask16>(0xFFFF);
-      __m512 x = acc[0][r][v];
-      if (beta != 0.0f) x = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, cr + 16 * v), x);
-      if (bias) x = _mm512_add_ps(x, vbias[v]);
-      x = N_AVX3::Activate<ACT>(kF32x16, V16{x}).raw;
-      _mm512_mask_storeu_ps(cr + 16 * v, mask, x);
-    }
-  }
+// table[act][R - 1][NV - 1] of one level's kernels, in GemmAct order.
+template <class K, GemmAct ACT, int R, size_t... V>
+constexpr auto kernel_row(std::index_sequence<V...>) {
+  return std::array<KernelFn, sizeof...(V)>{K::template get<R, static_cast<int>(V) + 1, ACT>()...};
 }
-
-using KernelFn = void (*)(int64_t, const float*, const float*, float*, int64_t, float, __mmask16,
-                          const float*);
-
-template <GemmAct ACT, size_t... I>
-constexpr std::array<std::array<KernelFn, 2>, sizeof...(I)> make_kernels(
-    std::index_sequence<I...>) {
-  return {{{&micro_kernel<static_cast<int>(I) + 1, 1, ACT>,
-            &micro_kernel<static_cast<int>(I) + 1, 2, ACT>}...}};
+template <class K, GemmAct ACT, int kNv, size_t... I>
+constexpr auto kernel_rows(std::index_sequence<I...>) {
+  return std::array<std::array<KernelFn, kNv>, sizeof...(I)>{
+      kernel_row<K, ACT, static_cast<int>(I) + 1>(std::make_index_sequence<kNv>{})...};
 }
-// kKernels[act][R - 1][NV - 1], in GemmAct order.
-constexpr std::array<std::array<std::array<KernelFn, 2>, kMr>, 6> kKernels = {
-    make_kernels<GemmAct::kNone>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kRelu>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kGelu>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kGeluTanh>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kTanh>(std::make_index_sequence<kMr>{}),
-    make_kernels<GemmAct::kSigmoid>(std::make_index_sequence<kMr>{})};
-
-// ---------------------------------------------------------------------------------------------
-// AVX2 micro-kernel: C[R x 8 NV] (+)= Abuf[R x kc] * B[kc x 8 NV], B rows ldb floats apart (the
-// panel width: 32, or 16 for a narrow last panel). a: row r at a + r * kAs.
-// last: valid columns of the last vector (1..8; C and bias are masked past it, B is zero-padded
-// so it is read whole). Otherwise as micro_kernel above.
-template <int R, int NV, GemmAct ACT>
-FUSEBOX_AVX2 void micro_kernel_avx2(int64_t kc, const float* __restrict a, int64_t kAs,
-                                    const float* __restrict b, int64_t ldb, float* __restrict c,
-                                    int64_t ldc, float beta, int last,
-                                    const float* __restrict bias) {
-  // Independent accumulator sets over K, enough for 8 chains in flight (at most 14 registers
-  // with the B vectors and the broadcast: R * NV * kU <= 12 for every R, NV used).
-  constexpr int kU = std::max(1, (8 + R * NV - 1) / (R * NV));
-  __m256 acc[kU][R][NV];
-#pragma GCC unroll 64
-  for (int u = 0; u < kU; ++u)
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm256_setzero_ps();
-
-  int64_t p = 0;
-  for (; p + kU <= kc; p += kU) {
-#pragma GCC unroll 8
-    for (int u = 0; u < kU; ++u) {
-      const float* bp = b + (p + u) * ldb;
-      __m256 bv[NV];
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(bp + 8 * v);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m256 av = _mm256_broadcast_ss(a + r * kAs + p + u);
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[u][r][v] = _mm256_fmadd_ps(av, bv[v], acc[u][r][v]);
-      }
-    }
-  }
-  for (; p < kc; ++p) {
-    const float* bp = b + p * ldb;
-    __m256 bv[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(bp + 8 * v);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * kAs + p);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm256_fmadd_ps(av, bv[v], acc[0][r][v]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int u = 1; u < kU; ++u)
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[0][r][v] = _mm256_add_ps(acc[0][r][v], acc[u][r][v]);
-
-  // Interior vectors load and store all 8 lanes; the last one is masked when partial.
-  const __m256i mask = tail_mask256(last);
-  const bool partial = last < 8;
-  const __m256 vbeta = _mm256_set1_ps(beta);
-  __m256 vbias[NV];
-#pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v) {
-    vbias[v] = _mm256_setzero_ps();
-    if (bias)
-      vbias[v] = v == NV - 1 && partial ? _mm256_maskload_ps(bias + 8 * v, mask)
-                                        : _mm256_loadu_ps(bias + 8 * v);
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    float* cr = c + r * ldc;
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const bool masked = v == NV - 1 && partial;
-      __m256 x = acc[0][r][v];
-      if (beta != 0.0f) {
-        const __m256 old =
-            masked ? _mm256_maskload_ps(cr + 8 * v, mask) : _mm256_loadu_ps(cr + 8 * v);
-        x = _mm256_fmadd_ps(vbeta, old, x);
-      }
-      if (bias) x = _mm256_add_ps(x, vbias[v]);
-      x = N_AVX2::Activate<ACT>(kF32x8, V8{x}).raw;
-      if (masked)
-        _mm256_maskstore_ps(cr + 8 * v, mask, x);
-      else
-        _mm256_storeu_ps(cr + 8 * v, x);
-    }
-  }
+template <class K, int kRows, int kNv>
+constexpr auto kernel_table() {
+  constexpr auto rows = std::make_index_sequence<kRows>{};
+  return std::array{kernel_rows<K, GemmAct::kNone, kNv>(rows),
+                    kernel_rows<K, GemmAct::kRelu, kNv>(rows),
+                    kernel_rows<K, GemmAct::kGelu, kNv>(rows),
+                    kernel_rows<K, GemmAct::kGeluTanh, kNv>(rows),
+                    kernel_rows<K, GemmAct::kTanh, kNv>(rows),
+                    kernel_rows<K, GemmAct::kSigmoid, kNv>(rows)};
 }
-
-using KernelFn2 = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, float,
-                           int, const float*);
-
-// Blocks of 1-2 rows run whole 32-column panels (NV up to 4), wider blocks 16-column halves (NV
-// up to 2): the other combinations would not fit in 16 registers and are never called.
-template <int R, int NV, GemmAct ACT>
-constexpr KernelFn2 kernel2_or_null() {
-  if constexpr (R <= 2 || NV <= 2)
-    return &micro_kernel_avx2<R, NV, ACT>;
-  else
-    return nullptr;
-}
-template <GemmAct ACT, size_t... I>
-constexpr std::array<std::array<KernelFn2, 4>, sizeof...(I)> make_kernels2(
-    std::index_sequence<I...>) {
-  return {{{kernel2_or_null<static_cast<int>(I) + 1, 1, ACT>(),
-            kernel2_or_null<static_cast<int>(I) + 1, 2, ACT>(),
-            kernel2_or_null<static_cast<int>(I) + 1, 3, ACT>(),
-            kernel2_or_null<static_cast<int>(I) + 1, 4, ACT>()}...}};
-}
-// kKernels2[act][R - 1][NV - 1], in GemmAct order.
-constexpr std::array<std::array<std::array<KernelFn2, 4>, kMr2>, 6> kKernels2 = {
-    make_kernels2<GemmAct::kNone>(std::make_index_sequence<kMr2>{}),
-    make_kernels2<GemmAct::kRelu>(std::make_index_sequence<kMr2>{}),
-    make_kernels2<GemmAct::kGelu>(std::make_index_sequence<kMr2>{}),
-    make_kernels2<GemmAct::kGeluTanh>(std::make_index_sequence<kMr2>{}),
-    make_kernels2<GemmAct::kTanh>(std::make_index_sequence<kMr2>{}),
-    make_kernels2<GemmAct::kSigmoid>(std::make_index_sequence<kMr2>{})};
+constexpr auto kKernels = kernel_table<Avx512Kernels, kMr, 2>();
+constexpr auto kKernels2 = kernel_table<Avx2Kernels, kMr2, 4>();
 
 // One R-row block times one panel (`width` floats per row, `valid` columns used) on AVX2.
 void panel_avx2(GemmAct act, int r, int64_t kc, const float* abuf, const float* panel,
@@ -454,11 +286,9 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
           continue;
         }
         const int nv = valid > 16 ? 2 : 1;
-        const int64_t tail = valid - 16 * (nv - 1);
-        const auto mask = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
-        kKernels[static_cast<int>(act)][r - 1][nv - 1](kc, abuf, panel_at(b, j, p0),
-                                                       c + i0 * ldc + col, ldc, blk_beta, mask,
-                                                       bias);
+        kKernels[static_cast<int>(act)][r - 1][nv - 1](
+            kc, abuf, a_stride(r), panel_at(b, j, p0), 16 * nv, c + i0 * ldc + col, ldc, blk_beta,
+            static_cast<int>(valid - 16 * (nv - 1)), bias);
       }
     }
     i0 += r;
