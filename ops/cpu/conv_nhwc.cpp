@@ -33,10 +33,9 @@
 
 #include "core/ir/conv_params.h"
 #include "core/ir/shape.h"
-#include "ops/cpu/avx2.h"
-#include "ops/cpu/avx512.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/conv_direct.h"  // first of the Highway headers
 #include "ops/cpu/conv_winograd.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/depthwise_row.h"
@@ -361,10 +360,11 @@ void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w,
 // floats per kernel row, which cost more than the GEMM. Here the packed weight's rows are
 // multiplied by the input values directly: for a block of output columns of one output row, each
 // (tap, channel) broadcasts one input value per column against that row of the weight panel (the
-// GEMM's micro-kernel with A read in place), accumulating 8 columns x 32 output channels in zmm
-// registers (4 x 16 in ymm). The input is addressed through its strides, so it may be
-// channels-first: the graph's input is read as it comes, with no Transpose before the conv.
-// Columns whose window reaches into the padding take their in-input taps one column at a time.
+// GEMM's micro-kernel with A read in place), accumulating 8 columns x 32 output channels (or 16 x
+// 16) in zmm registers, 6 x 16 in ymm: conv_direct-inl.h's one block, its shape per level chosen
+// in direct_row. The input is addressed through its strides, so it may be channels-first: the
+// graph's input is read as it comes, with no Transpose before the conv. Columns whose window
+// reaches into the padding take their in-input taps one column at a time.
 
 struct ConvRows {  // one output row's kernel rows that lie inside the input
   int64_t off[ir::kDepthwiseMaxKernelRows];   // element offset of the input row
@@ -391,169 +391,26 @@ ConvRows conv_rows(const NhwcConvState& st, int64_t od, int64_t oh) {
   return r;
 }
 
-// Columns [ow0, ow0 + R) x the panel's columns (16 NV wide, the last vector masked by `last`),
-// kernel taps [k0, k1) of each kernel row (the whole row for an interior block). CI: the input
-// channels when known at compile time (1..4: the loop over them unrolls), 0: st.c_in.
-template <int R, int NV, int CI>
-FUSEBOX_AVX512 void direct_block_avx512(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
-                                        int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
-                                        __mmask16 last, float* y) {
-  const Dims& d = st.d;
-  const int64_t step = d.sw * st.xs_w;  // input elements between consecutive output columns
-  __m512 acc[R][NV];
-  for (int v = 0; v < NV; ++v) {
-    const __m512 b = _mm512_maskz_loadu_ps(v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), bias + 16 * v);
-    for (int r = 0; r < R; ++r) acc[r][v] = b;
-  }
-  for (int64_t i = 0; i < rows.count; ++i)
-    for (int64_t kw = k0; kw < k1; ++kw) {
-      const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
-      const int64_t c_in = CI ? CI : st.c_in;
-      const float* wk = panel + (rows.tap0[i] + kw) * c_in * width;
-#pragma GCC unroll 4
-      for (int64_t ci = 0; ci < c_in; ++ci, wk += width) {
-        __m512 w[NV];
-        for (int v = 0; v < NV; ++v) w[v] = _mm512_load_ps(wk + 16 * v);
-        const float* xc = xk + ci * st.xs_c;
-        for (int r = 0; r < R; ++r) {
-          const __m512 a = _mm512_set1_ps(xc[r * step]);
-          for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, w[v], acc[r][v]);
-        }
-      }
-    }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      _mm512_mask_storeu_ps(y + r * st.c_out + 16 * v, v == NV - 1 ? last : static_cast<__mmask16>(0xFFFF), acc[r][v]);
-}
-
-// direct_block_avx512 with CI the input channels (1..4) where a specialization has them.
-template <int R, int NV>
-void direct_block_avx512_ci(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0, int64_t k0,
-                            int64_t k1, const float* panel, int64_t width, const float* bias, __mmask16 last, float* y) {
-  switch (st.c_in) {
-    case 1: return direct_block_avx512<R, NV, 1>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
-    case 2: return direct_block_avx512<R, NV, 2>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
-    case 3: return direct_block_avx512<R, NV, 3>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
-    case 4: return direct_block_avx512<R, NV, 4>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
-    default: return direct_block_avx512<R, NV, 0>(st, rows, xn, ow0, k0, k1, panel, width, bias, last, y);
-  }
-}
-
-// The same on ymm registers: R columns x 16 output channels (two vectors, the second masked by
-// `last2`, the first by `last1`), at column offset h of a panel `width` wide.
-template <int R, int CI>
-FUSEBOX_AVX2 void direct_block_avx2(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0,
-                                    int64_t k0, int64_t k1, const float* panel, int64_t width, const float* bias,
-                                    __m256i last1, __m256i last2, float* y) {
-  const Dims& d = st.d;
-  const int64_t step = d.sw * st.xs_w;
-  __m256 acc[R][2];
-  const __m256 b0 = _mm256_maskload_ps(bias, last1), b1 = _mm256_maskload_ps(bias + 8, last2);
-  for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
-  for (int64_t i = 0; i < rows.count; ++i)
-    for (int64_t kw = k0; kw < k1; ++kw) {
-      const float* xk = xn + (rows.off[i] + (ow0 * d.sw - d.pw + kw * d.dw) * st.xs_w);
-      const int64_t c_in = CI ? CI : st.c_in;
-      const float* wk = panel + (rows.tap0[i] + kw) * c_in * width;
-#pragma GCC unroll 4
-      for (int64_t ci = 0; ci < c_in; ++ci, wk += width) {
-        const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
-        const float* xc = xk + ci * st.xs_c;
-        for (int r = 0; r < R; ++r) {
-          const __m256 a = _mm256_broadcast_ss(xc + r * step);
-          acc[r][0] = _mm256_fmadd_ps(a, w0, acc[r][0]);
-          acc[r][1] = _mm256_fmadd_ps(a, w1, acc[r][1]);
-        }
-      }
-    }
-  // Whole vectors stored plainly (masked stores are slow on AMD, see depthwise_row.cpp).
-  if (_mm256_movemask_ps(_mm256_castsi256_ps(last2)) == 0xFF) {
-    for (int r = 0; r < R; ++r) {
-      _mm256_storeu_ps(y + r * st.c_out, acc[r][0]);
-      _mm256_storeu_ps(y + r * st.c_out + 8, acc[r][1]);
-    }
-    return;
-  }
-  for (int r = 0; r < R; ++r) {
-    _mm256_maskstore_ps(y + r * st.c_out, last1, acc[r][0]);
-    _mm256_maskstore_ps(y + r * st.c_out + 8, last2, acc[r][1]);
-  }
-}
-
-// direct_block_avx2 with CI the input channels (1..4) where a specialization has them.
-template <int R>
-void direct_block_avx2_ci(const NhwcConvState& st, const ConvRows& rows, const float* xn, int64_t ow0, int64_t k0,
-                          int64_t k1, const float* panel, int64_t width, const float* bias, __m256i last1,
-                          __m256i last2, float* y) {
-  switch (st.c_in) {
-    case 1: return direct_block_avx2<R, 1>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
-    case 2: return direct_block_avx2<R, 2>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
-    case 3: return direct_block_avx2<R, 3>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
-    case 4: return direct_block_avx2<R, 4>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
-    default: return direct_block_avx2<R, 0>(st, rows, xn, ow0, k0, k1, panel, width, bias, last1, last2, y);
-  }
-}
-
-// Taps [k0, k1) of output column ow inside the input's width.
-inline void col_taps(const Dims& d, int64_t ow, int64_t* k0, int64_t* k1) {
-  const int64_t base = ow * d.sw - d.pw;
-  *k0 = std::min(d.kw, base >= 0 ? 0 : (-base + d.dw - 1) / d.dw);
-  *k1 = std::max(*k0, std::min(d.kw, d.w - 1 - base < 0 ? 0 : (d.w - 1 - base) / d.dw + 1));
-}
-
 // One output row of image xn into yrow ([OW][C_out]), every panel of the weight.
 void direct_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh, const float* bias, float* yrow) {
   const Dims& d = st.d;
   const ConvRows rows = conv_rows(st, od, oh);
   const PanelsView& w = st.packed[0].view();
-  for (int64_t col = 0; col < st.c_out; col += ir::kConvPanelWidth) {
-    const int64_t valid = std::min<int64_t>(ir::kConvPanelWidth, st.c_out - col);
-    const int64_t width = valid > 16 ? ir::kConvPanelWidth : 16;
-    const float* panel = w.data + col * w.k_stride;  // panel slots are 32 * k_stride floats apart
-    if (st.isa == Isa::kAvx512) {
-      const int64_t tail = valid - (valid > 16 ? 16 : 0);
-      const auto last = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
-      int64_t ow = 0;
-      while (ow < d.ow) {
-        float* y = yrow + ow * st.c_out + col;
-        // Interior blocks: 8 columns x 2 vectors, or 16 columns x 1 (16 accumulators either way).
-        if (valid <= 16 && ow >= rows.lo && ow + 16 <= rows.hi) {
-          direct_block_avx512_ci<16, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
-          ow += 16;
-          continue;
-        }
-        if (ow >= rows.lo && ow + 8 <= rows.hi) {
-          if (valid > 16) direct_block_avx512_ci<8, 2>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
-          else direct_block_avx512_ci<8, 1>(st, rows, xn, ow, 0, d.kw, panel, width, bias + col, last, y);
-          ow += 8;
-          continue;
-        }
-        int64_t k0, k1;
-        col_taps(d, ow, &k0, &k1);
-        if (valid > 16) direct_block_avx512_ci<1, 2>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
-        else direct_block_avx512_ci<1, 1>(st, rows, xn, ow, k0, k1, panel, width, bias + col, last, y);
-        ++ow;
-      }
-      continue;
-    }
-    for (int64_t h = 0; h < valid; h += 16) {  // AVX2: 16 columns at a time
-      const int64_t cols = std::min<int64_t>(16, valid - h);
-      const __m256i last1 = tail_mask256(std::min<int64_t>(8, cols)), last2 = tail_mask256(std::max<int64_t>(0, cols - 8));
-      int64_t ow = 0;
-      while (ow < d.ow) {
-        float* y = yrow + ow * st.c_out + col + h;
-        if (ow >= rows.lo && ow + 6 <= rows.hi) {  // 12 accumulators: 6 columns x 2 ymm
-          direct_block_avx2_ci<6>(st, rows, xn, ow, 0, d.kw, panel + h, width, bias + col + h, last1, last2, y);
-          ow += 6;
-          continue;
-        }
-        int64_t k0, k1;
-        col_taps(d, ow, &k0, &k1);
-        direct_block_avx2_ci<1>(st, rows, xn, ow, k0, k1, panel + h, width, bias + col + h, last1, last2, y);
-        ++ow;
-      }
-    }
-  }
+  DirectRowArgs a;
+  a.d = &d;
+  a.row_off = rows.off;
+  a.row_tap0 = rows.tap0;
+  a.rows = rows.count;
+  a.lo = rows.lo;
+  a.hi = rows.hi;
+  a.xs_w = st.xs_w;
+  a.xs_c = st.xs_c;
+  a.c_in = st.c_in;
+  a.c_out = st.c_out;
+  a.weight = w.data;  // panel slots are 32 * k_stride floats apart
+  a.k_stride = w.k_stride;
+  if (st.isa == Isa::kAvx512) N_AVX3::ConvDirectRow(a, xn, bias, yrow);
+  else N_AVX2::ConvDirectRow(a, xn, bias, yrow);
   apply_activation(st.act, st.isa, yrow, d.ow * st.c_out);
 }
 

@@ -201,6 +201,10 @@ inline std::vector<ConvCase> conv_cases() {
       {"3 channels in, 24 out", {1, 3, 9, 10}, {24, 3, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
       {"stem 7x7/2, 3 channels in, 40 out", {2, 3, 23, 21}, {40, 3, 7, 7},
        A({{"pads", V{3, 3, 3, 3}}, {"strides", V{2, 2}}})},
+      // 12 and 44 out: AVX2 takes 16 columns at a time, 12 of them the second vector partial; one
+      // input channel and four (the unrolled channel loops at both ends).
+      {"1 channel in, 12 out", {1, 1, 7, 20}, {12, 1, 3, 3}, A({{"pads", V{1, 1, 1, 1}}})},
+      {"4 channels in, 44 out", {1, 4, 6, 19}, {44, 4, 3, 3}, A({{"pads", V{0, 1, 2, 1}}})},
       {"grouped, several tiles", {2, 12, 14, 15}, {9, 4, 3, 3},
        A({{"group", int64_t{3}}, {"pads", V{1, 1, 1, 1}}, {"strides", V{1, 2}}})},
   };
