@@ -24,6 +24,7 @@ namespace fusebox::passes {
   X(winograd)                     \
   X(absorb_layout)                \
   X(fuse_elementwise)             \
+  X(cse)                          \
   X(dce)
 
 #define FUSEBOX_DECLARE_PASS(name) void register_##name(PassRegistry& registry);

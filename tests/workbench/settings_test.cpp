@@ -177,7 +177,8 @@ TEST_F(SettingsTest, LabelIsOneLineWithPatternsOffOnlyWhenAny) {
   s.threads = 4;
   s.passes_off = {"dce"};
   EXPECT_EQ(s.label(),
-            "passes=absorb_matmul,constant_fold,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise "
+            "passes=absorb_matmul,constant_fold,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise,"
+            "cse "
             "executor=eager threads=4 planner=greedy_by_size backend=cpu "
             "patterns_off=attention,gelu");
   s.capture = true;
@@ -305,7 +306,7 @@ TEST_F(SettingsTest, FlagsSetEveryField) {
                   "blas",
                   "--passes",
                   "absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,"
-                  "fuse_elementwise",
+                  "fuse_elementwise,cse",
                   "--patterns",
                   "gelu,layernorm,skip_layernorm,bias_relu,bias_gelu,bias_tanh,"
                   "bias_sigmoid,matmul_add,conv_batchnorm,conv_relu,conv_clip,conv_hardswish,"
@@ -649,7 +650,8 @@ TEST_F(SettingsTest, ToTextIsOneAlignedLinePerField) {
         << "values start in one column: " << lines[i];
   }
   EXPECT_NE(text.find("dims          batch=4,seq=16\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("passes        absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise\n"),
+  EXPECT_NE(text.find("passes        absorb_matmul,fuse_patterns,channels_last,winograd,absorb_layout,fuse_elementwise,"
+                      "cse\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("profile_runs  2\n"), std::string::npos) << text;
