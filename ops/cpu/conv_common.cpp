@@ -3,83 +3,28 @@
 
 #include <algorithm>
 
-#include "ops/cpu/avx2.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/parallel.h"
 
 namespace fusebox::cpu {
 
-namespace {
-
-// Clip, HardSigmoid and HardSwish over n floats in AVX2 registers, with the plain loops'
-// comparisons (a NaN compares false, so Clip keeps it and HardSigmoid's clamp passes it on).
-// Clip to [a, b]: kind 0; HardSigmoid max(0, min(1, a v + b)): kind 1; HardSwish v * that with
-// a = 1/6, b = 1/2: kind 2.
-template <int kKind>
-FUSEBOX_AVX2 void clamp_act_avx2(float a, float b, float* v, int64_t n) {
-  const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
-  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  const auto f = [&](__m256 x) {
-    if constexpr (kKind == 0) {
-      const __m256 lo = _mm256_blendv_ps(x, va, _mm256_cmp_ps(x, va, _CMP_LT_OQ));
-      return _mm256_blendv_ps(lo, vb, _mm256_cmp_ps(lo, vb, _CMP_GT_OQ));
-    } else {
-      const __m256 g = _mm256_fmadd_ps(va, x, vb);
-      const __m256 lo = _mm256_blendv_ps(g, zero, _mm256_cmp_ps(g, zero, _CMP_LT_OQ));
-      const __m256 h = _mm256_blendv_ps(lo, one, _mm256_cmp_ps(lo, one, _CMP_GT_OQ));
-      return kKind == 1 ? h : _mm256_mul_ps(x, h);
-    }
-  };
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(v + i, f(_mm256_loadu_ps(v + i)));
-  if (i < n) {
-    const __m256i m = tail_mask256(n - i);
-    _mm256_maskstore_ps(v + i, m, f(_mm256_maskload_ps(v + i, m)));
-  }
-}
-
-}  // namespace
-
-// The fused activation over n values in cache: ReLU and sigmoid on the vector code the GEMM's
-// epilogue uses, the others as the standalone ops' kernels compute them (ew_ops.h, elementwise.cpp),
-// in AVX2 registers above the portable level.
+// The fused activation over n values in cache, on the level's vector code: ReLU and sigmoid as
+// the GEMM's epilogue computes them, Clip, HardSigmoid and HardSwish as the standalone ops do
+// (vector_math.h).
 void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n) {
-  if (isa != Isa::kPortable) {
-    switch (act.kind) {
-      case ir::ConvActKind::kClip:
-        return clamp_act_avx2<0>(act.a, act.b, v, n);
-      case ir::ConvActKind::kHardSigmoid:
-        return clamp_act_avx2<1>(act.a, act.b, v, n);
-      case ir::ConvActKind::kHardSwish:
-        return clamp_act_avx2<2>(1.0f / 6.0f, 0.5f, v, n);
-      default:
-        break;
-    }
-  }
   switch (act.kind) {
     case ir::ConvActKind::kNone:
       return;
     case ir::ConvActKind::kRelu:
-      gemm_act_span(isa, GemmAct::kRelu, v, v, n);
-      return;
+      return gemm_act_span(isa, GemmAct::kRelu, v, v, n);
     case ir::ConvActKind::kSigmoid:
-      gemm_act_span(isa, GemmAct::kSigmoid, v, v, n);
-      return;
-    case ir::ConvActKind::kClip:  // keeps NaN, as Clip does
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < act.a ? act.a : (v[i] > act.b ? act.b : v[i]);
-      return;
+      return gemm_act_span(isa, GemmAct::kSigmoid, v, v, n);
+    case ir::ConvActKind::kClip:
+      return clamp_act_span(isa, ClampAct::kClip, act.a, act.b, v, n);
     case ir::ConvActKind::kHardSigmoid:
-      for (int64_t i = 0; i < n; ++i) {
-        const float g = act.a * v[i] + act.b;
-        v[i] = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
-      }
-      return;
+      return clamp_act_span(isa, ClampAct::kHardSigmoid, act.a, act.b, v, n);
     case ir::ConvActKind::kHardSwish:
-      for (int64_t i = 0; i < n; ++i) {
-        const float g = v[i] * (1.0f / 6.0f) + 0.5f;
-        v[i] = v[i] * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
-      }
-      return;
+      return clamp_act_span(isa, ClampAct::kHardSwish, 1.0f / 6.0f, 0.5f, v, n);
   }
 }
 

@@ -47,7 +47,7 @@ inline const ir::Tensor* constant_weight(const exec::KernelContext& ctx) {
 
 // The fused activation over n floats in place: ReLU and sigmoid on the vector code the GEMM's
 // epilogue uses, Clip, HardSigmoid and HardSwish as the standalone ops' kernels compute them
-// (ew_ops.h, elementwise.cpp), in AVX2 registers above the portable level.
+// (ew_ops.h, elementwise.cpp), on the level's vector code (vector_math.h, over Highway).
 void apply_activation(const ir::ConvActivation& act, Isa isa, float* v, int64_t n);
 
 // The GEMM epilogue's own activation where it has one (applied in registers before the store):

@@ -37,6 +37,36 @@ void ExpSpan(const float* x, float* y, int64_t n) {
   MapSpan(x, y, n, [](auto d, auto v) HWY_ATTR { return Exp(d, v); });
 }
 
+template <ClampAct K>
+void ClampSpanOf(float a, float b, float* v, int64_t n) {
+  MapSpan(v, v, n, [a, b](auto d, auto x) HWY_ATTR {
+    const auto va = hn::Set(d, a), vb = hn::Set(d, b);
+    if constexpr (K == ClampAct::kClip) {
+      const auto lo = hn::IfThenElse(hn::Lt(x, va), va, x);
+      return hn::IfThenElse(hn::Gt(lo, vb), vb, lo);
+    } else {
+      const auto zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+      const auto g = hn::MulAdd(va, x, vb);
+      const auto h = hn::IfThenElse(hn::Gt(g, one), one, hn::IfThenElse(hn::Lt(g, zero), zero, g));
+      if constexpr (K == ClampAct::kHardSigmoid)
+        return h;
+      else
+        return hn::Mul(x, h);
+    }
+  });
+}
+
+void ClampSpan(ClampAct act, float a, float b, float* v, int64_t n) {
+  switch (act) {
+    case ClampAct::kClip:
+      return ClampSpanOf<ClampAct::kClip>(a, b, v, n);
+    case ClampAct::kHardSigmoid:
+      return ClampSpanOf<ClampAct::kHardSigmoid>(a, b, v, n);
+    case ClampAct::kHardSwish:
+      return ClampSpanOf<ClampAct::kHardSwish>(a, b, v, n);
+  }
+}
+
 }  // namespace fusebox::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -73,6 +103,19 @@ void act_span_portable(GemmAct act, const float* x, float* y, int64_t n) {
   }
 }
 
+// The portable level of clamp_act_span.
+void clamp_span_portable(ClampAct act, float a, float b, float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (act == ClampAct::kClip) {
+      v[i] = v[i] < a ? a : (v[i] > b ? b : v[i]);
+      continue;
+    }
+    const float g = a * v[i] + b;
+    const float h = g > 1.0f ? 1.0f : (g < 0.0f ? 0.0f : g);
+    v[i] = act == ClampAct::kHardSigmoid ? h : v[i] * h;
+  }
+}
+
 }  // namespace
 
 void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n) {
@@ -100,6 +143,18 @@ void exp_span(Isa isa, const float* x, float* y, int64_t n) {
       return N_AVX2::ExpSpan(x, y, n);
     case Isa::kPortable:
       return map_span(x, y, n, exp_f32);
+  }
+}
+
+void clamp_act_span(Isa isa, ClampAct act, float a, float b, float* v, int64_t n) {
+  if (n <= 0) return;
+  switch (isa) {
+    case Isa::kAvx512:
+      return N_AVX3::ClampSpan(act, a, b, v, n);
+    case Isa::kAvx2:
+      return N_AVX2::ClampSpan(act, a, b, v, n);
+    case Isa::kPortable:
+      return clamp_span_portable(act, a, b, v, n);
   }
 }
 

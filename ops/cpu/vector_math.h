@@ -18,4 +18,11 @@ void gemm_act_span(Isa isa, GemmAct act, const float* x, float* y, int64_t n);
 // y[i] = exp(x[i]) (exp_f32 of math.h; vec_math-inl.h's Exp on the vector levels), in place is fine.
 void exp_span(Isa isa, const float* x, float* y, int64_t n);
 
+// The clamping activations a Conv applies as it stores, in place over n floats: Clip to [a, b];
+// HardSigmoid max(0, min(1, a v + b)); HardSwish v times HardSigmoid with a = 1/6, b = 1/2. With
+// the plain loops' comparisons on every level: a NaN compares false, so Clip keeps it and
+// HardSigmoid's clamp passes it on.
+enum class ClampAct : uint8_t { kClip, kHardSigmoid, kHardSwish };
+void clamp_act_span(Isa isa, ClampAct act, float a, float b, float* v, int64_t n);
+
 }  // namespace fusebox::cpu

@@ -177,6 +177,42 @@ TEST_P(VectorMathTest, TailsAndInPlace) {
   }
 }
 
+// Clip, HardSigmoid and HardSwish against double-precision definitions with ONNX's comparisons
+// (a NaN compares false: Clip keeps it, HardSigmoid's clamp passes it on), every length up to a
+// few vectors with NaN and infinities among the values, nothing past n written.
+TEST_P(VectorMathTest, ClampingActivationsMatchTheirDefinitions) {
+  const Isa isa = GetParam();
+  const auto clamp = [](double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); };
+  const struct {
+    ClampAct act;
+    float a, b;
+    std::function<double(double)> reference;
+  } cases[] = {
+      {ClampAct::kClip, -0.5f, 1.25f, [&](double x) { return clamp(x, -0.5, 1.25); }},
+      {ClampAct::kHardSigmoid, 0.2f, 0.5f, [&](double x) { return clamp(0.2 * x + 0.5, 0, 1); }},
+      {ClampAct::kHardSwish, 1.0f / 6.0f, 0.5f, [&](double x) { return x * clamp(x / 6 + 0.5, 0, 1); }},
+  };
+  for (const auto& c : cases)
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> buf(static_cast<size_t>(n) + 8, 123.0f);
+      for (int64_t i = 0; i < n; ++i) buf[i] = 0.37f * static_cast<float>(i) - 7.0f;
+      if (n > 3) buf[3] = kNaN;
+      if (n > 17) buf[17] = kInf;
+      if (n > 30) buf[30] = -kInf;
+      const std::vector<float> x(buf.begin(), buf.begin() + n);
+      clamp_act_span(isa, c.act, c.a, c.b, buf.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = c.reference(static_cast<double>(x[i]));
+        if (std::isnan(want) || std::isinf(want))
+          EXPECT_TRUE(std::isnan(want) ? std::isnan(buf[i]) : buf[i] == want)
+              << static_cast<int>(c.act) << " n " << n << " x " << x[i] << " got " << buf[i];
+        else
+          EXPECT_NEAR(buf[i], want, 1e-6) << static_cast<int>(c.act) << " n " << n << " x " << x[i];
+      }
+      for (size_t i = static_cast<size_t>(n); i < buf.size(); ++i) EXPECT_EQ(buf[i], 123.0f);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, VectorMathTest,
                          ::testing::Values(Isa::kAvx512, Isa::kAvx2, Isa::kPortable),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
