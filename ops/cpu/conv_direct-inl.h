@@ -17,17 +17,17 @@ namespace fusebox::cpu {
 // What one output row reads, the same for every target. Element offsets are into the image's
 // input.
 struct DirectRowArgs {
-  const Dims* d;            // the conv's geometry
-  const int64_t* row_off;   // per kernel row inside the input: offset of its input row
-  const int64_t* row_tap0;  // ... and the index of its first tap
-  int64_t rows = 0;         // how many
-  int64_t lo = 0, hi = 0;   // output columns whose whole window lies inside the input's width
-  int64_t xs_w = 0;         // input elements between consecutive input columns
-  int64_t xs_c = 0;         // ... and input channels
+  const Dims* d = nullptr;            // the conv's geometry
+  const int64_t* row_off = nullptr;   // per kernel row inside the input: offset of its input row
+  const int64_t* row_tap0 = nullptr;  // ... and the index of its first tap
+  int64_t rows = 0;                   // how many
+  int64_t lo = 0, hi = 0;  // output columns whose whole window lies inside the input's width
+  int64_t xs_w = 0;        // input elements between consecutive input columns
+  int64_t xs_c = 0;        // ... and input channels
   int64_t c_in = 0;
-  int64_t c_out = 0;        // output elements between consecutive output columns
-  const float* weight;      // packed in panels of kConvPanelWidth columns, k_stride floats apart
-  int64_t k_stride = 0;
+  int64_t c_out = 0;                  // output elements between consecutive output columns
+  const float* weight = nullptr;      // packed in panels of kConvPanelWidth columns,
+  int64_t k_stride = 0;               // k_stride floats apart
 };
 }  // namespace fusebox::cpu
 #endif
