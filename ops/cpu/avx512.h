@@ -1,11 +1,11 @@
 #pragma once
-// AVX-512 code paths: functions marked FUSEBOX_AVX512 are compiled for AVX-512 whatever the
-// build's -march, and run only where the kernel's Isa (isa.h, fixed in prepare) is kAvx512 (the
-// AVX2 and portable code next to them runs elsewhere). One place for the target list, which is
-// Highway's AVX3 target's (hwy/ops/set_macros-inl.h: HWY_TARGET_STR_AVX3), so that the math
-// written once over Highway (vec_math-inl.h) inlines into the intrinsic code here: GCC inlines a
-// function only into one whose target features include its own. isa.cpp asks Highway whether the
-// CPU runs that target.
+// The one AVX-512 intrinsic path left beside the code written once over Highway: packed_gemm.cpp's
+// 16 x 16 transpose of B panels for the AVX-512 kernel. It has no AVX2 twin (that level packs
+// with transpose.h's 8 x 8 blocks); moving it to those blocks waits for a benchmark that shows
+// them as fast on 32-float-wide panels. A FUSEBOX_AVX512 function is compiled for AVX-512
+// whatever the build's -march and runs only where the kernel's Isa (isa.h, fixed in prepare) is
+// kAvx512. Its target list is Highway's AVX3 target's (hwy/ops/set_macros-inl.h:
+// HWY_TARGET_STR_AVX3), whose support isa.cpp asks Highway about.
 #include <immintrin.h>
 
 #include <cstdint>

@@ -14,8 +14,9 @@
 //
 // Depthwise conv (one input channel per group) is no GEMM (K is the kernel size: 9 for 3x3), but
 // a stencil: each plane is copied once into a padded, phase-split buffer (so every stride reads
-// contiguous floats with no bounds checks), then each output row keeps 16 outputs in registers
-// across all kernel taps (AVX2; a plain loop at the portable level).
+// contiguous floats with no bounds checks), then blocks of up to four output rows by two vectors
+// of columns stay in registers across all kernel taps (conv_planes.cpp at both vector levels; a
+// plain loop at the portable level).
 //
 // The pools are per-plane loops over the window taps that fall inside the input (padding is
 // skipped for MaxPool, counted or not by count_include_pad for AveragePool); they are memory-bound
@@ -29,13 +30,14 @@
 
 #include "core/ir/conv_params.h"
 #include "core/ir/shape.h"
-#include "ops/cpu/avx2.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/conv_planes.h"
 #include "ops/cpu/cpu_backend.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/packed_gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/transpose.h"
 #include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
@@ -154,20 +156,6 @@ void im2col_tile(const ConvState& st, const float* x, int64_t p0, int64_t rows, 
   }
 }
 
-// dst[c * ld + r] = src[r * cols + c]: a GEMM result tile [rows][cols] into NCHW planes, in 8x8
-// in-register transposes, the edges one float at a time.
-FUSEBOX_AVX2 void transpose_tile_avx2(const float* src, int64_t rows, int64_t cols, float* dst, int64_t ld) {
-  const int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
-  __m256 v[8];
-  for (int64_t r = 0; r < r8; r += 8)
-    for (int64_t c = 0; c < c8; c += 8) {
-      load_transpose8x8(src + r * cols + c, cols, v);  // v[j]: column c + j over rows r..r+7
-      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (c + j) * ld + r, v[j]);
-    }
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = c < c8 ? r8 : 0; r < rows; ++r) dst[c * ld + r] = src[r * cols + c];
-}
-
 // One tile of one image and group: GEMM into the slot's tile (with the activation), then
 // transposed into NCHW.
 // Item `item` of the conv's ConvShare (conv_common.h): output channels [c0, c0 + cn) of the group,
@@ -201,13 +189,14 @@ void conv_tile(const ConvState& st, const float* x, const float* bias, const flo
   sgemm_panels(rows, 1.0f, a, rs, cs, weight, 0.0f, result, cn, ep);  // result: [rows][cn]
   if (in_store == GemmAct::kNone) apply_activation(st.act, st.isa, result, rows * cn);
   float* o = out + (n * st.c.c_out + g * st.cog + c0) * st.positions + p0;
-  if (st.isa != Isa::kPortable) {
-    transpose_tile_avx2(result, rows, cn, o, st.positions);
-    return;
-  }
+  // o[co * positions + r] = result[r * cn + co]: whole 8 x 8 blocks in registers at the vector
+  // levels, the rest one float at a time.
+  const bool vector = st.isa != Isa::kPortable;
+  if (vector) transpose_blocks8(st.isa, result, cn, rows, cn, 1.0f, o, st.positions);
+  const int64_t r8 = vector ? rows / 8 * 8 : 0, c8 = vector ? cn / 8 * 8 : 0;
   for (int64_t co = 0; co < cn; ++co) {
     float* dst = o + co * st.positions;
-    for (int64_t r = 0; r < rows; ++r) dst[r] = result[r * cn + co];
+    for (int64_t r = co < c8 ? r8 : 0; r < rows; ++r) dst[r] = result[r * cn + co];
   }
 }
 
@@ -227,20 +216,8 @@ struct DwPlane {
 
 // Copies plane x into buf, padded and phase-split (rows of the input, in order): `fill` (zero for
 // a conv, -inf for MaxPool) where a phase index falls in the padding, the row's floats (every sw-th)
-// in between (at stride 2 in AVX2 registers when `vector`).
-// dst[i] = src[2 i] for i < n, 8 at a time from 16 loaded floats where all 16 lie before `end`.
-FUSEBOX_AVX2 void copy_even_avx2(const float* src, const float* end, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n && src + 2 * i + 16 <= end; i += 8) {
-    const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
-    // Per 128-bit lane: a0 a2 b0 b2 | a4 a6 b4 b6; then the 64-bit pairs in order.
-    const __m256 even = _mm256_shuffle_ps(a, b, 0x88);
-    _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
-  }
-  for (; i < n; ++i) dst[i] = src[2 * i];
-}
-
-void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, float fill, bool vector) {
+// in between (at stride 2 in vector registers at the vector levels).
+void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, float fill, Isa isa) {
   for (int64_t r = 0; r < d.d * d.h; ++r) {
     const float* xr = x + r * d.w;
     for (int64_t ph = 0; ph < d.sw; ++ph) {
@@ -251,7 +228,8 @@ void dw_copy_plane(const Dims& d, const DwPlane& p, const float* x, float* buf, 
       std::fill(dst, dst + j0, fill);
       const float* src = xr + j0 * d.sw + ph - d.pw;
       if (d.sw == 1) std::copy(src, src + (j1 - j0), dst + j0);
-      else if (d.sw == 2 && vector) copy_even_avx2(src, xr + d.w, dst + j0, j1 - j0);
+      else if (d.sw == 2 && isa == Isa::kAvx512) N_AVX3::CopyEven(src, xr + d.w, dst + j0, j1 - j0);
+      else if (d.sw == 2 && isa == Isa::kAvx2) N_AVX2::CopyEven(src, xr + d.w, dst + j0, j1 - j0);
       else
         for (int64_t j = j0; j < j1; ++j) dst[j] = src[(j - j0) * d.sw];
       std::fill(dst + j1, dst + p.phase_w, fill);
@@ -296,47 +274,6 @@ void dw_output_row_plain(const Dims& d, const DwPlane& p, const float* const* ro
   }
 }
 
-// R output rows x V vectors of 8 outputs from column o, in registers across all taps: R * V
-// independent FMA chains, enough to cover the FMA latency even when a row is one vector wide (a
-// 14x14 plane). rows[r * row_taps + t]: the padded row tap row t of output row r reads, or null.
-// Masked: one vector, its first n lanes (the row's last outputs).
-template <int R, int V, bool Masked>
-FUSEBOX_AVX2 inline void dw_block_avx2(const Dims& d, const float* const* rows, const int64_t* taps, const float* w,
-                                       float bias, int64_t o, int64_t n, float* y) {
-  __m256 acc[R][V];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_set1_ps(bias);
-  const __m256i m = Masked ? tail_mask256(n) : _mm256_setzero_si256();
-  const int64_t nt = d.row_taps();
-  for (int64_t t = 0; t < nt; ++t)
-    for (int64_t kw = 0; kw < d.kw; ++kw) {
-      const __m256 wt = _mm256_set1_ps(w[t * d.kw + kw]);
-      for (int r = 0; r < R; ++r) {
-        const float* row = rows[r * nt + t];
-        if (!row) continue;
-        const float* src = row + taps[kw] + o;
-        for (int v = 0; v < V; ++v)
-          acc[r][v] = _mm256_fmadd_ps(wt, Masked ? _mm256_maskload_ps(src, m) : _mm256_loadu_ps(src + 8 * v),
-                                      acc[r][v]);
-      }
-    }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) {
-      if (Masked) _mm256_maskstore_ps(y + r * d.ow + o, m, acc[r][v]);
-      else _mm256_storeu_ps(y + r * d.ow + o + 8 * v, acc[r][v]);
-    }
-}
-
-// R output rows (y: the first one's outputs): 16 columns at a time, then 8, then the rest masked.
-template <int R>
-FUSEBOX_AVX2 void dw_rows_avx2(const Dims& d, const float* const* rows, const int64_t* taps, const float* w,
-                               float bias, float* y) {
-  int64_t o = 0;
-  for (; o + 16 <= d.ow; o += 16) dw_block_avx2<R, 2, false>(d, rows, taps, w, bias, o, 16, y);
-  for (; o + 8 <= d.ow; o += 8) dw_block_avx2<R, 1, false>(d, rows, taps, w, bias, o, 8, y);
-  if (o < d.ow) dw_block_avx2<R, 1, true>(d, rows, taps, w, bias, o, d.ow - o, y);
-}
-
 struct DepthwiseArgs {
   const float* x;
   const float* w;
@@ -347,7 +284,6 @@ struct DepthwiseArgs {
 void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, float* buf, int64_t begin, int64_t end) {
   const Dims& d = st.d;
   const DwPlane p{st.dw_phase_w, st.dw_phase_w * d.sw};
-  // The AVX-512 level runs the AVX2 loop: a row of a late MobileNet layer is 7-14 outputs wide.
   const bool vector = st.isa != Isa::kPortable;
   const DwTapRows tap_rows(d);
   int64_t taps[16];
@@ -355,7 +291,7 @@ void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, float* buf, i
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t co = plane % st.c.c_out, n = plane / st.c.c_out;
     const int64_t ci = co / st.cog;  // the group's one input channel
-    dw_copy_plane(d, p, a.x + (n * st.c.c_in + ci) * d.plane(), buf, 0.0f, vector);
+    dw_copy_plane(d, p, a.x + (n * st.c.c_in + ci) * d.plane(), buf, 0.0f, st.isa);
     const float* w = a.w + co * d.row_taps() * d.kw;
     const float bias = a.bias ? a.bias[co] : 0.0f;
     float* y = a.y + plane * st.positions;
@@ -375,8 +311,8 @@ void depthwise_planes(const ConvState& st, const DepthwiseArgs& a, float* buf, i
           const int64_t r = d.oh - oh >= 4 ? 4 : 1;
           for (int64_t i = 0; i < r; ++i) dw_rows_of(d, p, tap_rows, buf, od, oh + i, rows + i * nt);
           float* yr = y + (od * d.oh + oh) * d.ow;
-          if (r == 4) dw_rows_avx2<4>(d, rows, taps, w, bias, yr);
-          else dw_rows_avx2<1>(d, rows, taps, w, bias, yr);
+          if (st.isa == Isa::kAvx512) N_AVX3::DwRows(d, static_cast<int>(r), rows, taps, w, bias, yr);
+          else N_AVX2::DwRows(d, static_cast<int>(r), rows, taps, w, bias, yr);
           oh += r;
         }
     }
@@ -571,6 +507,7 @@ struct PoolState {
   Dims3 d;
   // MaxPool's vector path: the depthwise conv's padded, phase-split planes (filled with -inf).
   bool vector = false;
+  Isa isa = Isa::kPortable;  // its level
   Dims dims;
   int64_t phase_w = 0, slot_floats = 0;
 };
@@ -596,6 +533,7 @@ std::shared_ptr<const void> prepare_pool(const exec::KernelContext& ctx, PoolKin
     st.d.pb[j] = g.pad_begin[i], st.d.pe[j] = g.pad_end[i];
   }
   if (kind == PoolKind::kMax && kernel_isa(ctx) != Isa::kPortable && ir::max_pool_uses_planes(g)) {
+    st.isa = kernel_isa(ctx);
     st.dims = dims_of(g);
     st.phase_w = ir::phase_width(g);
     st.slot_floats = ir::padded_plane_floats(g);
@@ -683,36 +621,6 @@ void pool_planes(const PoolState& st, const PoolTaps& t, const float* x, float* 
   }
 }
 
-// One output row of MaxPool: the max over the taps, 16 then 8 columns at a time, the rest masked.
-// max_ps(v, acc) returns acc when v is NaN, as std::max(acc, v) does on the plain path.
-FUSEBOX_AVX2 void max_row_avx2(const Dims& d, const float* const* rows, const int64_t* taps, float* y) {
-  const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  const int64_t nt = d.row_taps();
-  int64_t o = 0;
-  for (; o + 16 <= d.ow; o += 16) {
-    __m256 a0 = lowest, a1 = lowest;
-    for (int64_t t = 0; t < nt; ++t) {
-      if (!rows[t]) continue;
-      for (int64_t kw = 0; kw < d.kw; ++kw) {
-        const float* src = rows[t] + taps[kw] + o;
-        a0 = _mm256_max_ps(_mm256_loadu_ps(src), a0);
-        a1 = _mm256_max_ps(_mm256_loadu_ps(src + 8), a1);
-      }
-    }
-    _mm256_storeu_ps(y + o, a0);
-    _mm256_storeu_ps(y + o + 8, a1);
-  }
-  for (; o < d.ow; o += 8) {
-    const __m256i m = tail_mask256(std::min<int64_t>(8, d.ow - o));
-    __m256 a = lowest;
-    for (int64_t t = 0; t < nt; ++t) {
-      if (!rows[t]) continue;
-      for (int64_t kw = 0; kw < d.kw; ++kw) a = _mm256_max_ps(_mm256_maskload_ps(rows[t] + taps[kw] + o, m), a);
-    }
-    _mm256_maskstore_ps(y + o, m, a);
-  }
-}
-
 void max_pool_planes_vector(const PoolState& st, const float* x, float* y, float* buf, int64_t begin, int64_t end) {
   const Dims& d = st.dims;
   const DwPlane p{st.phase_w, st.phase_w * d.sw};
@@ -721,12 +629,14 @@ void max_pool_planes_vector(const PoolState& st, const float* x, float* y, float
   for (int64_t kw = 0; kw < d.kw; ++kw) taps[kw] = dw_tap(d, p, kw);
   const float* rows[ir::kDepthwiseMaxKernelRows];
   for (int64_t plane = begin; plane < end; ++plane) {
-    dw_copy_plane(d, p, x + plane * st.in_size, buf, -std::numeric_limits<float>::infinity(), true);
+    dw_copy_plane(d, p, x + plane * st.in_size, buf, -std::numeric_limits<float>::infinity(), st.isa);
     float* yp = y + plane * st.out_size;
     for (int64_t od = 0; od < d.od; ++od)
       for (int64_t oh = 0; oh < d.oh; ++oh) {
         dw_rows_of(d, p, tap_rows, buf, od, oh, rows);
-        max_row_avx2(d, rows, taps, yp + (od * d.oh + oh) * d.ow);
+        float* yr = yp + (od * d.oh + oh) * d.ow;
+        if (st.isa == Isa::kAvx512) N_AVX3::MaxRow(d, rows, taps, yr);
+        else N_AVX2::MaxRow(d, rows, taps, yr);
       }
   }
 }

@@ -58,7 +58,7 @@ const char* isa_name(Isa isa) {
 bool cpu_runs(Isa isa) {
   switch (isa) {
     // Highway's detection (CPUID and what the OS saves) of the targets the vector code is compiled
-    // for (vec_math-inl.h; avx512.h and avx2.h use the same feature lists).
+    // for (vec_math-inl.h; avx512.h uses the same feature list).
     case Isa::kAvx512:
       return (hwy::SupportedTargets() & HWY_AVX3) != 0;
     case Isa::kAvx2:

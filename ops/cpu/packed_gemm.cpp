@@ -15,9 +15,9 @@
 //    the few panels one thread owns).
 //  * The kc block (up to ~512 columns for 14 rows, ~29 KiB) stays in L1 while the kernel sweeps the
 //    thread's panels, so per fused multiply-add only B comes from L2.
-//  * The micro-kernel is kMr x 32: 14 rows x 2 zmm = 28 accumulators + 2 B registers, with the A
-//    element folded into the FMA as an embedded broadcast: 30 of the 32 zmm registers. Fewer rows
-//    (edges, small m) use the same template with fewer rows; when that leaves fewer than 8
+//  * The micro-kernel is kMr x 32: 14 rows x 2 zmm = 28 accumulators + 2 B registers + 1 A
+//    broadcast (a vbroadcastss from L1 that both of the row's FMAs read): 31 of the 32 zmm. Fewer
+//    rows (edges, small m) use the same template with fewer rows; when that leaves fewer than 8
 //    independent accumulators (4-cycle FMA latency x 2 FMA ports) the K loop is split over several
 //    accumulator sets, summed at the end, so a GEMV still issues two FMAs per cycle.
 //
@@ -39,13 +39,13 @@
 #include <new>
 #include <utility>
 
-#include "ops/cpu/avx2.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/gemm_micro.h"  // first of the Highway headers
 #include "ops/cpu/blas.h"
 #include "ops/cpu/kernel_util.h"
 #include "ops/cpu/math.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/transpose.h"
 #include "ops/cpu/vector_math.h"
 
 namespace fusebox::cpu {
@@ -145,29 +145,12 @@ void panel_avx2(GemmAct act, int r, int64_t kc, const float* abuf, const float* 
 }
 
 // Copies rows [i0, i0 + rows) x columns [p0, p0 + kc) of op(A), op(A)[i][p] = a[i * rs + p * cs],
-// times alpha, into buf (row r at buf + r * stride).
-// pack_a's k-major case (A stored k x m: a conv's im2col tile, a pointwise conv's input) in 8 x 8
-// in-register transposes; the rows and columns past the last whole block one float at a time.
-// Only the panel paths pack A, and every CPU that runs them has AVX2.
-FUSEBOX_AVX2 void pack_a_kmajor_avx2(const float* a, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
-                                     float alpha, float* __restrict buf, int64_t stride) {
-  const __m256 scale = _mm256_set1_ps(alpha);
-  const int r8 = rows / 8 * 8;
-  const int64_t k8 = kc / 8 * 8;
-  __m256 v[8];
-  for (int r = 0; r < r8; r += 8)
-    for (int64_t p = 0; p < k8; p += 8) {
-      load_transpose8x8(a + (p0 + p) * cs + i0 + r, cs, v);  // v[j]: row r + j of op(A), columns p..p+7
-      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(buf + (r + j) * stride + p, _mm256_mul_ps(scale, v[j]));
-    }
-  for (int64_t p = 0; p < kc; ++p) {
-    const float* __restrict src = a + (p0 + p) * cs + i0;
-    for (int r = p < k8 ? r8 : 0; r < rows; ++r) buf[r * stride + p] = alpha * src[r];
-  }
-}
-
-void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_t p0, int64_t kc,
-            float alpha, float* __restrict buf, int64_t stride) {
+// times alpha, into buf (row r at buf + r * stride). Only the panel paths pack A: isa is a vector
+// level. The k-major case (A stored k x m: a conv's im2col tile, a pointwise conv's input) goes
+// in 8 x 8 in-register transposes; the rows and columns past the last whole block one float at a
+// time.
+void pack_a(Isa isa, const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_t p0,
+            int64_t kc, float alpha, float* __restrict buf, int64_t stride) {
   if (cs == 1) {
     for (int r = 0; r < rows; ++r) {
       const float* __restrict src = a + (i0 + r) * rs + p0;
@@ -175,7 +158,13 @@ void pack_a(const float* a, int64_t rs, int64_t cs, int64_t i0, int rows, int64_
       for (int64_t p = 0; p < kc; ++p) dst[p] = alpha * src[p];
     }
   } else if (rs == 1 && rows >= 8 && kc >= 8) {
-    pack_a_kmajor_avx2(a, cs, i0, rows, p0, kc, alpha, buf, stride);
+    transpose_blocks8(isa, a + p0 * cs + i0, cs, kc, rows, alpha, buf, stride);
+    const int r8 = rows / 8 * 8;
+    const int64_t k8 = kc / 8 * 8;
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* __restrict src = a + (p0 + p) * cs + i0;
+      for (int r = p < k8 ? r8 : 0; r < rows; ++r) buf[r * stride + p] = alpha * src[r];
+    }
   } else if (rs == 1) {
     // A stored k x m: each row of storage holds one column of op(A) for all rows of the block.
     for (int64_t p = 0; p < kc; ++p) {
@@ -222,7 +211,7 @@ void gemm_chunk_avx2(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha
     const int64_t blocks = (mc + kMr2 - 1) / kMr2;  // 6-row blocks of nearly equal size
     for (int64_t p0 = 0; p0 < k; p0 += kc_even) {
       const int64_t kc = std::min(kc_even, k - p0);
-      pack_a(a, rs, cs, i0, static_cast<int>(mc), p0, kc, alpha, abuf, kAStride2);
+      pack_a(Isa::kAvx2, a, rs, cs, i0, static_cast<int>(mc), p0, kc, alpha, abuf, kAStride2);
       // The first K block applies beta; the later ones accumulate onto it; the last one applies
       // the epilogue.
       const float blk_beta = p0 == 0 ? beta : 1.0f;
@@ -270,7 +259,7 @@ void gemm_chunk(int64_t m0, int64_t m1, int64_t j0, int64_t j1, float alpha, con
     const int64_t kc_even = (k + kblocks - 1) / kblocks;
     for (int64_t p0 = 0; p0 < k; p0 += kc_even) {
       const int64_t kc = std::min(kc_even, k - p0);
-      pack_a(a, rs, cs, i0, r, p0, kc, alpha, abuf, a_stride(r, buf));
+      pack_a(b.isa, a, rs, cs, i0, r, p0, kc, alpha, abuf, a_stride(r, buf));
       // The first K block applies beta; the later ones accumulate onto it; the last one applies
       // the epilogue.
       const float blk_beta = p0 == 0 ? beta : 1.0f;
@@ -347,18 +336,6 @@ FUSEBOX_AVX512 void transpose_into_panel(const float* src, int64_t cs, int64_t k
       for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + (c0 + i) * cs + p0);
       transpose16x16(r);
       for (int i = 0; i < 16; ++i) _mm512_storeu_ps(panel + (p0 + i) * width + c0, r[i]);
-    }
-  }
-}
-
-// The same with AVX2, in 8 x 8 blocks (load_transpose8x8).
-FUSEBOX_AVX2 void transpose_into_panel_avx2(const float* src, int64_t cs, int64_t k, int64_t valid,
-                                            int64_t width, float* panel) {
-  __m256 r[8];
-  for (int64_t c0 = 0; c0 + 8 <= valid; c0 += 8) {
-    for (int64_t p0 = 0; p0 + 8 <= k; p0 += 8) {
-      load_transpose8x8(src + c0 * cs + p0, cs, r);
-      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(panel + (p0 + i) * width + c0, r[i]);
     }
   }
 }
@@ -489,7 +466,7 @@ PanelsView pack_b_into(Isa isa, float* dst, const float* b, int64_t k, int64_t n
         done_cols = valid / 16 * 16;
         done_rows = k / 16 * 16;
       } else if (row_stride == 1 && isa == Isa::kAvx2) {
-        transpose_into_panel_avx2(b + col * col_stride, col_stride, k, valid, width, panel);
+        transpose_blocks8(isa, b + col * col_stride, col_stride, valid, k, 1.0f, panel, width);
         done_cols = valid / 8 * 8;
         done_rows = k / 8 * 8;
       }

@@ -9,9 +9,9 @@
 //
 // A Highway "-inl" header: included once per target by a file that compiles itself for several
 // (foreach_target.h, with HWY_TARGET_INCLUDE naming the file), it defines the functions below in
-// fusebox::cpu::N_AVX3, N_AVX2, ... . vector_math.cpp runs them over spans; packed_gemm.cpp
-// calls them on registers from its own intrinsic code (avx512.h, avx2.h say how); attention.cpp
-// and normalization.cpp call the row functions per row.
+// fusebox::cpu::N_AVX3, N_AVX2, ... . vector_math.cpp runs them over spans; gemm_micro-inl.h
+// applies the activations in registers; attention.cpp and normalization.cpp call the row
+// functions per row.
 //
 // Min and Max are x86's here: for a NaN first operand they return the second, which the clamps
 // below rely on to keep the float-to-int conversion defined (the NaN is put back at the end).
