@@ -360,11 +360,12 @@ void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w,
 // floats per kernel row, which cost more than the GEMM. Here the packed weight's rows are
 // multiplied by the input values directly: for a block of output columns of one output row, each
 // (tap, channel) broadcasts one input value per column against that row of the weight panel (the
-// GEMM's micro-kernel with A read in place), accumulating 8 columns x 32 output channels (or 16 x
-// 16) in zmm registers, 6 x 16 in ymm: conv_direct-inl.h's one block, its shape per level chosen
-// in direct_row. The input is addressed through its strides, so it may be channels-first: the
-// graph's input is read as it comes, with no Transpose before the conv. Columns whose window
-// reaches into the padding take their in-input taps one column at a time.
+// GEMM's micro-kernel with A read in place). conv_direct-inl.h's block accumulates, per level, as
+// many columns as its registers hold: 8 columns x 32 output channels (or 16 x 16) in zmm, 6 x 16
+// (or 12 x 8) in ymm; then blocks of half as many columns, and columns whose window reaches into
+// the padding one at a time with their in-input taps only. The input is addressed through its
+// strides, so it may be channels-first: the graph's input is read as it comes, with no Transpose
+// before the conv.
 
 struct ConvRows {  // one output row's kernel rows that lie inside the input
   int64_t off[ir::kDepthwiseMaxKernelRows];   // element offset of the input row
