@@ -299,14 +299,24 @@ void nhwc_conv_tile(const NhwcConvState& st, const float* x, const float* bias, 
 // row is written once over Highway (depthwise_row.cpp), the portable level's is the plain loop
 // below.
 
-DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
-  const Dims& d = st.d;
-  DwRow r;
+// The kernel rows of output row (od, oh) that lie inside the input's depth and height, and the
+// output columns whose whole window lies inside its width: what the depthwise and the direct rows
+// walk.
+struct KernelRows {
+  int64_t id[ir::kDepthwiseMaxKernelRows], ih[ir::kDepthwiseMaxKernelRows];  // input depth, row
+  int64_t tap0[ir::kDepthwiseMaxKernelRows];                                 // its first tap
+  int64_t count = 0;
+  int64_t lo = 0, hi = 0;
+};
+
+KernelRows kernel_rows(const Dims& d, int64_t od, int64_t oh) {
+  KernelRows r;
   for (int64_t t = 0; t < d.row_taps(); ++t) {
     const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
     const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
     if (id < 0 || id >= d.d || ih < 0 || ih >= d.h) continue;
-    r.rows[r.count] = xn + (id * d.h + ih) * d.w * st.c_out;
+    r.id[r.count] = id;
+    r.ih[r.count] = ih;
     r.tap0[r.count] = t * d.kw;
     ++r.count;
   }
@@ -314,6 +324,20 @@ DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
   r.lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
   r.hi = d.w - 1 - span + d.pw < 0 ? 0 : std::min(d.ow, (d.w - 1 - span + d.pw) / d.sw + 1);
   r.hi = std::max(r.hi, r.lo);
+  return r;
+}
+
+DwRow dw_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh) {
+  const Dims& d = st.d;
+  const KernelRows k = kernel_rows(d, od, oh);
+  DwRow r;
+  for (int64_t i = 0; i < k.count; ++i) {
+    r.rows[i] = xn + (k.id[i] * d.h + k.ih[i]) * d.w * st.c_out;
+    r.tap0[i] = k.tap0[i];
+  }
+  r.count = k.count;
+  r.lo = k.lo;
+  r.hi = k.hi;
   return r;
 }
 
@@ -367,39 +391,16 @@ void run_nhwc_depthwise(const NhwcConvState& st, const float* x, const float* w,
 // strides, so it may be channels-first: the graph's input is read as it comes, with no Transpose
 // before the conv.
 
-struct ConvRows {  // one output row's kernel rows that lie inside the input
-  int64_t off[ir::kDepthwiseMaxKernelRows];   // element offset of the input row
-  int64_t tap0[ir::kDepthwiseMaxKernelRows];  // index of its first tap
-  int64_t count = 0;
-  int64_t lo = 0, hi = 0;  // output columns whose whole window lies inside the input's width
-};
-
-ConvRows conv_rows(const NhwcConvState& st, int64_t od, int64_t oh) {
-  const Dims& d = st.d;
-  ConvRows r;
-  for (int64_t t = 0; t < d.row_taps(); ++t) {
-    const int64_t id = od * d.sd - d.pd + (t / d.kh) * d.dd;
-    const int64_t ih = oh * d.sh - d.ph + (t % d.kh) * d.dh;
-    if (id < 0 || id >= d.d || ih < 0 || ih >= d.h) continue;
-    r.off[r.count] = id * st.xs_d + ih * st.xs_h;
-    r.tap0[r.count] = t * d.kw;
-    ++r.count;
-  }
-  const int64_t span = (d.kw - 1) * d.dw;
-  r.lo = std::min(d.ow, (d.pw + d.sw - 1) / d.sw);
-  r.hi = d.w - 1 - span + d.pw < 0 ? 0 : std::min(d.ow, (d.w - 1 - span + d.pw) / d.sw + 1);
-  r.hi = std::max(r.hi, r.lo);
-  return r;
-}
-
 // One output row of image xn into yrow ([OW][C_out]), every panel of the weight.
 void direct_row(const NhwcConvState& st, const float* xn, int64_t od, int64_t oh, const float* bias, float* yrow) {
   const Dims& d = st.d;
-  const ConvRows rows = conv_rows(st, od, oh);
+  const KernelRows rows = kernel_rows(d, od, oh);
+  int64_t off[ir::kDepthwiseMaxKernelRows];  // element offset of each kernel row's input row
+  for (int64_t i = 0; i < rows.count; ++i) off[i] = rows.id[i] * st.xs_d + rows.ih[i] * st.xs_h;
   const PanelsView& w = st.packed[0].view();
   DirectRowArgs a;
   a.d = &d;
-  a.row_off = rows.off;
+  a.row_off = off;
   a.row_tap0 = rows.tap0;
   a.rows = rows.count;
   a.lo = rows.lo;
